@@ -1,0 +1,62 @@
+// swift-tools-version:6.0
+// directus-bridge: mirrors Directus realtime changes as NDJSON lines or signed webhooks.
+//
+// Module layers run one way (see docs/ARCHITECTURE.md):
+//   C wrappers → BridgeSystem → BridgeTLS → BridgeWebSocket / BridgeHTTP → BridgeCore → BridgeApp → BridgeCLI
+// Each C library is imported by exactly one Swift target.
+import PackageDescription
+
+let strict: [SwiftSetting] = [
+    .enableUpcomingFeature("InternalImportsByDefault"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+/// A system-library target for one Debian `-dev` package, found through pkg-config.
+func cLibrary(_ name: String, pkgConfig: String, apt: String) -> Target {
+    .systemLibrary(name: name, pkgConfig: pkgConfig, providers: [.apt([apt])])
+}
+
+let package = Package(
+    name: "directus-bridge",
+    platforms: [.macOS(.v15)],
+    products: [
+
+    ],
+    targets: [
+        // MARK: C libraries (Debian packages)
+        cLibrary("CCurl", pkgConfig: "libcurl", apt: "libcurl4-openssl-dev"),
+        cLibrary("COpenSSL", pkgConfig: "openssl", apt: "libssl-dev"),
+        cLibrary("CYAML", pkgConfig: "yaml-0.1", apt: "libyaml-dev"),
+        cLibrary("CSQLite", pkgConfig: "sqlite3", apt: "libsqlite3-dev"),
+        cLibrary("CMicroHTTPD", pkgConfig: "libmicrohttpd", apt: "libmicrohttpd-dev"),
+
+        // MARK: Layers
+        .target(name: "BridgeSystem", swiftSettings: strict),
+        .target(name: "BridgeTLS", dependencies: ["BridgeSystem", "COpenSSL"], swiftSettings: strict),
+        .target(name: "BridgeWebSocket", dependencies: ["BridgeSystem", "BridgeTLS"], swiftSettings: strict),
+        .target(name: "BridgeHTTP", dependencies: ["BridgeSystem", "CCurl"], swiftSettings: strict),
+        .target(name: "BridgeStore", dependencies: ["BridgeSystem", "CSQLite"], swiftSettings: strict),
+        .target(name: "BridgeJSON", dependencies: ["BridgeSystem"], swiftSettings: strict),
+        .target(name: "BridgeConfig", dependencies: ["BridgeSystem", "CYAML"], swiftSettings: strict),
+        .target(name: "BridgeHTTPServer", dependencies: ["BridgeSystem", "CMicroHTTPD"], swiftSettings: strict),
+        .target(
+            name: "BridgeCore",
+            dependencies: [
+                "BridgeSystem", "BridgeTLS", "BridgeWebSocket", "BridgeHTTP", "BridgeStore", "BridgeJSON",
+                "BridgeConfig", "BridgeHTTPServer",
+            ],
+            swiftSettings: strict
+        ),
+        .target(name: "BridgeApp", dependencies: ["BridgeCore", "BridgeConfig", "BridgeSystem"], swiftSettings: strict),
+        .executableTarget(name: "BridgeCLI", dependencies: ["BridgeApp"], swiftSettings: strict),
+        .executableTarget(
+            name: "BridgeBenchmarks",
+            dependencies: ["BridgeSystem", "BridgeTLS", "BridgeWebSocket", "BridgeJSON", "BridgeCore", "BridgeHTTP"],
+            swiftSettings: strict
+        ),
+
+        // MARK: Tests
+        .target(name: "BridgeTestSupport", dependencies: ["BridgeSystem"], path: "Tests/BridgeTestSupport"),
+    ],
+    swiftLanguageModes: [.v6]
+)

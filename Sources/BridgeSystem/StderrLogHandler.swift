@@ -1,0 +1,117 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+import Synchronization
+
+/// How log lines are rendered on stderr (`log.format`).
+public enum LogFormat: String, Sendable {
+    /// Aligned text for people; colour only when stderr is a terminal.
+    case text
+    /// One JSON object per line: `time`, `level`, `logger`, `message`, `fields`.
+    case json
+}
+
+/// Writes log lines to a file descriptor (stderr by default), one `write(2)` per line so lines never interleave.
+///
+/// Secrets registered with the handler are redacted from every line, whatever the source.
+public final class StderrLogHandler: LogHandler {
+    /// Lines below this level are dropped.
+    public let minimumLevel: LogLevel
+    private let format: LogFormat
+    private let colour: Bool
+    private let fd: Int32
+    private let redactor: Mutex<Redactor>
+
+    /// Creates a handler. `colour` defaults to whether `fd` is a terminal (text format only).
+    public init(level: LogLevel, format: LogFormat, secrets: [String] = [], fd: Int32 = 2, colour: Bool? = nil) {
+        self.minimumLevel = level
+        self.format = format
+        self.fd = fd
+        self.colour = format == .text && (colour ?? (isatty(fd) == 1))
+        self.redactor = Mutex(Redactor(secrets: secrets))
+    }
+
+    /// Adds a secret learned at run time (e.g. a rotated token) to the redaction list.
+    public func addSecret(_ secret: String) {
+        redactor.withLock { $0.add(secret) }
+    }
+
+    /// Renders and writes one record.
+    public func log(level: LogLevel, message: String, metadata: LogMetadata, label: String) {
+        let line = render(level: level, message: message, metadata: metadata, label: label, at: .now())
+        let safe = redactor.withLock { $0.redact(line) }
+        var bytes = Array(safe.utf8)
+        bytes.append(0x0A)
+        FileDescriptorWriter.writeAll(fd: fd, bytes: bytes)
+    }
+
+    /// Renders a line without writing it (used by tests).
+    public func render(level: LogLevel, message: String, metadata: LogMetadata, label: String, at time: Timestamp)
+        -> String
+    {
+        switch format {
+        case .json: renderJSON(level: level, message: message, metadata: metadata, label: label, time: time)
+        case .text: renderText(level: level, message: message, metadata: metadata, label: label, time: time)
+        }
+    }
+
+    private func renderJSON(level: LogLevel, message: String, metadata: LogMetadata, label: String, time: Timestamp)
+        -> String
+    {
+        var bytes: [UInt8] = Array("{\"time\":\"".utf8)
+        time.appendRFC3339(to: &bytes)
+        bytes.append(contentsOf: Array("\",\"level\":".utf8))
+        appendJSONString(level.description, to: &bytes)
+        bytes.append(contentsOf: Array(",\"logger\":".utf8))
+        appendJSONString(label, to: &bytes)
+        bytes.append(contentsOf: Array(",\"message\":".utf8))
+        appendJSONString(message, to: &bytes)
+        bytes.append(contentsOf: Array(",\"fields\":{".utf8))
+        for (index, key) in metadata.keys.sorted().enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            appendJSONString(key, to: &bytes)
+            bytes.append(UInt8(ascii: ":"))
+            appendJSONString(metadata[key] ?? "", to: &bytes)
+        }
+        bytes.append(contentsOf: Array("}}".utf8))
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    private func renderText(level: LogLevel, message: String, metadata: LogMetadata, label: String, time: Timestamp)
+        -> String
+    {
+        let levelName = level.description.uppercased()
+        let paddedLevel = levelName + String(repeating: " ", count: max(0, 5 - levelName.count))
+        var line = time.rfc3339 + " "
+        if colour {
+            line += Self.colourCode(level) + paddedLevel + "\u{1B}[0m"
+        } else {
+            line += paddedLevel
+        }
+        line += " " + message
+        if !metadata.isEmpty {
+            let padding = max(1, 44 - message.count)
+            line += String(repeating: " ", count: padding)
+            line += metadata.keys.sorted().map { key in "\(key)=\(Self.quoteIfNeeded(metadata[key] ?? ""))" }
+                .joined(separator: " ")
+        }
+        return line
+    }
+
+    private static func colourCode(_ level: LogLevel) -> String {
+        switch level {
+        case .trace, .debug: "\u{1B}[2m"
+        case .info, .notice: "\u{1B}[32m"
+        case .warning: "\u{1B}[33m"
+        case .error, .critical: "\u{1B}[31m"
+        }
+    }
+
+    private static func quoteIfNeeded(_ value: String) -> String {
+        let needsQuotes = value.isEmpty || value.utf8.contains { $0 == 32 || $0 == 34 || $0 == 61 || $0 < 32 }
+        guard needsQuotes else { return value }
+        var bytes: [UInt8] = []
+        appendJSONString(value, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# The whole test suite, from a fresh Debian/Ubuntu machine: installs what is missing, builds, runs every test.
+# Unit tests, the WebSocket conformance suite against Python peers, and integration tests that run the real
+# binary against the bundled Directus emulator. Every server a test needs is started and stopped by that test.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+scripts/bootstrap.sh
+export PATH="/opt/swift/usr/bin:$PATH"
+export BRIDGE_PYTHON="$ROOT/.venv/bin/python"
+
+echo "== build" >&2
+swift build --build-tests
+
+echo "== emulator self-test" >&2
+.venv/bin/python -m pytest -q Tests/tools
+
+echo "== swift test" >&2
+swift test --skip-build "$@"
