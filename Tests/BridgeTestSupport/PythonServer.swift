@@ -1,0 +1,101 @@
+import Foundation
+
+/// A Python helper server started by a test: a WebSocket peer, the Directus emulator, a webhook receiver.
+///
+/// Protocol with the script: it binds to 127.0.0.1 port 0 (or as its arguments say) and prints one line
+/// `READY <port>` on stdout once it accepts connections. Everything else it prints goes to the captured log.
+/// The process is killed by `stop()` or when the object is released, so a failing test never leaks a server.
+public final class PythonServer: @unchecked Sendable {
+    // @unchecked: `process` and the pipes are set once in init; `log` is guarded by `lock`.
+    /// The TCP port the server listens on.
+    public let port: Int
+    private let process: Process
+    private let lock = NSLock()
+    private var capturedLog = Data()
+
+    /// Starts `script` (a path under Tests/tools) with `arguments` and waits up to `timeout` for `READY <port>`.
+    public init(
+        script: String,
+        arguments: [String] = [],
+        environment: [String: String] = [:],
+        timeout: TimeInterval = 20
+    ) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: TestEnvironment.python)
+        process.arguments = ["-u", TestEnvironment.tool(script)] + arguments
+        var env = ProcessInfo.processInfo.environment
+        env.merge(environment) { _, new in new }
+        process.environment = env
+        let stdout = Pipe()
+        let stderr = Pipe()
+        process.standardOutput = stdout
+        process.standardError = stderr
+        try process.run()
+        self.process = process
+
+        let readyLine = PythonServer.readLine(from: stdout.fileHandleForReading, timeout: timeout)
+        guard let line = readyLine, line.hasPrefix("READY "), let port = Int(line.dropFirst(6)) else {
+            process.terminate()
+            let errorText = String(decoding: stderr.fileHandleForReading.availableData, as: UTF8.self)
+            throw PythonServerError.didNotStart(script: script, output: (readyLine ?? "") + "\n" + errorText)
+        }
+        self.port = port
+        let append: @Sendable (FileHandle) -> Void = { [weak self] handle in
+            let data = handle.availableData
+            guard let self, !data.isEmpty else {
+                handle.readabilityHandler = nil
+                return
+            }
+            self.lock.withLock { self.capturedLog.append(data) }
+        }
+        stdout.fileHandleForReading.readabilityHandler = append
+        stderr.fileHandleForReading.readabilityHandler = append
+    }
+
+    deinit { stop() }
+
+    /// What the server printed after `READY` (stdout and stderr interleaved), for assertions and failure output.
+    public var log: String { lock.withLock { String(decoding: capturedLog, as: UTF8.self) } }
+
+    /// Whether the process is still running.
+    public var isRunning: Bool { process.isRunning }
+
+    /// Kills the server (SIGTERM, then SIGKILL after one second) and waits for it.
+    public func stop() {
+        guard process.isRunning else { return }
+        process.terminate()
+        let deadline = Date().addingTimeInterval(1)
+        while process.isRunning && Date() < deadline { usleep(10_000) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+    }
+
+    private static func readLine(from handle: FileHandle, timeout: TimeInterval) -> String? {
+        var buffer = Data()
+        let deadline = Date().addingTimeInterval(timeout)
+        let fd = handle.fileDescriptor
+        while Date() < deadline {
+            var pollFD = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&pollFD, 1, 100)
+            if ready <= 0 { continue }
+            var byte: UInt8 = 0
+            let count = read(fd, &byte, 1)
+            if count <= 0 { return buffer.isEmpty ? nil : String(decoding: buffer, as: UTF8.self) }
+            if byte == 0x0A { return String(decoding: buffer, as: UTF8.self) }
+            buffer.append(byte)
+        }
+        return nil
+    }
+}
+
+/// Why a helper server could not be used.
+public enum PythonServerError: Error, CustomStringConvertible {
+    /// The script exited or printed something other than `READY <port>` in time.
+    case didNotStart(script: String, output: String)
+
+    public var description: String {
+        switch self {
+        case .didNotStart(let script, let output): "\(script) did not print READY <port>: \(output)"
+        }
+    }
+}

@@ -1,0 +1,40 @@
+import Foundation
+
+/// Paths and settings shared by tests: the repository root, the Python of the test venv, the built binary.
+public enum TestEnvironment {
+    /// The repository root (three levels above this file: Tests/BridgeTestSupport/TestEnvironment.swift).
+    public static let repositoryRoot: URL = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    /// The Python interpreter with the test tools: `$BRIDGE_PYTHON`, else `.venv/bin/python` (scripts/bootstrap.sh).
+    public static var python: String {
+        if let fromEnvironment = ProcessInfo.processInfo.environment["BRIDGE_PYTHON"], !fromEnvironment.isEmpty {
+            return fromEnvironment
+        }
+        return repositoryRoot.appendingPathComponent(".venv/bin/python").path
+    }
+
+    /// A file under `Tests/tools`.
+    public static func tool(_ relativePath: String) -> String {
+        repositoryRoot.appendingPathComponent("Tests/tools").appendingPathComponent(relativePath).path
+    }
+
+    /// The `directus-bridge` binary built next to the test bundle (`$BRIDGE_BINARY` overrides).
+    public static var bridgeBinary: String {
+        if let fromEnvironment = ProcessInfo.processInfo.environment["BRIDGE_BINARY"], !fromEnvironment.isEmpty {
+            return fromEnvironment
+        }
+        let bundleDirectory = Bundle.main.bundleURL.deletingLastPathComponent()
+        let candidate = bundleDirectory.appendingPathComponent("directus-bridge").path
+        if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        return repositoryRoot.appendingPathComponent(".build/debug/directus-bridge").path
+    }
+
+    /// A fresh temporary directory, removed by the caller (or left for post-mortem when a test fails).
+    public static func makeTemporaryDirectory(prefix: String = "bridge-test") throws -> URL {
+        let url = FileManager.default.temporaryDirectory
+            .appendingPathComponent("\(prefix)-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+}
