@@ -1,0 +1,37 @@
+// bridge-benchmarks: speed and memory measurements, each against a named peer measured in the same run.
+//
+//   swift run -c release bridge-benchmarks [NAME ...]     (scripts/bench.sh runs them all and updates BENCHMARKS.md)
+//
+// Each benchmark prints one JSON object per line on stdout:
+//   {"benchmark":"<name>","metric":"<what>","value":<number>,"unit":"<unit>","peer":"<peer name>","peer_value":<n>}
+// so scripts/bench.sh can turn the run into the tables of BENCHMARKS.md.
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+
+/// A named benchmark: `run` receives the remaining command-line arguments.
+struct Benchmark {
+    let name: String
+    let summary: String
+    let run: @Sendable ([String]) async throws -> Void
+}
+
+/// Every benchmark, in the order `all` runs them. Each area adds its entries here.
+let benchmarks: [Benchmark] = [
+    Benchmark(name: "timestamp", summary: "RFC 3339 formatting of event times", run: TimestampBenchmark.run),
+]
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+if arguments.first == "--list" || arguments.first == "--help" {
+    for benchmark in benchmarks { print("\(benchmark.name)\t\(benchmark.summary)") }
+    exit(0)
+}
+let selected = arguments.isEmpty || arguments.first == "all" ? benchmarks.map(\.name) : [arguments[0]]
+let rest = arguments.isEmpty ? [] : Array(arguments.dropFirst())
+for name in selected {
+    guard let benchmark = benchmarks.first(where: { $0.name == name }) else {
+        FileHandleStderr.write("unknown benchmark \(name); --list shows them\n")
+        exit(64)
+    }
+    try await benchmark.run(rest)
+}
