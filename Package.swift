@@ -58,6 +58,7 @@ let package = Package(
         // MARK: Tests
         .target(name: "BridgeTestSupport", dependencies: ["BridgeSystem"], path: "Tests/BridgeTestSupport"),
         .testTarget(name: "BridgeSystemTests", dependencies: ["BridgeSystem", "BridgeTestSupport"]),
+        .testTarget(name: "BridgeCoreTests", dependencies: ["BridgeCore", "BridgeSystem", "BridgeTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,34 @@
+/// A message from Directus's realtime socket, reduced to what the session state machine decides on.
+///
+/// The driver builds it from the fast JSON decoder's output; item payloads stay in the frame buffer and are handled
+/// by the driver when the state machine says `.deliverEvent`.
+package enum RealtimeInbound: Sendable, Equatable {
+    /// `{"type":"ping"}` — the server's heartbeat; must be answered with `{"type":"pong"}` at once (§4).
+    case ping
+    /// `{"type":"pong"}` — the answer to our own ping.
+    case pong
+    /// `{"type":"auth","status":"ok"}`, with the rotated refresh token when the server issued one (§2.2, §2.5).
+    case authOK(refreshToken: String?)
+    /// `{"type":"auth","status":"error"}`: AUTH_FAILED, TOKEN_EXPIRED or AUTH_TIMEOUT (§2, §7.2).
+    case authError(code: String, message: String)
+    /// `{"type":"subscription","event":"init"}` for `uid` (§5.3).
+    case subscriptionInit(uid: String?)
+    /// A change event for `uid`: `create`, `update` or `delete` (§5.3).
+    case subscriptionEvent(uid: String?, event: ChangeEvent)
+    /// `{"type":"subscription","event":"unsubscribe"}` (§5.4).
+    case unsubscribed(uid: String?)
+    /// An error envelope of type `subscribe` (mostly without uid, §3.1).
+    case subscribeError(code: String, message: String, uid: String?)
+    /// Any other error envelope (`server`, `items`, …): logged, not fatal.
+    case otherError(type: String, code: String, message: String)
+    /// A valid message of a type we do not use (ignored, but it is traffic).
+    case ignored(type: String)
+}
+
+/// The three change events Directus sends on a subscription, plus `snapshot` for the bridge's own snapshots.
+public enum ChangeEvent: String, Sendable, Hashable, CaseIterable {
+    case create, update, delete, snapshot
+
+    /// The event line's `type` field (`directus.items.create`, …).
+    public var eventType: String { "directus.items." + rawValue }
+}

@@ -1,0 +1,180 @@
+import BridgeSystem
+@testable import BridgeCore
+import Foundation
+import Testing
+
+func makeEvent(_ n: Int, collection: String = "articles", event: ChangeEvent = .create) -> EncodedEvent {
+    EncodedEvent(
+        id: "evt_\(n)", event: event, collection: collection, key: "\(n)", origin: .live, seq: nil,
+        time: Timestamp(microsecondsSinceEpoch: 0), receivedAt: Timestamp(microsecondsSinceEpoch: 0),
+        subscription: collection, body: Array("{\"n\":\(n)}".utf8))
+}
+
+@Suite struct EventQueueTests {
+    @Test func offerRefusesWhenFullAndTakeDrainsInOrder() {
+        let queue = EventQueue(capacity: 3)
+        #expect(queue.offer(EventBatch(events: [makeEvent(1), makeEvent(2)])))
+        #expect(!queue.offer(EventBatch(events: [makeEvent(3), makeEvent(4)])))
+        #expect(queue.offer(EventBatch(events: [makeEvent(3)])))
+        #expect(queue.depth == 3)
+        #expect(queue.take(timeout: .milliseconds(10))?.events.map(\.id) == ["evt_1", "evt_2"])
+        #expect(queue.take(timeout: .milliseconds(10))?.events.map(\.id) == ["evt_3"])
+        #expect(queue.take(timeout: .milliseconds(10)) == nil)
+    }
+
+    @Test func anOversizedBatchIsAcceptedWhenEmpty() {
+        let queue = EventQueue(capacity: 1)
+        #expect(queue.offer(EventBatch(events: [makeEvent(1), makeEvent(2)])))
+    }
+
+    @Test func putWaitsForRoomInsteadOfDropping() async {
+        let queue = EventQueue(capacity: 1)
+        #expect(queue.offer(EventBatch(events: [makeEvent(1)])))
+        async let second = queue.put(EventBatch(events: [makeEvent(2)]))
+        try? await Task.sleep(for: .milliseconds(20))
+        #expect(queue.depth == 1)
+        #expect(queue.take(timeout: .milliseconds(10))?.events.first?.id == "evt_1")
+        #expect(await second)
+        #expect(queue.take(timeout: .seconds(1))?.events.first?.id == "evt_2")
+    }
+
+    @Test func closeWakesWaitersAndLetsTheConsumerDrain() async {
+        let queue = EventQueue(capacity: 1)
+        _ = queue.offer(EventBatch(events: [makeEvent(1)]))
+        async let blocked = queue.put(EventBatch(events: [makeEvent(2)]))
+        try? await Task.sleep(for: .milliseconds(20))
+        queue.close()
+        #expect(await blocked == false)
+        #expect(!queue.offer(EventBatch(events: [makeEvent(3)])))
+        #expect(queue.take(timeout: .milliseconds(10)) != nil)
+        #expect(queue.isClosedAndEmpty)
+    }
+}
+
+/// A sink that records what it accepted and can be told to fail.
+final class RecordingSink: EventSink, @unchecked Sendable {
+    let name: String
+    let filter: EventFilter
+    var accepted: [String] = []
+    var failuresLeft = 0
+    var permanentFailure = false
+
+    init(name: String, filter: EventFilter = EventFilter()) {
+        self.name = name
+        self.filter = filter
+    }
+
+    func accept(_ events: [EncodedEvent]) throws(SinkError) {
+        if permanentFailure { throw SinkError(sink: name, message: "gone", isRetriable: false) }
+        if failuresLeft > 0 {
+            failuresLeft -= 1
+            throw SinkError(sink: name, message: "busy", isRetriable: true)
+        }
+        accepted += events.map(\.id)
+    }
+    func tick(now: ContinuousClock.Instant) throws(SinkError) {}
+    func reopen() throws(SinkError) {}
+    func close() throws(SinkError) {}
+}
+
+final class RecordingRecorder: ProgressRecorder, @unchecked Sendable {
+    var recorded: [ActivityProgress] = []
+    func record(_ progress: ActivityProgress) throws { recorded.append(progress) }
+}
+
+@Suite struct DispatcherTests {
+    func makeDispatcher(_ queue: EventQueue, _ sinks: [any EventSink], _ recorder: RecordingRecorder? = nil)
+        -> Dispatcher
+    {
+        Dispatcher(
+            queue: queue, sinks: sinks, recorder: recorder, metrics: PipelineMetrics(registry: MetricsRegistry()),
+            health: HealthState(expectedSubscriptions: []), logger: .silent)
+    }
+
+    @Test func retriesOnlyTheFailingSinkAndRecordsProgressAfterAll() throws {
+        let queue = EventQueue(capacity: 100)
+        let good = RecordingSink(name: "good")
+        let flaky = RecordingSink(name: "flaky")
+        flaky.failuresLeft = 2
+        let recorder = RecordingRecorder()
+        _ = queue.offer(EventBatch(events: [makeEvent(1), makeEvent(2)], progress: ActivityProgress(resolvedIDs: [7])))
+        queue.close()
+        try makeDispatcher(queue, [good, flaky], recorder).run()
+        #expect(good.accepted == ["evt_1", "evt_2"])
+        #expect(flaky.accepted == ["evt_1", "evt_2"])
+        #expect(recorder.recorded == [ActivityProgress(resolvedIDs: [7])])
+    }
+
+    @Test func filtersPerSink() throws {
+        let queue = EventQueue(capacity: 100)
+        let tagsOnly = RecordingSink(name: "tags", filter: EventFilter(collections: ["tags"]))
+        let deletes = RecordingSink(name: "deletes", filter: EventFilter(events: [.delete]))
+        _ = queue.offer(EventBatch(events: [
+            makeEvent(1, collection: "tags"), makeEvent(2, event: .delete), makeEvent(3),
+        ]))
+        queue.close()
+        try makeDispatcher(queue, [tagsOnly, deletes]).run()
+        #expect(tagsOnly.accepted == ["evt_1"])
+        #expect(deletes.accepted == ["evt_2"])
+    }
+
+    @Test func aPermanentFailureStopsWithoutRecordingProgress() {
+        let queue = EventQueue(capacity: 100)
+        let broken = RecordingSink(name: "stdout")
+        broken.permanentFailure = true
+        let recorder = RecordingRecorder()
+        _ = queue.offer(EventBatch(events: [makeEvent(1)], progress: ActivityProgress(resolvedIDs: [1])))
+        queue.close()
+        #expect(throws: SinkError.self) { try makeDispatcher(queue, [broken], recorder).run() }
+        #expect(recorder.recorded.isEmpty)
+    }
+}
+
+@Suite struct NDJSONSinkTests {
+    @Test func appendsWholeLinesAndReopens() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("ndjson-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("out.ndjson").path
+        let sink = try NDJSONSink(path: path, fsync: .always, filter: EventFilter())
+        try sink.accept([makeEvent(1), makeEvent(2)])
+        // logrotate: move the file away, SIGHUP → reopen creates a new one.
+        try FileManager.default.moveItem(atPath: path, toPath: path + ".1")
+        try sink.reopen()
+        try sink.accept([makeEvent(3)])
+        try sink.close()
+        #expect(try String(contentsOfFile: path + ".1", encoding: .utf8) == "{\"n\":1}\n{\"n\":2}\n")
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == "{\"n\":3}\n")
+    }
+
+    @Test func aFullDiskIsARetriableError() throws {
+        let sink = try NDJSONSink(path: "/dev/full", fsync: .never, filter: EventFilter())
+        #expect {
+            try sink.accept([makeEvent(1)])
+        } throws: { error in
+            guard let error = error as? SinkError else { return false }
+            return error.isRetriable && error.message.contains("No space left")
+        }
+    }
+}
+
+@Suite struct MetricsRegistryTests {
+    @Test func rendersPrometheusText() {
+        let registry = MetricsRegistry()
+        registry.counter("x_total", help: "X.", labels: [("a", "1")]).increment(by: 3)
+        registry.counter("x_total", help: "X.", labels: [("a", "q\"uote")]).increment()
+        registry.gauge("g", help: "G.").set(2.5)
+        let histogram = registry.histogram("h_seconds", help: "H.", buckets: [0.1, 1])
+        histogram.observe(0.05)
+        histogram.observe(0.5)
+        histogram.observe(5)
+        registry.gaugeFunction("f", help: "F.") { 7 }
+        let text = registry.render()
+        #expect(text.contains("# TYPE x_total counter\nx_total{a=\"1\"} 3\nx_total{a=\"q\\\"uote\"} 1\n"))
+        #expect(text.contains("g 2.5\n"))
+        #expect(text.contains("h_seconds_bucket{le=\"0.1\"} 1\nh_seconds_bucket{le=\"1\"} 2\nh_seconds_bucket{le=\"+Inf\"} 3\n"))
+        #expect(text.contains("h_seconds_count 3\n"))
+        #expect(text.contains("f 7\n"))
+        #expect(histogram.estimatedQuantile(0.5) == 1)
+    }
+}
