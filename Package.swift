@@ -47,7 +47,11 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        .target(name: "BridgeApp", dependencies: ["BridgeCore", "BridgeConfig", "BridgeSystem"], swiftSettings: strict),
+        .target(
+            name: "BridgeApp", dependencies: ["BridgeCore", "BridgeConfig", "BridgeSystem"], swiftSettings: strict,
+            plugins: ["BuildInfoPlugin"]
+        ),
+        .plugin(name: "BuildInfoPlugin", capability: .buildTool()),
         .executableTarget(name: "BridgeCLI", dependencies: ["BridgeApp"], swiftSettings: strict),
         .executableTarget(
             name: "BridgeBenchmarks",
@@ -59,6 +63,7 @@ let package = Package(
         .target(name: "BridgeTestSupport", dependencies: ["BridgeSystem"], path: "Tests/BridgeTestSupport"),
         .testTarget(name: "BridgeSystemTests", dependencies: ["BridgeSystem", "BridgeTestSupport"]),
         .testTarget(name: "BridgeCoreTests", dependencies: ["BridgeCore", "BridgeSystem", "BridgeTestSupport"]),
+        .testTarget(name: "BridgeAppTests", dependencies: ["BridgeApp", "BridgeTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,13 @@
+/// The process exit codes of the contract (contract.md "Exit codes").
+public enum ExitCode: Int32, Sendable {
+    /// Clean shutdown after SIGINT/SIGTERM (drained, state saved); also `validate`/`check` success.
+    case success = 0
+    /// Unexpected internal failure; also `check` with a failed check.
+    case failure = 1
+    /// Command-line usage error.
+    case usage = 64
+    /// Directus rejected the credentials at start-up, or `delivery.mode: activity` without read access.
+    case credentialsRejected = 77
+    /// Configuration error (file missing, unreadable, invalid YAML, schema violation, undefined variable).
+    case configuration = 78
+}
