@@ -1,0 +1,65 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+
+/// How the loader reads files: the configuration itself, `*_file` secrets and `ca_file`.
+///
+/// A seam so tests can serve files from memory; `LocalFileSystem` is the real one.
+public protocol ConfigFileSystem: Sendable {
+    /// The whole content of the file at `path`, or why it cannot be read ("No such file or directory").
+    func readFile(atPath path: String) -> Result<[UInt8], ConfigFileProblem>
+}
+
+/// Why a file could not be read, phrased for a person.
+public struct ConfigFileProblem: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The reason ("No such file or directory", "is a directory").
+    public var reason: String
+
+    /// Creates a problem.
+    public init(reason: String) {
+        self.reason = reason
+    }
+
+    /// The reason.
+    public var description: String { reason }
+}
+
+/// Reads files from the local file system with `open`/`read`; relative paths are relative to the working
+/// directory.
+public struct LocalFileSystem: ConfigFileSystem {
+    /// Files larger than this are refused (a configuration or secret file is small; this guards against
+    /// pointing `token_file` at a device or a huge log by mistake).
+    public static let maximumSize = 16 * 1024 * 1024
+
+    /// Creates the local file system reader.
+    public init() {}
+
+    /// Reads the whole file.
+    public func readFile(atPath path: String) -> Result<[UInt8], ConfigFileProblem> {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return .failure(Self.problem(errno)) }
+        defer { close(fd) }
+        var status = stat()
+        guard fstat(fd, &status) == 0 else { return .failure(Self.problem(errno)) }
+        if (status.st_mode & S_IFMT) == S_IFDIR { return .failure(ConfigFileProblem(reason: "is a directory")) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count < 0 {
+                let error = errno
+                if error == EINTR { continue }
+                return .failure(Self.problem(error))
+            }
+            if count == 0 { return .success(bytes) }
+            bytes.append(contentsOf: chunk[0..<count])
+            if bytes.count > Self.maximumSize {
+                return .failure(ConfigFileProblem(reason: "is larger than \(Self.maximumSize / 1_048_576) MiB"))
+            }
+        }
+    }
+
+    private static func problem(_ error: Int32) -> ConfigFileProblem {
+        ConfigFileProblem(reason: strerror(error).map { String(cString: $0) } ?? "error \(error)")
+    }
+}

@@ -1,0 +1,99 @@
+extension ConfigDecoder {
+    /// The items of list `key`, nil when absent or null; a scalar or mapping is reported (and gives nil).
+    mutating func list(_ map: MappingView, _ key: String, example: String = "[a, b]") -> [YAMLNode]? {
+        guard let node = map[key] else { return nil }
+        guard case .sequence(let items) = node.content else {
+            if node.scalar?.alreadyReported != true {
+                report("\(map.field(key)): expected a list such as \(example), got \(node.kindDescription)", at: node.mark)
+            }
+            return nil
+        }
+        return items
+    }
+
+    /// The non-empty strings of list `key` with their positions; empty when absent.
+    mutating func stringList(_ map: MappingView, _ key: String) -> [(text: String, mark: SourceMark)] {
+        guard let items = list(map, key) else { return [] }
+        var result: [(text: String, mark: SourceMark)] = []
+        for (index, item) in items.enumerated() {
+            let field = "\(map.field(key))[\(index)]"
+            guard let scalar = scalar(item, field: field, expected: "a string") else { continue }
+            if scalar.text.isEmpty || YAMLCoreSchema.resolve(scalar) == .null {
+                report("\(field) must not be empty", at: item.mark)
+                continue
+            }
+            result.append((scalar.text, item.mark))
+        }
+        return result
+    }
+
+    /// An `events` list: each of `allowed`, no duplicates; `fallback` when absent. An explicitly empty list is
+    /// returned as empty (callers decide whether that is allowed).
+    mutating func events(
+        _ map: MappingView, _ key: String, allowed: [EventKind], default fallback: [EventKind]
+    ) -> [EventKind] {
+        guard let items = list(map, key, example: "[create, update]") else { return fallback }
+        var result: [EventKind] = []
+        for (index, item) in items.enumerated() {
+            let field = "\(map.field(key))[\(index)]"
+            if !allowed.contains(.snapshot), item.scalar?.text == EventKind.snapshot.rawValue {
+                report("\(field): \"snapshot\" is not a subscription event; set \"snapshot: true\" instead", at: item.mark)
+                continue
+            }
+            guard let text = choice(item, field: field, allowed: allowed.map(\.rawValue), noun: "event"),
+                let kind = EventKind(rawValue: text)
+            else { continue }
+            if result.contains(kind) {
+                report("\(field): duplicate event \"\(text)\"", at: item.mark)
+                continue
+            }
+            result.append(kind)
+        }
+        return result
+    }
+
+    // MARK: - Secrets
+
+    /// A secret given either inline (`valueKey`) or as a file (`fileKey`), never both; nil when neither is set.
+    /// Values are never echoed in messages.
+    mutating func secret(_ map: MappingView, _ valueKey: String, orFile fileKey: String) -> String? {
+        let inline = string(map, valueKey)
+        guard let fileNode = map[fileKey] else { return inline }
+        if inline != nil {
+            report("\(map.name): set \"\(valueKey)\" or \"\(fileKey)\", not both", at: map.keyMark(fileKey) ?? map.mark)
+            return inline
+        }
+        return readSecretFile(fileNode, field: map.field(fileKey))
+    }
+
+    /// The content of the file named at `node`, UTF-8, with trailing line breaks removed; nil (reported) when it
+    /// cannot be read or is empty.
+    mutating func readSecretFile(_ node: YAMLNode, field: String) -> String? {
+        guard let scalar = scalar(node, field: field, expected: "a file path") else { return nil }
+        guard !scalar.text.isEmpty else {
+            report("\(field) must not be empty", at: node.mark)
+            return nil
+        }
+        guard let bytes = readFile(scalar.text, field: field, at: node.mark) else { return nil }
+        guard var text = String(validating: bytes, as: UTF8.self) else {
+            report("\(field): \"\(scalar.text)\" is not UTF-8 text", at: node.mark)
+            return nil
+        }
+        while text.hasSuffix("\n") || text.hasSuffix("\r") || text.hasSuffix("\r\n") { text.removeLast() }
+        if text.isEmpty {
+            report("\(field): \"\(scalar.text)\" is empty", at: node.mark)
+            return nil
+        }
+        return text
+    }
+
+    /// The bytes of file `path`, or nil (reported at `mark`).
+    mutating func readFile(_ path: String, field: String, at mark: SourceMark) -> [UInt8]? {
+        switch files.readFile(atPath: path) {
+        case .success(let bytes): return bytes
+        case .failure(let problem):
+            report("\(field): cannot read \"\(path)\": \(problem.reason)", at: mark)
+            return nil
+        }
+    }
+}

@@ -1,0 +1,178 @@
+/// Turns the YAML tree into typed values, collecting every problem instead of stopping at the first.
+///
+/// Getters report problems and return a fallback (the default, or nil), so decoding always continues and one
+/// run finds every issue. The decoded config is used only when no issue was reported.
+struct ConfigDecoder {
+    /// The configuration path as given, for messages.
+    let path: String
+    /// Where `*_file` secrets and `ca_file` are read from.
+    let files: any ConfigFileSystem
+    /// The problems found so far.
+    private(set) var issues: [ConfigIssue] = []
+
+    /// A decoder whose issues name `path`.
+    init(path: String, files: any ConfigFileSystem) {
+        self.path = path
+        self.files = files
+    }
+
+    /// Records a problem at `mark`.
+    mutating func report(_ message: String, at mark: SourceMark) {
+        issues.append(ConfigIssue(path: path, at: mark, message))
+    }
+
+    // MARK: - Mappings
+
+    /// Views `node` as a mapping named `name` whose allowed keys are `keys`, reporting unknown keys (with a
+    /// suggestion). A nil or null node gives an empty view at `fallback`; a scalar or list is reported.
+    mutating func mapping(_ node: YAMLNode?, name: String, keys: [String], fallback: SourceMark) -> MappingView {
+        guard let node else { return MappingView(name: name, mark: fallback, entries: []) }
+        guard case .mapping(let entries) = node.content else {
+            if node.scalar?.alreadyReported != true {
+                report("\(name): expected a mapping of keys, got \(node.kindDescription)", at: node.mark)
+            }
+            return MappingView(name: name, mark: node.mark, entries: [])
+        }
+        for entry in entries where !keys.contains(entry.key) {
+            if name.isEmpty, entry.key.hasPrefix("x-") { continue }  // extension keys, e.g. to hold anchors
+            report(unknownKeyMessage(entry.key, in: name, allowed: keys), at: entry.keyMark)
+        }
+        return MappingView(name: name, mark: node.mark, entries: entries)
+    }
+
+    /// The section `key` of `parent` (absent sections decode as empty, i.e. all defaults).
+    mutating func section(_ parent: MappingView, _ key: String, keys: [String]) -> MappingView {
+        mapping(parent[key], name: parent.field(key), keys: keys, fallback: parent.mark)
+    }
+
+    private func unknownKeyMessage(_ key: String, in name: String, allowed: [String]) -> String {
+        if let suggestion = Suggestion.closest(to: key, in: allowed) {
+            return "unknown key \"\(key)\" (did you mean \"\(suggestion)\"?)"
+        }
+        if let home = ConfigKeys.section(holding: key), home != ConfigKeys.sectionName(of: name) {
+            return "unknown key \"\(key)\" (it belongs \(ConfigKeys.describe(section: home)))"
+        }
+        let place = name.isEmpty ? "at the top level" : "in \(name)"
+        return "unknown key \"\(key)\" \(place) (allowed: \(allowed.joined(separator: ", ")))"
+    }
+
+    // MARK: - Scalars
+
+    /// The scalar at `node`, or nil (reported) when it is a list or mapping; nil (quietly) when interpolation
+    /// already reported it.
+    mutating func scalar(_ node: YAMLNode, field: String, expected: String) -> YAMLScalar? {
+        guard let scalar = node.scalar else {
+            report("\(field): expected \(expected), got \(node.kindDescription)", at: node.mark)
+            return nil
+        }
+        return scalar.alreadyReported ? nil : scalar
+    }
+
+    /// True when `key` is absent or null; reports it as missing when it is.
+    mutating func requirePresent(_ map: MappingView, _ key: String, hint: String = "") -> Bool {
+        if map[key] != nil { return true }
+        if let keyMark = map.keyMark(key) {
+            report("\(map.field(key)) needs a value\(hint)", at: keyMark)
+        } else {
+            report("missing required key \"\(key)\"\(map.location)\(hint)", at: map.mark)
+        }
+        return false
+    }
+
+    /// The text of `key`; nil when absent, null, empty or invalid (invalid is reported).
+    mutating func string(_ map: MappingView, _ key: String) -> String? {
+        guard let node = map[key], let scalar = scalar(node, field: map.field(key), expected: "a string") else {
+            return nil
+        }
+        return scalar.text.isEmpty ? nil : scalar.text
+    }
+
+    /// The text of a required `key`; reports it missing when absent, null or empty.
+    mutating func requiredString(_ map: MappingView, _ key: String, hint: String = "") -> String? {
+        guard requirePresent(map, key, hint: hint), let node = map[key] else { return nil }
+        guard let scalar = scalar(node, field: map.field(key), expected: "a string") else { return nil }
+        if scalar.text.isEmpty { report("\(map.field(key)) must not be empty", at: node.mark) }
+        return scalar.text.isEmpty ? nil : scalar.text
+    }
+
+    /// A boolean: only plain `true` or `false` (any case variant of the core schema), so a quoted `"true"` or a
+    /// YAML 1.1 `yes` is refused rather than guessed.
+    mutating func bool(_ map: MappingView, _ key: String, default fallback: Bool) -> Bool {
+        guard let node = map[key], let scalar = scalar(node, field: map.field(key), expected: "true or false")
+        else { return fallback }
+        if case .bool(let value) = YAMLCoreSchema.resolve(scalar) { return value }
+        let shown = scalar.style == .plain ? "\"\(scalar.text)\"" : "the quoted string \"\(scalar.text)\""
+        report("\(map.field(key)): expected true or false, got \(shown)", at: node.mark)
+        return fallback
+    }
+
+    /// A whole number in `range` (plain scalars only).
+    mutating func integer(_ map: MappingView, _ key: String, default fallback: Int, range: ClosedRange<Int>) -> Int {
+        guard let node = map[key], let scalar = scalar(node, field: map.field(key), expected: "a whole number")
+        else { return fallback }
+        guard case .integer(let text) = YAMLCoreSchema.resolve(scalar) else {
+            let shown = scalar.style == .plain ? "\"\(scalar.text)\"" : "the quoted string \"\(scalar.text)\""
+            report("\(map.field(key)): expected a whole number, got \(shown)", at: node.mark)
+            return fallback
+        }
+        guard let value = Int(text), range.contains(value) else {
+            report(
+                "\(map.field(key)) must be between \(range.lowerBound) and \(range.upperBound), got \(text)",
+                at: node.mark)
+            return fallback
+        }
+        return value
+    }
+
+    /// A duration such as `250ms`, `10s`, `1m30s`; zero only when `allowZero`.
+    mutating func duration(
+        _ map: MappingView, _ key: String, default fallback: Duration, allowZero: Bool = false
+    ) -> Duration {
+        guard let node = map[key] else { return fallback }
+        return duration(node, field: map.field(key), allowZero: allowZero) ?? fallback
+    }
+
+    /// A duration at `node`, or nil (reported).
+    mutating func duration(_ node: YAMLNode, field: String, allowZero: Bool) -> Duration? {
+        guard let scalar = scalar(node, field: field, expected: "a duration such as \"10s\"") else { return nil }
+        guard let value = DurationText.parse(scalar.text) else {
+            report(
+                "\(field): invalid duration \"\(scalar.text)\" (use a number and a unit: ms, s, m or h, "
+                    + "e.g. \"250ms\", \"10s\", \"1m30s\")", at: node.mark)
+            return nil
+        }
+        if value == .zero, !allowZero {
+            report("\(field) must be longer than 0", at: node.mark)
+            return nil
+        }
+        return value
+    }
+
+    /// One of `E`'s raw values, with the allowed values and a suggestion when it is not.
+    mutating func choice<E: RawRepresentable & CaseIterable>(_ map: MappingView, _ key: String, default fallback: E)
+        -> E where E.RawValue == String
+    {
+        guard let node = map[key] else { return fallback }
+        let allowed = E.allCases.map(\.rawValue)
+        return choice(node, field: map.field(key), allowed: allowed).flatMap(E.init(rawValue:)) ?? fallback
+    }
+
+    /// The text at `node` when it is one of `allowed`, else nil (reported with the allowed values).
+    mutating func choice(_ node: YAMLNode, field: String, allowed: [String], noun: String = "value") -> String? {
+        guard let scalar = scalar(node, field: field, expected: "one of \(allowed.joined(separator: ", "))") else {
+            return nil
+        }
+        if allowed.contains(scalar.text) { return scalar.text }
+        report("\(field): " + Self.unknownValueMessage(scalar.text, allowed: allowed, noun: noun), at: node.mark)
+        return nil
+    }
+
+    /// `unknown value "x" (allowed: a, b)` or `unknown value "x" (did you mean "a"? allowed: a, b)`.
+    static func unknownValueMessage(_ text: String, allowed: [String], noun: String = "value") -> String {
+        let list = allowed.joined(separator: ", ")
+        if let suggestion = Suggestion.closest(to: text, in: allowed) {
+            return "unknown \(noun) \"\(text)\" (did you mean \"\(suggestion)\"? allowed: \(list))"
+        }
+        return "unknown \(noun) \"\(text)\" (allowed: \(list))"
+    }
+}

@@ -1,0 +1,57 @@
+/// The keys each section of `bridge.yaml` accepts, in one place (documented in docs/configuration.md).
+enum ConfigKeys {
+    static let root = ["directus", "subscriptions", "delivery", "sinks", "http", "log", "shutdown_timeout"]
+    static let directus = [
+        "url", "websocket_path", "auth", "tls", "connect_timeout", "request_timeout", "heartbeat", "reconnect",
+    ]
+    static let auth = ["token", "token_file", "email", "password", "password_file", "otp", "mode"]
+    static let tls = ["ca_file", "insecure_skip_verify"]
+    static let reconnect = ["initial_delay", "max_delay", "reset_after"]
+    static let subscription = ["collection", "uid", "events", "query", "snapshot"]
+    static let delivery = ["mode", "poll_interval", "state_dir", "max_queue"]
+    static let ndjsonSink = ["type", "path", "fsync", "collections", "events"]
+    static let webhookSink = [
+        "type", "url", "secret", "secret_file", "headers", "timeout", "max_attempts", "max_in_flight",
+        "retry_schedule", "collections", "events",
+    ]
+    static let http = ["listen"]
+    static let log = ["level", "format"]
+
+    /// Sections by dotted name (list entries as `name[]`), searched to say where a misplaced key belongs.
+    private static let sections: [(name: String, keys: [String])] = [
+        ("", root), ("directus", directus), ("directus.auth", auth), ("directus.tls", tls),
+        ("directus.reconnect", reconnect), ("subscriptions[]", subscription), ("delivery", delivery),
+        ("sinks[]", ndjsonSink + webhookSink), ("http", http), ("log", log),
+    ]
+
+    /// The section that has `key`, when exactly one does (so the hint is never ambiguous).
+    static func section(holding key: String) -> String? {
+        let homes = sections.filter { $0.keys.contains(key) }
+        guard homes.count == 1, let home = homes.first else { return nil }
+        return home.name
+    }
+
+    /// The section name of a mapping's dotted name: list indexes become `[]` (`sinks[2]` → `sinks[]`).
+    static func sectionName(of name: String) -> String {
+        var result = ""
+        var inIndex = false
+        for character in name {
+            if character == "[" {
+                inIndex = true
+                result += "[]"
+            } else if character == "]" {
+                inIndex = false
+            } else if !inIndex {
+                result.append(character)
+            }
+        }
+        return result
+    }
+
+    /// "at the top level", "under \"delivery\"", "in a \"sinks\" entry".
+    static func describe(section: String) -> String {
+        if section.isEmpty { return "at the top level" }
+        if section.hasSuffix("[]") { return "in a \"\(section.dropLast(2))\" entry" }
+        return "under \"\(section)\""
+    }
+}

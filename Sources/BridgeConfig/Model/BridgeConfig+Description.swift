@@ -1,0 +1,90 @@
+import BridgeSystem
+
+extension BridgeConfig: CustomStringConvertible {
+    /// The effective configuration as YAML, every default filled in and every secret shown as `[REDACTED]`:
+    /// for `validate --print`-style output and start-up debug logs. Strings are JSON-quoted, so the dump parses
+    /// back as YAML (with the secrets replaced).
+    public var description: String {
+        var lines: [String] = []
+        lines.append("directus:")
+        lines.append("  url: \(quoted(directus.url.description))")
+        lines.append("  websocket_path: \(quoted(directus.websocketPath))  # \(directus.websocketURL)")
+        lines.append("  auth:")
+        switch directus.auth.credentials {
+        case .token: lines.append("    token: \(Self.redacted)")
+        case .login(let email, _, let otp):
+            lines.append("    email: \(quoted(email))")
+            lines.append("    password: \(Self.redacted)")
+            if otp != nil { lines.append("    otp: \(Self.redacted)") }
+        case .none: break
+        }
+        lines.append("    mode: \(directus.auth.mode.rawValue)")
+        lines.append("  tls:")
+        lines.append("    ca_file: \(quoted(directus.tls.caFile ?? ""))")
+        lines.append("    insecure_skip_verify: \(directus.tls.insecureSkipVerify)")
+        lines.append("  connect_timeout: \(format(directus.connectTimeout))")
+        lines.append("  request_timeout: \(format(directus.requestTimeout))")
+        lines.append("  heartbeat: \(format(directus.heartbeat))")
+        lines.append("  reconnect:")
+        lines.append("    initial_delay: \(format(directus.reconnect.initialDelay))")
+        lines.append("    max_delay: \(format(directus.reconnect.maxDelay))")
+        lines.append("    reset_after: \(format(directus.reconnect.resetAfter))")
+        lines.append("subscriptions:")
+        for subscription in subscriptions {
+            lines.append("  - collection: \(quoted(subscription.collection))")
+            lines.append("    uid: \(quoted(subscription.uid))")
+            lines.append("    events: \(list(subscription.events.map(\.rawValue)))")
+            if let query = subscription.query { lines.append("    query: \(query.jsonText)") }
+            lines.append("    snapshot: \(subscription.snapshot)")
+        }
+        lines.append("delivery:")
+        lines.append("  mode: \(delivery.mode.rawValue)")
+        lines.append("  poll_interval: \(format(delivery.pollInterval))")
+        lines.append("  state_dir: \(quoted(delivery.stateDir))")
+        lines.append("  max_queue: \(delivery.maxQueue)")
+        lines.append("sinks:")
+        for sink in sinks { lines += describe(sink) }
+        lines.append("http:")
+        lines.append("  listen: \(quoted(http.listen?.description ?? ""))")
+        lines.append("log:")
+        lines.append("  level: \(log.level)")
+        lines.append("  format: \(log.format.rawValue)")
+        lines.append("shutdown_timeout: \(format(shutdownTimeout))")
+        return lines.joined(separator: "\n")
+    }
+
+    private static let redacted = "\"[REDACTED]\""
+
+    private func describe(_ sink: SinkConfig) -> [String] {
+        var lines = ["  - type: \(sink.type)"]
+        switch sink {
+        case .ndjson(let ndjson):
+            lines.append("    path: \(quoted(ndjson.path))")
+            lines.append("    fsync: \(ndjson.fsync.rawValue)")
+        case .webhook(let webhook):
+            lines.append("    url: \(quoted(webhook.url.description))")
+            lines.append("    secret: [\(webhook.secrets.map { _ in Self.redacted }.joined(separator: ", "))]")
+            lines.append(webhook.headers.isEmpty ? "    headers: {}" : "    headers:")
+            for header in webhook.headers {
+                lines.append("      \(quoted(header.name)): \(header.isSensitive ? Self.redacted : quoted(header.value))")
+            }
+            lines.append("    timeout: \(format(webhook.timeout))")
+            lines.append("    max_attempts: \(webhook.maxAttempts)")
+            lines.append("    max_in_flight: \(webhook.maxInFlight)")
+            lines.append("    retry_schedule: \(list(webhook.retrySchedule.map(format)))")
+        }
+        lines.append("    collections: [\(sink.collections.map(quoted).joined(separator: ", "))]")
+        lines.append("    events: \(list(sink.events.map(\.rawValue)))")
+        return lines
+    }
+
+    private func quoted(_ text: String) -> String {
+        var bytes: [UInt8] = []
+        appendJSONString(text, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    private func list(_ items: [String]) -> String { "[\(items.joined(separator: ", "))]" }
+
+    private func format(_ duration: Duration) -> String { DurationText.format(duration) }
+}

@@ -1,0 +1,118 @@
+public import BridgeSystem
+
+/// The whole `bridge.yaml`, typed, validated and with every default filled in.
+///
+/// Build it with `ConfigLoader`; the initialisers exist for tests and for code that assembles a configuration.
+/// `description` is a redacted dump (secrets never appear); `allSecrets` feeds the log redactor.
+public struct BridgeConfig: Sendable, Equatable {
+    /// Where Directus is and how to talk to it (`directus`). Required (its `url`).
+    public var directus: DirectusConfig
+    /// What to subscribe to (`subscriptions`). Required, at least one; uids are unique.
+    public var subscriptions: [SubscriptionConfig]
+    /// How changes are read and buffered (`delivery`).
+    public var delivery: DeliveryConfig
+    /// Where changes go (`sinks`). Required, at least one.
+    public var sinks: [SinkConfig]
+    /// The metrics and health endpoint (`http`).
+    public var http: HTTPConfig
+    /// Logging on stderr (`log`).
+    public var log: LogConfig
+    /// How long SIGTERM/SIGINT may spend draining before the bridge gives up (`shutdown_timeout`).
+    /// Default: 10s.
+    public var shutdownTimeout: Duration
+
+    /// The default of `shutdownTimeout`.
+    public static let defaultShutdownTimeout: Duration = .seconds(10)
+
+    /// Creates a configuration; every argument but `directus`, `subscriptions` and `sinks` has its default.
+    public init(
+        directus: DirectusConfig,
+        subscriptions: [SubscriptionConfig],
+        delivery: DeliveryConfig = DeliveryConfig(),
+        sinks: [SinkConfig],
+        http: HTTPConfig = HTTPConfig(),
+        log: LogConfig = LogConfig(),
+        shutdownTimeout: Duration = BridgeConfig.defaultShutdownTimeout
+    ) {
+        self.directus = directus
+        self.subscriptions = subscriptions
+        self.delivery = delivery
+        self.sinks = sinks
+        self.http = http
+        self.log = log
+        self.shutdownTimeout = shutdownTimeout
+    }
+}
+
+/// Where change deliveries are read from and how much is buffered (`delivery`).
+public struct DeliveryConfig: Sendable, Equatable {
+    /// Where changes come from (`delivery.mode`). Default: `auto`.
+    public var mode: DeliveryMode
+    /// Activity mode: how often the activity log is read without a socket trigger (`delivery.poll_interval`).
+    /// Default: 5s.
+    public var pollInterval: Duration
+    /// Directory for the cursor, the webhook outbox and dead letters (`delivery.state_dir`), relative to the
+    /// working directory unless absolute. Default: `./.bridge-state`.
+    public var stateDir: String
+    /// Events held in memory between the socket and the sinks (`delivery.max_queue`), 1…10,000,000.
+    /// Default: 100000.
+    public var maxQueue: Int
+
+    /// The allowed range of `maxQueue`.
+    public static let maxQueueRange: ClosedRange<Int> = 1...10_000_000
+
+    /// Creates a delivery configuration with the contract's defaults.
+    public init(
+        mode: DeliveryMode = .auto, pollInterval: Duration = .seconds(5), stateDir: String = "./.bridge-state",
+        maxQueue: Int = 100_000
+    ) {
+        self.mode = mode
+        self.pollInterval = pollInterval
+        self.stateDir = stateDir
+        self.maxQueue = maxQueue
+    }
+}
+
+/// Where changes come from (`delivery.mode`).
+public enum DeliveryMode: String, Sendable, Equatable, CaseIterable {
+    /// Read the activity log (`directus_activity`), triggered by socket events and polled; exits 77 without access.
+    case activity
+    /// Socket events only.
+    case live
+    /// `activity` when the activity log is readable, else `live` with a warning.
+    case auto
+}
+
+/// The metrics and health HTTP endpoint (`http`).
+public struct HTTPConfig: Sendable, Equatable {
+    /// Where `/metrics`, `/healthz` and `/readyz` are served (`http.listen`, `host:port`); nil turns it off.
+    /// Default: nil (`""`).
+    public var listen: ListenAddress?
+
+    /// Creates an HTTP configuration (off by default).
+    public init(listen: ListenAddress? = nil) {
+        self.listen = listen
+    }
+}
+
+/// Logging on stderr (`log`).
+public struct LogConfig: Sendable, Equatable {
+    /// The lowest level written (`log.level`: trace, debug, info, warn, error). Default: `info`.
+    public var level: LogLevel
+    /// The line format (`log.format`: text or json). Default: `text`.
+    public var format: LogFormat
+
+    /// Creates a log configuration with the defaults.
+    public init(level: LogLevel = .info, format: LogFormat = .text) {
+        self.level = level
+        self.format = format
+    }
+}
+
+/// A change type, as `events` lists in subscriptions (`create`, `update`, `delete`) and sinks (also `snapshot`).
+public enum EventKind: String, Sendable, Equatable, CaseIterable {
+    case create, update, delete, snapshot
+
+    /// The events a subscription can ask Directus for (snapshots come from `snapshot: true`).
+    public static let subscribable: [EventKind] = [.create, .update, .delete]
+}

@@ -1,0 +1,116 @@
+/// A 1-based position in the configuration text, plus the 0-based Unicode-scalar offset libyaml counts in.
+package struct SourceMark: Sendable, Equatable {
+    /// 1-based line.
+    package var line: Int
+    /// 1-based column, counted in Unicode scalars (what editors show for UTF-8 text without tabs).
+    package var column: Int
+    /// 0-based offset in Unicode scalars from the start of the text (a CRLF counts as two).
+    package var index: Int
+
+    /// Creates a mark.
+    package init(line: Int, column: Int, index: Int) {
+        self.line = line
+        self.column = column
+        self.index = index
+    }
+
+    /// The start of the text, where problems about the whole file are reported.
+    package static let start = SourceMark(line: 1, column: 1, index: 0)
+}
+
+/// How a scalar was written; only plain scalars are typed (quoted ones are always strings).
+package enum ScalarStyle: Sendable, Equatable {
+    case plain, singleQuoted, doubleQuoted, literal, folded
+}
+
+/// A scalar value as read from the file, after `${VAR}` interpolation.
+package struct YAMLScalar: Sendable, Equatable {
+    /// The text after YAML unescaping (and, once interpolated, after `${VAR}` substitution).
+    package var text: String
+    /// How the scalar was written.
+    package var style: ScalarStyle
+    /// The explicit tag (`!!str` arrives as `tag:yaml.org,2002:str`), if any.
+    package var tag: String?
+    /// Offset just past the scalar in the source, used to find `${` references inside it.
+    package var endIndex: Int
+    /// True when interpolation failed and the problem was already reported: decoders skip the value quietly
+    /// instead of piling a second, misleading complaint on the same spot.
+    package var alreadyReported: Bool = false
+
+    /// Creates a scalar.
+    package init(text: String, style: ScalarStyle, tag: String? = nil, endIndex: Int) {
+        self.text = text
+        self.style = style
+        self.tag = tag
+        self.endIndex = endIndex
+    }
+}
+
+/// One `key: value` pair of a mapping. Keys are always scalars (the parser rejects others) and are never
+/// interpolated.
+package struct YAMLMappingEntry: Sendable, Equatable {
+    /// The key text.
+    package var key: String
+    /// Where the key starts.
+    package var keyMark: SourceMark
+    /// The value.
+    package var value: YAMLNode
+
+    /// Creates an entry.
+    package init(key: String, keyMark: SourceMark, value: YAMLNode) {
+        self.key = key
+        self.keyMark = keyMark
+        self.value = value
+    }
+}
+
+/// A YAML node with the position where it starts.
+package struct YAMLNode: Sendable, Equatable {
+    /// The node's content.
+    package enum Content: Sendable, Equatable {
+        case scalar(YAMLScalar)
+        case sequence([YAMLNode])
+        case mapping([YAMLMappingEntry])
+    }
+
+    /// The content.
+    package var content: Content
+    /// Where the node starts (for a quoted scalar: its opening quote).
+    package var mark: SourceMark
+
+    /// Creates a node.
+    package init(_ content: Content, at mark: SourceMark) {
+        self.content = content
+        self.mark = mark
+    }
+
+    /// The scalar, when this node is one.
+    package var scalar: YAMLScalar? {
+        if case .scalar(let scalar) = content { return scalar }
+        return nil
+    }
+
+    /// A short noun for messages ("a mapping", "a list", "a string").
+    package var kindDescription: String {
+        switch content {
+        case .mapping: "a mapping"
+        case .sequence: "a list"
+        case .scalar(let scalar):
+            switch YAMLCoreSchema.resolve(scalar) {
+            case .null: "null"
+            case .bool: "a boolean"
+            case .integer, .float: "a number"
+            case .string: "a string"
+            }
+        }
+    }
+
+    /// How many nodes this tree holds, used to bound alias expansion.
+    package var nodeCount: Int {
+        switch content {
+        case .scalar: 1
+        case .sequence(let items): items.reduce(1) { $0 + $1.nodeCount }
+        case .mapping(let entries): entries.reduce(1) { $0 + $1.value.nodeCount + 1 }
+        }
+    }
+}
