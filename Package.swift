@@ -64,6 +64,7 @@ let package = Package(
         .testTarget(name: "BridgeSystemTests", dependencies: ["BridgeSystem", "BridgeTestSupport"]),
         .testTarget(name: "BridgeCoreTests", dependencies: ["BridgeCore", "BridgeSystem", "BridgeTestSupport"]),
         .testTarget(name: "BridgeAppTests", dependencies: ["BridgeApp", "BridgeTestSupport"]),
+        .testTarget(name: "BridgeConfigTests", dependencies: ["BridgeConfig", "BridgeSystem", "BridgeTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )
