@@ -77,7 +77,8 @@ package struct YAMLTreeBuilder {
             }
             return true
         case .scalar(var scalar, let anchor, let mark):
-            checkTag(scalar.tag, at: mark)
+            // A value with a tag we do not understand was reported; decoders must not complain about it again.
+            if !checkTag(scalar.tag, at: mark) { scalar.alreadyReported = true }
             if let interpolator, !isAtKeyPosition {
                 for problem in interpolator.interpolate(&scalar, at: mark) { report(problem.message, at: problem.mark) }
             }
@@ -86,11 +87,11 @@ package struct YAMLTreeBuilder {
         case .alias(let anchor, let mark):
             return expandAlias(anchor, at: mark)
         case .sequenceStart(let anchor, let tag, let mark):
-            checkTag(tag, at: mark)
+            _ = checkTag(tag, at: mark)
             stack.append(.sequence(start: mark, anchor: anchor, items: []))
             return true
         case .mappingStart(let anchor, let tag, let mark):
-            checkTag(tag, at: mark)
+            _ = checkTag(tag, at: mark)
             stack.append(.mapping(start: mark, anchor: anchor, entries: [], pending: nil, firstSeen: [:]))
             return true
         case .sequenceEnd:
@@ -174,10 +175,12 @@ package struct YAMLTreeBuilder {
         return .key(scalar.text, node.mark)
     }
 
-    private mutating func checkTag(_ tag: String?, at mark: SourceMark) {
-        guard let tag, !Self.supportedTags.contains(tag) else { return }
+    /// Reports a tag other than `!!str` (and the no-op `!!seq`/`!!map`); returns false when it did.
+    private mutating func checkTag(_ tag: String?, at mark: SourceMark) -> Bool {
+        guard let tag, !Self.supportedTags.contains(tag) else { return true }
         let shown = tag.hasPrefix("tag:yaml.org,2002:") ? "!!" + tag.dropFirst("tag:yaml.org,2002:".count) : tag
         report("unsupported tag \"\(shown)\" (only \"!!str\" is understood)", at: mark)
+        return false
     }
 
     private mutating func report(_ message: String, at mark: SourceMark) {
