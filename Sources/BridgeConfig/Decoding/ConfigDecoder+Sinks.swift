@@ -18,7 +18,11 @@ extension ConfigDecoder {
                 _ = mapping(item, name: name, keys: [], fallback: item.mark)
                 continue
             }
-            let untyped = MappingView(name: name, mark: item.mark, entries: entries)
+            var untyped = MappingView(name: name, mark: item.mark, entries: entries)
+            if untyped["type"] == nil, !entries.contains(where: { $0.key == "type" }) {
+                // Without a type the allowed keys are unknown; check against both kinds so "tpye" is caught.
+                untyped = mapping(item, name: name, keys: ConfigKeys.sinkKeys, fallback: item.mark)
+            }
             guard requirePresent(untyped, "type", hint: " (ndjson or webhook)"), let typeNode = untyped["type"],
                 let type = choice(typeNode, field: "\(name).type", allowed: ["ndjson", "webhook"])
             else { continue }

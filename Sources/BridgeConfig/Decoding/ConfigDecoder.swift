@@ -33,11 +33,14 @@ struct ConfigDecoder {
             }
             return MappingView(name: name, mark: node.mark, entries: [])
         }
+        var view = MappingView(name: name, mark: node.mark, entries: entries)
         for entry in entries where !keys.contains(entry.key) {
             if name.isEmpty, entry.key.hasPrefix("x-") { continue }  // extension keys, e.g. to hold anchors
-            report(unknownKeyMessage(entry.key, in: name, allowed: keys), at: entry.keyMark)
+            let suggestion = Suggestion.closest(to: entry.key, in: keys)
+            if let suggestion { view.suggestedKeys.insert(suggestion) }
+            report(unknownKeyMessage(entry.key, suggestion: suggestion, in: name, allowed: keys), at: entry.keyMark)
         }
-        return MappingView(name: name, mark: node.mark, entries: entries)
+        return view
     }
 
     /// The section `key` of `parent` (absent sections decode as empty, i.e. all defaults).
@@ -45,8 +48,8 @@ struct ConfigDecoder {
         mapping(parent[key], name: parent.field(key), keys: keys, fallback: parent.mark)
     }
 
-    private func unknownKeyMessage(_ key: String, in name: String, allowed: [String]) -> String {
-        if let suggestion = Suggestion.closest(to: key, in: allowed) {
+    private func unknownKeyMessage(_ key: String, suggestion: String?, in name: String, allowed: [String]) -> String {
+        if let suggestion {
             return "unknown key \"\(key)\" (did you mean \"\(suggestion)\"?)"
         }
         if let home = ConfigKeys.section(holding: key), home != ConfigKeys.sectionName(of: name) {
@@ -71,6 +74,7 @@ struct ConfigDecoder {
     /// True when `key` is absent or null; reports it as missing when it is.
     mutating func requirePresent(_ map: MappingView, _ key: String, hint: String = "") -> Bool {
         if map[key] != nil { return true }
+        if map.suggestedKeys.contains(key) { return false }  // already reported as a misspelt key
         if let keyMark = map.keyMark(key) {
             report("\(map.field(key)) needs a value\(hint)", at: keyMark)
         } else {

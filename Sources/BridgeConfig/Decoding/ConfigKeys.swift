@@ -14,6 +14,8 @@ enum ConfigKeys {
         "type", "url", "secret", "secret_file", "headers", "timeout", "max_attempts", "max_in_flight",
         "retry_schedule", "collections", "events",
     ]
+    /// Every key a sink of any type may have, in a stable order.
+    static let sinkKeys = ndjsonSink + webhookSink.filter { !ndjsonSink.contains($0) }
     static let http = ["listen"]
     static let log = ["level", "format"]
 
@@ -21,7 +23,7 @@ enum ConfigKeys {
     private static let sections: [(name: String, keys: [String])] = [
         ("", root), ("directus", directus), ("directus.auth", auth), ("directus.tls", tls),
         ("directus.reconnect", reconnect), ("subscriptions[]", subscription), ("delivery", delivery),
-        ("sinks[]", ndjsonSink + webhookSink), ("http", http), ("log", log),
+        ("sinks[]", sinkKeys), ("http", http), ("log", log),
     ]
 
     /// The section that has `key`, when exactly one does (so the hint is never ambiguous).

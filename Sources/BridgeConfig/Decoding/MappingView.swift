@@ -6,6 +6,8 @@ struct MappingView {
     let mark: SourceMark
     /// The entries in file order.
     let entries: [YAMLMappingEntry]
+    /// Allowed keys that an unknown key was reported as a likely misspelling of: not also reported missing.
+    var suggestedKeys: Set<String> = []
 
     /// The value of `key`, or nil when absent or null (`key:` with nothing, `~`, `null`).
     subscript(key: String) -> YAMLNode? {
