@@ -1,0 +1,115 @@
+import BridgeConfig
+import BridgeSystem
+import Testing
+
+@Suite struct SectionValidationTests {
+    @Test func deliveryChecks() throws {
+        let yaml = minimalYAML + "delivery:\n  mode: activty\n  poll_interval: 0ms\n  state_dir: \"\"\n  max_queue: 0\n"
+        #expect(
+            issues(yaml) == [
+                "bridge.yaml:10:9: delivery.mode: unknown value \"activty\" (did you mean \"activity\"? allowed: "
+                    + "activity, live, auto)",
+                "bridge.yaml:11:18: delivery.poll_interval must be longer than 0",
+                "bridge.yaml:12:14: delivery.state_dir must not be empty",
+                "bridge.yaml:13:14: delivery.max_queue must be between 1 and 10000000, got 0",
+            ])
+        let valid = try config(minimalYAML + "delivery: { mode: live, max_queue: 0x10 }\n")
+        #expect(valid.delivery.mode == .live)
+        #expect(valid.delivery.maxQueue == 16)
+    }
+
+    @Test(arguments: [
+        ("127.0.0.1:9464", ListenAddress(host: "127.0.0.1", port: 9464)),
+        ("\"[::1]:9464\"", ListenAddress(host: "::1", port: 9464)),
+        ("localhost:0", ListenAddress(host: "localhost", port: 0)),
+        ("0.0.0.0:80", ListenAddress(host: "0.0.0.0", port: 80)),
+    ])
+    func listenAddressesAreParsed(text: String, expected: ListenAddress) throws {
+        #expect(try config(minimalYAML + "http:\n  listen: \(text)\n").http.listen == expected)
+    }
+
+    @Test(arguments: [
+        ("9464", "has an invalid host \"9464\""),
+        ("\":9464\"", "has no host"),
+        ("localhost", "has no port"),
+        ("::1:9464", "has an IPv6 address that is not in brackets (write [::1]:9464)"),
+        ("\"[::1]\"", "has no port"),
+        ("h:http", "has an invalid port \"http\" (allowed: 0…65535)"),
+        ("h:70000", "has an invalid port \"70000\" (allowed: 0…65535)"),
+    ])
+    func badListenAddressesAreReported(text: String, reason: String) {
+        let unquoted = text.hasPrefix("\"") ? String(text.dropFirst().dropLast()) : text
+        let expectedHead = text == "9464" ? "has no port" : reason
+        #expect(
+            issues(minimalYAML + "http:\n  listen: \(text)\n") == [
+                "bridge.yaml:10:11: http.listen must be host:port such as 127.0.0.1:9464 or [::1]:9464; \"\(unquoted)\" "
+                    + expectedHead
+            ])
+    }
+
+    @Test func logChecks() throws {
+        #expect(try config(minimalYAML + "log: { level: warn, format: json }\n").log == LogConfig(level: .warning, format: .json))
+        #expect(try config(minimalYAML + "log: { level: trace }\n").log.level == .trace)
+        #expect(
+            issues(minimalYAML + "log: { level: verbose, format: xml }\n") == [
+                "bridge.yaml:9:15: log.level: unknown value \"verbose\" (allowed: trace, debug, info, warn, error)",
+                "bridge.yaml:9:32: log.format: unknown value \"xml\" (allowed: text, json)",
+            ])
+    }
+
+    @Test func shutdownTimeoutIsADuration() throws {
+        #expect(try config(minimalYAML + "shutdown_timeout: 2m\n").shutdownTimeout == .seconds(120))
+        #expect(
+            issues(minimalYAML + "shutdown_timeout: [1s]\n") == [
+                "bridge.yaml:9:19: shutdown_timeout: expected a duration such as \"10s\", got a list"
+            ])
+    }
+
+    @Test func everyProblemIsReportedAtOnceInFileOrder() {
+        let yaml = """
+            directus:
+              url: ftp://cms
+              heartbeat: often
+              auth:
+                mode: handshake
+            subscriptions:
+              - colection: articles
+              - collection: pages
+                events: [create, crate]
+            delivery:
+              max_queue: -5
+            sinks:
+              - type: webhook
+                url: ${HOOK_URL}
+                max_in_flight: 0
+            log:
+              levle: debug
+
+            """
+        #expect(
+            issues(yaml) == [
+                "bridge.yaml:2:8: directus.url must start with http:// or https://, got \"ftp://cms\"",
+                "bridge.yaml:3:14: directus.heartbeat: invalid duration \"often\" (use a number and a unit: ms, s, m or "
+                    + "h, e.g. \"250ms\", \"10s\", \"1m30s\")",
+                "bridge.yaml:5:11: directus.auth: mode \"handshake\" needs credentials: set token (or token_file), or "
+                    + "email and password; for public access set \"mode: public\"",
+                "bridge.yaml:7:5: unknown key \"colection\" (did you mean \"collection\"?)",
+                "bridge.yaml:9:22: subscriptions[1].events[1]: unknown event \"crate\" (did you mean \"create\"? "
+                    + "allowed: create, update, delete)",
+                "bridge.yaml:11:14: delivery.max_queue must be between 1 and 10000000, got -5",
+                "bridge.yaml:14:10: undefined variable \"HOOK_URL\" (set it in the environment, or give a default: "
+                    + "${HOOK_URL:-default})",
+                "bridge.yaml:15:20: sinks[0].max_in_flight must be between 1 and 1024, got 0",
+                "bridge.yaml:17:3: unknown key \"levle\" (did you mean \"level\"?)",
+            ])
+    }
+
+    @Test func errorDescriptionIsOneLinePerIssue() throws {
+        let error = try #require(parse(minimalYAML + "log: { level: loud }\nshutdown_timeout: 0s\n").failure)
+        #expect(
+            error.description
+                == "bridge.yaml:9:15: log.level: unknown value \"loud\" (allowed: trace, debug, info, warn, error)\n"
+                + "bridge.yaml:10:19: shutdown_timeout must be longer than 0")
+        #expect(!error.isRetriable)
+    }
+}
