@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-@preconcurrency import Glibc
+    @preconcurrency import Glibc
 #endif
 
 /// How the loader reads files: the configuration itself, `*_file` secrets and `ca_file`.

@@ -6,7 +6,9 @@ public enum ConfigLoader {
     /// Reads and parses the file at `path` (relative to the working directory). `path` appears in the issues
     /// exactly as given.
     public static func load(
-        path: String, environment: [String: String], files: any ConfigFileSystem = LocalFileSystem()
+        path: String,
+        environment: [String: String],
+        files: any ConfigFileSystem = LocalFileSystem()
     ) -> Result<BridgeConfig, ConfigError> {
         switch files.readFile(atPath: path) {
         case .success(let bytes):
@@ -19,14 +21,20 @@ public enum ConfigLoader {
 
     /// Parses configuration `text`; `path` names it in issues (and is not read).
     public static func parse(
-        text: String, path: String, environment: [String: String], files: any ConfigFileSystem = LocalFileSystem()
+        text: String,
+        path: String,
+        environment: [String: String],
+        files: any ConfigFileSystem = LocalFileSystem()
     ) -> Result<BridgeConfig, ConfigError> {
         parse(bytes: Array(text.utf8), path: path, environment: environment, files: files)
     }
 
     /// Parses configuration `bytes` (UTF-8, an optional byte-order mark is skipped).
     public static func parse(
-        bytes: [UInt8], path: String, environment: [String: String], files: any ConfigFileSystem = LocalFileSystem()
+        bytes: [UInt8],
+        path: String,
+        environment: [String: String],
+        files: any ConfigFileSystem = LocalFileSystem()
     ) -> Result<BridgeConfig, ConfigError> {
         func fail(_ message: String, at mark: SourceMark = .start) -> Result<BridgeConfig, ConfigError> {
             .failure(ConfigError(issues: [ConfigIssue(path: path, at: mark, message)]))
@@ -39,7 +47,11 @@ public enum ConfigLoader {
         let text = String(decoding: bytes, as: UTF8.self)
         let source = SourceText(text)
         let (root, yamlIssues) = YAMLTreeBuilder.build(
-            bytes: bytes, source: source, path: path, environment: environment)
+            bytes: bytes,
+            source: source,
+            path: path,
+            environment: environment
+        )
         guard let root else {
             if !yamlIssues.isEmpty { return .failure(ConfigError(issues: ordered(yamlIssues))) }
             return fail("the configuration file is empty")

@@ -29,14 +29,18 @@ let minimalYAML = """
 
 /// Parses `yaml` named `bridge.yaml`.
 func parse(
-    _ yaml: String, environment: [String: String] = [:], files: InMemoryFiles = InMemoryFiles()
+    _ yaml: String,
+    environment: [String: String] = [:],
+    files: InMemoryFiles = InMemoryFiles()
 ) -> Result<BridgeConfig, ConfigError> {
     ConfigLoader.parse(text: yaml, path: "bridge.yaml", environment: environment, files: files)
 }
 
 /// The issue lines for `yaml`, or `["<valid>"]` when it parses.
 func issues(
-    _ yaml: String, environment: [String: String] = [:], files: InMemoryFiles = InMemoryFiles()
+    _ yaml: String,
+    environment: [String: String] = [:],
+    files: InMemoryFiles = InMemoryFiles()
 ) -> [String] {
     switch parse(yaml, environment: environment, files: files) {
     case .success: ["<valid>"]
@@ -46,7 +50,9 @@ func issues(
 
 /// The configuration for `yaml`, failing the test with the issues when it does not parse.
 func config(
-    _ yaml: String, environment: [String: String] = [:], files: InMemoryFiles = InMemoryFiles()
+    _ yaml: String,
+    environment: [String: String] = [:],
+    files: InMemoryFiles = InMemoryFiles()
 ) throws -> BridgeConfig {
     switch parse(yaml, environment: environment, files: files) {
     case .success(let config): return config

@@ -73,7 +73,8 @@ import Testing
             config.allSecrets == [
                 "pass-word-1", "654321", "whsec_c2VjcmV0LWtleQ==", "c2VjcmV0LWtleQ==", "raw-rotated-secret",
                 "Bearer hook-bearer-token", "hook-bearer-token", "api-key-value", "session-value",
-            ])
+            ]
+        )
     }
 
     @Test func tokenIsASecret() throws {
@@ -91,7 +92,10 @@ import Testing
     }
 
     @Test func descriptionIsTheEffectiveConfigAndParsesBack() throws {
-        let original = try config(ExampleConfigTests.everyKey, files: InMemoryFiles(["/etc/ca.pem": "-----BEGIN CERTIFICATE-----"]))
+        let original = try config(
+            ExampleConfigTests.everyKey,
+            files: InMemoryFiles(["/etc/ca.pem": "-----BEGIN CERTIFICATE-----"])
+        )
         let dump = original.description
         #expect(dump.contains("  heartbeat: 1m30s"))
         #expect(dump.contains("  websocket_path: \"/ws\"  # wss://cms.example.com/cms/ws"))

@@ -12,7 +12,8 @@ import Testing
         #expect(
             issues(minimalYAML + "log:\n  colour: true\n") == [
                 "bridge.yaml:10:3: unknown key \"colour\" in log (allowed: level, format)"
-            ])
+            ]
+        )
     }
 
     @Test func misplacedKeySaysWhereItBelongs() {
@@ -34,40 +35,57 @@ import Testing
         #expect(
             issues("subscriptions: [{ collection: a }]\nsinks: [{ type: ndjson }]\n") == [
                 "bridge.yaml:1:1: missing required key \"directus\""
-            ])
+            ]
+        )
         #expect(
             issues(minimalYAML.replacingOnce("  url: http://127.0.0.1:8055\n", with: "")) == [
                 "bridge.yaml:2:3: missing required key \"url\" in directus"
-            ])
+            ]
+        )
         #expect(
             issues(minimalYAML.replacingOnce("  url: http://127.0.0.1:8055\n", with: "  url:\n")) == [
                 "bridge.yaml:2:3: directus.url needs a value"
-            ])
+            ]
+        )
     }
 
     @Test func urlMustBeHTTP() {
         func urlIssues(_ url: String) -> [String] {
             issues(minimalYAML.replacingOnce("http://127.0.0.1:8055", with: url))
         }
-        #expect(urlIssues("ws://h/") == [
-            "bridge.yaml:2:8: directus.url must be the http:// or https:// URL (the WebSocket URL is derived from it), "
-                + "got \"ws://h/\""
-        ])
-        #expect(urlIssues("ftp://h") == ["bridge.yaml:2:8: directus.url must start with http:// or https://, got \"ftp://h\""])
-        #expect(urlIssues("127.0.0.1:8055") == [
-            "bridge.yaml:2:8: directus.url must be an absolute URL starting with http:// or https://, got \"127.0.0.1:8055\""
-        ])
+        #expect(
+            urlIssues("ws://h/") == [
+                "bridge.yaml:2:8: directus.url must be the http:// or https:// URL (the WebSocket URL is derived from it), "
+                    + "got \"ws://h/\""
+            ]
+        )
+        #expect(
+            urlIssues("ftp://h") == [
+                "bridge.yaml:2:8: directus.url must start with http:// or https://, got \"ftp://h\""
+            ]
+        )
+        #expect(
+            urlIssues("127.0.0.1:8055") == [
+                "bridge.yaml:2:8: directus.url must be an absolute URL starting with http:// or https://, got \"127.0.0.1:8055\""
+            ]
+        )
         #expect(urlIssues("http://:8055") == ["bridge.yaml:2:8: directus.url has no host, got \"http://:8055\""])
-        #expect(urlIssues("http://h:99999") == [
-            "bridge.yaml:2:8: directus.url has an invalid port \"99999\" (allowed: 1…65535), got \"http://h:99999\""
-        ])
-        #expect(urlIssues("http://u:p@h") == [
-            "bridge.yaml:2:8: directus.url must not contain credentials (user:password@); use directus.auth or headers "
-                + "instead, got \"http://u:p@h\""
-        ])
-        #expect(urlIssues("http://h/?a=1") == [
-            "bridge.yaml:2:8: directus.url must not have a ?query (it is the base URL of the API)"
-        ])
+        #expect(
+            urlIssues("http://h:99999") == [
+                "bridge.yaml:2:8: directus.url has an invalid port \"99999\" (allowed: 1…65535), got \"http://h:99999\""
+            ]
+        )
+        #expect(
+            urlIssues("http://u:p@h") == [
+                "bridge.yaml:2:8: directus.url must not contain credentials (user:password@); use directus.auth or headers "
+                    + "instead, got \"http://u:p@h\""
+            ]
+        )
+        #expect(
+            urlIssues("http://h/?a=1") == [
+                "bridge.yaml:2:8: directus.url must not have a ?query (it is the base URL of the API)"
+            ]
+        )
         #expect(urlIssues("HTTPS://[::1]:8443/cms") == ["<valid>"])
     }
 
@@ -78,7 +96,9 @@ import Testing
 
     @Test func durationsAreChecked() {
         let yaml = minimalYAML.replacingOnce(
-            "  auth:\n", with: "  heartbeat: 25\n  connect_timeout: 0s\n  request_timeout: -1s\n  auth:\n")
+            "  auth:\n",
+            with: "  heartbeat: 25\n  connect_timeout: 0s\n  request_timeout: -1s\n  auth:\n"
+        )
         #expect(
             issues(yaml) == [
                 "bridge.yaml:3:14: directus.heartbeat: invalid duration \"25\" (use a number and a unit: ms, s, m or h, "
@@ -86,16 +106,20 @@ import Testing
                 "bridge.yaml:4:20: directus.connect_timeout must be longer than 0",
                 "bridge.yaml:5:20: directus.request_timeout: invalid duration \"-1s\" (use a number and a unit: ms, s, "
                     + "m or h, e.g. \"250ms\", \"10s\", \"1m30s\")",
-            ])
+            ]
+        )
     }
 
     @Test func reconnectMaxDelayMustNotBeShorterThanTheInitialDelay() {
         let direct = minimalYAML.replacingOnce(
-            "  auth:\n", with: "  reconnect: { initial_delay: 5s, max_delay: 1s }\n  auth:\n")
+            "  auth:\n",
+            with: "  reconnect: { initial_delay: 5s, max_delay: 1s }\n  auth:\n"
+        )
         #expect(
             issues(direct) == [
                 "bridge.yaml:3:46: directus.reconnect.max_delay (1s) must not be shorter than initial_delay (5s)"
-            ])
+            ]
+        )
     }
 
     @Test func sectionMustBeAMapping() {

@@ -9,7 +9,10 @@ import Testing
 
     @Test func repositoryExampleParses() throws {
         let result = ConfigLoader.load(
-            path: Self.examplePath, environment: ["DIRECTUS_TOKEN": "example-token"], files: LocalFileSystem())
+            path: Self.examplePath,
+            environment: ["DIRECTUS_TOKEN": "example-token"],
+            files: LocalFileSystem()
+        )
         let config = try result.get()
         #expect(config.directus.url.description == "http://127.0.0.1:8055")
         #expect(config.directus.auth == AuthConfig(credentials: .token("example-token"), mode: .handshake))
@@ -30,7 +33,8 @@ import Testing
             error.issues.map(\.description) == [
                 "\(Self.examplePath):\(line + 1):\(column): undefined variable \"DIRECTUS_TOKEN\" (set it in the "
                     + "environment, or give a default: ${DIRECTUS_TOKEN:-default})"
-            ])
+            ]
+        )
     }
 
     static let everyKey = """
@@ -97,25 +101,46 @@ import Testing
         let config = try config(Self.everyKey, files: files)
         let expected = BridgeConfig(
             directus: DirectusConfig(
-                url: HTTPURL("https://cms.example.com/cms/")!, websocketPath: "/ws",
-                auth: AuthConfig(credentials: .login(email: "bot@example.com", password: "hunter22", otp: "123456"),
-                    mode: .strict),
-                tls: TLSConfig(caFile: "/etc/ca.pem", insecureSkipVerify: true), connectTimeout: .seconds(3),
-                requestTimeout: .seconds(60), heartbeat: .seconds(90),
+                url: HTTPURL("https://cms.example.com/cms/")!,
+                websocketPath: "/ws",
+                auth: AuthConfig(
+                    credentials: .login(email: "bot@example.com", password: "hunter22", otp: "123456"),
+                    mode: .strict
+                ),
+                tls: TLSConfig(caFile: "/etc/ca.pem", insecureSkipVerify: true),
+                connectTimeout: .seconds(3),
+                requestTimeout: .seconds(60),
+                heartbeat: .seconds(90),
                 reconnect: ReconnectConfig(
-                    initialDelay: .milliseconds(250), maxDelay: .seconds(120), resetAfter: .seconds(3600))),
+                    initialDelay: .milliseconds(250),
+                    maxDelay: .seconds(120),
+                    resetAfter: .seconds(3600)
+                )
+            ),
             subscriptions: [
                 SubscriptionConfig(
-                    collection: "articles", uid: "art", events: [.update, .create],
+                    collection: "articles",
+                    uid: "art",
+                    events: [.update, .create],
                     query: .object([("fields", .array([.string("id"), .string("title")])), ("limit", .number("50"))]),
-                    snapshot: true)
+                    snapshot: true
+                )
             ],
             delivery: DeliveryConfig(
-                mode: .activity, pollInterval: .seconds(2), stateDir: "/var/lib/bridge", maxQueue: 500),
+                mode: .activity,
+                pollInterval: .seconds(2),
+                stateDir: "/var/lib/bridge",
+                maxQueue: 500
+            ),
             sinks: [
                 .ndjson(
                     NDJSONSinkConfig(
-                        path: "/var/log/changes.ndjson", fsync: .always, collections: ["articles"], events: [.snapshot])),
+                        path: "/var/log/changes.ndjson",
+                        fsync: .always,
+                        collections: ["articles"],
+                        events: [.snapshot]
+                    )
+                ),
                 .webhook(
                     WebhookSinkConfig(
                         url: HTTPURL("https://hooks.example.com/in?source=bridge")!,
@@ -124,12 +149,19 @@ import Testing
                             HTTPHeader(name: "X-Source", value: "directus-bridge"),
                             HTTPHeader(name: "Authorization", value: "Bearer hook-token"),
                         ],
-                        timeout: .seconds(5), maxAttempts: 3, maxInFlight: 4, retrySchedule: [.seconds(1), .seconds(10)],
-                        collections: ["articles"], events: [.delete])),
+                        timeout: .seconds(5),
+                        maxAttempts: 3,
+                        maxInFlight: 4,
+                        retrySchedule: [.seconds(1), .seconds(10)],
+                        collections: ["articles"],
+                        events: [.delete]
+                    )
+                ),
             ],
             http: HTTPConfig(listen: ListenAddress(host: "::1", port: 9464)),
             log: LogConfig(level: .debug, format: .json),
-            shutdownTimeout: .seconds(30))
+            shutdownTimeout: .seconds(30)
+        )
         #expect(config == expected)
         #expect(config.directus.websocketURL == "wss://cms.example.com/cms/ws")
     }
@@ -162,7 +194,10 @@ import Testing
     }
 
     @Test func webhookDefaultsMatchTheContract() throws {
-        let yaml = minimalYAML.replacingOnce("  - type: ndjson", with: "  - type: webhook\n    url: http://127.0.0.1:9/h")
+        let yaml = minimalYAML.replacingOnce(
+            "  - type: ndjson",
+            with: "  - type: webhook\n    url: http://127.0.0.1:9/h"
+        )
         let config = try config(yaml)
         guard case .webhook(let webhook) = config.sinks.first else {
             Issue.record("expected a webhook sink")
@@ -173,9 +208,11 @@ import Testing
         #expect(webhook.timeout == .seconds(15))
         #expect(webhook.maxAttempts == 12)
         #expect(webhook.maxInFlight == 32)
-        #expect(webhook.retrySchedule.map(DurationText.format) == [
-            "5s", "30s", "2m", "5m", "15m", "30m", "1h", "2h", "4h", "8h", "8h",
-        ])
+        #expect(
+            webhook.retrySchedule.map(DurationText.format) == [
+                "5s", "30s", "2m", "5m", "15m", "30m", "1h", "2h", "4h", "8h", "8h",
+            ]
+        )
         #expect(webhook.retryDelay(afterAttempt: 1) == .seconds(5))
         #expect(webhook.retryDelay(afterAttempt: 11) == .seconds(28800))
         #expect(webhook.retryDelay(afterAttempt: 40) == .seconds(28800))

@@ -45,7 +45,8 @@ import Testing
             issues(yaml(token: "${TOKEN}")) == [
                 "bridge.yaml:4:12: undefined variable \"TOKEN\" (set it in the environment, or give a default: "
                     + "${TOKEN:-default})"
-            ])
+            ]
+        )
     }
 
     @Test func secondReferenceInAValueIsLocatedExactly() {
@@ -65,7 +66,8 @@ import Testing
         #expect(
             issues(yaml).map { $0.prefix(while: { $0 != "(" }) } == [
                 "bridge.yaml:2:8: undefined variable \"URL\" ", "bridge.yaml:4:12: undefined variable \"TOKEN\" ",
-            ])
+            ]
+        )
     }
 
     @Test func failedValueIsNotReportedTwice() {
@@ -78,25 +80,34 @@ import Testing
         #expect(
             issues(yaml(token: "${TOKEN")) == [
                 "bridge.yaml:4:12: unterminated \"${\" (close it with \"}\", or write \"$${\" for a literal \"${\")"
-            ])
+            ]
+        )
         #expect(
             issues(yaml(token: "${1ABC}")) == [
                 "bridge.yaml:4:12: invalid reference \"${1ABC}\" (write ${NAME} or ${NAME:-default}; NAME is letters, "
                     + "digits and _)"
-            ])
-        #expect(issues(yaml(token: "${TOKEN:default}")).first?.contains("invalid reference \"${TOKEN:default}\"") == true)
+            ]
+        )
+        #expect(
+            issues(yaml(token: "${TOKEN:default}")).first?.contains("invalid reference \"${TOKEN:default}\"") == true
+        )
     }
 
     @Test func keysAreNotInterpolated() {
         let yaml = minimalYAML + "${KEY}: 1\n"
-        #expect(issues(yaml, environment: ["KEY": "log"]).first?.hasPrefix("bridge.yaml:9:1: unknown key \"${KEY}\"") == true)
+        #expect(
+            issues(yaml, environment: ["KEY": "log"]).first?.hasPrefix("bridge.yaml:9:1: unknown key \"${KEY}\"")
+                == true
+        )
     }
 
     @Test func plainValuesAreTypedAfterInterpolation() throws {
-        let yaml = minimalYAML.replacingOnce(
-            "  - collection: articles\n",
-            with: "  - collection: articles\n    snapshot: ${SNAP:-true}\n    query:\n      limit: ${LIMIT}\n"
-                + "      q: \"${LIMIT}\"\n")
+        let yaml =
+            minimalYAML.replacingOnce(
+                "  - collection: articles\n",
+                with: "  - collection: articles\n    snapshot: ${SNAP:-true}\n    query:\n      limit: ${LIMIT}\n"
+                    + "      q: \"${LIMIT}\"\n"
+            )
             + "delivery:\n  max_queue: ${QUEUE:-42}\n"
         let config = try config(yaml, environment: ["LIMIT": "7"])
         #expect(config.subscriptions[0].snapshot)
@@ -105,7 +116,10 @@ import Testing
     }
 
     @Test func emptyVariableInAnOptionalValueMeansUnset() throws {
-        let yaml = minimalYAML.replacingOnce("    token: secret-token\n", with: "    token: secret-token\n    otp: ${OTP:-}\n")
+        let yaml = minimalYAML.replacingOnce(
+            "    token: secret-token\n",
+            with: "    token: secret-token\n    otp: ${OTP:-}\n"
+        )
         #expect(try config(yaml).directus.auth.credentials == .token("secret-token"))
     }
 }

@@ -9,7 +9,8 @@ import Testing
         #expect(
             result.failure?.issues.map(\.description) == [
                 "no/such/bridge.yaml:1:1: cannot read the configuration file: No such file or directory"
-            ])
+            ]
+        )
     }
 
     @Test func directoryIsNotAConfiguration() throws {
@@ -19,7 +20,8 @@ import Testing
         #expect(
             result.failure?.issues.map(\.description) == [
                 "\(directory.path):1:1: cannot read the configuration file: is a directory"
-            ])
+            ]
+        )
     }
 
     @Test func readsTheFileAndItsSecretFilesFromDisk() throws {
@@ -30,7 +32,10 @@ import Testing
         try "disk-token\n".write(toFile: tokenPath, atomically: true, encoding: .utf8)
         try "whsec_AAAAAAAA\n\n".write(toFile: secretPath, atomically: true, encoding: .utf8)
         let yaml = minimalYAML.replacingOnce("token: secret-token", with: "token_file: ${SECRETS}/token")
-            .replacingOnce("  - type: ndjson\n", with: "  - type: webhook\n    url: http://h\n    secret_file: \(secretPath)\n")
+            .replacingOnce(
+                "  - type: ndjson\n",
+                with: "  - type: webhook\n    url: http://h\n    secret_file: \(secretPath)\n"
+            )
         let configPath = directory.appendingPathComponent("bridge.yaml").path
         try yaml.write(toFile: configPath, atomically: true, encoding: .utf8)
 
@@ -49,7 +54,8 @@ import Testing
         #expect(
             result.failure?.issues.map(\.description) == [
                 "bridge.yaml:4:17: directus.auth.token_file: \"\(tokenPath)\" is not UTF-8 text"
-            ])
+            ]
+        )
     }
 
     @Test func parseIsHermetic() {

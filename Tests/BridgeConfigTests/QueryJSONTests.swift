@@ -6,7 +6,8 @@ import Testing
     func json(_ lines: [String]) throws -> String? {
         let yaml = minimalYAML.replacingOnce(
             "  - collection: articles\n",
-            with: "  - collection: articles\n    query:\n" + lines.map { "      \($0)\n" }.joined())
+            with: "  - collection: articles\n    query:\n" + lines.map { "      \($0)\n" }.joined()
+        )
         return try config(yaml).subscriptions[0].query?.jsonText
     }
 
@@ -17,33 +18,44 @@ import Testing
     @Test func plainScalarsAreTypedPerTheCoreSchema() throws {
         #expect(
             try json(["a: true", "b: False", "c: null", "d: ~", "e:", "f: 42", "g: -7", "h: 3.5", "i: 1e3", "j: word"])
-                == #"{"a":true,"b":false,"c":null,"d":null,"e":null,"f":42,"g":-7,"h":3.5,"i":1e3,"j":"word"}"#)
+                == #"{"a":true,"b":false,"c":null,"d":null,"e":null,"f":42,"g":-7,"h":3.5,"i":1e3,"j":"word"}"#
+        )
     }
 
     @Test func yaml11SpellingsStayStrings() throws {
-        #expect(try json(["a: yes", "b: off", "c: 0b101", "d: 1_000"]) == #"{"a":"yes","b":"off","c":"0b101","d":"1_000"}"#)
+        #expect(
+            try json(["a: yes", "b: off", "c: 0b101", "d: 1_000"]) == #"{"a":"yes","b":"off","c":"0b101","d":"1_000"}"#
+        )
     }
 
     @Test func numbersAreNormalisedToJSONSyntax() throws {
         #expect(
-            try json(["a: +5", "b: 007", "c: 0x1F", "d: 0o17", "e: .5", "f: 1.", "g: -0.25E+2", "h: 12345678901234567890"])
-                == #"{"a":5,"b":7,"c":31,"d":15,"e":0.5,"f":1.0,"g":-0.25e+2,"h":12345678901234567890}"#)
+            try json([
+                "a: +5", "b: 007", "c: 0x1F", "d: 0o17", "e: .5", "f: 1.", "g: -0.25E+2", "h: 12345678901234567890",
+            ])
+                == #"{"a":5,"b":7,"c":31,"d":15,"e":0.5,"f":1.0,"g":-0.25e+2,"h":12345678901234567890}"#
+        )
     }
 
     @Test func quotedScalarsAreAlwaysStrings() throws {
-        #expect(try json(["a: \"true\"", "b: '42'", "c: \"\"", "d: !!str 7"]) == #"{"a":"true","b":"42","c":"","d":"7"}"#)
+        #expect(
+            try json(["a: \"true\"", "b: '42'", "c: \"\"", "d: !!str 7"]) == #"{"a":"true","b":"42","c":"","d":"7"}"#
+        )
     }
 
     @Test func stringsAreEscaped() throws {
         #expect(
             try json(["a: \"quote \\\" backslash \\\\ tab \\t newline \\n bell \\a\"", "b: é☕"])
-                == #"{"a":"quote \" backslash \\ tab \t newline \n bell \u0007","b":"é☕"}"#)
+                == #"{"a":"quote \" backslash \\ tab \t newline \n bell \u0007","b":"é☕"}"#
+        )
     }
 
     @Test func nestedStructures() throws {
         #expect(
-            try json(["fields: [\"*\", author.name]", "filter:", "  _and:", "    - { status: { _eq: published } }",
-                "    - { id: { _in: [1, 2] } }", "sort: [-date]", "deep: {}"])
+            try json([
+                "fields: [\"*\", author.name]", "filter:", "  _and:", "    - { status: { _eq: published } }",
+                "    - { id: { _in: [1, 2] } }", "sort: [-date]", "deep: {}",
+            ])
                 == #"{"fields":["*","author.name"],"filter":{"_and":[{"status":{"_eq":"published"}},{"id":{"_in":[1,2]}}]},"sort":["-date"],"deep":{}}"#
         )
     }

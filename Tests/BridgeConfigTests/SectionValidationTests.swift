@@ -12,7 +12,8 @@ import Testing
                 "bridge.yaml:11:18: delivery.poll_interval must be longer than 0",
                 "bridge.yaml:12:14: delivery.state_dir must not be empty",
                 "bridge.yaml:13:14: delivery.max_queue must be between 1 and 10000000, got 0",
-            ])
+            ]
+        )
         let valid = try config(minimalYAML + "delivery: { mode: live, max_queue: 0x10 }\n")
         #expect(valid.delivery.mode == .live)
         #expect(valid.delivery.maxQueue == 16)
@@ -44,17 +45,22 @@ import Testing
             issues(minimalYAML + "http:\n  listen: \(text)\n") == [
                 "bridge.yaml:10:11: http.listen must be host:port such as 127.0.0.1:9464 or [::1]:9464; \"\(unquoted)\" "
                     + expectedHead
-            ])
+            ]
+        )
     }
 
     @Test func logChecks() throws {
-        #expect(try config(minimalYAML + "log: { level: warn, format: json }\n").log == LogConfig(level: .warning, format: .json))
+        #expect(
+            try config(minimalYAML + "log: { level: warn, format: json }\n").log
+                == LogConfig(level: .warning, format: .json)
+        )
         #expect(try config(minimalYAML + "log: { level: trace }\n").log.level == .trace)
         #expect(
             issues(minimalYAML + "log: { level: verbose, format: xml }\n") == [
                 "bridge.yaml:9:15: log.level: unknown value \"verbose\" (allowed: trace, debug, info, warn, error)",
                 "bridge.yaml:9:32: log.format: unknown value \"xml\" (allowed: text, json)",
-            ])
+            ]
+        )
     }
 
     @Test func shutdownTimeoutIsADuration() throws {
@@ -62,7 +68,8 @@ import Testing
         #expect(
             issues(minimalYAML + "shutdown_timeout: [1s]\n") == [
                 "bridge.yaml:9:19: shutdown_timeout: expected a duration such as \"10s\", got a list"
-            ])
+            ]
+        )
     }
 
     @Test func everyProblemIsReportedAtOnceInFileOrder() {
@@ -101,7 +108,8 @@ import Testing
                     + "${HOOK_URL:-default})",
                 "bridge.yaml:15:20: sinks[0].max_in_flight must be between 1 and 1024, got 0",
                 "bridge.yaml:17:3: unknown key \"levle\" (did you mean \"level\"?)",
-            ])
+            ]
+        )
     }
 
     @Test func errorDescriptionIsOneLinePerIssue() throws {
@@ -109,7 +117,8 @@ import Testing
         #expect(
             error.description
                 == "bridge.yaml:9:15: log.level: unknown value \"loud\" (allowed: trace, debug, info, warn, error)\n"
-                + "bridge.yaml:10:19: shutdown_timeout must be longer than 0")
+                + "bridge.yaml:10:19: shutdown_timeout must be longer than 0"
+        )
         #expect(!error.isRetriable)
     }
 }

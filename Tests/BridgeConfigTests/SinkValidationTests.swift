@@ -16,46 +16,58 @@ import Testing
         #expect(
             issues(minimalYAML.replacingOnce("sinks:\n  - type: ndjson\n", with: "")) == [
                 "bridge.yaml:1:1: missing required key \"sinks\""
-            ])
+            ]
+        )
         #expect(
             issues(minimalYAML.replacingOnce("sinks:\n  - type: ndjson\n", with: "sinks: []\n")) == [
                 "bridge.yaml:7:8: sinks: at least one sink is required"
-            ])
+            ]
+        )
     }
 
     @Test func typeIsRequiredAndChecked() {
         #expect(
             issues(yaml(sinks: ["- path: out.ndjson"])) == [
                 "bridge.yaml:8:5: missing required key \"type\" in sinks[0] (ndjson or webhook)"
-            ])
-        #expect(issues(yaml(sinks: ["- tpye: ndjson"])) == ["bridge.yaml:8:5: unknown key \"tpye\" (did you mean \"type\"?)"])
+            ]
+        )
+        #expect(
+            issues(yaml(sinks: ["- tpye: ndjson"])) == [
+                "bridge.yaml:8:5: unknown key \"tpye\" (did you mean \"type\"?)"
+            ]
+        )
         #expect(
             issues(yaml(sinks: ["- type: webhok"])) == [
                 "bridge.yaml:8:11: sinks[0].type: unknown value \"webhok\" (did you mean \"webhook\"? allowed: ndjson, "
                     + "webhook)"
-            ])
+            ]
+        )
     }
 
     @Test func keysOfTheOtherSinkTypeAreUnknown() {
         #expect(
             issues(yaml(sinks: ["- type: ndjson", "  url: http://h"])) == [
                 "bridge.yaml:9:5: unknown key \"url\" in sinks[0] (allowed: type, path, fsync, collections, events)"
-            ])
+            ]
+        )
     }
 
     @Test func ndjsonSinkChecks() {
         #expect(
             issues(yaml(sinks: ["- type: ndjson", "  fsync: sometimes"])) == [
                 "bridge.yaml:9:12: sinks[0].fsync: unknown value \"sometimes\" (allowed: always, interval, never)"
-            ])
+            ]
+        )
         #expect(
             issues(yaml(sinks: ["- type: ndjson", "- type: ndjson", "  path: \"-\""])) == [
                 "bridge.yaml:10:11: sinks[1].path: stdout (\"-\") is already written by sinks[0]"
-            ])
+            ]
+        )
         #expect(
             issues(yaml(sinks: ["- type: ndjson", "  path: \"\""])) == [
                 "bridge.yaml:9:11: sinks[0].path must not be empty (\"-\" is stdout)"
-            ])
+            ]
+        )
     }
 
     @Test func filtersMustNameSubscribedCollectionsAndKnownEvents() {
@@ -65,19 +77,22 @@ import Testing
                     + "\"articles\"?)",
                 "bridge.yaml:10:24: sinks[0].events[1]: unknown event \"removed\" (allowed: create, update, delete, "
                     + "snapshot)",
-            ])
+            ]
+        )
     }
 
     @Test func webhookNeedsAnHTTPURL() {
         #expect(
             issues(yaml(sinks: ["- type: webhook"])) == [
                 "bridge.yaml:8:5: missing required key \"url\" in sinks[0] (webhook sinks need one)"
-            ])
+            ]
+        )
         #expect(
             issues(yaml(sinks: ["- type: webhook", "  url: mailto:x@y"])) == [
                 "bridge.yaml:9:10: sinks[0].url must be an absolute URL starting with http:// or https://, got "
                     + "\"mailto:x@y\""
-            ])
+            ]
+        )
     }
 
     @Test func webhookRanges() {
@@ -86,15 +101,18 @@ import Testing
                 == [
                     "bridge.yaml:10:19: sinks[0].max_attempts must be between 1 and 1000, got 0",
                     "bridge.yaml:11:20: sinks[0].max_in_flight must be between 1 and 1024, got 5000",
-                ])
+                ]
+        )
         #expect(
             issues(yaml(sinks: ["- type: webhook", "  url: http://h", "  max_in_flight: \"8\""])) == [
                 "bridge.yaml:10:20: sinks[0].max_in_flight: expected a whole number, got the quoted string \"8\""
-            ])
+            ]
+        )
         #expect(
             issues(yaml(sinks: ["- type: webhook", "  url: http://h", "  max_attempts: 2.5"])) == [
                 "bridge.yaml:10:19: sinks[0].max_attempts: expected a whole number, got \"2.5\""
-            ])
+            ]
+        )
     }
 
     @Test func retryScheduleIsANonEmptyListOfDurations() throws {
@@ -102,11 +120,13 @@ import Testing
             issues(yaml(sinks: ["- type: webhook", "  url: http://h", "  retry_schedule: [1s, soon, 0s]"])) == [
                 "bridge.yaml:10:26: sinks[0].retry_schedule[1]: invalid duration \"soon\" (use a number and a unit: ms, "
                     + "s, m or h, e.g. \"250ms\", \"10s\", \"1m30s\")"
-            ])
+            ]
+        )
         #expect(
             issues(yaml(sinks: ["- type: webhook", "  url: http://h", "  retry_schedule: []"])) == [
                 "bridge.yaml:10:21: sinks[0].retry_schedule: list at least one delay"
-            ])
+            ]
+        )
         let sink = try webhook(["- type: webhook", "  url: http://h", "  retry_schedule: [0s, 1m30s]"])
         #expect(sink?.retrySchedule == [.zero, .seconds(90)])
     }
@@ -116,7 +136,10 @@ import Testing
         #expect(try webhook(["- type: webhook", "  url: http://h", "  secret: [a1, b2]"])?.secrets == ["a1", "b2"])
         #expect(try webhook(["- type: webhook", "  url: http://h", "  secret: \"\""])?.secrets == [])
         let files = InMemoryFiles(["/s": "whsec_AAAA\n"])
-        let viaFile = try config(yaml(sinks: ["- type: webhook", "  url: http://h", "  secret_file: /s"]), files: files)
+        let viaFile = try config(
+            yaml(sinks: ["- type: webhook", "  url: http://h", "  secret_file: /s"]),
+            files: files
+        )
         #expect(viaFile.sinks.first.map { if case .webhook(let w) = $0 { w.secrets } else { [] } } == ["whsec_AAAA"])
     }
 
@@ -124,14 +147,19 @@ import Testing
         #expect(
             issues(yaml(sinks: ["- type: webhook", "  url: http://h", "  secret: whsec_not*base64"])) == [
                 "bridge.yaml:10:13: sinks[0].secret: a \"whsec_\" secret must be base64 after the prefix"
-            ])
+            ]
+        )
     }
 
     @Test func secretAndSecretFileTogetherAreRejected() {
         let files = InMemoryFiles(["/s": "x"])
         #expect(
-            issues(yaml(sinks: ["- type: webhook", "  url: http://h", "  secret: a", "  secret_file: /s"]), files: files)
-                == ["bridge.yaml:11:5: sinks[0]: set \"secret\" or \"secret_file\", not both"])
+            issues(
+                yaml(sinks: ["- type: webhook", "  url: http://h", "  secret: a", "  secret_file: /s"]),
+                files: files
+            )
+                == ["bridge.yaml:11:5: sinks[0]: set \"secret\" or \"secret_file\", not both"]
+        )
     }
 
     @Test func headersAreCheckedByName() {
@@ -145,6 +173,7 @@ import Testing
                 "bridge.yaml:12:7: sinks[0].headers: invalid header name \"bad name\"",
                 "bridge.yaml:14:7: sinks[0].headers: header \"x-a\" is given twice",
                 "bridge.yaml:15:16: sinks[0].headers.X-Multi: a header value must be one line",
-            ])
+            ]
+        )
     }
 }

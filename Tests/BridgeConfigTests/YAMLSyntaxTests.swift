@@ -13,7 +13,8 @@ import Testing
             issues(yaml) == [
                 "bridge.yaml:2:6: invalid YAML: did not find expected ',' or ']' (while parsing a flow sequence at "
                     + "line 1, column 16)"
-            ])
+            ]
+        )
     }
 
     @Test func tabIndentationIsASyntaxError() {
@@ -23,13 +24,18 @@ import Testing
     }
 
     @Test func duplicateKeysAreRejectedAtTheSecondOccurrence() {
-        let yaml = minimalYAML.replacingOnce("  url: http://127.0.0.1:8055\n", with: "  url: http://a\n  url: http://b\n")
+        let yaml = minimalYAML.replacingOnce(
+            "  url: http://127.0.0.1:8055\n",
+            with: "  url: http://a\n  url: http://b\n"
+        )
         #expect(issues(yaml) == ["bridge.yaml:3:3: duplicate key \"url\" (first defined at line 2, column 3)"])
     }
 
     @Test func duplicateKeysInsideAQueryAreRejectedToo() {
         let yaml = minimalYAML.replacingOnce(
-            "  - collection: articles\n", with: "  - collection: articles\n    query: { limit: 1, limit: 2 }\n")
+            "  - collection: articles\n",
+            with: "  - collection: articles\n    query: { limit: 1, limit: 2 }\n"
+        )
         #expect(issues(yaml) == ["bridge.yaml:7:24: duplicate key \"limit\" (first defined at line 7, column 14)"])
     }
 
@@ -43,14 +49,16 @@ import Testing
         #expect(
             issues("- a\n- b\n") == [
                 "bridge.yaml:1:1: the top level must be a mapping of keys (directus, subscriptions, sinks, …), got a list"
-            ])
+            ]
+        )
     }
 
     @Test func secondDocumentIsRejected() {
         #expect(
             issues(minimalYAML + "---\nlog: {}\n") == [
                 "bridge.yaml:9:1: a configuration file holds one YAML document; remove the second \"---\" document"
-            ])
+            ]
+        )
     }
 
     @Test func invalidUTF8IsReportedWhereItStarts() {
@@ -60,7 +68,8 @@ import Testing
         #expect(
             result.failure?.issues.map(\.description) == [
                 "bridge.yaml:2:11: the configuration file is not valid UTF-8 text"
-            ])
+            ]
+        )
     }
 
     @Test func byteOrderMarkAndCRLFLineEndingsAreAccepted() throws {
@@ -97,9 +106,11 @@ import Testing
 
             """
         let config = try config(yaml)
-        #expect(config.subscriptions.map { $0.query?.jsonText } == [
-            #"{"filter":{"status":{"_eq":"published"}}}"#, #"{"filter":{"status":{"_eq":"published"}}}"#,
-        ])
+        #expect(
+            config.subscriptions.map { $0.query?.jsonText } == [
+                #"{"filter":{"status":{"_eq":"published"}}}"#, #"{"filter":{"status":{"_eq":"published"}}}"#,
+            ]
+        )
     }
 
     @Test func problemsInsideAnAliasAreReportedOnceAtTheAnchoredText() {
@@ -119,7 +130,10 @@ import Testing
     @Test func unknownAliasIsReported() {
         let yaml = minimalYAML + "log: *nowhere\n"
         #expect(
-            issues(yaml) == ["bridge.yaml:9:6: unknown alias \"*nowhere\" (an alias must follow its \"&nowhere\" anchor)"])
+            issues(yaml) == [
+                "bridge.yaml:9:6: unknown alias \"*nowhere\" (an alias must follow its \"&nowhere\" anchor)"
+            ]
+        )
     }
 
     @Test func aliasExpansionIsBounded() {
@@ -146,7 +160,8 @@ import Testing
         #expect(
             issues(yaml) == [
                 "bridge.yaml:5:5: merge keys (\"<<\") are not supported; repeat the keys or alias the whole value"
-            ])
+            ]
+        )
     }
 
     @Test func nonScalarKeysAreRejected() {
@@ -158,9 +173,12 @@ import Testing
         #expect(
             issues(minimalYAML + "shutdown_timeout: !!int 5\n") == [
                 "bridge.yaml:9:19: unsupported tag \"!!int\" (only \"!!str\" is understood)"
-            ])
+            ]
+        )
         let yaml = minimalYAML.replacingOnce(
-            "  - collection: articles\n", with: "  - collection: articles\n    query: { limit: !!str 5 }\n")
+            "  - collection: articles\n",
+            with: "  - collection: articles\n    query: { limit: !!str 5 }\n"
+        )
         #expect(try config(yaml).subscriptions[0].query?.jsonText == #"{"limit":"5"}"#)
     }
 }

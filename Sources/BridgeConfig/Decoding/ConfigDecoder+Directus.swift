@@ -16,8 +16,15 @@ extension ConfigDecoder {
         let reconnect = decodeReconnect(section(map, "reconnect", keys: ConfigKeys.reconnect))
         guard let url else { return nil }
         return DirectusConfig(
-            url: url, websocketPath: websocketPath, auth: auth, tls: tls, connectTimeout: connectTimeout,
-            requestTimeout: requestTimeout, heartbeat: heartbeat, reconnect: reconnect)
+            url: url,
+            websocketPath: websocketPath,
+            auth: auth,
+            tls: tls,
+            connectTimeout: connectTimeout,
+            requestTimeout: requestTimeout,
+            heartbeat: heartbeat,
+            reconnect: reconnect
+        )
     }
 
     /// Parses an http(s) URL, reporting at `mark` why it is not one.
@@ -81,12 +88,16 @@ extension ConfigDecoder {
         case .public where hasCredentials:
             report(
                 "directus.auth.mode: \"public\" means no credentials; remove the token/email/password or use "
-                    + "mode \"handshake\" or \"strict\"", at: modeMark)
+                    + "mode \"handshake\" or \"strict\"",
+                at: modeMark
+            )
         case .handshake, .strict:
             if !hasCredentials, !credentialFailed {
                 report(
                     "directus.auth: mode \"\(mode.rawValue)\" needs credentials: set token (or token_file), or "
-                        + "email and password; for public access set \"mode: public\"", at: modeMark)
+                        + "email and password; for public access set \"mode: public\"",
+                    at: modeMark
+                )
             }
         case .public:
             break
@@ -125,7 +136,8 @@ extension ConfigDecoder {
             report(
                 "directus.reconnect.max_delay (\(DurationText.format(maximum))) must not be shorter than "
                     + "initial_delay (\(DurationText.format(initial)))",
-                at: map["max_delay"]?.mark ?? map["initial_delay"]?.mark ?? map.mark)
+                at: map["max_delay"]?.mark ?? map["initial_delay"]?.mark ?? map.mark
+            )
         }
         return ReconnectConfig(initialDelay: initial, maxDelay: maximum, resetAfter: resetAfter)
     }

@@ -4,7 +4,10 @@ extension ConfigDecoder {
         guard let node = map[key] else { return nil }
         guard case .sequence(let items) = node.content else {
             if node.scalar?.alreadyReported != true {
-                report("\(map.field(key)): expected a list such as \(example), got \(node.kindDescription)", at: node.mark)
+                report(
+                    "\(map.field(key)): expected a list such as \(example), got \(node.kindDescription)",
+                    at: node.mark
+                )
             }
             return nil
         }
@@ -30,14 +33,20 @@ extension ConfigDecoder {
     /// An `events` list: each of `allowed`, no duplicates; `fallback` when absent. An explicitly empty list is
     /// returned as empty (callers decide whether that is allowed).
     mutating func events(
-        _ map: MappingView, _ key: String, allowed: [EventKind], default fallback: [EventKind]
+        _ map: MappingView,
+        _ key: String,
+        allowed: [EventKind],
+        default fallback: [EventKind]
     ) -> [EventKind] {
         guard let items = list(map, key, example: "[create, update]") else { return fallback }
         var result: [EventKind] = []
         for (index, item) in items.enumerated() {
             let field = "\(map.field(key))[\(index)]"
             if !allowed.contains(.snapshot), item.scalar?.text == EventKind.snapshot.rawValue {
-                report("\(field): \"snapshot\" is not a subscription event; set \"snapshot: true\" instead", at: item.mark)
+                report(
+                    "\(field): \"snapshot\" is not a subscription event; set \"snapshot: true\" instead",
+                    at: item.mark
+                )
                 continue
             }
             guard let text = choice(item, field: field, allowed: allowed.map(\.rawValue), noun: "event"),

@@ -4,7 +4,9 @@ extension ConfigDecoder {
         guard case .mapping = node.content else {
             report(
                 "the top level must be a mapping of keys (directus, subscriptions, sinks, …), got "
-                    + node.kindDescription, at: node.mark)
+                    + node.kindDescription,
+                at: node.mark
+            )
             return nil
         }
         let root = mapping(node, name: "", keys: ConfigKeys.root, fallback: node.mark)
@@ -17,7 +19,13 @@ extension ConfigDecoder {
         let shutdownTimeout = duration(root, "shutdown_timeout", default: BridgeConfig.defaultShutdownTimeout)
         guard let directus, !subscriptions.isEmpty, !sinks.isEmpty else { return nil }
         return BridgeConfig(
-            directus: directus, subscriptions: subscriptions, delivery: delivery, sinks: sinks, http: http, log: log,
-            shutdownTimeout: shutdownTimeout)
+            directus: directus,
+            subscriptions: subscriptions,
+            delivery: delivery,
+            sinks: sinks,
+            http: http,
+            log: log,
+            shutdownTimeout: shutdownTimeout
+        )
     }
 }

@@ -28,7 +28,8 @@ extension ConfigDecoder {
         case .failure(let problem):
             report(
                 "http.listen must be host:port such as 127.0.0.1:9464 or [::1]:9464; \"\(text)\" \(problem.reason)",
-                at: node.mark)
+                at: node.mark
+            )
             return HTTPConfig()
         }
     }

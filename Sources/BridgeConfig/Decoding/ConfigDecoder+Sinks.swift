@@ -66,11 +66,17 @@ extension ConfigDecoder {
         let headers = webhookHeaders(map)
         let timeout = duration(map, "timeout", default: WebhookSinkConfig.defaultTimeout)
         let maxAttempts = integer(
-            map, "max_attempts", default: WebhookSinkConfig.defaultMaxAttempts,
-            range: WebhookSinkConfig.maxAttemptsRange)
+            map,
+            "max_attempts",
+            default: WebhookSinkConfig.defaultMaxAttempts,
+            range: WebhookSinkConfig.maxAttemptsRange
+        )
         let maxInFlight = integer(
-            map, "max_in_flight", default: WebhookSinkConfig.defaultMaxInFlight,
-            range: WebhookSinkConfig.maxInFlightRange)
+            map,
+            "max_in_flight",
+            default: WebhookSinkConfig.defaultMaxInFlight,
+            range: WebhookSinkConfig.maxInFlightRange
+        )
         var schedule = WebhookSinkConfig.defaultRetrySchedule
         if let items = list(map, "retry_schedule", example: "[5s, 30s, 2m]") {
             if items.isEmpty, let node = map["retry_schedule"] {
@@ -85,8 +91,16 @@ extension ConfigDecoder {
         let events = events(map, "events", allowed: EventKind.allCases, default: [])
         guard let url else { return nil }
         return WebhookSinkConfig(
-            url: url, secrets: secrets, headers: headers, timeout: timeout, maxAttempts: maxAttempts,
-            maxInFlight: maxInFlight, retrySchedule: schedule, collections: collections, events: events)
+            url: url,
+            secrets: secrets,
+            headers: headers,
+            timeout: timeout,
+            maxAttempts: maxAttempts,
+            maxInFlight: maxInFlight,
+            retrySchedule: schedule,
+            collections: collections,
+            events: events
+        )
     }
 
     /// `collections` of a sink: each must be a subscribed collection, or the filter could never match.
@@ -95,7 +109,9 @@ extension ConfigDecoder {
         for (index, entry) in listed.enumerated() where !subscribed.isEmpty && !subscribed.contains(entry.text) {
             report(
                 "\(map.field("collections"))[\(index)]: \"\(entry.text)\" is not a subscribed collection"
-                    + Suggestion.hint(for: entry.text, in: subscribed), at: entry.mark)
+                    + Suggestion.hint(for: entry.text, in: subscribed),
+                at: entry.mark
+            )
         }
         return listed.map(\.text)
     }
@@ -144,7 +160,9 @@ extension ConfigDecoder {
             if node.scalar?.alreadyReported != true {
                 report(
                     "\(map.field("headers")): expected a mapping such as { x-source: bridge }, got "
-                        + node.kindDescription, at: node.mark)
+                        + node.kindDescription,
+                    at: node.mark
+                )
             }
             return []
         }
@@ -163,7 +181,8 @@ extension ConfigDecoder {
             if Self.reservedHeaders.contains(lowered) {
                 report(
                     "\(map.field("headers")): \"\(entry.key)\" is set by the bridge and cannot be configured",
-                    at: entry.keyMark)
+                    at: entry.keyMark
+                )
                 continue
             }
             if !seen.insert(lowered).inserted {

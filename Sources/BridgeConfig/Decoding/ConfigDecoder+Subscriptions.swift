@@ -32,14 +32,17 @@ extension ConfigDecoder {
                 if let owner = uidOwners[uid] {
                     report(
                         "\(name): duplicate uid \"\(uid)\" (also used by \(owner.name) at line \(owner.mark.line)); "
-                            + "give each subscription of the same collection its own \"uid\"", at: uidMark)
+                            + "give each subscription of the same collection its own \"uid\"",
+                        at: uidMark
+                    )
                 } else {
                     uidOwners[uid] = (name, uidMark)
                 }
             }
             guard let collection, let uid else { continue }
             result.append(
-                SubscriptionConfig(collection: collection, uid: uid, events: events, query: query, snapshot: snapshot))
+                SubscriptionConfig(collection: collection, uid: uid, events: events, query: query, snapshot: snapshot)
+            )
         }
         return result
     }
@@ -50,7 +53,9 @@ extension ConfigDecoder {
             if node.scalar?.alreadyReported != true {
                 report(
                     "\(field): expected a mapping (a Directus query such as { fields: [\"*\"] }), got "
-                        + node.kindDescription, at: node.mark)
+                        + node.kindDescription,
+                    at: node.mark
+                )
             }
             return nil
         }

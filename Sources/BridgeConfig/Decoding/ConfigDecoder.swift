@@ -122,7 +122,8 @@ struct ConfigDecoder {
         guard let value = Int(text), range.contains(value) else {
             report(
                 "\(map.field(key)) must be between \(range.lowerBound) and \(range.upperBound), got \(text)",
-                at: node.mark)
+                at: node.mark
+            )
             return fallback
         }
         return value
@@ -130,7 +131,10 @@ struct ConfigDecoder {
 
     /// A duration such as `250ms`, `10s`, `1m30s`; zero only when `allowZero`.
     mutating func duration(
-        _ map: MappingView, _ key: String, default fallback: Duration, allowZero: Bool = false
+        _ map: MappingView,
+        _ key: String,
+        default fallback: Duration,
+        allowZero: Bool = false
     ) -> Duration {
         guard let node = map[key] else { return fallback }
         return duration(node, field: map.field(key), allowZero: allowZero) ?? fallback
@@ -142,7 +146,9 @@ struct ConfigDecoder {
         guard let value = DurationText.parse(scalar.text) else {
             report(
                 "\(field): invalid duration \"\(scalar.text)\" (use a number and a unit: ms, s, m or h, "
-                    + "e.g. \"250ms\", \"10s\", \"1m30s\")", at: node.mark)
+                    + "e.g. \"250ms\", \"10s\", \"1m30s\")",
+                at: node.mark
+            )
             return nil
         }
         if value == .zero, !allowZero {

@@ -66,7 +66,9 @@ extension BridgeConfig: CustomStringConvertible {
             lines.append("    secret: [\(webhook.secrets.map { _ in Self.redacted }.joined(separator: ", "))]")
             lines.append(webhook.headers.isEmpty ? "    headers: {}" : "    headers:")
             for header in webhook.headers {
-                lines.append("      \(quoted(header.name)): \(header.isSensitive ? Self.redacted : quoted(header.value))")
+                lines.append(
+                    "      \(quoted(header.name)): \(header.isSensitive ? Self.redacted : quoted(header.value))"
+                )
             }
             lines.append("    timeout: \(format(webhook.timeout))")
             lines.append("    max_attempts: \(webhook.maxAttempts)")

@@ -37,8 +37,10 @@ extension HTTPHeader {
     private static let sensitiveNames: Set<String> = [
         "authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key", "api-key", "apikey",
     ]
-    private static let sensitiveParts = ["auth", "token", "secret", "key", "password", "passwd", "cookie", "session",
-        "signature", "credential"]
+    private static let sensitiveParts = [
+        "auth", "token", "secret", "key", "password", "passwd", "cookie", "session",
+        "signature", "credential",
+    ]
 
     /// True for headers that carry credentials (`authorization`, `cookie`, `x-api-key`, or any name containing
     /// auth, token, secret, key, password, cookie, session, signature or credential): their values are redacted.

@@ -63,7 +63,9 @@ public struct DeliveryConfig: Sendable, Equatable {
 
     /// Creates a delivery configuration with the contract's defaults.
     public init(
-        mode: DeliveryMode = .auto, pollInterval: Duration = .seconds(5), stateDir: String = "./.bridge-state",
+        mode: DeliveryMode = .auto,
+        pollInterval: Duration = .seconds(5),
+        stateDir: String = "./.bridge-state",
         maxQueue: Int = 100_000
     ) {
         self.mode = mode

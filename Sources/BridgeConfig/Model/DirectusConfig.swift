@@ -31,10 +31,14 @@ public struct DirectusConfig: Sendable, Equatable {
 
     /// Creates a Directus configuration with the contract's defaults for everything but `url`.
     public init(
-        url: HTTPURL, websocketPath: String = DirectusConfig.defaultWebsocketPath, auth: AuthConfig = AuthConfig(),
-        tls: TLSConfig = TLSConfig(), connectTimeout: Duration = DirectusConfig.defaultConnectTimeout,
+        url: HTTPURL,
+        websocketPath: String = DirectusConfig.defaultWebsocketPath,
+        auth: AuthConfig = AuthConfig(),
+        tls: TLSConfig = TLSConfig(),
+        connectTimeout: Duration = DirectusConfig.defaultConnectTimeout,
         requestTimeout: Duration = DirectusConfig.defaultRequestTimeout,
-        heartbeat: Duration = DirectusConfig.defaultHeartbeat, reconnect: ReconnectConfig = ReconnectConfig()
+        heartbeat: Duration = DirectusConfig.defaultHeartbeat,
+        reconnect: ReconnectConfig = ReconnectConfig()
     ) {
         self.url = url
         self.websocketPath = websocketPath
@@ -125,7 +129,8 @@ public struct ReconnectConfig: Sendable, Equatable {
 
     /// Creates reconnect settings with the contract's defaults.
     public init(
-        initialDelay: Duration = .milliseconds(500), maxDelay: Duration = .seconds(30),
+        initialDelay: Duration = .milliseconds(500),
+        maxDelay: Duration = .seconds(30),
         resetAfter: Duration = .seconds(60)
     ) {
         self.initialDelay = initialDelay

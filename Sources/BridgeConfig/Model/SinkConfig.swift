@@ -61,7 +61,10 @@ public struct NDJSONSinkConfig: Sendable, Equatable {
 
     /// Creates an NDJSON sink configuration with the contract's defaults.
     public init(
-        path: String = "-", fsync: FsyncPolicy = .interval, collections: [String] = [], events: [EventKind] = []
+        path: String = "-",
+        fsync: FsyncPolicy = .interval,
+        collections: [String] = [],
+        events: [EventKind] = []
     ) {
         self.path = path
         self.fsync = fsync
@@ -126,10 +129,14 @@ public struct WebhookSinkConfig: Sendable, Equatable {
 
     /// Creates a webhook sink configuration with the contract's defaults for everything but `url`.
     public init(
-        url: HTTPURL, secrets: [String] = [], headers: [HTTPHeader] = [],
-        timeout: Duration = WebhookSinkConfig.defaultTimeout, maxAttempts: Int = WebhookSinkConfig.defaultMaxAttempts,
+        url: HTTPURL,
+        secrets: [String] = [],
+        headers: [HTTPHeader] = [],
+        timeout: Duration = WebhookSinkConfig.defaultTimeout,
+        maxAttempts: Int = WebhookSinkConfig.defaultMaxAttempts,
         maxInFlight: Int = WebhookSinkConfig.defaultMaxInFlight,
-        retrySchedule: [Duration] = WebhookSinkConfig.defaultRetrySchedule, collections: [String] = [],
+        retrySchedule: [Duration] = WebhookSinkConfig.defaultRetrySchedule,
+        collections: [String] = [],
         events: [EventKind] = []
     ) {
         self.url = url

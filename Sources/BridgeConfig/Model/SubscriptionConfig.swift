@@ -17,8 +17,11 @@ public struct SubscriptionConfig: Sendable, Equatable {
 
     /// Creates a subscription; `uid` defaults to `collection`.
     public init(
-        collection: String, uid: String? = nil, events: [EventKind] = EventKind.subscribable,
-        query: QueryValue? = nil, snapshot: Bool = false
+        collection: String,
+        uid: String? = nil,
+        events: [EventKind] = EventKind.subscribable,
+        query: QueryValue? = nil,
+        snapshot: Bool = false
     ) {
         self.collection = collection
         self.uid = uid ?? collection

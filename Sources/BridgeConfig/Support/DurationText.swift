@@ -55,8 +55,10 @@ package enum DurationText {
         var nanoseconds = components.seconds * 1_000_000_000 + components.attoseconds / 1_000_000_000
         guard nanoseconds > 0 else { return nanoseconds == 0 ? "0s" : "-" + format(.nanoseconds(-nanoseconds)) }
         var text = ""
-        for (suffix, size) in [("h", Int64(3_600_000_000_000)), ("m", 60_000_000_000), ("s", 1_000_000_000),
-            ("ms", 1_000_000), ("us", 1_000), ("ns", 1)]
+        for (suffix, size) in [
+            ("h", Int64(3_600_000_000_000)), ("m", 60_000_000_000), ("s", 1_000_000_000),
+            ("ms", 1_000_000), ("us", 1_000), ("ns", 1),
+        ]
         where nanoseconds >= size {
             text += "\(nanoseconds / size)\(suffix)"
             nanoseconds %= size

@@ -50,7 +50,9 @@ package struct Interpolator: Sendable {
                 problems.append(
                     Problem(
                         mark: referenceMark,
-                        message: "unterminated \"${\" (close it with \"}\", or write \"$${\" for a literal \"${\")"))
+                        message: "unterminated \"${\" (close it with \"}\", or write \"$${\" for a literal \"${\")"
+                    )
+                )
                 break
             }
             let inner = String(String.UnicodeScalarView(text[(index + 2)..<close]))
@@ -81,14 +83,20 @@ package struct Interpolator: Sendable {
         }
         guard Self.isVariableName(name) else {
             return .failure(
-                Message(text: "invalid reference \"${\(inner)}\" (write ${NAME} or ${NAME:-default}; NAME is letters, "
-                    + "digits and _)"))
+                Message(
+                    text: "invalid reference \"${\(inner)}\" (write ${NAME} or ${NAME:-default}; NAME is letters, "
+                        + "digits and _)"
+                )
+            )
         }
         if let value = environment[name], !(value.isEmpty && fallback != nil) { return .success(value) }
         if let fallback { return .success(fallback) }
         return .failure(
-            Message(text: "undefined variable \"\(name)\" (set it in the environment, or give a default: "
-                + "${\(name):-default})"))
+            Message(
+                text: "undefined variable \"\(name)\" (set it in the environment, or give a default: "
+                    + "${\(name):-default})"
+            )
+        )
     }
 
     private static func isVariableName(_ name: String) -> Bool {
@@ -96,7 +104,9 @@ package struct Interpolator: Sendable {
         let capitals: ClosedRange<Unicode.Scalar> = "A"..."Z"
         let digits: ClosedRange<Unicode.Scalar> = "0"..."9"
         guard let first = name.unicodeScalars.first, !digits.contains(first) else { return false }
-        return name.unicodeScalars.allSatisfy { $0 == "_" || letters.contains($0) || capitals.contains($0) || digits.contains($0) }
+        return name.unicodeScalars.allSatisfy {
+            $0 == "_" || letters.contains($0) || capitals.contains($0) || digits.contains($0)
+        }
     }
 
     /// Offsets of each `${` in the raw source of a scalar, skipping `$$` exactly as `interpolate` does, so the

@@ -68,8 +68,11 @@ final class YAMLParser {
             let data = event.data.scalar
             let text = String(decoding: UnsafeBufferPointer(start: data.value, count: data.length), as: UTF8.self)
             let scalar = YAMLScalar(
-                text: text, style: Self.style(data.style), tag: Self.string(data.tag),
-                endIndex: Int(event.end_mark.index))
+                text: text,
+                style: Self.style(data.style),
+                tag: Self.string(data.tag),
+                endIndex: Int(event.end_mark.index)
+            )
             return .success(.scalar(scalar, anchor: Self.string(data.anchor), mark: mark))
         case YAML_SEQUENCE_START_EVENT:
             let data = event.data.sequence_start

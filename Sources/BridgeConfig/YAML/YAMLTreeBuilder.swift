@@ -17,8 +17,12 @@ package struct YAMLTreeBuilder {
     private enum Frame {
         case sequence(start: SourceMark, anchor: String?, items: [YAMLNode])
         case mapping(
-            start: SourceMark, anchor: String?, entries: [YAMLMappingEntry], pending: PendingKey?,
-            firstSeen: [String: SourceMark])
+            start: SourceMark,
+            anchor: String?,
+            entries: [YAMLMappingEntry],
+            pending: PendingKey?,
+            firstSeen: [String: SourceMark]
+        )
     }
 
     private static let supportedTags: Set<String> = [
@@ -46,7 +50,10 @@ package struct YAMLTreeBuilder {
     /// A syntax error stops the parse; the other problems are collected and parsing goes on. Scalar values (not
     /// keys) are interpolated from `environment` as they are read, so alias copies share the result.
     package static func build(
-        bytes: [UInt8], source: SourceText, path: String, environment: [String: String]?
+        bytes: [UInt8],
+        source: SourceText,
+        path: String,
+        environment: [String: String]?
     ) -> (YAMLNode?, [ConfigIssue]) {
         let parser = YAMLParser(bytes: bytes)
         let interpolator = environment.map { Interpolator(environment: $0, source: source) }
@@ -152,7 +159,8 @@ package struct YAMLTreeBuilder {
                 break
             }
             stack.append(
-                .mapping(start: start, anchor: anchor, entries: entries, pending: nextPending, firstSeen: firstSeen))
+                .mapping(start: start, anchor: anchor, entries: entries, pending: nextPending, firstSeen: firstSeen)
+            )
         }
     }
 
@@ -168,7 +176,8 @@ package struct YAMLTreeBuilder {
         if let first = firstSeen[scalar.text] {
             report(
                 "duplicate key \"\(scalar.text)\" (first defined at line \(first.line), column \(first.column))",
-                at: node.mark)
+                at: node.mark
+            )
             return .skip
         }
         firstSeen[scalar.text] = node.mark
@@ -191,7 +200,8 @@ package struct YAMLTreeBuilder {
         let mark =
             failure.mark
             ?? source.mark(
-                at: String(decoding: bytes.prefix(failure.byteOffset), as: UTF8.self).unicodeScalars.count)
+                at: String(decoding: bytes.prefix(failure.byteOffset), as: UTF8.self).unicodeScalars.count
+            )
         var message = "invalid YAML: \(failure.problem)"
         if let context = failure.context {
             message += " (\(context.text) at line \(context.mark.line), column \(context.mark.column))"
