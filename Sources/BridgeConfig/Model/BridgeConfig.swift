@@ -113,7 +113,14 @@ public struct LogConfig: Sendable, Equatable {
 
 /// A change type, as `events` lists in subscriptions (`create`, `update`, `delete`) and sinks (also `snapshot`).
 public enum EventKind: String, Sendable, Equatable, CaseIterable {
-    case create, update, delete, snapshot
+    /// An item was created.
+    case create
+    /// An item was updated.
+    case update
+    /// An item was deleted.
+    case delete
+    /// An item emitted by a snapshot (sink filters only).
+    case snapshot
 
     /// The events a subscription can ask Directus for (snapshots come from `snapshot: true`).
     public static let subscribable: [EventKind] = [.create, .update, .delete]

@@ -6,11 +6,15 @@ import BridgeSystem
 /// floats); quoted scalars are always strings. Numbers keep their text (normalised to JSON syntax), so
 /// `12345678901234567890` survives unrounded.
 public enum QueryValue: Sendable, Equatable {
+    /// JSON `null`.
     case null
+    /// `true` or `false`.
     case bool(Bool)
     /// A number as JSON number text (`42`, `-1.5`, `1e3`).
     case number(String)
+    /// A string.
     case string(String)
+    /// An array in file order.
     case array([QueryValue])
     /// An object with its members in file order (keys are unique: the parser rejects duplicates).
     case object([(key: String, value: QueryValue)])

@@ -4,12 +4,15 @@
 package enum YAMLCoreSchema {
     /// The type a scalar resolves to.
     package enum Resolved: Sendable, Equatable {
+        /// `null`, `~` or empty.
         case null
+        /// `true`/`false` in any of the core schema's spellings.
         case bool(Bool)
         /// An integer as JSON number text (decimal, no leading `+` or zeros).
         case integer(String)
         /// A float as JSON number text, or nil for `.inf`/`.nan`, which JSON cannot carry.
         case float(String?)
+        /// Anything else, and every quoted or block scalar.
         case string(String)
     }
 

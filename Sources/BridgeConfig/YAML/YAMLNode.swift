@@ -20,7 +20,16 @@ package struct SourceMark: Sendable, Equatable {
 
 /// How a scalar was written; only plain scalars are typed (quoted ones are always strings).
 package enum ScalarStyle: Sendable, Equatable {
-    case plain, singleQuoted, doubleQuoted, literal, folded
+    /// `text`.
+    case plain
+    /// `'text'`.
+    case singleQuoted
+    /// `"text"`.
+    case doubleQuoted
+    /// `|` block.
+    case literal
+    /// `>` block.
+    case folded
 }
 
 /// A scalar value as read from the file, after `${VAR}` interpolation.
@@ -68,8 +77,11 @@ package struct YAMLMappingEntry: Sendable, Equatable {
 package struct YAMLNode: Sendable, Equatable {
     /// The node's content.
     package enum Content: Sendable, Equatable {
+        /// A single value.
         case scalar(YAMLScalar)
+        /// A list.
         case sequence([YAMLNode])
+        /// Key–value pairs in file order.
         case mapping([YAMLMappingEntry])
     }
 
