@@ -127,3 +127,12 @@ import Testing
         #expect(issues(yaml) == ["bridge.yaml:3:8: directus.tls: expected a mapping of keys, got a string"])
     }
 }
+
+@Suite struct WrongShapeTests {
+    @Test func sectionThatIsNotAMappingIsReportedOnce() {
+        let yaml = "directus: http://127.0.0.1:8055\nsubscriptions: [{ collection: a }]\nsinks: [{ type: ndjson }]\n"
+        #expect(issues(yaml) == ["bridge.yaml:1:11: directus: expected a mapping of keys, got a string"])
+        let auth = minimalYAML.replacingOnce("  auth:\n    token: secret-token\n", with: "  auth: secret-token\n")
+        #expect(issues(auth) == ["bridge.yaml:3:9: directus.auth: expected a mapping of keys, got a string"])
+    }
+}

@@ -92,7 +92,7 @@ extension ConfigDecoder {
                 at: modeMark
             )
         case .handshake, .strict:
-            if !hasCredentials, !credentialFailed {
+            if !hasCredentials, !credentialFailed, map.isMapping {
                 report(
                     "directus.auth: mode \"\(mode.rawValue)\" needs credentials: set token (or token_file), or "
                         + "email and password; for public access set \"mode: public\"",

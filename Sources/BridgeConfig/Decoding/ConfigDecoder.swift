@@ -31,7 +31,9 @@ struct ConfigDecoder {
             if node.scalar?.alreadyReported != true {
                 report("\(name): expected a mapping of keys, got \(node.kindDescription)", at: node.mark)
             }
-            return MappingView(name: name, mark: node.mark, entries: [])
+            var view = MappingView(name: name, mark: node.mark, entries: [])
+            view.isMapping = false
+            return view
         }
         var view = MappingView(name: name, mark: node.mark, entries: entries)
         for entry in entries where !keys.contains(entry.key) {
@@ -45,7 +47,9 @@ struct ConfigDecoder {
 
     /// The section `key` of `parent` (absent sections decode as empty, i.e. all defaults).
     mutating func section(_ parent: MappingView, _ key: String, keys: [String]) -> MappingView {
-        mapping(parent[key], name: parent.field(key), keys: keys, fallback: parent.mark)
+        var view = mapping(parent[key], name: parent.field(key), keys: keys, fallback: parent.mark)
+        if !parent.isMapping { view.isMapping = false }  // the parent's shape was reported; stay quiet inside it
+        return view
     }
 
     private func unknownKeyMessage(_ key: String, suggestion: String?, in name: String, allowed: [String]) -> String {
@@ -74,7 +78,8 @@ struct ConfigDecoder {
     /// True when `key` is absent or null; reports it as missing when it is.
     mutating func requirePresent(_ map: MappingView, _ key: String, hint: String = "") -> Bool {
         if map[key] != nil { return true }
-        if map.suggestedKeys.contains(key) { return false }  // already reported as a misspelt key
+        // Already reported: as a misspelt key, or the whole section as not being a mapping.
+        if map.suggestedKeys.contains(key) || !map.isMapping { return false }
         if let keyMark = map.keyMark(key) {
             report("\(map.field(key)) needs a value\(hint)", at: keyMark)
         } else {

@@ -8,6 +8,8 @@ struct MappingView {
     let entries: [YAMLMappingEntry]
     /// Allowed keys that an unknown key was reported as a likely misspelling of: not also reported missing.
     var suggestedKeys: Set<String> = []
+    /// False when the node was not a mapping (already reported): its keys are then not reported missing.
+    var isMapping = true
 
     /// The value of `key`, or nil when absent or null (`key:` with nothing, `~`, `null`).
     subscript(key: String) -> YAMLNode? {
