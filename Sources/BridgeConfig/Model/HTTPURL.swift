@@ -146,6 +146,14 @@ public struct ListenAddress: Sendable, Equatable, CustomStringConvertible {
 
     /// Parses `host:port`; `problem` says why not.
     package static func parse(_ text: String) -> Result<ListenAddress, HTTPURL.Problem> {
-        HTTPURL.parseHostPort(Substring(text), portRequired: true).map { ListenAddress(host: $0.0, port: $0.1 ?? 0) }
+        if !text.isEmpty, text.allSatisfy(\.isASCIIDigit) {
+            return .failure(HTTPURL.Problem(reason: "has no host (write 127.0.0.1:\(text), or 0.0.0.0:\(text) for all)"))
+        }
+        return HTTPURL.parseHostPort(Substring(text), portRequired: true).map { ListenAddress(host: $0.0, port: $0.1 ?? 0) }
     }
+}
+
+extension Character {
+    /// 0–9 only.
+    fileprivate var isASCIIDigit: Bool { ("0"..."9").contains(self) }
 }
