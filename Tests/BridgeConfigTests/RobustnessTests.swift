@@ -5,7 +5,9 @@ import Testing
 /// never a crash (the loader asserts that a config that failed to decode reported why).
 @Suite struct RobustnessTests {
     static let files = InMemoryFiles(["/etc/ca.pem": "-----BEGIN CERTIFICATE-----"])
-    static let lines = ExampleConfigTests.everyKey.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+    static let lines = ExampleConfigTests.everyKey.split(separator: "\n", omittingEmptySubsequences: false).map(
+        String.init
+    )
 
     func check(_ text: String) {
         switch parse(text, files: Self.files) {

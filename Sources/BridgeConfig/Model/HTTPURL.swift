@@ -147,9 +147,13 @@ public struct ListenAddress: Sendable, Equatable, CustomStringConvertible {
     /// Parses `host:port`; `problem` says why not.
     package static func parse(_ text: String) -> Result<ListenAddress, HTTPURL.Problem> {
         if !text.isEmpty, text.allSatisfy(\.isASCIIDigit) {
-            return .failure(HTTPURL.Problem(reason: "has no host (write 127.0.0.1:\(text), or 0.0.0.0:\(text) for all)"))
+            return .failure(
+                HTTPURL.Problem(reason: "has no host (write 127.0.0.1:\(text), or 0.0.0.0:\(text) for all)")
+            )
         }
-        return HTTPURL.parseHostPort(Substring(text), portRequired: true).map { ListenAddress(host: $0.0, port: $0.1 ?? 0) }
+        return HTTPURL.parseHostPort(Substring(text), portRequired: true).map {
+            ListenAddress(host: $0.0, port: $0.1 ?? 0)
+        }
     }
 }
 
