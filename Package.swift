@@ -65,6 +65,7 @@ let package = Package(
         .testTarget(name: "BridgeCoreTests", dependencies: ["BridgeCore", "BridgeSystem", "BridgeTestSupport"]),
         .testTarget(name: "BridgeAppTests", dependencies: ["BridgeApp", "BridgeTestSupport"]),
         .testTarget(name: "BridgeConfigTests", dependencies: ["BridgeConfig", "BridgeSystem", "BridgeTestSupport"]),
+        .testTarget(name: "BridgeJSONTests", dependencies: ["BridgeJSON", "BridgeSystem"]),
     ],
     swiftLanguageModes: [.v6]
 )

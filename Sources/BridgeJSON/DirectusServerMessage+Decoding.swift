@@ -1,0 +1,214 @@
+// Decoding one frame in a single pass: the envelope's keys are matched by their bytes (any order), known values
+// map to enum cases without allocating, and `data` is validated element by element while its ranges are recorded.
+extension DirectusServerMessage {
+    /// Decodes and fully validates one text frame.
+    public init(decoding bytes: [UInt8]) throws(DirectusMessageError) {
+        let result = bytes.withUnsafeBytes { buffer in
+            Result { () throws(DirectusMessageError) in try DirectusServerMessage(decoding: buffer) }
+        }
+        self = try result.get()
+    }
+
+    /// Decodes and fully validates one text frame; ranges in ``data`` are offsets into `buffer`.
+    public init(decoding buffer: UnsafeRawBufferPointer) throws(DirectusMessageError) {
+        var decoder = DirectusMessageDecoder(scanner: JSONScanner(buffer))
+        do throws(JSONSyntaxError) {
+            try decoder.decodeEnvelope()
+        } catch {
+            throw .invalidJSON(error)
+        }
+        if let problem = decoder.problem { throw problem }
+        guard let type = decoder.type else { throw .missingType }
+        self.init(
+            type: type, event: decoder.event, status: decoder.status, uid: decoder.uid, error: decoder.error,
+            refreshToken: decoder.refreshToken, data: decoder.data)
+    }
+}
+
+/// The envelope fields the decoder recognises.
+private enum EnvelopeField {
+    case type, event, status, uid, data, error, refreshToken, code, message, other
+
+    init(_ name: UnsafeBufferPointer<UInt8>) {
+        switch name.count {
+        case 3: self = name.matches("uid") ? .uid : .other
+        case 4: self = name.matches("type") ? .type : name.matches("data") ? .data : name.matches("code") ? .code : .other
+        case 5: self = name.matches("event") ? .event : name.matches("error") ? .error : .other
+        case 6: self = name.matches("status") ? .status : .other
+        case 7: self = name.matches("message") ? .message : .other
+        case 13: self = name.matches("refresh_token") ? .refreshToken : .other
+        default: self = .other
+        }
+    }
+}
+
+/// Single-use decoding state for one frame.
+private struct DirectusMessageDecoder {
+    var scanner: JSONScanner
+    var type: DirectusMessageType?
+    var event: DirectusEvent?
+    var status: DirectusStatus?
+    var uid: String?
+    var error: DirectusErrorPayload?
+    var refreshToken: String?
+    var data: DirectusMessageData = .absent
+    /// The first wrong-typed field; reported only when the whole frame is valid JSON (syntax errors win).
+    var problem: DirectusMessageError?
+
+    mutating func decodeEnvelope() throws(JSONSyntaxError) {
+        scanner.skipWhitespace()
+        guard scanner.peek() == UInt8(ascii: "{") else {
+            // Not an object: still tell garbage (invalid JSON) from a valid array, number, ….
+            _ = try scanner.skipValue(depth: 0)
+            try scanner.expectEnd()
+            problem = .notAnObject
+            return
+        }
+        try forEachMember { (decoder, field) throws(JSONSyntaxError) in
+            switch field {
+            case .type: decoder.type = try decoder.readStringValue(field: "type", map: DirectusMessageType.init(utf8:))
+            case .event: decoder.event = try decoder.readStringValue(field: "event", map: DirectusEvent.init(utf8:))
+            case .status: decoder.status = try decoder.readStringValue(field: "status", map: DirectusStatus.init(utf8:))
+            case .uid: decoder.uid = try decoder.readUID()
+            case .refreshToken:
+                decoder.refreshToken = try decoder.readStringValue(field: "refresh_token") {
+                    String(decoding: $0, as: UTF8.self)
+                }
+            case .data: try decoder.readData()
+            case .error: try decoder.readError()
+            case .code, .message, .other: _ = try decoder.scanner.skipValue(depth: 1)
+            }
+        }
+        try scanner.expectEnd()
+    }
+
+    /// Walks the object whose `{` is next, calling `body` positioned at each member's value; `body` must consume it.
+    mutating func forEachMember(
+        _ body: (inout DirectusMessageDecoder, EnvelopeField) throws(JSONSyntaxError) -> Void
+    ) throws(JSONSyntaxError) {
+        try scanner.expect(UInt8(ascii: "{"))
+        scanner.skipWhitespace()
+        if scanner.peek() == UInt8(ascii: "}") {
+            try scanner.expect(UInt8(ascii: "}"))
+            return
+        }
+        while true {
+            guard let quote = scanner.peek() else { throw JSONSyntaxError(.unexpectedEnd, at: scanner.index) }
+            guard quote == UInt8(ascii: "\"") else { throw JSONSyntaxError(.unexpectedByte(quote), at: scanner.index) }
+            let field = try readFieldName()
+            scanner.skipWhitespace()
+            try scanner.expect(UInt8(ascii: ":"))
+            scanner.skipWhitespace()
+            try body(&self, field)
+            scanner.skipWhitespace()
+            guard let next = scanner.peek() else { throw JSONSyntaxError(.unexpectedEnd, at: scanner.index) }
+            scanner.index &+= 1
+            if next == UInt8(ascii: "}") { return }
+            guard next == UInt8(ascii: ",") else { throw JSONSyntaxError(.unexpectedByte(next), at: scanner.index &- 1) }
+            scanner.skipWhitespace()
+        }
+    }
+
+    /// Reads a member name (quote next) and says which field it is.
+    mutating func readFieldName() throws(JSONSyntaxError) -> EnvelopeField {
+        let contentStart = scanner.index &+ 1
+        let hasEscapes = try scanner.scanString()
+        let contentEnd = scanner.index &- 1
+        if hasEscapes {
+            var text = JSONScanner.text(base: scanner.base, from: contentStart, to: contentEnd, hasEscapes: true)
+            return text.withUTF8 { EnvelopeField($0) }
+        }
+        return EnvelopeField(UnsafeBufferPointer(start: scanner.base + contentStart, count: contentEnd &- contentStart))
+    }
+
+    /// Reads a value that must be a string (or `null`, giving `nil`) and maps its UTF-8 with `map`.
+    mutating func readStringValue<Value>(
+        field: String, depth: Int = 1, map: (UnsafeBufferPointer<UInt8>) -> Value
+    ) throws(JSONSyntaxError) -> Value? {
+        if scanner.peek() == UInt8(ascii: "\"") {
+            let contentStart = scanner.index &+ 1
+            let hasEscapes = try scanner.scanString()
+            let contentEnd = scanner.index &- 1
+            if hasEscapes {
+                var text = JSONScanner.text(base: scanner.base, from: contentStart, to: contentEnd, hasEscapes: true)
+                return text.withUTF8 { map($0) }
+            }
+            return map(UnsafeBufferPointer(start: scanner.base + contentStart, count: contentEnd &- contentStart))
+        }
+        let value = try scanner.skipValue(depth: depth)
+        if value.kind != .null { noteProblem(.invalidField(field)) }
+        return nil
+    }
+
+    /// `uid`: a string as sent, a number as written, `null` as absent.
+    mutating func readUID() throws(JSONSyntaxError) -> String? {
+        if scanner.peek() == UInt8(ascii: "\"") {
+            return try scanner.readString()
+        }
+        let value = try scanner.skipValue(depth: 1)
+        switch value.kind {
+        case .number:
+            return String(decoding: UnsafeBufferPointer(start: scanner.base + value.start, count: value.count), as: UTF8.self)
+        case .null:
+            return nil
+        default:
+            noteProblem(.invalidField("uid"))
+            return nil
+        }
+    }
+
+    /// `data`: element ranges of an array, else the range of the object or scalar.
+    mutating func readData() throws(JSONSyntaxError) {
+        guard scanner.peek() == UInt8(ascii: "[") else {
+            let value = try scanner.skipValue(depth: 1)
+            data = value.kind == .object ? .object(value) : .scalar(value)
+            return
+        }
+        scanner.index &+= 1
+        scanner.skipWhitespace()
+        var elements: [JSONRange] = []
+        if scanner.peek() == UInt8(ascii: "]") {
+            scanner.index &+= 1
+        } else {
+            while true {
+                elements.append(try scanner.skipValue(depth: 2))
+                scanner.skipWhitespace()
+                guard let next = scanner.peek() else { throw JSONSyntaxError(.unexpectedEnd, at: scanner.index) }
+                scanner.index &+= 1
+                if next == UInt8(ascii: "]") { break }
+                guard next == UInt8(ascii: ",") else {
+                    throw JSONSyntaxError(.unexpectedByte(next), at: scanner.index &- 1)
+                }
+            }
+        }
+        data = .array(elements)
+    }
+
+    /// `error`: an object with string `code` and `message` (other members skipped), or `null`.
+    mutating func readError() throws(JSONSyntaxError) {
+        guard scanner.peek() == UInt8(ascii: "{") else {
+            let value = try scanner.skipValue(depth: 1)
+            if value.kind != .null { noteProblem(.invalidField("error")) }
+            error = nil
+            return
+        }
+        var payload = DirectusErrorPayload(code: nil, message: nil)
+        try forEachMember { (decoder, field) throws(JSONSyntaxError) in
+            switch field {
+            case .code:
+                payload.code = try decoder.readStringValue(field: "error.code", depth: 2) { String(decoding: $0, as: UTF8.self) }
+            case .message:
+                payload.message = try decoder.readStringValue(field: "error.message", depth: 2) {
+                    String(decoding: $0, as: UTF8.self)
+                }
+            default:
+                _ = try decoder.scanner.skipValue(depth: 2)
+            }
+        }
+        error = payload
+    }
+
+    mutating func noteProblem(_ problem: DirectusMessageError) {
+        if self.problem == nil { self.problem = problem }
+    }
+}

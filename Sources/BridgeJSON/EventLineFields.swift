@@ -1,0 +1,63 @@
+public import BridgeSystem
+
+/// What happened to an item: the `event` field of an event line (and the suffix of its `type`).
+public enum EventKind: String, Sendable, Hashable, CaseIterable {
+    case create
+    case update
+    case delete
+    case snapshot
+
+    /// The `type` field: `directus.items.<event>`.
+    public var typeName: String { "directus.items." + rawValue }
+}
+
+/// Where an event line came from: the `origin` field.
+public enum EventOrigin: String, Sendable, Hashable, CaseIterable {
+    /// From the socket (or an activity read it triggered) while connected and caught up.
+    case live
+    /// Recovered from the activity log while catching up.
+    case backfill
+    /// From a snapshot.
+    case snapshot
+}
+
+/// Every field of an event line except the raw JSON of `data` and `delta` (contract: "The event line").
+public struct EventLineFields: Sendable, Hashable {
+    /// `id`: unique per change, stable across retries (`evt_<uuidv7>`, `act_<activity id>`, `snap_…`).
+    public var id: String
+    /// `event` (and `type` = `directus.items.<event>`).
+    public var event: EventKind
+    /// `collection`.
+    public var collection: String
+    /// `key`: the primary key as text.
+    public var key: String
+    /// `origin`.
+    public var origin: EventOrigin
+    /// `seq`: the Directus activity id when known, else written as `null`.
+    public var seq: Int64?
+    /// `time`: when the change happened (activity timestamp when known, else receipt time).
+    public var time: Timestamp
+    /// `received_at`: when the bridge received it.
+    public var receivedAt: Timestamp
+    /// `subscription`: the subscription uid from the configuration.
+    public var subscription: String
+    /// `user`: the Directus user id, written only when known.
+    public var user: String?
+
+    /// Creates the fields of one line.
+    public init(
+        id: String, event: EventKind, collection: String, key: String, origin: EventOrigin, seq: Int64?,
+        time: Timestamp, receivedAt: Timestamp, subscription: String, user: String? = nil
+    ) {
+        self.id = id
+        self.event = event
+        self.collection = collection
+        self.key = key
+        self.origin = origin
+        self.seq = seq
+        self.time = time
+        self.receivedAt = receivedAt
+        self.subscription = subscription
+        self.user = user
+    }
+}

@@ -1,0 +1,100 @@
+// Validating skip over one whole value, iteratively: a hostile peer's `[[[[…` must give an error, not overflow the
+// thread's stack, and a loop with an explicit bit stack is also faster than recursion for the shallow items Directus
+// sends.
+extension JSONScanner {
+    /// Skips leading whitespace, then validates and skips one complete value. `depth` is how many objects/arrays
+    /// already enclose the value (so the nesting limit counts from the top of the document).
+    /// Returns the value's range; `index` is left just after it.
+    public mutating func skipValue(depth: Int = 0) throws(JSONSyntaxError) -> JSONRange {
+        skipWhitespace()
+        guard index < count else { throw JSONSyntaxError(.unexpectedEnd, at: index) }
+        let start = index
+        let first = base[index]
+        switch first {
+        case UInt8(ascii: "\""):
+            _ = try scanString()
+            return JSONRange(start: start, end: index, kind: .string)
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            try scanNumber()
+            return JSONRange(start: start, end: index, kind: .number)
+        case UInt8(ascii: "t"), UInt8(ascii: "f"), UInt8(ascii: "n"):
+            let kind = try scanLiteral()
+            return JSONRange(start: start, end: index, kind: kind)
+        case UInt8(ascii: "{"), UInt8(ascii: "["):
+            try skipContainer(depth: depth)
+            return JSONRange(start: start, end: index, kind: first == UInt8(ascii: "{") ? .object : .array)
+        default:
+            throw JSONSyntaxError(.unexpectedByte(first), at: index)
+        }
+    }
+
+    /// Skips an object or array whose opening bracket is at `index`.
+    private mutating func skipContainer(depth outerDepth: Int) throws(JSONSyntaxError) {
+        // Bit n of `isObject` says whether the container at relative level n is an object.
+        var isObject = InlineArray<8, UInt64>(repeating: 0)
+        var level = 0
+        let allowed = maxDepth - outerDepth  // how many levels may open from here
+        guard allowed >= 1 else { throw JSONSyntaxError(.nestingTooDeep, at: index) }
+
+        func top(_ bits: borrowing InlineArray<8, UInt64>, _ level: Int) -> Bool {
+            bits[(level &- 1) &>> 6] & (1 &<< UInt64((level &- 1) & 63)) != 0
+        }
+
+        // Open the first container.
+        if base[index] == UInt8(ascii: "{") { isObject[0] = 1 }
+        level = 1
+        index &+= 1
+        var justOpened = true
+
+        while true {
+            skipWhitespace()
+            guard index < count else { throw JSONSyntaxError(.unexpectedEnd, at: index) }
+            var byte = base[index]
+            let inObject = top(isObject, level)
+            // After a value: `,` continues, the matching bracket closes. Right after opening: the bracket closes.
+            if byte == (inObject ? UInt8(ascii: "}") : UInt8(ascii: "]")) {
+                index &+= 1
+                level &-= 1
+                if level == 0 { return }
+                justOpened = false
+                continue
+            }
+            if !justOpened {
+                guard byte == UInt8(ascii: ",") else { throw JSONSyntaxError(.unexpectedByte(byte), at: index) }
+                index &+= 1
+                skipWhitespace()
+                guard index < count else { throw JSONSyntaxError(.unexpectedEnd, at: index) }
+                byte = base[index]
+            }
+            if inObject {
+                guard byte == UInt8(ascii: "\"") else { throw JSONSyntaxError(.unexpectedByte(byte), at: index) }
+                _ = try scanString()
+                skipWhitespace()
+                try expect(UInt8(ascii: ":"))
+                skipWhitespace()
+                guard index < count else { throw JSONSyntaxError(.unexpectedEnd, at: index) }
+                byte = base[index]
+            }
+            switch byte {
+            case UInt8(ascii: "\""):
+                _ = try scanString()
+            case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+                try scanNumber()
+            case UInt8(ascii: "t"), UInt8(ascii: "f"), UInt8(ascii: "n"):
+                _ = try scanLiteral()
+            case UInt8(ascii: "{"), UInt8(ascii: "["):
+                guard level < allowed else { throw JSONSyntaxError(.nestingTooDeep, at: index) }
+                let word = level &>> 6
+                let bit: UInt64 = 1 &<< UInt64(level & 63)
+                if byte == UInt8(ascii: "{") { isObject[word] |= bit } else { isObject[word] &= ~bit }
+                level &+= 1
+                index &+= 1
+                justOpened = true
+                continue
+            default:
+                throw JSONSyntaxError(.unexpectedByte(byte), at: index)
+            }
+            justOpened = false
+        }
+    }
+}

@@ -1,0 +1,124 @@
+public import BridgeSystem
+
+/// A time-ordered UUID (RFC 9562 version 7): 48 bits of Unix milliseconds, then 12 bits of a per-millisecond
+/// counter (`rand_a`), then 62 random bits. Live-mode event ids are `evt_` + its text.
+public struct UUIDv7: Sendable, Hashable, Comparable, CustomStringConvertible {
+    /// Bits 0–63: timestamp (48), version `0111` (4), `rand_a` (12).
+    public let high: UInt64
+    /// Bits 64–127: variant `10` (2), `rand_b` (62).
+    public let low: UInt64
+
+    /// A UUID from its two halves as they are (no version or variant checks).
+    public init(high: UInt64, low: UInt64) {
+        self.high = high
+        self.low = low
+    }
+
+    /// A version 7 UUID from its fields; out-of-range bits are masked off.
+    public init(milliseconds: Int64, randA: UInt16, randB: UInt64) {
+        let time = UInt64(clamping: max(milliseconds, 0)) & 0xFFFF_FFFF_FFFF
+        high = time &<< 16 | 0x7000 | UInt64(randA & 0x0FFF)
+        low = 0x8000_0000_0000_0000 | (randB & 0x3FFF_FFFF_FFFF_FFFF)
+    }
+
+    /// A UUID for `time` with random `rand_a` and `rand_b` (no ordering within one millisecond; use
+    /// ``UUIDv7Generator`` for that).
+    public static func random(at time: Timestamp = .now()) -> UUIDv7 {
+        var generator = SystemRandomNumberGenerator()
+        return UUIDv7(
+            milliseconds: time.unixMilliseconds, randA: UInt16(truncatingIfNeeded: generator.next()),
+            randB: generator.next())
+    }
+
+    /// The Unix milliseconds in the first 48 bits.
+    public var milliseconds: Int64 { Int64(high &>> 16) }
+
+    /// The version nibble (7 for UUIDs made here).
+    public var version: Int { Int((high &>> 12) & 0xF) }
+
+    /// Byte order is time order.
+    public static func < (lhs: UUIDv7, rhs: UUIDv7) -> Bool {
+        (lhs.high, lhs.low) < (rhs.high, rhs.low)
+    }
+
+    /// Lowercase canonical text, `xxxxxxxx-xxxx-7xxx-yxxx-xxxxxxxxxxxx`.
+    public var description: String {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(36)
+        appendText(to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends the lowercase canonical text (36 bytes) without building a string.
+    public func appendText(to bytes: inout [UInt8]) {
+        let digits: StaticString = "0123456789abcdef"
+        let hex = digits.utf8Start
+        func appendNibbles(_ value: UInt64, from shift: Int, count: Int) {
+            var position = shift
+            for _ in 0..<count {
+                position -= 4
+                bytes.append(hex[Int((value &>> UInt64(position)) & 0xF)])
+            }
+        }
+        appendNibbles(high, from: 64, count: 8)
+        bytes.append(UInt8(ascii: "-"))
+        appendNibbles(high, from: 32, count: 4)
+        bytes.append(UInt8(ascii: "-"))
+        appendNibbles(high, from: 16, count: 4)
+        bytes.append(UInt8(ascii: "-"))
+        appendNibbles(low, from: 64, count: 4)
+        bytes.append(UInt8(ascii: "-"))
+        appendNibbles(low, from: 48, count: 12)
+    }
+
+    /// Parses canonical text (either case); `nil` when it is not 8-4-4-4-12 hex digits.
+    public init?(_ text: String) {
+        let utf8 = Array(text.utf8)
+        guard utf8.count == 36 else { return nil }
+        var high: UInt64 = 0
+        var low: UInt64 = 0
+        var nibbles = 0
+        for (offset, byte) in utf8.enumerated() {
+            if offset == 8 || offset == 13 || offset == 18 || offset == 23 {
+                guard byte == UInt8(ascii: "-") else { return nil }
+                continue
+            }
+            guard let value = JSONScanner.hexValue(byte) else { return nil }
+            if nibbles < 16 { high = high &<< 4 | UInt64(value) } else { low = low &<< 4 | UInt64(value) }
+            nibbles += 1
+        }
+        self.init(high: high, low: low)
+    }
+}
+
+/// Makes strictly increasing ``UUIDv7``s: within one millisecond the 12-bit `rand_a` counts up from a random
+/// start below 2048 (RFC 9562 §6.2 method 1); if it runs out, or the clock steps back, the timestamp is carried
+/// forward by one millisecond. One generator per producer (it is a value; keep it in the owning state).
+public struct UUIDv7Generator: Sendable {
+    private var lastMilliseconds: Int64 = -1
+    private var counter: UInt16 = 0
+
+    /// A generator that has not issued anything yet.
+    public init() {}
+
+    /// The next UUID for the current time, with random bits from the system generator.
+    public mutating func next(at time: Timestamp = .now()) -> UUIDv7 {
+        var random = SystemRandomNumberGenerator()
+        return next(at: time, using: &random)
+    }
+
+    /// The next UUID for `time`, with random bits from `random` (tests pass a seeded generator).
+    public mutating func next<Random: RandomNumberGenerator>(at time: Timestamp, using random: inout Random) -> UUIDv7 {
+        let now = max(time.unixMilliseconds, 0)
+        if now > lastMilliseconds {
+            lastMilliseconds = now
+            counter = UInt16(truncatingIfNeeded: random.next()) & 0x07FF
+        } else if counter < 0x0FFF {
+            counter += 1
+        } else {
+            lastMilliseconds += 1
+            counter = UInt16(truncatingIfNeeded: random.next()) & 0x07FF
+        }
+        return UUIDv7(milliseconds: lastMilliseconds, randA: counter, randB: random.next())
+    }
+}
