@@ -1,0 +1,172 @@
+import BridgeJSON
+import BridgeSystem
+import Foundation
+import Testing
+
+/// The event line: field order, the contract's example byte for byte, escaping.
+@Suite struct EventLineWriterTests {
+    static let exampleTime = Timestamp(rfc3339: "2026-12-02T10:15:00.123Z")!
+    static let exampleReceived = Timestamp(rfc3339: "2026-12-02T10:15:00.125Z")!
+    static let exampleFields = EventLineFields(
+        id: "act_4711", event: .update, collection: "articles", key: "42", origin: .live, seq: 4711,
+        time: exampleTime, receivedAt: exampleReceived, subscription: "articles")
+    static let exampleLine =
+        #"{"id":"act_4711","type":"directus.items.update","event":"update","collection":"articles","key":"42","data":{"id":42,"title":"Hello","status":"published"},"origin":"live","seq":4711,"time":"2026-12-02T10:15:00.123Z","received_at":"2026-12-02T10:15:00.125Z","subscription":"articles"}"#
+
+    @Test func contractExampleByteForByte() {
+        var writer = EventLineWriter()
+        let data = Array(#"{"id":42,"title":"Hello","status":"published"}"#.utf8)
+        let range = data.withUnsafeBytes { writer.appendLine(Self.exampleFields, data: $0) }
+        #expect(String(decoding: writer.bytes, as: UTF8.self) == Self.exampleLine + "\n")
+        #expect(range == 0..<writer.bytes.count)
+    }
+
+    @Test func contractExampleFromAFrameRange() throws {
+        let frame = Array(
+            #"{"type":"subscription","event":"update","data":[{"id":42,"title":"Hello","status":"published"}],"uid":"articles"}"#
+                .utf8)
+        let message = try DirectusServerMessage(decoding: frame)
+        guard case .array(let items) = message.data, let item = items.first else {
+            Issue.record("no item")
+            return
+        }
+        var fields = Self.exampleFields
+        fields.key = try #require(item.member("id", in: frame)?.keyString(in: frame))
+        var writer = EventLineWriter()
+        writer.appendLine(fields, data: item, in: frame)
+        #expect(String(decoding: writer.bytes, as: UTF8.self) == Self.exampleLine + "\n")
+    }
+
+    @Test func webhookBodyHasNoNewline() {
+        var body: [UInt8] = []
+        let data = Array(#"{"id":42,"title":"Hello","status":"published"}"#.utf8)
+        data.withUnsafeBytes {
+            EventLineWriter.append(Self.exampleFields, data: $0, delta: nil, newline: false, to: &body)
+        }
+        #expect(String(decoding: body, as: UTF8.self) == Self.exampleLine)
+    }
+
+    @Test func deleteWithNullDataNullSeqDeltaAndUser() {
+        let fields = EventLineFields(
+            id: "evt_0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b", event: .delete, collection: "articles", key: "7",
+            origin: .backfill, seq: nil, time: Timestamp(microsecondsSinceEpoch: 0),
+            receivedAt: Timestamp(microsecondsSinceEpoch: 1_000), subscription: "articles-del",
+            user: "0b3c4d5e-0000-4000-8000-000000000001")
+        var writer = EventLineWriter()
+        let delta = Array(#"{"status":"archived"}"#.utf8)
+        _ = delta.withUnsafeBytes { writer.appendLine(fields, data: nil, delta: $0) }
+        let expected =
+            #"{"id":"evt_0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b","type":"directus.items.delete","event":"delete","collection":"articles","key":"7","data":null,"delta":{"status":"archived"},"origin":"backfill","seq":null,"time":"1970-01-01T00:00:00.000Z","received_at":"1970-01-01T00:00:00.001Z","subscription":"articles-del","user":"0b3c4d5e-0000-4000-8000-000000000001"}"#
+        #expect(String(decoding: writer.bytes, as: UTF8.self) == expected + "\n")
+    }
+
+    @Test func everyEventAndOrigin() throws {
+        for event in EventKind.allCases {
+            for origin in EventOrigin.allCases {
+                var fields = Self.exampleFields
+                fields.event = event
+                fields.origin = origin
+                fields.seq = -9_223_372_036_854_775_808
+                var writer = EventLineWriter()
+                writer.appendLine(fields, data: .null)
+                let line = try JSONValue.parse(Array(writer.bytes.dropLast()))
+                #expect(line["type"]?.stringValue == event.typeName)
+                #expect(line["event"]?.stringValue == event.rawValue)
+                #expect(line["origin"]?.stringValue == origin.rawValue)
+                #expect(line["seq"]?.numberValue?.text == "-9223372036854775808")
+                #expect(line["data"] == .null)
+            }
+        }
+    }
+
+    @Test func domValuesAndSeveralLinesInOneBuffer() throws {
+        var writer = EventLineWriter(capacity: 16)
+        var ranges: [Range<Int>] = []
+        for index in 0..<50 {
+            var fields = Self.exampleFields
+            fields.key = String(index)
+            fields.seq = Int64(index)
+            ranges.append(writer.appendLine(fields, data: ["id": .number(JSONNumber(index)), "s": "é\n"], delta: ["s": "x"]))
+        }
+        #expect(ranges.first?.lowerBound == 0)
+        #expect(ranges.last?.upperBound == writer.bytes.count)
+        for (index, range) in ranges.enumerated() {
+            #expect(writer.bytes[range.upperBound - 1] == UInt8(ascii: "\n"))
+            let line = try JSONValue.parse(Array(writer.bytes[range].dropLast()))
+            #expect(line["key"]?.stringValue == String(index))
+            #expect(line["data"]?["id"]?.int64Value == Int64(index))
+            #expect(line["data"]?["s"]?.stringValue == "é\n")
+            #expect(line["delta"] == ["s": "x"])
+            #expect(line.objectValue?.keys == [
+                "id", "type", "event", "collection", "key", "data", "delta", "origin", "seq", "time", "received_at",
+                "subscription",
+            ])
+        }
+        writer.removeAll()
+        #expect(writer.bytes.isEmpty)
+    }
+
+    @Test func rangesThatDoNotFitAreWrittenAsNull() throws {
+        var writer = EventLineWriter()
+        let source = Array("[1]".utf8)
+        writer.appendLine(Self.exampleFields, data: JSONRange(start: 0, end: 99, kind: .array), in: source)
+        let line = try JSONValue.parse(Array(writer.bytes.dropLast()))
+        #expect(line["data"] == .null)
+    }
+
+    static let awkwardStrings: [String] = [
+        "plain", "", "quote\"inside", "back\\slash", "both\\\"", "\u{0}\u{1}\u{8}\u{9}\u{A}\u{B}\u{C}\u{D}\u{1F}\u{7F}",
+        "Ünïcödé ✓ 𝄞 \u{2028}\u{2029}", "/slash/", "long run without anything special at all 0123456789",
+        "special at the end of a long run 0123456789\"", "\"special at the start of a long run 0123456789",
+        "mixed\té \"x\" \\y\n\u{10FFFF}",
+    ]
+
+    @Test(arguments: awkwardStrings)
+    func stringFieldsAreEscapedAndRoundTrip(_ text: String) throws {
+        let fields = EventLineFields(
+            id: text, event: .create, collection: text, key: text, origin: .live, seq: 1,
+            time: Self.exampleTime, receivedAt: Self.exampleReceived, subscription: text, user: text)
+        var writer = EventLineWriter()
+        writer.appendLine(fields, data: .string(text))
+        #expect(writer.bytes.last == UInt8(ascii: "\n"))
+        #expect(!writer.bytes.dropLast().contains(UInt8(ascii: "\n")))  // one line, whatever the strings hold
+        #expect(!writer.bytes.contains { $0 < 0x20 && $0 != 0x0A })
+        let body = Array(writer.bytes.dropLast())
+        let line = try JSONValue.parse(body)
+        for field in ["id", "collection", "key", "subscription", "user", "data"] {
+            #expect(line[field]?.stringValue?.utf8.elementsEqual(text.utf8) == true, "\(field)")
+        }
+        // Foundation reads the same text back.
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(body)) as? [String: Any])
+        #expect((object["collection"] as? String)?.utf8.elementsEqual(text.utf8) == true)
+    }
+
+    @Test func escapesMatchJSONStringify() {
+        var bytes: [UInt8] = []
+        JSONOutput.appendQuoted("\"\\\u{8}\u{C}\n\r\t\u{0}\u{1F}é/", to: &bytes)
+        #expect(String(decoding: bytes, as: UTF8.self) == #""\"\\\b\f\n\r\t\u0000\u001fé/""#)
+        bytes.removeAll()
+        JSONOutput.appendDecimal(0, to: &bytes)
+        bytes.append(32)
+        JSONOutput.appendDecimal(Int64.max, to: &bytes)
+        bytes.append(32)
+        JSONOutput.appendDecimal(Int64.min, to: &bytes)
+        #expect(String(decoding: bytes, as: UTF8.self) == "0 9223372036854775807 -9223372036854775808")
+    }
+
+    /// Random strings with specials at every position (the eight-byte fast path and its tail) decode back exactly.
+    @Test func randomStringsRoundTrip() throws {
+        var random = SplitMix64(seed: 42)
+        let pool: [Unicode.Scalar] = ["a", "b", " ", "\"", "\\", "\n", "\u{1}", "\u{1F}", "é", "€", "𝄞", "/", "~"]
+        for _ in 0..<2_000 {
+            var text = ""
+            for _ in 0..<(random.next() % 40) {
+                text.unicodeScalars.append(pool[Int(random.next() % UInt64(pool.count))])
+            }
+            var bytes: [UInt8] = []
+            JSONOutput.appendQuoted(text, to: &bytes)
+            let parsed = try JSONValue.parse(bytes)
+            #expect(parsed.stringValue?.utf8.elementsEqual(text.utf8) == true)
+        }
+    }
+}
