@@ -98,9 +98,9 @@ public struct EventLineWriter: Sendable {
             JSONOutput.appendLiteral("null", to: &output)
         }
         JSONOutput.appendLiteral(",\"time\":\"", to: &output)
-        fields.time.appendRFC3339(to: &output)
+        JSONOutput.appendRFC3339(fields.time, to: &output)
         JSONOutput.appendLiteral("\",\"received_at\":\"", to: &output)
-        fields.receivedAt.appendRFC3339(to: &output)
+        JSONOutput.appendRFC3339(fields.receivedAt, to: &output)
         JSONOutput.appendLiteral("\",\"subscription\":", to: &output)
         JSONOutput.appendQuoted(fields.subscription, to: &output)
         if let user = fields.user {

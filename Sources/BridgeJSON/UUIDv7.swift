@@ -24,7 +24,7 @@ public struct UUIDv7: Sendable, Hashable, Comparable, CustomStringConvertible {
     /// A UUID for `time` with random `rand_a` and `rand_b` (no ordering within one millisecond; use
     /// ``UUIDv7Generator`` for that).
     public static func random(at time: Timestamp = .now()) -> UUIDv7 {
-        var generator = SystemRandomNumberGenerator()
+        var generator = SystemRandomPool()
         return UUIDv7(
             milliseconds: time.unixMilliseconds, randA: UInt16(truncatingIfNeeded: generator.next()),
             randB: generator.next())
@@ -42,33 +42,54 @@ public struct UUIDv7: Sendable, Hashable, Comparable, CustomStringConvertible {
     }
 
     /// Lowercase canonical text, `xxxxxxxx-xxxx-7xxx-yxxx-xxxxxxxxxxxx`.
-    public var description: String {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(36)
-        appendText(to: &bytes)
-        return String(decoding: bytes, as: UTF8.self)
+    public var description: String { text() }
+
+    /// `prefix` followed by the lowercase canonical text, built in one allocation (`text(prefix: "evt_")`).
+    public func text(prefix: String = "") -> String {
+        var prefix = prefix
+        return prefix.withUTF8 { prefixBytes in
+            String(unsafeUninitializedCapacity: prefixBytes.count + 36) { output in
+                _ = output.initialize(from: prefixBytes)
+                write(into: UnsafeMutableBufferPointer(rebasing: output[prefixBytes.count...]))
+                return prefixBytes.count + 36
+            }
+        }
     }
 
     /// Appends the lowercase canonical text (36 bytes) without building a string.
     public func appendText(to bytes: inout [UInt8]) {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 36) { text in
+            write(into: text)
+            bytes.append(contentsOf: text)
+        }
+    }
+
+    /// Writes the 36 bytes of canonical text to the start of `output`.
+    private func write(into output: UnsafeMutableBufferPointer<UInt8>) {
         let digits: StaticString = "0123456789abcdef"
         let hex = digits.utf8Start
-        func appendNibbles(_ value: UInt64, from shift: Int, count: Int) {
-            var position = shift
+        var position = 0
+        func nibbles(_ value: UInt64, from shift: Int, count: Int) {
+            var bit = shift
             for _ in 0..<count {
-                position -= 4
-                bytes.append(hex[Int((value &>> UInt64(position)) & 0xF)])
+                bit -= 4
+                output[position] = hex[Int((value &>> UInt64(bit)) & 0xF)]
+                position += 1
             }
         }
-        appendNibbles(high, from: 64, count: 8)
-        bytes.append(UInt8(ascii: "-"))
-        appendNibbles(high, from: 32, count: 4)
-        bytes.append(UInt8(ascii: "-"))
-        appendNibbles(high, from: 16, count: 4)
-        bytes.append(UInt8(ascii: "-"))
-        appendNibbles(low, from: 64, count: 4)
-        bytes.append(UInt8(ascii: "-"))
-        appendNibbles(low, from: 48, count: 12)
+        func dash() {
+            output[position] = UInt8(ascii: "-")
+            position += 1
+        }
+        nibbles(high, from: 64, count: 8)
+        dash()
+        nibbles(high, from: 32, count: 4)
+        dash()
+        nibbles(high, from: 16, count: 4)
+        dash()
+        nibbles(low, from: 64, count: 4)
+        dash()
+        nibbles(low, from: 48, count: 12)
     }
 
     /// Parses canonical text (either case); `nil` when it is not 8-4-4-4-12 hex digits.
@@ -101,9 +122,10 @@ public struct UUIDv7Generator: Sendable {
     /// A generator that has not issued anything yet.
     public init() {}
 
-    /// The next UUID for the current time, with random bits from the system generator.
+    /// The next UUID for `time` (default: now), with random bits from the kernel's CSPRNG (the source of
+    /// `SystemRandomNumberGenerator`, read in 256-byte batches through a shared pool).
     public mutating func next(at time: Timestamp = .now()) -> UUIDv7 {
-        var random = SystemRandomNumberGenerator()
+        var random = SystemRandomPool()
         return next(at: time, using: &random)
     }
 

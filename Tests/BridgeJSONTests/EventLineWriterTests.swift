@@ -141,6 +141,22 @@ import Testing
         #expect((object["collection"] as? String)?.utf8.elementsEqual(text.utf8) == true)
     }
 
+    @Test func timestampsMatchBridgeSystemFormatting() {
+        var random = SplitMix64(seed: 3339)
+        let earliest: Int64 = -62_135_596_800_000_000  // 0001-01-01
+        let latest: Int64 = 253_402_300_799_999_999  // 9999-12-31T23:59:59.999999
+        var samples: [Int64] = [0, -1, -999, -1_000, -1_001, 1_796_206_500_123_456, 951_782_400_000_000, earliest, latest]
+        for _ in 0..<20_000 {
+            samples.append(earliest + Int64(bitPattern: random.next() % UInt64(latest - earliest)))
+        }
+        for micros in samples {
+            let time = Timestamp(microsecondsSinceEpoch: micros)
+            var bytes: [UInt8] = []
+            JSONOutput.appendRFC3339(time, to: &bytes)
+            #expect(String(decoding: bytes, as: UTF8.self) == time.rfc3339, "\(micros)")
+        }
+    }
+
     @Test func escapesMatchJSONStringify() {
         var bytes: [UInt8] = []
         JSONOutput.appendQuoted("\"\\\u{8}\u{C}\n\r\t\u{0}\u{1F}é/", to: &bytes)

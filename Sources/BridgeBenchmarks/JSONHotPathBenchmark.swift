@@ -1,0 +1,151 @@
+import BridgeJSON
+import BridgeSystem
+import Foundation
+
+/// The JSON hot path: one Directus socket frame in, one NDJSON event line per item out.
+///
+/// Ours: `DirectusServerMessage` decode (full validation) + primary key + `EventLineWriter` (item bytes copied).
+/// Peer: Foundation `JSONSerialization` parse of the frame, then per item a dictionary of the event fields
+/// re-encoded with `JSONSerialization.data(withJSONObject:)` — the straightforward way to write the bridge.
+/// Both run on the same frames in the same process; the item count per second is what matters for the bridge.
+enum JSONHotPathBenchmark {
+    static let peerName = "Foundation JSONSerialization parse + re-encode"
+
+    /// One article as Directus sends it for `fields: ["*"]`: about 300 bytes (escapes and non-ASCII included).
+    static func item(id: Int) -> String {
+        #"{"id":\#(id),"status":"published","user_created":"8f14e45f-ceea-467f-a0e6-7f3d2c1b0a99","#
+            + #""date_created":"2026-12-02T10:15:00.123Z","date_updated":null,"title":"Hello from the bridge","#
+            + #""summary":"A short summary with \"quotes\" and UTF-8: café, 日本","#
+            + #""tags":["news","tech"],"rating":4.5,"views":1024}"#
+    }
+
+    static let createFrame = Array(
+        (#"{"type":"subscription","event":"create","data":["# + item(id: 4711) + #"],"uid":"articles"}"#).utf8)
+    static let updateFrame = Array(
+        (#"{"type":"subscription","event":"update","data":["#
+            + (0..<10).map { item(id: 5000 + $0) }.joined(separator: ",") + #"],"uid":"articles"}"#).utf8)
+
+    /// `json-hot-path` runs everything; `json-hot-path profile` runs only our path for a while (for `perf record`).
+    @Sendable static func run(_ arguments: [String]) async throws {
+        if arguments.first == "profile" {
+            let rate = try ours(frame: createFrame, messages: 5_000_000, withIDs: true)
+            FileHandleStderr.write("json-hot-path profile: \(Int(rate)) items/s\n")
+            return
+        }
+        let itemBytes = item(id: 4711).utf8.count
+        FileHandleStderr.write("json-hot-path: item \(itemBytes) bytes, create frame \(createFrame.count) bytes, "
+            + "update frame \(updateFrame.count) bytes (10 items)\n")
+        try verifyOutputsAgree()
+        for (label, frame, items) in [("create 1 item", createFrame, 1), ("update 10 items", updateFrame, 10)] {
+            let oursRate = try best(of: 5) { try ours(frame: frame, messages: 400_000 / items, withIDs: false) }
+            let idRate = try best(of: 3) { try ours(frame: frame, messages: 200_000 / items, withIDs: true) }
+            let peerRate = try best(of: 3) { try peer(frame: frame, messages: 20_000 / items) }
+            for (metric, value, peerValue) in [
+                ("items/s, \(label): decode + key + write", oursRate, peerRate),
+                ("ns/item, \(label): decode + key + write", 1e9 / oursRate, 1e9 / peerRate),
+            ] {
+                BenchmarkResult(
+                    benchmark: "json-hot-path", metric: metric, value: value, unit: metric.hasPrefix("ns") ? "ns" : "1/s",
+                    peer: peerName, peerValue: peerValue
+                ).emit()
+            }
+            BenchmarkResult(
+                benchmark: "json-hot-path", metric: "items/s, \(label): same + UUIDv7 id + clock read", value: idRate,
+                unit: "1/s"
+            ).emit()
+        }
+    }
+
+    /// The best items/s of `runs` runs (the least disturbed by the other work on a shared machine).
+    static func best(of runs: Int, _ body: () throws -> Double) rethrows -> Double {
+        var best = 0.0
+        for _ in 0..<runs { best = max(best, try body()) }
+        return best
+    }
+
+    static func fields(key: String, id: String, event: EventKind, receivedAt: Timestamp) -> EventLineFields {
+        EventLineFields(
+            id: id, event: event, collection: "articles", key: key, origin: .live, seq: nil, time: receivedAt,
+            receivedAt: receivedAt, subscription: "articles")
+    }
+
+    /// Items per second through decode + key + line writing.
+    static func ours(frame: [UInt8], messages: Int, withIDs: Bool) throws -> Double {
+        var writer = EventLineWriter(capacity: 64 * 1024)
+        var generator = UUIDv7Generator()
+        var items = 0
+        let fixedTime = Timestamp.now()
+        let seconds = try measureSeconds {
+            for _ in 0..<messages {
+                let message = try DirectusServerMessage(decoding: frame)
+                guard case .array(let ranges) = message.data else { continue }
+                let event: EventKind = message.event == .update ? .update : .create
+                let receivedAt = withIDs ? Timestamp.now() : fixedTime
+                for range in ranges {
+                    guard let key = range.member("id", in: frame)?.keyString(in: frame) else { continue }
+                    let id = withIDs ? generator.next(at: receivedAt).text(prefix: "evt_") : "evt_fixed"
+                    writer.appendLine(fields(key: key, id: id, event: event, receivedAt: receivedAt), data: range, in: frame)
+                    items += 1
+                }
+                // The reader hands each batch of lines to a sink and reuses the buffer.
+                if writer.bytes.count > 48 * 1024 { writer.removeAll() }
+            }
+        }
+        blackHole(writer.bytes)
+        return Double(items) / seconds
+    }
+
+    /// Items per second through Foundation: parse the frame, re-encode one event object per item.
+    static func peer(frame: [UInt8], messages: Int) throws -> Double {
+        let data = Data(frame)
+        var output = Data()
+        var items = 0
+        let receivedAt = Timestamp.now().rfc3339
+        let seconds = try measureSeconds {
+            for _ in 0..<messages {
+                guard let message = try JSONSerialization.jsonObject(with: data) as? [String: Any],
+                    let elements = message["data"] as? [[String: Any]]
+                else { continue }
+                let event = message["event"] as? String ?? "create"
+                for element in elements {
+                    let key = (element["id"] as? NSNumber)?.stringValue ?? (element["id"] as? String) ?? ""
+                    let line: [String: Any] = [
+                        "id": "evt_fixed", "type": "directus.items." + event, "event": event, "collection": "articles",
+                        "key": key, "data": element, "origin": "live", "seq": NSNull(), "time": receivedAt,
+                        "received_at": receivedAt, "subscription": "articles",
+                    ]
+                    output.append(try JSONSerialization.data(withJSONObject: line))
+                    output.append(0x0A)
+                    items += 1
+                }
+                if output.count > 48 * 1024 { output.removeAll(keepingCapacity: true) }
+            }
+        }
+        blackHole(output)
+        return Double(items) / seconds
+    }
+
+    /// Both paths must describe the same events, or the comparison means nothing.
+    static func verifyOutputsAgree() throws {
+        var writer = EventLineWriter()
+        let time = Timestamp.now()
+        let message = try DirectusServerMessage(decoding: updateFrame)
+        guard case .array(let ranges) = message.data, ranges.count == 10 else { throw BenchmarkSetupError() }
+        for range in ranges {
+            let key = range.member("id", in: updateFrame)?.keyString(in: updateFrame) ?? ""
+            writer.appendLine(fields(key: key, id: "evt_fixed", event: .update, receivedAt: time), data: range, in: updateFrame)
+        }
+        let lines = writer.bytes.split(separator: 0x0A)
+        let source = try JSONSerialization.jsonObject(with: Data(updateFrame)) as? [String: Any]
+        let items = source?["data"] as? [NSDictionary] ?? []
+        guard lines.count == items.count else { throw BenchmarkSetupError() }
+        for (line, item) in zip(lines, items) {
+            let parsed = try JSONSerialization.jsonObject(with: Data(line)) as? [String: Any]
+            guard let data = parsed?["data"] as? NSDictionary, data == item,
+                parsed?["key"] as? String == (item["id"] as? NSNumber)?.stringValue
+            else { throw BenchmarkSetupError() }
+        }
+    }
+
+    struct BenchmarkSetupError: Error {}
+}
