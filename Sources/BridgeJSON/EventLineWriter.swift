@@ -42,12 +42,14 @@ public struct EventLineWriter: Sendable {
         return start..<bytes.count
     }
 
-    /// Appends one line whose `data`/`delta` are DOM values (off the hot path: snapshots, backfill).
+    /// Appends one line whose `data`/`delta` are DOM values (off the hot path: snapshots, backfill);
+    /// `nil` data is written as `null`, `nil` delta is left out.
     @discardableResult
-    public mutating func appendLine(_ fields: EventLineFields, data: JSONValue?, delta: JSONValue? = nil) -> Range<Int>
-    {
+    public mutating func appendLine(
+        _ fields: EventLineFields, dataValue: JSONValue?, deltaValue: JSONValue? = nil
+    ) -> Range<Int> {
         let start = bytes.count
-        Self.append(fields, data: data, delta: delta, newline: true, to: &bytes)
+        Self.append(fields, dataValue: dataValue, deltaValue: deltaValue, newline: true, to: &bytes)
         return start..<bytes.count
     }
 
@@ -58,60 +60,66 @@ public struct EventLineWriter: Sendable {
         _ fields: EventLineFields, data: UnsafeRawBufferPointer?, delta: UnsafeRawBufferPointer?, newline: Bool,
         to output: inout [UInt8]
     ) {
-        let estimate = 320 + (data?.count ?? 4) + (delta?.count ?? 0) + fields.id.utf8.count
-            + fields.collection.utf8.count + fields.key.utf8.count + fields.subscription.utf8.count
-        if output.capacity - output.count < estimate {
-            // Grow geometrically: reserving exactly what each line needs would copy the buffer every time.
-            output.reserveCapacity(max(output.count + estimate, output.capacity * 2))
+        // An upper bound of the line: fixed text, strings escaped at worst, raw JSON as is.
+        let user = fields.user?.utf8.count ?? 0
+        let strings = fields.id.utf8.count + fields.collection.utf8.count + fields.key.utf8.count
+            + fields.subscription.utf8.count + user
+        let bound = 300 + ByteCursor.quotedBound(strings) + (data?.count ?? 0) + (delta?.count ?? 0)
+        output.appendWriting(bound: bound) { cursor in
+            write(fields, data: data, delta: delta, newline: newline, to: &cursor)
         }
-        JSONOutput.appendLiteral("{\"id\":", to: &output)
-        JSONOutput.appendQuoted(fields.id, to: &output)
+    }
+
+    /// Writes the event object; `bound` in ``append(_:data:delta:newline:to:)-(_,UnsafeRawBufferPointer?,_,_,_)``
+    /// covers everything written here (fixed text of at most 300 bytes with both timestamps and `seq`).
+    private static func write(
+        _ fields: EventLineFields, data: UnsafeRawBufferPointer?, delta: UnsafeRawBufferPointer?, newline: Bool,
+        to cursor: inout ByteCursor
+    ) {
+        cursor.write("{\"id\":")
+        cursor.writeQuoted(fields.id)
         switch fields.event {
-        case .create: JSONOutput.appendLiteral(",\"type\":\"directus.items.create\",\"event\":\"create\"", to: &output)
-        case .update: JSONOutput.appendLiteral(",\"type\":\"directus.items.update\",\"event\":\"update\"", to: &output)
-        case .delete: JSONOutput.appendLiteral(",\"type\":\"directus.items.delete\",\"event\":\"delete\"", to: &output)
-        case .snapshot:
-            JSONOutput.appendLiteral(",\"type\":\"directus.items.snapshot\",\"event\":\"snapshot\"", to: &output)
+        case .create: cursor.write(",\"type\":\"directus.items.create\",\"event\":\"create\"")
+        case .update: cursor.write(",\"type\":\"directus.items.update\",\"event\":\"update\"")
+        case .delete: cursor.write(",\"type\":\"directus.items.delete\",\"event\":\"delete\"")
+        case .snapshot: cursor.write(",\"type\":\"directus.items.snapshot\",\"event\":\"snapshot\"")
         }
-        JSONOutput.appendLiteral(",\"collection\":", to: &output)
-        JSONOutput.appendQuoted(fields.collection, to: &output)
-        JSONOutput.appendLiteral(",\"key\":", to: &output)
-        JSONOutput.appendQuoted(fields.key, to: &output)
-        JSONOutput.appendLiteral(",\"data\":", to: &output)
+        cursor.write(",\"collection\":")
+        cursor.writeQuoted(fields.collection)
+        cursor.write(",\"key\":")
+        cursor.writeQuoted(fields.key)
+        cursor.write(",\"data\":")
         if let data, data.count > 0 {
-            JSONOutput.appendRaw(data, to: &output)
+            cursor.write(raw: data)
         } else {
-            JSONOutput.appendLiteral("null", to: &output)
+            cursor.write("null")
         }
         if let delta, delta.count > 0 {
-            JSONOutput.appendLiteral(",\"delta\":", to: &output)
-            JSONOutput.appendRaw(delta, to: &output)
+            cursor.write(",\"delta\":")
+            cursor.write(raw: delta)
         }
         switch fields.origin {
-        case .live: JSONOutput.appendLiteral(",\"origin\":\"live\",\"seq\":", to: &output)
-        case .backfill: JSONOutput.appendLiteral(",\"origin\":\"backfill\",\"seq\":", to: &output)
-        case .snapshot: JSONOutput.appendLiteral(",\"origin\":\"snapshot\",\"seq\":", to: &output)
+        case .live: cursor.write(",\"origin\":\"live\",\"seq\":")
+        case .backfill: cursor.write(",\"origin\":\"backfill\",\"seq\":")
+        case .snapshot: cursor.write(",\"origin\":\"snapshot\",\"seq\":")
         }
         if let seq = fields.seq {
-            JSONOutput.appendDecimal(seq, to: &output)
+            cursor.writeDecimal(seq)
         } else {
-            JSONOutput.appendLiteral("null", to: &output)
+            cursor.write("null")
         }
-        JSONOutput.appendLiteral(",\"time\":\"", to: &output)
-        JSONOutput.appendRFC3339(fields.time, to: &output)
-        JSONOutput.appendLiteral("\",\"received_at\":\"", to: &output)
-        JSONOutput.appendRFC3339(fields.receivedAt, to: &output)
-        JSONOutput.appendLiteral("\",\"subscription\":", to: &output)
-        JSONOutput.appendQuoted(fields.subscription, to: &output)
+        cursor.write(",\"time\":\"")
+        let timeText = UnsafePointer(cursor.pointer)
+        cursor.writeRFC3339(fields.time)
+        cursor.write("\",\"received_at\":\"")
+        cursor.writeRFC3339(fields.receivedAt, sameSecondAs: (timeText, fields.time))
+        cursor.write("\",\"subscription\":")
+        cursor.writeQuoted(fields.subscription)
         if let user = fields.user {
-            JSONOutput.appendLiteral(",\"user\":", to: &output)
-            JSONOutput.appendQuoted(user, to: &output)
+            cursor.write(",\"user\":")
+            cursor.writeQuoted(user)
         }
-        if newline {
-            JSONOutput.appendLiteral("}\n", to: &output)
-        } else {
-            output.append(UInt8(ascii: "}"))
-        }
+        cursor.write(newline ? "}\n" : "}")
     }
 
     /// Appends one event object whose `data`/`delta` are ranges of `source`. A range that does not fit `source`
@@ -129,10 +137,11 @@ public struct EventLineWriter: Sendable {
 
     /// Appends one event object whose `data`/`delta` are DOM values, serialised compactly.
     public static func append(
-        _ fields: EventLineFields, data: JSONValue?, delta: JSONValue?, newline: Bool, to output: inout [UInt8]
+        _ fields: EventLineFields, dataValue: JSONValue?, deltaValue: JSONValue?, newline: Bool,
+        to output: inout [UInt8]
     ) {
-        let dataBytes = data?.serialized()
-        let deltaBytes = delta?.serialized()
+        let dataBytes = dataValue?.serialized()
+        let deltaBytes = deltaValue?.serialized()
         dataBytes.withUnsafeBytesIfPresent { dataBuffer in
             deltaBytes.withUnsafeBytesIfPresent { deltaBuffer in
                 append(fields, data: dataBuffer, delta: deltaBuffer, newline: newline, to: &output)

@@ -68,7 +68,7 @@ import Testing
                 fields.origin = origin
                 fields.seq = -9_223_372_036_854_775_808
                 var writer = EventLineWriter()
-                writer.appendLine(fields, data: .null)
+                writer.appendLine(fields, dataValue: .null)
                 let line = try JSONValue.parse(Array(writer.bytes.dropLast()))
                 #expect(line["type"]?.stringValue == event.typeName)
                 #expect(line["event"]?.stringValue == event.rawValue)
@@ -86,7 +86,8 @@ import Testing
             var fields = Self.exampleFields
             fields.key = String(index)
             fields.seq = Int64(index)
-            ranges.append(writer.appendLine(fields, data: ["id": .number(JSONNumber(index)), "s": "é\n"], delta: ["s": "x"]))
+            ranges.append(
+                writer.appendLine(fields, dataValue: ["id": .number(JSONNumber(index)), "s": "é\n"], deltaValue: ["s": "x"]))
         }
         #expect(ranges.first?.lowerBound == 0)
         #expect(ranges.last?.upperBound == writer.bytes.count)
@@ -127,7 +128,7 @@ import Testing
             id: text, event: .create, collection: text, key: text, origin: .live, seq: 1,
             time: Self.exampleTime, receivedAt: Self.exampleReceived, subscription: text, user: text)
         var writer = EventLineWriter()
-        writer.appendLine(fields, data: .string(text))
+        writer.appendLine(fields, dataValue: .string(text))
         #expect(writer.bytes.last == UInt8(ascii: "\n"))
         #expect(!writer.bytes.dropLast().contains(UInt8(ascii: "\n")))  // one line, whatever the strings hold
         #expect(!writer.bytes.contains { $0 < 0x20 && $0 != 0x0A })
@@ -154,6 +155,24 @@ import Testing
             var bytes: [UInt8] = []
             JSONOutput.appendRFC3339(time, to: &bytes)
             #expect(String(decoding: bytes, as: UTF8.self) == time.rfc3339, "\(micros)")
+        }
+    }
+
+    @Test func eventTimesInTheSameOrAnotherSecondAreBothExact() throws {
+        var random = SplitMix64(seed: 1234)
+        for _ in 0..<2_000 {
+            let base = Int64(bitPattern: random.next() % 4_000_000_000_000_000) - 1_000_000_000_000_000
+            let time = Timestamp(microsecondsSinceEpoch: base)
+            let offsets: [Int64] = [0, 1, 999, 1_000, 999_999, 1_000_000, -1, -1_000_000, 86_400_000_000]
+            let received = Timestamp(microsecondsSinceEpoch: base + offsets[Int(random.next() % 9)])
+            var fields = Self.exampleFields
+            fields.time = time
+            fields.receivedAt = received
+            var writer = EventLineWriter()
+            writer.appendLine(fields, data: nil)
+            let line = try JSONValue.parse(Array(writer.bytes.dropLast()))
+            #expect(line["time"]?.stringValue == time.rfc3339)
+            #expect(line["received_at"]?.stringValue == received.rfc3339)
         }
     }
 
