@@ -10,6 +10,7 @@ struct ByteCursor {
     /// Next byte to write.
     private(set) var pointer: UnsafeMutablePointer<UInt8>
 
+    /// A cursor writing from `start` on.
     init(_ start: UnsafeMutablePointer<UInt8>) {
         pointer = start
     }

@@ -1,12 +1,20 @@
 /// The `type` of a Directus server message. Known values decode without allocating.
 public enum DirectusMessageType: Sendable, Hashable {
+    /// `subscription`: init, create, update, delete events and unsubscribe acknowledgements.
     case subscription
+    /// `auth`: replies to authentication and token expiry notices.
     case auth
+    /// `ping`: the server's heartbeat; answer with `{"type":"pong"}`.
     case ping
+    /// `pong`: the answer to the client's own ping.
     case pong
+    /// `subscribe`: the context of subscribe errors.
     case subscribe
+    /// `unsubscribe`: the context of unsubscribe errors.
     case unsubscribe
+    /// `items`: replies to item requests over the socket.
     case items
+    /// `server`: the context of errors about the frame itself (invalid payload, rate limit).
     case server
     /// Any other type (e.g. `license` on newer servers), as sent.
     case other(String)
@@ -32,6 +40,7 @@ public enum DirectusMessageType: Sendable, Hashable {
         }
     }
 
+    /// Maps wire bytes to a case without allocating for the known ones.
     init(utf8 text: UnsafeBufferPointer<UInt8>) {
         if text.matches("subscription") {
             self = .subscription
@@ -59,8 +68,11 @@ public enum DirectusMessageType: Sendable, Hashable {
 public enum DirectusEvent: Sendable, Hashable {
     /// `init`: the initial state after subscribing.
     case initial
+    /// `create`: one created item per message.
     case create
+    /// `update`: the updated items, as read after the change.
     case update
+    /// `delete`: the deleted keys, as passed to the delete.
     case delete
     /// `unsubscribe`: the acknowledgement of an unsubscribe request.
     case unsubscribe
@@ -85,6 +97,7 @@ public enum DirectusEvent: Sendable, Hashable {
         }
     }
 
+    /// Maps wire bytes to a case without allocating for the known ones.
     init(utf8 text: UnsafeBufferPointer<UInt8>) {
         if text.matches("create") {
             self = .create
@@ -104,7 +117,9 @@ public enum DirectusEvent: Sendable, Hashable {
 
 /// The `status` of a reply.
 public enum DirectusStatus: Sendable, Hashable {
+    /// `ok`.
     case ok
+    /// `error`: the message carries an ``DirectusErrorPayload``.
     case error
     /// Any other status, as sent.
     case other(String)
@@ -124,6 +139,7 @@ public enum DirectusStatus: Sendable, Hashable {
         }
     }
 
+    /// Maps wire bytes to a case without allocating for the known ones.
     init(utf8 text: UnsafeBufferPointer<UInt8>) {
         if text.matches("ok") {
             self = .ok

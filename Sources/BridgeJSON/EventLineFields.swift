@@ -2,9 +2,13 @@ public import BridgeSystem
 
 /// What happened to an item: the `event` field of an event line (and the suffix of its `type`).
 public enum EventKind: String, Sendable, Hashable, CaseIterable {
+    /// An item was created.
     case create
+    /// An item was updated.
     case update
+    /// An item was deleted (`data` is `null`).
     case delete
+    /// An item as read by a snapshot.
     case snapshot
 
     /// The `type` field: `directus.items.<event>`.

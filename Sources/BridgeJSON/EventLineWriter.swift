@@ -70,7 +70,7 @@ public struct EventLineWriter: Sendable {
         }
     }
 
-    /// Writes the event object; `bound` in ``append(_:data:delta:newline:to:)-(_,UnsafeRawBufferPointer?,_,_,_)``
+    /// Writes the event object; the bound computed by the raw-bytes `append(_:data:delta:newline:to:)`
     /// covers everything written here (fixed text of at most 300 bytes with both timestamps and `seq`).
     private static func write(
         _ fields: EventLineFields, data: UnsafeRawBufferPointer?, delta: UnsafeRawBufferPointer?, newline: Bool,

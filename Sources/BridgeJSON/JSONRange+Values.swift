@@ -92,7 +92,7 @@ extension JSONRange {
         }
     }
 
-    /// The contract's `key` text of a primary-key value in `bytes` (see ``keyString(in:)-(UnsafeRawBufferPointer)``).
+    /// The contract's `key` text of a primary-key value in `bytes` (see the `UnsafeRawBufferPointer` form).
     public func keyString(in bytes: [UInt8]) -> String? {
         bytes.withUnsafeBytes { keyString(in: $0) }
     }

@@ -1,11 +1,18 @@
 /// The kind of one JSON value, as found by the scanner.
 public enum JSONKind: UInt8, Sendable, Hashable {
+    /// `{…}`
     case object
+    /// `[…]`
     case array
+    /// `"…"`
     case string
+    /// `-1.5e3` and the like.
     case number
+    /// `true`
     case `true`
+    /// `false`
     case `false`
+    /// `null`
     case null
 
     /// Objects and arrays.

@@ -33,7 +33,7 @@ extension JSONScanner {
         // Bit n of `isObject` says whether the container at relative level n is an object.
         var isObject = InlineArray<8, UInt64>(repeating: 0)
         var level = 0
-        let allowed = maxDepth - outerDepth  // how many levels may open from here
+        let allowed = maxDepth - max(outerDepth, 0)  // how many levels may open from here (≤ 512 bits)
         guard allowed >= 1 else { throw JSONSyntaxError(.nestingTooDeep, at: index) }
 
         func top(_ bits: borrowing InlineArray<8, UInt64>, _ level: Int) -> Bool {

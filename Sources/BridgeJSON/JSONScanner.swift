@@ -2,7 +2,7 @@
 ///
 /// The scanner reads through a raw pointer without bounds checks, so every read is guarded by `index < count`
 /// (the invariant each method keeps). It is the shared base of ``DirectusServerMessage`` decoding, the item
-/// helpers on ``JSONRange`` and ``JSONValue/parse(_:)-(UnsafeRawBufferPointer)``.
+/// helpers on ``JSONRange`` and `JSONValue.parse`.
 ///
 /// Strictness: no trailing commas, no leading zeros, only the escapes RFC 8259 lists, `\u` surrogates must pair,
 /// no raw control characters in strings, strings must be well-formed UTF-8, nesting is limited (``defaultMaxDepth``).
@@ -148,11 +148,13 @@ public struct JSONScanner {
         return isInteger
     }
 
+    /// Skips any run of ASCII digits.
     @inline(__always)
     mutating func skipDigits() {
         while index < count, base[index] &- UInt8(ascii: "0") < 10 { index &+= 1 }
     }
 
+    /// Skips a run of at least one ASCII digit.
     @inline(__always)
     mutating func requireDigits() throws(JSONSyntaxError) {
         guard index < count else { throw JSONSyntaxError(.unexpectedEnd, at: index) }

@@ -47,7 +47,7 @@ extension JSONValue {
     }
 }
 
-/// The iterative tree builder behind ``JSONValue/parse(_:maxDepth:)-(UnsafeRawBufferPointer,_)``.
+/// The iterative tree builder behind `JSONValue.parse`.
 enum JSONTreeBuilder {
     /// An object or array still being filled.
     private struct OpenContainer {

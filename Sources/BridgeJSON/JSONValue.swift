@@ -4,11 +4,17 @@
 /// Numbers keep their text, so nothing is lost between parsing and serialising (big integers, `1.50`).
 /// Objects keep their keys in order; equality of objects ignores order (JSON objects are unordered).
 public enum JSONValue: Sendable, Equatable {
+    /// `null`
     case null
+    /// `true` or `false`.
     case bool(Bool)
+    /// A number, kept as written.
     case number(JSONNumber)
+    /// A string, unescaped.
     case string(String)
+    /// An array.
     case array([JSONValue])
+    /// An object, keys in order.
     case object(JSONObject)
 }
 

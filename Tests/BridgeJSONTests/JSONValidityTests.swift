@@ -129,6 +129,27 @@ import Testing
         #expect((try? JSONScanner.validate(Array(atLimit.utf8), maxDepth: 10)) == nil)
     }
 
+    @Test func scannerWindowsAndOddArgumentsStayInBounds() throws {
+        let bytes = Array(#"xx{"a":[1,2]}yy"#.utf8)
+        try bytes.withUnsafeBytes { buffer in
+            var scanner = JSONScanner(buffer, start: 2, end: 13)
+            #expect(try scanner.skipValue(depth: -5) == JSONRange(start: 2, end: 13, kind: .object))
+            try scanner.expectEnd()
+            var clipped = JSONScanner(buffer, start: 2, end: 12)  // the closing brace is outside the window
+            #expect(throws: JSONSyntaxError(.unexpectedEnd, at: 12)) { try clipped.skipValue() }
+            var outside = JSONScanner(buffer, start: 99, end: -3)
+            #expect(outside.peek() == nil)
+            #expect(throws: JSONSyntaxError.self) { try outside.skipValue() }
+            let deep = Array(String(repeating: "[", count: 600).utf8)
+            try deep.withUnsafeBytes { deepBuffer in
+                var tooDeep = JSONScanner(deepBuffer, maxDepth: 10_000)  // clamped to 512
+                #expect(throws: JSONSyntaxError(.nestingTooDeep, at: 512)) { try tooDeep.skipValue(depth: -100) }
+            }
+        }
+        let empty = UnsafeRawBufferPointer(start: nil, count: 0)
+        #expect(throws: JSONSyntaxError(.unexpectedEnd, at: 0)) { try JSONScanner.validate(empty) }
+    }
+
     @Test func errorsSayWhatAndWhere() throws {
         let cases: [(String, JSONSyntaxError.Reason, Int)] = [
             ("[1,]", .unexpectedByte(UInt8(ascii: "]")), 3),
