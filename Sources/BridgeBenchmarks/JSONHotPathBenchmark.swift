@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-@preconcurrency import Glibc
-#endif
 import BridgeJSON
 import BridgeSystem
 import Foundation
+
+#if canImport(Glibc)
+    @preconcurrency import Glibc
+#endif
 
 /// The JSON hot path: one Directus socket frame in, one NDJSON event line per item out.
 ///
@@ -25,10 +26,12 @@ enum JSONHotPathBenchmark {
     }
 
     static let createFrame = Array(
-        (#"{"type":"subscription","event":"create","data":["# + item(id: 4711) + #"],"uid":"articles"}"#).utf8)
+        (#"{"type":"subscription","event":"create","data":["# + item(id: 4711) + #"],"uid":"articles"}"#).utf8
+    )
     static let updateFrame = Array(
         (#"{"type":"subscription","event":"update","data":["#
-            + (0..<10).map { item(id: 5000 + $0) }.joined(separator: ",") + #"],"uid":"articles"}"#).utf8)
+            + (0..<10).map { item(id: 5000 + $0) }.joined(separator: ",") + #"],"uid":"articles"}"#).utf8
+    )
 
     /// `json-hot-path` runs everything; `json-hot-path profile` runs only our path for a while (for `perf record`).
     @Sendable static func run(_ arguments: [String]) async throws {
@@ -38,8 +41,10 @@ enum JSONHotPathBenchmark {
             return
         }
         let itemBytes = item(id: 4711).utf8.count
-        FileHandleStderr.write("json-hot-path: item \(itemBytes) bytes, create frame \(createFrame.count) bytes, "
-            + "update frame \(updateFrame.count) bytes (10 items)\n")
+        FileHandleStderr.write(
+            "json-hot-path: item \(itemBytes) bytes, create frame \(createFrame.count) bytes, "
+                + "update frame \(updateFrame.count) bytes (10 items)\n"
+        )
         try verifyOutputsAgree()
         for (label, frame, items) in [("create 1 item", createFrame, 1), ("update 10 items", updateFrame, 10)] {
             let oursRate = try best(of: 5) { try ours(frame: frame, messages: 400_000 / items, withIDs: false) }
@@ -50,12 +55,18 @@ enum JSONHotPathBenchmark {
                 ("ns/item, \(label): decode + key + write", 1e9 / oursRate, 1e9 / peerRate),
             ] {
                 BenchmarkResult(
-                    benchmark: "json-hot-path", metric: metric, value: value, unit: metric.hasPrefix("ns") ? "ns" : "1/s",
-                    peer: peerName, peerValue: peerValue
+                    benchmark: "json-hot-path",
+                    metric: metric,
+                    value: value,
+                    unit: metric.hasPrefix("ns") ? "ns" : "1/s",
+                    peer: peerName,
+                    peerValue: peerValue
                 ).emit()
             }
             BenchmarkResult(
-                benchmark: "json-hot-path", metric: "items/s, \(label): same + UUIDv7 id + clock read", value: idRate,
+                benchmark: "json-hot-path",
+                metric: "items/s, \(label): same + UUIDv7 id + clock read",
+                value: idRate,
                 unit: "1/s"
             ).emit()
         }
@@ -68,10 +79,19 @@ enum JSONHotPathBenchmark {
         return best
     }
 
-    static func fields(key: String, id: String, event: EventKind, receivedAt: Timestamp) -> EventLineFields {
+    static func fields(key: String, id: String, event: EventLineFields.Event, receivedAt: Timestamp) -> EventLineFields
+    {
         EventLineFields(
-            id: id, event: event, collection: "articles", key: key, origin: .live, seq: nil, time: receivedAt,
-            receivedAt: receivedAt, subscription: "articles")
+            id: id,
+            event: event,
+            collection: "articles",
+            key: key,
+            origin: .live,
+            seq: nil,
+            time: receivedAt,
+            receivedAt: receivedAt,
+            subscription: "articles"
+        )
     }
 
     /// Items per second through decode + key + line writing.
@@ -84,12 +104,16 @@ enum JSONHotPathBenchmark {
             for _ in 0..<messages {
                 let message = try DirectusServerMessage(decoding: frame)
                 guard case .array(let ranges) = message.data else { continue }
-                let event: EventKind = message.event == .update ? .update : .create
+                let event: EventLineFields.Event = message.event == .update ? .update : .create
                 let receivedAt = withIDs ? Timestamp.now() : fixedTime
                 for range in ranges {
                     guard let key = range.member("id", in: frame)?.keyString(in: frame) else { continue }
                     let id = withIDs ? generator.next(at: receivedAt).text(prefix: "evt_") : "evt_fixed"
-                    writer.appendLine(fields(key: key, id: id, event: event, receivedAt: receivedAt), data: range, in: frame)
+                    writer.appendLine(
+                        fields(key: key, id: id, event: event, receivedAt: receivedAt),
+                        data: range,
+                        in: frame
+                    )
                     items += 1
                 }
                 // The reader hands each batch of lines to a sink and reuses the buffer.
@@ -148,7 +172,11 @@ enum JSONHotPathBenchmark {
         guard case .array(let ranges) = message.data, ranges.count == 10 else { throw BenchmarkSetupError() }
         for range in ranges {
             let key = range.member("id", in: updateFrame)?.keyString(in: updateFrame) ?? ""
-            writer.appendLine(fields(key: key, id: "evt_fixed", event: .update, receivedAt: time), data: range, in: updateFrame)
+            writer.appendLine(
+                fields(key: key, id: "evt_fixed", event: .update, receivedAt: time),
+                data: range,
+                in: updateFrame
+            )
         }
         let lines = writer.bytes.split(separator: 0x0A)
         let source = try JSONSerialization.jsonObject(with: Data(updateFrame)) as? [String: Any]

@@ -136,7 +136,8 @@ struct ByteCursor {
 
     /// Like ``writeRFC3339(_:)``; when `earlier` points at the text of a time in the same second (an event's `time`
     /// and `received_at` usually are), its date and clock digits are copied instead of computed again.
-    mutating func writeRFC3339(_ time: Timestamp, sameSecondAs earlier: (text: UnsafePointer<UInt8>, time: Timestamp)?) {
+    mutating func writeRFC3339(_ time: Timestamp, sameSecondAs earlier: (text: UnsafePointer<UInt8>, time: Timestamp)?)
+    {
         let totalMilliseconds = Self.floorDivide(time.microsecondsSinceEpoch, 1_000)
         let seconds = Self.floorDivide(totalMilliseconds, 1_000)
         let milliseconds = Int(totalMilliseconds - seconds * 1_000)
@@ -215,7 +216,9 @@ extension Array where Element == UInt8 {
     }
 
     private mutating func appendWritten(
-        into start: UnsafeMutablePointer<UInt8>, bound: Int, _ body: (inout ByteCursor) -> Void
+        into start: UnsafeMutablePointer<UInt8>,
+        bound: Int,
+        _ body: (inout ByteCursor) -> Void
     ) {
         var cursor = ByteCursor(start)
         body(&cursor)

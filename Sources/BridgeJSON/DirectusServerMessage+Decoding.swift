@@ -20,8 +20,14 @@ extension DirectusServerMessage {
         if let problem = decoder.problem { throw problem }
         guard let type = decoder.type else { throw .missingType }
         self.init(
-            type: type, event: decoder.event, status: decoder.status, uid: decoder.uid, error: decoder.error,
-            refreshToken: decoder.refreshToken, data: decoder.data)
+            type: type,
+            event: decoder.event,
+            status: decoder.status,
+            uid: decoder.uid,
+            error: decoder.error,
+            refreshToken: decoder.refreshToken,
+            data: decoder.data
+        )
     }
 }
 
@@ -32,7 +38,8 @@ private enum EnvelopeField {
     init(_ name: UnsafeBufferPointer<UInt8>) {
         switch name.count {
         case 3: self = name.matches("uid") ? .uid : .other
-        case 4: self = name.matches("type") ? .type : name.matches("data") ? .data : name.matches("code") ? .code : .other
+        case 4:
+            self = name.matches("type") ? .type : name.matches("data") ? .data : name.matches("code") ? .code : .other
         case 5: self = name.matches("event") ? .event : name.matches("error") ? .error : .other
         case 6: self = name.matches("status") ? .status : .other
         case 7: self = name.matches("message") ? .message : .other
@@ -104,7 +111,9 @@ private struct DirectusMessageDecoder {
             guard let next = scanner.peek() else { throw JSONSyntaxError(.unexpectedEnd, at: scanner.index) }
             scanner.index &+= 1
             if next == UInt8(ascii: "}") { return }
-            guard next == UInt8(ascii: ",") else { throw JSONSyntaxError(.unexpectedByte(next), at: scanner.index &- 1) }
+            guard next == UInt8(ascii: ",") else {
+                throw JSONSyntaxError(.unexpectedByte(next), at: scanner.index &- 1)
+            }
             scanner.skipWhitespace()
         }
     }
@@ -123,7 +132,9 @@ private struct DirectusMessageDecoder {
 
     /// Reads a value that must be a string (or `null`, giving `nil`) and maps its UTF-8 with `map`.
     mutating func readStringValue<Value>(
-        field: String, depth: Int = 1, map: (UnsafeBufferPointer<UInt8>) -> Value
+        field: String,
+        depth: Int = 1,
+        map: (UnsafeBufferPointer<UInt8>) -> Value
     ) throws(JSONSyntaxError) -> Value? {
         if scanner.peek() == UInt8(ascii: "\"") {
             let contentStart = scanner.index &+ 1
@@ -148,7 +159,10 @@ private struct DirectusMessageDecoder {
         let value = try scanner.skipValue(depth: 1)
         switch value.kind {
         case .number:
-            return String(decoding: UnsafeBufferPointer(start: scanner.base + value.start, count: value.count), as: UTF8.self)
+            return String(
+                decoding: UnsafeBufferPointer(start: scanner.base + value.start, count: value.count),
+                as: UTF8.self
+            )
         case .null:
             return nil
         default:
@@ -196,7 +210,9 @@ private struct DirectusMessageDecoder {
         try forEachMember { (decoder, field) throws(JSONSyntaxError) in
             switch field {
             case .code:
-                payload.code = try decoder.readStringValue(field: "error.code", depth: 2) { String(decoding: $0, as: UTF8.self) }
+                payload.code = try decoder.readStringValue(field: "error.code", depth: 2) {
+                    String(decoding: $0, as: UTF8.self)
+                }
             case .message:
                 payload.message = try decoder.readStringValue(field: "error.message", depth: 2) {
                     String(decoding: $0, as: UTF8.self)

@@ -23,8 +23,13 @@ public struct DirectusServerMessage: Sendable, Hashable {
 
     /// Creates a message from decoded parts (tests and emulators; the bridge decodes frames).
     public init(
-        type: DirectusMessageType, event: DirectusEvent? = nil, status: DirectusStatus? = nil, uid: String? = nil,
-        error: DirectusErrorPayload? = nil, refreshToken: String? = nil, data: DirectusMessageData = .absent
+        type: DirectusMessageType,
+        event: DirectusEvent? = nil,
+        status: DirectusStatus? = nil,
+        uid: String? = nil,
+        error: DirectusErrorPayload? = nil,
+        refreshToken: String? = nil,
+        data: DirectusMessageData = .absent
     ) {
         self.type = type
         self.event = event

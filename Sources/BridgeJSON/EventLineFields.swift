@@ -1,42 +1,45 @@
 public import BridgeSystem
 
-/// What happened to an item: the `event` field of an event line (and the suffix of its `type`).
-public enum EventKind: String, Sendable, Hashable, CaseIterable {
-    /// An item was created.
-    case create
-    /// An item was updated.
-    case update
-    /// An item was deleted (`data` is `null`).
-    case delete
-    /// An item as read by a snapshot.
-    case snapshot
-
-    /// The `type` field: `directus.items.<event>`.
-    public var typeName: String { "directus.items." + rawValue }
-}
-
-/// Where an event line came from: the `origin` field.
-public enum EventOrigin: String, Sendable, Hashable, CaseIterable {
-    /// From the socket (or an activity read it triggered) while connected and caught up.
-    case live
-    /// Recovered from the activity log while catching up.
-    case backfill
-    /// From a snapshot.
-    case snapshot
-}
-
 /// Every field of an event line except the raw JSON of `data` and `delta` (contract: "The event line").
+///
+/// `Event` and `Origin` are nested so they do not clash with BridgeCore's `ChangeEvent` and `EventOrigin`; the raw
+/// values are the same strings, so `EventLineFields.Origin(rawValue: origin.rawValue)` converts.
 public struct EventLineFields: Sendable, Hashable {
+    /// What happened to an item: the `event` field of an event line (and the suffix of its `type`).
+    public enum Event: String, Sendable, Hashable, CaseIterable {
+        /// An item was created.
+        case create
+        /// An item was updated.
+        case update
+        /// An item was deleted (`data` is `null`).
+        case delete
+        /// An item as read by a snapshot.
+        case snapshot
+
+        /// The `type` field: `directus.items.<event>`.
+        public var typeName: String { "directus.items." + rawValue }
+    }
+
+    /// Where an event line came from: the `origin` field.
+    public enum Origin: String, Sendable, Hashable, CaseIterable {
+        /// From the socket (or an activity read it triggered) while connected and caught up.
+        case live
+        /// Recovered from the activity log while catching up.
+        case backfill
+        /// From a snapshot.
+        case snapshot
+    }
+
     /// `id`: unique per change, stable across retries (`evt_<uuidv7>`, `act_<activity id>`, `snap_…`).
     public var id: String
     /// `event` (and `type` = `directus.items.<event>`).
-    public var event: EventKind
+    public var event: Event
     /// `collection`.
     public var collection: String
     /// `key`: the primary key as text.
     public var key: String
     /// `origin`.
-    public var origin: EventOrigin
+    public var origin: Origin
     /// `seq`: the Directus activity id when known, else written as `null`.
     public var seq: Int64?
     /// `time`: when the change happened (activity timestamp when known, else receipt time).
@@ -50,8 +53,16 @@ public struct EventLineFields: Sendable, Hashable {
 
     /// Creates the fields of one line.
     public init(
-        id: String, event: EventKind, collection: String, key: String, origin: EventOrigin, seq: Int64?,
-        time: Timestamp, receivedAt: Timestamp, subscription: String, user: String? = nil
+        id: String,
+        event: Event,
+        collection: String,
+        key: String,
+        origin: Origin,
+        seq: Int64?,
+        time: Timestamp,
+        receivedAt: Timestamp,
+        subscription: String,
+        user: String? = nil
     ) {
         self.id = id
         self.event = event

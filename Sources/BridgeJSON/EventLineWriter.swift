@@ -25,7 +25,9 @@ public struct EventLineWriter: Sendable {
     /// Returns where the line sits in ``bytes``.
     @discardableResult
     public mutating func appendLine(
-        _ fields: EventLineFields, data: UnsafeRawBufferPointer?, delta: UnsafeRawBufferPointer? = nil
+        _ fields: EventLineFields,
+        data: UnsafeRawBufferPointer?,
+        delta: UnsafeRawBufferPointer? = nil
     ) -> Range<Int> {
         let start = bytes.count
         Self.append(fields, data: data, delta: delta, newline: true, to: &bytes)
@@ -35,7 +37,10 @@ public struct EventLineWriter: Sendable {
     /// Appends one line whose `data`/`delta` are ranges of `source` (e.g. items of a decoded frame).
     @discardableResult
     public mutating func appendLine(
-        _ fields: EventLineFields, data: JSONRange?, delta: JSONRange? = nil, in source: [UInt8]
+        _ fields: EventLineFields,
+        data: JSONRange?,
+        delta: JSONRange? = nil,
+        in source: [UInt8]
     ) -> Range<Int> {
         let start = bytes.count
         Self.append(fields, data: data, delta: delta, in: source, newline: true, to: &bytes)
@@ -46,7 +51,9 @@ public struct EventLineWriter: Sendable {
     /// `nil` data is written as `null`, `nil` delta is left out.
     @discardableResult
     public mutating func appendLine(
-        _ fields: EventLineFields, dataValue: JSONValue?, deltaValue: JSONValue? = nil
+        _ fields: EventLineFields,
+        dataValue: JSONValue?,
+        deltaValue: JSONValue? = nil
     ) -> Range<Int> {
         let start = bytes.count
         Self.append(fields, dataValue: dataValue, deltaValue: deltaValue, newline: true, to: &bytes)
@@ -57,12 +64,16 @@ public struct EventLineWriter: Sendable {
 
     /// Appends one event object to `output`, followed by `\n` when `newline` is true.
     public static func append(
-        _ fields: EventLineFields, data: UnsafeRawBufferPointer?, delta: UnsafeRawBufferPointer?, newline: Bool,
+        _ fields: EventLineFields,
+        data: UnsafeRawBufferPointer?,
+        delta: UnsafeRawBufferPointer?,
+        newline: Bool,
         to output: inout [UInt8]
     ) {
         // An upper bound of the line: fixed text, strings escaped at worst, raw JSON as is.
         let user = fields.user?.utf8.count ?? 0
-        let strings = fields.id.utf8.count + fields.collection.utf8.count + fields.key.utf8.count
+        let strings =
+            fields.id.utf8.count + fields.collection.utf8.count + fields.key.utf8.count
             + fields.subscription.utf8.count + user
         let bound = 300 + ByteCursor.quotedBound(strings) + (data?.count ?? 0) + (delta?.count ?? 0)
         output.appendWriting(bound: bound) { cursor in
@@ -73,7 +84,10 @@ public struct EventLineWriter: Sendable {
     /// Writes the event object; the bound computed by the raw-bytes `append(_:data:delta:newline:to:)`
     /// covers everything written here (fixed text of at most 300 bytes with both timestamps and `seq`).
     private static func write(
-        _ fields: EventLineFields, data: UnsafeRawBufferPointer?, delta: UnsafeRawBufferPointer?, newline: Bool,
+        _ fields: EventLineFields,
+        data: UnsafeRawBufferPointer?,
+        delta: UnsafeRawBufferPointer?,
+        newline: Bool,
         to cursor: inout ByteCursor
     ) {
         cursor.write("{\"id\":")
@@ -125,19 +139,30 @@ public struct EventLineWriter: Sendable {
     /// Appends one event object whose `data`/`delta` are ranges of `source`. A range that does not fit `source`
     /// is written as `null` (data) or left out (delta) rather than read out of bounds.
     public static func append(
-        _ fields: EventLineFields, data: JSONRange?, delta: JSONRange?, in source: [UInt8], newline: Bool,
+        _ fields: EventLineFields,
+        data: JSONRange?,
+        delta: JSONRange?,
+        in source: [UInt8],
+        newline: Bool,
         to output: inout [UInt8]
     ) {
         source.withUnsafeBytes { buffer in
             append(
-                fields, data: data.flatMap { slice($0, of: buffer) }, delta: delta.flatMap { slice($0, of: buffer) },
-                newline: newline, to: &output)
+                fields,
+                data: data.flatMap { slice($0, of: buffer) },
+                delta: delta.flatMap { slice($0, of: buffer) },
+                newline: newline,
+                to: &output
+            )
         }
     }
 
     /// Appends one event object whose `data`/`delta` are DOM values, serialised compactly.
     public static func append(
-        _ fields: EventLineFields, dataValue: JSONValue?, deltaValue: JSONValue?, newline: Bool,
+        _ fields: EventLineFields,
+        dataValue: JSONValue?,
+        deltaValue: JSONValue?,
+        newline: Bool,
         to output: inout [UInt8]
     ) {
         let dataBytes = dataValue?.serialized()

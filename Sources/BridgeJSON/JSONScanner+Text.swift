@@ -31,43 +31,46 @@ extension JSONScanner {
         let raw = UnsafeBufferPointer(start: base + start, count: length)
         guard hasEscapes else { return String(decoding: raw, as: UTF8.self) }
         // Every escape is at least as long as the UTF-8 it stands for, so `length` bytes are always enough.
-        return String(unsafeUninitializedCapacity: length, initializingUTF8With: { output in
-            var read = 0
-            var written = 0
-            while read < length {
-                let byte = raw[read]
-                guard byte == UInt8(ascii: "\\"), read &+ 1 < length else {
-                    output[written] = byte
-                    written &+= 1
-                    read &+= 1
-                    continue
-                }
-                let escaped = raw[read &+ 1]
-                read &+= 2
-                let simple: UInt8
-                switch escaped {
-                case UInt8(ascii: "b"): simple = 0x08
-                case UInt8(ascii: "f"): simple = 0x0C
-                case UInt8(ascii: "n"): simple = 0x0A
-                case UInt8(ascii: "r"): simple = 0x0D
-                case UInt8(ascii: "t"): simple = 0x09
-                case UInt8(ascii: "u"):
-                    var scalar = quad(raw, at: read)
-                    read &+= 4
-                    if scalar & 0xFC00 == 0xD800, read &+ 6 <= length {
-                        let low = quad(raw, at: read &+ 2)
-                        scalar = 0x10000 &+ ((scalar & 0x3FF) &<< 10 | (low & 0x3FF))
-                        read &+= 6
+        return String(
+            unsafeUninitializedCapacity: length,
+            initializingUTF8With: { output in
+                var read = 0
+                var written = 0
+                while read < length {
+                    let byte = raw[read]
+                    guard byte == UInt8(ascii: "\\"), read &+ 1 < length else {
+                        output[written] = byte
+                        written &+= 1
+                        read &+= 1
+                        continue
                     }
-                    written &+= encodeUTF8(scalar, into: output, at: written)
-                    continue
-                default: simple = escaped  // `"`, `\`, `/`
+                    let escaped = raw[read &+ 1]
+                    read &+= 2
+                    let simple: UInt8
+                    switch escaped {
+                    case UInt8(ascii: "b"): simple = 0x08
+                    case UInt8(ascii: "f"): simple = 0x0C
+                    case UInt8(ascii: "n"): simple = 0x0A
+                    case UInt8(ascii: "r"): simple = 0x0D
+                    case UInt8(ascii: "t"): simple = 0x09
+                    case UInt8(ascii: "u"):
+                        var scalar = quad(raw, at: read)
+                        read &+= 4
+                        if scalar & 0xFC00 == 0xD800, read &+ 6 <= length {
+                            let low = quad(raw, at: read &+ 2)
+                            scalar = 0x10000 &+ ((scalar & 0x3FF) &<< 10 | (low & 0x3FF))
+                            read &+= 6
+                        }
+                        written &+= encodeUTF8(scalar, into: output, at: written)
+                        continue
+                    default: simple = escaped  // `"`, `\`, `/`
+                    }
+                    output[written] = simple
+                    written &+= 1
                 }
-                output[written] = simple
-                written &+= 1
+                return written
             }
-            return written
-        })
+        )
     }
 
     /// Four hex digits at `offset` of validated contents (0 for anything unexpected, never a trap).

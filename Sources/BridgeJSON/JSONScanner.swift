@@ -38,7 +38,8 @@ public struct JSONScanner {
 
     /// Validates that `buffer` holds exactly one JSON value (with optional surrounding whitespace) and returns it.
     public static func validate(
-        _ buffer: UnsafeRawBufferPointer, maxDepth: Int = defaultMaxDepth
+        _ buffer: UnsafeRawBufferPointer,
+        maxDepth: Int = defaultMaxDepth
     ) throws(JSONSyntaxError) -> JSONRange {
         var scanner = JSONScanner(buffer, maxDepth: maxDepth)
         let value = try scanner.skipValue(depth: 0)

@@ -24,7 +24,8 @@ extension JSONValue {
 
     /// Parses one JSON document from raw bytes.
     public static func parse(
-        _ buffer: UnsafeRawBufferPointer, maxDepth: Int = JSONScanner.defaultMaxDepth
+        _ buffer: UnsafeRawBufferPointer,
+        maxDepth: Int = JSONScanner.defaultMaxDepth
     ) throws(JSONSyntaxError) -> JSONValue {
         var scanner = JSONScanner(buffer, maxDepth: maxDepth)
         let value = try JSONTreeBuilder.parseValue(&scanner)
@@ -117,7 +118,8 @@ enum JSONTreeBuilder {
                 }
                 scanner.index &+= 1
                 let finished = stack.removeLast()
-                value = finished.isObject ? .object(JSONObject(parsedMembers: finished.members)) : .array(finished.elements)
+                value =
+                    finished.isObject ? .object(JSONObject(parsedMembers: finished.members)) : .array(finished.elements)
             }
         }
     }

@@ -1,7 +1,8 @@
-#if canImport(Glibc)
-@preconcurrency import Glibc
-#endif
 import Synchronization
+
+#if canImport(Glibc)
+    @preconcurrency import Glibc
+#endif
 
 /// Random 64-bit words from the kernel's CSPRNG (the source `SystemRandomNumberGenerator` reads), fetched
 /// 256 bytes per `getentropy` call. `SystemRandomNumberGenerator` makes one system call per word (about 280 ns

@@ -26,8 +26,10 @@ public struct UUIDv7: Sendable, Hashable, Comparable, CustomStringConvertible {
     public static func random(at time: Timestamp = .now()) -> UUIDv7 {
         var generator = SystemRandomPool()
         return UUIDv7(
-            milliseconds: time.unixMilliseconds, randA: UInt16(truncatingIfNeeded: generator.next()),
-            randB: generator.next())
+            milliseconds: time.unixMilliseconds,
+            randA: UInt16(truncatingIfNeeded: generator.next()),
+            randB: generator.next()
+        )
     }
 
     /// The Unix milliseconds in the first 48 bits.

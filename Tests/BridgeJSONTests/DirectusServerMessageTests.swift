@@ -17,7 +17,8 @@ import Testing
 
     @Test func createWithOneItem() throws {
         let (message, bytes) = try decode(
-            #"{"type":"subscription","event":"create","data":[{"id":1,"title":"Hello","tags":["a","b"]}],"uid":"articles"}"#)
+            #"{"type":"subscription","event":"create","data":[{"id":1,"title":"Hello","tags":["a","b"]}],"uid":"articles"}"#
+        )
         #expect(message.type == .subscription)
         #expect(message.event == .create)
         #expect(message.uid == "articles")
@@ -28,7 +29,8 @@ import Testing
 
     @Test func keyOrderDoesNotMatter() throws {
         let (message, bytes) = try decode(
-            #"{"uid":"articles","data":[{"id":1}],"event":"create","type":"subscription"}"#)
+            #"{"uid":"articles","data":[{"id":1}],"event":"create","type":"subscription"}"#
+        )
         #expect(message.type == .subscription)
         #expect(message.event == .create)
         #expect(message.uid == "articles")
@@ -37,7 +39,8 @@ import Testing
 
     @Test func prettyPrintedMessage() throws {
         let (message, bytes) = try decode(
-            "{\n  \"type\" : \"subscription\",\n  \"event\" : \"update\",\n  \"data\" : [ { \"id\" : 1 } ,\n {\"id\":2} ]\n}\n")
+            "{\n  \"type\" : \"subscription\",\n  \"event\" : \"update\",\n  \"data\" : [ { \"id\" : 1 } ,\n {\"id\":2} ]\n}\n"
+        )
         #expect(message.event == .update)
         #expect(message.uid == nil)
         #expect(items(message, bytes) == [#"{ "id" : 1 }"#, #"{"id":2}"#])
@@ -45,14 +48,16 @@ import Testing
 
     @Test func initWithData() throws {
         let (message, bytes) = try decode(
-            #"{"type":"subscription","event":"init","data":[{"id":1},{"id":2}],"uid":"s1"}"#)
+            #"{"type":"subscription","event":"init","data":[{"id":1},{"id":2}],"uid":"s1"}"#
+        )
         #expect(message.event == .initial)
         #expect(items(message, bytes) == [#"{"id":1}"#, #"{"id":2}"#])
     }
 
     @Test func initWithEmptyDataAndMeta() throws {
         let (message, _) = try decode(
-            #"{"type":"subscription","event":"init","data":[],"meta":{"total_count":0,"filter_count":0},"uid":"s1"}"#)
+            #"{"type":"subscription","event":"init","data":[],"meta":{"total_count":0,"filter_count":0},"uid":"s1"}"#
+        )
         #expect(message.event == .initial)
         #expect(message.data == .array([]))
         #expect(message.uid == "s1")
@@ -66,7 +71,8 @@ import Testing
 
     @Test func updateWithSeveralItems() throws {
         let (message, bytes) = try decode(
-            #"{"type":"subscription","event":"update","data":[{"id":1,"n":"a"},{"id":2,"n":"b"},{"id":3,"n":"c"}],"uid":"s1"}"#)
+            #"{"type":"subscription","event":"update","data":[{"id":1,"n":"a"},{"id":2,"n":"b"},{"id":3,"n":"c"}],"uid":"s1"}"#
+        )
         #expect(message.event == .update)
         #expect(items(message, bytes)?.count == 3)
         #expect(items(message, bytes)?.last == #"{"id":3,"n":"c"}"#)
@@ -84,7 +90,9 @@ import Testing
     }
 
     @Test func deleteWithNumericKeys() throws {
-        let (message, bytes) = try decode(#"{"type":"subscription","event":"delete","data":[7,-8,90071992547409931],"uid":"s1"}"#)
+        let (message, bytes) = try decode(
+            #"{"type":"subscription","event":"delete","data":[7,-8,90071992547409931],"uid":"s1"}"#
+        )
         guard case .array(let keys) = message.data else {
             Issue.record("data is not an array")
             return
@@ -94,7 +102,8 @@ import Testing
 
     @Test func itemSubscriptionObjectData() throws {
         let (message, bytes) = try decode(
-            #"{"type":"subscription","event":"update","data":{"id":42,"title":"x"},"uid":"item-42"}"#)
+            #"{"type":"subscription","event":"update","data":{"id":42,"title":"x"},"uid":"item-42"}"#
+        )
         guard case .object(let item) = message.data else {
             Issue.record("data is not an object")
             return
@@ -126,7 +135,8 @@ import Testing
 
     @Test func escapedStringsAreDecoded() throws {
         let (message, _) = try decode(
-            #"{"t\u0079pe":"subscr\u0069ption","event":"cr\u0065ate","uid":"a\"b\\c\u00e9\ud83d\ude00","data":[]}"#)
+            #"{"t\u0079pe":"subscr\u0069ption","event":"cr\u0065ate","uid":"a\"b\\c\u00e9\ud83d\ude00","data":[]}"#
+        )
         #expect(message.type == .subscription)
         #expect(message.event == .create)
         #expect(message.uid == "a\"b\\cé😀")
@@ -168,28 +178,50 @@ import Testing
     // MARK: - Errors (§3.1, §7.2)
 
     @Test(arguments: [
-        (#"{"type":"auth","status":"error","error":{"code":"AUTH_FAILED","message":"Authentication handshake failed."}}"#,
-            DirectusMessageType.auth, "AUTH_FAILED", "Authentication handshake failed.", String?.none),
-        (#"{"type":"auth","status":"error","error":{"code":"AUTH_FAILED","message":"Authentication failed."},"uid":"re"}"#,
-            .auth, "AUTH_FAILED", "Authentication failed.", "re"),
-        (#"{"type":"auth","status":"error","error":{"code":"TOKEN_EXPIRED","message":"Token expired."}}"#,
-            .auth, "TOKEN_EXPIRED", "Token expired.", nil),
-        (#"{"type":"auth","status":"error","error":{"code":"AUTH_TIMEOUT","message":"Authentication timed out."}}"#,
-            .auth, "AUTH_TIMEOUT", "Authentication timed out.", nil),
-        (#"{"type":"subscribe","status":"error","error":{"code":"INVALID_COLLECTION","message":"The provided collection does not exists or is not accessible."},"uid":"s1"}"#,
-            .subscribe, "INVALID_COLLECTION", "The provided collection does not exists or is not accessible.", "s1"),
-        (#"{"type":"subscribe","status":"error","error":{"code":"FORBIDDEN","message":"You don't have permission to access this."}}"#,
-            .subscribe, "FORBIDDEN", "You don't have permission to access this.", nil),
-        (#"{"type":"server","status":"error","error":{"code":"INVALID_PAYLOAD","message":"Unable to parse the incoming message."}}"#,
-            .server, "INVALID_PAYLOAD", "Unable to parse the incoming message.", nil),
-        (#"{"type":"server","status":"error","error":{"code":"REQUESTS_EXCEEDED","message":"Too many messages, retry after 812ms."}}"#,
-            .server, "REQUESTS_EXCEEDED", "Too many messages, retry after 812ms.", nil),
-        (#"{"type":"items","status":"error","error":{"code":"INVALID_PAYLOAD","message":"Either 'ids', 'id' or 'query' is required for a DELETE request."},"uid":3}"#,
-            .items, "INVALID_PAYLOAD", "Either 'ids', 'id' or 'query' is required for a DELETE request.", "3"),
-        (#"{"type":"license","status":"error","error":{"code":"SERVICE_UNAVAILABLE","message":"License is in a locked state and must be resolved"}}"#,
-            .other("license"), "SERVICE_UNAVAILABLE", "License is in a locked state and must be resolved", nil),
-        (#"{"error":{"extensions":{"x":[1]},"message":"m\n2","code":"C"},"uid":"u","status":"error","type":"unsubscribe"}"#,
-            .unsubscribe, "C", "m\n2", "u"),
+        (
+            #"{"type":"auth","status":"error","error":{"code":"AUTH_FAILED","message":"Authentication handshake failed."}}"#,
+            DirectusMessageType.auth, "AUTH_FAILED", "Authentication handshake failed.", String?.none
+        ),
+        (
+            #"{"type":"auth","status":"error","error":{"code":"AUTH_FAILED","message":"Authentication failed."},"uid":"re"}"#,
+            .auth, "AUTH_FAILED", "Authentication failed.", "re"
+        ),
+        (
+            #"{"type":"auth","status":"error","error":{"code":"TOKEN_EXPIRED","message":"Token expired."}}"#,
+            .auth, "TOKEN_EXPIRED", "Token expired.", nil
+        ),
+        (
+            #"{"type":"auth","status":"error","error":{"code":"AUTH_TIMEOUT","message":"Authentication timed out."}}"#,
+            .auth, "AUTH_TIMEOUT", "Authentication timed out.", nil
+        ),
+        (
+            #"{"type":"subscribe","status":"error","error":{"code":"INVALID_COLLECTION","message":"The provided collection does not exists or is not accessible."},"uid":"s1"}"#,
+            .subscribe, "INVALID_COLLECTION", "The provided collection does not exists or is not accessible.", "s1"
+        ),
+        (
+            #"{"type":"subscribe","status":"error","error":{"code":"FORBIDDEN","message":"You don't have permission to access this."}}"#,
+            .subscribe, "FORBIDDEN", "You don't have permission to access this.", nil
+        ),
+        (
+            #"{"type":"server","status":"error","error":{"code":"INVALID_PAYLOAD","message":"Unable to parse the incoming message."}}"#,
+            .server, "INVALID_PAYLOAD", "Unable to parse the incoming message.", nil
+        ),
+        (
+            #"{"type":"server","status":"error","error":{"code":"REQUESTS_EXCEEDED","message":"Too many messages, retry after 812ms."}}"#,
+            .server, "REQUESTS_EXCEEDED", "Too many messages, retry after 812ms.", nil
+        ),
+        (
+            #"{"type":"items","status":"error","error":{"code":"INVALID_PAYLOAD","message":"Either 'ids', 'id' or 'query' is required for a DELETE request."},"uid":3}"#,
+            .items, "INVALID_PAYLOAD", "Either 'ids', 'id' or 'query' is required for a DELETE request.", "3"
+        ),
+        (
+            #"{"type":"license","status":"error","error":{"code":"SERVICE_UNAVAILABLE","message":"License is in a locked state and must be resolved"}}"#,
+            .other("license"), "SERVICE_UNAVAILABLE", "License is in a locked state and must be resolved", nil
+        ),
+        (
+            #"{"error":{"extensions":{"x":[1]},"message":"m\n2","code":"C"},"uid":"u","status":"error","type":"unsubscribe"}"#,
+            .unsubscribe, "C", "m\n2", "u"
+        ),
     ])
     func errorEnvelope(text: String, type: DirectusMessageType, code: String, message: String, uid: String?) throws {
         let (decoded, _) = try decode(text)

@@ -8,8 +8,16 @@ import Testing
     static let exampleTime = Timestamp(rfc3339: "2026-12-02T10:15:00.123Z")!
     static let exampleReceived = Timestamp(rfc3339: "2026-12-02T10:15:00.125Z")!
     static let exampleFields = EventLineFields(
-        id: "act_4711", event: .update, collection: "articles", key: "42", origin: .live, seq: 4711,
-        time: exampleTime, receivedAt: exampleReceived, subscription: "articles")
+        id: "act_4711",
+        event: .update,
+        collection: "articles",
+        key: "42",
+        origin: .live,
+        seq: 4711,
+        time: exampleTime,
+        receivedAt: exampleReceived,
+        subscription: "articles"
+    )
     static let exampleLine =
         #"{"id":"act_4711","type":"directus.items.update","event":"update","collection":"articles","key":"42","data":{"id":42,"title":"Hello","status":"published"},"origin":"live","seq":4711,"time":"2026-12-02T10:15:00.123Z","received_at":"2026-12-02T10:15:00.125Z","subscription":"articles"}"#
 
@@ -24,7 +32,8 @@ import Testing
     @Test func contractExampleFromAFrameRange() throws {
         let frame = Array(
             #"{"type":"subscription","event":"update","data":[{"id":42,"title":"Hello","status":"published"}],"uid":"articles"}"#
-                .utf8)
+                .utf8
+        )
         let message = try DirectusServerMessage(decoding: frame)
         guard case .array(let items) = message.data, let item = items.first else {
             Issue.record("no item")
@@ -48,10 +57,17 @@ import Testing
 
     @Test func deleteWithNullDataNullSeqDeltaAndUser() {
         let fields = EventLineFields(
-            id: "evt_0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b", event: .delete, collection: "articles", key: "7",
-            origin: .backfill, seq: nil, time: Timestamp(microsecondsSinceEpoch: 0),
-            receivedAt: Timestamp(microsecondsSinceEpoch: 1_000), subscription: "articles-del",
-            user: "0b3c4d5e-0000-4000-8000-000000000001")
+            id: "evt_0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b",
+            event: .delete,
+            collection: "articles",
+            key: "7",
+            origin: .backfill,
+            seq: nil,
+            time: Timestamp(microsecondsSinceEpoch: 0),
+            receivedAt: Timestamp(microsecondsSinceEpoch: 1_000),
+            subscription: "articles-del",
+            user: "0b3c4d5e-0000-4000-8000-000000000001"
+        )
         var writer = EventLineWriter()
         let delta = Array(#"{"status":"archived"}"#.utf8)
         _ = delta.withUnsafeBytes { writer.appendLine(fields, data: nil, delta: $0) }
@@ -61,8 +77,8 @@ import Testing
     }
 
     @Test func everyEventAndOrigin() throws {
-        for event in EventKind.allCases {
-            for origin in EventOrigin.allCases {
+        for event in EventLineFields.Event.allCases {
+            for origin in EventLineFields.Origin.allCases {
                 var fields = Self.exampleFields
                 fields.event = event
                 fields.origin = origin
@@ -87,7 +103,12 @@ import Testing
             fields.key = String(index)
             fields.seq = Int64(index)
             ranges.append(
-                writer.appendLine(fields, dataValue: ["id": .number(JSONNumber(index)), "s": "é\n"], deltaValue: ["s": "x"]))
+                writer.appendLine(
+                    fields,
+                    dataValue: ["id": .number(JSONNumber(index)), "s": "é\n"],
+                    deltaValue: ["s": "x"]
+                )
+            )
         }
         #expect(ranges.first?.lowerBound == 0)
         #expect(ranges.last?.upperBound == writer.bytes.count)
@@ -98,10 +119,12 @@ import Testing
             #expect(line["data"]?["id"]?.int64Value == Int64(index))
             #expect(line["data"]?["s"]?.stringValue == "é\n")
             #expect(line["delta"] == ["s": "x"])
-            #expect(line.objectValue?.keys == [
-                "id", "type", "event", "collection", "key", "data", "delta", "origin", "seq", "time", "received_at",
-                "subscription",
-            ])
+            #expect(
+                line.objectValue?.keys == [
+                    "id", "type", "event", "collection", "key", "data", "delta", "origin", "seq", "time", "received_at",
+                    "subscription",
+                ]
+            )
         }
         writer.removeAll()
         #expect(writer.bytes.isEmpty)
@@ -125,8 +148,17 @@ import Testing
     @Test(arguments: awkwardStrings)
     func stringFieldsAreEscapedAndRoundTrip(_ text: String) throws {
         let fields = EventLineFields(
-            id: text, event: .create, collection: text, key: text, origin: .live, seq: 1,
-            time: Self.exampleTime, receivedAt: Self.exampleReceived, subscription: text, user: text)
+            id: text,
+            event: .create,
+            collection: text,
+            key: text,
+            origin: .live,
+            seq: 1,
+            time: Self.exampleTime,
+            receivedAt: Self.exampleReceived,
+            subscription: text,
+            user: text
+        )
         var writer = EventLineWriter()
         writer.appendLine(fields, dataValue: .string(text))
         #expect(writer.bytes.last == UInt8(ascii: "\n"))
@@ -146,7 +178,9 @@ import Testing
         var random = SplitMix64(seed: 3339)
         let earliest: Int64 = -62_135_596_800_000_000  // 0001-01-01
         let latest: Int64 = 253_402_300_799_999_999  // 9999-12-31T23:59:59.999999
-        var samples: [Int64] = [0, -1, -999, -1_000, -1_001, 1_796_206_500_123_456, 951_782_400_000_000, earliest, latest]
+        var samples: [Int64] = [
+            0, -1, -999, -1_000, -1_001, 1_796_206_500_123_456, 951_782_400_000_000, earliest, latest,
+        ]
         for _ in 0..<20_000 {
             samples.append(earliest + Int64(bitPattern: random.next() % UInt64(latest - earliest)))
         }

@@ -184,7 +184,10 @@ import Testing
             if let mine, Self.hasNumberBeyondDouble(mine) { continue }
             let theirs = Self.foundationParse(bytes)
             let text = String(decoding: bytes, as: UTF8.self).debugDescription
-            #expect((mine != nil) == (theirs != nil), "iteration \(iteration): ours \(mine != nil), Foundation \(theirs != nil): \(text)")
+            #expect(
+                (mine != nil) == (theirs != nil),
+                "iteration \(iteration): ours \(mine != nil), Foundation \(theirs != nil): \(text)"
+            )
             #expect(JSONScanner.isValid(bytes) == (mine != nil))
             if let mine, let theirs {
                 #expect(Self.same(theirs, mine), "\(text)")

@@ -3,7 +3,8 @@ import Testing
 
 @Suite struct JSONValueTests {
     @Test(arguments: [
-        "null", "true", "false", "0", "-0", "1.50", "1E+2", "12345678901234567890123", "\"\"", "\"a\\\"b\\\\c\\n\"", "[]",
+        "null", "true", "false", "0", "-0", "1.50", "1E+2", "12345678901234567890123", "\"\"", "\"a\\\"b\\\\c\\n\"",
+        "[]",
         "{}", "[1,[2,[3,{}]],\"x\"]", "{\"b\":1,\"a\":{\"z\":[true,null],\"y\":\"é𝄞\"},\"\":0}",
         "{\"data\":[{\"id\":1,\"title\":\"Hello\"}],\"meta\":{\"total_count\":1}}",
     ])
@@ -20,7 +21,8 @@ import Testing
 
     @Test func accessors() throws {
         let value = try JSONValue.parse(
-            #"{"data":[{"id":1,"slug":"a","big":12345678901234567890,"f":2.5,"ok":true,"none":null}],"meta":{}}"#)
+            #"{"data":[{"id":1,"slug":"a","big":12345678901234567890,"f":2.5,"ok":true,"none":null}],"meta":{}}"#
+        )
         #expect(value["data"]?[0]?["id"]?.int64Value == 1)
         #expect(value["data"]?[0]?["id"]?.intValue == 1)
         #expect(value["data"]?[0]?["id"]?.keyString == "1")
@@ -120,8 +122,12 @@ import Testing
 
     @Test func parseErrorsAreTyped() {
         #expect(throws: JSONSyntaxError(.trailingContent, at: 3)) { try JSONValue.parse("{} x") }
-        #expect(throws: JSONSyntaxError(.unexpectedByte(UInt8(ascii: "}")), at: 7)) { try JSONValue.parse(#"{"a":1,}"#) }
-        #expect(throws: JSONSyntaxError.self) { try JSONValue.parse(Array<UInt8>()) }
-        #expect(throws: JSONSyntaxError.self) { try JSONValue.parse(JSONRange(start: 0, end: 10, kind: .array), in: [1]) }
+        #expect(throws: JSONSyntaxError(.unexpectedByte(UInt8(ascii: "}")), at: 7)) {
+            try JSONValue.parse(#"{"a":1,}"#)
+        }
+        #expect(throws: JSONSyntaxError.self) { try JSONValue.parse([UInt8]()) }
+        #expect(throws: JSONSyntaxError.self) {
+            try JSONValue.parse(JSONRange(start: 0, end: 10, kind: .array), in: [1])
+        }
     }
 }
