@@ -192,6 +192,15 @@ import Testing
         }
     }
 
+    @Test func extremeTimestampsStayWithinTheirTwentyFourBytes() {
+        for micros in [Int64.min, Int64.min + 1, -1, Int64.max, Int64.max - 999] {
+            var bytes: [UInt8] = []
+            JSONOutput.appendRFC3339(Timestamp(microsecondsSinceEpoch: micros), to: &bytes)
+            #expect(bytes.count == 24, "\(micros)")
+            #expect(bytes[4] == UInt8(ascii: "-") && bytes[10] == UInt8(ascii: "T") && bytes[23] == UInt8(ascii: "Z"))
+        }
+    }
+
     @Test func eventTimesInTheSameOrAnotherSecondAreBothExact() throws {
         var random = SplitMix64(seed: 1234)
         for _ in 0..<2_000 {
