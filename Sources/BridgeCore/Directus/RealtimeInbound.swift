@@ -1,3 +1,5 @@
+public import BridgeJSON
+
 /// A message from Directus's realtime socket, reduced to what the session state machine decides on.
 ///
 /// The driver builds it from the fast JSON decoder's output; item payloads stay in the frame buffer and are handled
@@ -25,10 +27,6 @@ package enum RealtimeInbound: Sendable, Equatable {
     case ignored(type: String)
 }
 
-/// The three change events Directus sends on a subscription, plus `snapshot` for the bridge's own snapshots.
-public enum ChangeEvent: String, Sendable, Hashable, CaseIterable {
-    case create, update, delete, snapshot
-
-    /// The event line's `type` field (`directus.items.create`, …).
-    public var eventType: String { "directus.items." + rawValue }
-}
+/// The change events (create, update, delete from Directus; snapshot from the bridge). One definition, shared with
+/// the event-line writer.
+public typealias ChangeEvent = EventLineFields.Event

@@ -1,14 +1,8 @@
 public import BridgeSystem
+public import BridgeJSON
 
-/// Where an event came from (the event line's `origin`).
-public enum EventOrigin: String, Sendable, Hashable, CaseIterable {
-    /// From the socket, or from an activity read while connected and caught up.
-    case live
-    /// Recovered from the activity log while catching up after start-up or a reconnect.
-    case backfill
-    /// From a snapshot of current items.
-    case snapshot
-}
+/// Where an event came from (`live`, `backfill`, `snapshot`); shared with the event-line writer.
+public typealias EventOrigin = EventLineFields.Origin
 
 /// One change of one item, already encoded as the event line's JSON object.
 ///

@@ -1,0 +1,127 @@
+public import BridgeSystem
+
+/// Who the bridge is to Directus, and keeping that valid for days.
+///
+/// Static tokens never expire (§8.2). Email/password logins get a JWT whose lifetime `expires` is in milliseconds
+/// (§8.3, §13.19): the session refreshes it over REST before it runs out and publishes every new token to the
+/// socket through `TokenBox`, so the socket re-authenticates in band (§2.5) instead of hitting TOKEN_EXPIRED.
+/// Refresh tokens rotate (§8.4): the newest is kept. A rejected refresh token leads to a fresh login; a rejected
+/// login means the credentials are no longer accepted.
+public actor AuthSession {
+    /// What the bridge authenticates with.
+    public enum Credentials: Sendable, Equatable {
+        /// A static token (`directus_users.token`).
+        case staticToken(String)
+        /// Email and password (+ OTP), logged in over REST.
+        case login(email: String, password: String, otp: String?)
+        /// Public access: no token.
+        case anonymous
+    }
+
+    private let credentials: Credentials
+    private let client: DirectusClient
+    /// The published token for the socket reader.
+    public nonisolated let tokenBox: TokenBox
+    private var tokens: AuthTokens?
+    private var obtainedAt = ContinuousClock.now
+    private let logger: Logger
+    private let redact: @Sendable (String) -> Void
+    private let refreshes: Counter?
+
+    /// Creates a session. `redact` is told every token and refresh token so the log handler hides them.
+    public init(
+        credentials: Credentials, client: DirectusClient, logger: Logger, refreshes: Counter? = nil,
+        redact: @escaping @Sendable (String) -> Void = { _ in }
+    ) {
+        self.credentials = credentials
+        self.client = client
+        self.logger = logger
+        self.redact = redact
+        self.refreshes = refreshes
+        self.tokenBox = TokenBox()
+        if case .staticToken(let token) = credentials {
+            tokens = AuthTokens(accessToken: token, refreshToken: nil, expiresIn: nil)
+            tokenBox.publish(token)
+        }
+    }
+
+    /// Logs in (email/password) or checks the static token with `GET /users/me`. Throws the server's refusal
+    /// (`isCredentialsRejected`) or a transport error.
+    public func start() async throws(DirectusError) {
+        switch credentials {
+        case .anonymous:
+            return
+        case .staticToken(let token):
+            _ = try await client.request("GET", "/users/me", query: [("fields", "id")], token: token)
+        case .login:
+            try await login()
+        }
+    }
+
+    /// The access token to use now (nil for public access).
+    public func accessToken() -> String? { tokens?.accessToken }
+
+    /// When the current token should be renewed (75 % of its lifetime), or nil when it never expires.
+    public func renewalDeadline() -> ContinuousClock.Instant? {
+        guard let lifetime = tokens?.expiresIn else { return nil }
+        return obtainedAt + lifetime * 0.75
+    }
+
+    /// Gets a new access token, unless `stale` is no longer the current one (another caller renewed it already).
+    /// Tries the refresh token first and logs in again when Directus refuses it.
+    @discardableResult
+    public func renew(replacing stale: String?) async throws(DirectusError) -> String? {
+        if let current = tokens?.accessToken, current != stale { return current }
+        switch credentials {
+        case .anonymous, .staticToken:
+            return tokens?.accessToken
+        case .login:
+            if let refreshToken = tokens?.refreshToken {
+                do {
+                    try adopt(try await client.refresh(refreshToken: refreshToken))
+                    refreshes?.increment()
+                    logger.info("token refreshed", metadata: [LogKey.tokenTTL: ttlText])
+                    return tokens?.accessToken
+                } catch where error.isCredentialsRejected {
+                    logger.warning("refresh token refused, logging in again", metadata: [LogKey.error: error.message])
+                }
+            }
+            try await login()
+            return tokens?.accessToken
+        }
+    }
+
+    /// Stores the refresh token Directus rotated on the socket (`auth ok` with `refresh_token`, §2.3).
+    public func adoptRotatedRefreshToken(_ refreshToken: String) {
+        redact(refreshToken)
+        tokens?.refreshToken = refreshToken
+    }
+
+    /// Logs out at shutdown so the refresh token does not linger (best effort).
+    public func logout() async {
+        if case .login = credentials, let refreshToken = tokens?.refreshToken {
+            await client.logout(refreshToken: refreshToken)
+        }
+    }
+
+    private func login() async throws(DirectusError) {
+        guard case .login(let email, let password, let otp) = credentials else { return }
+        try adopt(try await client.login(email: email, password: password, otp: otp))
+        logger.info("logged in", metadata: [LogKey.user: email, LogKey.tokenTTL: ttlText])
+    }
+
+    private func adopt(_ new: AuthTokens) throws(DirectusError) {
+        redact(new.accessToken)
+        if let refreshToken = new.refreshToken { redact(refreshToken) }
+        var merged = new
+        if merged.refreshToken == nil { merged.refreshToken = tokens?.refreshToken }
+        tokens = merged
+        obtainedAt = .now
+        tokenBox.publish(new.accessToken)
+    }
+
+    private var ttlText: String {
+        guard let lifetime = tokens?.expiresIn else { return "never" }
+        return "\(lifetime.components.seconds * 1000 + lifetime.components.attoseconds / 1_000_000_000_000_000)"
+    }
+}

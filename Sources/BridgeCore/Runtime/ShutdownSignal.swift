@@ -1,0 +1,77 @@
+import Synchronization
+
+/// A one-way "stop now" flag that threads can poll and tasks can wait on.
+///
+/// The socket reader polls `isTriggered` between reads (at most every 250 ms) to unsubscribe and close cleanly; the
+/// reconnect loop and the activity reader `sleep` on it, so a shutdown never waits out a backoff delay.
+public final class ShutdownSignal: Sendable {
+    private struct State {
+        var triggered = false
+        var nextWaiter = 0
+        var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
+    }
+
+    private let flag = Atomic<Bool>(false)
+    private let state = Mutex(State())
+
+    /// Creates an untriggered signal.
+    public init() {}
+
+    /// Whether shutdown was requested.
+    public var isTriggered: Bool { flag.load(ordering: .acquiring) }
+
+    /// Requests shutdown and wakes every waiter. Idempotent.
+    public func trigger() {
+        flag.store(true, ordering: .releasing)
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.triggered = true
+            defer { state.waiters.removeAll() }
+            return Array(state.waiters.values)
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Waits until the signal is triggered (or the task is cancelled).
+    public func wait() async {
+        let id = state.withLock { state -> Int in
+            state.nextWaiter += 1
+            return state.nextWaiter
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let resumeNow = state.withLock { state -> Bool in
+                    if state.triggered || Task.isCancelled { return true }
+                    state.waiters[id] = continuation
+                    return false
+                }
+                if resumeNow { continuation.resume() }
+            }
+        } onCancel: {
+            let waiter = state.withLock { $0.waiters.removeValue(forKey: id) }
+            waiter?.resume()
+        }
+    }
+
+    /// Sleeps for `duration`, returning early when triggered. Returns true if the full time passed.
+    @discardableResult
+    public func sleep(for duration: Duration) async -> Bool {
+        if isTriggered { return false }
+        return await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                do {
+                    try await Task.sleep(for: duration)
+                    return true
+                } catch {
+                    return false
+                }
+            }
+            group.addTask {
+                await self.wait()
+                return false
+            }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            return first && !isTriggered
+        }
+    }
+}
