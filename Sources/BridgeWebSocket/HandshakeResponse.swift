@@ -38,9 +38,9 @@ package struct HandshakeResponse: Sendable {
             }
             return nil
         }
-        let head = String(decoding: bytes[..<end], as: UTF8.self)
-        var lines = head.split(separator: "\n", omittingEmptySubsequences: false).map { line in
-            line.hasSuffix("\r") ? line.dropLast() : line
+        // Split on bytes: as Swift Characters, "\r\n" is a single grapheme and would not split on "\n".
+        var lines = bytes[..<end].split(separator: 0x0A, omittingEmptySubsequences: false).map { line in
+            String(decoding: line.last == 0x0D ? line.dropLast() : line, as: UTF8.self)
         }
         while lines.last?.isEmpty == true { lines.removeLast() }
         guard let statusLine = lines.first else {
