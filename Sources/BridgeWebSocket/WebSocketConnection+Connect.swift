@@ -59,13 +59,15 @@ extension WebSocketConnection {
             } catch let error as TLSError {
                 throw WebSocketError(.tls, "TLS with \(url.host) (\(socket.remoteAddress)) failed: \(error.message)",
                     tlsError: error)
+            } catch let error as SystemError where error.errno == ECANCELED {
+                throw CancellationError()
             } catch {
                 throw mapped(error, operation: "TLS handshake with \(socket.remoteAddress)")
             }
         } else {
             stream = PlainStream(socket: socket)
         }
-        let leftover = try upgrade(stream, request: request, url: url, deadline: deadline)
+        let leftover = try upgrade(stream, request: request, url: url, deadline: deadline, isCancelled: isCancelled)
         logger.debug("websocket connected",
             metadata: [LogKey.webSocketURL: url.description, LogKey.webSocketAddress: "\(socket.remoteAddress)"])
         return WebSocketConnection(url: url, options: options, stream: stream, leftover: leftover, logger: logger)
@@ -97,7 +99,8 @@ extension WebSocketConnection {
 
     /// Writes the upgrade request and reads the answer; returns bytes that followed the response head.
     private static func upgrade(
-        _ stream: any ByteStream, request: HandshakeRequest, url: WebSocketURL, deadline: ContinuousClock.Instant
+        _ stream: any ByteStream, request: HandshakeRequest, url: WebSocketURL, deadline: ContinuousClock.Instant,
+        isCancelled: () -> Bool
     ) throws -> ArraySlice<UInt8> {
         do {
             try request.bytes.withUnsafeBytes { try stream.write($0, deadline: deadline) }
@@ -106,17 +109,22 @@ extension WebSocketConnection {
         }
         var received: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 4096)
-        // Reads more into `received`; false at end of stream.
+        // Reads more into `received`, in steps of at most 250 ms to notice cancellation; false at end of stream.
         func readMore(until limit: ContinuousClock.Instant) throws -> Bool {
-            let result = try chunk.withUnsafeMutableBytes { try stream.read(into: $0, deadline: limit) }
-            switch result {
-            case .read(let count):
-                received += chunk[..<count]
-                return true
-            case .timedOut:
-                throw WebSocketError(.timeout, "no answer to the upgrade request from \(url.hostHeader) in time")
-            case .endOfStream:
-                return false
+            while true {
+                if isCancelled() { throw CancellationError() }
+                let step = min(limit, ContinuousClock.now + .milliseconds(250))
+                let result = try chunk.withUnsafeMutableBytes { try stream.read(into: $0, deadline: step) }
+                switch result {
+                case .read(let count):
+                    received += chunk[..<count]
+                    return true
+                case .timedOut:
+                    if ContinuousClock.now < limit { continue }
+                    throw WebSocketError(.timeout, "no answer to the upgrade request from \(url.hostHeader) in time")
+                case .endOfStream:
+                    return false
+                }
             }
         }
         do {
@@ -141,6 +149,9 @@ extension WebSocketConnection {
                 }
             }
         } catch let error as WebSocketError {
+            stream.shutdown()
+            throw error
+        } catch let error as CancellationError {
             stream.shutdown()
             throw error
         } catch {

@@ -151,6 +151,9 @@ class Session:
                         log(f"RESULT {self.id} close none")
                     if self.param("noreply") != "1":
                         await self.send(frame(0x8, payload))
+                    elif self.param("hold") == "1":
+                        while await self.reader.read(65536):  # keep TCP open until the client drops it
+                            pass
                     break
                 if opcode == 0x1 and self.param("echo") == "1":
                     await self.send(frame(0x1, payload))
@@ -223,6 +226,7 @@ async def scenario_drop(s: Session) -> None:
 async def scenario_silent(s: Session) -> None:
     """Never sends anything and never answers a close (tests timeouts)."""
     s.params.setdefault("noreply", "1")
+    s.params.setdefault("hold", "1")
     await s.finish()
 
 
