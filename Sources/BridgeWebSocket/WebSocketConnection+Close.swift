@@ -40,27 +40,4 @@ extension WebSocketConnection {
         stream.shutdown()
         return machine.withLock { $0.peerClose } ?? .abnormal
     }
-
-    /// `close(code:reason:)` without blocking the caller's thread (runs on `BlockingExecutor.shared`).
-    @discardableResult
-    public func close(code: UInt16 = 1000, reason: String = "") async -> WebSocketCloseInfo {
-        (try? await BlockingExecutor.shared.perform { self.close(code: code, reason: reason) }) ?? .abnormal
-    }
-
-    // MARK: - Async sending
-
-    /// `send(text:)` from async code: the write runs on `BlockingExecutor.shared`.
-    public func send(text: String) async throws {
-        try await BlockingExecutor.shared.perform { try self.send(text: text) }
-    }
-
-    /// `send(text:)` for UTF-8 bytes from async code.
-    public func send(text bytes: [UInt8]) async throws {
-        try await BlockingExecutor.shared.perform { try self.send(text: bytes) }
-    }
-
-    /// `send(binary:)` from async code.
-    public func send(binary bytes: [UInt8]) async throws {
-        try await BlockingExecutor.shared.perform { try self.send(binary: bytes) }
-    }
 }

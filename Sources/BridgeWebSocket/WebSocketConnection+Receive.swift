@@ -23,21 +23,6 @@ extension WebSocketConnection {
         }
     }
 
-    /// Receives one message, waiting up to `timeout`; `nil` on timeout. Runs the blocking read on
-    /// `BlockingExecutor.shared` in steps of at most 250 ms, checking for task cancellation between steps.
-    public func receive(timeout: Duration) async throws -> WebSocketMessage? {
-        let deadline = ContinuousClock.now + timeout
-        while true {
-            try Task.checkCancellation()
-            let step = min(deadline - ContinuousClock.now, .milliseconds(250))
-            let messages = try await BlockingExecutor.shared.perform {
-                try self.receiveBatch(timeout: max(step, .zero), maxMessages: 1)
-            }
-            if let message = messages.first { return message }
-            if ContinuousClock.now >= deadline { return nil }
-        }
-    }
-
     /// The receive loop, with the reader lock held.
     func receive(state: inout ReaderState, until deadline: ContinuousClock.Instant, maxMessages: Int) throws
         -> [WebSocketMessage]

@@ -18,11 +18,17 @@ public final class WebSocketConnection: Sendable {
     public let url: WebSocketURL
     /// The address of the server.
     public let remoteAddress: SocketAddress
+    /// The options the connection was opened with (timeouts, limits).
     let options: WebSocketOptions
+    /// The transport (plain TCP or TLS); supports one reader and one writer at a time.
     let stream: any ByteStream
+    /// Receives debug lines (failed pongs and close frames); never message contents.
     let logger: Logger
+    /// Read buffer and decoder: held for a whole receive.
     let reader: Mutex<ReaderState>
+    /// Encoder and frame buffer: held for a whole frame, so frames never interleave.
     let writer: Mutex<FrameWriter>
+    /// The protocol state: held only while handling one event.
     let machine = Mutex(WebSocketStateMachine())
 
     /// Wraps an upgraded stream. `leftover` holds bytes read after the handshake's head (early frames).
@@ -107,68 +113,4 @@ public final class WebSocketConnection: Sendable {
         }
         writer.releaseLargeBuffer()
     }
-}
-
-// MARK: - Buffers
-
-/// The reader's state: guarded by `WebSocketConnection.reader`.
-struct ReaderState {
-    let buffer: ReadBuffer
-    var decoder: MessageDecoder
-    /// An error to throw on the next receive, after the messages decoded before it were returned.
-    var pendingError: WebSocketError?
-}
-
-/// The read buffer: bytes `start..<end` are read but not yet decoded. Owns its memory.
-final class ReadBuffer {
-    let storage: UnsafeMutableRawBufferPointer
-    var start = 0
-    var end = 0
-
-    init(capacity: Int) {
-        storage = .allocate(byteCount: capacity, alignment: 16)
-    }
-
-    deinit { storage.deallocate() }
-
-    var isEmpty: Bool { start == end }
-
-    /// Adds bytes (the handshake's leftover); they always fit because the buffer is empty and large.
-    func append(_ bytes: ArraySlice<UInt8>) {
-        precondition(end + bytes.count <= storage.count, "handshake leftover larger than the read buffer")
-        bytes.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: storage[end...]).copyMemory(from: $0) }
-        end += bytes.count
-    }
-}
-
-/// The writer's state: guarded by `WebSocketConnection.writer`. Reuses one frame buffer across sends.
-struct FrameWriter: ~Copyable, @unchecked Sendable {
-    // @unchecked: the buffer is owned by this value (allocated here, freed in deinit) and the value lives inside
-    // the `writer` mutex, so only the thread holding the lock touches the memory.
-    private var encoder = FrameEncoder()
-    private var buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 4096, alignment: 16)
-
-    /// Buffers above this size are given back after use, so one large message does not pin memory.
-    private static let keptCapacity = 256 << 10
-
-    /// Encodes a masked frame into the reused buffer and returns the encoded bytes.
-    mutating func encode(_ opcode: WebSocketOpcode, payload: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
-        let length = FrameEncoder.frameLength(payloadCount: payload.count)
-        if buffer.count < length {
-            buffer.deallocate()
-            buffer = .allocate(byteCount: length, alignment: 16)
-        }
-        let written = encoder.encode(opcode: opcode, payload: payload, into: buffer)
-        return UnsafeRawBufferPointer(rebasing: buffer[..<written])
-    }
-
-    /// Shrinks the buffer after a large message.
-    mutating func releaseLargeBuffer() {
-        if buffer.count > Self.keptCapacity {
-            buffer.deallocate()
-            buffer = .allocate(byteCount: 4096, alignment: 16)
-        }
-    }
-
-    deinit { buffer.deallocate() }
 }
