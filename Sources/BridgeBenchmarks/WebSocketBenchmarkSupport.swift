@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-@preconcurrency import Glibc
-#endif
 import BridgeSystem
 import BridgeWebSocket
 import Foundation
+
+#if canImport(Glibc)
+    @preconcurrency import Glibc
+#endif
 
 /// CPU time of the calling thread, in seconds (`CLOCK_THREAD_CPUTIME_ID`): unaffected by other processes on a
 /// shared machine, and what "messages per second on one core" means.
@@ -109,7 +110,9 @@ final class LoopbackFrameSender: @unchecked Sendable {
                 switch try socket.send(UnsafeRawBufferPointer(rebasing: all[offset..<end])) {
                 case .transferred(let count): offset += count
                 case .wouldBlock, .endOfStream:
-                    guard try socket.wait(for: .writable, until: deadline) else { throw SystemError(operation: "send", errno: ETIMEDOUT) }
+                    guard try socket.wait(for: .writable, until: deadline) else {
+                        throw SystemError(operation: "send", errno: ETIMEDOUT)
+                    }
                 }
             }
         }
@@ -119,7 +122,8 @@ final class LoopbackFrameSender: @unchecked Sendable {
 extension [UInt8] {
     fileprivate var containsHeadEnd: Bool {
         guard count >= 4 else { return false }
-        for index in 0...(count - 4) where self[index] == 13 && self[index + 1] == 10 && self[index + 2] == 13
+        for index in 0...(count - 4)
+        where self[index] == 13 && self[index + 1] == 10 && self[index + 2] == 13
             && self[index + 3] == 10
         {
             return true

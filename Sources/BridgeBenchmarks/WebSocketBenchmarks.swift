@@ -21,18 +21,18 @@ enum WebSocketCodecBenchmark {
             decoded = 0
             let cpuStart = threadCPUSeconds()
             try stream.withUnsafeBytes { all in
-                    var start = 0
-                    while start < all.count {
-                        let chunk = UnsafeRawBufferPointer(rebasing: all[start..<min(all.count, start + chunkSize)])
-                        var offset = 0
-                        repeat {  // returns early only for control frames, which this stream has none of
-                            _ = try decoder.decode(chunk, offset: &offset, into: &messages)
-                            decoded += messages.count
-                            messages.removeAll(keepingCapacity: true)
-                        } while offset < chunk.count
-                        start += chunkSize
-                    }
+                var start = 0
+                while start < all.count {
+                    let chunk = UnsafeRawBufferPointer(rebasing: all[start..<min(all.count, start + chunkSize)])
+                    var offset = 0
+                    repeat {  // returns early only for control frames, which this stream has none of
+                        _ = try decoder.decode(chunk, offset: &offset, into: &messages)
+                        decoded += messages.count
+                        messages.removeAll(keepingCapacity: true)
+                    } while offset < chunk.count
+                    start += chunkSize
                 }
+            }
             best = min(best, threadCPUSeconds() - cpuStart)
         }
         precondition(decoded == frames, "decoded \(decoded) of \(frames) frames")
@@ -44,10 +44,22 @@ enum WebSocketCodecBenchmark {
         let peer = PythonPeer.run("bench_codec.py", [file.path, String(chunkSize)])
         let peerSeconds = peer?["seconds"] as? Double
         let peerName = "python websockets 17.4 Protocol (sans-I/O)"
-        BenchmarkResult(benchmark: "ws-codec", metric: "frames/s", value: Double(frames) / best, unit: "1/s",
-            peer: peerName, peerValue: peerSeconds.map { Double(frames) / $0 }).emit()
-        BenchmarkResult(benchmark: "ws-codec", metric: "MB/s", value: megabytes / best, unit: "MB/s",
-            peer: peerName, peerValue: peerSeconds.map { megabytes / $0 }).emit()
+        BenchmarkResult(
+            benchmark: "ws-codec",
+            metric: "frames/s",
+            value: Double(frames) / best,
+            unit: "1/s",
+            peer: peerName,
+            peerValue: peerSeconds.map { Double(frames) / $0 }
+        ).emit()
+        BenchmarkResult(
+            benchmark: "ws-codec",
+            metric: "MB/s",
+            value: megabytes / best,
+            unit: "MB/s",
+            peer: peerName,
+            peerValue: peerSeconds.map { megabytes / $0 }
+        ).emit()
 
         // The send side: masking 300-byte payloads with fresh CSPRNG keys (pooled RAND_bytes).
         var encoder = FrameEncoder()
@@ -62,8 +74,12 @@ enum WebSocketCodecBenchmark {
             }
         }
         blackHole(written)
-        BenchmarkResult(benchmark: "ws-codec", metric: "encoded frames/s", value: Double(encodeCount) / encodeSeconds,
-            unit: "1/s").emit()
+        BenchmarkResult(
+            benchmark: "ws-codec",
+            metric: "encoded frames/s",
+            value: Double(encodeCount) / encodeSeconds,
+            unit: "1/s"
+        ).emit()
 
         // Why keys come from a pool: one RAND_bytes call per 4-byte key, for comparison.
         var key: UInt32 = 0
@@ -72,8 +88,12 @@ enum WebSocketCodecBenchmark {
             measureSeconds { for _ in 0..<randomCalls { Crypto.fillRandom(keyBytes) } }
         }
         blackHole(key)
-        BenchmarkResult(benchmark: "ws-codec", metric: "RAND_bytes(4) calls/s", value: Double(randomCalls) / randomSeconds,
-            unit: "1/s").emit()
+        BenchmarkResult(
+            benchmark: "ws-codec",
+            metric: "RAND_bytes(4) calls/s",
+            value: Double(randomCalls) / randomSeconds,
+            unit: "1/s"
+        ).emit()
     }
 }
 
@@ -109,12 +129,30 @@ enum WebSocketLoopbackBenchmark {
         let peerSeconds = peer?["seconds"] as? Double
         let peerName = "python websockets 17.4 asyncio client"
         let megabytes = Double(count * (WebSocketBenchmarkStream.payloadSize + 4)) / 1e6
-        BenchmarkResult(benchmark: "ws-loopback", metric: "messages/s", value: Double(count) / seconds, unit: "1/s",
-            peer: peerName, peerValue: peerSeconds.map { Double(count) / $0 }).emit()
-        BenchmarkResult(benchmark: "ws-loopback", metric: "MB/s", value: megabytes / seconds, unit: "MB/s",
-            peer: peerName, peerValue: peerSeconds.map { megabytes / $0 }).emit()
-        BenchmarkResult(benchmark: "ws-loopback", metric: "messages per reader CPU second", value: Double(count) / cpuSeconds,
-            unit: "1/s", peer: peerName + " (process CPU)", peerValue: (peer?["cpu_seconds"] as? Double).map { Double(count) / $0 }).emit()
+        BenchmarkResult(
+            benchmark: "ws-loopback",
+            metric: "messages/s",
+            value: Double(count) / seconds,
+            unit: "1/s",
+            peer: peerName,
+            peerValue: peerSeconds.map { Double(count) / $0 }
+        ).emit()
+        BenchmarkResult(
+            benchmark: "ws-loopback",
+            metric: "MB/s",
+            value: megabytes / seconds,
+            unit: "MB/s",
+            peer: peerName,
+            peerValue: peerSeconds.map { megabytes / $0 }
+        ).emit()
+        BenchmarkResult(
+            benchmark: "ws-loopback",
+            metric: "messages per reader CPU second",
+            value: Double(count) / cpuSeconds,
+            unit: "1/s",
+            peer: peerName + " (process CPU)",
+            peerValue: (peer?["cpu_seconds"] as? Double).map { Double(count) / $0 }
+        ).emit()
     }
 }
 

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-@preconcurrency import Glibc
+    @preconcurrency import Glibc
 #endif
 
 /// Host name resolution through `getaddrinfo` (blocking: call it off Swift's cooperative pool).

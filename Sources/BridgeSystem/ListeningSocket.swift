@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-@preconcurrency import Glibc
+    @preconcurrency import Glibc
 #endif
 
 /// A TCP listening socket for loopback peers in tests and benchmarks. Owns its descriptor.

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-@preconcurrency import Glibc
+    @preconcurrency import Glibc
 #endif
 
 /// The readiness conditions `Poll.wait` can wait for.
@@ -22,7 +22,9 @@ public enum Poll {
     /// `read`/`write` reports them with the right errno. Returns `false` on timeout. `EINTR` restarts the wait
     /// with the time that is left.
     public static func wait(
-        fd: Int32, for events: PollEvents, until deadline: ContinuousClock.Instant
+        fd: Int32,
+        for events: PollEvents,
+        until deadline: ContinuousClock.Instant
     ) throws(SystemError) -> Bool {
         while true {
             var entry = pollfd(fd: fd, events: events.rawValue, revents: 0)

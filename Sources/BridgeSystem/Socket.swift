@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-@preconcurrency import Glibc
+    @preconcurrency import Glibc
 #endif
 
 /// The outcome of one non-blocking `recv`/`send`.
@@ -42,8 +42,12 @@ public final class Socket: Sendable {
         deadline: ContinuousClock.Instant,
         isCancelled: () -> Bool = { false }
     ) throws(SystemError) -> Socket {
-        let fd = Glibc.socket(address.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue)
-            | Int32(SOCK_CLOEXEC.rawValue), Int32(IPPROTO_TCP))
+        let fd = Glibc.socket(
+            address.family,
+            Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue)
+                | Int32(SOCK_CLOEXEC.rawValue),
+            Int32(IPPROTO_TCP)
+        )
         if fd < 0 { throw SystemError(operation: "socket", errno: errno) }
         let socket = Socket(adopting: fd, remoteAddress: address)  // closes fd on every error path below
         let result = address.withSocketAddress { Glibc.connect(fd, $0, $1) }

@@ -1,7 +1,8 @@
-#if canImport(Glibc)
-@preconcurrency import Glibc
-#endif
 package import BridgeSystem
+
+#if canImport(Glibc)
+    @preconcurrency import Glibc
+#endif
 
 /// The outcome of a `ByteStream.read`.
 package enum StreamReadResult: Sendable, Equatable {

@@ -68,7 +68,8 @@ package enum Crypto {
 
     /// Runs `body` over contiguous storage of `bytes`, copying only when the collection has none.
     static func withContiguousBytes<R>(
-        _ bytes: some Collection<UInt8>, _ body: (UnsafeRawBufferPointer) -> R
+        _ bytes: some Collection<UInt8>,
+        _ body: (UnsafeRawBufferPointer) -> R
     ) -> R {
         if let result = bytes.withContiguousStorageIfAvailable({ body(UnsafeRawBufferPointer($0)) }) {
             return result

@@ -1,7 +1,8 @@
-#if canImport(Glibc)
-@preconcurrency import Glibc
-#endif
 internal import COpenSSL
+
+#if canImport(Glibc)
+    @preconcurrency import Glibc
+#endif
 
 /// An OpenSSL client context (`SSL_CTX`) configured from a `TLSConfiguration`: TLS 1.2+, the system trust store
 /// plus an optional CA file, peer verification. Owns the `SSL_CTX` and frees it in `deinit`.
@@ -33,8 +34,11 @@ package final class TLSContext: @unchecked Sendable {
         let context = TLSContext(handle: handle, configuration: configuration)  // frees handle on throw below
         let version = configuration.minimumVersion == .tls13 ? TLS1_3_VERSION : TLS1_2_VERSION
         guard copenssl_ctx_set_min_proto_version(handle, version) == 1 else {
-            throw TLSError(kind: .configuration, message: "cannot set the minimum TLS version",
-                errorStack: OpenSSLErrorQueue.drain())
+            throw TLSError(
+                kind: .configuration,
+                message: "cannot set the minimum TLS version",
+                errorStack: OpenSSLErrorQueue.drain()
+            )
         }
         _ = SSL_CTX_set_options(handle, copenssl_client_options())
         _ = copenssl_ctx_set_mode(handle, copenssl_client_modes())
@@ -49,8 +53,11 @@ package final class TLSContext: @unchecked Sendable {
         OpenSSLErrorQueue.clear()
         if let caFile = configuration.caFile, !caFile.isEmpty {
             guard SSL_CTX_load_verify_locations(handle, caFile, nil) == 1 else {
-                throw TLSError(kind: .configuration, message: "cannot load CA file \(caFile)",
-                    errorStack: OpenSSLErrorQueue.drain())
+                throw TLSError(
+                    kind: .configuration,
+                    message: "cannot load CA file \(caFile)",
+                    errorStack: OpenSSLErrorQueue.drain()
+                )
             }
         }
         SSL_CTX_set_verify(handle, configuration.insecureSkipVerify ? SSL_VERIFY_NONE : SSL_VERIFY_PEER, nil)

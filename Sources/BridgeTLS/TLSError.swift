@@ -26,7 +26,11 @@ public struct TLSError: Error, Sendable, CustomStringConvertible {
 
     /// Creates an error.
     public init(
-        kind: Kind, message: String, verifyCode: Int? = nil, verifyReason: String? = nil, errorStack: [String] = []
+        kind: Kind,
+        message: String,
+        verifyCode: Int? = nil,
+        verifyReason: String? = nil,
+        errorStack: [String] = []
     ) {
         self.kind = kind
         self.message = message

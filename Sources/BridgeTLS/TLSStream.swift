@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-@preconcurrency import Glibc
-#endif
 package import BridgeSystem
 internal import COpenSSL
 import Synchronization
+
+#if canImport(Glibc)
+    @preconcurrency import Glibc
+#endif
 
 /// A TLS client session over a connected non-blocking socket, usable by one reader and one writer at once.
 ///
@@ -65,14 +66,20 @@ package final class TLSStream: ByteStream, @unchecked Sendable {
                 ? X509_VERIFY_PARAM_set1_ip_asc(parameters, serverName)
                 : X509_VERIFY_PARAM_set1_host(parameters, serverName, 0)
             guard accepted == 1 else {
-                throw TLSError(kind: .configuration, message: "cannot verify against host name \(serverName)",
-                    errorStack: OpenSSLErrorQueue.drain())
+                throw TLSError(
+                    kind: .configuration,
+                    message: "cannot verify against host name \(serverName)",
+                    errorStack: OpenSSLErrorQueue.drain()
+                )
             }
         }
         if !isIPLiteral {
             guard copenssl_set_tlsext_host_name(ssl, serverName) == 1 else {
-                throw TLSError(kind: .configuration, message: "invalid server name \(serverName)",
-                    errorStack: OpenSSLErrorQueue.drain())
+                throw TLSError(
+                    kind: .configuration,
+                    message: "invalid server name \(serverName)",
+                    errorStack: OpenSSLErrorQueue.drain()
+                )
             }
         }
         try stream.handshake(deadline: deadline, isCancelled: isCancelled)
@@ -90,7 +97,9 @@ package final class TLSStream: ByteStream, @unchecked Sendable {
                     if isCancelled() { throw SystemError(operation: "TLS handshake", errno: ECANCELED) }
                     let step = min(deadline, ContinuousClock.now + .milliseconds(250))
                     if try socket.wait(for: events, until: step) { break }
-                    if ContinuousClock.now >= deadline { throw SystemError(operation: "TLS handshake", errno: ETIMEDOUT) }
+                    if ContinuousClock.now >= deadline {
+                        throw SystemError(operation: "TLS handshake", errno: ETIMEDOUT)
+                    }
                 }
             default:
                 markFailed()
@@ -103,12 +112,22 @@ package final class TLSStream: ByteStream, @unchecked Sendable {
         let verifyCode = lock.withLock { _ in SSL_get_verify_result(ssl) }
         if verifyCode != X509_V_OK {
             let reason = OpenSSLErrorQueue.verifyReason(verifyCode)
-            return TLSError(kind: .certificateVerification, message: "certificate verification failed: \(reason)",
-                verifyCode: verifyCode, verifyReason: reason, errorStack: outcome.stack)
+            return TLSError(
+                kind: .certificateVerification,
+                message: "certificate verification failed: \(reason)",
+                verifyCode: verifyCode,
+                verifyReason: reason,
+                errorStack: outcome.stack
+            )
         }
         if outcome.error == SSL_ERROR_SYSCALL && outcome.stack.isEmpty {
-            let detail = outcome.errno == 0 ? "connection closed by the server" : SystemError(operation: "TLS handshake",
-                errno: outcome.errno).description
+            let detail =
+                outcome.errno == 0
+                ? "connection closed by the server"
+                : SystemError(
+                    operation: "TLS handshake",
+                    errno: outcome.errno
+                ).description
             return TLSError(kind: .handshake, message: "TLS handshake failed: \(detail)")
         }
         return TLSError(kind: .handshake, message: "TLS handshake failed", errorStack: outcome.stack)

@@ -32,7 +32,10 @@ package struct FrameHeader: Sendable, Equatable {
 
     /// Creates a header.
     package init(
-        fin: Bool = true, reservedBits: UInt8 = 0, opcode: WebSocketOpcode, maskKey: UInt32? = nil,
+        fin: Bool = true,
+        reservedBits: UInt8 = 0,
+        opcode: WebSocketOpcode,
+        maskKey: UInt32? = nil,
         payloadLength: Int
     ) {
         self.fin = fin
@@ -76,7 +79,10 @@ package struct WebSocketProtocolError: Error, Sendable, Equatable, CustomStringC
     }
 
     /// A 1007 error: a text message or close reason that is not UTF-8.
-    package static let invalidUTF8 = WebSocketProtocolError(closeCode: CloseCode.invalidPayload, reason: "invalid UTF-8")
+    package static let invalidUTF8 = WebSocketProtocolError(
+        closeCode: CloseCode.invalidPayload,
+        reason: "invalid UTF-8"
+    )
 
     /// A 1009 error: a message over the configured limit.
     package static func messageTooBig(limit: Int) -> WebSocketProtocolError {

@@ -16,7 +16,9 @@ package struct FrameEncoder: Sendable {
     /// Writes one masked frame into `destination` (at least `frameLength(payloadCount:)` bytes) and returns
     /// its length. The payload is copied once, masked on the way.
     package mutating func encode(
-        opcode: WebSocketOpcode, fin: Bool = true, payload: UnsafeRawBufferPointer,
+        opcode: WebSocketOpcode,
+        fin: Bool = true,
+        payload: UnsafeRawBufferPointer,
         into destination: UnsafeMutableRawBufferPointer
     ) -> Int {
         let count = payload.count
@@ -38,7 +40,11 @@ package struct FrameEncoder: Sendable {
         let key = keys.next()
         destination.storeBytes(of: key, toByteOffset: offset, as: UInt32.self)
         offset += 4
-        Self.mask(payload, key: key, into: UnsafeMutableRawBufferPointer(rebasing: destination[offset..<(offset + count)]))
+        Self.mask(
+            payload,
+            key: key,
+            into: UnsafeMutableRawBufferPointer(rebasing: destination[offset..<(offset + count)])
+        )
         return offset + count
     }
 
@@ -54,7 +60,11 @@ package struct FrameEncoder: Sendable {
 
     /// XORs `source` with the 4-byte `key` (in wire order) into `destination`, eight bytes at a time.
     /// Masking is its own inverse, so this also unmasks.
-    package static func mask(_ source: UnsafeRawBufferPointer, key: UInt32, into destination: UnsafeMutableRawBufferPointer) {
+    package static func mask(
+        _ source: UnsafeRawBufferPointer,
+        key: UInt32,
+        into destination: UnsafeMutableRawBufferPointer
+    ) {
         let count = source.count
         // `key` holds the wire bytes in memory order; repeated twice it masks 8 bytes loaded in memory order.
         let wide = UInt64(key) | UInt64(key) << 32

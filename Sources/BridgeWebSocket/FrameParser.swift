@@ -33,7 +33,8 @@ package struct FrameParser: Sendable {
     /// Parses the next event from `input[offset...]` and advances `offset` past what it used.
     /// Returns `nil` when the input is used up (feed the next read, starting at offset 0).
     package mutating func next(
-        _ input: UnsafeRawBufferPointer, offset: inout Int
+        _ input: UnsafeRawBufferPointer,
+        offset: inout Int
     ) throws(WebSocketProtocolError) -> Event? {
         if let left = remaining {
             let available = input.count - offset

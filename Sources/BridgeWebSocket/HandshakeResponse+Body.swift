@@ -26,7 +26,8 @@ extension HandshakeResponse {
         var index = raw.startIndex
         while output.count < limit {
             guard let lineEnd = raw[index...].firstIndex(of: 0x0A) else { break }
-            let sizeText = String(decoding: raw[index..<lineEnd], as: UTF8.self)
+            let sizeText =
+                String(decoding: raw[index..<lineEnd], as: UTF8.self)
                 .split(separator: ";").first.map { $0.trimmingCharacters(in: " \t\r") } ?? ""
             guard let size = Int(sizeText, radix: 16), size >= 0 else { break }
             if size == 0 { return (output, true) }

@@ -62,7 +62,10 @@ package struct HandshakeResponse: Sendable {
             headers.append((String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: " \t")))
         }
         let response = HandshakeResponse(
-            status: status, reasonPhrase: parts.count > 2 ? String(parts[2]) : "", headers: headers)
+            status: status,
+            reasonPhrase: parts.count > 2 ? String(parts[2]) : "",
+            headers: headers
+        )
         return (response, end + 4)
     }
 

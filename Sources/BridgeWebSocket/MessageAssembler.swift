@@ -55,7 +55,8 @@ package struct MessageAssembler: Sendable {
 
     /// Adds payload bytes of the current frame; returns what the frame completed, if anything.
     package mutating func receivedPayload(
-        _ bytes: UnsafeRawBufferPointer, isFrameEnd: Bool
+        _ bytes: UnsafeRawBufferPointer,
+        isFrameEnd: Bool
     ) throws(WebSocketProtocolError) -> Output? {
         if frame.opcode.isControl {
             control.append(contentsOf: bytes)

@@ -39,12 +39,20 @@ package struct UTF8Validator: Sendable {
                 if byte < 0x80 { continue }
                 switch byte {
                 case 0xC2...0xDF: pending = 1
-                case 0xE0: pending = 2; lower = 0xA0  // no overlong 3-byte forms
+                case 0xE0:
+                    pending = 2
+                    lower = 0xA0  // no overlong 3-byte forms
                 case 0xE1...0xEC, 0xEE...0xEF: pending = 2
-                case 0xED: pending = 2; upper = 0x9F  // no surrogates
-                case 0xF0: pending = 3; lower = 0x90  // no overlong 4-byte forms
+                case 0xED:
+                    pending = 2
+                    upper = 0x9F  // no surrogates
+                case 0xF0:
+                    pending = 3
+                    lower = 0x90  // no overlong 4-byte forms
                 case 0xF1...0xF3: pending = 3
-                case 0xF4: pending = 3; upper = 0x8F  // nothing above U+10FFFF
+                case 0xF4:
+                    pending = 3
+                    upper = 0x8F  // nothing above U+10FFFF
                 default: return false  // stray continuation byte, C0/C1 overlongs, F5–FF
                 }
             } else {

@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-@preconcurrency import Glibc
-#endif
 import BridgeSystem
 import BridgeTLS
 import Synchronization
+
+#if canImport(Glibc)
+    @preconcurrency import Glibc
+#endif
 
 extension WebSocketConnection {
     /// Runs the close handshake (RFC 6455 §7.1.2): sends a close frame with `code` and `reason`, waits up to

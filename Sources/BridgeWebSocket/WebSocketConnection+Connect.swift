@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-@preconcurrency import Glibc
-#endif
 public import BridgeSystem
 import BridgeTLS
 import Synchronization
+
+#if canImport(Glibc)
+    @preconcurrency import Glibc
+#endif
 
 extension WebSocketConnection {
     /// Opens a connection: resolves the host, tries each address (IPv6 and IPv4, in resolver order) until one
@@ -14,7 +15,9 @@ extension WebSocketConnection {
     /// (`.addressResolution`, `.connectFailed`, `.timeout`, `.tls`, `.handshakeRejected`, `.invalidHandshake`,
     /// `.invalidRequest`) or `CancellationError`.
     public static func connect(
-        to url: WebSocketURL, options: WebSocketOptions = WebSocketOptions(), logger: Logger
+        to url: WebSocketURL,
+        options: WebSocketOptions = WebSocketOptions(),
+        logger: Logger
     ) async throws -> WebSocketConnection {
         let cancelled = CancellationFlag()
         return try await withTaskCancellationHandler {
@@ -28,7 +31,10 @@ extension WebSocketConnection {
 
     /// `connect(to:options:logger:)` for a caller that is already on a thread of its own. Blocks.
     public static func connectBlocking(
-        to url: WebSocketURL, options: WebSocketOptions, logger: Logger, isCancelled: () -> Bool = { false }
+        to url: WebSocketURL,
+        options: WebSocketOptions,
+        logger: Logger,
+        isCancelled: () -> Bool = { false }
     ) throws -> WebSocketConnection {
         let request = try HandshakeRequest(url: url, headers: options.headers)
         let addresses: [SocketAddress]
@@ -54,11 +60,18 @@ extension WebSocketConnection {
             do {
                 let context = try TLSContext.make(configuration: options.tls)
                 stream = try TLSStream.connect(
-                    socket: socket, context: context, serverName: url.host, deadline: deadline,
-                    isCancelled: isCancelled)
+                    socket: socket,
+                    context: context,
+                    serverName: url.host,
+                    deadline: deadline,
+                    isCancelled: isCancelled
+                )
             } catch let error as TLSError {
-                throw WebSocketError(.tls, "TLS with \(url.host) (\(socket.remoteAddress)) failed: \(error.message)",
-                    tlsError: error)
+                throw WebSocketError(
+                    .tls,
+                    "TLS with \(url.host) (\(socket.remoteAddress)) failed: \(error.message)",
+                    tlsError: error
+                )
             } catch let error as SystemError where error.errno == ECANCELED {
                 throw CancellationError()
             } catch {
@@ -68,14 +81,19 @@ extension WebSocketConnection {
             stream = PlainStream(socket: socket)
         }
         let leftover = try upgrade(stream, request: request, url: url, deadline: deadline, isCancelled: isCancelled)
-        logger.debug("websocket connected",
-            metadata: [LogKey.webSocketURL: url.description, LogKey.webSocketAddress: "\(socket.remoteAddress)"])
+        logger.debug(
+            "websocket connected",
+            metadata: [LogKey.webSocketURL: url.description, LogKey.webSocketAddress: "\(socket.remoteAddress)"]
+        )
         return WebSocketConnection(url: url, options: options, stream: stream, leftover: leftover, logger: logger)
     }
 
     /// Connects to the first address that accepts before `deadline`.
     private static func connectFirst(
-        _ addresses: [SocketAddress], url: WebSocketURL, deadline: ContinuousClock.Instant, logger: Logger,
+        _ addresses: [SocketAddress],
+        url: WebSocketURL,
+        deadline: ContinuousClock.Instant,
+        logger: Logger,
         isCancelled: () -> Bool
     ) throws -> Socket {
         var failures: [String] = []
@@ -86,8 +104,10 @@ extension WebSocketConnection {
                 return try Socket.connect(to: address, deadline: deadline, isCancelled: isCancelled)
             } catch {
                 if error.errno == ECANCELED { throw CancellationError() }
-                logger.debug("websocket connect attempt failed",
-                    metadata: [LogKey.webSocketAddress: "\(address)", LogKey.error: "\(error)"])
+                logger.debug(
+                    "websocket connect attempt failed",
+                    metadata: [LogKey.webSocketAddress: "\(address)", LogKey.error: "\(error)"]
+                )
                 failures.append("\(address): \(error)")
                 lastError = error
             }
@@ -99,7 +119,10 @@ extension WebSocketConnection {
 
     /// Writes the upgrade request and reads the answer; returns bytes that followed the response head.
     private static func upgrade(
-        _ stream: any ByteStream, request: HandshakeRequest, url: WebSocketURL, deadline: ContinuousClock.Instant,
+        _ stream: any ByteStream,
+        request: HandshakeRequest,
+        url: WebSocketURL,
+        deadline: ContinuousClock.Instant,
         isCancelled: () -> Bool
     ) throws -> ArraySlice<UInt8> {
         do {
@@ -138,14 +161,21 @@ extension WebSocketConnection {
                             body = response.bodyPrefix(received[headLength...])
                         }
                         let phrase = response.reasonPhrase.isEmpty ? "" : " \(response.reasonPhrase)"
-                        throw WebSocketError(.handshakeRejected, "upgrade rejected with HTTP \(response.status)\(phrase)",
-                            status: response.status, body: body.prefix)
+                        throw WebSocketError(
+                            .handshakeRejected,
+                            "upgrade rejected with HTTP \(response.status)\(phrase)",
+                            status: response.status,
+                            body: body.prefix
+                        )
                     }
                     try response.validateUpgrade(for: request)
                     return received[headLength...]
                 }
                 if try !readMore(until: deadline) {
-                    throw WebSocketError(.invalidHandshake, "\(url.hostHeader) closed the connection during the upgrade")
+                    throw WebSocketError(
+                        .invalidHandshake,
+                        "\(url.hostHeader) closed the connection during the upgrade"
+                    )
                 }
             }
         } catch let error as WebSocketError {

@@ -1,7 +1,6 @@
 import BridgeSystem
 import BridgeTLS
 import Synchronization
-import BridgeTLS
 
 extension WebSocketConnection {
     /// Waits up to `timeout` for data and returns every complete message decoded from what arrived (at most

@@ -32,9 +32,13 @@ public final class WebSocketConnection: Sendable {
     let machine = Mutex(WebSocketStateMachine())
 
     /// Wraps an upgraded stream. `leftover` holds bytes read after the handshake's head (early frames).
-    init(url: WebSocketURL, options: WebSocketOptions, stream: any ByteStream, leftover: ArraySlice<UInt8>,
-        logger: Logger)
-    {
+    init(
+        url: WebSocketURL,
+        options: WebSocketOptions,
+        stream: any ByteStream,
+        leftover: ArraySlice<UInt8>,
+        logger: Logger
+    ) {
         self.url = url
         self.options = options
         self.stream = stream
@@ -99,9 +103,12 @@ public final class WebSocketConnection: Sendable {
 
     /// Writes a frame with the writer lock already held. A failed write leaves a partial frame on the wire,
     /// so it ends the connection.
-    func write(_ opcode: WebSocketOpcode, payload: UnsafeRawBufferPointer, using writer: inout FrameWriter,
-        deadline: ContinuousClock.Instant) throws
-    {
+    func write(
+        _ opcode: WebSocketOpcode,
+        payload: UnsafeRawBufferPointer,
+        using writer: inout FrameWriter,
+        deadline: ContinuousClock.Instant
+    ) throws {
         let frame = writer.encode(opcode, payload: payload)
         do {
             try stream.write(frame, deadline: deadline)

@@ -1,8 +1,9 @@
-#if canImport(Glibc)
-@preconcurrency import Glibc
-#endif
 import BridgeSystem
 public import BridgeTLS
+
+#if canImport(Glibc)
+    @preconcurrency import Glibc
+#endif
 
 /// Why a WebSocket operation failed. `kind` says what happened; the optional fields carry the details that kind
 /// has (HTTP status and body, close code and reason, the TLS error); `isRetriable` says whether reconnecting
@@ -58,8 +59,14 @@ public struct WebSocketError: Error, Sendable, CustomStringConvertible {
 
     /// Creates an error of `kind`.
     public init(
-        _ kind: Kind, _ message: String, status: Int? = nil, body: [UInt8] = [], closeCode: UInt16? = nil,
-        closeReason: String? = nil, tlsError: TLSError? = nil, underlying: (any Error & Sendable)? = nil
+        _ kind: Kind,
+        _ message: String,
+        status: Int? = nil,
+        body: [UInt8] = [],
+        closeCode: UInt16? = nil,
+        closeReason: String? = nil,
+        tlsError: TLSError? = nil,
+        underlying: (any Error & Sendable)? = nil
     ) {
         self.kind = kind
         self.message = message
@@ -112,7 +119,8 @@ public struct WebSocketError: Error, Sendable, CustomStringConvertible {
     /// The connection ended with `info` (the peer's close, or 1006 for a drop).
     static func closed(_ info: WebSocketCloseInfo) -> WebSocketError {
         let how =
-            info.code == CloseCode.abnormalClosure ? "connection closed without a close frame (1006)"
+            info.code == CloseCode.abnormalClosure
+            ? "connection closed without a close frame (1006)"
             : "connection closed by the peer: \(info)"
         return WebSocketError(.closed, how, closeCode: info.code, closeReason: info.reason)
     }
@@ -120,8 +128,12 @@ public struct WebSocketError: Error, Sendable, CustomStringConvertible {
     /// The server broke the protocol and we closed with the error's code.
     static func violation(_ error: WebSocketProtocolError) -> WebSocketError {
         let kind: Kind = error.closeCode == CloseCode.messageTooBig ? .messageTooBig : .protocolViolation
-        return WebSocketError(kind, "server broke the WebSocket protocol: \(error)", closeCode: error.closeCode,
-            closeReason: error.reason)
+        return WebSocketError(
+            kind,
+            "server broke the WebSocket protocol: \(error)",
+            closeCode: error.closeCode,
+            closeReason: error.reason
+        )
     }
 
     /// Wraps a transport error (`SystemError`, `TLSError`) from reading or writing.
@@ -129,7 +141,9 @@ public struct WebSocketError: Error, Sendable, CustomStringConvertible {
         if let error = error as? WebSocketError { return error }
         if let tls = error as? TLSError { return WebSocketError(.tls, "\(operation): \(tls.message)", tlsError: tls) }
         if let system = error as? SystemError {
-            if system.errno == ETIMEDOUT { return WebSocketError(.timeout, "\(operation) timed out", underlying: system) }
+            if system.errno == ETIMEDOUT {
+                return WebSocketError(.timeout, "\(operation) timed out", underlying: system)
+            }
             return WebSocketError(.io, "\(operation) failed", underlying: system)
         }
         return WebSocketError(.io, "\(operation) failed: \(error)")

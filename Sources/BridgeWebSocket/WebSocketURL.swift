@@ -57,7 +57,8 @@ public struct WebSocketURL: Sendable, Equatable, CustomStringConvertible {
         }
         if host.isEmpty { throw invalid("missing host") }
         if let portText {
-            guard !portText.isEmpty, portText.allSatisfy(\.isASCII), let value = Int(portText), (1...65535).contains(value)
+            guard !portText.isEmpty, portText.allSatisfy(\.isASCII), let value = Int(portText),
+                (1...65535).contains(value)
             else { throw invalid("port \"\(portText)\" is not a number from 1 to 65535") }
             port = value
         } else {

@@ -1,6 +1,7 @@
 import BridgeSystem
-@testable import BridgeTLS
 import Testing
+
+@testable import BridgeTLS
 
 private func hex(_ bytes: [UInt8]) -> String {
     bytes.map { byte in
@@ -19,12 +20,18 @@ private func hex(_ bytes: [UInt8]) -> String {
 
     @Test(arguments: [
         // RFC 4231 test cases 1, 2 and 6, and the empty key and message.
-        ([UInt8](repeating: 0x0b, count: 20), "Hi There",
-            "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7"),
-        (Array("Jefe".utf8), "what do ya want for nothing?",
-            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"),
-        ([UInt8](repeating: 0xaa, count: 131), "Test Using Larger Than Block-Size Key - Hash Key First",
-            "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54"),
+        (
+            [UInt8](repeating: 0x0b, count: 20), "Hi There",
+            "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7"
+        ),
+        (
+            Array("Jefe".utf8), "what do ya want for nothing?",
+            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
+        ),
+        (
+            [UInt8](repeating: 0xaa, count: 131), "Test Using Larger Than Block-Size Key - Hash Key First",
+            "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54"
+        ),
         ([], "", "b613679a0814d9ec772f95d778c35fc5ff1697c493715653c6c712144292c5ad"),
     ])
     func hmacSHA256MatchesRFC4231(key: [UInt8], message: String, expected: String) {
@@ -33,7 +40,10 @@ private func hex(_ bytes: [UInt8]) -> String {
 
     @Test func hmacOverPartsEqualsHMACOverTheConcatenation() {
         let key = Array("whsec-key".utf8)
-        let id = Array("msg_1".utf8), dot = Array(".".utf8), stamp = Array("1700000000".utf8), body = Array("{}".utf8)
+        let id = Array("msg_1".utf8)
+        let dot = Array(".".utf8)
+        let stamp = Array("1700000000".utf8)
+        let body = Array("{}".utf8)
         let whole = Crypto.hmacSHA256(key: key, message: id + dot + stamp + dot + body)
         let parts = id.withUnsafeBytes { a in
             dot.withUnsafeBytes { b in

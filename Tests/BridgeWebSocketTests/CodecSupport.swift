@@ -2,7 +2,11 @@
 
 /// A server frame built independently of `FrameEncoder` (unmasked unless `mask` is given).
 func serverFrame(
-    _ opcode: UInt8, _ payload: [UInt8] = [], fin: Bool = true, rsv: UInt8 = 0, mask: [UInt8]? = nil
+    _ opcode: UInt8,
+    _ payload: [UInt8] = [],
+    fin: Bool = true,
+    rsv: UInt8 = 0,
+    mask: [UInt8]? = nil
 ) -> [UInt8] {
     var bytes: [UInt8] = [(fin ? 0x80 : 0) | rsv << 4 | opcode]
     let maskBit: UInt8 = mask == nil ? 0 : 0x80

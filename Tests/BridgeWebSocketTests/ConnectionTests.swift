@@ -1,8 +1,9 @@
-import Glibc
 import BridgeSystem
 import BridgeTestSupport
-@testable import BridgeWebSocket
+import Glibc
 import Testing
+
+@testable import BridgeWebSocket
 
 /// Opening connections: rejected and broken upgrades, unreachable servers, timeouts, cancellation.
 @Suite struct ConnectionTests {
@@ -18,7 +19,9 @@ import Testing
 
     @Test func aRejectedUpgradeCarriesStatusAndBody() async throws {
         let server = try Peers.raw()
-        let unauthorized = try #require(await connectError("ws://127.0.0.1:\(server.port)/reject?status=401&body=no%20token"))
+        let unauthorized = try #require(
+            await connectError("ws://127.0.0.1:\(server.port)/reject?status=401&body=no%20token")
+        )
         #expect(unauthorized.kind == .handshakeRejected)
         #expect(unauthorized.status == 401)
         #expect(unauthorized.bodyText == "no token")
@@ -26,7 +29,8 @@ import Testing
         #expect(await connectError("ws://127.0.0.1:\(server.port)/reject?status=403")?.isRetriable == false)
 
         let unavailable = try #require(
-            await connectError("ws://127.0.0.1:\(server.port)/reject?status=503&body=try%20again%20later&chunked=1"))
+            await connectError("ws://127.0.0.1:\(server.port)/reject?status=503&body=try%20again%20later&chunked=1")
+        )
         #expect(unavailable.status == 503)
         #expect(unavailable.bodyText == "try again later")
         #expect(unavailable.isRetriable)
@@ -70,8 +74,10 @@ import Testing
         // The kernel completes the TCP handshake for the listen backlog, but nobody ever reads the request.
         let listener = try ListeningSocket(binding: #require(SocketAddress(ipAddress: "127.0.0.1", port: 0)))
         let start = ContinuousClock.now
-        let error = await connectError("ws://127.0.0.1:\(listener.port)/",
-            options: WebSocketOptions(connectTimeout: .milliseconds(300)))
+        let error = await connectError(
+            "ws://127.0.0.1:\(listener.port)/",
+            options: WebSocketOptions(connectTimeout: .milliseconds(300))
+        )
         #expect(error?.kind == .timeout)
         #expect(error?.isRetriable == true)
         #expect(ContinuousClock.now - start < .seconds(3))
@@ -80,7 +86,10 @@ import Testing
     @Test func cancellingAConnectEndsIt() async throws {
         let listener = try ListeningSocket(binding: #require(SocketAddress(ipAddress: "127.0.0.1", port: 0)))
         let task = Task {
-            try await connect("ws://127.0.0.1:\(listener.port)/", options: WebSocketOptions(connectTimeout: .seconds(30)))
+            try await connect(
+                "ws://127.0.0.1:\(listener.port)/",
+                options: WebSocketOptions(connectTimeout: .seconds(30))
+            )
         }
         try await Task.sleep(for: .milliseconds(100))
         let start = ContinuousClock.now

@@ -1,8 +1,9 @@
 import BridgeSystem
 import BridgeTestSupport
-@testable import BridgeWebSocket
 import Foundation
 import Testing
+
+@testable import BridgeWebSocket
 
 /// Conformance against the `websockets` library (Autobahn sections 1, 7 and 9 small): echo of text and binary
 /// messages of the boundary sizes, close handshakes, concurrency, request headers, IPv6.

@@ -1,5 +1,6 @@
-@testable import BridgeWebSocket
 import Testing
+
+@testable import BridgeWebSocket
 
 /// Parses one masked client frame independently of the parser: (first byte, payload, mask key).
 private func unmask(_ frame: [UInt8]) -> (first: UInt8, payload: [UInt8], key: [UInt8])? {
@@ -66,7 +67,9 @@ private func unmask(_ frame: [UInt8]) -> (first: UInt8, payload: [UInt8], key: [
                 }
                 #expect(restored == Array(source[shift...]))
                 let keyBytes = withUnsafeBytes(of: key) { Array($0) }
-                #expect(masked.enumerated().allSatisfy { $0.element == source[$0.offset + shift] ^ keyBytes[$0.offset % 4] })
+                #expect(
+                    masked.enumerated().allSatisfy { $0.element == source[$0.offset + shift] ^ keyBytes[$0.offset % 4] }
+                )
             }
         }
     }

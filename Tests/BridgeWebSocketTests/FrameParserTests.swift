@@ -1,5 +1,6 @@
-@testable import BridgeWebSocket
 import Testing
+
+@testable import BridgeWebSocket
 
 /// Collects parser events with copied payloads.
 private func events(_ chunks: [[UInt8]]) throws -> [(FrameHeader?, [UInt8], Bool)] {
@@ -89,19 +90,21 @@ private func frames(_ chunks: [[UInt8]]) throws -> [(FrameHeader, [UInt8])] {
         }
     }
 
-    @Test(arguments: [
-        ([0x80 | 0x40 | 0x1, 0x00], "reserved bits"),  // RSV1
-        ([0x80 | 0x20 | 0x1, 0x00], "reserved bits"),  // RSV2
-        ([0x80 | 0x10 | 0x2, 0x00], "reserved bits"),  // RSV3
-        ([0x83, 0x00], "reserved opcode 3"),
-        ([0x87, 0x00], "reserved opcode 7"),
-        ([0x8B, 0x00], "reserved opcode 11"),
-        ([0x8F, 0x00], "reserved opcode 15"),
-        ([0x81, 0x80, 1, 2, 3, 4], "masked frame"),
-        ([0x09, 0x00], "fragmented control frame"),
-        ([0x88, 0x7E, 0x00, 0x7E], "over 125 bytes"),
-        ([0x82, 0x7F, 0x80, 0, 0, 0, 0, 0, 0, 0], "top bit"),
-    ] as [([UInt8], String)])
+    @Test(
+        arguments: [
+            ([0x80 | 0x40 | 0x1, 0x00], "reserved bits"),  // RSV1
+            ([0x80 | 0x20 | 0x1, 0x00], "reserved bits"),  // RSV2
+            ([0x80 | 0x10 | 0x2, 0x00], "reserved bits"),  // RSV3
+            ([0x83, 0x00], "reserved opcode 3"),
+            ([0x87, 0x00], "reserved opcode 7"),
+            ([0x8B, 0x00], "reserved opcode 11"),
+            ([0x8F, 0x00], "reserved opcode 15"),
+            ([0x81, 0x80, 1, 2, 3, 4], "masked frame"),
+            ([0x09, 0x00], "fragmented control frame"),
+            ([0x88, 0x7E, 0x00, 0x7E], "over 125 bytes"),
+            ([0x82, 0x7F, 0x80, 0, 0, 0, 0, 0, 0, 0], "top bit"),
+        ] as [([UInt8], String)]
+    )
     func headerViolationsAreProtocolErrors(bytes: [UInt8], reason: String) {
         let error = decodeError([bytes + [UInt8](repeating: 0, count: 10)])
         #expect(error?.closeCode == 1002)

@@ -1,10 +1,14 @@
-@testable import BridgeWebSocket
 import Testing
+
+@testable import BridgeWebSocket
 
 private func response(_ text: String) -> [UInt8] { Array(text.utf8) }
 
 private let sampleRequest = try! HandshakeRequest(
-    url: WebSocketURL("ws://example.com/chat"), headers: [], nonce: Array("the sample nonce".utf8))
+    url: WebSocketURL("ws://example.com/chat"),
+    headers: [],
+    nonce: Array("the sample nonce".utf8)
+)
 
 private let goodHead =
     "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
@@ -20,13 +24,16 @@ private let goodAnswer = goodHead + "\r\n"
     @Test func buildsTheUpgradeRequest() throws {
         let url = try WebSocketURL("wss://example.com:8443/cms/websocket?access_token=abc")
         let request = try HandshakeRequest(
-            url: url, headers: [("User-Agent", "directus-bridge/1"), ("Sec-WebSocket-Protocol", "a, b")],
-            nonce: Array("the sample nonce".utf8))
+            url: url,
+            headers: [("User-Agent", "directus-bridge/1"), ("Sec-WebSocket-Protocol", "a, b")],
+            nonce: Array("the sample nonce".utf8)
+        )
         #expect(
             String(decoding: request.bytes, as: UTF8.self)
                 == "GET /cms/websocket?access_token=abc HTTP/1.1\r\nHost: example.com:8443\r\nUpgrade: websocket\r\n"
                 + "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
-                + "User-Agent: directus-bridge/1\r\nSec-WebSocket-Protocol: a, b\r\n\r\n")
+                + "User-Agent: directus-bridge/1\r\nSec-WebSocket-Protocol: a, b\r\n\r\n"
+        )
         #expect(request.requestedProtocols == ["a", "b"])
     }
 
@@ -73,13 +80,19 @@ private let goodAnswer = goodHead + "\r\n"
     }
 
     @Test(arguments: [
-        ("HTTP/1.1 101 OK\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\r\n",
-            "Upgrade"),
-        ("HTTP/1.1 101 OK\r\nUpgrade: websocket\r\nSec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\r\n",
-            "Connection"),
+        (
+            "HTTP/1.1 101 OK\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\r\n",
+            "Upgrade"
+        ),
+        (
+            "HTTP/1.1 101 OK\r\nUpgrade: websocket\r\nSec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\r\n",
+            "Connection"
+        ),
         ("HTTP/1.1 101 OK\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n", "no Sec-WebSocket-Accept"),
-        ("HTTP/1.1 101 OK\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: AAAA\r\n\r\n",
-            "does not match"),
+        (
+            "HTTP/1.1 101 OK\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: AAAA\r\n\r\n",
+            "does not match"
+        ),
         (goodHead + "Sec-WebSocket-Extensions: permessage-deflate\r\n\r\n", "extensions"),
         (goodHead + "Sec-WebSocket-Protocol: chat\r\n\r\n", "subprotocol"),
     ])
@@ -103,13 +116,15 @@ private let goodAnswer = goodHead + "\r\n"
 
     @Test func bodyPrefixesOfRejections() throws {
         let (withLength, lengthHead) = try #require(
-            try HandshakeResponse.parse(response("HTTP/1.1 401 Unauthorized\r\nContent-Length: 5\r\n\r\nnope!")))
+            try HandshakeResponse.parse(response("HTTP/1.1 401 Unauthorized\r\nContent-Length: 5\r\n\r\nnope!"))
+        )
         #expect(withLength.status == 401)
         let raw = response("HTTP/1.1 401 Unauthorized\r\nContent-Length: 5\r\n\r\nnope!")
         #expect(withLength.bodyPrefix(raw[lengthHead...]) == (Array("nope!".utf8), true))
         #expect(withLength.bodyPrefix(raw[lengthHead..<(lengthHead + 2)]).isComplete == false)
 
-        let chunkedText = "HTTP/1.1 503 Unavailable\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n"
+        let chunkedText =
+            "HTTP/1.1 503 Unavailable\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n"
         let chunkedRaw = response(chunkedText)
         let (chunked, chunkedHead) = try #require(try HandshakeResponse.parse(chunkedRaw))
         let prefix = chunked.bodyPrefix(chunkedRaw[chunkedHead...])

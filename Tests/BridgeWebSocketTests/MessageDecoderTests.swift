@@ -1,5 +1,6 @@
-@testable import BridgeWebSocket
 import Testing
+
+@testable import BridgeWebSocket
 
 @Suite struct MessageDecoderTests {
     @Test func reassemblesFragmentsWithControlFramesBetweenThemAtEverySplit() throws {
@@ -79,7 +80,8 @@ import Testing
         let header = Array(serverFrame(0x2, [UInt8](repeating: 1, count: 101)).prefix(2))
         #expect(decodeError([header], maxMessageSize: 100)?.closeCode == 1009)
         // Fragments that only together exceed the limit.
-        let fragments = serverFrame(0x1, [UInt8](repeating: 0x61, count: 60), fin: false)
+        let fragments =
+            serverFrame(0x1, [UInt8](repeating: 0x61, count: 60), fin: false)
             + serverFrame(0x0, [UInt8](repeating: 0x61, count: 41))
         #expect(decodeError([fragments], maxMessageSize: 100)?.closeCode == 1009)
     }

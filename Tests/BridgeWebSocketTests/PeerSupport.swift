@@ -1,7 +1,8 @@
 import BridgeSystem
 import BridgeTestSupport
-@testable import BridgeWebSocket
 import Foundation
+
+@testable import BridgeWebSocket
 
 /// Why a shared helper server could not start (a Sendable copy of the error text).
 struct PeerStartError: Error, CustomStringConvertible {

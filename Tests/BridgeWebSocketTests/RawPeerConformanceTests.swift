@@ -1,7 +1,8 @@
 import BridgeSystem
 import BridgeTestSupport
-@testable import BridgeWebSocket
 import Testing
+
+@testable import BridgeWebSocket
 
 /// Conformance against a hand-written peer that breaks the protocol on purpose (Autobahn sections 2–7):
 /// fragmentation with pings, pings and pongs, reserved bits and opcodes, masked server frames, invalid UTF-8,
@@ -13,8 +14,10 @@ import Testing
     {
         let server = try Peers.raw()
         let separator = query.isEmpty ? "" : "&"
-        let connection = try await connect("ws://127.0.0.1:\(server.port)\(path)?\(query)\(separator)id=\(id)",
-            options: options)
+        let connection = try await connect(
+            "ws://127.0.0.1:\(server.port)\(path)?\(query)\(separator)id=\(id)",
+            options: options
+        )
         return (connection, server)
     }
 
@@ -57,7 +60,10 @@ import Testing
     @Test func validatesUTF8SplitIntoOneByteFragments() async throws {
         let text = "κόσμε-Hello-µ@ßöäüàá"
         let (connection, _) = try await open(
-            "/fragments", "text=\(text.addingPercentEncodingForQuery)&count=\(text.utf8.count)&pings=0", id: makeID())
+            "/fragments",
+            "text=\(text.addingPercentEncodingForQuery)&count=\(text.utf8.count)&pings=0",
+            id: makeID()
+        )
         #expect(try await connection.next().text == text)
         await connection.close()
     }
@@ -119,10 +125,14 @@ import Testing
 
     @Test func closesWith1009OnOversizeMessages() async throws {
         let options = WebSocketOptions(maxMessageSize: 1000)
-        let single = try await expectClientCloses(serverFrame(0x2, [UInt8](repeating: 0, count: 1001)), with: 1009,
-            options: options)
+        let single = try await expectClientCloses(
+            serverFrame(0x2, [UInt8](repeating: 0, count: 1001)),
+            with: 1009,
+            options: options
+        )
         #expect(single?.kind == .messageTooBig)
-        let fragmented = serverFrame(0x2, [UInt8](repeating: 0, count: 600), fin: false)
+        let fragmented =
+            serverFrame(0x2, [UInt8](repeating: 0, count: 600), fin: false)
             + serverFrame(0x0, [UInt8](repeating: 0, count: 600))
         #expect(try await expectClientCloses(fragmented, with: 1009, options: options)?.kind == .messageTooBig)
     }
@@ -181,7 +191,11 @@ import Testing
 
     @Test func closeGivesUpAfterTheCloseTimeoutWhenThePeerIsSilent() async throws {
         let id = makeID()
-        let (connection, server) = try await open("/silent", id: id, options: WebSocketOptions(closeTimeout: .milliseconds(300)))
+        let (connection, server) = try await open(
+            "/silent",
+            id: id,
+            options: WebSocketOptions(closeTimeout: .milliseconds(300))
+        )
         // Dead-peer detection: a receive that times out returns no messages and no error.
         #expect(try await blocking { try connection.receiveBatch(timeout: .milliseconds(100)) }.isEmpty)
         let start = ContinuousClock.now
@@ -197,7 +211,8 @@ extension String {
     /// Percent-encodes everything but unreserved characters (for the raw peer's query parameters).
     var addingPercentEncodingForQuery: String {
         utf8.map { byte in
-            let unreserved = (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A)
+            let unreserved =
+                (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A)
                 || (byte >= 0x61 && byte <= 0x7A) || byte == 0x2D || byte == 0x2E || byte == 0x5F || byte == 0x7E
             return unreserved ? String(UnicodeScalar(byte)) : "%" + (byte < 16 ? "0" : "") + String(byte, radix: 16)
         }.joined()

@@ -1,9 +1,10 @@
 import BridgeSystem
 import BridgeTLS
 import BridgeTestSupport
-@testable import BridgeWebSocket
 import Foundation
 import Testing
+
+@testable import BridgeWebSocket
 
 /// A CA and server certificate written by Tests/tools/certs.py into a fresh directory.
 struct TestCertificates {
@@ -15,7 +16,8 @@ struct TestCertificates {
         let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "ws-tls")
         let process = Process()
         process.executableURL = URL(fileURLWithPath: TestEnvironment.python)
-        process.arguments = [TestEnvironment.tool("certs.py"), directory.path] + hosts.flatMap { ["--host", $0] }
+        process.arguments =
+            [TestEnvironment.tool("certs.py"), directory.path] + hosts.flatMap { ["--host", $0] }
             + (expired ? ["--expired"] : [])
         process.standardOutput = FileHandle.nullDevice
         try process.run()
@@ -60,8 +62,10 @@ struct TestCertificates {
     @Test func largeMessagesAndConcurrentWritersOverTLS() async throws {
         let certificates = try TestCertificates(hosts: ["localhost"])
         let server = try certificates.startServer()
-        let connection = try await connect("wss://localhost:\(server.port)/",
-            options: WebSocketOptions(tls: TLSConfiguration(caFile: certificates.ca)))
+        let connection = try await connect(
+            "wss://localhost:\(server.port)/",
+            options: WebSocketOptions(tls: TLSConfiguration(caFile: certificates.ca))
+        )
         let big = (0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 7) }
         try await connection.send(binary: big)
         #expect(try await connection.next() == .binary(big))
@@ -80,7 +84,9 @@ struct TestCertificates {
             for writer in 0..<3 {
                 group.addTask {
                     try await blocking {
-                        for index in 0..<(count / 3) { try connection.send(text: sampleText(bytes: 300 + writer + index)) }
+                        for index in 0..<(count / 3) {
+                            try connection.send(text: sampleText(bytes: 300 + writer + index))
+                        }
                     }
                 }
             }
@@ -93,7 +99,9 @@ struct TestCertificates {
     @Test func aWrongHostNameIsRejected() async throws {
         let certificates = try TestCertificates(hosts: ["other.example"])
         let server = try certificates.startServer()
-        let error = try #require(await tlsError("wss://localhost:\(server.port)/", TLSConfiguration(caFile: certificates.ca)))
+        let error = try #require(
+            await tlsError("wss://localhost:\(server.port)/", TLSConfiguration(caFile: certificates.ca))
+        )
         #expect(error.kind == .tls)
         #expect(error.isCertificateProblem)
         #expect(!error.isRetriable)
@@ -109,8 +117,10 @@ struct TestCertificates {
         #expect(error.tlsError?.verifyReason == "unable to get local issuer certificate")
         #expect(!error.isRetriable)
 
-        let insecure = try await connect("wss://localhost:\(server.port)/",
-            options: WebSocketOptions(tls: TLSConfiguration(insecureSkipVerify: true)))
+        let insecure = try await connect(
+            "wss://localhost:\(server.port)/",
+            options: WebSocketOptions(tls: TLSConfiguration(insecureSkipVerify: true))
+        )
         try await insecure.send(text: "trust me")
         #expect(try await insecure.next().text == "trust me")
         await insecure.close()
@@ -119,7 +129,9 @@ struct TestCertificates {
     @Test func anExpiredCertificateIsRejected() async throws {
         let certificates = try TestCertificates(hosts: ["localhost"], expired: true)
         let server = try certificates.startServer()
-        let error = try #require(await tlsError("wss://localhost:\(server.port)/", TLSConfiguration(caFile: certificates.ca)))
+        let error = try #require(
+            await tlsError("wss://localhost:\(server.port)/", TLSConfiguration(caFile: certificates.ca))
+        )
         #expect(error.isCertificateProblem)
         #expect(error.tlsError?.verifyReason == "certificate has expired")
         #expect(error.message.contains("certificate has expired"))

@@ -1,5 +1,6 @@
-@testable import BridgeWebSocket
 import Testing
+
+@testable import BridgeWebSocket
 
 private func validate(_ pieces: [[UInt8]]) -> Bool {
     var validator = UTF8Validator()

@@ -1,5 +1,6 @@
-@testable import BridgeWebSocket
 import Testing
+
+@testable import BridgeWebSocket
 
 private func close(_ code: UInt16, _ reason: String = "") -> ControlFrame {
     ControlFrame(opcode: .close, payload: [UInt8(code >> 8), UInt8(code & 0xFF)] + Array(reason.utf8))
@@ -27,13 +28,18 @@ private func close(_ code: UInt16, _ reason: String = "") -> ControlFrame {
 
     @Test func aCloseWithoutCodeIsReportedAs1005AndAnsweredEmpty() {
         var machine = WebSocketStateMachine()
-        #expect(machine.receivedControl(ControlFrame(opcode: .close, payload: [])) == .sendCloseAndShutdown(code: nil, reason: ""))
+        #expect(
+            machine.receivedControl(ControlFrame(opcode: .close, payload: []))
+                == .sendCloseAndShutdown(code: nil, reason: "")
+        )
         #expect(machine.peerClose?.code == 1005)
         #expect(WebSocketStateMachine.closePayload(code: nil, reason: "") == [])
     }
 
-    @Test(arguments: [1000, 1001, 1002, 1003, 1007, 1008, 1009, 1010, 1011, 1012, 1013, 1014, 3000, 3999, 4000, 4999]
-        as [UInt16])
+    @Test(
+        arguments: [1000, 1001, 1002, 1003, 1007, 1008, 1009, 1010, 1011, 1012, 1013, 1014, 3000, 3999, 4000, 4999]
+            as [UInt16]
+    )
     func validCloseCodesAreEchoed(code: UInt16) {
         var machine = WebSocketStateMachine()
         #expect(machine.receivedControl(close(code)) == .sendCloseAndShutdown(code: code, reason: ""))
@@ -52,11 +58,15 @@ private func close(_ code: UInt16, _ reason: String = "") -> ControlFrame {
 
     @Test func aOneByteCloseIs1002AndAnInvalidReasonIs1007() {
         var short = WebSocketStateMachine()
-        #expect(short.receivedControl(ControlFrame(opcode: .close, payload: [3])) ==
-            .sendCloseAndShutdown(code: 1002, reason: "close frame with a 1-byte payload"))
+        #expect(
+            short.receivedControl(ControlFrame(opcode: .close, payload: [3]))
+                == .sendCloseAndShutdown(code: 1002, reason: "close frame with a 1-byte payload")
+        )
         var badReason = WebSocketStateMachine()
-        guard case .sendCloseAndShutdown(let code, _) = badReason.receivedControl(
-            ControlFrame(opcode: .close, payload: [0x03, 0xE8, 0xCE, 0xBA, 0xE1, 0xBD, 0xB9, 0xED, 0xA0, 0x80]))
+        guard
+            case .sendCloseAndShutdown(let code, _) = badReason.receivedControl(
+                ControlFrame(opcode: .close, payload: [0x03, 0xE8, 0xCE, 0xBA, 0xE1, 0xBD, 0xB9, 0xED, 0xA0, 0x80])
+            )
         else {
             Issue.record("expected a close")
             return
