@@ -40,7 +40,11 @@ package struct MessageAssembler: Sendable {
         case .continuation:
             guard messageOpcode != nil else { throw .protocolError("continuation frame without a message to continue") }
             if header.payloadLength > maxMessageSize - message.count { throw .messageTooBig(limit: maxMessageSize) }
-            message.reserveCapacity(message.count + header.payloadLength)
+            // Grow geometrically: reserving the exact size for every fragment would reallocate (and copy the
+            // message so far) once per fragment. A fragmented message is the one case where the assembled bytes may
+            // move again, amortised O(1) per byte, because its total size is unknown until the last fragment.
+            let needed = message.count + header.payloadLength
+            if needed > message.capacity { message.reserveCapacity(max(needed, message.capacity * 2)) }
         case .text, .binary:
             guard messageOpcode == nil else { throw .protocolError("new message started before the last one ended") }
             if header.payloadLength > maxMessageSize { throw .messageTooBig(limit: maxMessageSize) }

@@ -47,6 +47,15 @@ import Testing
         #expect(await server.result(id) == "close 1000 ")
     }
 
+    @Test func reassemblesAOneMebibyteMessageFromSixtyFourFragmentsWithPings() async throws {
+        let (connection, _) = try await open("/fragments", "count=64&size=1048576", id: makeID())
+        let message = try await connection.next()
+        #expect(message.bytes.count == 1 << 20)
+        #expect(message.bytes.prefix(3) == [35, 42, 49])  // the peer's byte pattern: (i * 7 + 3) % 94 + 32
+        #expect(try await connection.next().text == "pongs-ok 63")
+        await connection.close()
+    }
+
     @Test func reassemblesBinaryFragments() async throws {
         let (connection, _) = try await open("/fragments", "count=5&size=100&binary=1&pings=0", id: makeID())
         guard case .binary(let bytes) = try await connection.next() else {
