@@ -55,8 +55,10 @@ package final class HMACSHA256: @unchecked Sendable {
 final class HMACAlgorithm: @unchecked Sendable {
     // @unchecked: an EVP_MAC is an immutable, reference-counted algorithm object; OpenSSL documents fetched
     // algorithms as safe to use from several threads at once (crypto(7), "Fetching algorithms").
+    /// The `EVP_MAC` for HMAC, fetched once and never freed (it lives as long as the process).
     let mac: OpaquePointer
 
+    /// The process-wide instance.
     static let shared = HMACAlgorithm()
 
     private init() {

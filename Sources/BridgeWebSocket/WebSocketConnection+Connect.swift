@@ -199,6 +199,8 @@ extension WebSocketConnection {
 /// A flag set by a cancellation handler and read by blocking code on another thread.
 final class CancellationFlag: Sendable {
     private let flag = Atomic(false)
+    /// Whether the task was cancelled.
     var isSet: Bool { flag.load(ordering: .relaxed) }
+    /// Marks the task cancelled (from the cancellation handler).
     func set() { flag.store(true, ordering: .relaxed) }
 }
