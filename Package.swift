@@ -66,6 +66,8 @@ let package = Package(
         .testTarget(name: "BridgeAppTests", dependencies: ["BridgeApp", "BridgeTestSupport"]),
         .testTarget(name: "BridgeConfigTests", dependencies: ["BridgeConfig", "BridgeSystem", "BridgeTestSupport"]),
         .testTarget(name: "BridgeJSONTests", dependencies: ["BridgeJSON", "BridgeSystem"]),
+        .testTarget(name: "BridgeTLSTests", dependencies: ["BridgeTLS", "BridgeSystem", "BridgeTestSupport"]),
+        .testTarget(name: "BridgeWebSocketTests", dependencies: ["BridgeWebSocket", "BridgeTLS", "BridgeTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

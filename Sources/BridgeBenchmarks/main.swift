@@ -20,6 +20,10 @@ struct Benchmark {
 let benchmarks: [Benchmark] = [
     Benchmark(name: "timestamp", summary: "RFC 3339 formatting of event times", run: TimestampBenchmark.run),
     Benchmark(name: "json-hot-path", summary: "Directus frame → NDJSON event lines", run: JSONHotPathBenchmark.run),
+    Benchmark(name: "ws-codec", summary: "WebSocket receive pipeline over in-memory 300-byte text frames",
+        run: WebSocketCodecBenchmark.run),
+    Benchmark(name: "ws-loopback", summary: "WebSocket client reading 300-byte text frames over loopback TCP",
+        run: WebSocketLoopbackBenchmark.run),
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())

@@ -1,0 +1,78 @@
+/// Reassembles data messages from frame events (RFC 6455 §5.4) and collects control frames.
+///
+/// Checks the message-level rules: a continuation needs a message to continue, a new text/binary frame may not
+/// start while one is unfinished (1002), text must be UTF-8, validated as the bytes arrive and across fragment
+/// boundaries (1007), and a message may not exceed `maxMessageSize` (1009, decided from the frame header before
+/// its payload is read). Control frames may arrive between the fragments of a message.
+package struct MessageAssembler: Sendable {
+    /// What a finished frame produced.
+    package enum Output: Sendable {
+        /// A complete text or binary message.
+        case message(WebSocketMessage)
+        /// A complete control frame.
+        case control(ControlFrame)
+    }
+
+    /// The largest message accepted, in bytes.
+    package let maxMessageSize: Int
+    /// The frame being read.
+    private var frame = FrameHeader(opcode: .continuation, payloadLength: 0)
+    /// The opcode (`.text`/`.binary`) of the message being assembled, `nil` between messages.
+    private var messageOpcode: WebSocketOpcode?
+    private var message: [UInt8] = []
+    private var utf8 = UTF8Validator()
+    private var control: [UInt8] = []
+
+    /// Creates an assembler with a message size limit.
+    package init(maxMessageSize: Int) {
+        self.maxMessageSize = maxMessageSize
+    }
+
+    /// Whether no message is half-assembled.
+    package var isBetweenMessages: Bool { messageOpcode == nil }
+
+    /// Starts a frame.
+    package mutating func receivedHeader(_ header: FrameHeader) throws(WebSocketProtocolError) {
+        frame = header
+        switch header.opcode {
+        case .close, .ping, .pong:
+            control.removeAll(keepingCapacity: true)
+        case .continuation:
+            guard messageOpcode != nil else { throw .protocolError("continuation frame without a message to continue") }
+            if header.payloadLength > maxMessageSize - message.count { throw .messageTooBig(limit: maxMessageSize) }
+            // Grow geometrically: reserving the exact size for every fragment would reallocate (and copy the
+            // message so far) once per fragment. A fragmented message is the one case where the assembled bytes may
+            // move again, amortised O(1) per byte, because its total size is unknown until the last fragment.
+            let needed = message.count + header.payloadLength
+            if needed > message.capacity { message.reserveCapacity(max(needed, message.capacity * 2)) }
+        case .text, .binary:
+            guard messageOpcode == nil else { throw .protocolError("new message started before the last one ended") }
+            if header.payloadLength > maxMessageSize { throw .messageTooBig(limit: maxMessageSize) }
+            messageOpcode = header.opcode
+            // A fresh array reserved to the frame's size: the payload is copied into it once, and it moves into
+            // the message without another copy.
+            message = []
+            message.reserveCapacity(header.payloadLength)
+            utf8.reset()
+        }
+    }
+
+    /// Adds payload bytes of the current frame; returns what the frame completed, if anything.
+    package mutating func receivedPayload(
+        _ bytes: UnsafeRawBufferPointer,
+        isFrameEnd: Bool
+    ) throws(WebSocketProtocolError) -> Output? {
+        if frame.opcode.isControl {
+            control.append(contentsOf: bytes)
+            return isFrameEnd ? .control(ControlFrame(opcode: frame.opcode, payload: control)) : nil
+        }
+        if messageOpcode == .text && !utf8.validate(bytes) { throw .invalidUTF8 }
+        message.append(contentsOf: bytes)
+        guard isFrameEnd && frame.fin else { return nil }
+        if messageOpcode == .text && !utf8.isComplete { throw .invalidUTF8 }
+        let completed: WebSocketMessage = messageOpcode == .text ? .text(message) : .binary(message)
+        message = []  // hands the storage over to the message (no copy-on-write later)
+        messageOpcode = nil
+        return .message(completed)
+    }
+}

@@ -1,0 +1,100 @@
+import BridgeSystem
+import BridgeTestSupport
+import Foundation
+
+@testable import BridgeWebSocket
+
+/// Why a shared helper server could not start (a Sendable copy of the error text).
+struct PeerStartError: Error, CustomStringConvertible {
+    let description: String
+}
+
+/// The Python peers of `Tests/tools/ws_peers/peer.py`, started once per test process and shared by the tests
+/// (each test uses its own connections). The peers exit on their own when this process ends.
+enum Peers {
+    private static let echoServer = start(["echo"])
+    private static let echoServerIPv6 = start(["echo", "--host", "::1"])
+    private static let rawServer = start(["raw"])
+
+    /// The `websockets` library echo server on 127.0.0.1.
+    static func echo() throws -> PythonServer { try echoServer.get() }
+    /// The same on ::1.
+    static func echoIPv6() throws -> PythonServer { try echoServerIPv6.get() }
+    /// The hand-written peer that breaks the protocol on request.
+    static func raw() throws -> PythonServer { try rawServer.get() }
+
+    static func start(_ arguments: [String]) -> Result<PythonServer, PeerStartError> {
+        Result {
+            try PythonServer(script: "ws_peers/peer.py", arguments: arguments)
+        }.mapError { PeerStartError(description: "\($0)") }
+    }
+}
+
+/// Connects without logging.
+func connect(_ url: String, options: WebSocketOptions = WebSocketOptions()) async throws -> WebSocketConnection {
+    try await WebSocketConnection.connect(to: WebSocketURL(url), options: options, logger: .silent)
+}
+
+/// A fresh tag for the peer's `RESULT` lines.
+func makeID() -> String { String(UUID().uuidString.prefix(8)) }
+
+extension WebSocketConnection {
+    /// The next message, failing when none arrives within `timeout`.
+    func next(timeout: Duration = .seconds(5)) async throws -> WebSocketMessage {
+        guard let message = try await receive(timeout: timeout) else {
+            throw PeerStartError(description: "no message within \(timeout)")
+        }
+        return message
+    }
+
+    /// Reads until the connection fails; returns the error (nil when nothing ends it within `timeout`).
+    func nextError(timeout: Duration = .seconds(5)) async -> WebSocketError? {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            do {
+                _ = try await receive(timeout: .milliseconds(200))
+            } catch {
+                return error as? WebSocketError
+            }
+        }
+        return nil
+    }
+}
+
+extension PythonServer {
+    /// Waits for the line `RESULT <id> …` and returns what follows the id.
+    func result(_ id: String, timeout: Duration = .seconds(5)) async -> String? {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            for line in log.split(separator: "\n") where line.hasPrefix("RESULT \(id) ") {
+                return String(line.dropFirst("RESULT \(id) ".count))
+            }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return nil
+    }
+}
+
+/// Lowercase hex, as the raw peer's `hex=` parameter expects.
+func hexString(_ bytes: [UInt8]) -> String {
+    bytes.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
+}
+
+/// Runs blocking work off the cooperative pool.
+func blocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await BlockingExecutor.shared.perform(body)
+}
+
+/// Text of `count` bytes with multi-byte characters sprinkled in (exact byte length).
+func sampleText(bytes count: Int) -> String {
+    var text = ""
+    var length = 0
+    var index = 0
+    while length < count {
+        let piece = index % 10 == 9 && count - length >= 2 ? "é" : String(UnicodeScalar(UInt8(97 + index % 26)))
+        text += piece
+        length += piece.utf8.count
+        index += 1
+    }
+    return text
+}
