@@ -58,6 +58,8 @@ let package = Package(
         // MARK: Tests
         .target(name: "BridgeTestSupport", dependencies: ["BridgeSystem"], path: "Tests/BridgeTestSupport"),
         .testTarget(name: "BridgeSystemTests", dependencies: ["BridgeSystem", "BridgeTestSupport"]),
+        .testTarget(name: "BridgeHTTPTests", dependencies: ["BridgeHTTP", "BridgeTestSupport"]),
+        .testTarget(name: "BridgeStoreTests", dependencies: ["BridgeStore", "BridgeTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )
