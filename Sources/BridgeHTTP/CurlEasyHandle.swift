@@ -61,11 +61,13 @@ final class CurlEasyHandle {
     // MARK: - Preparing a transfer
 
     /// Resets the handle and sets every option for `request`. `cancellation`, when given, is polled by the
-    /// progress callback and aborts the transfer once set.
+    /// progress callback and aborts the transfer once set. `waitForMultiplexing` makes an HTTPS transfer
+    /// wait for a connection still being set up, in case it turns out to speak HTTP/2 (CURLOPT_PIPEWAIT).
     func prepare(
         _ request: HTTPRequest,
         options: HTTPClientOptions,
-        cancellation: CancellationFlag?
+        cancellation: CancellationFlag?,
+        waitForMultiplexing: Bool = false
     ) throws(HTTPClientError) {
         // Keeps live connections, the DNS cache and the TLS session cache; clears every option.
         curl_easy_reset(raw)
@@ -89,7 +91,11 @@ final class CurlEasyHandle {
         setter.set(CURLOPT_NOSIGNAL, 1)  // no SIGALRM for DNS timeouts: signals and threads do not mix
         setter.set(CURLOPT_FOLLOWLOCATION, 0)  // a 3xx is a final answer (webhooks treat it as one)
         setter.set(CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS))  // h2 over TLS when ALPN offers it
-        setter.set(CURLOPT_PIPEWAIT, 1)  // wait for a connection that may multiplex rather than open another
+        // Only for https: over plain http curl 7.88 can leave a transfer parked behind a connection whose
+        // response never ends (seen with a hanging peer), and h2 is only negotiated over TLS anyway.
+        if waitForMultiplexing && request.url.lowercased().hasPrefix("https:") {
+            setter.set(CURLOPT_PIPEWAIT, 1)
+        }
         setter.set(CURLOPT_TCP_NODELAY, 1)
         setter.set(CURLOPT_TCP_KEEPALIVE, 1)
         setter.set(CURLOPT_CONNECTTIMEOUT_MS, options.connectTimeout.curlMilliseconds)

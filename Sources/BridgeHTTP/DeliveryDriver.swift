@@ -97,7 +97,8 @@ final class DeliveryDriver {
         let handle: CurlEasyHandle
         do {
             handle = try idle.popLast() ?? CurlEasyHandle.make()
-            try handle.prepare(job.request, options: options, cancellation: nil)
+            try handle.prepare(job.request, options: options, cancellation: nil,
+                waitForMultiplexing: configuration.multiplex)
             handle.transferID = job.id
             try multi.add(handle)
         } catch {

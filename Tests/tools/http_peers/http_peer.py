@@ -9,6 +9,8 @@ HTTPS with that chain. Endpoints (any method):
   /hang                           never answers (until the client goes away)
   /big?size=N                     200 with N bytes of body
   /slow?ms=N                      waits N ms, then 200 "ok"
+  /barrier?n=N[&name=X&timeout_ms=T]  holds each request until N requests named X are held at once, then
+                                  answers them all 200 "met"; 504 "timeout" after T ms (default 10000)
   /stats                          JSON {connections, requests, max_concurrency, in_flight}
   /reset                          zeroes the counters
 
@@ -97,6 +99,24 @@ async def slow(request: web.Request) -> web.Response:
     return web.Response(text="ok")
 
 
+BARRIERS: dict[str, tuple[list[int], asyncio.Event]] = {}
+
+
+async def barrier(request: web.Request) -> web.Response:
+    wanted = int(request.query["n"])
+    name = request.query.get("name", "default")
+    timeout = int(request.query.get("timeout_ms", "10000")) / 1000
+    arrived, met = BARRIERS.setdefault(name, ([0], asyncio.Event()))
+    arrived[0] += 1
+    if arrived[0] >= wanted:
+        met.set()
+    try:
+        await asyncio.wait_for(met.wait(), timeout)
+        return web.Response(text="met")
+    except asyncio.TimeoutError:
+        return web.Response(status=504, text="timeout")
+
+
 async def stats(request: web.Request) -> web.Response:
     return web.json_response({
         "connections": len(STATS.peers),
@@ -108,6 +128,7 @@ async def stats(request: web.Request) -> web.Response:
 
 async def reset(request: web.Request) -> web.Response:
     STATS.reset()
+    BARRIERS.clear()
     return web.json_response({"ok": True})
 
 
@@ -126,6 +147,7 @@ async def main() -> None:
         web.route("*", "/hang", hang),
         web.route("*", "/big", big),
         web.route("*", "/slow", slow),
+        web.route("*", "/barrier", barrier),
         web.route("*", "/stats", stats),
         web.route("*", "/reset", reset),
     ])

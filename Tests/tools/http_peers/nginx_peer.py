@@ -36,6 +36,10 @@ http {{
     server {{
         listen 127.0.0.1:{port}{listen_extra};
         {tls}
+        location / {{ {location} }}
+    }}
+    server {{
+        listen unix:{dir}/backend.sock;
         location / {{ return 204; }}
     }}
 }}
@@ -66,10 +70,15 @@ def main() -> int:
     parser.add_argument("--tls-cert")
     parser.add_argument("--tls-key")
     parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--read-body", action="store_true",
+                        help="read each request body before answering (proxied to a local 204 backend); "
+                             "libcurl 7.88 reports an HTTP/2 stream error when a server answers a POST "
+                             "before reading its body")
     parser.add_argument("--nginx", default=shutil.which("nginx") or "/usr/sbin/nginx")
     args = parser.parse_args()
 
     directory = tempfile.mkdtemp(prefix="bridge-nginx-")
+    os.chmod(directory, 0o755)  # workers run as an unprivileged user and must reach backend.sock
     port = free_port()
     tls = ""
     listen_extra = ""
@@ -78,7 +87,9 @@ def main() -> int:
         tls = f"ssl_certificate {args.tls_cert}; ssl_certificate_key {args.tls_key};"
     with open(os.path.join(directory, "nginx.conf"), "w") as conf:
         conf.write(CONFIG.format(dir=directory, port=port, tls=tls, listen_extra=listen_extra,
-                                 workers=args.workers))
+                                 workers=args.workers,
+                                 location=(f"proxy_pass http://unix:{directory}/backend.sock;" if args.read_body
+                                           else "return 204;")))
     process = subprocess.Popen([args.nginx, "-c", os.path.join(directory, "nginx.conf"), "-p", directory],
                                stdout=sys.stderr, stderr=sys.stderr)
 
