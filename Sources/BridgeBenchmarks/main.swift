@@ -19,6 +19,7 @@ struct Benchmark {
 /// Every benchmark, in the order `all` runs them. Each area adds its entries here.
 let benchmarks: [Benchmark] = [
     Benchmark(name: "timestamp", summary: "RFC 3339 formatting of event times", run: TimestampBenchmark.run),
+    Benchmark(name: "http-multi", summary: "webhook deliveries/s to local nginx (1/8/64 in flight) vs aiohttp", run: HTTPMultiBenchmark.run),
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())

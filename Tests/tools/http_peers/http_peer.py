@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import signal
 import ssl
 
 from aiohttp import web
@@ -132,7 +133,14 @@ async def reset(request: web.Request) -> web.Response:
     return web.json_response({"ok": True})
 
 
+def unblock_signals() -> None:
+    """A parent may start us with SIGTERM/SIGINT blocked (Foundation's Process on Linux passes its thread's
+    signal mask on); unblock them so `stop()` ends us gracefully and children inherit a clean mask."""
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT})
+
+
 async def main() -> None:
+    unblock_signals()
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--tls-cert")

@@ -10,6 +10,7 @@ with HTTP/2 offered through ALPN.
 from __future__ import annotations
 
 import argparse
+import ctypes
 import os
 import shutil
 import signal
@@ -46,6 +47,12 @@ http {{
 """
 
 
+def die_with_parent() -> None:
+    """In the nginx child: get SIGTERM when this script dies, even by SIGKILL, so no nginx is left behind."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -65,7 +72,14 @@ def wait_listening(port: int, process: subprocess.Popen, timeout: float = 10.0) 
     return False
 
 
+def unblock_signals() -> None:
+    """A parent may start us with SIGTERM/SIGINT blocked (Foundation's Process on Linux passes its thread's
+    signal mask on); unblock them so `stop()` ends us gracefully and children inherit a clean mask."""
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT})
+
+
 def main() -> int:
+    unblock_signals()
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--tls-cert")
     parser.add_argument("--tls-key")
@@ -91,7 +105,7 @@ def main() -> int:
                                  location=(f"proxy_pass http://unix:{directory}/backend.sock;" if args.read_body
                                            else "return 204;")))
     process = subprocess.Popen([args.nginx, "-c", os.path.join(directory, "nginx.conf"), "-p", directory],
-                               stdout=sys.stderr, stderr=sys.stderr)
+                               stdout=sys.stderr, stderr=sys.stderr, preexec_fn=die_with_parent)
 
     class Stop(Exception):
         pass
