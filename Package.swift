@@ -68,6 +68,8 @@ let package = Package(
         .testTarget(name: "BridgeJSONTests", dependencies: ["BridgeJSON", "BridgeSystem"]),
         .testTarget(name: "BridgeTLSTests", dependencies: ["BridgeTLS", "BridgeSystem", "BridgeTestSupport"]),
         .testTarget(name: "BridgeWebSocketTests", dependencies: ["BridgeWebSocket", "BridgeTLS", "BridgeTestSupport"]),
+        .testTarget(name: "BridgeHTTPTests", dependencies: ["BridgeHTTP", "BridgeTestSupport"]),
+        .testTarget(name: "BridgeStoreTests", dependencies: ["BridgeStore", "BridgeTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -24,6 +24,7 @@ let benchmarks: [Benchmark] = [
         run: WebSocketCodecBenchmark.run),
     Benchmark(name: "ws-loopback", summary: "WebSocket client reading 300-byte text frames over loopback TCP",
         run: WebSocketLoopbackBenchmark.run),
+    Benchmark(name: "http-multi", summary: "webhook deliveries/s to local nginx (1/8/64 in flight) vs aiohttp", run: HTTPMultiBenchmark.run),
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())

@@ -41,6 +41,27 @@ static inline CURLcode ccurl_easy_getinfo_pointer(CURL *handle, CURLINFO info, v
 static inline CURLcode ccurl_easy_getinfo_string(CURL *handle, CURLINFO info, char **value) {
     return curl_easy_getinfo(handle, info, value);
 }
+static inline CURLcode ccurl_easy_getinfo_off_t(CURL *handle, CURLINFO info, curl_off_t *value) {
+    return curl_easy_getinfo(handle, info, value);
+}
+/// The CURLcode of a CURLMSG_DONE message (a union member Swift cannot name portably).
+static inline CURLcode ccurl_multi_msg_result(const CURLMsg *message) {
+    return message->data.result;
+}
+/// Whether a CURLMsg reports a finished transfer.
+static inline int ccurl_multi_msg_is_done(const CURLMsg *message) {
+    return message->msg == CURLMSG_DONE;
+}
+/// The CA directory libcurl was built with (NULL if none), so a custom CA file can be added to the system store.
+static inline const char *ccurl_version_capath(void) {
+    const curl_version_info_data *info = curl_version_info(CURLVERSION_NOW);
+    return info->age >= CURLVERSION_SEVENTH ? info->capath : NULL;
+}
+/// The CA bundle libcurl was built with (NULL if none).
+static inline const char *ccurl_version_cainfo(void) {
+    const curl_version_info_data *info = curl_version_info(CURLVERSION_NOW);
+    return info->age >= CURLVERSION_SEVENTH ? info->cainfo : NULL;
+}
 static inline CURLMcode ccurl_multi_setopt_long(CURLM *handle, CURLMoption option, long value) {
     return curl_multi_setopt(handle, option, value);
 }

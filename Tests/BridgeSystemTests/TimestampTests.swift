@@ -1,5 +1,6 @@
 import Glibc
 import BridgeSystem
+import Synchronization
 import Testing
 
 @Suite struct TimestampTests {
@@ -59,18 +60,33 @@ import Testing
 }
 
 @Suite struct BlockingExecutorTests {
-    @Test func runsBlockingWorkOffThePoolConcurrently() async throws {
+    /// Ten jobs that each block until all ten are running at once: this only finishes if every job got a
+    /// thread of its own (a pool that queued them behind each other would give up after 10 s and fail).
+    @Test func everyBlockedJobGetsAThreadOfItsOwn() async throws {
         let executor = BlockingExecutor(name: "test", idleTimeoutSeconds: 1)
-        // Ten jobs that each block 100 ms finish in far less than 1 s only if each got its own thread.
-        let start = ContinuousClock.now
-        try await withThrowingTaskGroup(of: Int.self) { group in
-            for index in 0..<10 {
-                group.addTask { try await executor.perform { usleep(100_000); return index } }
+        let running = SharedCount()
+        let results = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for _ in 0..<10 {
+                group.addTask {
+                    try await executor.perform {
+                        running.value.add(1, ordering: .relaxed)
+                        for _ in 0..<10_000 {
+                            if running.value.load(ordering: .relaxed) >= 10 { return true }
+                            usleep(1_000)
+                        }
+                        return false
+                    }
+                }
             }
-            var sum = 0
-            for try await value in group { sum += value }
-            #expect(sum == 45)
+            var all: [Bool] = []
+            for try await value in group { all.append(value) }
+            return all
         }
-        #expect(ContinuousClock.now - start < .milliseconds(900))
+        #expect(results == Array(repeating: true, count: 10))
     }
+}
+
+/// A counter several threads update.
+final class SharedCount: Sendable {
+    let value = Atomic<Int>(0)
 }

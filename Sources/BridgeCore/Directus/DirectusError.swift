@@ -38,8 +38,8 @@ public struct DirectusError: Error, Sendable, CustomStringConvertible {
     /// Whether the same call may succeed later: transport failures, 5xx, 429, 408.
     public var isRetriable: Bool {
         switch kind {
-        case .transport: transportRetriable
-        case .invalidResponse: true
+        case .transport: return transportRetriable
+        case .invalidResponse: return true
         case .rejected:
             guard let status else { return true }
             return status >= 500 || status == 429 || status == 408

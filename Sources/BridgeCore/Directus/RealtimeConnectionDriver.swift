@@ -60,7 +60,7 @@ public final class RealtimeConnectionDriver {
     private var lastDropWarning: ContinuousClock.Instant?
 
     /// Prepares a driver for an open connection.
-    public init(
+    package init(
         connection: WebSocketConnection, routes: [SubscriptionRoute], authMode: RealtimeSessionStateMachine.AuthMode,
         heartbeat: Duration, queue: EventQueue, tokenBox: TokenBox, stop: ShutdownSignal,
         trigger: (any ActivityTrigger)?, health: HealthState, metrics: PipelineMetrics, logger: Logger

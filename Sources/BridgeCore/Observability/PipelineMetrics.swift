@@ -1,4 +1,5 @@
 public import BridgeSystem
+import BridgeJSON
 import Synchronization
 
 /// Latency buckets in seconds, from sub-millisecond (live events) to an hour (webhook retries after an outage).

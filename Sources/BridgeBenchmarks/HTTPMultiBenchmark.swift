@@ -1,0 +1,139 @@
+import BridgeHTTP
+import Foundation
+
+/// Webhook-style deliveries per second through `HTTPDeliveryEngine` to a local nginx answering 204, at 1, 8
+/// and 64 requests in flight, against a Python aiohttp sender doing the same job in the same run.
+///
+///     swift run -c release bridge-benchmarks http-multi [TOTAL]
+///
+/// Needs nginx (`scripts/bootstrap.sh --bench`) and the test venv (`scripts/bootstrap.sh`).
+enum HTTPMultiBenchmark {
+    static let concurrencies = [1, 8, 64]
+
+    @Sendable static func run(_ arguments: [String]) async throws {
+        let total = arguments.first.flatMap { Int($0) } ?? 40_000
+        let nginx = try HelperProcess(script: "http_peers/nginx_peer.py", arguments: [])
+        defer { nginx.stop() }
+        let url = "http://127.0.0.1:\(nginx.port)/hooks/directus"
+        let body = Array(("{\"event\":\"update\",\"data\":\"" + String(repeating: "x", count: 272) + "\"}").utf8)
+
+        for concurrency in concurrencies {
+            let count = concurrency == 1 ? total / 4 : total
+            let engineRate = try await measureEngine(url: url, body: body, concurrency: concurrency, total: count)
+            let pythonRate = try measurePython(url: url, concurrency: concurrency, total: count)
+            BenchmarkResult(
+                benchmark: "http-multi", metric: "deliveries/s @\(concurrency) in flight", value: engineRate,
+                unit: "1/s", peer: "python-aiohttp", peerValue: pythonRate
+            ).emit()
+        }
+    }
+
+    /// Keeps `concurrency` requests in flight on one engine until `total` have been answered.
+    static func measureEngine(url: String, body: [UInt8], concurrency: Int, total: Int) async throws -> Double {
+        let engine = try HTTPDeliveryEngine(configuration: .init(maxInFlight: concurrency))
+        let request = HTTPRequest(method: "POST", url: url,
+            headers: [("content-type", "application/json"), ("webhook-id", "evt_bench")], body: body)
+        try await drive(engine, request, concurrency: concurrency, total: min(total / 10, 1000))  // warm-up
+        let start = ContinuousClock.now
+        try await drive(engine, request, concurrency: concurrency, total: total)
+        let elapsed = ContinuousClock.now - start
+        await engine.shutdown()
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        return Double(total) / seconds
+    }
+
+    private static func drive(
+        _ engine: HTTPDeliveryEngine,
+        _ request: HTTPRequest,
+        concurrency: Int,
+        total: Int
+    ) async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for worker in 0..<concurrency {
+                let share = total / concurrency + (worker < total % concurrency ? 1 : 0)
+                group.addTask {
+                    for _ in 0..<share {
+                        let response = try await engine.send(request)
+                        guard response.status == 204 else { throw BenchmarkFailure.unexpectedStatus(response.status) }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+    }
+
+    /// Runs Tests/tools/http_peers/bench_sender.py with the same load; returns its requests/s.
+    static func measurePython(url: String, concurrency: Int, total: Int) throws -> Double {
+        let output = try HelperProcess.runToEnd(script: "http_peers/bench_sender.py",
+            arguments: [url, "--concurrency", "\(concurrency)", "--total", "\(total)", "--body-size", "300"])
+        guard let object = try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any],
+            let rate = object["requests_per_second"] as? Double, (object["failures"] as? Int) == 0
+        else { throw BenchmarkFailure.badPeerOutput(output) }
+        return rate
+    }
+}
+
+enum BenchmarkFailure: Error {
+    case unexpectedStatus(Int)
+    case badPeerOutput(String)
+    case helperDidNotStart(String)
+}
+
+/// A Python helper under Tests/tools, run with the test venv (`$BRIDGE_PYTHON` or `.venv/bin/python`).
+final class HelperProcess {
+    static let repositoryRoot = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    static var python: String {
+        if let path = ProcessInfo.processInfo.environment["BRIDGE_PYTHON"], !path.isEmpty { return path }
+        return repositoryRoot.appendingPathComponent(".venv/bin/python").path
+    }
+
+    static func scriptPath(_ script: String) -> String {
+        repositoryRoot.appendingPathComponent("Tests/tools").appendingPathComponent(script).path
+    }
+
+    let process = Process()
+    let port: Int
+
+    /// Starts a server script and waits for its `READY <port>` line.
+    init(script: String, arguments: [String]) throws {
+        let stdout = Pipe()
+        process.executableURL = URL(fileURLWithPath: Self.python)
+        process.arguments = ["-u", Self.scriptPath(script)] + arguments
+        process.standardOutput = stdout
+        try process.run()
+        var line = Data()
+        while true {
+            let byte = stdout.fileHandleForReading.readData(ofLength: 1)
+            if byte.isEmpty || byte == Data([0x0A]) { break }
+            line.append(byte)
+        }
+        let text = String(decoding: line, as: UTF8.self)
+        guard text.hasPrefix("READY "), let port = Int(text.dropFirst(6)) else {
+            process.terminate()
+            throw BenchmarkFailure.helperDidNotStart("\(script): \(text)")
+        }
+        self.port = port
+    }
+
+    /// Stops the server and waits for it.
+    func stop() {
+        guard process.isRunning else { return }
+        process.terminate()
+        process.waitUntilExit()
+    }
+
+    /// Runs a script to completion and returns its stdout.
+    static func runToEnd(script: String, arguments: [String]) throws -> String {
+        let process = Process()
+        let stdout = Pipe()
+        process.executableURL = URL(fileURLWithPath: python)
+        process.arguments = [scriptPath(script)] + arguments
+        process.standardOutput = stdout
+        try process.run()
+        let data = stdout.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+}

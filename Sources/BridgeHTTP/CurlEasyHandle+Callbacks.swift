@@ -1,0 +1,86 @@
+import CCurl
+
+// MARK: - C callbacks
+// Each receives the handle's own pointer as user data (set unretained in `setCallbacks`, see the rule there).
+
+extension CurlEasyHandle {
+    /// CURLOPT_WRITEFUNCTION: body bytes.
+    static let writeCallback: ccurl_data_callback = { data, size, count, context in
+        let handle = Unmanaged<CurlEasyHandle>.fromOpaque(context!).takeUnretainedValue()
+        return handle.receivedBody(UnsafeRawBufferPointer(start: data, count: size * count))
+    }
+
+    /// CURLOPT_HEADERFUNCTION: one complete header line at a time, CRLF included.
+    static let headerCallback: ccurl_data_callback = { data, size, count, context in
+        let handle = Unmanaged<CurlEasyHandle>.fromOpaque(context!).takeUnretainedValue()
+        return handle.receivedHeaderLine(UnsafeRawBufferPointer(start: data, count: size * count))
+    }
+
+    /// CURLOPT_XFERINFOFUNCTION: non-zero aborts the transfer with CURLE_ABORTED_BY_CALLBACK.
+    static let progressCallback: ccurl_xferinfo_callback = { context, _, _, _, _ in
+        let handle = Unmanaged<CurlEasyHandle>.fromOpaque(context!).takeUnretainedValue()
+        return handle.shouldAbort ? 1 : 0
+    }
+
+    /// Splits `Name: value\r\n` into a lower-cased name and a trimmed value; nil for the blank end line or
+    /// a line without a colon.
+    static func parseHeader(_ line: UnsafeRawBufferPointer) -> (name: String, value: String)? {
+        guard let colon = line.firstIndex(of: UInt8(ascii: ":")), colon > 0 else { return nil }
+        var nameBytes = [UInt8](line[..<colon])
+        for index in nameBytes.indices where nameBytes[index] >= 0x41 && nameBytes[index] <= 0x5A {
+            nameBytes[index] |= 0x20  // ASCII lower case; header names are tokens
+        }
+        var start = colon + 1
+        var end = line.count
+        func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0D || byte == 0x0A }
+        while start < end && isSpace(line[start]) { start += 1 }
+        while end > start && isSpace(line[end - 1]) { end -= 1 }
+        let value = String(decoding: UnsafeRawBufferPointer(rebasing: line[start..<end]), as: UTF8.self)
+        return (String(decoding: nameBytes, as: UTF8.self), value)
+    }
+}
+
+// MARK: - Typed option setting
+
+/// Sets options on one easy handle through the typed shims, remembering the first failure so a whole
+/// configuration can be written straight through and checked once.
+struct OptionSetter {
+    let handle: UnsafeMutableRawPointer
+    /// The first option curl rejected.
+    private(set) var failure: (code: CURLcode, text: String)?
+
+    init(handle: UnsafeMutableRawPointer) {
+        self.handle = handle
+    }
+
+    mutating func set(_ option: CURLoption, _ value: Int) {
+        record(ccurl_easy_setopt_long(handle, option, value), option)
+    }
+
+    mutating func set(_ option: CURLoption, offset value: curl_off_t) {
+        record(ccurl_easy_setopt_off_t(handle, option, value), option)
+    }
+
+    /// curl copies string options (except COPYPOSTFIELDS' pointer form, which takes `pointer:`).
+    mutating func set(_ option: CURLoption, string value: String) {
+        record(ccurl_easy_setopt_string(handle, option, value), option)
+    }
+
+    mutating func set(_ option: CURLoption, pointer value: UnsafeMutableRawPointer?) {
+        record(ccurl_easy_setopt_pointer(handle, option, value), option)
+    }
+
+    mutating func set(_ option: CURLoption, callback: ccurl_data_callback) {
+        record(ccurl_easy_setopt_data_callback(handle, option, callback), option)
+    }
+
+    mutating func setProgress(_ callback: ccurl_xferinfo_callback) {
+        record(ccurl_easy_setopt_xferinfo_callback(handle, callback), CURLOPT_XFERINFOFUNCTION)
+    }
+
+    private mutating func record(_ code: CURLcode, _ option: CURLoption) {
+        guard code != CURLE_OK, failure == nil else { return }
+        let text = curl_easy_strerror(code).map { String(cString: $0) } ?? "curl error"
+        failure = (code, "curl_easy_setopt(\(option.rawValue)): \(text)")
+    }
+}

@@ -1,0 +1,304 @@
+import CCurl
+
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+
+/// Owner of one libcurl easy handle (`CURL *`) and of everything curl points at during a transfer:
+/// the error buffer, the request header list, and the response being collected.
+///
+/// One transfer at a time, confined to the thread that runs it (libcurl: an easy handle must not be used
+/// from two threads at once). Reused across requests so its connections, DNS and TLS session caches are
+/// reused too; `prepare` resets the options before every request.
+final class CurlEasyHandle {
+    /// The C handle, freed in deinit.
+    let raw: UnsafeMutableRawPointer
+    /// curl writes a detailed message here when a call fails (CURLOPT_ERRORBUFFER needs CURL_ERROR_SIZE bytes
+    /// that live as long as the handle).
+    private let errorBuffer: UnsafeMutablePointer<CChar>
+    /// Request headers of the current transfer; curl reads them until the transfer ends.
+    private var headerList: UnsafeMutablePointer<curl_slist>?
+
+    // MARK: - State of the current transfer (written by the callbacks)
+    /// Identifies the transfer to whoever drives it (the delivery engine's job number).
+    var transferID: UInt64 = 0
+    /// The request URL, for error messages.
+    private(set) var url = ""
+    private var responseHeaders: [(name: String, value: String)] = []
+    private var body: [UInt8] = []
+    private var bodyLimit = 0
+    private var bodyTruncated = false
+    private var headerBytes = 0
+    private var headersTooLarge = false
+    private var oversizedBody = HTTPClientOptions.OversizedBody.truncate
+    /// Read by the progress callback; nil disables progress callbacks.
+    private(set) var cancellation: CancellationFlag?
+
+    /// Response headers beyond this many bytes fail the request (curl limits single lines, not their number).
+    static let maxHeaderBytes = 256 * 1024
+
+    private init(raw: UnsafeMutableRawPointer) {
+        self.raw = raw
+        self.errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE))
+        self.errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
+    }
+
+    /// Makes an easy handle.
+    static func make() throws(HTTPClientError) -> CurlEasyHandle {
+        try CurlGlobal.ensureInitialized()
+        guard let raw = curl_easy_init() else {
+            throw HTTPClientError(kind: .other, message: "curl_easy_init failed", url: "")
+        }
+        return CurlEasyHandle(raw: raw)
+    }
+
+    deinit {
+        curl_easy_cleanup(raw)  // first: curl may still reference the buffers below until cleanup
+        curl_slist_free_all(headerList)
+        errorBuffer.deallocate()
+    }
+
+    // MARK: - Preparing a transfer
+
+    /// Resets the handle and sets every option for `request`. `cancellation`, when given, is polled by the
+    /// progress callback and aborts the transfer once set. `waitForMultiplexing` makes an HTTPS transfer
+    /// wait for a connection still being set up, in case it turns out to speak HTTP/2 (CURLOPT_PIPEWAIT).
+    func prepare(
+        _ request: HTTPRequest,
+        options: HTTPClientOptions,
+        cancellation: CancellationFlag?,
+        waitForMultiplexing: Bool = false
+    ) throws(HTTPClientError) {
+        // Keeps live connections, the DNS cache and the TLS session cache; clears every option.
+        curl_easy_reset(raw)
+        curl_slist_free_all(headerList)
+        headerList = nil
+        url = request.url
+        responseHeaders.removeAll(keepingCapacity: true)
+        body = []
+        bodyLimit = max(0, options.maxResponseBytes)
+        bodyTruncated = false
+        headerBytes = 0
+        headersTooLarge = false
+        oversizedBody = options.oversizedBody
+        self.cancellation = cancellation
+        errorBuffer[0] = 0
+
+        var setter = OptionSetter(handle: raw)
+        setter.set(CURLOPT_ERRORBUFFER, pointer: UnsafeMutableRawPointer(errorBuffer))
+        setter.set(CURLOPT_URL, string: request.url)
+        setter.set(CURLOPT_PROTOCOLS_STR, string: "http,https")
+        setter.set(CURLOPT_NOSIGNAL, 1)  // no SIGALRM for DNS timeouts: signals and threads do not mix
+        setter.set(CURLOPT_FOLLOWLOCATION, 0)  // a 3xx is a final answer (webhooks treat it as one)
+        setter.set(CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS))  // h2 over TLS when ALPN offers it
+        // Only for https: over plain http curl 7.88 can leave a transfer parked behind a connection whose
+        // response never ends (seen with a hanging peer), and h2 is only negotiated over TLS anyway.
+        if waitForMultiplexing && request.url.lowercased().hasPrefix("https:") {
+            setter.set(CURLOPT_PIPEWAIT, 1)
+        }
+        setter.set(CURLOPT_TCP_NODELAY, 1)
+        setter.set(CURLOPT_TCP_KEEPALIVE, 1)
+        setter.set(CURLOPT_CONNECTTIMEOUT_MS, options.connectTimeout.curlMilliseconds)
+        setter.set(CURLOPT_TIMEOUT_MS, (request.timeout ?? options.requestTimeout).curlMilliseconds)
+        setTLS(options, &setter)
+        setMethodAndBody(request, &setter)
+        setHeaders(request, options, &setter)
+        setCallbacks(&setter)
+        if let failure = setter.failure {
+            throw HTTPClientError(kind: .other, curlCode: Int(failure.code.rawValue), message: failure.text, url: url)
+        }
+    }
+
+    private func setTLS(_ options: HTTPClientOptions, _ setter: inout OptionSetter) {
+        if options.insecureSkipVerify {
+            setter.set(CURLOPT_SSL_VERIFYPEER, 0)
+            setter.set(CURLOPT_SSL_VERIFYHOST, 0)
+            return
+        }
+        setter.set(CURLOPT_SSL_VERIFYPEER, 1)
+        setter.set(CURLOPT_SSL_VERIFYHOST, 2)
+        if let caFile = options.caFile, !caFile.isEmpty {
+            // CAINFO replaces the built-in bundle; the built-in directory (CAPATH) stays, so the system
+            // store is still trusted in addition to the extra CA file.
+            setter.set(CURLOPT_CAINFO, string: caFile)
+            if let systemPath = CurlGlobal.defaultCAPath { setter.set(CURLOPT_CAPATH, string: systemPath) }
+        }
+    }
+
+    private func setMethodAndBody(_ request: HTTPRequest, _ setter: inout OptionSetter) {
+        let method = request.method.uppercased()
+        switch (method, request.body) {
+        case ("GET", nil):
+            setter.set(CURLOPT_HTTPGET, 1)
+        case ("HEAD", _):
+            setter.set(CURLOPT_NOBODY, 1)
+        case (_, let body?):
+            copyBody(body, &setter)
+            if method != "POST" { setter.set(CURLOPT_CUSTOMREQUEST, string: method) }
+        case ("POST", nil):
+            copyBody([], &setter)
+        default:
+            setter.set(CURLOPT_CUSTOMREQUEST, string: method)
+        }
+    }
+
+    /// Hands curl a copy of `body` (COPYPOSTFIELDS copies at once, so the pointer need not outlive the call).
+    private func copyBody(_ body: [UInt8], _ setter: inout OptionSetter) {
+        // The size first: COPYPOSTFIELDS then copies exactly that many bytes (the body may contain NUL).
+        setter.set(CURLOPT_POSTFIELDSIZE_LARGE, offset: curl_off_t(body.count))
+        var empty: UInt8 = 0  // COPYPOSTFIELDS rejects NULL, which an empty array's buffer may be
+        body.withUnsafeBytes { bytes in
+            if let start = bytes.baseAddress {
+                setter.set(CURLOPT_COPYPOSTFIELDS, pointer: UnsafeMutableRawPointer(mutating: start))
+            } else {
+                withUnsafeMutableBytes(of: &empty) { setter.set(CURLOPT_COPYPOSTFIELDS, pointer: $0.baseAddress) }
+            }
+        }
+    }
+
+    private func setHeaders(_ request: HTTPRequest, _ options: HTTPClientOptions, _ setter: inout OptionSetter) {
+        var hasUserAgent = false
+        var hasContentType = false
+        for (name, value) in request.headers {
+            let lowered = name.lowercased()
+            if lowered == "user-agent" { hasUserAgent = true }
+            if lowered == "content-type" { hasContentType = true }
+            // "Name;" sends an empty value; "Name:" would remove the header.
+            let line = value.isEmpty ? "\(name);" : "\(name): \(value)"
+            headerList = curl_slist_append(headerList, line)
+        }
+        // curl would wait up to a second for "100 Continue" before sending bodies over 1 KiB.
+        headerList = curl_slist_append(headerList, "Expect:")
+        if request.body != nil && !hasContentType {
+            headerList = curl_slist_append(headerList, "Content-Type:")  // not curl's form-urlencoded default
+        }
+        if !hasUserAgent { setter.set(CURLOPT_USERAGENT, string: options.userAgent) }
+        setter.set(CURLOPT_HTTPHEADER, pointer: UnsafeMutableRawPointer(headerList))
+    }
+
+    private func setCallbacks(_ setter: inout OptionSetter) {
+        // Unretained: curl calls back only while this handle runs a transfer, and whoever runs it holds a
+        // strong reference to this object for the whole transfer. curl_easy_reset clears these, so they are
+        // set again for every transfer.
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        setter.set(CURLOPT_PRIVATE, pointer: context)
+        setter.set(CURLOPT_WRITEDATA, pointer: context)
+        setter.set(CURLOPT_WRITEFUNCTION, callback: CurlEasyHandle.writeCallback)
+        setter.set(CURLOPT_HEADERDATA, pointer: context)
+        setter.set(CURLOPT_HEADERFUNCTION, callback: CurlEasyHandle.headerCallback)
+        if cancellation != nil {
+            setter.set(CURLOPT_XFERINFODATA, pointer: context)
+            setter.setProgress(CurlEasyHandle.progressCallback)
+            setter.set(CURLOPT_NOPROGRESS, 0)
+        }
+    }
+
+    /// The object whose pointer was set as CURLOPT_PRIVATE (the delivery engine maps finished handles back).
+    static func fromPrivate(_ easy: UnsafeMutableRawPointer) -> CurlEasyHandle? {
+        var pointer: UnsafeMutableRawPointer?
+        guard ccurl_easy_getinfo_pointer(easy, CURLINFO_PRIVATE, &pointer) == CURLE_OK, let pointer else { return nil }
+        return Unmanaged<CurlEasyHandle>.fromOpaque(pointer).takeUnretainedValue()
+    }
+
+    // MARK: - Callbacks (called by curl on the thread running the transfer)
+
+    /// Appends body bytes up to the limit; past it keeps the prefix and stops the transfer.
+    func receivedBody(_ bytes: UnsafeRawBufferPointer) -> Int {
+        let room = bodyLimit - body.count
+        if bytes.count <= room {
+            body.append(contentsOf: bytes)
+            return bytes.count
+        }
+        body.append(contentsOf: bytes.prefix(room))
+        bodyTruncated = true
+        return 0  // makes curl stop with CURLE_WRITE_ERROR; `finish` turns that into a truncated response
+    }
+
+    /// Parses one header line; a status line starts a new response (after `100 Continue` or a 1xx).
+    func receivedHeaderLine(_ line: UnsafeRawBufferPointer) -> Int {
+        headerBytes += line.count
+        if headerBytes > Self.maxHeaderBytes {
+            headersTooLarge = true
+            return 0
+        }
+        if line.starts(with: "HTTP/".utf8) {
+            responseHeaders.removeAll(keepingCapacity: true)
+        } else if let header = Self.parseHeader(line) {
+            responseHeaders.append(header)
+        }
+        return line.count
+    }
+
+    /// Whether the transfer should be aborted (progress callback).
+    var shouldAbort: Bool { cancellation?.isCancelled ?? false }
+
+    // MARK: - Finishing a transfer
+
+    /// Turns the transfer's outcome into a response or an error and releases the response buffers.
+    func finish(code: CURLcode) -> Result<HTTPResponse, HTTPClientError> {
+        defer {
+            cancellation = nil
+            body = []
+        }
+        if headersTooLarge {
+            return .failure(HTTPClientError(kind: .tooLarge, curlCode: Int(code.rawValue),
+                message: "response headers exceed \(Self.maxHeaderBytes) bytes", url: url))
+        }
+        if bodyTruncated && code == CURLE_WRITE_ERROR {
+            guard oversizedBody == .truncate else {
+                return .failure(HTTPClientError(kind: .tooLarge, curlCode: Int(code.rawValue),
+                    message: "response body exceeds \(bodyLimit) bytes", url: url))
+            }
+        } else if code != CURLE_OK {
+            return .failure(makeError(code: code))
+        }
+        return .success(makeResponse())
+    }
+
+    /// The error for a failed transfer, with curl's detailed message when it wrote one.
+    func makeError(code: CURLcode) -> HTTPClientError {
+        let detail = String(cString: errorBuffer)
+        let generic = curl_easy_strerror(code).map { String(cString: $0) } ?? "curl error"
+        let message = detail.isEmpty ? generic : detail
+        return HTTPClientError(kind: HTTPClientError.Kind(code), curlCode: Int(code.rawValue), message: message, url: url)
+    }
+
+    private func makeResponse() -> HTTPResponse {
+        var status = 0
+        _ = ccurl_easy_getinfo_long(raw, CURLINFO_RESPONSE_CODE, &status)
+        var version = 0
+        _ = ccurl_easy_getinfo_long(raw, CURLINFO_HTTP_VERSION, &version)
+        var connects = 0
+        _ = ccurl_easy_getinfo_long(raw, CURLINFO_NUM_CONNECTS, &connects)
+        var response = HTTPResponse(status: status)
+        swap(&response.headers, &responseHeaders)
+        swap(&response.body, &body)
+        response.bodyTruncated = bodyTruncated
+        response.httpVersion = Self.versionText(version)
+        response.totalTime = microseconds(CURLINFO_TOTAL_TIME_T)
+        response.connectTime = microseconds(CURLINFO_APPCONNECT_TIME_T)
+        if response.connectTime == .zero { response.connectTime = microseconds(CURLINFO_CONNECT_TIME_T) }
+        response.startTransferTime = microseconds(CURLINFO_STARTTRANSFER_TIME_T)
+        response.reusedConnection = connects == 0
+        return response
+    }
+
+    private func microseconds(_ info: CURLINFO) -> Duration {
+        var value: curl_off_t = 0
+        _ = ccurl_easy_getinfo_off_t(raw, info, &value)
+        return .microseconds(value)
+    }
+
+    private static func versionText(_ version: Int) -> String {
+        switch version {
+        case Int(CURL_HTTP_VERSION_1_0): "1.0"
+        case Int(CURL_HTTP_VERSION_1_1): "1.1"
+        case Int(CURL_HTTP_VERSION_2_0): "2"
+        case Int(CURL_HTTP_VERSION_3): "3"
+        default: "0"
+        }
+    }
+}
+
+@available(*, unavailable)
+extension CurlEasyHandle: Sendable {}

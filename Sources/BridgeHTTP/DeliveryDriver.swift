@@ -1,0 +1,165 @@
+import BridgeSystem
+import CCurl
+
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+
+/// The delivery engine's driver: owns the multi handle and every easy handle, and runs on its own thread.
+///
+/// Each turn: take new jobs and cancellations from the queue, start waiting jobs while fewer than
+/// `maxInFlight` run, let curl move every transfer forward (`curl_multi_perform`), hand finished ones back to
+/// their callers, then sleep in `curl_multi_poll` until a socket is ready, a curl timer fires, or the queue
+/// wakes it. Resuming a caller only schedules its task, so the driver never waits on a caller.
+final class DeliveryDriver {
+    private let multi: CurlMultiHandle
+    private let queue: DeliveryQueue
+    private let options: HTTPClientOptions
+    private let configuration: HTTPDeliveryEngine.Configuration
+    private let logger: Logger
+    private var idle: [CurlEasyHandle] = []
+    private var active: [UInt64: (handle: CurlEasyHandle, job: DeliveryJob)] = [:]
+    private var waiting: [DeliveryJob] = []
+    private var waitingHead = 0
+
+    init(
+        multi: CurlMultiHandle,
+        queue: DeliveryQueue,
+        options: HTTPClientOptions,
+        configuration: HTTPDeliveryEngine.Configuration,
+        logger: Logger
+    ) {
+        self.multi = multi
+        self.queue = queue
+        self.options = options
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    /// Starts the driver thread; from here on only that thread touches this object.
+    func start() {
+        // +1 handed to the thread, released when `run()` returns: the thread owns the driver from now on.
+        let context = Unmanaged.passRetained(self).toOpaque()
+        var thread = pthread_t()
+        let result = pthread_create(&thread, nil, { raw in
+            let driver = Unmanaged<DeliveryDriver>.fromOpaque(raw!).takeRetainedValue()
+            driver.run()
+            return nil
+        }, context)
+        precondition(result == 0, "pthread_create failed: \(result)")
+        pthread_detach(thread)
+    }
+
+    private func run() {
+        while true {
+            let work = queue.takeWork()
+            if !work.jobs.isEmpty { waiting.append(contentsOf: work.jobs) }
+            if !work.cancelled.isEmpty { cancel(work.cancelled) }
+            if work.stopping { break }
+            startWaitingJobs()
+            do {
+                try multi.perform()
+            } catch {
+                logger.debug("curl_multi_perform failed", metadata: [LogKey.error: error.message])
+            }
+            while let completion = multi.nextCompletion() {
+                finish(completion.easy, code: completion.code)
+            }
+            do {
+                // curl shortens this to its own next timer (new handles start at once).
+                try multi.poll(timeoutMilliseconds: 1000)
+            } catch {
+                logger.debug("curl_multi_poll failed", metadata: [LogKey.error: error.message])
+                usleep(10_000)  // never spin if polling itself keeps failing
+            }
+        }
+        shutDown()
+    }
+
+    // MARK: - Jobs
+
+    private func startWaitingJobs() {
+        while active.count < configuration.maxInFlight && waitingHead < waiting.count {
+            let job = waiting[waitingHead]
+            waitingHead += 1
+            start(job)
+        }
+        if waitingHead == waiting.count {
+            waiting.removeAll(keepingCapacity: true)
+            waitingHead = 0
+        } else if waitingHead > 1024 && waitingHead * 2 > waiting.count {
+            waiting.removeFirst(waitingHead)  // compact now and then, keeping the cost amortised
+            waitingHead = 0
+        }
+    }
+
+    private func start(_ job: DeliveryJob) {
+        let handle: CurlEasyHandle
+        do {
+            handle = try idle.popLast() ?? CurlEasyHandle.make()
+            try handle.prepare(job.request, options: options, cancellation: nil,
+                waitForMultiplexing: configuration.multiplex)
+            handle.transferID = job.id
+            try multi.add(handle)
+        } catch {
+            job.continuation.resume(throwing: error)
+            return
+        }
+        active[job.id] = (handle, job)
+    }
+
+    private func finish(_ easy: UnsafeMutableRawPointer, code: CURLcode) {
+        guard let handle = CurlEasyHandle.fromPrivate(easy), let entry = active.removeValue(forKey: handle.transferID)
+        else { return }
+        multi.remove(handle)
+        let result = handle.finish(code: code)
+        recycle(handle)
+        entry.job.continuation.resume(with: result.mapError { $0 as any Error })
+    }
+
+    private func cancel(_ ids: [UInt64]) {
+        for id in ids {
+            if let entry = active.removeValue(forKey: id) {
+                multi.remove(entry.handle)  // aborts the transfer and closes its connection
+                _ = entry.handle.finish(code: CURLE_ABORTED_BY_CALLBACK)
+                recycle(entry.handle)
+                entry.job.continuation.resume(throwing: Self.cancelled(entry.job, "request cancelled"))
+            } else if let index = waiting[waitingHead...].firstIndex(where: { $0.id == id }) {
+                let job = waiting.remove(at: index)
+                job.continuation.resume(throwing: Self.cancelled(job, "request cancelled"))
+            }
+        }
+    }
+
+    private func recycle(_ handle: CurlEasyHandle) {
+        if idle.count < configuration.maxIdleHandles { idle.append(handle) }
+    }
+
+    // MARK: - Shutdown
+
+    /// Aborts and fails every job, frees every handle (easy handles leave the multi handle first), and
+    /// tells whoever waits for the stop.
+    private func shutDown() {
+        let leftovers = queue.close()  // after this nobody wakes the multi handle any more
+        for (_, entry) in active {
+            multi.remove(entry.handle)
+            _ = entry.handle.finish(code: CURLE_ABORTED_BY_CALLBACK)
+            entry.job.continuation.resume(throwing: Self.cancelled(entry.job, "delivery engine shut down"))
+        }
+        active.removeAll()
+        for job in waiting[waitingHead...] + leftovers {
+            job.continuation.resume(throwing: Self.cancelled(job, "delivery engine shut down"))
+        }
+        waiting.removeAll()
+        idle.removeAll()
+        for waiter in queue.finish() { waiter.resume() }
+    }
+
+    private static func cancelled(_ job: DeliveryJob, _ message: String) -> HTTPClientError {
+        HTTPClientError(kind: .cancelled, curlCode: Int(CURLE_ABORTED_BY_CALLBACK.rawValue), message: message,
+            url: job.request.url)
+    }
+}
+
+@available(*, unavailable)
+extension DeliveryDriver: Sendable {}

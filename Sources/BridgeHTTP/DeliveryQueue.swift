@@ -1,0 +1,122 @@
+import Synchronization
+
+/// One request handed to the delivery driver, with the continuation of the task waiting for it.
+struct DeliveryJob: Sendable {
+    let id: UInt64
+    let request: HTTPRequest
+    let continuation: CheckedContinuation<HTTPResponse, any Error>
+}
+
+/// What the driver picks up on each turn of its loop.
+struct DeliveryWork: Sendable {
+    var jobs: [DeliveryJob] = []
+    var cancelled: [UInt64] = []
+    var stopping = false
+}
+
+/// The hand-over point between calling tasks and the driver thread: new jobs, cancellations, stop.
+///
+/// All state is behind one lock. The driver's multi handle is woken (`curl_multi_wakeup`) under the same
+/// lock and never after `markStopped()`, so the waker is never used on a freed handle.
+final class DeliveryQueue: Sendable {
+    private struct State {
+        var work = DeliveryWork()
+        /// The driver no longer takes work and its waker is gone.
+        var closed = false
+        /// The driver has freed its handles and exited.
+        var finished = false
+        var waker: CurlMultiWaker?
+        var exitWaiters: [CheckedContinuation<Void, Never>] = []
+    }
+
+    private let state: Mutex<State>
+
+    init(waker: CurlMultiWaker) {
+        state = Mutex(State(waker: waker))
+    }
+
+    /// Queues `job`, or fails it at once when its task is already cancelled or the engine is stopping.
+    func submit(_ job: DeliveryJob) {
+        let refusal: HTTPClientError? = state.withLock { state in
+            // Checked under the lock: a cancellation handler that ran earlier has set Task.isCancelled, and one
+            // that runs later queues its cancel after this job, so the driver sees the job first.
+            if Task.isCancelled {
+                return HTTPClientError(kind: .cancelled, message: "request cancelled", url: job.request.url)
+            }
+            if state.closed || state.work.stopping {
+                return HTTPClientError(kind: .cancelled, message: "delivery engine shut down", url: job.request.url)
+            }
+            // One wake-up per batch: while jobs wait untaken, the driver has been woken already.
+            if state.work.jobs.isEmpty { state.waker?.wakeUp() }
+            state.work.jobs.append(job)
+            return nil
+        }
+        if let refusal { job.continuation.resume(throwing: refusal) }
+    }
+
+    /// Asks the driver to abort job `id` (ignored when it already finished).
+    func cancel(_ id: UInt64) {
+        state.withLock { state in
+            guard !state.closed else { return }
+            state.work.cancelled.append(id)
+            state.waker?.wakeUp()
+        }
+    }
+
+    /// Asks the driver to stop (idempotent).
+    func requestStop() {
+        state.withLock { state in
+            guard !state.closed, !state.work.stopping else { return }
+            state.work.stopping = true
+            state.waker?.wakeUp()
+        }
+    }
+
+    /// Asks the driver to stop and waits until it has freed its handles.
+    func stopAndWait() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let finished = state.withLock { state in
+                if state.finished { return true }
+                state.exitWaiters.append(continuation)
+                if !state.closed && !state.work.stopping {
+                    state.work.stopping = true
+                    state.waker?.wakeUp()
+                }
+                return false
+            }
+            if finished { continuation.resume() }
+        }
+    }
+
+    /// Driver: takes everything queued since the last turn.
+    func takeWork() -> DeliveryWork {
+        state.withLock { state in
+            let work = state.work
+            state.work.jobs.removeAll(keepingCapacity: true)
+            state.work.cancelled.removeAll(keepingCapacity: true)
+            return work
+        }
+    }
+
+    /// Driver, before freeing the multi handle: forgets the waker, refuses new jobs, and returns the jobs
+    /// that arrived after the last `takeWork()`.
+    func close() -> [DeliveryJob] {
+        state.withLock { state in
+            state.closed = true
+            state.waker = nil
+            let leftovers = state.work.jobs
+            state.work = DeliveryWork()
+            return leftovers
+        }
+    }
+
+    /// Driver, after freeing its handles: marks the engine finished and returns the tasks to resume.
+    func finish() -> [CheckedContinuation<Void, Never>] {
+        state.withLock { state in
+            state.finished = true
+            let waiters = state.exitWaiters
+            state.exitWaiters = []
+            return waiters
+        }
+    }
+}

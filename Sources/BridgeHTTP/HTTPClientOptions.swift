@@ -1,0 +1,55 @@
+/// Settings shared by every request of one client: timeouts, TLS trust, limits.
+public struct HTTPClientOptions: Sendable {
+    /// What to do when a response body is longer than `maxResponseBytes`.
+    public enum OversizedBody: Sendable, Equatable {
+        /// Keep the first `maxResponseBytes`, stop reading, and mark the response `bodyTruncated`
+        /// (webhooks keep the first KiB of an error body).
+        case truncate
+        /// Fail the request with `HTTPClientError.Kind.tooLarge` (REST calls that need the whole JSON).
+        case fail
+    }
+
+    /// Time limit for the TCP connect and TLS handshake. Default: 10 s.
+    public var connectTimeout: Duration
+    /// Whole-request time limit when the request sets none. Default: 30 s.
+    public var requestTimeout: Duration
+    /// An extra CA bundle (PEM) trusted in addition to the system store. Default: nil.
+    public var caFile: String?
+    /// Disables certificate and host-name verification. Only for tests and explicit opt-in. Default: false.
+    public var insecureSkipVerify: Bool
+    /// The `User-Agent` sent unless the request sets one. Default: `directus-bridge`.
+    public var userAgent: String
+    /// The most body bytes kept in memory per response. Default: 16 MiB.
+    public var maxResponseBytes: Int
+    /// What happens above `maxResponseBytes`. Default: `.truncate`.
+    public var oversizedBody: OversizedBody
+
+    /// Creates options; every parameter has the documented default.
+    public init(
+        connectTimeout: Duration = .seconds(10),
+        requestTimeout: Duration = .seconds(30),
+        caFile: String? = nil,
+        insecureSkipVerify: Bool = false,
+        userAgent: String = "directus-bridge",
+        maxResponseBytes: Int = 16 << 20,
+        oversizedBody: OversizedBody = .truncate
+    ) {
+        self.connectTimeout = connectTimeout
+        self.requestTimeout = requestTimeout
+        self.caFile = caFile
+        self.insecureSkipVerify = insecureSkipVerify
+        self.userAgent = userAgent
+        self.maxResponseBytes = maxResponseBytes
+        self.oversizedBody = oversizedBody
+    }
+}
+
+extension Duration {
+    /// Whole milliseconds, at least 1 for any positive duration (curl treats 0 as "no limit").
+    var curlMilliseconds: Int {
+        let (seconds, attoseconds) = components
+        let milliseconds = seconds * 1000 + attoseconds / 1_000_000_000_000_000
+        if milliseconds <= 0 { return self > .zero ? 1 : 0 }
+        return Int(clamping: milliseconds)
+    }
+}

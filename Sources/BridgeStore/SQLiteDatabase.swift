@@ -1,0 +1,175 @@
+import CSQLite
+
+/// Owner of one SQLite connection (`sqlite3 *`): the bridge's durable state (cursor, outbox, dead letters).
+///
+/// Confined to one thread or actor (opened with SQLITE_OPEN_NOMUTEX: SQLite does no locking of its own for
+/// this connection). Other processes — `directus-bridge dlq` — may open the same file at the same time: WAL
+/// lets readers run beside the writer, and the busy timeout makes a writer wait for another one.
+///
+/// Prepared statements are cached by SQL text (`statement(for:)`), so hot statements are compiled once.
+public final class SQLiteDatabase {
+    /// How hard commits wait for the disk.
+    public enum Synchronous: String, Sendable {
+        /// fsync on every commit: a committed transaction survives power loss.
+        case full = "FULL"
+        /// In WAL mode, fsync only at checkpoints: survives a crash of the process, may lose the last
+        /// commits on power loss.
+        case normal = "NORMAL"
+    }
+
+    /// Connection settings.
+    public struct Options: Sendable {
+        /// Default: `.full`.
+        public var synchronous: Synchronous
+        /// How long a statement waits for another connection's lock before failing with SQLITE_BUSY.
+        /// Default: 5 s.
+        public var busyTimeout: Duration
+        /// Open read-only (no WAL switch, no file creation). Default: false.
+        public var readOnly: Bool
+        /// Prepared statements kept by `statement(for:)`. Default: 64.
+        public var statementCacheCapacity: Int
+
+        /// Creates options; every parameter has the documented default.
+        public init(
+            synchronous: Synchronous = .full,
+            busyTimeout: Duration = .seconds(5),
+            readOnly: Bool = false,
+            statementCacheCapacity: Int = 64
+        ) {
+            self.synchronous = synchronous
+            self.busyTimeout = busyTimeout
+            self.readOnly = readOnly
+            self.statementCacheCapacity = statementCacheCapacity
+        }
+    }
+
+    let raw: OpaquePointer
+    /// The file path given to `init`.
+    public let path: String
+    /// The settings the connection was opened with.
+    public let options: Options
+    private var cache: [String: SQLiteStatement] = [:]
+
+    /// Opens (creating if needed, unless read-only) the database at `path`, switches it to WAL and applies
+    /// `options`. The directory must exist. `":memory:"` opens a private in-memory database.
+    public init(path: String, options: Options = Options()) throws {
+        var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
+        flags |= options.readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
+        var handle: OpaquePointer?
+        let code = sqlite3_open_v2(path, &handle, flags, nil)
+        guard code == SQLITE_OK, let handle else {
+            let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            sqlite3_close_v2(handle)  // a handle is returned even on failure and must be closed
+            throw SQLiteError(resultCode: code, message: "cannot open \(path): \(message)")
+        }
+        self.raw = handle
+        self.path = path
+        self.options = options
+        let (seconds, attoseconds) = options.busyTimeout.components
+        sqlite3_busy_timeout(handle, Int32(clamping: seconds * 1000 + attoseconds / 1_000_000_000_000_000))
+        if !options.readOnly {
+            let mode = try pragmaText("PRAGMA journal_mode=WAL").lowercased()
+            guard mode == "wal" || mode == "memory" else {
+                throw SQLiteError(resultCode: SQLITE_ERROR, message: "journal_mode is \(mode), WAL was refused")
+            }
+        }
+        try execute("PRAGMA synchronous=\(options.synchronous.rawValue); PRAGMA foreign_keys=ON")
+    }
+
+    deinit {
+        cache.removeAll()  // finalises the cached statements first
+        sqlite3_close_v2(raw)  // closes once every statement still held elsewhere is finalised too
+    }
+
+    // MARK: - Running SQL
+
+    /// Runs one or more statements separated by semicolons, discarding any rows (DDL, pragmas).
+    public func execute(_ sql: String) throws {
+        var errorMessage: UnsafeMutablePointer<CChar>?
+        let code = sqlite3_exec(raw, sql, nil, nil, &errorMessage)
+        defer { sqlite3_free(errorMessage) }
+        guard code == SQLITE_OK else {
+            let message = errorMessage.map { String(cString: $0) } ?? String(cString: sqlite3_errmsg(raw))
+            throw SQLiteError(resultCode: code, extendedCode: sqlite3_extended_errcode(raw), message: message, sql: sql)
+        }
+    }
+
+    /// Compiles one statement that the caller owns (not cached).
+    public func prepare(_ sql: String) throws -> SQLiteStatement {
+        var statement: OpaquePointer?
+        let code = sqlite3_prepare_v3(raw, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
+        guard code == SQLITE_OK, let statement else {
+            throw SQLiteError(resultCode: code, extendedCode: sqlite3_extended_errcode(raw),
+                message: String(cString: sqlite3_errmsg(raw)), sql: sql)
+        }
+        return SQLiteStatement(raw: statement, connection: raw)
+    }
+
+    /// The cached statement for `sql`, compiled on first use, reset and with bindings cleared.
+    ///
+    /// The same object comes back for the same SQL, so finish with it (step to the end or call another
+    /// statement) before asking for it again.
+    public func statement(for sql: String) throws -> SQLiteStatement {
+        if let cached = cache[sql] {
+            cached.reset()
+            return cached
+        }
+        let statement = try prepare(sql)
+        if cache.count >= options.statementCacheCapacity { cache.removeAll() }  // rare: a bounded set of SQL
+        cache[sql] = statement
+        return statement
+    }
+
+    /// How many statements are cached (for tests and metrics).
+    public var cachedStatementCount: Int { cache.count }
+
+    /// Runs `sql` (cached) with `values` bound to its parameters, to completion; returns the rows changed.
+    @discardableResult
+    public func run(_ sql: String, _ values: [SQLiteValue] = []) throws -> Int {
+        let statement = try statement(for: sql)
+        defer { statement.reset() }
+        try statement.bind(values)
+        while try statement.step() {}
+        return changes
+    }
+
+    /// Runs `sql` (cached) with `values` bound and maps every row with `row`.
+    public func query<T>(
+        _ sql: String,
+        _ values: [SQLiteValue] = [],
+        row: (SQLiteStatement) throws -> T
+    ) throws -> [T] {
+        let statement = try statement(for: sql)
+        defer { statement.reset() }
+        try statement.bind(values)
+        var rows: [T] = []
+        while try statement.step() { rows.append(try row(statement)) }
+        return rows
+    }
+
+    // MARK: - Connection facts
+
+    /// The rowid of the last successful INSERT on this connection.
+    public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(raw) }
+
+    /// Rows changed by the last INSERT, UPDATE or DELETE on this connection.
+    public var changes: Int { Int(sqlite3_changes64(raw)) }
+
+    /// Whether a transaction is open (BEGIN without COMMIT/ROLLBACK yet).
+    public var isInTransaction: Bool { sqlite3_get_autocommit(raw) == 0 }
+
+    /// The journal mode in force (`wal` after a successful open).
+    public var journalMode: String {
+        get throws { try pragmaText("PRAGMA journal_mode").lowercased() }
+    }
+
+    /// The first column of the first row of `sql`, as text.
+    func pragmaText(_ sql: String) throws -> String {
+        let statement = try prepare(sql)
+        guard try statement.step() else { return "" }
+        return statement.string(at: 0)
+    }
+}
+
+@available(*, unavailable)
+extension SQLiteDatabase: Sendable {}
