@@ -12,7 +12,8 @@ from directus_emulator.testing import ADMIN, ADMIN_TOKEN, READER, READER_TOKEN, 
 def emulator():
     process = EmulatorProcess()
     yield process
-    process.stop()
+    assert process.stop() == 0
+    assert "Traceback" not in process.log(), process.log()  # no unhandled exception in the whole module
 
 
 @pytest.fixture

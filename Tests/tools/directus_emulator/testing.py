@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from typing import Any
 
@@ -25,17 +26,24 @@ class EmulatorProcess:
     """The emulator as a subprocess on a random port (the way the Swift tests start it)."""
 
     def __init__(self, *arguments: str):
+        # stderr goes to a file: an unread pipe would fill up and block the server.
+        self.stderr = tempfile.TemporaryFile(mode="w+")
         self.process = subprocess.Popen(
-            [sys.executable, "-u", SERVER, "--port", "0", *arguments],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            [sys.executable, "-u", SERVER, "--port", "0", "--log-level", "info", *arguments],
+            stdout=subprocess.PIPE, stderr=self.stderr, text=True,
         )
         line = self.process.stdout.readline().strip()
         if not line.startswith("READY "):
             self.process.kill()
-            raise RuntimeError(f"emulator did not start: {line!r} {self.process.stderr.read()}")
+            raise RuntimeError(f"emulator did not start: {line!r} {self.log()}")
         self.port = int(line.split()[1])
         self.http = f"http://127.0.0.1:{self.port}"
         self.ws = f"ws://127.0.0.1:{self.port}/websocket"
+
+    def log(self) -> str:
+        """Everything the server wrote on stderr so far."""
+        self.stderr.seek(0)
+        return self.stderr.read()
 
     def stop(self) -> int:
         if self.process.poll() is None:
@@ -84,6 +92,10 @@ class Api:
         options.setdefault("ping_interval", None)  # the client library's own protocol pings would go unanswered
         options.setdefault("max_size", None)
         return await websockets.connect(self.emulator.ws + query, **options)
+
+    async def socket_at(self, path: str, **options: Any) -> ClientConnection:
+        options.setdefault("ping_interval", None)
+        return await websockets.connect(f"ws://127.0.0.1:{self.emulator.port}{path}", **options)
 
     async def authed_socket(self, token: str = ADMIN_TOKEN) -> ClientConnection:
         ws = await self.socket()
