@@ -403,3 +403,40 @@ def test_sigterm_stops_promptly():
         return code
 
     assert asyncio.run(connect_then_stop()) == 1006  # Directus terminate(): TCP destroyed, no close frame
+
+
+def test_rate_and_connection_limits(run):
+    async def check(api):
+        await api.control("settings", {"rate_limit_points": 3, "rate_limit_duration": 10, "conn_limit": 1})
+        ws = await api.authed_socket()
+        for index in range(4):
+            await ws.send(json.dumps({"type": "ping", "uid": index}))
+        replies = [await receive(ws) for _ in range(4)]
+        # The auth frame cost nothing (handshake phase); pings 0-2 pass, the fourth is dropped with an error.
+        assert replies[:3] == [{"type": "pong", "uid": i} for i in range(3)]
+        assert replies[3]["type"] == "server" and replies[3]["error"]["code"] == "REQUESTS_EXCEEDED"
+        with pytest.raises(websockets.InvalidStatus) as refused:
+            await api.socket()  # one established client already: raw 403 (§1.3)
+        assert refused.value.response.status_code == 403
+        await ws.close()
+    run(check)
+
+
+def test_demo_seed_with_generator():
+    process = EmulatorProcess("--seed", "demo", "--generate", "40")
+
+    async def watch() -> list:
+        ws = await websockets.connect(process.ws, ping_interval=None)
+        await ws.send(json.dumps({"type": "auth", "access_token": READER_TOKEN}))
+        await receive(ws)
+        init = await subscribe(ws, "articles", uid="a", query={"limit": -1})
+        assert len(init["data"]) >= 30  # the demo seed has more rows than the default one
+        events = [await receive(ws, 2.0) for _ in range(3)]
+        await ws.close()
+        return events
+
+    try:
+        events = asyncio.run(watch())
+        assert {e["event"] for e in events} <= {"create", "update", "delete"}
+    finally:
+        assert process.stop() == 0
