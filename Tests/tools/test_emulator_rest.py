@@ -56,7 +56,8 @@ def test_login_refresh_rotation_logout(run):
         assert status == 401 and code_of(body) == "INVALID_CREDENTIALS"
         status, body = await api.call("POST", "/auth/refresh", json_body={})
         assert status == 400 and code_of(body) == "INVALID_PAYLOAD"
-        status, _ = await api.call("POST", "/auth/logout", json_body={"refresh_token": refreshed["data"]["refresh_token"]})
+        latest = refreshed["data"]["refresh_token"]
+        status, _ = await api.call("POST", "/auth/logout", json_body={"refresh_token": latest})
         assert status == 204
         status, body = await api.call("POST", "/auth/refresh",
                                       json_body={"refresh_token": refreshed["data"]["refresh_token"]})
@@ -162,7 +163,8 @@ def test_item_queries(run):
         assert body["data"]["title"] == "Draft notes"
         status, body = await api.call("GET", "/items/articles/999", ADMIN_TOKEN)
         assert status == 403
-        _, body = await api.call("GET", "/items/comments", ADMIN_TOKEN, fields="id,article.title", **{"filter[id][_eq]": "3"})
+        _, body = await api.call("GET", "/items/comments", ADMIN_TOKEN, fields="id,article.title",
+                                 **{"filter[id][_eq]": "3"})
         assert body["data"] == [{"id": 3, "article": {"title": "Release 1.0"}}]
         status, body = await api.call("GET", "/items/secrets", READER_TOKEN)
         assert status == 403 and body["errors"][0]["message"] == (
@@ -184,7 +186,8 @@ def test_item_queries(run):
 
 def test_writes_activity_and_revisions(run):
     async def check(api):
-        status, body = await api.call("POST", "/items/articles", READER_TOKEN, json_body={"title": "A", "status": "draft"})
+        status, body = await api.call("POST", "/items/articles", READER_TOKEN,
+                                      json_body={"title": "A", "status": "draft"})
         assert status == 200 and body["data"]["id"] == 4
         _, body = await api.call("POST", "/items/articles", ADMIN_TOKEN, json_body=[{"title": "B"}, {"title": "C"}])
         assert [r["id"] for r in body["data"]] == [5, 6]
@@ -217,7 +220,8 @@ def test_writes_activity_and_revisions(run):
         assert rows[9]["revisions"] == []   # tags: accountability "activity" → no revisions
         _, body = await api.call("GET", "/activity", ADMIN_TOKEN, fields="ip,user_agent,timestamp", limit="1")
         assert body["data"][0]["ip"] == "127.0.0.1" and body["data"][0]["timestamp"].endswith("Z")
-        _, body = await api.call("GET", "/revisions", ADMIN_TOKEN, fields="activity,item", **{"filter[activity][_in]": "1,4"})
+        _, body = await api.call("GET", "/revisions", ADMIN_TOKEN, fields="activity,item",
+                                 **{"filter[activity][_in]": "1,4"})
         assert body["data"] == [{"activity": 1, "item": "4"}, {"activity": 4, "item": "4"}]
         # §8.8: a non-admin with the default app access sees only their own rows.
         _, body = await api.call("GET", "/activity", READER_TOKEN, fields="id")
@@ -288,4 +292,29 @@ def test_backdoor_writes_and_user_controls(run):
         assert status == 401
         await api.control("users/status", {"email": "admin@example.com", "status": "suspended"})
         assert (await api.call("GET", "/users/me", ADMIN_TOKEN))[0] == 401
+    run(check)
+
+
+def test_timestamp_filters_search_and_aggregates(run):
+    async def check(api):
+        await api.call("POST", "/items/articles", ADMIN_TOKEN, json_body={"title": "first"})
+        _, body = await api.call("GET", "/activity", ADMIN_TOKEN, fields="timestamp")
+        stamp = body["data"][0]["timestamp"]
+        await asyncio.sleep(0.01)
+        await api.call("POST", "/items/articles", ADMIN_TOKEN, json_body={"title": "second"})
+        _, body = await api.call("GET", "/activity", ADMIN_TOKEN, fields="id", **{"filter[timestamp][_gt]": stamp})
+        assert body["data"] == [{"id": 2}]
+        _, body = await api.call("GET", "/activity", ADMIN_TOKEN, fields="id",
+                                 filter='{"timestamp":{"_lte":"%s"}}' % stamp.replace("Z", "+00:00"))
+        assert body["data"] == [{"id": 1}]
+        _, body = await api.call("GET", "/activity", ADMIN_TOKEN, fields="id", **{"filter[item][_eq]": "5"})
+        assert body["data"] == [{"id": 2}]
+        async with api.session.request("SEARCH", api.emulator.http + "/items/articles",
+                                       headers={"Authorization": f"Bearer {ADMIN_TOKEN}"},
+                                       json={"query": {"filter": {"title": {"_eq": "second"}}, "fields": ["id"]}}) as r:
+            assert (await r.json())["data"] == [{"id": 5}]
+        _, body = await api.call("GET", "/items/articles", ADMIN_TOKEN, search="RELEASE", fields="id")
+        assert body["data"] == [{"id": 3}]
+        _, body = await api.call("GET", "/activity", ADMIN_TOKEN, **{"aggregate[max]": "id", "aggregate[count]": "*"})
+        assert body["data"] == [{"max": {"id": 2}, "count": 2}]
     run(check)

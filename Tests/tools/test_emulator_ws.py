@@ -221,7 +221,8 @@ def test_no_protocol_pong_and_heartbeat_disabled(run):
 def test_subscribe_replies_and_errors(run):
     async def check(api):
         ws = await api.authed_socket(READER_TOKEN)
-        init = await subscribe(ws, "articles", uid=5, query={"fields": ["id"], "filter": {"status": {"_eq": "published"}}})
+        published = {"fields": ["id"], "filter": {"status": {"_eq": "published"}}}
+        init = await subscribe(ws, "articles", uid=5, query=published)
         assert init == {"type": "subscription", "event": "init", "data": [{"id": 1}, {"id": 3}], "uid": "5"}
         assert await subscribe(ws, "articles", uid="e", event="update") == {
             "type": "subscription", "event": "init", "uid": "e"}
@@ -289,6 +290,18 @@ def test_event_shapes(run):
         assert {"type": "subscription", "event": "delete", "data": "1", "uid": "one"} in messages
         await api.call("POST", "/items/secrets", ADMIN_TOKEN, json_body={"value": "v"})
         assert await silent(ws, 0.1)
+        await ws.close()
+    run(check)
+
+
+def test_subscription_meta_on_events(run):
+    async def check(api):
+        ws = await api.authed_socket()
+        init = await subscribe(ws, "tags", uid="m", query={"fields": ["slug"], "meta": "total_count"})
+        assert init["meta"] == {"total_count": 3}
+        await api.call("POST", "/items/tags", ADMIN_TOKEN, json_body={"slug": "new"})
+        assert await receive(ws) == {"type": "subscription", "event": "create", "data": [{"slug": "new"}],
+                                     "meta": {"total_count": 4}, "uid": "m"}
         await ws.close()
     run(check)
 

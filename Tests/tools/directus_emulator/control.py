@@ -11,7 +11,6 @@ from aiohttp import web
 from . import errors, frames, jsonutil
 from .auth import totp
 from .blast import blast
-from .database import USERS
 from .generator import ChangeGenerator, GeneratorJob
 from .permissions import CRUD
 from .rest_support import json_response, read_body

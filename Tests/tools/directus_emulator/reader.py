@@ -194,8 +194,8 @@ class Reader:
         visible = compiler.compile(collection, perm.filter) if perm.filter else (lambda row: True)
         return collection, visible
 
-    def _m2o_getter(self, owner: Collection, name: str, target: str, sub: dict[str, Any], accountability: Accountability | None,
-                    compiler: FilterCompiler) -> Callable[[Row], Any]:
+    def _m2o_getter(self, owner: Collection, name: str, target: str, sub: dict[str, Any],
+                    accountability: Accountability | None, compiler: FilterCompiler) -> Callable[[Row], Any]:
         collection, visible = self._nested(target, accountability, compiler, name, owner.name)
         inner = self._projector(collection, sub, accountability, compiler)
         related_row = self.db.related_row

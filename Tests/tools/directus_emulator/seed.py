@@ -118,7 +118,8 @@ def _demo_rows(base: dict[str, list[dict[str, Any]]]) -> dict[str, list[dict[str
     articles = list(base["articles"])
     for article_id in range(4, 41):
         title = " ".join(chooser.choice(_WORDS) for _ in range(3)).capitalize()
-        articles.append({"id": article_id, "title": title, "status": chooser.choice(["draft", "published", "archived"]),
+        status = chooser.choice(["draft", "published", "archived"])
+        articles.append({"id": article_id, "title": title, "status": status,
                          "body": " ".join(chooser.choice(_WORDS) for _ in range(20)) + ".",
                          "author": chooser.choice(["ada", "rita", "otto"])})
     comments = list(base["comments"])

@@ -1,7 +1,6 @@
 """subscribe / unsubscribe (§5.1, §5.2, §5.4) and event dispatch to subscribers (§5.3)."""
 from __future__ import annotations
 
-import logging
 from typing import Any, Callable, Iterable
 
 from . import errors
@@ -13,7 +12,6 @@ from .stats import Stats
 from .writes import ItemEvent
 from .ws_client import OPEN, Client, Subscription
 
-log = logging.getLogger("emulator.subscriptions")
 EVENTS = ("create", "update", "delete")
 
 

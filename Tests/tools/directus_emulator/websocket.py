@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import asyncio
-import logging
 import time
 from typing import Any
 
@@ -18,8 +17,6 @@ from .subscriptions import Subscriptions, validation_error
 from .database import Database
 from .ws_auth import SocketAuth
 from .ws_client import AUTHENTICATING, HANDSHAKE, OPEN, Client
-
-log = logging.getLogger("emulator.websocket")
 
 
 class WebSocketServer:
@@ -115,7 +112,7 @@ class WebSocketServer:
                 return
             else:  # CLOSING, CLOSED, ERROR (the library already sent 1002/1007/1009 for protocol errors)
                 if kind == WSMsgType.ERROR:
-                    client.close_reason = client.close_reason or "protocol_error"
+                    client.mark_closing("protocol_error")
                 return
 
     def _frame(self, client: Client, data: Any) -> None:

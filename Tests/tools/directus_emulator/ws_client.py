@@ -80,7 +80,7 @@ class Client:
         if self.state in (CLOSING, CLOSED):
             return
         self.send_bytes(frames.CLOSE_WITHOUT_CODE)
-        self._closing(reason)
+        self.mark_closing(reason)
         loop = asyncio.get_running_loop()
         self._grace = loop.call_later(CLOSE_GRACE_SECONDS, lambda: frames.drop(self.transport, reset=False))
 
@@ -88,21 +88,21 @@ class Client:
         """Ends the TCP connection without a close frame (peer sees 1006)."""
         if self.state == CLOSED:
             return
-        self._closing(reason)
+        self.mark_closing(reason)
         frames.drop(self.transport, reset)
 
     def peer_closed(self, code: int | None) -> None:
         """The peer sent a close frame: answer it (unless we started the close) and end the connection."""
         if self.state not in (CLOSING, CLOSED):
             self.send_bytes(frames.close(code))
-            self._closing("client")
+            self.mark_closing("client")
         if self.transport is not None:
             self.transport.close()
 
     def finished(self) -> None:
         """The connection is gone (called once by the endpoint when its read loop ends)."""
         if self.state != CLOSED:
-            self._closing("connection_lost")
+            self.mark_closing("connection_lost")
         self.state = CLOSED
         self.cancel_timers()
         if self._grace is not None:
@@ -114,7 +114,8 @@ class Client:
                 timer.cancel()
         self.expiry_timer = self.reauth_deadline = self.handshake_timer = None
 
-    def _closing(self, reason: str) -> None:
+    def mark_closing(self, reason: str) -> None:
+        """Records why the connection ends (first reason wins) and stops its timers."""
         if self.close_reason is None:
             self.close_reason = reason
             self._on_close(self, reason)
