@@ -173,6 +173,8 @@ def test_item_queries(run):
         assert status == 403 and code_of(body) == "FORBIDDEN"
         status, body = await get(fields="id,nope")
         assert status == 403
+        status, body = await get(**{"filter[id][_gt]": "abc"})
+        assert status == 200 and body["data"] == []  # a bound of the wrong type matches nothing, no crash
         status, body = await get(filter="{not json")
         assert status == 400 and code_of(body) == "INVALID_QUERY"
         for index in range(120):

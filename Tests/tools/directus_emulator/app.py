@@ -92,6 +92,12 @@ class Emulator:
             return error_response(error)
         except (web.HTTPNotFound, web.HTTPMethodNotAllowed):
             return error_response(errors.route_not_found(request.path))
+        except web.HTTPException:
+            raise
+        except Exception:  # noqa: BLE001 — Directus answers INTERNAL_SERVER_ERROR; the traceback goes to stderr
+            log.exception("unhandled error in %s %s", request.method, request.path)
+            return error_response(errors.DirectusError("INTERNAL_SERVER_ERROR", 500,
+                                                       "An unexpected error occurred."))
 
     @web.middleware
     async def _upgrades(self, request: web.Request, handler: Handler) -> web.StreamResponse:

@@ -282,8 +282,8 @@ def key_range(collection: Collection, node: Any) -> KeyRange:
             found.keys = keys if found.keys is None else [k for k in found.keys if k in set(keys)]
             continue
         value = coerce(raw, pk_type)
-        if value is None or isinstance(value, (dict, list)):
-            continue
+        if value is None or isinstance(value, (dict, list, bool)) or isinstance(value, str) != (pk_type != INTEGER):
+            continue  # a bound of the wrong type cannot narrow a scan (the predicate still applies)
         try:
             if operator in ("_gt", "_gte") and (found.low is None or value >= found.low):
                 found.low, found.low_inclusive = value, operator == "_gte"

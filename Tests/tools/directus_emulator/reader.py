@@ -180,7 +180,13 @@ class Reader:
             elif spec.m2o and sub:
                 getters.append((name, self._m2o_getter(collection, name, spec.m2o, sub, accountability, compiler)))
             elif spec.o2m:
-                getters.append((name, self._o2m_getter(collection, name, spec.o2m, sub, accountability, compiler)))
+                try:
+                    getter = self._o2m_getter(collection, name, spec.o2m, sub, accountability, compiler)
+                except errors.DirectusError:
+                    if name in tree:
+                        raise
+                    continue  # `*` leaves out relations the caller may not read
+                getters.append((name, getter))
             else:
                 getters.append((name, lambda row, n=name: row.get(n)))
         return lambda row: {name: get(row) for name, get in getters}

@@ -67,7 +67,9 @@ COMMENTS = [
     {"id": 2, "article": 1, "text": "Thanks for writing this."},
     {"id": 3, "article": 3, "text": "Congratulations."},
 ]
-TAGS = [{"slug": "news", "label": "News"}, {"slug": "howto", "label": "How-to"}, {"slug": "release", "label": "Release"}]
+TAGS = [
+    {"slug": "news", "label": "News"}, {"slug": "howto", "label": "How-to"}, {"slug": "release", "label": "Release"},
+]
 NOTES = [{"id": 1, "text": "untracked one"}, {"id": 2, "text": "untracked two"}]
 SECRETS = [{"id": 1, "value": "the cake is a lie"}]
 
