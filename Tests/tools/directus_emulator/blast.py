@@ -1,0 +1,102 @@
+"""The benchmark feeder: pre-encoded `create` subscription frames written to subscribers as fast as possible.
+
+Items are not stored and produce no activity: this measures the consumer, not the emulator. Frames are built
+before the clock starts and written to the transport in ~1 MiB batches, waiting only when the kernel and the
+transport buffer are full (the consumer is slower than us).
+"""
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from . import frames, jsonutil
+from .ws_client import OPEN, Client
+
+BATCH_BYTES = 1 << 20
+HIGH_WATER = 8 << 20
+
+
+@dataclass
+class _Target:
+    client: Client
+    chunks: list[bytes]
+
+
+def _chunks(uid: str | None, count: int, size: int, start_id: int) -> tuple[list[bytes], int]:
+    """Frames `{"type":"subscription","event":"create","data":[item],"uid":…}` with items of about `size` bytes."""
+    skeleton = jsonutil.dumps({"id": 0, "title": "Blast item", "status": "published", "body": ""})
+    padding = "x" * max(0, size - len(skeleton) - 6)
+    prefix = '{"type":"subscription","event":"create","data":[{"id":'
+    suffix = ',"title":"Blast item","status":"published","body":"' + padding + '"}]'
+    suffix += (',"uid":' + jsonutil.dumps(uid) if uid is not None else "") + "}"
+    chunks: list[bytes] = []
+    parts: list[bytes] = []
+    pending = 0
+    total = 0
+    header = frames.header
+    for item_id in range(start_id, start_id + count):
+        payload = f"{prefix}{item_id}{suffix}".encode()
+        frame = header(frames.TEXT, len(payload)) + payload
+        parts.append(frame)
+        pending += len(frame)
+        if pending >= BATCH_BYTES:
+            chunks.append(b"".join(parts))
+            total += pending
+            parts, pending = [], 0
+    if parts:
+        chunks.append(b"".join(parts))
+        total += pending
+    return chunks, total
+
+
+async def _drain(client: Client) -> None:
+    transport = client.transport
+    while transport is not None and not transport.is_closing() and transport.get_write_buffer_size() > HIGH_WATER:
+        await asyncio.sleep(0.0005)
+
+
+async def blast(clients: list[Client], collection: str, count: int, size: int, start_id: int = 1) -> dict[str, Any]:
+    """Sends `count` frames to every subscription on `collection` (no `event` filter or `event: create`)."""
+    prepare_started = time.perf_counter()
+    targets: list[_Target] = []
+    total_bytes = 0
+    for client in clients:
+        if client.state != OPEN:
+            continue
+        for subscription in client.subscriptions:
+            if subscription.collection == collection and subscription.item is None \
+                    and subscription.event in (None, "create"):
+                chunks, size_bytes = _chunks(subscription.uid, count, size, start_id)
+                targets.append(_Target(client, chunks))
+                total_bytes += size_bytes
+    prepare_seconds = time.perf_counter() - prepare_started
+    started = time.perf_counter()
+    for index in range(max((len(t.chunks) for t in targets), default=0)):
+        for target in targets:
+            transport = target.client.transport
+            if index < len(target.chunks) and transport is not None and not transport.is_closing():
+                transport.write(target.chunks[index])
+                if transport.get_write_buffer_size() > HIGH_WATER:
+                    await _drain(target.client)
+    queued = time.perf_counter()
+    for target in targets:  # until the last byte left our buffer for the kernel
+        transport = target.client.transport
+        while transport is not None and not transport.is_closing() and transport.get_write_buffer_size() > 0:
+            await asyncio.sleep(0.0005)
+    finished = time.perf_counter()
+    frames_sent = count * len(targets)
+    seconds = max(finished - started, 1e-9)
+    return {
+        "collection": collection,
+        "subscriptions": len(targets),
+        "frames": frames_sent,
+        "bytes": total_bytes,
+        "item_bytes": size,
+        "prepare_seconds": round(prepare_seconds, 4),
+        "queue_seconds": round(queued - started, 4),
+        "seconds": round(seconds, 4),
+        "frames_per_second": round(frames_sent / seconds),
+        "megabytes_per_second": round(total_bytes / seconds / 1e6, 1),
+    }
