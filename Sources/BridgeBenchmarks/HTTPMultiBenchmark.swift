@@ -25,7 +25,29 @@ enum HTTPMultiBenchmark {
                 benchmark: "http-multi", metric: "deliveries/s @\(concurrency) in flight", value: engineRate,
                 unit: "1/s", peer: "python-aiohttp", peerValue: pythonRate
             ).emit()
+            if concurrency == 1 {
+                // The REST client (one blocking transfer per call on the blocking pool), for comparison.
+                let restRate = try await measureREST(url: url, body: body, total: count)
+                BenchmarkResult(
+                    benchmark: "http-multi", metric: "REST client requests/s @1 in flight", value: restRate,
+                    unit: "1/s", peer: "python-aiohttp", peerValue: pythonRate
+                ).emit()
+            }
         }
+    }
+
+    /// Sequential requests through `HTTPClient`.
+    static func measureREST(url: String, body: [UInt8], total: Int) async throws -> Double {
+        let client = HTTPClient()
+        let request = HTTPRequest(method: "POST", url: url, headers: [("content-type", "application/json")], body: body)
+        for _ in 0..<min(total / 10, 1000) { _ = try await client.send(request) }
+        let start = ContinuousClock.now
+        for _ in 0..<total {
+            let response = try await client.send(request)
+            guard response.status == 204 else { throw BenchmarkFailure.unexpectedStatus(response.status) }
+        }
+        let elapsed = ContinuousClock.now - start
+        return Double(total) / (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
     }
 
     /// Keeps `concurrency` requests in flight on one engine until `total` have been answered.
