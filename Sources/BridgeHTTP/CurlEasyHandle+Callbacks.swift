@@ -45,35 +45,42 @@ extension CurlEasyHandle {
 /// Sets options on one easy handle through the typed shims, remembering the first failure so a whole
 /// configuration can be written straight through and checked once.
 struct OptionSetter {
+    /// The easy handle being configured.
     let handle: UnsafeMutableRawPointer
     /// The first option curl rejected.
     private(set) var failure: (code: CURLcode, text: String)?
 
+    /// Starts configuring `handle`.
     init(handle: UnsafeMutableRawPointer) {
         self.handle = handle
     }
 
+    /// Sets a `long` option.
     mutating func set(_ option: CURLoption, _ value: Int) {
         record(ccurl_easy_setopt_long(handle, option, value), option)
     }
 
+    /// Sets a `curl_off_t` option.
     mutating func set(_ option: CURLoption, offset value: curl_off_t) {
         record(ccurl_easy_setopt_off_t(handle, option, value), option)
     }
 
-    /// curl copies string options (except COPYPOSTFIELDS' pointer form, which takes `pointer:`).
+    /// Sets a string option; curl copies strings (COPYPOSTFIELDS takes `pointer:` instead).
     mutating func set(_ option: CURLoption, string value: String) {
         record(ccurl_easy_setopt_string(handle, option, value), option)
     }
 
+    /// Sets a pointer option; the pointee must outlive its use by curl unless curl copies it.
     mutating func set(_ option: CURLoption, pointer value: UnsafeMutableRawPointer?) {
         record(ccurl_easy_setopt_pointer(handle, option, value), option)
     }
 
+    /// Sets a write or header callback.
     mutating func set(_ option: CURLoption, callback: ccurl_data_callback) {
         record(ccurl_easy_setopt_data_callback(handle, option, callback), option)
     }
 
+    /// Sets the progress (XFERINFO) callback.
     mutating func setProgress(_ callback: ccurl_xferinfo_callback) {
         record(ccurl_easy_setopt_xferinfo_callback(handle, callback), CURLOPT_XFERINFOFUNCTION)
     }

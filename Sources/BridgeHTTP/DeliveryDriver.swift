@@ -22,6 +22,7 @@ final class DeliveryDriver {
     private var waiting: [DeliveryJob] = []
     private var waitingHead = 0
 
+    /// Takes ownership of `multi`; nothing runs until `start()`.
     init(
         multi: CurlMultiHandle,
         queue: DeliveryQueue,

@@ -2,15 +2,21 @@ import Synchronization
 
 /// One request handed to the delivery driver, with the continuation of the task waiting for it.
 struct DeliveryJob: Sendable {
+    /// Unique per engine; cancellations name jobs by it.
     let id: UInt64
+    /// What to send.
     let request: HTTPRequest
+    /// Resumed exactly once, by the driver (or by `submit` when the job is refused).
     let continuation: CheckedContinuation<HTTPResponse, any Error>
 }
 
 /// What the driver picks up on each turn of its loop.
 struct DeliveryWork: Sendable {
+    /// New jobs, in arrival order.
     var jobs: [DeliveryJob] = []
+    /// Ids of jobs whose callers were cancelled.
     var cancelled: [UInt64] = []
+    /// Whether the engine is shutting down.
     var stopping = false
 }
 
@@ -31,6 +37,7 @@ final class DeliveryQueue: Sendable {
 
     private let state: Mutex<State>
 
+    /// Creates the queue for the driver whose multi handle `waker` wakes.
     init(waker: CurlMultiWaker) {
         state = Mutex(State(waker: waker))
     }

@@ -47,6 +47,7 @@ final class TransferPool: @unchecked Sendable {
     private var idle: [CurlTransfer] = []
     private let capacity: Int
 
+    /// Creates an empty pool keeping at most `capacity` idle transfers.
     init(capacity: Int) {
         self.capacity = max(0, capacity)
     }
