@@ -20,7 +20,8 @@ let package = Package(
     name: "directus-bridge",
     platforms: [.macOS(.v15)],
     products: [
-        .executable(name: "bridge-benchmarks", targets: ["BridgeBenchmarks"])
+        .executable(name: "directus-bridge", targets: ["BridgeCLI"]),
+        .executable(name: "bridge-benchmarks", targets: ["BridgeBenchmarks"]),
     ],
     targets: [
         // MARK: C libraries (Debian packages)

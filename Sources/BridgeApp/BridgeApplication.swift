@@ -1,0 +1,65 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+import BridgeConfig
+import BridgeSystem
+import Foundation
+
+/// The `directus-bridge` program: parses the command line and runs a command.
+public enum BridgeApplication {
+    /// Runs the command in `arguments` (without the program name) and returns the exit code.
+    public static func main(arguments: [String]) async -> ExitCode {
+        let command: Command
+        do {
+            command = try CommandLineParser.parse(arguments)
+        } catch {
+            printError("directus-bridge: \(error.message)")
+            return .usage
+        }
+        switch command {
+        case .version:
+            printOutput(Version.line)
+            return .success
+        case .help:
+            printOutput(CommandLineParser.helpText)
+            return .success
+        case .validate(let path):
+            return ValidateCommand.run(configPath: path)
+        case .run(let path):
+            return await RunCommand.run(configPath: path)
+        case .check, .deadLetters:
+            printError("directus-bridge: this command is not available in this build yet")
+            return .failure
+        }
+    }
+
+    /// Loads the config or prints every issue (`PATH:LINE:COLUMN: message`) to stderr.
+    static func loadConfig(path: String) -> BridgeConfig? {
+        switch ConfigLoader.load(path: path, environment: ProcessInfo.processInfo.environment) {
+        case .success(let config):
+            return config
+        case .failure(let error):
+            for issue in error.issues { printError(issue.description) }
+            return nil
+        }
+    }
+
+    /// Writes a line to stdout (data, or a command's answer).
+    static func printOutput(_ text: String) {
+        FileDescriptorWriter.writeAll(fd: 1, bytes: Array((text + "\n").utf8))
+    }
+
+    /// Writes a line to stderr.
+    static func printError(_ text: String) {
+        FileDescriptorWriter.writeAll(fd: 2, bytes: Array((text + "\n").utf8))
+    }
+}
+
+/// `validate`: parse and check the config; no network. Prints `ok` or every issue; exits 0 or 78.
+enum ValidateCommand {
+    static func run(configPath: String) -> ExitCode {
+        guard BridgeApplication.loadConfig(path: configPath) != nil else { return .configuration }
+        BridgeApplication.printOutput("ok")
+        return .success
+    }
+}

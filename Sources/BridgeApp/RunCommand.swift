@@ -1,0 +1,21 @@
+import BridgeConfig
+import BridgeCore
+import BridgeSystem
+
+/// `run`: the service.
+enum RunCommand {
+    static func run(configPath: String) async -> ExitCode {
+        guard let config = BridgeApplication.loadConfig(path: configPath) else { return .configuration }
+        let handler = StderrLogHandler(level: config.log.level, format: config.log.format, secrets: config.allSecrets)
+        let logger = Logger(label: "bridge", handler: handler)
+        let runtime = BridgeRuntime(config: config, version: Version.number, logHandler: handler, logger: logger)
+        switch await runtime.run() {
+        case .cleanShutdown: return .success
+        case .credentialsRejected: return .credentialsRejected
+        case .configurationProblem(let message):
+            BridgeApplication.printError("directus-bridge: \(message)")
+            return .configuration
+        case .failure: return .failure
+        }
+    }
+}

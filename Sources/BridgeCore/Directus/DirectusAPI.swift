@@ -1,0 +1,76 @@
+public import BridgeJSON
+
+/// REST calls with the session's token: renews the token once when Directus says it expired, and knows the
+/// few schema and permission questions the bridge asks (§8).
+public final class DirectusAPI: Sendable {
+    /// The underlying client.
+    public let client: DirectusClient
+    /// The authentication session.
+    public let auth: AuthSession
+
+    /// Creates the API over `client` with `auth`.
+    public init(client: DirectusClient, auth: AuthSession) {
+        self.client = client
+        self.auth = auth
+    }
+
+    /// `GET path?query` with the current token; the answer's full JSON.
+    public func get(_ path: String, query: [(String, String)] = []) async throws(DirectusError) -> JSONValue {
+        try await call("GET", path, query: query, body: nil)
+    }
+
+    /// Any method with the current token.
+    public func call(_ method: String, _ path: String, query: [(String, String)] = [], body: JSONValue? = nil)
+        async throws(DirectusError) -> JSONValue
+    {
+        let token = await auth.accessToken()
+        do {
+            return try await client.request(method, path, query: query, body: body, token: token)
+        } catch where error.isTokenExpired {
+            let renewed = try await auth.renew(replacing: token)
+            return try await client.request(method, path, query: query, body: body, token: renewed)
+        }
+    }
+
+    /// The primary-key field of `collection` from `GET /fields/<collection>` (`schema.is_primary_key`), never
+    /// assumed to be `id` (contract.md "Primary key").
+    public func primaryKey(of collection: String) async throws(DirectusError) -> String {
+        let answer = try await get("/fields/\(URLQuery.escape(collection))")
+        for field in answer["data"]?.arrayValue ?? [] where field["schema"]?["is_primary_key"]?.boolValue == true {
+            if let name = field["field"]?.stringValue { return name }
+        }
+        throw DirectusError(
+            kind: .invalidResponse, message: "no field of \"\(collection)\" is marked as primary key",
+            operation: "GET /fields/\(collection)")
+    }
+
+    /// The collection's activity tracking (`meta.accountability`: `all`, `activity`, or nil when off).
+    public func accountability(of collection: String) async throws(DirectusError) -> String? {
+        let answer = try await get("/collections/\(URLQuery.escape(collection))")
+        let meta = answer["data"]?["meta"]
+        // A collection without meta (created in the database only) is tracked with the default `all`.
+        guard let meta, !meta.isNull else { return "all" }
+        return meta["accountability"]?.stringValue
+    }
+
+    /// Whether the user can read every user's activity rows (contract.md "delivery.mode: auto — readable"):
+    /// `read.access == "full"` on `directus_activity` from `GET /permissions/me` (§8.9), else the admin flag of
+    /// `GET /users/me` on servers without that route. A 403 means not readable.
+    public func canReadAllActivity() async throws(DirectusError) -> Bool {
+        do {
+            let answer = try await get("/permissions/me")
+            return answer["data"]?["directus_activity"]?["read"]?["access"]?.stringValue == "full"
+        } catch where error.status == 404 {
+            let me = try await get("/users/me", query: [("fields", "role.admin_access")])
+            return me["data"]?["role"]?["admin_access"]?.boolValue == true
+        } catch where error.isForbidden {
+            return false
+        }
+    }
+
+    /// The newest activity id (0 when the log is empty).
+    public func latestActivityID() async throws(DirectusError) -> Int64 {
+        let answer = try await get("/activity", query: [("sort", "-id"), ("limit", "1"), ("fields", "id")])
+        return answer["data"]?[0]?["id"]?.int64Value ?? 0
+    }
+}

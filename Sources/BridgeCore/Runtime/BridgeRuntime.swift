@@ -1,0 +1,240 @@
+public import BridgeConfig
+import BridgeHTTP
+import BridgeJSON
+public import BridgeSystem
+import BridgeTLS
+import BridgeWebSocket
+import Dispatch
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+
+/// The `run` command's service: wires configuration, Directus session, queue, dispatcher and sinks, runs them until
+/// SIGINT/SIGTERM, then shuts down in order — stop intake (unsubscribe, close 1000), drain the queue into the
+/// sinks, flush — within `shutdown_timeout`.
+public final class BridgeRuntime: Sendable {
+    private let config: BridgeConfig
+    private let logHandler: StderrLogHandler
+    private let logger: Logger
+    private let version: String
+
+    /// Creates the runtime for a validated config; `version` goes into logs and the user agent.
+    public init(config: BridgeConfig, version: String, logHandler: StderrLogHandler, logger: Logger) {
+        self.config = config
+        self.version = version
+        self.logHandler = logHandler
+        self.logger = logger
+    }
+
+    /// Runs the bridge until a signal ends it.
+    public func run() async -> RuntimeOutcome {
+        SignalWatcher.ignoreSIGPIPE()
+        let stop = ShutdownSignal()
+        let components: RuntimeComponents
+        do {
+            components = try RuntimeComponents(config: config, version: version, logHandler: logHandler, logger: logger)
+        } catch {
+            return error
+        }
+        let signals = SignalHandlers(
+            stop: stop, reopen: { components.dispatcher.requestReopen() }, logger: logger)
+        defer { signals.cancel() }
+        logger.info(
+            "starting", metadata: [
+                "version": components.version, LogKey.url: config.directus.restBaseURL,
+                LogKey.mode: "live", "sinks": config.sinks.map(\.type).joined(separator: ","),
+                "subscriptions": config.subscriptions.map(\.uid).joined(separator: ","),
+            ])
+
+        // Start-up: authenticate (retrying while Directus is unreachable; exit 77 when it refuses us).
+        if let outcome = await authenticate(components, stop: stop) { return outcome }
+        guard
+            let routes = await SubscriptionPlanner.plan(
+                subscriptions: config.subscriptions, api: components.api, handling: { _ in .emit },
+                retryDelay: config.directus.reconnect.initialDelay, stop: stop, logger: logger)
+        else { return .cleanShutdown }
+
+        return await serve(components, routes: routes, stop: stop)
+    }
+
+    private func authenticate(_ components: RuntimeComponents, stop: ShutdownSignal) async -> RuntimeOutcome? {
+        var backoff = ReconnectBackoff(
+            initialDelay: config.directus.reconnect.initialDelay, maxDelay: config.directus.reconnect.maxDelay,
+            resetAfter: config.directus.reconnect.resetAfter)
+        while !stop.isTriggered {
+            do {
+                try await components.auth.start()
+                components.health.update { $0.authenticated = true }
+                return nil
+            } catch where error.isCredentialsRejected {
+                logger.error("Directus rejected the credentials", metadata: [LogKey.error: error.description])
+                return .credentialsRejected(error.description)
+            } catch {
+                let delay = backoff.nextDelay()
+                logger.warning(
+                    "Directus unreachable; retrying",
+                    metadata: [LogKey.error: error.description, LogKey.delay: RealtimeSupervisor.format(delay)])
+                await stop.sleep(for: delay)
+            }
+        }
+        return .cleanShutdown
+    }
+
+    private func serve(_ components: RuntimeComponents, routes: [SubscriptionRoute], stop: ShutdownSignal) async
+        -> RuntimeOutcome
+    {
+        let supervisor = RealtimeSupervisor(
+            settings: components.supervisorSettings, routes: routes, auth: components.auth, queue: components.queue,
+            trigger: nil, health: components.health, metrics: components.pipelineMetrics,
+            reconnects: components.countReconnect, logger: logger.child(label: "realtime"))
+        let refresher = TokenRefresher(
+            auth: components.auth, health: components.health, retryDelay: config.directus.reconnect.maxDelay,
+            logger: logger.child(label: "auth"))
+        let dispatcher = components.dispatcher
+        let queue = components.queue
+
+        // The dispatcher has a thread of its own for the bridge's whole life; it ends when the queue is closed
+        // and drained, or with a sink error that cannot be retried (stdout closed).
+        async let dispatched: String? = {
+            do {
+                try await BlockingExecutor.shared.perform { try dispatcher.run() }
+                return nil
+            } catch {
+                stop.trigger()
+                return "\(error)"
+            }
+        }()
+        async let intake: Void = {
+            async let realtime: Void = supervisor.run(stop: stop)
+            async let tokens: Void = refresher.run(stop: stop)
+            _ = await (realtime, tokens)
+        }()
+
+        await stop.wait()
+        armShutdownWatchdog()
+        await intake
+        queue.close()
+        let sinkFailure = await dispatched
+        await components.auth.logout()
+        if let sinkFailure {
+            logger.error("stopped because a sink failed", metadata: [LogKey.error: sinkFailure])
+            return .failure(sinkFailure)
+        }
+        logger.info("stopped")
+        return .cleanShutdown
+    }
+
+    /// Bounds the graceful shutdown by `shutdown_timeout`: past it, exit at once. The state is consistent at any
+    /// point (event lines are written whole, the cursor and the outbox are committed transactionally), so this is
+    /// exit 0 (contract.md "Drain past shutdown_timeout").
+    private func armShutdownWatchdog() {
+        let timeout = config.shutdownTimeout
+        let logger = self.logger
+        let nanos = timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
+        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(nanos))) {
+            logger.warning("shutdown_timeout reached; exiting with the state saved")
+            exit(0)
+        }
+    }
+}
+
+/// Everything `run` builds from the config before it connects.
+struct RuntimeComponents: Sendable {
+    let registry: MetricsRegistry
+    let pipelineMetrics: PipelineMetrics
+    let health: HealthState
+    let api: DirectusAPI
+    let auth: AuthSession
+    let queue: EventQueue
+    let dispatcher: Dispatcher
+    let supervisorSettings: RealtimeSupervisor.Settings
+    let countReconnect: @Sendable (String) -> Void
+    let version: String
+
+    init(config: BridgeConfig, version: String, logHandler: StderrLogHandler, logger: Logger) throws(RuntimeOutcome) {
+        registry = MetricsRegistry()
+        pipelineMetrics = PipelineMetrics(registry: registry)
+        health = HealthState(expectedSubscriptions: Set(config.subscriptions.map(\.uid)))
+        self.version = version
+
+        let directus = config.directus
+        let http = HTTPClient(
+            options: HTTPClientOptions(
+                connectTimeout: directus.connectTimeout, requestTimeout: directus.requestTimeout,
+                caFile: directus.tls.caFile, insecureSkipVerify: directus.tls.insecureSkipVerify,
+                userAgent: "directus-bridge/\(version)"),
+            logger: logger.child(label: "http"))
+        let client = DirectusClient(baseURL: directus.restBaseURL, transport: http, timeout: directus.requestTimeout)
+        let credentials: AuthSession.Credentials =
+            switch directus.auth.credentials {
+            case .token(let token): .staticToken(token)
+            case .login(let email, let password, let otp): .login(email: email, password: password, otp: otp)
+            case .none: .anonymous
+            }
+        let refreshes = registry.counter(
+            "directus_bridge_auth_refreshes_total", help: "Access tokens renewed over REST.")
+        auth = AuthSession(
+            credentials: credentials, client: client, logger: logger.child(label: "auth"), refreshes: refreshes,
+            redact: { logHandler.addSecret($0) })
+        api = DirectusAPI(client: client, auth: auth)
+        if directus.tls.insecureSkipVerify {
+            logger.warning("TLS certificate verification is OFF (directus.tls.insecure_skip_verify)")
+        }
+
+        queue = EventQueue(capacity: config.delivery.maxQueue)
+        registry.gaugeFunction("directus_bridge_queue_depth", help: "Events waiting between Directus and the sinks.") {
+            [queue] in Double(queue.depth)
+        }
+        let sinks = try SinkFactory.makeSinks(config.sinks, registry: registry)
+        dispatcher = Dispatcher(
+            queue: queue, sinks: sinks, recorder: nil, metrics: pipelineMetrics, health: health,
+            logger: logger.child(label: "dispatcher"))
+
+        let authMode: RealtimeSessionStateMachine.AuthMode =
+            switch directus.auth.mode {
+            case .handshake: .handshake
+            case .strict: .strict
+            case .public: .publicAccess
+            }
+        supervisorSettings = RealtimeSupervisor.Settings(
+            url: directus.websocketURL, authMode: authMode,
+            options: WebSocketOptions(
+                connectTimeout: directus.connectTimeout,
+                tls: TLSConfiguration(caFile: directus.tls.caFile, insecureSkipVerify: directus.tls.insecureSkipVerify)),
+            heartbeat: directus.heartbeat, initialDelay: directus.reconnect.initialDelay,
+            maxDelay: directus.reconnect.maxDelay, resetAfter: directus.reconnect.resetAfter)
+        let registry = self.registry
+        countReconnect = { reason in
+            registry.counter(
+                "directus_bridge_reconnects_total", help: "Realtime reconnects by reason.", labels: [("reason", reason)]
+            ).increment()
+        }
+    }
+}
+
+/// Builds the configured sinks.
+enum SinkFactory {
+    static func makeSinks(_ configs: [SinkConfig], registry: MetricsRegistry) throws(RuntimeOutcome) -> [any EventSink] {
+        var sinks: [any EventSink] = []
+        for config in configs {
+            switch config {
+            case .ndjson(let ndjson):
+                let filter = EventFilter(
+                    collections: Set(ndjson.collections),
+                    events: Set(ndjson.events.compactMap { ChangeEvent(rawValue: $0.rawValue) }))
+                let policy = NDJSONSink.FsyncPolicy(rawValue: ndjson.fsync.rawValue) ?? .interval
+                let lines = registry.counter(
+                    "directus_bridge_lines_written_total", help: "NDJSON lines written.",
+                    labels: [("path", ndjson.path)])
+                do {
+                    sinks.append(try NDJSONSink(path: ndjson.path, fsync: policy, filter: filter, linesWritten: lines))
+                } catch {
+                    throw .configurationProblem(error.description)
+                }
+            case .webhook:
+                throw .configurationProblem("webhook sinks are not available in this build yet")
+            }
+        }
+        return sinks
+    }
+}

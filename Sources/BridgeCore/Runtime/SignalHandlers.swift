@@ -1,0 +1,51 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+import BridgeSystem
+import Dispatch
+import Synchronization
+
+/// SIGINT/SIGTERM start a graceful shutdown; a second one exits at once (the outbox and the cursor are committed
+/// transactionally, so state stays consistent); SIGHUP reopens NDJSON files.
+final class SignalHandlers: @unchecked Sendable {
+    // @unchecked: `sources` is written once in init; dispatch sources are thread-safe to cancel.
+    private let sources: [any DispatchSourceSignal]
+    private let count = SignalCount()
+
+    init(stop: ShutdownSignal, reopen: @escaping @Sendable () -> Void, logger: Logger) {
+        let queue = DispatchQueue(label: "directus-bridge.signals")
+        var made: [any DispatchSourceSignal] = []
+        for number in [SIGINT, SIGTERM, SIGHUP] {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
+            made.append(source)
+        }
+        sources = made
+        for source in sources {
+            let number = Int32(source.handle)
+            source.setEventHandler { [count] in
+                if number == SIGHUP {
+                    reopen()
+                    return
+                }
+                if count.value.add(1, ordering: .relaxed).newValue == 1 {
+                    logger.info("shutting down", metadata: ["signal": number == SIGINT ? "SIGINT" : "SIGTERM"])
+                    stop.trigger()
+                } else {
+                    logger.warning("second signal: exiting now")
+                    exit(1)
+                }
+            }
+            source.resume()
+        }
+    }
+
+    func cancel() {
+        for source in sources { source.cancel() }
+    }
+}
+
+/// How many stop signals arrived (a class so the dispatch handlers can share it).
+private final class SignalCount: Sendable {
+    let value = Atomic<Int>(0)
+}
