@@ -29,7 +29,6 @@ let package = Package(
         cLibrary("COpenSSL", pkgConfig: "openssl", apt: "libssl-dev"),
         cLibrary("CYAML", pkgConfig: "yaml-0.1", apt: "libyaml-dev"),
         cLibrary("CSQLite", pkgConfig: "sqlite3", apt: "libsqlite3-dev"),
-        cLibrary("CMicroHTTPD", pkgConfig: "libmicrohttpd", apt: "libmicrohttpd-dev"),
 
         // MARK: Layers
         .target(name: "BridgeSystem", swiftSettings: strict),
@@ -39,12 +38,11 @@ let package = Package(
         .target(name: "BridgeStore", dependencies: ["BridgeSystem", "CSQLite"], swiftSettings: strict),
         .target(name: "BridgeJSON", dependencies: ["BridgeSystem"], swiftSettings: strict),
         .target(name: "BridgeConfig", dependencies: ["BridgeSystem", "CYAML"], swiftSettings: strict),
-        .target(name: "BridgeHTTPServer", dependencies: ["BridgeSystem", "CMicroHTTPD"], swiftSettings: strict),
         .target(
             name: "BridgeCore",
             dependencies: [
                 "BridgeSystem", "BridgeTLS", "BridgeWebSocket", "BridgeHTTP", "BridgeStore", "BridgeJSON",
-                "BridgeConfig", "BridgeHTTPServer",
+                "BridgeConfig",
             ],
             swiftSettings: strict
         ),
