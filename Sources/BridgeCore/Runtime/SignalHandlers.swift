@@ -28,9 +28,14 @@ final class SignalHandlers: @unchecked Sendable {
                     reopen()
                     return
                 }
+                let now = ContinuousClock.now
                 if count.value.add(1, ordering: .relaxed).newValue == 1 {
+                    count.first.withLock { $0 = now }
                     logger.info("shutting down", metadata: ["signal": number == SIGINT ? "SIGINT" : "SIGTERM"])
                     stop.trigger()
+                } else if let first = count.first.withLock({ $0 }), now - first < .seconds(1) {
+                    // Supervisors like timeout(1) signal the child and then its process group: one request.
+                    return
                 } else {
                     logger.warning("second signal: exiting now")
                     exit(1)
@@ -48,4 +53,5 @@ final class SignalHandlers: @unchecked Sendable {
 /// How many stop signals arrived (a class so the dispatch handlers can share it).
 private final class SignalCount: Sendable {
     let value = Atomic<Int>(0)
+    let first = Mutex<ContinuousClock.Instant?>(nil)
 }

@@ -1,0 +1,108 @@
+import Foundation
+
+/// The real `directus-bridge` binary run by an integration test, with its stdout lines and stderr captured.
+public final class BridgeProcess: @unchecked Sendable {
+    // @unchecked: every stored property is immutable after init; Process is used from the test's thread.
+    private let process = Process()
+    private let stdoutPath: URL
+    private let stderrPath: URL
+    /// The directory holding the config (and the default state dir).
+    public let directory: URL
+
+    /// Starts `directus-bridge <arguments>` in `directory` (config files are paths relative to it).
+    /// stdout and stderr go to files in `directory` (`stdout.N.log`, `stderr.N.log`), read back on demand: files
+    /// never lose or reorder output the way pipe callbacks can, and they stay for post-mortems.
+    public init(arguments: [String], directory: URL, environment: [String: String] = [:]) throws {
+        self.directory = directory
+        var index = 0
+        while FileManager.default.fileExists(atPath: directory.appendingPathComponent("stdout.\(index).log").path) {
+            index += 1
+        }
+        stdoutPath = directory.appendingPathComponent("stdout.\(index).log")
+        stderrPath = directory.appendingPathComponent("stderr.\(index).log")
+        FileManager.default.createFile(atPath: stdoutPath.path, contents: nil)
+        FileManager.default.createFile(atPath: stderrPath.path, contents: nil)
+        process.executableURL = URL(fileURLWithPath: TestEnvironment.bridgeBinary)
+        process.arguments = arguments
+        process.currentDirectoryURL = directory
+        var env = ProcessInfo.processInfo.environment
+        env.merge(environment) { _, new in new }
+        process.environment = env
+        process.standardOutput = try FileHandle(forWritingTo: stdoutPath)
+        process.standardError = try FileHandle(forWritingTo: stderrPath)
+        try process.run()
+    }
+
+    /// Writes `yaml` to `bridge.yaml` in a new temporary directory and runs `directus-bridge run` there.
+    public static func run(config yaml: String, in directory: URL? = nil, environment: [String: String] = [:])
+        throws -> BridgeProcess
+    {
+        let dir = try directory ?? TestEnvironment.makeTemporaryDirectory(prefix: "bridge-run")
+        try yaml.write(to: dir.appendingPathComponent("bridge.yaml"), atomically: true, encoding: .utf8)
+        return try BridgeProcess(arguments: ["run", "--config", "bridge.yaml"], directory: dir, environment: environment)
+    }
+
+    deinit {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+
+    /// Complete stdout lines so far (a partly written last line is left out).
+    public var lines: [String] {
+        let text = (try? String(contentsOf: stdoutPath, encoding: .utf8)) ?? ""
+        var lines = text.split(separator: "\n", omittingEmptySubsequences: true).map(String.init)
+        if !text.hasSuffix("\n"), !lines.isEmpty { lines.removeLast() }
+        return lines
+    }
+
+    /// stdout lines parsed as JSON objects.
+    public var events: [[String: Any]] {
+        lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+    }
+
+    /// Everything written to stderr so far.
+    public var stderr: String { (try? String(contentsOf: stderrPath, encoding: .utf8)) ?? "" }
+
+    /// Whether the process is still running.
+    public var isRunning: Bool { process.isRunning }
+
+    /// The process id.
+    public var pid: Int32 { process.processIdentifier }
+
+    /// Waits until `condition` holds (checked every 20 ms) or `timeout` passes; returns whether it held.
+    @discardableResult
+    public func waitUntil(timeout: TimeInterval = 10, _ condition: (BridgeProcess) -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if condition(self) { return true }
+            usleep(20_000)
+        }
+        return condition(self)
+    }
+
+    /// Waits for a stderr line containing `text`.
+    @discardableResult
+    public func waitForLog(_ text: String, timeout: TimeInterval = 10) -> Bool {
+        waitUntil(timeout: timeout) { $0.stderr.contains(text) }
+    }
+
+    /// Waits for the bridge's `connected` log line (every subscription answered on the current connection).
+    /// Counts occurrences so a test can wait for a reconnect: `waitUntilConnected(times: 2)`.
+    @discardableResult
+    public func waitUntilConnected(times: Int = 1, timeout: TimeInterval = 15) -> Bool {
+        waitUntil(timeout: timeout) { $0.stderr.components(separatedBy: "subscriptions.live=").count - 1 >= times }
+    }
+
+    /// Sends `signal` (SIGTERM, SIGINT, SIGKILL, SIGHUP).
+    public func send(_ signal: Int32) { kill(process.processIdentifier, signal) }
+
+    /// Waits for the process to exit and returns its exit status (nil on timeout).
+    public func waitForExit(timeout: TimeInterval = 15) -> Int32? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning && Date() < deadline { usleep(20_000) }
+        if process.isRunning { return nil }
+        return process.terminationStatus
+    }
+}
