@@ -53,7 +53,7 @@ public final class Emulator: @unchecked Sendable {
     private func request(_ method: String, _ path: String, body: Any?, token: String?) throws -> Any {
         var request = URLRequest(url: URL(string: url + path)!)
         request.httpMethod = method
-        request.timeoutInterval = 10
+        request.timeoutInterval = 60
         if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
         if let body {
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")

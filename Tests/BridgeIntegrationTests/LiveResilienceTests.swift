@@ -1,0 +1,150 @@
+import BridgeTestSupport
+import Foundation
+import Testing
+
+/// Issue 3: heartbeats, token expiry, drops and refusals, hostile frames.
+@Suite(.serialized) struct LiveResilienceTests {
+    func stats(_ emulator: Emulator) throws -> [String: Any] { try emulator.controlGet("stats") }
+
+    func closes(_ emulator: Emulator, _ reason: String) throws -> Int {
+        ((try stats(emulator))["closes"] as? [String: Any])?[reason] as? Int ?? 0
+    }
+
+    @Test func aOneSecondHeartbeatHeldForTenSecondsNeedsNoReconnect() throws {
+        let emulator = try Emulator(arguments: ["--heartbeat-period", "1"])
+        defer { emulator.stop() }
+        let bridge = try BridgeProcess.run(
+            config: liveConfig(url: emulator.url).replacingOccurrences(of: "heartbeat: 2s", with: "heartbeat: 1s"))
+        #expect(bridge.waitUntilConnected())
+        Thread.sleep(forTimeInterval: 10)
+        let counters = try stats(emulator)
+        #expect(counters["connections_total"] as? Int == 1, "reconnected: \(bridge.stderr)")
+        #expect(try closes(emulator, "heartbeat") == 0)
+        #expect((counters["server_pings_sent"] as? Int ?? 0) >= 8)
+        #expect((counters["client_pongs"] as? Int ?? 0) >= 8)
+        #expect(!bridge.stderr.contains("reconnecting"))
+        // Still delivering after ten seconds of heartbeats.
+        try emulator.create("articles", ["title": "after heartbeats"])
+        #expect(bridge.waitUntil { $0.events.count == 1 })
+
+        // The same check fails for a bridge that stops answering: freeze it past two periods and the emulator
+        // drops it (it then reconnects on its own once thawed).
+        bridge.send(SIGSTOP)
+        Thread.sleep(forTimeInterval: 2.6)
+        bridge.send(SIGCONT)
+        #expect(bridge.waitUntil { _ in ((try? closes(emulator, "heartbeat")) ?? 0) >= 1 })
+        #expect(bridge.waitUntilConnected(times: 2))
+        #expect((try stats(emulator))["connections_total"] as? Int == 2)
+        bridge.send(SIGTERM)
+        #expect(bridge.waitForExit() == 0)
+    }
+
+    @Test func aTwoSecondTokenIsRefreshedBeforeItExpiresAndNothingIsLost() throws {
+        let emulator = try Emulator(arguments: ["--token-ttl-ms", "2000", "--auth-timeout", "1"])
+        defer { emulator.stop() }
+        let auth = "    email: admin@example.com\n    password: admin-password"
+        let bridge = try BridgeProcess.run(config: liveConfig(url: emulator.url, auth: auth))
+        #expect(bridge.waitUntilConnected())
+        // Changes every 100 ms for 10 s.
+        try emulator.control("generator", ["collection": "articles", "count": 100, "interval_ms": 100, "kind": "create"])
+        try emulator.control("generator/wait", ["timeout_ms": 30000])
+        #expect(bridge.waitUntil(timeout: 5) { $0.events.count >= 100 })
+        #expect(bridge.events.count == 100)
+        #expect((try stats(emulator))["connections_total"] as? Int == 1, "the socket was reopened: \(bridge.stderr)")
+        #expect(try closes(emulator, "auth_timeout") == 0)
+        #expect(bridge.stderr.components(separatedBy: "token refreshed").count - 1 >= 4)
+        #expect(!bridge.stderr.contains("admin-password"))
+        bridge.send(SIGTERM)
+        #expect(bridge.waitForExit() == 0)
+    }
+
+    @Test func dropsAndRefusedUpgradesReconnectAndResubscribe() throws {
+        let emulator = try Emulator()
+        defer { emulator.stop() }
+        let bridge = try BridgeProcess.run(config: liveConfig(url: emulator.url))
+        #expect(bridge.waitUntilConnected())
+        try emulator.control("drop", ["reset": true])
+        #expect(bridge.waitUntilConnected(times: 2))
+        try emulator.control("drop", ["reset": false])
+        #expect(bridge.waitUntilConnected(times: 3))
+        try emulator.control("refuse-upgrades", ["ms": 3000, "status": 503])
+        try emulator.control("drop", ["reset": true])
+        #expect(bridge.waitUntilConnected(times: 4, timeout: 15))
+        #expect(bridge.stderr.contains("HTTP 503") || bridge.stderr.contains("503"))
+        try emulator.create("articles", ["title": "after the outage"])
+        try emulator.rest("POST", "/items/tags", ["slug": "later", "label": "Later"])
+        #expect(bridge.waitUntil { $0.events.count == 2 }, "\(bridge.stderr)")
+        let subscriptions = (try stats(emulator))["subscriptions"] as? [[String: Any]] ?? []
+        #expect(subscriptions.count == 2)
+        bridge.send(SIGTERM)
+        #expect(bridge.waitForExit() == 0)
+    }
+
+    @Test func hostileFramesNeitherCrashNorStopDelivery() throws {
+        let emulator = try Emulator()
+        defer { emulator.stop() }
+        let bridge = try BridgeProcess.run(config: liveConfig(url: emulator.url))
+        #expect(bridge.waitUntilConnected())
+        try emulator.control("send", ["kind": "non_json"])
+        try emulator.control("send", ["kind": "json", "message": ["type": "subscription", "event": "create"]])
+        try emulator.control("send", ["kind": "invalid_utf8"])
+        #expect(bridge.waitUntilConnected(times: 2), "no reconnect after invalid UTF-8: \(bridge.stderr)")
+        try emulator.control("send", ["kind": "oversize", "size": 17 * 1024 * 1024])
+        #expect(bridge.waitUntilConnected(times: 3), "no reconnect after an oversize frame: \(bridge.stderr)")
+        try emulator.create("articles", ["title": "still here"])
+        #expect(bridge.waitUntil { $0.events.count == 1 })
+        #expect(bridge.isRunning)
+        #expect(bridge.stderr.contains("1007") && bridge.stderr.contains("1009"))
+        bridge.send(SIGTERM)
+        #expect(bridge.waitForExit() == 0)
+    }
+}
+
+/// Issue 3: start-up failures exit with the contract's codes and say why.
+@Suite(.serialized) struct StartupFailureTests {
+    @Test func aWrongPasswordExits77WithinSeconds() throws {
+        let emulator = try Emulator()
+        defer { emulator.stop() }
+        let auth = "    email: admin@example.com\n    password: not-the-password"
+        let started = Date()
+        let bridge = try BridgeProcess.run(config: liveConfig(url: emulator.url, auth: auth))
+        #expect(bridge.waitForExit(timeout: 10) == 77)
+        #expect(Date().timeIntervalSince(started) < 10)
+        #expect(bridge.stderr.contains("INVALID_CREDENTIALS"))
+        #expect(!bridge.stderr.contains("not-the-password"))
+    }
+
+    @Test(arguments: [
+        ("subscriptions:\n  - colection: articles", "bridge.yaml:2:5: unknown key \"colection\" (did you mean \"collection\"?)"),
+        ("directus:\n  auth:\n    token: x\nsubscriptions:\n  - collection: a\nsinks:\n  - type: ndjson",
+            "bridge.yaml:2:3: missing required key \"url\" in directus"),
+        ("directus:\n  url: http://x\n  auth:\n    token: ${BRIDGE_TEST_UNDEFINED}\nsubscriptions:\n  - collection: a\nsinks:\n  - type: ndjson",
+            "bridge.yaml:4:12"),
+    ])
+    func configurationErrorsExit78WithLineAndColumn(yaml: String, expected: String) throws {
+        let dir = try TestEnvironment.makeTemporaryDirectory()
+        try yaml.write(to: dir.appendingPathComponent("bridge.yaml"), atomically: true, encoding: .utf8)
+        for command in ["run", "validate"] {
+            let bridge = try BridgeProcess(arguments: [command, "--config", "bridge.yaml"], directory: dir)
+            #expect(bridge.waitForExit() == 78)
+            #expect(bridge.stderr.contains(expected), "\(command): \(bridge.stderr)")
+        }
+    }
+
+    @Test func anUnknownCollectionIsNamedInAClearError() throws {
+        let emulator = try Emulator()
+        defer { emulator.stop() }
+        // A non-admin gets INVALID_COLLECTION for a collection that does not exist (§5.2).
+        let bridge = try BridgeProcess.run(
+            config: liveConfig(
+                url: emulator.url, auth: "    token: reader-static-token",
+                subscriptions: "  - collection: artcles\n  - collection: articles"))
+        #expect(bridge.waitUntilConnected())
+        #expect(bridge.stderr.contains("INVALID_COLLECTION"))
+        #expect(bridge.stderr.contains("subscription refused: collection \"artcles\" does not exist"), "\(bridge.stderr)")
+        try emulator.create("articles", ["title": "the other subscription works"])
+        #expect(bridge.waitUntil { $0.events.count == 1 })
+        bridge.send(SIGTERM)
+        #expect(bridge.waitForExit() == 0)
+    }
+}
