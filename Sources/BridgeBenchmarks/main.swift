@@ -24,6 +24,8 @@ let benchmarks: [Benchmark] = [
         run: WebSocketCodecBenchmark.run),
     Benchmark(name: "ws-loopback", summary: "WebSocket client reading 300-byte text frames over loopback TCP",
         run: WebSocketLoopbackBenchmark.run),
+    Benchmark(name: "live-pipeline", summary: "Directus socket → NDJSON lines through the live path vs Python",
+        run: LivePipelineBenchmark.run),
     Benchmark(name: "http-multi", summary: "webhook deliveries/s to local nginx (1/8/64 in flight) vs aiohttp", run: HTTPMultiBenchmark.run),
 ]
 

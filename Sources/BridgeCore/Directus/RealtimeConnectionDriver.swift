@@ -103,7 +103,7 @@ public final class RealtimeConnectionDriver {
                 }
                 let now = ContinuousClock.now
                 let wait = max(.zero, min(machine.nextDeadline() - now, .milliseconds(250)))
-                let messages = try connection.receiveBatch(timeout: wait, maxMessages: 4096)
+                let messages = try connection.receiveBatch(timeout: wait, maxMessages: 512)
                 if !messages.isEmpty { end = try handle(messages) }
                 flushPending()
                 if end == nil { end = try perform(machine.tick(now: .now)) }

@@ -198,6 +198,17 @@ public final class Histogram: Sendable {
         }
     }
 
+    /// Records several observations under one lock.
+    public func observe<S: Sequence>(_ values: S) where S.Element == Double {
+        state.withLock { state in
+            for value in values {
+                if let index = buckets.firstIndex(where: { value <= $0 }) { state.counts[index] += 1 }
+                state.sum += value
+                state.count += 1
+            }
+        }
+    }
+
     /// Total observations so far.
     public var count: UInt64 { state.withLock { $0.count } }
 

@@ -63,11 +63,12 @@ public final class PipelineMetrics: Sendable {
             help: "Events received from Directus (socket or activity log), by collection, event and origin.")
     }
 
-    /// Counts one emitted event and its lag (called by the dispatcher after every sink accepted it).
-    public func emitted(_ event: EncodedEvent, now: Timestamp) {
-        counter(for: event, in: emittedCounters, name: "directus_bridge_events_emitted_total",
-            help: "Events accepted by every sink, by collection, event and origin.").increment()
-        lag.observe(Double(now.microsecondsSinceEpoch - event.time.microsecondsSinceEpoch) / 1e6)
+    /// Counts emitted events and their lag (called by the dispatcher after every sink accepted a batch).
+    public func emitted(_ events: [EncodedEvent], now: Timestamp) {
+        guard !events.isEmpty else { return }
+        count(events, in: emittedCounters, name: "directus_bridge_events_emitted_total",
+            help: "Events accepted by every sink, by collection, event and origin.")
+        lag.observe(events.lazy.map { Double(now.microsecondsSinceEpoch - $0.time.microsecondsSinceEpoch) / 1e6 })
         lastEventTime.set(Double(now.microsecondsSinceEpoch) / 1e6)
     }
 
@@ -95,14 +96,6 @@ public final class PipelineMetrics: Sendable {
         for (key, amount) in tally {
             counter(for: key, in: cache, name: name, help: help).increment(by: amount)
         }
-    }
-
-    private func counter(for event: EncodedEvent, in cache: borrowing Mutex<[LabelKey: Counter]>, name: String, help: String)
-        -> Counter
-    {
-        counter(
-            for: LabelKey(collection: event.collection, event: event.event, origin: event.origin), in: cache,
-            name: name, help: help)
     }
 
     private func counter(for key: LabelKey, in cache: borrowing Mutex<[LabelKey: Counter]>, name: String, help: String)

@@ -60,17 +60,14 @@ public final class Dispatcher: @unchecked Sendable {
 
     private func deliver(_ batch: EventBatch) throws {
         for sink in sinks {
-            let events = batch.events.filter(sink.filter.matches)
+            let events = sink.filter.passesEverything ? batch.events : batch.events.filter(sink.filter.matches)
             guard !events.isEmpty else { continue }
             try deliver(events, to: sink)
         }
         if let progress = batch.progress, !progress.isEmpty, let recorder {
             try retrying(what: "cursor store") { try recorder.record(progress) }
         }
-        let now = Timestamp.now()
-        for event in batch.events {
-            metrics.emitted(event, now: now)
-        }
+        metrics.emitted(batch.events, now: Timestamp.now())
         metrics.observeLatency(since: batch.receivedAt)
     }
 

@@ -11,6 +11,9 @@ public struct EventFilter: Sendable, Equatable {
         self.events = events
     }
 
+    /// Whether every event passes (no copy needed).
+    public var passesEverything: Bool { collections.isEmpty && events.isEmpty }
+
     /// Whether `event` passes.
     public func matches(_ event: EncodedEvent) -> Bool {
         (collections.isEmpty || collections.contains(event.collection))

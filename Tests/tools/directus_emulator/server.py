@@ -49,11 +49,26 @@ async def run(arguments: argparse.Namespace) -> None:
             emulator.control.generator.start(GeneratorJob(collection, -1, interval, "mixed"))
     logging.getLogger("emulator").info("listening on %s:%d", arguments.host, port)
     print(f"READY {port}", flush=True)
+    watchdog = asyncio.create_task(_stop_when_orphaned(stop))
     await stop.wait()
+    watchdog.cancel()
     await emulator.stop()
 
 
+async def _stop_when_orphaned(stop: asyncio.Event) -> None:
+    """Stops the emulator when the process that started it is gone (a crashed test run leaves no server)."""
+    parent = os.getppid()
+    while not stop.is_set():
+        await asyncio.sleep(1)
+        if os.getppid() != parent:
+            logging.getLogger("emulator").warning("parent process exited; stopping")
+            stop.set()
+
+
 def main(argv: list[str] | None = None) -> int:
+    # A parent that starts us from a thread with signals blocked (Swift Foundation's Process does) passes that
+    # mask on; without this, SIGTERM would never reach the handler and every stop would need SIGKILL.
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT, signal.SIGHUP})
     arguments = parse_arguments(argv)
     logging.basicConfig(level=arguments.log_level.upper(), stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")

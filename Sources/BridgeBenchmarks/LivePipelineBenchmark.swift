@@ -1,0 +1,265 @@
+import BridgeCore
+import BridgeJSON
+import BridgeSystem
+import BridgeWebSocket
+import Foundation
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+#if canImport(Glibc)
+    @preconcurrency import Glibc
+#endif
+
+/// Issue 3's throughput benchmark: the emulator's blast feeder pushes N create events (≈300-byte items) over one
+/// subscription; the bridge's live path (socket reader thread → queue → dispatcher thread → NDJSON sink to
+/// /dev/null) turns them into event lines. Reports items/s and the p50/p99 latency from frame received to line
+/// written, and the same job done by a small Python `websockets` + `json` consumer in the same run.
+///
+///   bridge-benchmarks live-pipeline [COUNT]      (default 200000)
+/// Pin it for "one core": `taskset -c 0 bridge-benchmarks live-pipeline` (scripts/bench.sh does, and pins the
+/// emulator to the other core).
+enum LivePipelineBenchmark {
+    @Sendable static func run(_ arguments: [String]) async throws {
+        let count = arguments.first.flatMap(Int.init) ?? 200_000
+        let emulator = try BenchmarkEmulator.start()
+        defer { emulator.stop() }
+
+        let ours = try await measureBridge(emulator: emulator, count: count)
+        try emulator.post("reset", [:])
+        let peer = try measurePython(emulator: emulator, count: count)
+
+        let name = "live-pipeline"
+        let peerName = "python websockets+json consumer"
+        BenchmarkResult(benchmark: name, metric: "items/s", value: ours.rate, unit: "1/s", peer: peerName,
+            peerValue: peer.rate).emit()
+        BenchmarkResult(benchmark: name, metric: "p50 latency", value: ours.p50 * 1000, unit: "ms", peer: peerName,
+            peerValue: peer.p50 * 1000).emit()
+        BenchmarkResult(benchmark: name, metric: "p99 latency", value: ours.p99 * 1000, unit: "ms", peer: peerName,
+            peerValue: peer.p99 * 1000).emit()
+        BenchmarkResult(benchmark: name, metric: "bridge CPU per item", value: ours.cpuPerItem * 1e9, unit: "ns")
+            .emit()
+    }
+
+    struct Measurement {
+        var rate: Double
+        var p50: Double
+        var p99: Double
+        var cpuPerItem: Double = 0
+    }
+
+    static func measureBridge(emulator: BenchmarkEmulator, count: Int) async throws -> Measurement {
+        let registry = MetricsRegistry()
+        let metrics = PipelineMetrics(registry: registry)
+        let health = HealthState(expectedSubscriptions: ["articles"])
+        let queue = EventQueue(capacity: 100_000)
+        let sink = LatencyRecordingSink(inner: try NDJSONSink(path: "/dev/null", fsync: .never, filter: EventFilter()),
+            expected: count)
+        let dispatcher = Dispatcher(
+            queue: queue, sinks: [sink], recorder: nil, metrics: metrics, health: health, logger: .silent)
+        let tokenBox = TokenBox()
+        tokenBox.publish("admin-static-token")
+        let stop = ShutdownSignal()
+        let connection = try await WebSocketConnection.connect(
+            to: try WebSocketURL("ws://127.0.0.1:\(emulator.port)/websocket"), options: WebSocketOptions(),
+            logger: .silent)
+        let route = SubscriptionRoute(
+            uid: "articles", collection: "articles", primaryKey: "id", events: [.create, .update, .delete],
+            handling: .emit, subscribeMessage: #"{"type":"subscribe","collection":"articles","uid":"articles"}"#)
+        let cpuBefore = processCPUSeconds()
+        async let reading: RealtimeConnectionDriver.End = BlockingExecutor.shared.perform {
+            RealtimeConnectionDriver(
+                connection: connection, routes: [route], authMode: .handshake, heartbeat: .seconds(30), queue: queue,
+                tokenBox: tokenBox, stop: stop, trigger: nil, health: health, metrics: metrics, logger: .silent
+            ).run()
+        }
+        async let dispatching: Void = BlockingExecutor.shared.perform { try dispatcher.run() }
+        while !health.snapshot.connected { try await Task.sleep(for: .milliseconds(10)) }
+        try emulator.post("blast", ["collection": "articles", "count": count, "size": 300, "wait": false])
+        await sink.waitUntilDone()
+        let cpu = processCPUSeconds() - cpuBefore
+        stop.trigger()
+        _ = try await reading
+        queue.close()
+        try await dispatching
+        var result = sink.measurement()
+        result.cpuPerItem = cpu / Double(count)
+        return result
+    }
+
+    static func measurePython(emulator: BenchmarkEmulator, count: Int) throws -> Measurement {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: BenchmarkEmulator.python)
+        process.arguments = [
+            "-u", BenchmarkEmulator.tool("bench/live_consumer.py"), "ws://127.0.0.1:\(emulator.port)/websocket",
+            "admin-static-token", "articles", "\(count)",
+        ]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let handle = output.fileHandleForReading
+        var text = ""
+        while !text.contains("READY\n") {
+            let data = handle.availableData
+            if data.isEmpty { break }
+            text += String(decoding: data, as: UTF8.self)
+        }
+        try emulator.post("blast", ["collection": "articles", "count": count, "size": 300, "wait": false])
+        let rest = handle.readDataToEndOfFile()
+        process.waitUntilExit()
+        let resultLine = String(decoding: rest, as: UTF8.self).split(separator: "\n").last.map(String.init) ?? "{}"
+        let json = try JSONSerialization.jsonObject(with: Data(resultLine.utf8)) as? [String: Any] ?? [:]
+        return Measurement(
+            rate: json["items_per_second"] as? Double ?? 0, p50: (json["p50_ms"] as? Double ?? 0) / 1000,
+            p99: (json["p99_ms"] as? Double ?? 0) / 1000)
+    }
+
+    static func processCPUSeconds() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
+            + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+    }
+}
+
+/// Wraps a sink and records, per event, the time from frame receipt (`receivedAt`) to the line being written.
+final class LatencyRecordingSink: EventSink, @unchecked Sendable {
+    // @unchecked: written by the dispatcher thread only; read after `waitUntilDone` returned.
+    let inner: NDJSONSink
+    let expected: Int
+    private var latencies: [Double] = []
+    private var first: Double?
+    private var last: Double = 0
+    private let done = DispatchSemaphore(value: 0)
+
+    init(inner: NDJSONSink, expected: Int) {
+        self.inner = inner
+        self.expected = expected
+        latencies.reserveCapacity(expected)
+    }
+
+    var name: String { inner.name }
+    var filter: EventFilter { inner.filter }
+
+    func accept(_ events: [EncodedEvent]) throws(SinkError) {
+        try inner.accept(events)
+        let now = Timestamp.now().microsecondsSinceEpoch
+        for event in events {
+            let received = Double(event.receivedAt.microsecondsSinceEpoch) / 1e6
+            first = min(first ?? received, received)
+            latencies.append(Double(now - event.receivedAt.microsecondsSinceEpoch) / 1e6)
+        }
+        last = Double(now) / 1e6
+        if latencies.count >= expected && latencies.count - events.count < expected { done.signal() }
+    }
+
+    func tick(now: ContinuousClock.Instant) throws(SinkError) { try inner.tick(now: now) }
+    func reopen() throws(SinkError) { try inner.reopen() }
+    func close() throws(SinkError) { try inner.close() }
+
+    func waitUntilDone() async {
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                self.done.wait()
+                continuation.resume()
+            }
+        }
+    }
+
+    func measurement() -> LivePipelineBenchmark.Measurement {
+        let sorted = latencies.sorted()
+        let elapsed = max(last - (first ?? last), 1e-9)
+        return .init(
+            rate: Double(latencies.count) / elapsed, p50: sorted[sorted.count / 2],
+            p99: sorted[Int(Double(sorted.count) * 0.99)])
+    }
+}
+
+/// The Directus emulator started by a benchmark (pinned to the last CPU when `taskset` exists, so the measured
+/// process can have the first one).
+final class BenchmarkEmulator: @unchecked Sendable {
+    // @unchecked: immutable after init.
+    let process: Process
+    let port: Int
+
+    static var root: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+    }
+    static var python: String {
+        ProcessInfo.processInfo.environment["BRIDGE_PYTHON"] ?? root.appendingPathComponent(".venv/bin/python").path
+    }
+    static func tool(_ path: String) -> String { root.appendingPathComponent("Tests/tools/\(path)").path }
+
+    private init(process: Process, port: Int) {
+        self.process = process
+        self.port = port
+    }
+
+    static func start(arguments: [String] = []) throws -> BenchmarkEmulator {
+        let process = Process()
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        let command = [python, "-u", tool("directus_emulator/server.py"), "--port", "0", "--log-level", "warning"]
+            + arguments
+        if FileManager.default.isExecutableFile(atPath: "/usr/bin/taskset"), cores > 1 {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/taskset")
+            process.arguments = ["-c", "\(cores - 1)"] + command
+        } else {
+            process.executableURL = URL(fileURLWithPath: python)
+            process.arguments = Array(command.dropFirst())
+        }
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        var text = ""
+        while !text.contains("\n") {
+            let data = output.fileHandleForReading.availableData
+            if data.isEmpty { break }
+            text += String(decoding: data, as: UTF8.self)
+        }
+        guard text.hasPrefix("READY "), let port = Int(text.dropFirst(6).prefix { $0.isNumber }) else {
+            process.terminate()
+            throw BenchmarkError(message: "the emulator did not start: \(text)")
+        }
+        return BenchmarkEmulator(process: process, port: port)
+    }
+
+    func stop() {
+        process.terminate()
+        let deadline = Date().addingTimeInterval(3)
+        while process.isRunning && Date() < deadline { usleep(20_000) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+    }
+
+    /// `POST /_emulator/<path>` with a JSON body (blocking; benchmarks are not async-sensitive here).
+    @discardableResult
+    func post(_ path: String, _ body: [String: Any]) throws -> [String: Any] {
+        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/_emulator/\(path)")!)
+        request.httpMethod = "POST"
+        request.timeoutInterval = 600
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        request.httpBody = try JSONSerialization.data(withJSONObject: body)
+        let semaphore = DispatchSemaphore(value: 0)
+        let box = ResultBox()
+        URLSession.shared.dataTask(with: request) { data, _, error in
+            box.data = data
+            box.error = error
+            semaphore.signal()
+        }.resume()
+        semaphore.wait()
+        if let error = box.error { throw error }
+        return (try? JSONSerialization.jsonObject(with: box.data ?? Data())) as? [String: Any] ?? [:]
+    }
+}
+
+private final class ResultBox: @unchecked Sendable {
+    var data: Data?
+    var error: (any Error)?
+}
+
+struct BenchmarkError: Error, CustomStringConvertible {
+    var message: String
+    var description: String { message }
+}
