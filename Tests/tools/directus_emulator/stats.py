@@ -10,6 +10,7 @@ from typing import Any
 class Stats:
     connections_total: int = 0            # sockets upgraded since start (or reset)
     closes: Counter = field(default_factory=Counter)   # reason → count (heartbeat, auth_timeout, …)
+    client_close_codes: Counter = field(default_factory=Counter)  # close code a client sent ("none" = no code)
     upgrades_rejected: Counter = field(default_factory=Counter)  # reason → count (401, 403, refused, …)
     server_pings_sent: int = 0            # JSON {"type":"ping"} frames sent by the heartbeat
     client_pongs: int = 0                 # {"type":"pong"} received
@@ -27,5 +28,6 @@ class Stats:
     def as_dict(self) -> dict[str, Any]:
         result = dict(self.__dict__)
         result["closes"] = dict(self.closes)
+        result["client_close_codes"] = dict(self.client_close_codes)
         result["upgrades_rejected"] = dict(self.upgrades_rejected)
         return result

@@ -199,6 +199,9 @@ class WebSocketServer:
 
     def _closed(self, client: Client, reason: str) -> None:
         self.stats.closes[reason] += 1
+        if reason == "client":
+            code = client.peer_close_code
+            self.stats.client_close_codes["none" if code is None else str(code)] += 1
         self._forget(client)
 
     def _forget(self, client: Client) -> None:

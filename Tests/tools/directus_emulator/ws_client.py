@@ -50,6 +50,7 @@ class Client:
         self.origin = request.headers.get("Origin")
         self.connected_at = time.time()
         self.state = HANDSHAKE
+        self.peer_close_code: int | None = None  # the code of a close frame the client sent
         self.accountability: Accountability | None = None
         self.expires_at_ms: float | None = None
         self.subscriptions: list[Subscription] = []
@@ -93,6 +94,7 @@ class Client:
 
     def peer_closed(self, code: int | None) -> None:
         """The peer sent a close frame: answer it (unless we started the close) and end the connection."""
+        self.peer_close_code = code
         if self.state not in (CLOSING, CLOSED):
             self.send_bytes(frames.close(code))
             self.mark_closing("client")

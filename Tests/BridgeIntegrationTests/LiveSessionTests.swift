@@ -1,0 +1,95 @@
+import BridgeTestSupport
+import Foundation
+import Testing
+
+/// Issue 3: socket auth modes, re-login, NDJSON files with SIGHUP, clean shutdown.
+@Suite(.serialized) struct LiveSessionTests {
+    @Test func strictModeSendsTheTokenOnTheUpgrade() throws {
+        let emulator = try Emulator(arguments: ["--auth-mode", "strict"])
+        defer { emulator.stop() }
+        let bridge = try BridgeProcess.run(
+            config: liveConfig(url: emulator.url, auth: "    token: admin-static-token\n    mode: strict"))
+        #expect(bridge.waitUntilConnected(), "\(bridge.stderr)")
+        try emulator.create("articles", ["title": "strict"])
+        #expect(bridge.waitUntil { $0.events.count == 1 })
+        #expect(!bridge.stderr.contains("admin-static-token"))
+        bridge.send(SIGTERM)
+        #expect(bridge.waitForExit() == 0)
+    }
+
+    @Test func publicModeNeedsNoCredentials() throws {
+        let emulator = try Emulator(arguments: ["--auth-mode", "public"])
+        defer { emulator.stop() }
+        try emulator.control("permissions", ["role": "public", "collection": "articles", "actions": ["read"]])
+        let bridge = try BridgeProcess.run(
+            config: liveConfig(url: emulator.url, auth: "    mode: public", subscriptions: "  - collection: articles"))
+        #expect(bridge.waitUntilConnected(), "\(bridge.stderr)")
+        try emulator.create("articles", ["title": "public"])
+        #expect(bridge.waitUntil { $0.events.count == 1 })
+        bridge.send(SIGTERM)
+        #expect(bridge.waitForExit() == 0)
+    }
+
+    @Test func aRevokedRefreshTokenLeadsToAFreshLogin() throws {
+        let emulator = try Emulator(arguments: ["--token-ttl-ms", "1500", "--auth-timeout", "1"])
+        defer { emulator.stop() }
+        let auth = "    email: admin@example.com\n    password: admin-password"
+        let bridge = try BridgeProcess.run(config: liveConfig(url: emulator.url, auth: auth))
+        #expect(bridge.waitUntilConnected())
+        try emulator.control("users/revoke", ["email": "admin@example.com"])
+        #expect(bridge.waitForLog("refresh token refused, logging in again", timeout: 5), "\(bridge.stderr)")
+        #expect(bridge.waitUntil(timeout: 5) { $0.stderr.components(separatedBy: "logged in").count - 1 >= 2 })
+        try emulator.create("articles", ["title": "after the re-login"])
+        #expect(bridge.waitUntil { $0.events.count == 1 })
+        #expect(bridge.isRunning)
+        bridge.send(SIGTERM)
+        #expect(bridge.waitForExit() == 0)
+    }
+
+    @Test func aFileSinkIsReopenedOnSIGHUPForLogrotate() throws {
+        let emulator = try Emulator()
+        defer { emulator.stop() }
+        let config = liveConfig(url: emulator.url, subscriptions: "  - collection: articles")
+            .replacingOccurrences(of: "path: \"-\"", with: "path: events.ndjson\n    fsync: always")
+        let bridge = try BridgeProcess.run(config: config)
+        #expect(bridge.waitUntilConnected())
+        let file = bridge.directory.appendingPathComponent("events.ndjson")
+        try emulator.create("articles", ["title": "before rotation"])
+        #expect(bridge.waitUntil { _ in ((try? String(contentsOf: file, encoding: .utf8)) ?? "").contains("before") })
+        try FileManager.default.moveItem(at: file, to: bridge.directory.appendingPathComponent("events.ndjson.1"))
+        bridge.send(SIGHUP)
+        #expect(bridge.waitForLog("reopened output files"))
+        try emulator.create("articles", ["title": "after rotation"])
+        #expect(bridge.waitUntil { _ in ((try? String(contentsOf: file, encoding: .utf8)) ?? "").contains("after") })
+        let rotated = try String(contentsOf: bridge.directory.appendingPathComponent("events.ndjson.1"), encoding: .utf8)
+        #expect(rotated.split(separator: "\n").count == 1)
+        #expect(bridge.lines.isEmpty)  // stdout carries nothing when the sink is a file
+        bridge.send(SIGTERM)
+        #expect(bridge.waitForExit() == 0)
+    }
+
+    @Test func shutdownUnsubscribesAndClosesWith1000() throws {
+        let emulator = try Emulator()
+        defer { emulator.stop() }
+        let bridge = try BridgeProcess.run(config: liveConfig(url: emulator.url))
+        #expect(bridge.waitUntilConnected())
+        bridge.send(SIGINT)
+        #expect(bridge.waitForExit() == 0)
+        let stats = try emulator.controlGet("stats")
+        #expect((stats["client_close_codes"] as? [String: Any])?["1000"] as? Int == 1, "\(stats)")
+        #expect((stats["messages_received"] as? Int ?? 0) >= 4)  // 2 subscribes + 2 unsubscribes at least
+        #expect(bridge.stderr.contains("stopped"))
+    }
+
+    @Test func anOTPLoginWorks() throws {
+        let emulator = try Emulator()
+        defer { emulator.stop() }
+        let otp = try emulator.controlGet("otp?email=otp@example.com")["otp"] as? String ?? ""
+        let auth = "    email: otp@example.com\n    password: otp-password\n    otp: \"\(otp)\""
+        let bridge = try BridgeProcess.run(
+            config: liveConfig(url: emulator.url, auth: auth, subscriptions: "  - collection: articles"))
+        #expect(bridge.waitUntilConnected(), "\(bridge.stderr)")
+        bridge.send(SIGTERM)
+        #expect(bridge.waitForExit() == 0)
+    }
+}
