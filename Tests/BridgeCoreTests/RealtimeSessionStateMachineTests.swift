@@ -149,3 +149,32 @@ import Testing
         #expect(backoff.attempt == 0)
     }
 }
+
+@Suite struct ResubscribeTests {
+    @Test func aRefusedSubscriptionIsAskedForAgainAfterTheInterval() {
+        let start = ContinuousClock.now
+        let subs = [
+            RealtimeSessionStateMachine.Subscription(uid: "a", collection: "articles", subscribeMessage: "SUB-A"),
+            RealtimeSessionStateMachine.Subscription(uid: "s", collection: "secrets", subscribeMessage: "SUB-S"),
+        ]
+        var sm = RealtimeSessionStateMachine(
+            subscriptions: subs, authMode: .strict, heartbeat: .seconds(100), unsubscribeTimeout: .seconds(1),
+            resubscribeInterval: .seconds(30), now: start)
+        _ = sm.connected(accessToken: nil, now: start)
+        _ = sm.received(.subscriptionInit(uid: "a"), now: start)
+        #expect(sm.received(.subscribeError(code: "FORBIDDEN", message: "no", uid: nil), now: start)
+            == [.subscriptionFailed(index: 1, code: "FORBIDDEN", message: "no"), .established])
+        #expect(sm.nextDeadline() == start + .seconds(30))
+        #expect(sm.tick(now: start + .seconds(29)) == [])
+        #expect(sm.tick(now: start + .seconds(30)) == [.send("SUB-S")])
+        // Still refused: back to established, next try 30 s later.
+        #expect(sm.received(.subscribeError(code: "FORBIDDEN", message: "no", uid: nil), now: start + .seconds(30))
+            == [.subscriptionFailed(index: 1, code: "FORBIDDEN", message: "no")])
+        #expect(sm.isEstablished)
+        #expect(sm.tick(now: start + .seconds(60)) == [.send("SUB-S")])
+        // Access granted meanwhile.
+        #expect(sm.received(.subscriptionInit(uid: "s"), now: start + .seconds(60)) == [.subscriptionLive(index: 1)])
+        #expect(sm.liveSubscriptions == [0, 1])
+        #expect(sm.tick(now: start + .seconds(95)) == [])
+    }
+}

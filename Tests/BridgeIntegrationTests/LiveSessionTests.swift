@@ -92,4 +92,22 @@ import Testing
         bridge.send(SIGTERM)
         #expect(bridge.waitForExit() == 0)
     }
+
+    @Test func aForbiddenSubscriptionIsRetriedUntilAccessIsGranted() throws {
+        let emulator = try Emulator()
+        defer { emulator.stop() }
+        let bridge = try BridgeProcess.run(
+            config: liveConfig(
+                url: emulator.url, auth: "    token: reader-static-token",
+                subscriptions: "  - collection: secrets\n  - collection: articles"))
+        #expect(bridge.waitUntilConnected())
+        #expect(bridge.stderr.contains("FORBIDDEN"), "\(bridge.stderr)")
+        try emulator.control("permissions", ["role": "reader", "collection": "secrets", "actions": ["read"]])
+        #expect(bridge.waitForLog("directus.subscription.uid=secrets", timeout: 5))
+        #expect(bridge.waitUntil(timeout: 5) { $0.stderr.contains("INFO  subscribed") && $0.stderr.contains("uid=secrets\n") })
+        try emulator.create("secrets", ["value": "now visible"])
+        #expect(bridge.waitUntil { $0.events.contains { $0["collection"] as? String == "secrets" } }, "\(bridge.stderr)")
+        bridge.send(SIGTERM)
+        #expect(bridge.waitForExit() == 0)
+    }
 }

@@ -62,7 +62,7 @@ public final class RealtimeConnectionDriver {
     /// Prepares a driver for an open connection.
     package init(
         connection: WebSocketConnection, routes: [SubscriptionRoute], authMode: RealtimeSessionStateMachine.AuthMode,
-        heartbeat: Duration, queue: EventQueue, tokenBox: TokenBox, stop: ShutdownSignal,
+        heartbeat: Duration, resubscribeInterval: Duration = .seconds(30), queue: EventQueue, tokenBox: TokenBox, stop: ShutdownSignal,
         trigger: (any ActivityTrigger)?, health: HealthState, metrics: PipelineMetrics, logger: Logger
     ) {
         self.connection = connection
@@ -71,7 +71,8 @@ public final class RealtimeConnectionDriver {
             subscriptions: routes.map {
                 .init(uid: $0.uid, collection: $0.collection, subscribeMessage: $0.subscribeMessage)
             },
-            authMode: authMode, heartbeat: heartbeat, unsubscribeTimeout: .seconds(2), now: .now)
+            authMode: authMode, heartbeat: heartbeat, unsubscribeTimeout: .seconds(2),
+            resubscribeInterval: resubscribeInterval, now: .now)
         self.queue = queue
         self.tokenBox = tokenBox
         self.stop = stop

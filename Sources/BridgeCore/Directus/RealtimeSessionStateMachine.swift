@@ -79,6 +79,8 @@ package struct RealtimeSessionStateMachine: Sendable {
         case authenticating
         case subscribing(next: Int)
         case established
+        /// A refused subscription is asked for again (one at a time, so the answer can be attributed).
+        case resubscribing(index: Int)
         case unsubscribing(pending: Int, deadline: ContinuousClock.Instant)
         case closed
     }
@@ -87,6 +89,9 @@ package struct RealtimeSessionStateMachine: Sendable {
     private let heartbeat: Duration
     private let authMode: AuthMode
     private let unsubscribeTimeout: Duration
+    private let resubscribeInterval: Duration
+    private var failedSubscriptions: [Int] = []
+    private var nextResubscribe: ContinuousClock.Instant
     private var state: State = .idle
     private var lastTraffic: ContinuousClock.Instant
     private var lastPingSent: ContinuousClock.Instant
@@ -99,8 +104,10 @@ package struct RealtimeSessionStateMachine: Sendable {
     /// Creates the machine for one connection attempt.
     package init(
         subscriptions: [Subscription], authMode: AuthMode, heartbeat: Duration, unsubscribeTimeout: Duration,
-        now: ContinuousClock.Instant
+        resubscribeInterval: Duration = .seconds(30), now: ContinuousClock.Instant
     ) {
+        self.resubscribeInterval = resubscribeInterval
+        self.nextResubscribe = now + resubscribeInterval
         self.subscriptions = subscriptions
         self.authMode = authMode
         self.heartbeat = heartbeat
@@ -157,6 +164,12 @@ package struct RealtimeSessionStateMachine: Sendable {
         case .authError(let code, let errorMessage):
             return receivedAuthError(code: code, message: errorMessage)
         case .subscriptionInit(let uid):
+            if case .resubscribing(let index) = state, uid == subscriptions[index].uid {
+                liveSubscriptions.insert(index)
+                failedSubscriptions.removeAll { $0 == index }
+                state = .established
+                return [.subscriptionLive(index: index)]
+            }
             guard case .subscribing(let next) = state, next < subscriptions.count, uid == subscriptions[next].uid
             else { return [] }  // a stray init (e.g. after a replaced subscription) changes nothing
             liveSubscriptions.insert(next)
@@ -175,12 +188,19 @@ package struct RealtimeSessionStateMachine: Sendable {
         case .subscribeError(let code, let errorMessage, let uid):
             // §3.1: most subscribe errors carry no uid; we send one subscribe at a time, so the error belongs to
             // the one in flight (or to the uid, when the server named it).
+            if case .resubscribing(let index) = state, uid == nil || uid == subscriptions[index].uid {
+                state = .established
+                nextResubscribe = now + resubscribeInterval
+                return [.subscriptionFailed(index: index, code: code, message: errorMessage)]
+            }
             guard case .subscribing(let next) = state, next < subscriptions.count else {
                 return [.logUnexpected(type: "subscribe", code: code, message: errorMessage)]
             }
             if let uid, uid != subscriptions[next].uid {
                 return [.logUnexpected(type: "subscribe", code: code, message: errorMessage)]
             }
+            failedSubscriptions.append(next)
+            nextResubscribe = now + resubscribeInterval
             return [.subscriptionFailed(index: next, code: code, message: errorMessage)] + subscribe(from: next + 1)
         case .otherError(let type, let code, let errorMessage):
             return [.logUnexpected(type: type, code: code, message: errorMessage)]
@@ -198,10 +218,16 @@ package struct RealtimeSessionStateMachine: Sendable {
                 return [.close(reason: .shutdown)]
             }
             return []
-        case .authenticating, .subscribing, .established:
+        case .authenticating, .subscribing, .established, .resubscribing:
             if now - lastTraffic >= heartbeat * 2 {
                 state = .closed
                 return [.close(reason: .heartbeatTimeout)]
+            }
+            // A refused subscription (FORBIDDEN until someone grants access) is asked for again now and then.
+            if state == .established, let index = failedSubscriptions.first, now >= nextResubscribe {
+                state = .resubscribing(index: index)
+                nextResubscribe = now + resubscribeInterval
+                return [.send(subscriptions[index].subscribeMessage)]
             }
             // No ping before auth ok: Directus drops frames sent before it (§2.2).
             if state != .authenticating, now - lastPingSent >= heartbeat {
@@ -216,7 +242,9 @@ package struct RealtimeSessionStateMachine: Sendable {
     package func nextDeadline() -> ContinuousClock.Instant {
         switch state {
         case .unsubscribing(_, let deadline): return deadline
-        default: return min(lastPingSent + heartbeat, lastTraffic + heartbeat * 2)
+        default:
+            let heartbeatDeadline = min(lastPingSent + heartbeat, lastTraffic + heartbeat * 2)
+            return failedSubscriptions.isEmpty ? heartbeatDeadline : min(heartbeatDeadline, nextResubscribe)
         }
     }
 
@@ -226,7 +254,7 @@ package struct RealtimeSessionStateMachine: Sendable {
         // auth too (§2.5). Public sockets have no token to renew.
         guard authMode != .publicAccess else { return [] }
         switch state {
-        case .subscribing, .established:
+        case .subscribing, .established, .resubscribing:
             awaitingReauth = true
             return [.send(Self.authMessage(accessToken: accessToken))]
         default:
@@ -237,7 +265,7 @@ package struct RealtimeSessionStateMachine: Sendable {
     /// Shutdown: unsubscribe every subscription and close once acknowledged (or after `unsubscribeTimeout`).
     package mutating func shutdownRequested(now: ContinuousClock.Instant) -> [Action] {
         switch state {
-        case .subscribing, .established:
+        case .subscribing, .established, .resubscribing:
             guard !subscriptions.isEmpty else {
                 state = .closed
                 return [.close(reason: .shutdown)]

@@ -137,7 +137,7 @@ package struct RealtimeSupervisor: Sendable {
             end = try await BlockingExecutor.shared.perform {
                 RealtimeConnectionDriver(
                     connection: connection, routes: routes, authMode: settings.authMode,
-                    heartbeat: settings.heartbeat, queue: queue, tokenBox: tokenBox, stop: stop, trigger: trigger,
+                    heartbeat: settings.heartbeat, resubscribeInterval: settings.maxDelay, queue: queue, tokenBox: tokenBox, stop: stop, trigger: trigger,
                     health: health, metrics: metrics, logger: logger
                 ).run()
             }
