@@ -29,6 +29,7 @@ let package = Package(
         cLibrary("COpenSSL", pkgConfig: "openssl", apt: "libssl-dev"),
         cLibrary("CYAML", pkgConfig: "yaml-0.1", apt: "libyaml-dev"),
         cLibrary("CSQLite", pkgConfig: "sqlite3", apt: "libsqlite3-dev"),
+        cLibrary("CMicroHTTPD", pkgConfig: "libmicrohttpd", apt: "libmicrohttpd-dev"),
 
         // MARK: Layers
         .target(name: "BridgeSystem", swiftSettings: strict),
@@ -38,11 +39,12 @@ let package = Package(
         .target(name: "BridgeStore", dependencies: ["BridgeSystem", "CSQLite"], swiftSettings: strict),
         .target(name: "BridgeJSON", dependencies: ["BridgeSystem"], swiftSettings: strict),
         .target(name: "BridgeConfig", dependencies: ["BridgeSystem", "CYAML"], swiftSettings: strict),
+        .target(name: "BridgeHTTPServer", dependencies: ["BridgeSystem", "CMicroHTTPD"], swiftSettings: strict),
         .target(
             name: "BridgeCore",
             dependencies: [
                 "BridgeSystem", "BridgeTLS", "BridgeWebSocket", "BridgeHTTP", "BridgeStore", "BridgeJSON",
-                "BridgeConfig",
+                "BridgeConfig", "BridgeHTTPServer",
             ],
             swiftSettings: strict
         ),
@@ -70,6 +72,7 @@ let package = Package(
         .testTarget(name: "BridgeWebSocketTests", dependencies: ["BridgeWebSocket", "BridgeTLS", "BridgeTestSupport"]),
         .testTarget(name: "BridgeHTTPTests", dependencies: ["BridgeHTTP", "BridgeTestSupport"]),
         .testTarget(name: "BridgeStoreTests", dependencies: ["BridgeStore", "BridgeTestSupport"]),
+        .testTarget(name: "BridgeHTTPServerTests", dependencies: ["BridgeHTTPServer", "BridgeSystem", "BridgeTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )
