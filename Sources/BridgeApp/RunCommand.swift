@@ -8,7 +8,8 @@ enum RunCommand {
         guard let config = BridgeApplication.loadConfig(path: configPath) else { return .configuration }
         let handler = StderrLogHandler(level: config.log.level, format: config.log.format, secrets: config.allSecrets)
         let logger = Logger(label: "bridge", handler: handler)
-        let runtime = BridgeRuntime(config: config, version: Version.number, logHandler: handler, logger: logger)
+        let runtime = BridgeRuntime(
+            config: config, version: Version.number, commit: Version.commit, logHandler: handler, logger: logger)
         switch await runtime.run() {
         case .cleanShutdown: return .success
         case .credentialsRejected: return .credentialsRejected

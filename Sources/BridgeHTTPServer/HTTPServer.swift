@@ -49,8 +49,11 @@ public final class HTTPServer {
         return try HTTPServer(addresses: addresses, label: label, routes: routes, options: options)
     }
 
-    private init(
-        addresses: [SocketAddress], label: String, routes: [String: HTTPRouteHandler], options: HTTPServerOptions
+    /// Listens on every one of `addresses` (already resolved), all on the same port; `label` names them in errors
+    /// (`localhost:9464`). Addresses that cannot be bound are skipped as long as one can.
+    public init(
+        addresses: [SocketAddress], label: String, routes: [String: HTTPRouteHandler],
+        options: HTTPServerOptions = HTTPServerOptions()
     ) throws(HTTPServerError) {
         let table = Unmanaged.passRetained(RouteTable(routes: routes))
         var daemons: [OpaquePointer] = []

@@ -54,6 +54,9 @@ import Testing
                 == LogConfig(level: .warning, format: .json)
         )
         #expect(try config(minimalYAML + "log: { level: trace }\n").log.level == .trace)
+        #expect(try config(minimalYAML + "log: { stats_interval: 250ms }\n").log.statsInterval == .milliseconds(250))
+        #expect(try config(minimalYAML + "log: { stats_interval: 0s }\n").log.statsInterval == .zero)
+        #expect(try config(minimalYAML).log.statsInterval == .seconds(60))
         #expect(
             issues(minimalYAML + "log: { level: verbose, format: xml }\n") == [
                 "bridge.yaml:9:15: log.level: unknown value \"verbose\" (allowed: trace, debug, info, warn, error)",

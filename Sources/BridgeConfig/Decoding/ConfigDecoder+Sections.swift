@@ -49,6 +49,7 @@ extension ConfigDecoder {
         {
             config.format = format
         }
+        config.statsInterval = duration(map, "stats_interval", default: config.statsInterval, allowZero: true)
         return config
     }
 }

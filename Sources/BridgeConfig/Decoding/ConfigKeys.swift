@@ -17,7 +17,7 @@ enum ConfigKeys {
     /// Every key a sink of any type may have, in a stable order.
     static let sinkKeys = ndjsonSink + webhookSink.filter { !ndjsonSink.contains($0) }
     static let http = ["listen"]
-    static let log = ["level", "format"]
+    static let log = ["level", "format", "stats_interval"]
 
     /// Sections by dotted name (list entries as `name[]`), searched to say where a misplaced key belongs.
     private static let sections: [(name: String, keys: [String])] = [

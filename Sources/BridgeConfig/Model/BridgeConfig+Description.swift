@@ -49,6 +49,7 @@ extension BridgeConfig: CustomStringConvertible {
         lines.append("log:")
         lines.append("  level: \(log.level)")
         lines.append("  format: \(log.format.rawValue)")
+        lines.append("  stats_interval: \(format(log.statsInterval))")
         lines.append("shutdown_timeout: \(format(shutdownTimeout))")
         return lines.joined(separator: "\n")
     }

@@ -103,11 +103,18 @@ public struct LogConfig: Sendable, Equatable {
     public var level: LogLevel
     /// The line format (`log.format`: text or json). Default: `text`.
     public var format: LogFormat
+    /// How often the periodic stats line (events/s, lag, queue, outbox, dead letters) is logged at info level
+    /// (`log.stats_interval`); zero turns it off. Default: 1m.
+    public var statsInterval: Duration
+
+    /// The default of `statsInterval`.
+    public static let defaultStatsInterval: Duration = .seconds(60)
 
     /// Creates a log configuration with the defaults.
-    public init(level: LogLevel = .info, format: LogFormat = .text) {
+    public init(level: LogLevel = .info, format: LogFormat = .text, statsInterval: Duration = .seconds(60)) {
         self.level = level
         self.format = format
+        self.statsInterval = statsInterval
     }
 }
 

@@ -212,6 +212,22 @@ public final class Histogram: Sendable {
     /// Total observations so far.
     public var count: UInt64 { state.withLock { $0.count } }
 
+    /// The raw state at one moment, for windowed statistics (the difference of two snapshots).
+    public struct Snapshot: Sendable, Equatable {
+        /// Observations per bucket (not cumulative), in the order of `buckets`; values above the last bound are
+        /// only in `count`.
+        public var bucketCounts: [UInt64]
+        /// All observations.
+        public var count: UInt64
+        /// Their sum.
+        public var sum: Double
+    }
+
+    /// The current counts, taken under the lock.
+    public func snapshot() -> Snapshot {
+        state.withLock { Snapshot(bucketCounts: $0.counts, count: $0.count, sum: $0.sum) }
+    }
+
     /// The value below which `quantile` (0…1) of observations fall, estimated from the buckets.
     public func estimatedQuantile(_ quantile: Double) -> Double? {
         state.withLock { state in

@@ -1,5 +1,6 @@
 public import BridgeConfig
 import BridgeHTTP
+public import BridgeHTTPServer
 import BridgeJSON
 public import BridgeSystem
 import BridgeTLS
@@ -17,11 +18,16 @@ public final class BridgeRuntime: Sendable {
     private let logHandler: StderrLogHandler
     private let logger: Logger
     private let version: String
+    private let commit: String
 
-    /// Creates the runtime for a validated config; `version` goes into logs and the user agent.
-    public init(config: BridgeConfig, version: String, logHandler: StderrLogHandler, logger: Logger) {
+    /// Creates the runtime for a validated config; `version` goes into logs and the user agent, `version` and
+    /// `commit` into the `directus_bridge_build_info` metric.
+    public init(
+        config: BridgeConfig, version: String, commit: String = "unknown", logHandler: StderrLogHandler, logger: Logger
+    ) {
         self.config = config
         self.version = version
+        self.commit = commit
         self.logHandler = logHandler
         self.logger = logger
     }
@@ -32,7 +38,8 @@ public final class BridgeRuntime: Sendable {
         let stop = ShutdownSignal()
         let components: RuntimeComponents
         do {
-            components = try RuntimeComponents(config: config, version: version, logHandler: logHandler, logger: logger)
+            components = try RuntimeComponents(
+                config: config, version: version, commit: commit, logHandler: logHandler, logger: logger)
         } catch {
             return error
         }
@@ -41,10 +48,21 @@ public final class BridgeRuntime: Sendable {
         defer { signals.cancel() }
         logger.info(
             "starting", metadata: [
-                "version": components.version, LogKey.url: config.directus.restBaseURL,
-                LogKey.mode: "live", "sinks": config.sinks.map(\.type).joined(separator: ","),
+                "version": components.version, "commit": commit, LogKey.url: config.directus.restBaseURL,
+                "http.listen": config.http.listen?.description ?? "off",
+                LogKey.mode: "live", "sinks": StartupSummary.sinks(config.sinks),
                 "subscriptions": config.subscriptions.map(\.uid).joined(separator: ","),
             ])
+        // Operations endpoint (http.listen): up before authenticating, so /readyz can say why it is not ready yet.
+        let operations: HTTPServer?
+        do {
+            operations = try await OperationsServer.start(
+                config.http, registry: components.registry, health: components.health,
+                redactor: Redactor(secrets: config.allSecrets), logger: logger.child(label: "http"))
+        } catch {
+            return error
+        }
+        defer { operations?.stop() }
 
         // Start-up: authenticate (retrying while Directus is unreachable; exit 77 when it refuses us).
         if let outcome = await authenticate(components, stop: stop) { return outcome }
@@ -110,11 +128,14 @@ public final class BridgeRuntime: Sendable {
             _ = await (realtime, tokens)
         }()
 
+        async let stats: Void = components.stats.run(stop: stop)
         await stop.wait()
+        components.health.update { $0.shuttingDown = true }  // /readyz answers 503 while draining
         armShutdownWatchdog()
         await intake
         queue.close()
         let sinkFailure = await dispatched
+        await stats
         await components.auth.logout()
         if let sinkFailure {
             logger.error("stopped because a sink failed", metadata: [LogKey.error: sinkFailure])
@@ -150,8 +171,11 @@ struct RuntimeComponents: Sendable {
     let supervisorSettings: RealtimeSupervisor.Settings
     let countReconnect: @Sendable (String) -> Void
     let version: String
+    let stats: StatsReporter
 
-    init(config: BridgeConfig, version: String, logHandler: StderrLogHandler, logger: Logger) throws(RuntimeOutcome) {
+    init(config: BridgeConfig, version: String, commit: String, logHandler: StderrLogHandler, logger: Logger)
+        throws(RuntimeOutcome)
+    {
         registry = MetricsRegistry()
         pipelineMetrics = PipelineMetrics(registry: registry)
         health = HealthState(expectedSubscriptions: Set(config.subscriptions.map(\.uid)))
@@ -185,6 +209,10 @@ struct RuntimeComponents: Sendable {
         registry.gaugeFunction("directus_bridge_queue_depth", help: "Events waiting between Directus and the sinks.") {
             [queue] in Double(queue.depth)
         }
+        OperationsMetrics.register(in: registry, health: health, build: BuildInfo(version: version, commit: commit))
+        stats = StatsReporter(
+            interval: config.log.statsInterval, lag: pipelineMetrics.lagHistogram, logger: logger.child(label: "stats"))
+        stats.addGauge(StatsReporter.Key.queueDepth) { [queue] in Double(queue.depth) }
         let sinks = try SinkFactory.makeSinks(config.sinks, registry: registry)
         dispatcher = Dispatcher(
             queue: queue, sinks: sinks, recorder: nil, metrics: pipelineMetrics, health: health,

@@ -1,0 +1,98 @@
+public import BridgeConfig
+public import BridgeHTTPServer
+public import BridgeSystem
+
+/// The operations endpoint on `http.listen`: `/metrics` (Prometheus text 0.0.4), `/healthz` (200 while the process
+/// runs) and `/readyz` (200 when `HealthState` says ready, else 503 with a JSON body saying why).
+///
+/// It starts before the bridge authenticates, so a supervisor sees the process alive and not yet ready, and it
+/// runs on its own threads: a slow or malicious scraper cannot delay the socket reader or the sinks.
+public enum OperationsServer {
+    /// The content type Prometheus expects for the text exposition format.
+    public static let metricsContentType = "text/plain; version=0.0.4; charset=utf-8"
+
+    /// Starts the server when `http.listen` is set (nil otherwise) and logs the address it listens on, with the real
+    /// port when the configured one is 0. A failure to listen is a configuration problem (exit 78).
+    /// `redactor` hides the configured secrets in `/readyz` reasons (they may quote a server's or a sink's error).
+    public static func start(
+        _ http: HTTPConfig, registry: MetricsRegistry, health: HealthState, redactor: Redactor, logger: Logger
+    ) async throws(RuntimeOutcome) -> HTTPServer? {
+        guard let listen = http.listen else { return nil }
+        let addresses: [SocketAddress]
+        if let numeric = SocketAddress(ipAddress: listen.host, port: listen.port) {
+            addresses = [numeric]
+        } else {
+            do {
+                // getaddrinfo blocks: resolve on the blocking pool, not the cooperative one.
+                addresses = try await BlockingExecutor.shared.perform {
+                    try AddressResolver.resolve(host: listen.host, port: listen.port)
+                }
+            } catch {
+                throw .configurationProblem("http.listen \(listen): \(error)")
+            }
+        }
+        let server: HTTPServer
+        do {
+            server = try HTTPServer(
+                addresses: addresses, label: listen.description, routes: routes(registry: registry, health: health, redactor: redactor))
+        } catch {
+            throw .configurationProblem("http.listen: \(error)")
+        }
+        logger.info(
+            "serving /metrics, /healthz and /readyz",
+            metadata: ["http.listen": server.boundAddresses.map(\.description).joined(separator: ",")])
+        return server
+    }
+
+    /// The three routes, over `registry` and `health`.
+    public static func routes(registry: MetricsRegistry, health: HealthState, redactor: Redactor = Redactor())
+        -> [String: HTTPRouteHandler]
+    {
+        [
+            "/metrics": { _ in
+                HTTPServerResponse(status: 200, contentType: metricsContentType, text: registry.render())
+            },
+            "/healthz": { _ in
+                HTTPServerResponse(status: 200, contentType: "application/json", text: #"{"status":"ok"}"# + "\n")
+            },
+            "/readyz": { _ in
+                let snapshot = health.snapshot
+                return HTTPServerResponse(
+                    status: snapshot.isReady ? 200 : 503, contentType: "application/json",
+                    text: redactor.redact(readinessJSON(snapshot)) + "\n")
+            },
+        ]
+    }
+
+    /// `{"ready":false,"reasons":[…],"connected":…,"authenticated":…,"subscriptions":{"configured":[…],"live":[…]},
+    /// "stuck_sinks":{…},"shutting_down":…}` — the reasons are the ones `HealthState` gives a person.
+    public static func readinessJSON(_ snapshot: HealthState.Snapshot) -> String {
+        var bytes: [UInt8] = Array(#"{"ready":"#.utf8)
+        bytes += Array((snapshot.isReady ? "true" : "false").utf8)
+        bytes += Array(#","reasons":"#.utf8)
+        appendStrings(snapshot.reasons, to: &bytes)
+        bytes += Array(#","connected":\#(snapshot.connected),"authenticated":\#(snapshot.authenticated)"#.utf8)
+        bytes += Array(#","subscriptions":{"configured":"#.utf8)
+        appendStrings(snapshot.expectedSubscriptions.sorted(), to: &bytes)
+        bytes += Array(#","live":"#.utf8)
+        appendStrings(snapshot.liveSubscriptions.sorted(), to: &bytes)
+        bytes += Array(#"},"stuck_sinks":{"#.utf8)
+        for (index, sink) in snapshot.stuckSinks.keys.sorted().enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            appendJSONString(sink, to: &bytes)
+            bytes.append(UInt8(ascii: ":"))
+            appendJSONString(snapshot.stuckSinks[sink] ?? "", to: &bytes)
+        }
+        bytes += Array(#"},"shutting_down":\#(snapshot.shuttingDown)}"#.utf8)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    private static func appendStrings(_ strings: [String], to bytes: inout [UInt8]) {
+        bytes.append(UInt8(ascii: "["))
+        for (index, string) in strings.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            appendJSONString(string, to: &bytes)
+        }
+        bytes.append(UInt8(ascii: "]"))
+    }
+}
