@@ -27,7 +27,9 @@ public enum BridgeApplication {
             return ValidateCommand.run(configPath: path)
         case .run(let path):
             return await RunCommand.run(configPath: path)
-        case .check, .deadLetters:
+        case .check(let path, let sendTestEvent):
+            return await CheckCommand.run(configPath: path, sendTestEvent: sendTestEvent)
+        case .deadLetters:
             printError("directus-bridge: this command is not available in this build yet")
             return .failure
         }

@@ -115,7 +115,7 @@ public final class HTTPServer {
         }
         guard let daemon else {
             // libmicrohttpd leaves the failing bind/listen errno in place; 0 means it failed before any syscall.
-            return .failure(SystemError(operation: "listen", errno: savedErrno == 0 ? EINVAL : savedErrno))
+            return .failure(SystemError(operation: "bind", errno: savedErrno == 0 ? EINVAL : savedErrno))
         }
         return .success(daemon)
     }

@@ -1,0 +1,67 @@
+import BridgeConfig
+
+// MARK: - Activity log (delivery.mode activity / auto)
+
+extension BridgeCheck {
+    /// Whether the activity log is readable for every user (contract.md "delivery.mode: auto — readable") and
+    /// whether each subscribed collection records activity. Nothing to check in live mode.
+    ///
+    /// In `auto` mode an unreadable log is a warning (the bridge runs in live mode); in `activity` mode it is a
+    /// failure (`run` would exit 77). Tracking is checked only when activity mode will be used.
+    func checkActivity(_ session: CheckSession) async -> [CheckResult] {
+        let mode = config.delivery.mode
+        guard mode != .live else { return [] }
+        let readable: Bool
+        do {
+            readable = try await session.api.canReadAllActivity()
+        } catch {
+            return [
+                .fail(
+                    "activity log", "could not tell whether directus_activity is readable: \(error)",
+                    remedy: error.isRetriable ? "Directus is unhealthy; try again" : "see the error")
+            ]
+        }
+        guard readable else {
+            let detail = "this user cannot read every user's rows of directus_activity"
+            let grant = "give the bridge's role read access to directus_activity without a filter on user"
+            if mode == .auto {
+                return [
+                    .warning(
+                        "activity log", detail + "; delivery.mode auto will use live mode",
+                        remedy: grant + " to recover changes made while the bridge was down")
+                ]
+            }
+            return [.fail("activity log", detail + " (delivery.mode activity needs it)", remedy: grant + ", or set delivery.mode: live")]
+        }
+        var results: [CheckResult] = [
+            .ok("activity log", "readable for every user; delivery.mode \(mode.rawValue) will read it")
+        ]
+        var seen: Set<String> = []
+        for subscription in config.subscriptions where seen.insert(subscription.collection).inserted {
+            results.append(await checkTracking(subscription.collection, session: session))
+        }
+        return results
+    }
+
+    /// `meta.accountability` of the collection: `all` (activity and revisions), `activity`, or off.
+    private func checkTracking(_ collection: String, session: CheckSession) async -> CheckResult {
+        let name = "activity tracking \(collection)"
+        do {
+            switch try await session.api.accountability(of: collection) {
+            case "all":
+                return .ok(name, "activity and revisions are recorded")
+            case "activity":
+                return .ok(name, "activity is recorded (no revisions, so event lines carry no delta)")
+            case let other:
+                return .fail(
+                    name, "activity tracking is \(other.map { "\"\($0)\"" } ?? "off"): its changes never reach the activity log",
+                    remedy: "set the collection's Activity Tracking to \"Track activity & revisions\" in Directus's "
+                        + "data model settings, or set delivery.mode: live")
+            }
+        } catch {
+            return .fail(
+                name, "the collection's settings are not readable: \(error.message)",
+                remedy: "let the bridge's role read directus_collections, or set delivery.mode: live")
+        }
+    }
+}

@@ -1,0 +1,55 @@
+import BridgeConfig
+import BridgeHTTP
+
+// MARK: - Webhook receivers
+
+extension BridgeCheck {
+    /// Whether the receiver answers: a HEAD request (any answer below 500 counts, since many receivers route only
+    /// POST), or with `--send-test-event` a signed test event that must be accepted with 2xx.
+    func checkWebhook(_ webhook: WebhookSinkConfig) async -> CheckResult {
+        let name = "webhook \(StartupSummary.urlWithoutQuery(webhook.url))"
+        var headers = webhook.headers.map { (name: $0.name, value: $0.value) }
+        headers.append(("user-agent", userAgent))
+        var request = HTTPRequest(method: "HEAD", url: webhook.url.description, timeout: webhook.timeout)
+        var event: WebhookTestEvent?
+        if sendTestEvent {
+            let test = WebhookTestEvent(collection: config.subscriptions.first?.collection ?? "")
+            headers += [
+                ("content-type", "application/json"), ("webhook-id", test.id),
+                ("webhook-timestamp", "\(test.timestamp)"),
+            ]
+            if let signature = test.signature(secrets: webhook.secrets) { headers.append(("webhook-signature", signature)) }
+            request = HTTPRequest(method: "POST", url: webhook.url.description, body: test.body, timeout: webhook.timeout)
+            event = test
+        }
+        request.headers = headers
+        let response: HTTPResponse
+        do {
+            response = try await transport.send(request)
+        } catch {
+            return .fail(
+                name, "no answer: \(error)",
+                remedy: "check the URL and that the receiver runs and is reachable from this host")
+        }
+        guard let event else {
+            if response.status >= 500 {
+                return .fail(
+                    name, "answers HEAD with HTTP \(response.status)",
+                    remedy: "the receiver is failing; or try --send-test-event if it does not handle HEAD")
+            }
+            return .ok(name, "answers (HEAD: HTTP \(response.status)); --send-test-event also tests signing")
+        }
+        let signed = webhook.secrets.isEmpty ? "an unsigned" : "a signed"
+        if response.isSuccess {
+            return .ok(name, "accepted \(signed) test event \(event.id) (HTTP \(response.status))")
+        }
+        let remedy =
+            switch response.status {
+            case 401, 403: "check that the receiver verifies with the same secret as the sink's secret"
+            case 400, 422: "the receiver rejected the body; it must accept (or ignore) type directus.bridge.test"
+            case 300..<400: "redirects are not followed: use the final URL"
+            default: "see the receiver's logs"
+            }
+        return .fail(name, "\(signed) test event got HTTP \(response.status)", remedy: remedy)
+    }
+}

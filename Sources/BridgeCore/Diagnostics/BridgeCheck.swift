@@ -1,0 +1,119 @@
+public import BridgeConfig
+import BridgeHTTP
+import BridgeJSON
+public import BridgeSystem
+import Synchronization
+
+/// `directus-bridge check`: live checks against Directus and the webhook receivers, one `CheckResult` each, in
+/// the order a person would fix them — server reachable, credentials, version and WebSockets (`/server/info`),
+/// each subscription's collection and fields, the activity log (activity/auto mode), each webhook URL.
+///
+/// When the server cannot be reached or the credentials are refused, the Directus checks that depend on them are
+/// not attempted (they could only repeat the same failure); the webhook checks still run.
+public final class BridgeCheck: Sendable {
+    let config: BridgeConfig
+    let userAgent: String
+    let sendTestEvent: Bool
+    let transport: any HTTPTransport
+    let client: DirectusClient
+    let logger: Logger
+    let logHandler: StderrLogHandler?
+    private let redactor: Mutex<Redactor>
+
+    /// Prepares the checks for `config`. `sendTestEvent` POSTs a signed test event to each webhook instead of a
+    /// HEAD request. Tokens obtained by logging in are added to `logHandler`'s redaction list.
+    public convenience init(
+        config: BridgeConfig, userAgent: String, sendTestEvent: Bool, logHandler: StderrLogHandler?, logger: Logger
+    ) {
+        let directus = config.directus
+        let http = HTTPClient(
+            options: HTTPClientOptions(
+                connectTimeout: directus.connectTimeout, requestTimeout: directus.requestTimeout,
+                caFile: directus.tls.caFile, insecureSkipVerify: directus.tls.insecureSkipVerify,
+                userAgent: userAgent),
+            logger: logger.child(label: "http"))
+        self.init(
+            config: config, userAgent: userAgent, sendTestEvent: sendTestEvent, transport: http,
+            logHandler: logHandler, logger: logger)
+    }
+
+    /// Prepares the checks over a given transport (tests).
+    init(
+        config: BridgeConfig, userAgent: String, sendTestEvent: Bool, transport: any HTTPTransport,
+        logHandler: StderrLogHandler?, logger: Logger
+    ) {
+        self.config = config
+        self.userAgent = userAgent
+        self.sendTestEvent = sendTestEvent
+        self.transport = transport
+        self.client = DirectusClient(
+            baseURL: config.directus.restBaseURL, transport: transport, timeout: config.directus.requestTimeout)
+        self.logHandler = logHandler
+        self.logger = logger
+        self.redactor = Mutex(Redactor(secrets: config.allSecrets))
+    }
+
+    /// Runs every check, handing each result to `report` as soon as it is known (secrets redacted), and returns
+    /// whether all passed.
+    public func run(report: (CheckResult) -> Void) async -> Bool {
+        var passed = true
+        func emit(_ result: CheckResult) {
+            passed = passed && result.passed
+            report(redacted(result))
+        }
+        if let session = await checkDirectusSide(emit: emit) {
+            await session.end(client: client)
+        }
+        for case .webhook(let webhook) in config.sinks {
+            emit(await checkWebhook(webhook))
+        }
+        return passed
+    }
+
+    /// The Directus checks; returns the session to end (logout) when one was opened.
+    private func checkDirectusSide(emit: (CheckResult) -> Void) async -> CheckSession? {
+        let server = await checkServer()
+        emit(server)
+        guard server.passed else { return nil }
+
+        let (credentials, session) = await checkCredentials()
+        emit(credentials)
+        guard let session else { return nil }
+
+        for result in await checkServerInfo(session) { emit(result) }
+        for subscription in config.subscriptions { emit(await checkCollection(subscription, session: session)) }
+        for result in await checkActivity(session) { emit(result) }
+        return session
+    }
+
+    /// Remembers a secret learned while checking (a login's tokens) so no line or log shows it.
+    func learnSecret(_ secret: String) {
+        redactor.withLock { $0.add(secret) }
+        logHandler?.addSecret(secret)
+    }
+
+    private func redacted(_ result: CheckResult) -> CheckResult {
+        redactor.withLock { redactor in
+            var copy = result
+            copy.detail = redactor.redact(result.detail)
+            copy.remedy = result.remedy.map { redactor.redact($0) }
+            copy.check = redactor.redact(result.check)
+            return copy
+        }
+    }
+}
+
+/// Who the checks run as: the token to send (nil for public access), and what to do at the end.
+struct CheckSession: Sendable {
+    /// The DirectusAPI over the token (renewal is never needed within a check).
+    var api: DirectusAPI
+    /// Whether a user is behind the token (not public access).
+    var isUser: Bool
+    /// The refresh token of a login, to log out at the end.
+    var refreshToken: String?
+
+    /// Logs out a login session so `check` leaves nothing behind.
+    func end(client: DirectusClient) async {
+        if let refreshToken { await client.logout(refreshToken: refreshToken) }
+    }
+}

@@ -1,0 +1,120 @@
+public import BridgeConfig
+public import BridgeJSON
+
+/// Judges `GET /server/info` against the bridge's configuration (directus-protocol.md §8.6): the version, whether
+/// WebSockets are on at the configured path, whether the server's socket auth mode works with ours, and how the
+/// server's heartbeat relates to the bridge's. Pure, so every combination is unit-tested.
+public enum ServerInfoAssessment {
+    /// The `version`, `websocket` and `heartbeat` lines for the answer's `data` object. `asUser` says whether the
+    /// request carried a user's token: Directus shows the version and the `websocket` block only to users.
+    public static func assess(_ data: JSONValue, asUser: Bool, config: DirectusConfig) -> [CheckResult] {
+        var results = [version(data["version"]?.stringValue, asUser: asUser)]
+        guard let websocket = data["websocket"], !websocket.isNull else {
+            if asUser {
+                results.append(
+                    .warning(
+                        "websocket", "Directus does not report its WebSocket settings (older than 10.x?)",
+                        remedy: "make sure WEBSOCKETS_ENABLED=true; `run` will tell when it connects"))
+            } else {
+                results.append(
+                    .warning(
+                        "websocket", "not reported to unauthenticated clients, so it cannot be checked",
+                        remedy: "make sure WEBSOCKETS_ENABLED=true and WEBSOCKETS_REST_AUTH=public on the server"))
+            }
+            return results
+        }
+        if websocket.boolValue == false {
+            results.append(
+                .fail(
+                    "websocket", "WebSockets are disabled on the server (/server/info says websocket: false)",
+                    remedy: "set WEBSOCKETS_ENABLED=true in Directus's environment and restart it"))
+            return results
+        }
+        results.append(restSocket(websocket["rest"], config: config))
+        if let heartbeat = websocket["heartbeat"] { results.append(self.heartbeat(heartbeat, config: config)) }
+        return results
+    }
+
+    static func version(_ version: String?, asUser: Bool) -> CheckResult {
+        if let version { return .ok("version", "Directus \(version)") }
+        return asUser
+            ? .warning("version", "Directus did not report its version", remedy: "none needed unless `run` fails")
+            : .ok("version", "not reported to unauthenticated clients")
+    }
+
+    static func restSocket(_ rest: JSONValue?, config: DirectusConfig) -> CheckResult {
+        guard let rest, rest.boolValue != false else {
+            return .fail(
+                "websocket", "the realtime (REST) socket is disabled on the server",
+                remedy: "set WEBSOCKETS_REST_ENABLED=true in Directus's environment and restart it")
+        }
+        let path = rest["path"]?.stringValue ?? DirectusConfig.defaultWebsocketPath
+        let serverMode = rest["authentication"]?.stringValue ?? "handshake"
+        if path != config.websocketPath {
+            return .fail(
+                "websocket", "the server's realtime socket is at \(path), the bridge would connect to "
+                    + config.websocketPath,
+                remedy: "set directus.websocket_path: \(path)")
+        }
+        let ours = config.auth.mode.rawValue
+        let enabled = "WebSockets enabled at \(path), authentication \(serverMode) (bridge: \(ours))"
+        if let problem = authProblem(server: serverMode, bridge: config.auth.mode) {
+            return .fail("websocket", enabled + "; " + problem.detail, remedy: problem.remedy)
+        }
+        return .ok("websocket", enabled)
+    }
+
+    /// Why the bridge's socket auth mode cannot work with the server's (`WEBSOCKETS_REST_AUTH`), if it cannot
+    /// (directus-protocol.md §2.1): a token in the URL works everywhere, an `auth` message works unless the server
+    /// insists on strict, and no authentication works only on a public server.
+    static func authProblem(server: String, bridge: AuthMode) -> (detail: String, remedy: String)? {
+        switch (server, bridge) {
+        case (_, .strict), ("public", _), ("handshake", .handshake):
+            return nil
+        case ("strict", .handshake):
+            return (
+                "the server wants the token in the URL and refuses the upgrade otherwise",
+                "set directus.auth.mode: strict"
+            )
+        case (_, .public):
+            return (
+                "the server requires authentication and the bridge sends none",
+                "configure directus.auth (token or email/password) with mode: \(server == "strict" ? "strict" : "handshake")"
+            )
+        default:
+            return (
+                "unknown server authentication mode \"\(server)\"",
+                "set directus.auth.mode to the server's WEBSOCKETS_REST_AUTH"
+            )
+        }
+    }
+
+    /// `25s`, `2.5s`, `500ms`.
+    static func text(_ duration: Duration) -> String {
+        StatsReporter.formatSeconds(
+            Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18)
+    }
+
+    static func heartbeat(_ heartbeat: JSONValue, config: DirectusConfig) -> CheckResult {
+        let ours = text(config.heartbeat)
+        guard let seconds = heartbeat.doubleValue else {
+            return .fail(
+                "heartbeat",
+                "the server's heartbeat is off, so it never answers the bridge's pings and an idle socket is "
+                    + "reconnected every \(text(config.heartbeat * 2))",
+                remedy: "set WEBSOCKETS_HEARTBEAT_ENABLED=true on the server")
+        }
+        let theirs = text(.milliseconds(Int64((seconds * 1000).rounded())))
+        if Duration.milliseconds(Int64((seconds * 1000).rounded())) > config.heartbeat {
+            return .warning(
+                "heartbeat",
+                "Directus pings every \(theirs), less often than the bridge (directus.heartbeat \(ours)); the "
+                    + "socket stays alive through the bridge's own pings",
+                remedy: "set WEBSOCKETS_HEARTBEAT_PERIOD to \(ours) or less so Directus also notices a dead bridge sooner")
+        }
+        return .ok(
+            "heartbeat",
+            "Directus pings every \(theirs); the bridge pings every \(ours) and reconnects after "
+                + "\(text(config.heartbeat * 2)) of silence")
+    }
+}

@@ -1,0 +1,222 @@
+import BridgeTestSupport
+import Foundation
+import Testing
+
+/// `directus-bridge check` against the emulator: all ok, then each kind of failure with its FAIL line and exit 1.
+@Suite(.serialized) struct CheckCommandTests {
+    static let webhookSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+
+    /// A config for `check`; `auth` and `subscriptions` are YAML lines, `extra` goes at the top level.
+    func checkConfig(
+        url: String, auth: String = "    token: admin-static-token",
+        subscriptions: String = "  - collection: articles\n    query:\n      fields: [id, title]\n  - collection: tags",
+        mode: String = "auto", sinks: String = "", heartbeat: String = "30s"
+    ) -> String {
+        """
+        directus:
+          url: \(url)
+          auth:
+        \(auth)
+          heartbeat: \(heartbeat)
+        subscriptions:
+        \(subscriptions)
+        delivery:
+          mode: \(mode)
+        sinks:
+          - type: ndjson
+            path: "-"
+        \(sinks)
+        """
+    }
+
+    /// Runs `check` with `yaml` (and `arguments`), returning the exit code, stdout lines and stderr.
+    func runCheck(_ yaml: String, arguments: [String] = []) throws -> (code: Int32?, lines: [String], stderr: String) {
+        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "bridge-check")
+        try yaml.write(to: directory.appendingPathComponent("bridge.yaml"), atomically: true, encoding: .utf8)
+        let process = try BridgeProcess(
+            arguments: ["check", "--config", "bridge.yaml"] + arguments, directory: directory)
+        let code = process.waitForExit(timeout: 30)
+        return (code, process.lines, process.stderr)
+    }
+
+    func line(_ lines: [String], _ check: String) -> String? {
+        lines.first { $0.hasPrefix("ok   \(check):") || $0.hasPrefix("FAIL \(check):") }
+    }
+
+    @Test func everythingOkAgainstTheEmulator() throws {
+        let emulator = try Emulator()
+        defer { emulator.stop() }
+        let receiver = try PythonServer(script: "check_webhook_receiver.py", arguments: ["--secret", Self.webhookSecret])
+        defer { receiver.stop() }
+        let sinks = """
+              - type: webhook
+                url: http://127.0.0.1:\(receiver.port)/hook
+                secret: \(Self.webhookSecret)
+            """
+        let result = try runCheck(checkConfig(url: emulator.url, sinks: sinks))
+        #expect(result.code == 0, "stdout: \(result.lines)\nstderr: \(result.stderr)")
+        for check in [
+            "server", "credentials", "version", "websocket", "heartbeat", "collection articles", "collection tags",
+            "activity log", "activity tracking articles", "activity tracking tags", "webhook http://127.0.0.1:\(receiver.port)/hook",
+        ] {
+            let found = line(result.lines, check)
+            #expect(found?.hasPrefix("ok   ") == true, "\(check): \(found ?? "missing") in \(result.lines)")
+        }
+        #expect(line(result.lines, "version")?.contains("11.14.1") == true)
+        #expect(line(result.lines, "collection articles")?.contains("fields id,title; primary key id") == true)
+        #expect(line(result.lines, "collection tags")?.contains("primary key slug") == true)
+        #expect(result.lines.allSatisfy { $0.hasPrefix("ok   ") }, "\(result.lines)")
+        #expect(!result.stderr.contains("admin-static-token"))
+        #expect(!result.stderr.contains(Self.webhookSecret) && !result.lines.joined().contains(Self.webhookSecret))
+    }
+
+    @Test func signedTestEventVerifiesWithTheStandardWebhooksLibrary() throws {
+        let emulator = try Emulator()
+        defer { emulator.stop() }
+        let receiver = try PythonServer(script: "check_webhook_receiver.py", arguments: ["--secret", Self.webhookSecret])
+        defer { receiver.stop() }
+        let sinks = """
+              - type: webhook
+                url: http://127.0.0.1:\(receiver.port)/hook
+                secret: \(Self.webhookSecret)
+            """
+        let result = try runCheck(checkConfig(url: emulator.url, sinks: sinks), arguments: ["--send-test-event"])
+        #expect(result.code == 0, "stdout: \(result.lines)\nstderr: \(result.stderr)")
+        #expect(line(result.lines, "webhook http://127.0.0.1:\(receiver.port)/hook")?.contains("accepted a signed test event") == true)
+        let received = try HTTPFetch.get("http://127.0.0.1:\(receiver.port)/received")
+        let entries = (try JSONSerialization.jsonObject(with: received.body)) as? [[String: Any]] ?? []
+        #expect(entries.count == 1)
+        #expect(entries.first?["signature_ok"] as? Bool == true)
+        #expect(entries.first?["type"] as? String == "directus.bridge.test")
+        #expect((entries.first?["id"] as? String)?.hasPrefix("evt_test_") == true)
+
+        // A receiver with another secret refuses it: FAIL with what to do.
+        let wrong = """
+              - type: webhook
+                url: http://127.0.0.1:\(receiver.port)/hook
+                secret: whsec_\(Data("another secret entirely".utf8).base64EncodedString())
+            """
+        let refused = try runCheck(checkConfig(url: emulator.url, sinks: wrong), arguments: ["--send-test-event"])
+        #expect(refused.code == 1)
+        let failed = line(refused.lines, "webhook http://127.0.0.1:\(receiver.port)/hook")
+        #expect(failed?.hasPrefix("FAIL ") == true)
+        #expect(failed?.contains("HTTP 401") == true && failed?.contains("same secret") == true, "\(failed ?? "")")
+    }
+
+    @Test func failingOrUnreachableWebhookFails() throws {
+        let emulator = try Emulator()
+        defer { emulator.stop() }
+        let receiver = try PythonServer(script: "check_webhook_receiver.py", arguments: ["--secret", Self.webhookSecret])
+        defer { receiver.stop() }
+        let sinks = """
+              - type: webhook
+                url: http://127.0.0.1:\(receiver.port)/broken?token=query-secret-1234
+              - type: webhook
+                url: http://127.0.0.1:1/nothing-listens
+            """
+        let result = try runCheck(checkConfig(url: emulator.url, sinks: sinks))
+        #expect(result.code == 1)
+        #expect(line(result.lines, "webhook http://127.0.0.1:\(receiver.port)/broken")?.hasPrefix("FAIL ") == true)
+        #expect(line(result.lines, "webhook http://127.0.0.1:1/nothing-listens")?.hasPrefix("FAIL ") == true)
+        #expect(!result.lines.joined().contains("query-secret-1234"), "\(result.lines)")
+    }
+
+    @Test func websocketsDisabledFails() throws {
+        let emulator = try Emulator(arguments: ["--websockets-enabled", "false"])
+        defer { emulator.stop() }
+        let result = try runCheck(checkConfig(url: emulator.url))
+        #expect(result.code == 1)
+        let websocket = line(result.lines, "websocket")
+        #expect(websocket?.hasPrefix("FAIL websocket: WebSockets are disabled") == true, "\(result.lines)")
+        #expect(websocket?.contains("WEBSOCKETS_ENABLED=true") == true)
+        #expect(line(result.lines, "server")?.hasPrefix("ok   ") == true)
+        #expect(line(result.lines, "credentials")?.hasPrefix("ok   ") == true)
+    }
+
+    @Test func wrongPasswordFails() throws {
+        let emulator = try Emulator()
+        defer { emulator.stop() }
+        let result = try runCheck(
+            checkConfig(url: emulator.url, auth: "    email: admin@example.com\n    password: not-the-password-42"))
+        #expect(result.code == 1)
+        let credentials = line(result.lines, "credentials")
+        #expect(credentials?.hasPrefix("FAIL credentials: Directus rejected the login of admin@example.com") == true)
+        #expect(credentials?.contains("INVALID_CREDENTIALS") == true, "\(result.lines)")
+        #expect(!(result.lines.joined() + result.stderr).contains("not-the-password-42"))
+    }
+
+    @Test func loginReportsTheTokenTTL() throws {
+        let emulator = try Emulator(arguments: ["--token-ttl-ms", "120000"])
+        defer { emulator.stop() }
+        let result = try runCheck(
+            checkConfig(url: emulator.url, auth: "    email: admin@example.com\n    password: admin-password"))
+        #expect(result.code == 0, "\(result.lines)")
+        #expect(line(result.lines, "credentials")?.contains("access token TTL 2m") == true, "\(result.lines)")
+        #expect(!(result.lines.joined() + result.stderr).contains("admin-password"))
+    }
+
+    @Test func unreadableCollectionFails() throws {
+        let emulator = try Emulator()
+        defer { emulator.stop() }
+        let result = try runCheck(
+            checkConfig(
+                url: emulator.url, auth: "    email: reader@example.com\n    password: reader-password",
+                subscriptions: "  - collection: articles\n  - collection: secrets", mode: "live"))
+        #expect(result.code == 1)
+        #expect(line(result.lines, "collection articles")?.hasPrefix("ok   ") == true, "\(result.lines)")
+        let secrets = line(result.lines, "collection secrets")
+        #expect(secrets?.hasPrefix("FAIL collection secrets: not readable") == true, "\(result.lines)")
+        #expect(secrets?.contains("read permission on secrets") == true)
+        // Live mode: no activity checks.
+        #expect(!result.lines.contains { $0.contains("activity") })
+    }
+
+    @Test func unreadableActivityLogFailsInActivityModeAndWarnsInAutoMode() throws {
+        let emulator = try Emulator(arguments: ["--activity-access", "partial"])
+        defer { emulator.stop() }
+        let reader = "    email: reader@example.com\n    password: reader-password"
+        let activity = try runCheck(checkConfig(url: emulator.url, auth: reader, mode: "activity"))
+        #expect(activity.code == 1)
+        let failed = line(activity.lines, "activity log")
+        #expect(failed?.hasPrefix("FAIL activity log: this user cannot read every user's rows") == true, "\(activity.lines)")
+        #expect(failed?.contains("directus_activity") == true)
+
+        let auto = try runCheck(checkConfig(url: emulator.url, auth: reader, mode: "auto"))
+        #expect(auto.code == 0, "\(auto.lines)")
+        let warned = line(auto.lines, "activity log")
+        #expect(warned?.hasPrefix("ok   activity log: warning:") == true, "\(auto.lines)")
+        #expect(warned?.contains("live mode") == true)
+    }
+
+    @Test func untrackedCollectionFailsInActivityMode() throws {
+        let emulator = try Emulator()
+        defer { emulator.stop() }
+        let result = try runCheck(
+            checkConfig(url: emulator.url, subscriptions: "  - collection: notes_untracked", mode: "activity"))
+        #expect(result.code == 1)
+        #expect(line(result.lines, "activity log")?.hasPrefix("ok   ") == true)
+        let tracking = line(result.lines, "activity tracking notes_untracked")
+        #expect(tracking?.hasPrefix("FAIL ") == true && tracking?.contains("activity tracking is off") == true)
+    }
+
+    @Test func heartbeatLongerOnTheServerWarns() throws {
+        let emulator = try Emulator()
+        defer { emulator.stop() }
+        let result = try runCheck(checkConfig(url: emulator.url, heartbeat: "10s"))
+        #expect(result.code == 0)
+        #expect(line(result.lines, "heartbeat")?.hasPrefix("ok   heartbeat: warning: Directus pings every 30s") == true,
+            "\(result.lines)")
+    }
+
+    @Test func unreachableServerAndBadConfig() throws {
+        let unreachable = try runCheck(checkConfig(url: "http://127.0.0.1:1"))
+        #expect(unreachable.code == 1)
+        #expect(unreachable.lines.count == 1)
+        #expect(unreachable.lines.first?.hasPrefix("FAIL server: http://127.0.0.1:1") == true, "\(unreachable.lines)")
+
+        let invalid = try runCheck("directus:\n  url: http://127.0.0.1:1\n  colour: blue\n")
+        #expect(invalid.code == 78)
+        #expect(invalid.lines.isEmpty)
+        #expect(invalid.stderr.contains("bridge.yaml:"))
+    }
+}
