@@ -73,6 +73,7 @@ let package = Package(
         .testTarget(name: "BridgeHTTPTests", dependencies: ["BridgeHTTP", "BridgeTestSupport"]),
         .testTarget(name: "BridgeStoreTests", dependencies: ["BridgeStore", "BridgeTestSupport"]),
         .testTarget(name: "BridgeHTTPServerTests", dependencies: ["BridgeHTTPServer", "BridgeSystem", "BridgeTestSupport"]),
+        .testTarget(name: "BridgeOperationsTests", dependencies: ["BridgeCore", "BridgeConfig", "BridgeJSON", "BridgeHTTPServer", "BridgeSystem"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,98 @@
+@testable import BridgeCore
+import BridgeJSON
+import BridgeSystem
+import Testing
+
+@Suite struct StatsReporterTests {
+    let buckets: [Double] = [0.001, 0.01, 0.1, 1]
+
+    @Test func eachLineCoversOnlyItsOwnWindow() {
+        let lag = Histogram(buckets: buckets)
+        let start = ContinuousClock.now
+        let reporter = StatsReporter(interval: .seconds(60), lag: lag, logger: .silent)
+        var depth = 7.0
+        reporter.addGauge("outbox.depth") { 3 }
+        reporter.addGauge(StatsReporter.Key.queueDepth) { [depth] in depth }
+        depth = 0
+        for value in [0.0005, 0.005, 0.005, 0.05] { lag.observe(value) }
+
+        let first = reporter.takeLine(now: start + .seconds(2))
+        #expect(first[StatsReporter.Key.events] == "4")
+        #expect(first[StatsReporter.Key.lagP50] == "10ms")
+        #expect(first[StatsReporter.Key.lagP99] == "100ms")
+        #expect(first["outbox.depth"] == "3")
+        #expect(first[StatsReporter.Key.queueDepth] == "7")
+
+        let quiet = reporter.takeLine(now: start + .seconds(4))
+        #expect(quiet[StatsReporter.Key.events] == "0")
+        #expect(quiet[StatsReporter.Key.eventsPerSecond] == "0.0")
+        #expect(quiet[StatsReporter.Key.lagP50] == "-")
+
+        lag.observe(5)  // above the last bucket
+        let slow = reporter.takeLine(now: start + .seconds(5))
+        #expect(slow[StatsReporter.Key.events] == "1")
+        #expect(slow[StatsReporter.Key.lagP99] == ">1h")
+    }
+
+    @Test func rateIsPerSecondOfTheWindow() {
+        let lag = Histogram(buckets: buckets)
+        let start = ContinuousClock.now
+        let reporter = StatsReporter(interval: .seconds(60), lag: lag, logger: .silent)
+        _ = reporter.takeLine(now: start)
+        for _ in 0..<25 { lag.observe(0.0005) }
+        #expect(reporter.takeLine(now: start + .seconds(10))[StatsReporter.Key.eventsPerSecond] == "2.5")
+    }
+
+    @Test func formatting() {
+        #expect(StatsReporter.formatSeconds(0.0005) == "500us")
+        #expect(StatsReporter.formatSeconds(0.0025) == "2.5ms")
+        #expect(StatsReporter.formatSeconds(1) == "1s")
+        #expect(StatsReporter.formatSeconds(300) == "5m")
+        #expect(StatsReporter.formatSeconds(3600) == "1h")
+        #expect(StatsReporter.formatRate(1234.56) == "1234.6")
+    }
+
+    @Test func zeroIntervalReturnsAtOnce() async {
+        let reporter = StatsReporter(interval: .zero, lag: Histogram(buckets: buckets), logger: .silent)
+        await reporter.run(stop: ShutdownSignal())  // would hang forever if it looped
+    }
+
+    @Test func runStopsWhenSignalled() async {
+        let reporter = StatsReporter(interval: .milliseconds(10), lag: Histogram(buckets: buckets), logger: .silent)
+        let stop = ShutdownSignal()
+        async let running: Void = reporter.run(stop: stop)
+        stop.trigger()
+        await running
+    }
+}
+
+@Suite struct WebhookTestEventTests {
+    /// The example of the Standard Webhooks specification.
+    @Test func signatureMatchesTheStandardWebhooksExample() {
+        let signature = WebhookTestEvent.signature(
+            id: "msg_p5jXN8AQM9LWM0D4loKWxJek", timestamp: 1_614_265_330, body: Array(#"{"test": 2432232314}"#.utf8),
+            secrets: ["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"])
+        #expect(signature == "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=")
+    }
+
+    @Test func everySecretSignsAndRawSecretsUseTheirBytes() {
+        let body = Array("{}".utf8)
+        let both = WebhookTestEvent.signature(id: "a", timestamp: 1, body: body, secrets: ["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "plain text secret"])
+        let parts = both?.split(separator: " ") ?? []
+        #expect(parts.count == 2)
+        #expect(parts.allSatisfy { $0.hasPrefix("v1,") })
+        #expect(WebhookTestEvent.key(of: "plain text secret") == Array("plain text secret".utf8))
+        #expect(WebhookTestEvent.signature(id: "a", timestamp: 1, body: body, secrets: []) == nil)
+    }
+
+    @Test func bodyIsAnEventShapedJSONObject() throws {
+        let event = WebhookTestEvent(collection: "articles", now: Timestamp(microsecondsSinceEpoch: 1_700_000_000_000_000))
+        let body = try JSONValue.parse(event.body)
+        #expect(body["id"]?.stringValue == event.id)
+        #expect(event.id.hasPrefix("evt_test_"))
+        #expect(body["type"]?.stringValue == "directus.bridge.test")
+        #expect(body["collection"]?.stringValue == "articles")
+        #expect(body["time"]?.stringValue == "2023-11-14T22:13:20.000Z")
+        #expect(event.timestamp == 1_700_000_000)
+    }
+}
