@@ -11,8 +11,12 @@ enum CheckCommand {
         let handler = StderrLogHandler(level: config.log.level, format: config.log.format, secrets: config.allSecrets)
         let logger = Logger(label: "check", handler: handler)
         let check = BridgeCheck(
-            config: config, userAgent: Version.userAgent, sendTestEvent: sendTestEvent, logHandler: handler,
-            logger: logger)
+            config: config,
+            userAgent: Version.userAgent,
+            sendTestEvent: sendTestEvent,
+            logHandler: handler,
+            logger: logger
+        )
         let passed = await check.run { result in BridgeApplication.printOutput(result.line) }
         return passed ? .success : .failure
     }

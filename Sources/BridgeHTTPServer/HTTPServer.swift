@@ -1,5 +1,6 @@
 public import BridgeSystem
 internal import CMicroHTTPD
+
 #if canImport(Glibc)
     @preconcurrency import Glibc
 #endif
@@ -23,7 +24,9 @@ public final class HTTPServer {
 
     /// Listens on `address` (numeric IPv4 or IPv6, port 0 picks a free port) and serves `routes` (path → handler).
     public convenience init(
-        address: SocketAddress, routes: [String: HTTPRouteHandler], options: HTTPServerOptions = HTTPServerOptions()
+        address: SocketAddress,
+        routes: [String: HTTPRouteHandler],
+        options: HTTPServerOptions = HTTPServerOptions()
     ) throws(HTTPServerError) {
         try self.init(addresses: [address], label: address.description, routes: routes, options: options)
     }
@@ -32,7 +35,9 @@ public final class HTTPServer {
     /// the same port (with port 0 the first bound port is reused for the rest). Addresses that cannot be bound are
     /// skipped as long as one can. Blocking (`getaddrinfo`): call it off Swift's cooperative pool.
     public static func resolvingHost(
-        _ host: String, port: Int, routes: [String: HTTPRouteHandler],
+        _ host: String,
+        port: Int,
+        routes: [String: HTTPRouteHandler],
         options: HTTPServerOptions = HTTPServerOptions()
     ) throws(HTTPServerError) -> HTTPServer {
         let label = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
@@ -52,7 +57,9 @@ public final class HTTPServer {
     /// Listens on every one of `addresses` (already resolved), all on the same port; `label` names them in errors
     /// (`localhost:9464`). Addresses that cannot be bound are skipped as long as one can.
     public init(
-        addresses: [SocketAddress], label: String, routes: [String: HTTPRouteHandler],
+        addresses: [SocketAddress],
+        label: String,
+        routes: [String: HTTPRouteHandler],
         options: HTTPServerOptions = HTTPServerOptions()
     ) throws(HTTPServerError) {
         let table = Unmanaged.passRetained(RouteTable(routes: routes))
@@ -73,8 +80,13 @@ public final class HTTPServer {
                 let port = Int(cmhd_bound_port(daemon))
                 bound.append(SocketAddress(ipAddress: address.ipAddress, port: port) ?? address)
             case .failure(let error):
-                firstError = firstError ?? HTTPServerError(
-                    address: address.description, reason: error.description, isRetriable: error.isRetriable)
+                firstError =
+                    firstError
+                    ?? HTTPServerError(
+                        address: address.description,
+                        reason: error.description,
+                        isRetriable: error.isRetriable
+                    )
             }
         }
         guard !daemons.isEmpty else {
@@ -107,9 +119,16 @@ public final class HTTPServer {
         let daemon = address.withUnsafeSocketAddressBytes { raw, _ in
             errno = 0
             let daemon = cmhd_start_daemon(
-                raw.assumingMemoryBound(to: sockaddr.self), address.isIPv6 ? 1 : 0, address.isIPv6Wildcard ? 1 : 0, accessHandler, table.toOpaque(),
-                UInt32(clamping: timeoutSeconds), UInt32(clamping: max(1, options.connectionLimit)),
-                UInt32(clamping: max(1, options.threads)), max(4096, options.memoryLimit))
+                raw.assumingMemoryBound(to: sockaddr.self),
+                address.isIPv6 ? 1 : 0,
+                address.isIPv6Wildcard ? 1 : 0,
+                accessHandler,
+                table.toOpaque(),
+                UInt32(clamping: timeoutSeconds),
+                UInt32(clamping: max(1, options.connectionLimit)),
+                UInt32(clamping: max(1, options.threads)),
+                max(4096, options.memoryLimit)
+            )
             savedErrno = errno
             return daemon
         }
@@ -126,8 +145,10 @@ extension HTTPServer: Sendable {}
 
 /// The routes, shared by the daemon threads through the callback's `cls` pointer.
 final class RouteTable: Sendable {
+    /// Handlers by exact path.
     let routes: [String: HTTPRouteHandler]
 
+    /// Creates the table.
     init(routes: [String: HTTPRouteHandler]) {
         self.routes = routes
     }
@@ -177,7 +198,11 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
 /// Hands `response` to MHD (which copies the body) and drops our reference.
 private func queue(_ response: HTTPServerResponse, on connection: OpaquePointer) -> MHD_Result {
     let created = response.body.withUnsafeBytes { raw in
-        MHD_create_response_from_buffer(raw.count, UnsafeMutableRawPointer(mutating: raw.baseAddress), .RESPMEM_MUST_COPY)
+        MHD_create_response_from_buffer(
+            raw.count,
+            UnsafeMutableRawPointer(mutating: raw.baseAddress),
+            .RESPMEM_MUST_COPY
+        )
     }
     guard let created else { return .NO }
     // MHD keeps its own reference while the response is being sent.

@@ -25,7 +25,9 @@ public struct HTTPServerResponse: Sendable {
 
     /// Creates a response.
     public init(
-        status: Int, contentType: String = "text/plain; charset=utf-8", body: [UInt8] = [],
+        status: Int,
+        contentType: String = "text/plain; charset=utf-8",
+        body: [UInt8] = [],
         headers: [(name: String, value: String)] = []
     ) {
         self.status = status
@@ -59,7 +61,9 @@ public struct HTTPServerOptions: Sendable, Equatable {
 
     /// Creates options with the defaults above.
     public init(
-        connectionTimeout: Duration = .seconds(10), connectionLimit: Int = 64, threads: Int = 1,
+        connectionTimeout: Duration = .seconds(10),
+        connectionLimit: Int = 64,
+        threads: Int = 1,
         memoryLimit: Int = 32 * 1024
     ) {
         self.connectionTimeout = connectionTimeout

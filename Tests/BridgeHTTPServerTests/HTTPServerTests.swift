@@ -153,7 +153,10 @@ func fetch(_ server: HTTPServer, _ request: String, address: SocketAddress? = ni
 
     @Test func manyConcurrentClientsAreServed() async throws {
         let server = try HTTPServer(
-            address: loopback(), routes: testRoutes(), options: HTTPServerOptions(threads: 2))
+            address: loopback(),
+            routes: testRoutes(),
+            options: HTTPServerOptions(threads: 2)
+        )
         let address = server.boundAddresses[0]
         let statuses = await withTaskGroup(of: Int.self) { group in
             for _ in 0..<40 {

@@ -1,4 +1,5 @@
 import BridgeSystem
+
 #if canImport(Glibc)
     @preconcurrency import Glibc
 #endif

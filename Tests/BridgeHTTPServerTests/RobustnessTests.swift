@@ -16,7 +16,10 @@ import Testing
 
     @Test func slowlorisClientIsDisconnectedAndDoesNotBlockOthers() throws {
         let server = try HTTPServer(
-            address: loopback(), routes: testRoutes(), options: HTTPServerOptions(connectionTimeout: .seconds(1)))
+            address: loopback(),
+            routes: testRoutes(),
+            options: HTTPServerOptions(connectionTimeout: .seconds(1))
+        )
         let slow = try RawClient(server.boundAddresses[0])
         #expect(slow.send("GET /hello HTTP/1.1\r\nHost: x\r\nX-Slow: "))
         // Trickle a byte now and then, never finishing the headers.
@@ -34,7 +37,10 @@ import Testing
 
     @Test func connectionThatSendsNothingIsClosedAfterTheTimeout() throws {
         let server = try HTTPServer(
-            address: loopback(), routes: testRoutes(), options: HTTPServerOptions(connectionTimeout: .seconds(1)))
+            address: loopback(),
+            routes: testRoutes(),
+            options: HTTPServerOptions(connectionTimeout: .seconds(1))
+        )
         let idle = try RawClient(server.boundAddresses[0])
         try expectServing(server)
         #expect(idle.readAll(timeout: .seconds(8)).closed)
@@ -52,7 +58,10 @@ import Testing
     ])
     func malformedRequestIsRejectedOrClosed(_ request: String) throws {
         let server = try HTTPServer(
-            address: loopback(), routes: testRoutes(), options: HTTPServerOptions(connectionTimeout: .seconds(1)))
+            address: loopback(),
+            routes: testRoutes(),
+            options: HTTPServerOptions(connectionTimeout: .seconds(1))
+        )
         let client = try RawClient(server.boundAddresses[0])
         client.send(request)
         client.socket.shutdownWrite()
@@ -69,7 +78,10 @@ import Testing
 
     @Test func randomBytesDoNotHurtTheServer() throws {
         let server = try HTTPServer(
-            address: loopback(), routes: testRoutes(), options: HTTPServerOptions(connectionTimeout: .seconds(1)))
+            address: loopback(),
+            routes: testRoutes(),
+            options: HTTPServerOptions(connectionTimeout: .seconds(1))
+        )
         var generator = SystemRandomNumberGenerator()
         let clients = try (0..<20).map { _ in try RawClient(server.boundAddresses[0]) }
         for client in clients {
@@ -89,7 +101,10 @@ import Testing
 
     @Test func hugeHeadersAreRefused() throws {
         let server = try HTTPServer(
-            address: loopback(), routes: testRoutes(), options: HTTPServerOptions(memoryLimit: 16 * 1024))
+            address: loopback(),
+            routes: testRoutes(),
+            options: HTTPServerOptions(memoryLimit: 16 * 1024)
+        )
         let client = try RawClient(server.boundAddresses[0])
         let big = String(repeating: "x", count: 256 * 1024)
         client.send("GET /hello HTTP/1.1\r\nHost: x\r\nX-Big: \(big)\r\n\r\n")
@@ -112,7 +127,10 @@ import Testing
 
     @Test func connectionsOverTheLimitWaitUntilASlotIsFree() throws {
         let server = try HTTPServer(
-            address: loopback(), routes: testRoutes(), options: HTTPServerOptions(connectionLimit: 4))
+            address: loopback(),
+            routes: testRoutes(),
+            options: HTTPServerOptions(connectionLimit: 4)
+        )
         let idle = try (0..<4).map { _ in try RawClient(server.boundAddresses[0]) }
         for client in idle { client.send("GET /hello HTTP/1.1\r\nHost: x\r\n") }  // unfinished
         // A fifth connection waits in the kernel's backlog: the server does not take it while at the limit.
@@ -130,7 +148,10 @@ import Testing
         var routes = testRoutes()
         routes["/big"] = { _ in HTTPServerResponse(status: 200, body: bigBody) }
         let server = try HTTPServer(
-            address: loopback(), routes: routes, options: HTTPServerOptions(connectionTimeout: .seconds(1)))
+            address: loopback(),
+            routes: routes,
+            options: HTTPServerOptions(connectionTimeout: .seconds(1))
+        )
         let greedy = try RawClient(server.boundAddresses[0])
         for _ in 0..<4 { greedy.send("GET /big HTTP/1.1\r\nHost: x\r\n\r\n") }  // pipelined, never read
         try expectServing(server)

@@ -6,14 +6,16 @@ import Testing
 /// counters matching the test's changes, /readyz across start, a drop and the reconnect, /healthz, and no secret
 /// in any log line.
 @Suite(.serialized) struct OperationsTests {
-    static let version = (try? String(contentsOf: TestEnvironment.repositoryRoot.appendingPathComponent("VERSION"), encoding: .utf8))?
+    static let version =
+        (try? String(contentsOf: TestEnvironment.repositoryRoot.appendingPathComponent("VERSION"), encoding: .utf8))?
         .trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
 
     @Test func metricsScrapedDuringARunMatchTheChanges() throws {
         let emulator = try Emulator()
         defer { emulator.stop() }
         let bridge = try BridgeProcess.run(
-            config: liveConfig(url: emulator.url, rest: "http:\n  listen: 127.0.0.1:0\n"))
+            config: liveConfig(url: emulator.url, rest: "http:\n  listen: 127.0.0.1:0\n")
+        )
         #expect(bridge.waitUntilConnected(), "bridge did not connect: \(bridge.stderr)")
         let base = try #require(bridge.operationsURL(), "no operations address logged: \(bridge.stderr)")
 
@@ -79,7 +81,9 @@ import Testing
             config: liveConfig(
                 url: emulator.url,
                 auth: "    email: admin@example.com\n    password: admin-password",
-                rest: "http:\n  listen: \"[::1]:0\"\n"))
+                rest: "http:\n  listen: \"[::1]:0\"\n"
+            )
+        )
         let base = try #require(bridge.operationsURL(), "no operations address logged: \(bridge.stderr)")
         #expect(base.hasPrefix("http://[::1]:"))
 
@@ -103,7 +107,8 @@ import Testing
         try emulator.control("restart", ["down_ms": 1500])
         #expect(
             bridge.waitUntil { _ in (try? HTTPFetch.get(base + "/readyz").status) == 503 },
-            "readyz never went 503: \(bridge.stderr)")
+            "readyz never went 503: \(bridge.stderr)"
+        )
         let down = try HTTPFetch.get(base + "/readyz")
         #expect((down.json["reasons"] as? [String] ?? []).isEmpty == false)
         #expect(bridge.waitUntilConnected(times: 2), "no reconnect: \(bridge.stderr)")
@@ -119,12 +124,20 @@ import Testing
         defer { emulator.stop() }
         let bridge = try BridgeProcess.run(
             config: liveConfig(url: emulator.url).replacingOccurrences(
-                of: "log:\n  level: debug", with: "log:\n  level: info\n  stats_interval: 200ms"))
+                of: "log:\n  level: debug",
+                with: "log:\n  level: info\n  stats_interval: 200ms"
+            )
+        )
         #expect(bridge.waitUntilConnected(), "bridge did not connect: \(bridge.stderr)")
         try emulator.create("articles", ["title": "counted"])
         #expect(bridge.waitUntil { $0.lines.count >= 1 })
-        #expect(bridge.waitUntil { $0.stderr.contains("events=1 ") }, "no stats line counted the event: \(bridge.stderr)")
-        let statsLine = bridge.stderr.split(separator: "\n").first { $0.contains(" stats ") && $0.contains("events=1 ") }
+        #expect(
+            bridge.waitUntil { $0.stderr.contains("events=1 ") },
+            "no stats line counted the event: \(bridge.stderr)"
+        )
+        let statsLine = bridge.stderr.split(separator: "\n").first {
+            $0.contains(" stats ") && $0.contains("events=1 ")
+        }
         for key in ["events.per_second=", "lag.p50=", "lag.p99=", "queue.depth=0"] {
             #expect(statsLine?.contains(key) == true, "\(key) missing in \(statsLine ?? "")")
         }
@@ -138,7 +151,8 @@ import Testing
         // The emulator's own port is certainly taken.
         let port = emulator.server.port
         let bridge = try BridgeProcess.run(
-            config: liveConfig(url: emulator.url, rest: "http:\n  listen: 127.0.0.1:\(port)\n"))
+            config: liveConfig(url: emulator.url, rest: "http:\n  listen: 127.0.0.1:\(port)\n")
+        )
         #expect(bridge.waitForExit() == 78)
         #expect(bridge.stderr.contains("cannot listen on 127.0.0.1:\(port)"), "stderr: \(bridge.stderr)")
     }

@@ -1,9 +1,10 @@
 import BridgeConfig
-@testable import BridgeCore
 import BridgeHTTPServer
 import BridgeJSON
 import BridgeSystem
 import Testing
+
+@testable import BridgeCore
 
 @Suite struct OperationsEndpointTests {
     func makeHealth() -> HealthState { HealthState(expectedSubscriptions: ["articles", "tags"]) }
@@ -22,9 +23,12 @@ import Testing
         let body = try JSONValue.parse(starting.body)
         #expect(body["ready"]?.boolValue == false)
         let reasons = body["reasons"]?.arrayValue?.compactMap(\.stringValue) ?? []
-        #expect(reasons == [
-            "not connected to Directus", "credentials not accepted", "subscriptions not initialised: articles, tags",
-        ])
+        #expect(
+            reasons == [
+                "not connected to Directus", "credentials not accepted",
+                "subscriptions not initialised: articles, tags",
+            ]
+        )
         #expect(body["subscriptions"]?["configured"]?.arrayValue?.compactMap(\.stringValue) == ["articles", "tags"])
 
         health.update {
@@ -55,7 +59,10 @@ import Testing
             $0.lastDisconnectReason = "upgrade refused for token sup3r-secret-token"
         }
         let routes = OperationsServer.routes(
-            registry: MetricsRegistry(), health: health, redactor: Redactor(secrets: ["sup3r-secret-token"]))
+            registry: MetricsRegistry(),
+            health: health,
+            redactor: Redactor(secrets: ["sup3r-secret-token"])
+        )
         let text = String(decoding: try call(routes, "/readyz").body, as: UTF8.self)
         #expect(!text.contains("sup3r-secret-token"))
         #expect(text.contains("[REDACTED]"))
@@ -82,7 +89,13 @@ import Testing
         let logger = Logger.silent
         let server = try #require(
             try await OperationsServer.start(
-                HTTPConfig(listen: ListenAddress(host: "127.0.0.1", port: 0)), registry: MetricsRegistry(), health: health, redactor: Redactor(), logger: logger))
+                HTTPConfig(listen: ListenAddress(host: "127.0.0.1", port: 0)),
+                registry: MetricsRegistry(),
+                health: health,
+                redactor: Redactor(),
+                logger: logger
+            )
+        )
         defer { server.stop() }
         #expect(server.port > 0)
         let client = try Socket.connect(to: server.boundAddresses[0], deadline: .now + .seconds(5))

@@ -1,33 +1,45 @@
 import BridgeConfig
-@testable import BridgeCore
 import BridgeJSON
 import Testing
+
+@testable import BridgeCore
 
 func directusConfig(mode: AuthMode = .handshake, heartbeat: Duration = .seconds(25), path: String = "/websocket")
     -> DirectusConfig
 {
     DirectusConfig(
-        url: HTTPURL("http://127.0.0.1:8055")!, websocketPath: path,
-        auth: AuthConfig(credentials: .token("t0ken-for-tests"), mode: mode), heartbeat: heartbeat)
+        url: HTTPURL("http://127.0.0.1:8055")!,
+        websocketPath: path,
+        auth: AuthConfig(credentials: .token("t0ken-for-tests"), mode: mode),
+        heartbeat: heartbeat
+    )
 }
 
 /// `data` of a /server/info answer like Directus 11 gives a user.
-func serverInfo(websocket: String = #"{"rest":{"authentication":"handshake","path":"/websocket"},"graphql":false,"heartbeat":30,"logs":false}"#)
+func serverInfo(
+    websocket: String =
+        #"{"rest":{"authentication":"handshake","path":"/websocket"},"graphql":false,"heartbeat":30,"logs":false}"#
+)
     throws -> JSONValue
 {
     try JSONValue.parse(#"{"project":{"project_name":"x"},"version":"11.14.1","websocket":\#(websocket)}"#)
 }
 
 @Suite struct ServerInfoAssessmentTests {
-    func results(_ info: JSONValue, asUser: Bool = true, config: DirectusConfig = directusConfig()) -> [String: CheckResult] {
-        Dictionary(ServerInfoAssessment.assess(info, asUser: asUser, config: config).map { ($0.check, $0) }) { a, _ in a }
+    func results(_ info: JSONValue, asUser: Bool = true, config: DirectusConfig = directusConfig()) -> [String:
+        CheckResult]
+    {
+        Dictionary(ServerInfoAssessment.assess(info, asUser: asUser, config: config).map { ($0.check, $0) }) { a, _ in a
+        }
     }
 
     @Test func matchingServerIsOk() throws {
         let all = results(try serverInfo(), config: directusConfig(heartbeat: .seconds(30)))
         #expect(all["version"] == .ok("version", "Directus 11.14.1"))
         #expect(all["websocket"]?.status == .ok)
-        #expect(all["websocket"]?.detail == "WebSockets enabled at /websocket, authentication handshake (bridge: handshake)")
+        #expect(
+            all["websocket"]?.detail == "WebSockets enabled at /websocket, authentication handshake (bridge: handshake)"
+        )
         #expect(all["heartbeat"]?.status == .ok)
         #expect(all["heartbeat"]?.detail.contains("reconnects after 1m of silence") == true)
     }
@@ -40,13 +52,19 @@ func serverInfo(websocket: String = #"{"rest":{"authentication":"handshake","pat
     }
 
     @Test func disabledRESTSocketFails() throws {
-        let all = results(try serverInfo(websocket: #"{"rest":false,"graphql":{"authentication":"handshake","path":"/graphql"},"heartbeat":30}"#))
+        let all = results(
+            try serverInfo(
+                websocket: #"{"rest":false,"graphql":{"authentication":"handshake","path":"/graphql"},"heartbeat":30}"#
+            )
+        )
         #expect(all["websocket"]?.status == .fail)
         #expect(all["websocket"]?.remedy?.contains("WEBSOCKETS_REST_ENABLED=true") == true)
     }
 
     @Test func otherPathFailsWithTheSetting() throws {
-        let all = results(try serverInfo(websocket: #"{"rest":{"authentication":"handshake","path":"/ws"},"heartbeat":30}"#))
+        let all = results(
+            try serverInfo(websocket: #"{"rest":{"authentication":"handshake","path":"/ws"},"heartbeat":30}"#)
+        )
         #expect(all["websocket"]?.status == .fail)
         #expect(all["websocket"]?.remedy == "set directus.websocket_path: /ws")
     }
@@ -62,23 +80,31 @@ func serverInfo(websocket: String = #"{"rest":{"authentication":"handshake","pat
     }
 
     @Test func strictServerTellsWhichModeToSet() throws {
-        let info = try serverInfo(websocket: #"{"rest":{"authentication":"strict","path":"/websocket"},"heartbeat":30}"#)
+        let info = try serverInfo(
+            websocket: #"{"rest":{"authentication":"strict","path":"/websocket"},"heartbeat":30}"#
+        )
         let websocket = results(info)["websocket"]
         #expect(websocket?.status == .fail)
         #expect(websocket?.remedy == "set directus.auth.mode: strict")
     }
 
     @Test func heartbeatOffFailsLongerWarnsShorterIsOk() throws {
-        let off = results(try serverInfo(websocket: #"{"rest":{"authentication":"handshake","path":"/websocket"},"heartbeat":false}"#))
+        let off = results(
+            try serverInfo(websocket: #"{"rest":{"authentication":"handshake","path":"/websocket"},"heartbeat":false}"#)
+        )
         #expect(off["heartbeat"]?.status == .fail)
         #expect(off["heartbeat"]?.remedy?.contains("WEBSOCKETS_HEARTBEAT_ENABLED=true") == true)
 
         let longer = results(try serverInfo(), config: directusConfig(heartbeat: .seconds(25)))["heartbeat"]
         #expect(longer?.status == .warning)
-        #expect(longer?.detail.hasPrefix("Directus pings every 30s, less often than the bridge (directus.heartbeat 25s)") == true)
+        #expect(
+            longer?.detail.hasPrefix("Directus pings every 30s, less often than the bridge (directus.heartbeat 25s)")
+                == true
+        )
 
         let shorter = results(
-            try serverInfo(websocket: #"{"rest":{"authentication":"handshake","path":"/websocket"},"heartbeat":0.5}"#))
+            try serverInfo(websocket: #"{"rest":{"authentication":"handshake","path":"/websocket"},"heartbeat":0.5}"#)
+        )
         #expect(shorter["heartbeat"]?.status == .ok)
         #expect(shorter["heartbeat"]?.detail.hasPrefix("Directus pings every 500ms") == true)
     }
@@ -99,17 +125,21 @@ func serverInfo(websocket: String = #"{"rest":{"authentication":"handshake","pat
         #expect(CheckResult.ok("server", "answers").line == "ok   server: answers")
         #expect(
             CheckResult.fail("credentials", "rejected", remedy: "check the password").line
-                == "FAIL credentials: rejected — check the password")
+                == "FAIL credentials: rejected — check the password"
+        )
         #expect(
             CheckResult.warning("activity log", "not readable", remedy: "grant it").line
-                == "ok   activity log: warning: not readable — grant it")
+                == "ok   activity log: warning: not readable — grant it"
+        )
         #expect(CheckResult.warning("x", "y", remedy: "z").passed)
         #expect(!CheckResult.fail("x", "y", remedy: "z").passed)
     }
 
     @Test func fieldsParameterFollowsTheSubscriptionQuery() {
         #expect(BridgeCheck.fieldsParameter(nil) == "*")
-        #expect(BridgeCheck.fieldsParameter(.object([("fields", .array([.string("id"), .string("title")]))])) == "id,title")
+        #expect(
+            BridgeCheck.fieldsParameter(.object([("fields", .array([.string("id"), .string("title")]))])) == "id,title"
+        )
         #expect(BridgeCheck.fieldsParameter(.object([("fields", .string("id,author.name"))])) == "id,author.name")
         #expect(BridgeCheck.fieldsParameter(.object([("filter", .object([]))])) == "*")
     }

@@ -1,7 +1,8 @@
-@testable import BridgeCore
 import BridgeJSON
 import BridgeSystem
 import Testing
+
+@testable import BridgeCore
 
 @Suite struct StatsReporterTests {
     let buckets: [Double] = [0.001, 0.01, 0.1, 1]
@@ -70,14 +71,22 @@ import Testing
     /// The example of the Standard Webhooks specification.
     @Test func signatureMatchesTheStandardWebhooksExample() {
         let signature = WebhookTestEvent.signature(
-            id: "msg_p5jXN8AQM9LWM0D4loKWxJek", timestamp: 1_614_265_330, body: Array(#"{"test": 2432232314}"#.utf8),
-            secrets: ["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"])
+            id: "msg_p5jXN8AQM9LWM0D4loKWxJek",
+            timestamp: 1_614_265_330,
+            body: Array(#"{"test": 2432232314}"#.utf8),
+            secrets: ["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"]
+        )
         #expect(signature == "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=")
     }
 
     @Test func everySecretSignsAndRawSecretsUseTheirBytes() {
         let body = Array("{}".utf8)
-        let both = WebhookTestEvent.signature(id: "a", timestamp: 1, body: body, secrets: ["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "plain text secret"])
+        let both = WebhookTestEvent.signature(
+            id: "a",
+            timestamp: 1,
+            body: body,
+            secrets: ["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "plain text secret"]
+        )
         let parts = both?.split(separator: " ") ?? []
         #expect(parts.count == 2)
         #expect(parts.allSatisfy { $0.hasPrefix("v1,") })
@@ -86,7 +95,10 @@ import Testing
     }
 
     @Test func bodyIsAnEventShapedJSONObject() throws {
-        let event = WebhookTestEvent(collection: "articles", now: Timestamp(microsecondsSinceEpoch: 1_700_000_000_000_000))
+        let event = WebhookTestEvent(
+            collection: "articles",
+            now: Timestamp(microsecondsSinceEpoch: 1_700_000_000_000_000)
+        )
         let body = try JSONValue.parse(event.body)
         #expect(body["id"]?.stringValue == event.id)
         #expect(event.id.hasPrefix("evt_test_"))

@@ -39,7 +39,9 @@ public enum HTTPFetch {
         }
         let deadline = ContinuousClock.now + .milliseconds(Int(timeout * 1000))
         let socket = try Socket.connect(to: address, deadline: deadline)
-        let request = Array("GET \(path.isEmpty ? "/" : path) HTTP/1.1\r\nHost: \(authority)\r\nConnection: close\r\n\r\n".utf8)
+        let request = Array(
+            "GET \(path.isEmpty ? "/" : path) HTTP/1.1\r\nHost: \(authority)\r\nConnection: close\r\n\r\n".utf8
+        )
         var sent = 0
         while sent < request.count {
             switch try request[sent...].withUnsafeBytes({ try socket.send($0) }) {
@@ -73,7 +75,9 @@ public enum HTTPFetch {
         var headers: [String: String] = [:]
         for line in head.dropFirst() {
             guard let colon = line.firstIndex(of: ":") else { continue }
-            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(
+                in: .whitespaces
+            )
         }
         var body = Array(bytes[end.upperBound...])
         if let length = headers["content-length"].flatMap(Int.init) {
@@ -129,8 +133,10 @@ public struct ParsedMetrics: Sendable {
             types[name] = family["type"] as? String
             samples[name] = (family["samples"] as? [[String: Any]] ?? []).map { sample in
                 MetricSample(
-                    name: sample["name"] as? String ?? "", labels: sample["labels"] as? [String: String] ?? [:],
-                    value: (sample["value"] as? Double) ?? Double("\(sample["value"] ?? "nan")") ?? .nan)
+                    name: sample["name"] as? String ?? "",
+                    labels: sample["labels"] as? [String: String] ?? [:],
+                    value: (sample["value"] as? Double) ?? Double("\(sample["value"] ?? "nan")") ?? .nan
+                )
             }
         }
         self.types = types

@@ -17,8 +17,10 @@ extension BridgeCheck {
         } catch {
             return [
                 .fail(
-                    "activity log", "could not tell whether directus_activity is readable: \(error)",
-                    remedy: error.isRetriable ? "Directus is unhealthy; try again" : "see the error")
+                    "activity log",
+                    "could not tell whether directus_activity is readable: \(error)",
+                    remedy: error.isRetriable ? "Directus is unhealthy; try again" : "see the error"
+                )
             ]
         }
         guard readable else {
@@ -27,11 +29,19 @@ extension BridgeCheck {
             if mode == .auto {
                 return [
                     .warning(
-                        "activity log", detail + "; delivery.mode auto will use live mode",
-                        remedy: grant + " to recover changes made while the bridge was down")
+                        "activity log",
+                        detail + "; delivery.mode auto will use live mode",
+                        remedy: grant + " to recover changes made while the bridge was down"
+                    )
                 ]
             }
-            return [.fail("activity log", detail + " (delivery.mode activity needs it)", remedy: grant + ", or set delivery.mode: live")]
+            return [
+                .fail(
+                    "activity log",
+                    detail + " (delivery.mode activity needs it)",
+                    remedy: grant + ", or set delivery.mode: live"
+                )
+            ]
         }
         var results: [CheckResult] = [
             .ok("activity log", "readable for every user; delivery.mode \(mode.rawValue) will read it")
@@ -54,14 +64,18 @@ extension BridgeCheck {
                 return .ok(name, "activity is recorded (no revisions, so event lines carry no delta)")
             case let other:
                 return .fail(
-                    name, "activity tracking is \(other.map { "\"\($0)\"" } ?? "off"): its changes never reach the activity log",
+                    name,
+                    "activity tracking is \(other.map { "\"\($0)\"" } ?? "off"): its changes never reach the activity log",
                     remedy: "set the collection's Activity Tracking to \"Track activity & revisions\" in Directus's "
-                        + "data model settings, or set delivery.mode: live")
+                        + "data model settings, or set delivery.mode: live"
+                )
             }
         } catch {
             return .fail(
-                name, "the collection's settings are not readable: \(error.message)",
-                remedy: "let the bridge's role read directus_collections, or set delivery.mode: live")
+                name,
+                "the collection's settings are not readable: \(error.message)",
+                remedy: "let the bridge's role read directus_collections, or set delivery.mode: live"
+            )
         }
     }
 }

@@ -11,24 +11,31 @@ extension BridgeCheck {
         let start = ContinuousClock.now
         do {
             let response = try await transport.send(
-                HTTPRequest(method: "GET", url: url + "/server/ping", timeout: config.directus.requestTimeout))
+                HTTPRequest(method: "GET", url: url + "/server/ping", timeout: config.directus.requestTimeout)
+            )
             let elapsed = ServerInfoAssessment.text(ContinuousClock.now - start)
             guard response.isSuccess else {
                 return .fail(
-                    "server", "\(url)/server/ping answered HTTP \(response.status)",
-                    remedy: "check directus.url (including any path prefix) and that it points at Directus")
+                    "server",
+                    "\(url)/server/ping answered HTTP \(response.status)",
+                    remedy: "check directus.url (including any path prefix) and that it points at Directus"
+                )
             }
             let body = response.bodyText.trimmingWhitespace
             guard body == "pong" || body == "\"pong\"" else {
                 return .fail(
-                    "server", "\(url)/server/ping answered \"\(body.prefix(60))\", not pong",
-                    remedy: "check that directus.url points at Directus, not at another service or a login page")
+                    "server",
+                    "\(url)/server/ping answered \"\(body.prefix(60))\", not pong",
+                    remedy: "check that directus.url points at Directus, not at another service or a login page"
+                )
             }
             return .ok("server", "\(url) answers /server/ping (\(elapsed))")
         } catch {
             return .fail(
-                "server", "\(url): \(error)",
-                remedy: "check directus.url, that Directus is running and that this host can reach it")
+                "server",
+                "\(url): \(error)",
+                remedy: "check directus.url, that Directus is running and that this host can reach it"
+            )
         }
     }
 
@@ -53,7 +60,10 @@ extension BridgeCheck {
                 learnSecret(tokens.accessToken)
                 if let refresh = tokens.refreshToken { learnSecret(refresh) }
                 let session = CheckSession(
-                    api: makeAPI(token: tokens.accessToken), isUser: true, refreshToken: tokens.refreshToken)
+                    api: makeAPI(token: tokens.accessToken),
+                    isUser: true,
+                    refreshToken: tokens.refreshToken
+                )
                 return (.ok("credentials", "logged in as \(email); \(ttlText(tokens.expiresIn))"), session)
             } catch {
                 return (credentialsFailure(error, what: "the login of \(email)"), nil)
@@ -74,12 +84,18 @@ extension BridgeCheck {
                 case .login where error.code == "INVALID_OTP": "set directus.auth.otp to the current one-time password"
                 default: "check directus.auth.email and password (or the variables they come from)"
                 }
-            return .fail("credentials", "Directus rejected \(what) (\(error.code ?? "HTTP \(error.status ?? 0)"))",
-                remedy: remedy)
+            return .fail(
+                "credentials",
+                "Directus rejected \(what) (\(error.code ?? "HTTP \(error.status ?? 0)"))",
+                remedy: remedy
+            )
         }
         return .fail(
-            "credentials", "\(what) could not be checked: \(error)",
-            remedy: error.isRetriable ? "Directus is unhealthy; try again" : "see the error; it is not a password problem")
+            "credentials",
+            "\(what) could not be checked: \(error)",
+            remedy: error.isRetriable
+                ? "Directus is unhealthy; try again" : "see the error; it is not a password problem"
+        )
     }
 
     /// `GET /server/info` with the token: version, WebSockets, socket auth mode, heartbeat.
@@ -90,8 +106,10 @@ extension BridgeCheck {
         } catch {
             return [
                 .fail(
-                    "websocket", "GET /server/info failed: \(error)",
-                    remedy: "the bridge needs /server/info only for this check; see the error")
+                    "websocket",
+                    "GET /server/info failed: \(error)",
+                    remedy: "the bridge needs /server/info only for this check; see the error"
+                )
             ]
         }
     }
@@ -101,29 +119,36 @@ extension BridgeCheck {
     func checkCollection(_ subscription: SubscriptionConfig, session: CheckSession) async -> CheckResult {
         let collection = subscription.collection
         let name =
-            subscription.uid == collection ? "collection \(collection)" : "collection \(collection) (\(subscription.uid))"
+            subscription.uid == collection
+            ? "collection \(collection)" : "collection \(collection) (\(subscription.uid))"
         let fields = Self.fieldsParameter(subscription.query)
         var query: [(String, String)] = [("limit", "1"), ("fields", fields)]
         if let filter = subscription.query?["filter"] { query.append(("filter", filter.jsonText)) }
         do {
             _ = try await session.api.get("/items/\(URLQuery.escape(collection))", query: query)
-        } catch where error.isForbidden {
+        } catch  where error.isForbidden {
             return .fail(
-                name, "not readable: \(error.message)",
+                name,
+                "not readable: \(error.message)",
                 remedy: "give the bridge's role read permission on \(collection) and the fields \(fields), or fix "
-                    + "the subscription's collection and query.fields")
+                    + "the subscription's collection and query.fields"
+            )
         } catch {
             return .fail(
-                name, "reading it failed: \(error)",
-                remedy: error.isRetriable ? "Directus is unhealthy; try again" : "fix the subscription's query")
+                name,
+                "reading it failed: \(error)",
+                remedy: error.isRetriable ? "Directus is unhealthy; try again" : "fix the subscription's query"
+            )
         }
         do {
             let key = try await session.api.primaryKey(of: collection)
             return .ok(name, "readable with fields \(fields); primary key \(key)")
         } catch {
             return .warning(
-                name, "readable with fields \(fields), but its schema is not (\(error.message))",
-                remedy: "let the bridge's role read the collection's fields, or it assumes the primary key is \"id\"")
+                name,
+                "readable with fields \(fields), but its schema is not (\(error.message))",
+                remedy: "let the bridge's role read the collection's fields, or it assumes the primary key is \"id\""
+            )
         }
     }
 

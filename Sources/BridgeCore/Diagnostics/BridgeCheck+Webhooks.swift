@@ -18,8 +18,15 @@ extension BridgeCheck {
                 ("content-type", "application/json"), ("webhook-id", test.id),
                 ("webhook-timestamp", "\(test.timestamp)"),
             ]
-            if let signature = test.signature(secrets: webhook.secrets) { headers.append(("webhook-signature", signature)) }
-            request = HTTPRequest(method: "POST", url: webhook.url.description, body: test.body, timeout: webhook.timeout)
+            if let signature = test.signature(secrets: webhook.secrets) {
+                headers.append(("webhook-signature", signature))
+            }
+            request = HTTPRequest(
+                method: "POST",
+                url: webhook.url.description,
+                body: test.body,
+                timeout: webhook.timeout
+            )
             event = test
         }
         request.headers = headers
@@ -28,14 +35,18 @@ extension BridgeCheck {
             response = try await transport.send(request)
         } catch {
             return .fail(
-                name, "no answer: \(error)",
-                remedy: "check the URL and that the receiver runs and is reachable from this host")
+                name,
+                "no answer: \(error)",
+                remedy: "check the URL and that the receiver runs and is reachable from this host"
+            )
         }
         guard let event else {
             if response.status >= 500 {
                 return .fail(
-                    name, "answers HEAD with HTTP \(response.status)",
-                    remedy: "the receiver is failing; or try --send-test-event if it does not handle HEAD")
+                    name,
+                    "answers HEAD with HTTP \(response.status)",
+                    remedy: "the receiver is failing; or try --send-test-event if it does not handle HEAD"
+                )
             }
             return .ok(name, "answers (HEAD: HTTP \(response.status)); --send-test-event also tests signing")
         }

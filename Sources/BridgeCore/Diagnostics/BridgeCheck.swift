@@ -11,43 +11,70 @@ import Synchronization
 /// When the server cannot be reached or the credentials are refused, the Directus checks that depend on them are
 /// not attempted (they could only repeat the same failure); the webhook checks still run.
 public final class BridgeCheck: Sendable {
+    /// The configuration under test.
     let config: BridgeConfig
+    /// `directus-bridge/<version>`, sent to webhook receivers.
     let userAgent: String
+    /// Whether webhooks get a signed test event instead of a HEAD request.
     let sendTestEvent: Bool
+    /// Every HTTP request goes through this (Directus and webhooks).
     let transport: any HTTPTransport
+    /// Directus REST without token management.
     let client: DirectusClient
+    /// Logs (stderr).
     let logger: Logger
+    /// Told about tokens learned while checking, so log lines never show them.
     let logHandler: StderrLogHandler?
     private let redactor: Mutex<Redactor>
 
     /// Prepares the checks for `config`. `sendTestEvent` POSTs a signed test event to each webhook instead of a
     /// HEAD request. Tokens obtained by logging in are added to `logHandler`'s redaction list.
     public convenience init(
-        config: BridgeConfig, userAgent: String, sendTestEvent: Bool, logHandler: StderrLogHandler?, logger: Logger
+        config: BridgeConfig,
+        userAgent: String,
+        sendTestEvent: Bool,
+        logHandler: StderrLogHandler?,
+        logger: Logger
     ) {
         let directus = config.directus
         let http = HTTPClient(
             options: HTTPClientOptions(
-                connectTimeout: directus.connectTimeout, requestTimeout: directus.requestTimeout,
-                caFile: directus.tls.caFile, insecureSkipVerify: directus.tls.insecureSkipVerify,
-                userAgent: userAgent),
-            logger: logger.child(label: "http"))
+                connectTimeout: directus.connectTimeout,
+                requestTimeout: directus.requestTimeout,
+                caFile: directus.tls.caFile,
+                insecureSkipVerify: directus.tls.insecureSkipVerify,
+                userAgent: userAgent
+            ),
+            logger: logger.child(label: "http")
+        )
         self.init(
-            config: config, userAgent: userAgent, sendTestEvent: sendTestEvent, transport: http,
-            logHandler: logHandler, logger: logger)
+            config: config,
+            userAgent: userAgent,
+            sendTestEvent: sendTestEvent,
+            transport: http,
+            logHandler: logHandler,
+            logger: logger
+        )
     }
 
     /// Prepares the checks over a given transport (tests).
     init(
-        config: BridgeConfig, userAgent: String, sendTestEvent: Bool, transport: any HTTPTransport,
-        logHandler: StderrLogHandler?, logger: Logger
+        config: BridgeConfig,
+        userAgent: String,
+        sendTestEvent: Bool,
+        transport: any HTTPTransport,
+        logHandler: StderrLogHandler?,
+        logger: Logger
     ) {
         self.config = config
         self.userAgent = userAgent
         self.sendTestEvent = sendTestEvent
         self.transport = transport
         self.client = DirectusClient(
-            baseURL: config.directus.restBaseURL, transport: transport, timeout: config.directus.requestTimeout)
+            baseURL: config.directus.restBaseURL,
+            transport: transport,
+            timeout: config.directus.requestTimeout
+        )
         self.logHandler = logHandler
         self.logger = logger
         self.redactor = Mutex(Redactor(secrets: config.allSecrets))

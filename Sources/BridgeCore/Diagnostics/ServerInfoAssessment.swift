@@ -13,21 +13,30 @@ public enum ServerInfoAssessment {
             if asUser {
                 results.append(
                     .warning(
-                        "websocket", "Directus does not report its WebSocket settings (older than 10.x?)",
-                        remedy: "make sure WEBSOCKETS_ENABLED=true; `run` will tell when it connects"))
+                        "websocket",
+                        "Directus does not report its WebSocket settings (older than 10.x?)",
+                        remedy: "make sure WEBSOCKETS_ENABLED=true; `run` will tell when it connects"
+                    )
+                )
             } else {
                 results.append(
                     .warning(
-                        "websocket", "not reported to unauthenticated clients, so it cannot be checked",
-                        remedy: "make sure WEBSOCKETS_ENABLED=true and WEBSOCKETS_REST_AUTH=public on the server"))
+                        "websocket",
+                        "not reported to unauthenticated clients, so it cannot be checked",
+                        remedy: "make sure WEBSOCKETS_ENABLED=true and WEBSOCKETS_REST_AUTH=public on the server"
+                    )
+                )
             }
             return results
         }
         if websocket.boolValue == false {
             results.append(
                 .fail(
-                    "websocket", "WebSockets are disabled on the server (/server/info says websocket: false)",
-                    remedy: "set WEBSOCKETS_ENABLED=true in Directus's environment and restart it"))
+                    "websocket",
+                    "WebSockets are disabled on the server (/server/info says websocket: false)",
+                    remedy: "set WEBSOCKETS_ENABLED=true in Directus's environment and restart it"
+                )
+            )
             return results
         }
         results.append(restSocket(websocket["rest"], config: config))
@@ -35,6 +44,7 @@ public enum ServerInfoAssessment {
         return results
     }
 
+    /// The `version` line: Directus shows its version only to users.
     static func version(_ version: String?, asUser: Bool) -> CheckResult {
         if let version { return .ok("version", "Directus \(version)") }
         return asUser
@@ -42,19 +52,24 @@ public enum ServerInfoAssessment {
             : .ok("version", "not reported to unauthenticated clients")
     }
 
+    /// The `websocket` line for the `rest` block: enabled, at the configured path, with a compatible auth mode.
     static func restSocket(_ rest: JSONValue?, config: DirectusConfig) -> CheckResult {
         guard let rest, rest.boolValue != false else {
             return .fail(
-                "websocket", "the realtime (REST) socket is disabled on the server",
-                remedy: "set WEBSOCKETS_REST_ENABLED=true in Directus's environment and restart it")
+                "websocket",
+                "the realtime (REST) socket is disabled on the server",
+                remedy: "set WEBSOCKETS_REST_ENABLED=true in Directus's environment and restart it"
+            )
         }
         let path = rest["path"]?.stringValue ?? DirectusConfig.defaultWebsocketPath
         let serverMode = rest["authentication"]?.stringValue ?? "handshake"
         if path != config.websocketPath {
             return .fail(
-                "websocket", "the server's realtime socket is at \(path), the bridge would connect to "
+                "websocket",
+                "the server's realtime socket is at \(path), the bridge would connect to "
                     + config.websocketPath,
-                remedy: "set directus.websocket_path: \(path)")
+                remedy: "set directus.websocket_path: \(path)"
+            )
         }
         let ours = config.auth.mode.rawValue
         let enabled = "WebSockets enabled at \(path), authentication \(serverMode) (bridge: \(ours))"
@@ -92,9 +107,11 @@ public enum ServerInfoAssessment {
     /// `25s`, `2.5s`, `500ms`.
     static func text(_ duration: Duration) -> String {
         StatsReporter.formatSeconds(
-            Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18)
+            Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+        )
     }
 
+    /// The `heartbeat` line: off fails, a server period longer than the bridge's warns.
     static func heartbeat(_ heartbeat: JSONValue, config: DirectusConfig) -> CheckResult {
         let ours = text(config.heartbeat)
         guard let seconds = heartbeat.doubleValue else {
@@ -102,7 +119,8 @@ public enum ServerInfoAssessment {
                 "heartbeat",
                 "the server's heartbeat is off, so it never answers the bridge's pings and an idle socket is "
                     + "reconnected every \(text(config.heartbeat * 2))",
-                remedy: "set WEBSOCKETS_HEARTBEAT_ENABLED=true on the server")
+                remedy: "set WEBSOCKETS_HEARTBEAT_ENABLED=true on the server"
+            )
         }
         let theirs = text(.milliseconds(Int64((seconds * 1000).rounded())))
         if Duration.milliseconds(Int64((seconds * 1000).rounded())) > config.heartbeat {
@@ -110,11 +128,14 @@ public enum ServerInfoAssessment {
                 "heartbeat",
                 "Directus pings every \(theirs), less often than the bridge (directus.heartbeat \(ours)); the "
                     + "socket stays alive through the bridge's own pings",
-                remedy: "set WEBSOCKETS_HEARTBEAT_PERIOD to \(ours) or less so Directus also notices a dead bridge sooner")
+                remedy:
+                    "set WEBSOCKETS_HEARTBEAT_PERIOD to \(ours) or less so Directus also notices a dead bridge sooner"
+            )
         }
         return .ok(
             "heartbeat",
             "Directus pings every \(theirs); the bridge pings every \(ours) and reconnects after "
-                + "\(text(config.heartbeat * 2)) of silence")
+                + "\(text(config.heartbeat * 2)) of silence"
+        )
     }
 }

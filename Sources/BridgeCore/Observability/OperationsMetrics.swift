@@ -17,9 +17,11 @@ public struct BuildInfo: Sendable, Equatable {
 /// The process-level metrics: build info, start time, and the connection and readiness state from `HealthState`,
 /// read at scrape time so they can never disagree with `/readyz`.
 enum OperationsMetrics {
+    /// Registers the process-level metrics of `build` and `health` in `registry`.
     static func register(in registry: MetricsRegistry, health: HealthState, build: BuildInfo) {
         registry.gauge(
-            "directus_bridge_build_info", help: "Always 1; the labels say which build is running.",
+            "directus_bridge_build_info",
+            help: "Always 1; the labels say which build is running.",
             labels: [("version", build.version), ("commit", build.commit)]
         ).set(1)
         registry.gauge("directus_bridge_start_time_seconds", help: "Unix time the bridge process started.")
@@ -29,16 +31,20 @@ enum OperationsMetrics {
             help: "1 while the realtime socket to Directus is open and authenticated, else 0."
         ) { [health] in health.snapshot.connected ? 1 : 0 }
         registry.gaugeFunction(
-            "directus_bridge_authenticated", help: "1 while Directus accepts the bridge's credentials, else 0."
+            "directus_bridge_authenticated",
+            help: "1 while Directus accepts the bridge's credentials, else 0."
         ) { [health] in health.snapshot.authenticated ? 1 : 0 }
         registry.gaugeFunction(
-            "directus_bridge_subscriptions_live", help: "Subscriptions that Directus confirmed (init) on this connection."
+            "directus_bridge_subscriptions_live",
+            help: "Subscriptions that Directus confirmed (init) on this connection."
         ) { [health] in Double(health.snapshot.liveSubscriptions.count) }
-        registry.gaugeFunction("directus_bridge_subscriptions_configured", help: "Subscriptions in the configuration.") {
+        registry.gaugeFunction("directus_bridge_subscriptions_configured", help: "Subscriptions in the configuration.")
+        {
             [health] in Double(health.snapshot.expectedSubscriptions.count)
         }
         registry.gaugeFunction(
-            "directus_bridge_ready", help: "1 when /readyz answers 200 (connected, authenticated, subscribed, no sink stuck)."
+            "directus_bridge_ready",
+            help: "1 when /readyz answers 200 (connected, authenticated, subscribed, no sink stuck)."
         ) { [health] in health.snapshot.isReady ? 1 : 0 }
     }
 }

@@ -84,7 +84,10 @@ public final class StatsReporter: Sendable {
     static func difference(_ current: Histogram.Snapshot, _ previous: Histogram.Snapshot) -> Histogram.Snapshot {
         let counts = zip(current.bucketCounts, previous.bucketCounts).map { $0 &- $1 }
         return Histogram.Snapshot(
-            bucketCounts: counts, count: current.count &- previous.count, sum: current.sum - previous.sum)
+            bucketCounts: counts,
+            count: current.count &- previous.count,
+            sum: current.sum - previous.sum
+        )
     }
 
     /// The upper bound of the bucket holding the `quantile` observation (`+Inf` above the last bucket), or nil when

@@ -15,7 +15,11 @@ public enum OperationsServer {
     /// port when the configured one is 0. A failure to listen is a configuration problem (exit 78).
     /// `redactor` hides the configured secrets in `/readyz` reasons (they may quote a server's or a sink's error).
     public static func start(
-        _ http: HTTPConfig, registry: MetricsRegistry, health: HealthState, redactor: Redactor, logger: Logger
+        _ http: HTTPConfig,
+        registry: MetricsRegistry,
+        health: HealthState,
+        redactor: Redactor,
+        logger: Logger
     ) async throws(RuntimeOutcome) -> HTTPServer? {
         guard let listen = http.listen else { return nil }
         let addresses: [SocketAddress]
@@ -34,13 +38,17 @@ public enum OperationsServer {
         let server: HTTPServer
         do {
             server = try HTTPServer(
-                addresses: addresses, label: listen.description, routes: routes(registry: registry, health: health, redactor: redactor))
+                addresses: addresses,
+                label: listen.description,
+                routes: routes(registry: registry, health: health, redactor: redactor)
+            )
         } catch {
             throw .configurationProblem("http.listen: \(error)")
         }
         logger.info(
             "serving /metrics, /healthz and /readyz",
-            metadata: ["http.listen": server.boundAddresses.map(\.description).joined(separator: ",")])
+            metadata: ["http.listen": server.boundAddresses.map(\.description).joined(separator: ",")]
+        )
         return server
     }
 
@@ -58,8 +66,10 @@ public enum OperationsServer {
             "/readyz": { _ in
                 let snapshot = health.snapshot
                 return HTTPServerResponse(
-                    status: snapshot.isReady ? 200 : 503, contentType: "application/json",
-                    text: redactor.redact(readinessJSON(snapshot)) + "\n")
+                    status: snapshot.isReady ? 200 : 503,
+                    contentType: "application/json",
+                    text: redactor.redact(readinessJSON(snapshot)) + "\n"
+                )
             },
         ]
     }
