@@ -20,6 +20,10 @@ public final class StatsReporter: Sendable {
         public static let lagP99 = "lag.p99"
         /// Events waiting between Directus and the sinks.
         public static let queueDepth = "queue.depth"
+        /// Webhook deliveries waiting in the outbox (registered by the webhook sink).
+        public static let outboxDepth = "outbox.depth"
+        /// Dead-lettered webhook deliveries (registered by the webhook sink).
+        public static let deadLetterDepth = "dlq.depth"
     }
 
     private struct Window {
