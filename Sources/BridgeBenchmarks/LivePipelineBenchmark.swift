@@ -39,6 +39,8 @@ enum LivePipelineBenchmark {
             peerValue: peer.p99 * 1000).emit()
         BenchmarkResult(benchmark: name, metric: "bridge CPU per item", value: ours.cpuPerItem * 1e9, unit: "ns")
             .emit()
+        BenchmarkResult(benchmark: name, metric: "peak RSS", value: ours.peakRSSMiB, unit: "MiB", peer: peerName,
+            peerValue: peer.peakRSSMiB).emit()
     }
 
     struct Measurement {
@@ -46,6 +48,7 @@ enum LivePipelineBenchmark {
         var p50: Double
         var p99: Double
         var cpuPerItem: Double = 0
+        var peakRSSMiB: Double = 0
     }
 
     static func measureBridge(emulator: BenchmarkEmulator, count: Int) async throws -> Measurement {
@@ -84,6 +87,7 @@ enum LivePipelineBenchmark {
         try await dispatching
         var result = sink.measurement()
         result.cpuPerItem = cpu / Double(count)
+        result.peakRSSMiB = peakRSSMiB()
         return result
     }
 
@@ -111,7 +115,14 @@ enum LivePipelineBenchmark {
         let json = try JSONSerialization.jsonObject(with: Data(resultLine.utf8)) as? [String: Any] ?? [:]
         return Measurement(
             rate: json["items_per_second"] as? Double ?? 0, p50: (json["p50_ms"] as? Double ?? 0) / 1000,
-            p99: (json["p99_ms"] as? Double ?? 0) / 1000)
+            p99: (json["p99_ms"] as? Double ?? 0) / 1000, peakRSSMiB: json["peak_rss_mib"] as? Double ?? 0)
+    }
+
+    /// The process's peak resident set size so far (includes the benchmark's own latency array, ~1.6 MB).
+    static func peakRSSMiB() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        return Double(usage.ru_maxrss) / 1024
     }
 
     static func processCPUSeconds() -> Double {

@@ -6,7 +6,7 @@ result: items/s and the p50/p99 latency from frame received to line written.
 
     python live_consumer.py WS_URL TOKEN COLLECTION COUNT
 """
-import asyncio, datetime, json, sys, time, uuid
+import asyncio, datetime, json, resource, sys, time, uuid
 import websockets
 
 
@@ -40,7 +40,8 @@ async def main(url: str, token: str, collection: str, count: int) -> None:
     latencies.sort()
     print(json.dumps({"items": done, "seconds": elapsed, "items_per_second": done / elapsed,
                       "p50_ms": latencies[len(latencies) // 2] * 1000,
-                      "p99_ms": latencies[int(len(latencies) * 0.99)] * 1000}), flush=True)
+                      "p99_ms": latencies[int(len(latencies) * 0.99)] * 1000,
+                      "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}), flush=True)
 
 
 if __name__ == "__main__":
