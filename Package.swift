@@ -63,7 +63,10 @@ let package = Package(
         // MARK: Tests
         .target(name: "BridgeTestSupport", dependencies: ["BridgeSystem"], path: "Tests/BridgeTestSupport"),
         .testTarget(name: "BridgeSystemTests", dependencies: ["BridgeSystem", "BridgeTestSupport"]),
-        .testTarget(name: "BridgeCoreTests", dependencies: ["BridgeCore", "BridgeSystem", "BridgeTestSupport"]),
+        .testTarget(
+            name: "BridgeCoreTests",
+            dependencies: ["BridgeCore", "BridgeSystem", "BridgeHTTP", "BridgeJSON", "BridgeConfig", "BridgeTestSupport"]
+        ),
         .testTarget(name: "BridgeAppTests", dependencies: ["BridgeApp", "BridgeTestSupport"]),
         .testTarget(name: "BridgeIntegrationTests", dependencies: ["BridgeCLI", "BridgeTestSupport"]),
         .testTarget(name: "BridgeConfigTests", dependencies: ["BridgeConfig", "BridgeSystem", "BridgeTestSupport"]),
