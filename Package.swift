@@ -77,6 +77,7 @@ let package = Package(
         .testTarget(name: "BridgeStoreTests", dependencies: ["BridgeStore", "BridgeTestSupport"]),
         .testTarget(name: "BridgeHTTPServerTests", dependencies: ["BridgeHTTPServer", "BridgeSystem", "BridgeTestSupport"]),
         .testTarget(name: "BridgeOperationsTests", dependencies: ["BridgeCore", "BridgeConfig", "BridgeJSON", "BridgeHTTPServer", "BridgeSystem"]),
+        .testTarget(name: "BridgeActivityTests", dependencies: ["BridgeCore", "BridgeConfig", "BridgeJSON", "BridgeSystem", "BridgeTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

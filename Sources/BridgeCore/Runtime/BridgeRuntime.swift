@@ -50,7 +50,7 @@ public final class BridgeRuntime: Sendable {
             "starting", metadata: [
                 "version": components.version, "commit": commit, LogKey.url: config.directus.restBaseURL,
                 "http.listen": config.http.listen?.description ?? "off",
-                LogKey.mode: "live", "sinks": StartupSummary.sinks(config.sinks),
+                LogKey.mode: config.delivery.mode.rawValue, "sinks": StartupSummary.sinks(config.sinks),
                 "subscriptions": config.subscriptions.map(\.uid).joined(separator: ","),
             ])
         // Operations endpoint (http.listen): up before authenticating, so /readyz can say why it is not ready yet.
@@ -66,13 +66,36 @@ public final class BridgeRuntime: Sendable {
 
         // Start-up: authenticate (retrying while Directus is unreachable; exit 77 when it refuses us).
         if let outcome = await authenticate(components, stop: stop) { return outcome }
+        // Activity or live delivery (Activity/DeliveryModeResolver.swift): exit 77 for `activity` without access.
+        let delivery: DeliveryPlan
+        switch await DeliveryModeResolver.resolve(
+            config: config, api: components.api, registry: components.registry,
+            retryDelay: config.directus.reconnect.initialDelay, stop: stop, logger: logger)
+        {
+        case nil: return .cleanShutdown
+        case .failure(let outcome)?: return outcome
+        case .success(let plan)?: delivery = plan
+        }
         guard
             let routes = await SubscriptionPlanner.plan(
-                subscriptions: config.subscriptions, api: components.api, handling: { _ in .emit },
+                subscriptions: config.subscriptions, api: components.api, handling: delivery.handling(for:),
                 retryDelay: config.directus.reconnect.initialDelay, stop: stop, logger: logger)
         else { return .cleanShutdown }
+        let activity: ActivityService
+        do {
+            activity = try await ActivityService.make(
+                plan: delivery, config: config, routes: routes, api: components.api, queue: components.queue,
+                health: components.health, registry: components.registry, pipelineMetrics: components.pipelineMetrics,
+                recorder: components.progressRecorder, logger: logger.child(label: "activity"))
+        } catch {
+            logger.error("cannot open the activity cursor store", metadata: [LogKey.error: "\(error)"])
+            return .failure("cannot open the activity cursor store: \(error)")
+        }
+        logger.info(
+            "delivery mode", metadata: [LogKey.mode: delivery.mode.rawValue,
+                "subscriptions.activity": delivery.activityUIDs.sorted().joined(separator: ",")])
 
-        return await serve(components, routes: routes, stop: stop)
+        return await serve(components, routes: routes, activity: activity, stop: stop)
     }
 
     private func authenticate(_ components: RuntimeComponents, stop: ShutdownSignal) async -> RuntimeOutcome? {
@@ -98,12 +121,12 @@ public final class BridgeRuntime: Sendable {
         return .cleanShutdown
     }
 
-    private func serve(_ components: RuntimeComponents, routes: [SubscriptionRoute], stop: ShutdownSignal) async
-        -> RuntimeOutcome
-    {
+    private func serve(
+        _ components: RuntimeComponents, routes: [SubscriptionRoute], activity: ActivityService, stop: ShutdownSignal
+    ) async -> RuntimeOutcome {
         let supervisor = RealtimeSupervisor(
             settings: components.supervisorSettings, routes: routes, auth: components.auth, queue: components.queue,
-            trigger: nil, health: components.health, metrics: components.pipelineMetrics,
+            trigger: activity.trigger, health: components.health, metrics: components.pipelineMetrics,
             reconnects: components.countReconnect, logger: logger.child(label: "realtime"))
         let refresher = TokenRefresher(
             auth: components.auth, health: components.health, retryDelay: config.directus.reconnect.maxDelay,
@@ -125,7 +148,8 @@ public final class BridgeRuntime: Sendable {
         async let intake: Void = {
             async let realtime: Void = supervisor.run(stop: stop)
             async let tokens: Void = refresher.run(stop: stop)
-            _ = await (realtime, tokens)
+            async let reader: Void = activity.run(stop: stop)
+            _ = await (realtime, tokens, reader)
         }()
 
         async let stats: Void = components.stats.run(stop: stop)
@@ -168,6 +192,8 @@ struct RuntimeComponents: Sendable {
     let auth: AuthSession
     let queue: EventQueue
     let dispatcher: Dispatcher
+    /// Records activity progress in the cursor store once activity mode is chosen.
+    let progressRecorder = DeferredProgressRecorder()
     let supervisorSettings: RealtimeSupervisor.Settings
     let countReconnect: @Sendable (String) -> Void
     let version: String
@@ -215,7 +241,7 @@ struct RuntimeComponents: Sendable {
         stats.addGauge(StatsReporter.Key.queueDepth) { [queue] in Double(queue.depth) }
         let sinks = try SinkFactory.makeSinks(config.sinks, registry: registry)
         dispatcher = Dispatcher(
-            queue: queue, sinks: sinks, recorder: nil, metrics: pipelineMetrics, health: health,
+            queue: queue, sinks: sinks, recorder: progressRecorder, metrics: pipelineMetrics, health: health,
             logger: logger.child(label: "dispatcher"))
 
         let authMode: RealtimeSessionStateMachine.AuthMode =

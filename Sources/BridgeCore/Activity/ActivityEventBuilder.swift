@@ -1,0 +1,124 @@
+public import BridgeJSON
+public import BridgeSystem
+
+/// Turns a page of activity rows into event lines: one line per (row, subscription) whose collection and event
+/// match, in activity order, never coalesced (contract.md "One line per change").
+///
+/// `data` is the item as the subscription's query reads it now (the "state now" semantics of Directus's own socket
+/// events). An item that still exists but no longer matches the filter gives no line, as Directus's socket gives
+/// no message for it (§5.3); an item that is gone gives the revision's snapshot when Directus kept one, else null.
+/// Deletes carry the key and `data: null`.
+public struct ActivityEventBuilder: Sendable {
+    /// A subscription and the activity id it starts after.
+    public struct Target: Sendable {
+        /// The subscription.
+        public var subscription: ActivitySubscription
+        /// Rows at or below this id are not emitted for it.
+        public var startID: Int64
+
+        /// Creates a target.
+        public init(subscription: ActivitySubscription, startID: Int64) {
+            self.subscription = subscription
+            self.startID = startID
+        }
+    }
+
+    private let targets: [Target]
+    private let byCollection: [String: [Int]]
+
+    /// Creates a builder for `targets`.
+    public init(targets: [Target]) {
+        self.targets = targets
+        var byCollection: [String: [Int]] = [:]
+        for (index, target) in targets.enumerated() {
+            byCollection[target.subscription.collection, default: []].append(index)
+        }
+        self.byCollection = byCollection
+    }
+
+    /// Whether `row` is of interest to any target (the rest are only resolved).
+    public func matches(_ row: ActivityRow) -> Bool { !pairs(for: row).isEmpty }
+
+    /// The targets (indexes) that emit `row`.
+    private func pairs(for row: ActivityRow) -> [Int] {
+        guard let change = row.change, let collection = row.collection, row.item != nil,
+            let candidates = byCollection[collection]
+        else { return [] }
+        return candidates.filter { index in
+            let target = targets[index]
+            return row.id > target.startID && target.subscription.events.contains(change)
+        }
+    }
+
+    /// The events of `rows` (any order; emitted in id order) with `origin`, reading items through `source`.
+    public func events(
+        for rows: [ActivityRow], origin: EventOrigin, source: any ActivitySource, receivedAt: Timestamp
+    ) async throws(DirectusError) -> [EncodedEvent] {
+        let ordered = rows.sorted { $0.id < $1.id }
+        var work: [(row: ActivityRow, target: Int)] = []
+        var wantedKeys: [Int: [String]] = [:]
+        var seenKeys: [Int: Set<String>] = [:]
+        for row in ordered {
+            for index in pairs(for: row) {
+                work.append((row, index))
+                if row.change != .delete, let key = row.item, seenKeys[index, default: []].insert(key).inserted {
+                    wantedKeys[index, default: []].append(key)
+                }
+            }
+        }
+        guard !work.isEmpty else { return [] }
+
+        // Items now, per subscription; then which missing ones still exist (filtered out) or are gone.
+        var current: [Int: [String: JSONValue]] = [:]
+        var gone: [Int: Set<String>] = [:]
+        for (index, keys) in wantedKeys.sorted(by: { $0.key < $1.key }) {
+            let query = targets[index].subscription.query
+            var found: [String: JSONValue] = [:]
+            for item in try await source.items(query, keys: keys) {
+                if let key = query.key(of: item) { found[key] = item }
+            }
+            current[index] = found
+            let missing = keys.filter { found[$0] == nil }
+            if !missing.isEmpty {
+                let existing = try await source.existingKeys(query, keys: missing)
+                gone[index] = Set(missing.filter { !existing.contains($0) })
+            }
+        }
+        var snapshotIDs: [Int64] = []
+        for (row, index) in work where row.change != .delete {
+            if let key = row.item, gone[index]?.contains(key) == true { snapshotIDs.append(row.id) }
+        }
+        let snapshots = snapshotIDs.isEmpty ? [:] : try await source.revisionSnapshots(activityIDs: snapshotIDs)
+
+        var events: [EncodedEvent] = []
+        events.reserveCapacity(work.count)
+        var body: [UInt8] = []
+        for (row, index) in work {
+            guard let change = row.change, let key = row.item else { continue }
+            let subscription = targets[index].subscription
+            var data: JSONValue?
+            if change != .delete {
+                if let item = current[index]?[key] {
+                    data = subscription.query.shape(item)
+                } else if gone[index]?.contains(key) == true {
+                    data = snapshots[row.id].map(subscription.query.project) ?? .null
+                } else {
+                    continue  // still exists but no longer matches the filter: no line, like Directus's socket
+                }
+            }
+            let id = "act_\(row.id)"
+            let time = row.timestamp ?? receivedAt
+            let fields = EventLineFields(
+                id: id, event: change, collection: subscription.collection, key: key, origin: origin, seq: row.id,
+                time: time, receivedAt: receivedAt, subscription: subscription.uid, user: row.user)
+            body.removeAll(keepingCapacity: true)
+            EventLineWriter.append(
+                fields, dataValue: data, deltaValue: change == .delete ? nil : row.delta, newline: false, to: &body)
+            events.append(
+                EncodedEvent(
+                    id: id, event: change, collection: subscription.collection, key: key, origin: origin,
+                    seq: row.id, time: time, receivedAt: receivedAt, subscription: subscription.uid, body: body))
+        }
+        return events
+    }
+}

@@ -1,0 +1,64 @@
+public import BridgeConfig
+
+/// The activity reader's metrics: cursor, head and lag of the activity log, backfill and snapshot counters, and
+/// which delivery mode is in force.
+public final class ActivityMetrics: Sendable {
+    /// The newest activity id the reader has seen.
+    let head: Gauge
+    /// Activity reads (pages and gap checks).
+    let reads: Counter
+    /// Events recovered while catching up (origin `backfill`).
+    let backfillEvents: Counter
+    /// Items emitted by snapshots.
+    let snapshotItems: Counter
+    /// Gaps given up on after the gap timeout (rows of rolled-back transactions, or lost).
+    let abandonedGaps: Counter
+    /// Failed activity reads (Directus unreachable or refusing).
+    let readFailures: Counter
+    private let registry: MetricsRegistry
+
+    /// Registers the metrics; the cursor and lag gauges read `cursor()` (the durable committed id) at scrape time.
+    public init(registry: MetricsRegistry, cursor: @escaping @Sendable () -> Int64?) {
+        self.registry = registry
+        let head = registry.gauge(
+            "directus_bridge_activity_head", help: "Newest directus_activity id seen by the activity reader.")
+        self.head = head
+        registry.gaugeFunction(
+            "directus_bridge_activity_cursor",
+            help: "Activity id up to which every change was accepted by every sink (the durable cursor)."
+        ) { Double(cursor() ?? 0) }
+        registry.gaugeFunction(
+            "directus_bridge_activity_lag", help: "Activity rows between the head and the durable cursor."
+        ) { max(0, head.value - Double(cursor() ?? 0)) }
+        reads = registry.counter("directus_bridge_activity_reads_total", help: "Reads of the activity log.")
+        backfillEvents = registry.counter(
+            "directus_bridge_backfill_events_total", help: "Events recovered from the activity log while catching up.")
+        snapshotItems = registry.counter(
+            "directus_bridge_snapshot_items_total", help: "Items emitted by subscription snapshots.")
+        abandonedGaps = registry.counter(
+            "directus_bridge_activity_gaps_abandoned_total",
+            help: "Activity ids that never appeared within the gap timeout (rolled-back transactions).")
+        readFailures = registry.counter(
+            "directus_bridge_activity_read_failures_total", help: "Activity-log reads that failed and were retried.")
+    }
+
+    /// Publishes the delivery mode in force: `directus_bridge_delivery_mode{mode}` is 1 for it, 0 for the other.
+    /// `fallback` counts an `auto` that had to fall back to live.
+    public static func publish(mode: DeliveryMode, fallback: Bool, registry: MetricsRegistry) {
+        for candidate in [DeliveryMode.activity, .live] {
+            registry.gauge(
+                "directus_bridge_delivery_mode", help: "The delivery mode in force (1) after resolving auto.",
+                labels: [("mode", candidate.rawValue)]
+            ).set(candidate == mode ? 1 : 0)
+        }
+        let fallbacks = registry.counter(
+            "directus_bridge_activity_fallbacks_total",
+            help: "Starts where delivery.mode auto fell back to live because directus_activity is not readable.")
+        if fallback { fallbacks.increment() }
+    }
+
+    /// Notes the newest activity id seen.
+    func saw(head id: Int64) {
+        if Double(id) > head.value { head.set(Double(id)) }
+    }
+}

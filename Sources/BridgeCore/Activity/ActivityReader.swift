@@ -1,0 +1,241 @@
+import BridgeJSON
+public import BridgeSystem
+
+/// Settings of the activity reader.
+public struct ActivityReaderSettings: Sendable {
+    /// How often the log is read without a socket trigger (`delivery.poll_interval`).
+    public var pollInterval: Duration
+    /// Activity rows per read.
+    public var pageSize: Int
+    /// Items per snapshot page.
+    public var snapshotPageSize: Int
+    /// How long a gap (an id below the highest seen that is not visible yet) may stay open before the reader
+    /// treats it as a rolled-back transaction.
+    public var gapTimeout: Duration
+    /// First retry delay after a failed read (`directus.reconnect.initial_delay`).
+    public var retryDelay: Duration
+    /// Longest retry delay (`directus.reconnect.max_delay`).
+    public var maxRetryDelay: Duration
+    /// Interval of progress lines during long backfills and snapshots.
+    public var progressInterval: Duration
+
+    /// The gap timeout: far longer than any commit takes, short enough that a rolled-back id does not hold the
+    /// durable cursor (and the list of gap ids re-checked on every read) for long.
+    public static let defaultGapTimeout: Duration = .seconds(30)
+
+    /// Creates settings; pages of 500 rows and items.
+    public init(
+        pollInterval: Duration, pageSize: Int = 500, snapshotPageSize: Int = 500,
+        gapTimeout: Duration = ActivityReaderSettings.defaultGapTimeout, retryDelay: Duration = .milliseconds(500),
+        maxRetryDelay: Duration = .seconds(30), progressInterval: Duration = .seconds(5)
+    ) {
+        self.pollInterval = pollInterval
+        self.pageSize = max(1, pageSize)
+        self.snapshotPageSize = max(1, snapshotPageSize)
+        self.gapTimeout = gapTimeout
+        self.retryDelay = retryDelay
+        self.maxRetryDelay = maxRetryDelay
+        self.progressInterval = progressInterval
+    }
+}
+
+/// Reads `directus_activity` after the cursor and hands every change of the activity-mode subscriptions to the
+/// queue as event lines (at-least-once across socket drops, Directus restarts and bridge crashes).
+///
+/// * Start-up: the cursor comes from the cursor store; the first start begins at the newest activity id (no
+///   history replay), and so does a subscription new to the store. Snapshots that are due run first.
+/// * A read asks for every row after the highest id seen (all collections, so that an id missing below it can
+///   only be an uncommitted transaction — a *gap*) and for the open gaps by id; gaps older than the gap timeout
+///   are abandoned. Rows of other collections or actions are resolved without output.
+/// * Reads run when the socket reports a change (coalesced), every `poll_interval`, and back to back while pages
+///   come back full. Events are `backfill` while catching up after start-up or a (re)connect or while the socket
+///   is down, `live` otherwise.
+/// * Each read is one batch with its progress; the reader *waits* on a full queue (`put`), so a long backfill
+///   pauses while sinks are behind and memory stays bounded. The cursor store records the progress only after
+///   every sink accepted the batch.
+public final class ActivityReader: Sendable {
+    let settings: ActivityReaderSettings
+    let subscriptions: [ActivitySubscription]
+    let source: any ActivitySource
+    let store: CursorStore
+    let queue: EventQueue
+    let wakeup: ActivityWakeup
+    let health: HealthState
+    let metrics: ActivityMetrics
+    let pipelineMetrics: PipelineMetrics
+    let logger: Logger
+
+    /// Creates a reader for `subscriptions`.
+    public init(
+        settings: ActivityReaderSettings, subscriptions: [ActivitySubscription], source: any ActivitySource,
+        store: CursorStore, queue: EventQueue, wakeup: ActivityWakeup, health: HealthState, metrics: ActivityMetrics,
+        pipelineMetrics: PipelineMetrics, logger: Logger
+    ) {
+        self.settings = settings
+        self.subscriptions = subscriptions
+        self.source = source
+        self.store = store
+        self.queue = queue
+        self.wakeup = wakeup
+        self.health = health
+        self.metrics = metrics
+        self.pipelineMetrics = pipelineMetrics
+        self.logger = logger
+    }
+
+    /// Runs until `stop` is triggered (or the queue is closed).
+    public func run(stop: ShutdownSignal) async {
+        let loop = ActivityReaderLoop(reader: self, stop: stop)
+        await loop.run()
+    }
+}
+
+/// The reader's mutable state, owned by the one task that runs it.
+final class ActivityReaderLoop {
+    let reader: ActivityReader
+    let stop: ShutdownSignal
+    var cursor = ActivityCursor(committed: 0)
+    var gapTracker: GapTracker
+    var builder = ActivityEventBuilder(targets: [])
+    var catchingUp = true
+    var backfill: ProgressLog?
+    var backoff: ReconnectBackoff
+    /// Largest number of gap ids checked per read (the lowest first); more are checked as those resolve.
+    static let maxGapsPerRead = 2000
+
+    init(reader: ActivityReader, stop: ShutdownSignal) {
+        self.reader = reader
+        self.stop = stop
+        gapTracker = GapTracker(timeout: reader.settings.gapTimeout)
+        backoff = ReconnectBackoff(
+            initialDelay: reader.settings.retryDelay, maxDelay: reader.settings.maxRetryDelay,
+            resetAfter: .seconds(60))
+    }
+
+    var logger: Logger { reader.logger }
+
+    func run() async {
+        guard let snapshots = await retrying("cannot read the activity cursor", { try await self.prepare() }) else {
+            return
+        }
+        for pending in snapshots {
+            guard await snapshot(pending) else { return }
+        }
+        while !stop.isTriggered {
+            let signal = reader.wakeup.take()
+            if signal.reconnected && !catchingUp { startCatchingUp(reason: "reconnected") }
+            guard let caughtUp = await retrying("reading the activity log failed", { try await self.readPage() })
+            else { return }
+            if !caughtUp { continue }
+            if catchingUp { finishCatchingUp() }
+            await reader.wakeup.wait(timeout: reader.settings.pollInterval, stop: stop)
+        }
+    }
+
+    /// Runs `body` until it succeeds or the bridge stops (nil); failures are logged and retried with backoff.
+    func retrying<T>(_ message: String, _ body: () async throws -> T) async -> T? {
+        while !stop.isTriggered {
+            do {
+                let result = try await body()
+                backoff.reset()
+                return result
+            } catch is QueueClosed {
+                return nil
+            } catch {
+                reader.metrics.readFailures.increment()
+                let delay = backoff.nextDelay()
+                logger.warning(
+                    message, metadata: [LogKey.error: "\(error)", LogKey.delay: RealtimeSupervisor.format(delay)])
+                if !catchingUp { startCatchingUp(reason: "read failed") }
+                await stop.sleep(for: delay)
+            }
+        }
+        return nil
+    }
+
+    // MARK: - Catching up
+
+    private func startCatchingUp(reason: String) {
+        catchingUp = true
+        backfill = nil
+        logger.debug("catching up", metadata: [LogKey.reason: reason, LogKey.cursor: String(cursor.head)])
+    }
+
+    private func finishCatchingUp() {
+        catchingUp = false
+        if let backfill, backfill.done > 0 {
+            logger.info(
+                "backfill done",
+                metadata: [
+                    LogKey.count: String(backfill.done), "rate_per_second": String(Int(backfill.rate)),
+                    LogKey.cursor: String(cursor.head),
+                ])
+        }
+        backfill = nil
+    }
+
+    // MARK: - Reading
+
+    /// Reads one page after the head plus the open gaps, hands its events and progress to the queue, and returns
+    /// whether the reader has caught up (the page was not full).
+    func readPage() async throws -> Bool {
+        let origin: EventOrigin = catchingUp || !reader.health.snapshot.connected ? .backfill : .live
+        let started = ContinuousClock.now
+        let receivedAt = Timestamp.now()
+        let page = try await reader.source.activity(after: cursor.head, limit: reader.settings.pageSize)
+        var rows = page
+        let gaps = cursor.gaps
+        if !gaps.isEmpty {
+            rows += try await reader.source.activity(ids: Array(gaps.prefix(Self.maxGapsPerRead)))
+        }
+        reader.metrics.reads.increment()
+        var seen = Set<Int64>()
+        rows = rows.filter { !cursor.isResolved($0.id) && seen.insert($0.id).inserted }
+        if let newest = page.last?.id { reader.metrics.saw(head: newest) }
+
+        var next = cursor
+        next.resolve(rows.map(\.id))
+        let abandoned = gapTracker.expired(gaps: next.gaps, now: .now)
+        if !abandoned.isEmpty {
+            next.resolve(abandoned)
+            reader.metrics.abandonedGaps.increment(by: UInt64(abandoned.count))
+            logger.warning(
+                "activity ids never appeared; treating them as rolled back",
+                metadata: [LogKey.count: String(abandoned.count), "ids": Self.describe(abandoned)])
+        }
+        let events = try await builder.events(
+            for: rows, origin: origin, source: reader.source, receivedAt: receivedAt)
+        let progress = ActivityProgress(resolvedIDs: rows.map(\.id), abandonedIDs: abandoned)
+        if !events.isEmpty || !progress.isEmpty {
+            try await hand(EventBatch(events: events, progress: progress, receivedAt: started))
+            if origin == .backfill { reader.metrics.backfillEvents.increment(by: UInt64(events.count)) }
+        }
+        cursor = next
+        let caughtUp = page.count < reader.settings.pageSize
+        if catchingUp && !caughtUp && backfill == nil {
+            // A long backfill: count it and say how far along it is (rows up to the newest id now).
+            backfill = ProgressLog("backfill progress", interval: reader.settings.progressInterval, logger: logger)
+            reader.metrics.saw(head: try await reader.source.newestActivityID())
+        }
+        let head = cursor.head
+        let newest = reader.metrics.head.value
+        backfill?.advance(by: events.count, metadata: [LogKey.cursor: String(head)]) {
+            newest > Double(head) ? Int(newest - Double(head)) : nil
+        }
+        return caughtUp
+    }
+
+    /// Puts `batch` on the queue, waiting while it is full.
+    func hand(_ batch: EventBatch) async throws {
+        reader.pipelineMetrics.received(batch.events)
+        guard await reader.queue.put(batch) else { throw QueueClosed() }
+    }
+
+    private static func describe(_ ids: [Int64]) -> String {
+        let shown = ids.prefix(10).map(String.init).joined(separator: ",")
+        return ids.count > 10 ? shown + ",…" : shown
+    }
+}
+
+/// The queue was closed (shutdown): the reader stops.
+struct QueueClosed: Error {}

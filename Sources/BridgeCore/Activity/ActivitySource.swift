@@ -1,0 +1,138 @@
+public import BridgeJSON
+import Synchronization
+
+/// The Directus reads the activity reader makes; `DirectusActivitySource` does them over REST, tests use a fake.
+public protocol ActivitySource: Sendable {
+    /// The newest activity id (0 when the log is empty).
+    func newestActivityID() async throws(DirectusError) -> Int64
+    /// Up to `limit` rows with an id above `id`, in id order.
+    func activity(after id: Int64, limit: Int) async throws(DirectusError) -> [ActivityRow]
+    /// The rows among `ids` that exist now (gaps from transactions that committed late).
+    func activity(ids: [Int64]) async throws(DirectusError) -> [ActivityRow]
+    /// Revision snapshots (`directus_revisions.data`) by activity id, for items that are gone.
+    func revisionSnapshots(activityIDs: [Int64]) async throws(DirectusError) -> [Int64: JSONValue]
+    /// The items among `keys` that exist and match `query`'s filter, shaped by its fields.
+    func items(_ query: ItemQuery, keys: [String]) async throws(DirectusError) -> [JSONValue]
+    /// The keys among `keys` that exist, whatever the filter.
+    func existingKeys(_ query: ItemQuery, keys: [String]) async throws(DirectusError) -> Set<String>
+    /// A snapshot page: up to `limit` matching items with a primary key after `after`, in key order, and the
+    /// number of matching items when the server says (first page).
+    func itemsPage(_ query: ItemQuery, after: JSONValue?, limit: Int) async throws(DirectusError)
+        -> (items: [JSONValue], total: Int?)
+}
+
+/// `ActivitySource` over Directus's REST API (§8.7, §8.8).
+///
+/// Activity pages ask for `revisions.delta` through the `revisions` alias of `directus_activity`, so one request
+/// gives the rows and their deltas (Directus answers it with one more indexed query on `directus_revisions`). If
+/// the user may not read revisions, the alias makes Directus refuse the read: the source then reads without it
+/// and events carry no `delta`.
+public final class DirectusActivitySource: ActivitySource {
+    private let api: DirectusAPI
+    private let readsDeltas: Mutex<Bool>
+    private let onDeltasUnavailable: @Sendable (DirectusError) -> Void
+
+    /// Primary keys per item request: keeps URLs well under Node's 16 KiB header limit even for UUID keys.
+    static let keysPerRequest = 200
+
+    /// Creates the source; `onDeltasUnavailable` is told once when revisions turn out unreadable.
+    public init(api: DirectusAPI, onDeltasUnavailable: @escaping @Sendable (DirectusError) -> Void = { _ in }) {
+        self.api = api
+        self.readsDeltas = Mutex(true)
+        self.onDeltasUnavailable = onDeltasUnavailable
+    }
+
+    private static let rowFields = "id,action,collection,item,timestamp,user"
+
+    public func newestActivityID() async throws(DirectusError) -> Int64 {
+        try await api.latestActivityID()
+    }
+
+    public func activity(after id: Int64, limit: Int) async throws(DirectusError) -> [ActivityRow] {
+        try await readActivity([("filter[id][_gt]", String(id)), ("sort", "id"), ("limit", String(limit))])
+    }
+
+    public func activity(ids: [Int64]) async throws(DirectusError) -> [ActivityRow] {
+        var rows: [ActivityRow] = []
+        for chunk in ids.chunked(Self.keysPerRequest) {
+            let list = chunk.map(String.init).joined(separator: ",")
+            rows += try await readActivity([("filter[id][_in]", list), ("sort", "id"), ("limit", String(chunk.count))])
+        }
+        return rows
+    }
+
+    private func readActivity(_ query: [(String, String)]) async throws(DirectusError) -> [ActivityRow] {
+        if readsDeltas.withLock({ $0 }) {
+            do {
+                let answer = try await api.get("/activity", query: query + [("fields", Self.rowFields + ",revisions.delta")])
+                return Self.rows(answer)
+            } catch where error.isForbidden {
+                // The activity itself may be forbidden too: the plain read below tells.
+                _ = try await api.get("/activity", query: [("limit", "1"), ("fields", "id")])
+                readsDeltas.withLock { $0 = false }
+                onDeltasUnavailable(error)
+            }
+        }
+        return Self.rows(try await api.get("/activity", query: query + [("fields", Self.rowFields)]))
+    }
+
+    private static func rows(_ answer: JSONValue) -> [ActivityRow] {
+        (answer["data"]?.arrayValue ?? []).compactMap(ActivityRow.init)
+    }
+
+    public func revisionSnapshots(activityIDs: [Int64]) async throws(DirectusError) -> [Int64: JSONValue] {
+        guard readsDeltas.withLock({ $0 }) else { return [:] }
+        var snapshots: [Int64: JSONValue] = [:]
+        for chunk in activityIDs.chunked(Self.keysPerRequest) {
+            let answer = try await api.get(
+                "/activity",
+                query: [
+                    ("filter[id][_in]", chunk.map(String.init).joined(separator: ",")), ("fields", "id,revisions.data"),
+                    ("limit", String(chunk.count)),
+                ])
+            for row in answer["data"]?.arrayValue ?? [] {
+                guard let id = row["id"]?.int64Value, let data = row["revisions"]?[0]?["data"], !data.isNull else {
+                    continue
+                }
+                snapshots[id] = data
+            }
+        }
+        return snapshots
+    }
+
+    public func items(_ query: ItemQuery, keys: [String]) async throws(DirectusError) -> [JSONValue] {
+        var items: [JSONValue] = []
+        for chunk in keys.chunked(Self.keysPerRequest) {
+            let answer = try await api.get(itemsPath(query), query: query.parameters(keys: Array(chunk)))
+            items += answer["data"]?.arrayValue ?? []
+        }
+        return items
+    }
+
+    public func existingKeys(_ query: ItemQuery, keys: [String]) async throws(DirectusError) -> Set<String> {
+        var found: Set<String> = []
+        for chunk in keys.chunked(Self.keysPerRequest) {
+            let answer = try await api.get(itemsPath(query), query: query.existenceParameters(keys: Array(chunk)))
+            for item in answer["data"]?.arrayValue ?? [] {
+                if let key = query.key(of: item) { found.insert(key) }
+            }
+        }
+        return found
+    }
+
+    public func itemsPage(_ query: ItemQuery, after: JSONValue?, limit: Int) async throws(DirectusError)
+        -> (items: [JSONValue], total: Int?)
+    {
+        let answer = try await api.get(itemsPath(query), query: query.pageParameters(after: after, limit: limit))
+        return (answer["data"]?.arrayValue ?? [], answer["meta"]?["filter_count"]?.intValue)
+    }
+
+    private func itemsPath(_ query: ItemQuery) -> String { "/items/" + URLQuery.escape(query.collection) }
+}
+
+extension Array {
+    /// Consecutive slices of at most `size` elements.
+    func chunked(_ size: Int) -> [ArraySlice<Element>] {
+        stride(from: 0, to: count, by: size).map { self[$0..<Swift.min($0 + size, count)] }
+    }
+}

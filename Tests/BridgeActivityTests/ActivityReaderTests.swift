@@ -1,0 +1,215 @@
+@testable import BridgeCore
+import BridgeJSON
+import BridgeSystem
+import BridgeTestSupport
+import Testing
+
+@Suite struct ActivityReaderTests {
+    @Test func changesBecomeOneLinePerRowInActivityOrder() async throws {
+        let directus = FakeDirectus()
+        directus.commit(1, "create", "articles", "1", item: article(1))
+        directus.seed("articles", "11", article(11))
+        let harness = try ReaderHarness(directus: directus, subscriptions: [subscription(fields: ["title"])])
+        harness.start()
+        try await harness.waitUntilStarted()
+        #expect(harness.store.cursor?.committed == 1, "the first start begins at the newest id: no history replay")
+
+        directus.commit(2, "create", "articles", "10", item: article(10, title: "new"), delta: ["title": "new"])
+        directus.commit(3, "update", "articles", "10", item: article(10, title: "newer"), delta: ["title": "newer"])
+        directus.commit(4, "delete", "articles", "11")
+        directus.commit(5, "create", "comments", "1", item: ["id": 1])
+        directus.commit(6, "login", "directus_users", "u")
+        harness.wakeup.changeSeen(collection: "articles")
+        let events = try await harness.drain()
+        await harness.halt()
+
+        #expect(events.map(\.id) == ["act_2", "act_3", "act_4"])
+        #expect(events.map(\.event) == [.create, .update, .delete])
+        #expect(events.map(\.seq) == [2, 3, 4])
+        let first = events[0].json
+        // `data` is the item now, with the query's fields only (the key the reader added is removed again).
+        #expect(first["data"] == ["title": "newer"])
+        #expect(first["delta"] == ["title": "new"])
+        #expect(first["user"] == "user-1")
+        #expect(first["origin"] == "live")
+        #expect(first["time"]?.stringValue == Timestamp(microsecondsSinceEpoch: 1_700_000_000_002_000).rfc3339)
+        #expect(events[2].json["data"] == .null)
+        #expect(events[2].json["delta"] == nil)
+        #expect(harness.store.cursor?.committed == 6, "rows of other collections and actions are resolved too")
+    }
+
+    @Test func aLateCommitIsDeliveredOnceAndNothingIsSkipped() async throws {
+        let directus = FakeDirectus()
+        let harness = try ReaderHarness(directus: directus, subscriptions: [subscription()])
+        harness.start()
+        try await harness.waitUntilStarted()
+        directus.commit(1, "create", "articles", "1", item: article(1))
+        directus.commit(3, "create", "articles", "3", item: article(3))  // id 2 is still in an open transaction
+        harness.wakeup.changeSeen(collection: "articles")
+        #expect(try await harness.drain().map(\.id) == ["act_1", "act_3"])
+        #expect(harness.store.cursor == ActivityCursor(committed: 1, resolvedAbove: [3]))
+
+        directus.commit(2, "create", "articles", "2", item: article(2))
+        directus.commit(4, "update", "articles", "1", item: article(1))
+        harness.wakeup.changeSeen(collection: "articles")
+        #expect(try await harness.drain().map(\.id) == ["act_2", "act_4"])
+        harness.wakeup.changeSeen(collection: "articles")
+        #expect(try await harness.drain().isEmpty)
+        await harness.halt()
+        #expect(harness.store.cursor == ActivityCursor(committed: 4))
+    }
+
+    @Test func aGapThatNeverCommitsIsAbandonedAfterTheTimeout() async throws {
+        let directus = FakeDirectus()
+        let harness = try ReaderHarness(
+            directus: directus, subscriptions: [subscription()], gapTimeout: .milliseconds(50))
+        harness.start()
+        try await harness.waitUntilStarted()
+        directus.commit(1, "create", "articles", "1", item: article(1))
+        directus.commit(3, "create", "articles", "3", item: article(3))
+        harness.wakeup.changeSeen(collection: "articles")
+        _ = try await harness.drain(quiet: .milliseconds(60))
+        try await Task.sleep(for: .milliseconds(60))
+        harness.wakeup.changeSeen(collection: "articles")
+        let batch = try #require(try await harness.next())
+        await harness.halt()
+        #expect(batch.progress?.abandonedIDs == [2])
+        #expect(harness.store.cursor == ActivityCursor(committed: 3))
+    }
+
+    @Test func filteredOutItemsGiveNoLineAndGoneItemsCarryTheirRevision() async throws {
+        let directus = FakeDirectus()
+        directus.setFilter("articles") { $0["status"] == "published" }
+        let harness = try ReaderHarness(directus: directus, subscriptions: [subscription()])
+        harness.start()
+        try await harness.waitUntilStarted()
+        directus.commit(1, "create", "articles", "20", item: article(20, status: "draft"))
+        directus.commit(2, "update", "articles", "20", item: article(20, status: "archived"))
+        directus.commit(3, "create", "articles", "21", item: article(21, title: "brief"))
+        directus.commit(4, "delete", "articles", "21")
+        harness.wakeup.changeSeen(collection: "articles")
+        let events = try await harness.drain()
+        #expect(events.map(\.id) == ["act_3", "act_4"], "item 20 exists but does not match: no lines")
+        #expect(events[0].json["data"] == article(21, title: "brief"), "gone: the revision's snapshot")
+        #expect(events[1].json["data"] == .null)
+
+        directus.commit(5, "delete", "articles", "20")  // deletes pass whatever the filter, like Directus's socket
+        directus.commit(6, "create", "articles", "22", item: article(22))
+        directus.commit(7, "delete", "articles", "22")
+        directus.state.withLock { $0.snapshots[6] = nil }  // no revision kept (accountability "activity")
+        harness.wakeup.changeSeen(collection: "articles")
+        let later = try await harness.drain()
+        await harness.halt()
+        #expect(later.map(\.id) == ["act_5", "act_6", "act_7"])
+        #expect(later[1].json["data"] == .null, "gone without a revision: null")
+    }
+
+    @Test func subscriptionsEmitOnlyTheirEvents() async throws {
+        let directus = FakeDirectus()
+        let harness = try ReaderHarness(
+            directus: directus,
+            subscriptions: [subscription(events: [.create]), subscription("tags", events: [.delete])])
+        harness.start()
+        try await harness.waitUntilStarted()
+        directus.commit(1, "create", "articles", "1", item: article(1))
+        directus.commit(2, "update", "articles", "1", item: article(1))
+        directus.commit(3, "create", "tags", "7", item: article(7))
+        directus.commit(4, "delete", "tags", "7")
+        harness.wakeup.changeSeen(collection: "articles")
+        let events = try await harness.drain()
+        await harness.halt()
+        #expect(events.map(\.id) == ["act_1", "act_4"])
+        #expect(events.map(\.subscription) == ["articles", "tags"])
+    }
+
+    @Test func catchingUpIsBackfillUntilAShortPageThenLive() async throws {
+        let directus = FakeDirectus()
+        for id in 1...5 { directus.commit(Int64(id), "create", "articles", "\(id)", item: article(id)) }
+        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "activity").path
+        do {
+            let store = try CursorStore(directory: directory)
+            try store.startIfNew(at: 0)
+            try store.save(SubscriptionCursorState(startID: 0), for: "articles")
+        }
+        let harness = try ReaderHarness(
+            directus: directus, subscriptions: [subscription()], directory: directory, pageSize: 2)
+        harness.start()
+        let backfill = try await harness.drain()
+        #expect(backfill.map(\.id) == ["act_1", "act_2", "act_3", "act_4", "act_5"])
+        #expect(backfill.allSatisfy { $0.origin == .backfill })
+        directus.commit(6, "create", "articles", "6", item: article(6))
+        harness.wakeup.changeSeen(collection: "articles")
+        let live = try await harness.drain()
+        #expect(live.map(\.id) == ["act_6"])
+        #expect(live.first?.origin == .live)
+
+        // A reconnect starts catching up again; so does a socket that is down.
+        harness.wakeup.socketReconnected()
+        directus.commit(7, "create", "articles", "7", item: article(7))
+        #expect(try await harness.drain().first?.origin == .backfill)
+        harness.health.update { $0.connected = false }
+        directus.commit(8, "create", "articles", "8", item: article(8))
+        harness.wakeup.changeSeen(collection: "articles")
+        #expect(try await harness.drain().first?.origin == .backfill)
+        await harness.halt()
+        #expect(harness.registry.render().contains("directus_bridge_backfill_events_total 7"))
+    }
+
+    @Test func aRestartRereadsOnlyWhatTheSinksDidNotAccept() async throws {
+        let directus = FakeDirectus()
+        let first = try ReaderHarness(directus: directus, subscriptions: [subscription()])
+        first.start()
+        try await first.waitUntilStarted()
+        for id in 1...3 { directus.commit(Int64(id), "create", "articles", "\(id)", item: article(id)) }
+        first.wakeup.changeSeen(collection: "articles")
+        #expect(try await first.drain(accept: true).count == 3)
+        for id in 4...6 { directus.commit(Int64(id), "create", "articles", "\(id)", item: article(id)) }
+        first.wakeup.changeSeen(collection: "articles")
+        let unaccepted = try await first.drain(accept: false)  // written, then the bridge dies before recording
+        await first.halt()
+
+        let second = try ReaderHarness(
+            directus: directus, subscriptions: [subscription()], directory: first.directory)
+        second.start()
+        let again = try await second.drain()
+        await second.halt()
+        #expect(again.map(\.id) == unaccepted.map(\.id))
+        #expect(again.map(\.id) == ["act_4", "act_5", "act_6"])
+        #expect(second.store.cursor == ActivityCursor(committed: 6))
+    }
+
+    @Test func failedReadsAreRetried() async throws {
+        let directus = FakeDirectus()
+        let harness = try ReaderHarness(directus: directus, subscriptions: [subscription()])
+        harness.start()
+        try await harness.waitUntilStarted()
+        directus.failNext(3)
+        directus.commit(1, "create", "articles", "1", item: article(1))
+        harness.wakeup.changeSeen(collection: "articles")
+        let events = try await harness.drain(quiet: .milliseconds(300))
+        await harness.halt()
+        #expect(events.map(\.id) == ["act_1"])
+        #expect(events.first?.origin == .backfill, "a failed read means catching up")
+    }
+
+    @Test func backfillWaitsWhileTheQueueIsFull() async throws {
+        let directus = FakeDirectus()
+        for id in 1...30 { directus.commit(Int64(id), "create", "articles", "\(id)", item: article(id)) }
+        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "activity").path
+        do {
+            let store = try CursorStore(directory: directory)
+            try store.startIfNew(at: 0)
+            try store.save(SubscriptionCursorState(startID: 0), for: "articles")
+        }
+        let harness = try ReaderHarness(
+            directus: directus, subscriptions: [subscription()], directory: directory, pageSize: 5, capacity: 10)
+        harness.start()
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(harness.queue.depth == 10, "the reader waits instead of reading on")
+        let reads = directus.state.withLock { $0.activityReads }
+        #expect(reads <= 4)
+        let events = try await harness.drain()
+        await harness.halt()
+        #expect(events.map(\.seq) == (1...30).map { Int64($0) })
+    }
+}

@@ -1,0 +1,124 @@
+@testable import BridgeCore
+import BridgeJSON
+import BridgeSystem
+import Synchronization
+
+/// An in-memory Directus for the activity reader: visible activity rows, items per collection, revision snapshots,
+/// and a filter per collection standing in for the subscription's `query.filter`.
+final class FakeDirectus: ActivitySource {
+    struct State {
+        var rows: [Int64: ActivityRow] = [:]
+        var items: [String: [String: JSONValue]] = [:]
+        var snapshots: [Int64: JSONValue] = [:]
+        var matches: [String: @Sendable (JSONValue) -> Bool] = [:]
+        var failNextReads = 0
+        var activityReads = 0
+        var itemReads = 0
+    }
+
+    let state = Mutex(State())
+
+    /// Makes row `id` visible (committed), with the item's state as it is after the change.
+    func commit(_ id: Int64, _ action: String, _ collection: String, _ key: String, item: JSONValue? = nil,
+        delta: JSONValue? = nil, user: String? = "user-1")
+    {
+        state.withLock { state in
+            state.rows[id] = ActivityRow(
+                id: id, action: action, collection: collection, item: key,
+                timestamp: Timestamp(microsecondsSinceEpoch: 1_700_000_000_000_000 + id * 1000), user: user, delta: delta)
+            if action == "delete" {
+                state.items[collection]?[key] = nil
+            } else if let item {
+                state.items[collection, default: [:]][key] = item
+                state.snapshots[id] = item
+            }
+        }
+    }
+
+    /// Puts an item in place without activity (seed data, untracked writes).
+    func seed(_ collection: String, _ key: String, _ item: JSONValue) {
+        state.withLock { $0.items[collection, default: [:]][key] = item }
+    }
+
+    func setFilter(_ collection: String, _ matches: @escaping @Sendable (JSONValue) -> Bool) {
+        state.withLock { $0.matches[collection] = matches }
+    }
+
+    func failNext(_ count: Int) { state.withLock { $0.failNextReads = count } }
+
+    private func maybeFail() throws(DirectusError) {
+        let fail = state.withLock { state -> Bool in
+            guard state.failNextReads > 0 else { return false }
+            state.failNextReads -= 1
+            return true
+        }
+        if fail { throw DirectusError(kind: .transport, message: "connection refused", operation: "GET /activity") }
+    }
+
+    func newestActivityID() async throws(DirectusError) -> Int64 {
+        try maybeFail()
+        return state.withLock { $0.rows.keys.max() ?? 0 }
+    }
+
+    func activity(after id: Int64, limit: Int) async throws(DirectusError) -> [ActivityRow] {
+        try maybeFail()
+        return state.withLock { state in
+            state.activityReads += 1
+            return Array(state.rows.values.filter { $0.id > id }.sorted { $0.id < $1.id }.prefix(limit))
+        }
+    }
+
+    func activity(ids: [Int64]) async throws(DirectusError) -> [ActivityRow] {
+        try maybeFail()
+        return state.withLock { state in ids.compactMap { state.rows[$0] } }
+    }
+
+    func revisionSnapshots(activityIDs: [Int64]) async throws(DirectusError) -> [Int64: JSONValue] {
+        state.withLock { state in
+            var found: [Int64: JSONValue] = [:]
+            for id in activityIDs { found[id] = state.snapshots[id] }
+            return found
+        }
+    }
+
+    func items(_ query: ItemQuery, keys: [String]) async throws(DirectusError) -> [JSONValue] {
+        try maybeFail()
+        return state.withLock { state in
+            state.itemReads += 1
+            let matches = state.matches[query.collection] ?? { _ in true }
+            return keys.compactMap { state.items[query.collection]?[$0] }.filter(matches).map { Self.select(query, $0) }
+        }
+    }
+
+    /// The item with only the query's top-level fields, as Directus answers `fields=…`.
+    static func select(_ query: ItemQuery, _ item: JSONValue) -> JSONValue {
+        guard let fields = query.fields, !fields.contains("*"), case .object(let object) = item else { return item }
+        var selected = JSONObject()
+        for member in object where fields.contains(member.key) { selected[member.key] = member.value }
+        return .object(selected)
+    }
+
+    func existingKeys(_ query: ItemQuery, keys: [String]) async throws(DirectusError) -> Set<String> {
+        state.withLock { state in Set(keys.filter { state.items[query.collection]?[$0] != nil }) }
+    }
+
+    func itemsPage(_ query: ItemQuery, after: JSONValue?, limit: Int) async throws(DirectusError)
+        -> (items: [JSONValue], total: Int?)
+    {
+        try maybeFail()
+        return state.withLock { state in
+            let matches = state.matches[query.collection] ?? { _ in true }
+            let all = (state.items[query.collection] ?? [:]).values.filter(matches).sorted {
+                ($0[query.primaryKey]?.int64Value ?? 0) < ($1[query.primaryKey]?.int64Value ?? 0)
+            }
+            let start = after?.int64Value ?? Int64.min
+            let page = all.filter { ($0[query.primaryKey]?.int64Value ?? 0) > start }.prefix(limit)
+            return (page.map { Self.select(query, $0) }, after == nil ? all.count : nil)
+        }
+    }
+}
+
+/// An article item with integer key `id`.
+func article(_ id: Int, title: String = "t", status: String = "published") -> JSONValue {
+    ["id": JSONValue(Int64(id)), "title": .string(title), "status": .string(status)]
+}

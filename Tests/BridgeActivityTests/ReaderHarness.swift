@@ -1,0 +1,99 @@
+@testable import BridgeCore
+import BridgeConfig
+import BridgeJSON
+import BridgeSystem
+import BridgeTestSupport
+import Foundation
+
+/// Runs an `ActivityReader` against a `FakeDirectus` with a real cursor store and queue; the test plays the
+/// dispatcher: it takes batches and records their progress (or not, to simulate a crash before acceptance).
+final class ReaderHarness: @unchecked Sendable {
+    // @unchecked: the stored properties are immutable after init and each is Sendable or only used by the test.
+    let directus: FakeDirectus
+    let directory: String
+    let store: CursorStore
+    let queue: EventQueue
+    let wakeup = ActivityWakeup()
+    let health = HealthState(expectedSubscriptions: [])
+    let stop = ShutdownSignal()
+    let reader: ActivityReader
+    let registry = MetricsRegistry()
+    private var task: Task<Void, Never>?
+
+    init(
+        directus: FakeDirectus, subscriptions: [ActivitySubscription], directory: String? = nil, pageSize: Int = 500,
+        snapshotPageSize: Int = 500, gapTimeout: Duration = .seconds(30), pollInterval: Duration = .seconds(60),
+        capacity: Int = 100_000
+    ) throws {
+        self.directus = directus
+        self.directory = try directory ?? TestEnvironment.makeTemporaryDirectory(prefix: "activity").path
+        store = try CursorStore(directory: self.directory)
+        queue = EventQueue(capacity: capacity)
+        health.update { $0.connected = true }
+        let store = self.store
+        reader = ActivityReader(
+            settings: ActivityReaderSettings(
+                pollInterval: pollInterval, pageSize: pageSize, snapshotPageSize: snapshotPageSize,
+                gapTimeout: gapTimeout, retryDelay: .milliseconds(5), maxRetryDelay: .milliseconds(20),
+                progressInterval: .milliseconds(1)),
+            subscriptions: subscriptions, source: directus, store: store, queue: queue, wakeup: wakeup, health: health,
+            metrics: ActivityMetrics(registry: registry) { store.cursor?.committed },
+            pipelineMetrics: PipelineMetrics(registry: registry), logger: .silent)
+    }
+
+    func start() {
+        let reader = self.reader
+        let stop = self.stop
+        task = Task { await reader.run(stop: stop) }
+    }
+
+    /// Stops the reader and waits for it (a crash, as far as the cursor store can tell).
+    func halt() async {
+        stop.trigger()
+        queue.close()
+        await task?.value
+    }
+
+    /// Takes the next batch within `timeout`, recording its progress when `accept`.
+    func next(accept: Bool = true, timeout: Duration = .seconds(2)) async throws -> EventBatch? {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if let batch = queue.take(timeout: .milliseconds(1)) {
+                if accept, let progress = batch.progress { try store.record(progress) }
+                return batch
+            }
+            try await Task.sleep(for: .milliseconds(2))
+        }
+        return nil
+    }
+
+    /// Takes batches until none arrives for `quiet`, recording each; returns their events.
+    func drain(accept: Bool = true, quiet: Duration = .milliseconds(150)) async throws -> [EncodedEvent] {
+        var events: [EncodedEvent] = []
+        while let batch = try await next(accept: accept, timeout: quiet) { events += batch.events }
+        return events
+    }
+
+    /// Waits until the reader has taken its start-up state (the cursor exists in the store).
+    func waitUntilStarted() async throws {
+        let deadline = ContinuousClock.now + .seconds(2)
+        while store.cursor == nil && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(2)) }
+        try await Task.sleep(for: .milliseconds(20))
+    }
+}
+
+extension EncodedEvent {
+    /// The event line as JSON.
+    var json: JSONValue { (try? JSONValue.parse(body)) ?? .null }
+}
+
+/// An activity subscription on `collection` with primary key `id`.
+func subscription(
+    _ collection: String = "articles", uid: String? = nil, events: Set<ChangeEvent> = [.create, .update, .delete],
+    fields: [String]? = nil, snapshot: Bool = false
+) -> ActivitySubscription {
+    let query: QueryValue? = fields.map { .object([(key: "fields", value: .array($0.map { .string($0) }))]) }
+    return ActivitySubscription(
+        uid: uid ?? collection, collection: collection, events: events,
+        query: ItemQuery(collection: collection, primaryKey: "id", query: query), snapshot: snapshot)
+}

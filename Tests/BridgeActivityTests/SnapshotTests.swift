@@ -1,0 +1,66 @@
+@testable import BridgeCore
+import BridgeJSON
+import Testing
+
+@Suite struct SnapshotTests {
+    @Test func aSnapshotEmitsEveryMatchingItemThenStreamsFromItsWatermark() async throws {
+        let directus = FakeDirectus()
+        directus.setFilter("articles") { $0["status"] == "published" }
+        for id in 1...7 { directus.seed("articles", "\(id)", article(id, status: id == 4 ? "draft" : "published")) }
+        directus.commit(1, "update", "articles", "1", item: article(1, title: "before"))
+        let harness = try ReaderHarness(
+            directus: directus, subscriptions: [subscription(snapshot: true)], snapshotPageSize: 3)
+        harness.start()
+        let snapshot = try await harness.drain()
+        #expect(snapshot.map(\.id) == [1, 2, 3, 5, 6, 7].map { "snap_articles_\($0)_1" })
+        #expect(snapshot.allSatisfy { $0.event == .snapshot && $0.origin == .snapshot && $0.seq == nil })
+        #expect(snapshot.first?.json["data"] == article(1, title: "before"))
+        #expect(harness.store.subscriptions["articles"] == SubscriptionCursorState(
+            startID: 1, snapshotWatermark: 1, snapshotDone: true))
+
+        directus.commit(2, "update", "articles", "2", item: article(2, title: "after"))
+        harness.wakeup.changeSeen(collection: "articles")
+        #expect(try await harness.drain().map(\.id) == ["act_2"])
+        await harness.halt()
+    }
+
+    @Test func aSnapshotCutShortRunsAgainWithTheSameIds() async throws {
+        let directus = FakeDirectus()
+        for id in 1...5 { directus.seed("articles", "\(id)", article(id)) }
+        directus.commit(9, "create", "comments", "1", item: ["id": 1])
+        let first = try ReaderHarness(
+            directus: directus, subscriptions: [subscription(snapshot: true)], snapshotPageSize: 2)
+        first.start()
+        let partial = try #require(try await first.next())
+        await first.halt()
+        #expect(partial.events.map(\.id) == ["snap_articles_1_9", "snap_articles_2_9"])
+        #expect(first.store.subscriptions["articles"]?.snapshotPending == true)
+
+        directus.commit(10, "create", "comments", "2", item: ["id": 2])
+        let second = try ReaderHarness(
+            directus: directus, subscriptions: [subscription(snapshot: true)], directory: first.directory,
+            snapshotPageSize: 2)
+        second.start()
+        let all = try await second.drain()
+        await second.halt()
+        #expect(all.map(\.id) == (1...5).map { "snap_articles_\($0)_9" })
+        #expect(second.store.subscriptions["articles"]?.snapshotDone == true)
+    }
+
+    @Test func aSubscriptionNewToTheStateStartsAtTheNewestId() async throws {
+        let directus = FakeDirectus()
+        let first = try ReaderHarness(directus: directus, subscriptions: [subscription()])
+        first.start()
+        try await first.waitUntilStarted()
+        await first.halt()
+        directus.commit(1, "create", "tags", "a", item: ["id": "a"])
+        directus.commit(2, "create", "articles", "2", item: article(2))
+        let second = try ReaderHarness(
+            directus: directus, subscriptions: [subscription(), subscription("tags")], directory: first.directory)
+        second.start()
+        let events = try await second.drain()
+        await second.halt()
+        #expect(events.map(\.id) == ["act_2"], "the old subscription catches up; the new one starts at id 2")
+        #expect(second.store.subscriptions["tags"]?.startID == 2)
+    }
+}
