@@ -68,7 +68,9 @@ import Testing
         directus.commit(1, "create", "articles", "1", item: article(1))
         directus.commit(3, "create", "articles", "3", item: article(3))
         harness.wakeup.changeSeen(collection: "articles")
-        _ = try await harness.drain(quiet: .milliseconds(60))
+        let first = try #require(try await harness.next())
+        #expect(first.events.map(\.id) == ["act_1", "act_3"])
+        #expect(first.progress?.abandonedIDs == [])
         try await Task.sleep(for: .milliseconds(60))
         harness.wakeup.changeSeen(collection: "articles")
         let batch = try #require(try await harness.next())
@@ -144,8 +146,8 @@ import Testing
         #expect(live.first?.origin == .live)
 
         // A reconnect starts catching up again; so does a socket that is down.
-        harness.wakeup.socketReconnected()
         directus.commit(7, "create", "articles", "7", item: article(7))
+        harness.wakeup.socketReconnected()
         #expect(try await harness.drain().first?.origin == .backfill)
         harness.health.update { $0.connected = false }
         directus.commit(8, "create", "articles", "8", item: article(8))

@@ -68,17 +68,23 @@ final class ReaderHarness: @unchecked Sendable {
     }
 
     /// Takes batches until none arrives for `quiet`, recording each; returns their events.
-    func drain(accept: Bool = true, quiet: Duration = .milliseconds(150)) async throws -> [EncodedEvent] {
-        var events: [EncodedEvent] = []
+    /// The first batch may take up to `first` (a loaded machine); an empty result therefore costs that long.
+    func drain(accept: Bool = true, first: Duration = .seconds(1), quiet: Duration = .milliseconds(150)) async throws
+        -> [EncodedEvent]
+    {
+        guard let batch = try await next(accept: accept, timeout: first) else { return [] }
+        var events = batch.events
         while let batch = try await next(accept: accept, timeout: quiet) { events += batch.events }
         return events
     }
 
-    /// Waits until the reader has taken its start-up state (the cursor exists in the store).
+    /// Waits until the reader has made its first read (start-up done, caught up).
     func waitUntilStarted() async throws {
         let deadline = ContinuousClock.now + .seconds(2)
-        while store.cursor == nil && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(2)) }
-        try await Task.sleep(for: .milliseconds(20))
+        while directus.state.withLock({ $0.activityReads }) == 0 && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(2))
+        }
+        try await Task.sleep(for: .milliseconds(50))  // the first read's batch-less end: the reader is idle
     }
 }
 
