@@ -27,6 +27,8 @@ let benchmarks: [Benchmark] = [
     Benchmark(name: "live-pipeline", summary: "Directus socket → NDJSON lines through the live path vs Python",
         run: LivePipelineBenchmark.run),
     Benchmark(name: "http-multi", summary: "webhook deliveries/s to local nginx (1/8/64 in flight) vs aiohttp", run: HTTPMultiBenchmark.run),
+    Benchmark(name: "activity-backfill", summary: "activity mode: backfill changes/s after an outage; added latency vs live",
+        run: ActivityBenchmark.run),
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())

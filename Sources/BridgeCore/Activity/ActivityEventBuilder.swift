@@ -79,7 +79,9 @@ public struct ActivityEventBuilder: Sendable {
             }
             current[index] = found
             let missing = keys.filter { found[$0] == nil }
-            if !missing.isEmpty {
+            if !missing.isEmpty && !query.narrowsItems {
+                gone[index] = Set(missing)
+            } else if !missing.isEmpty {
                 let existing = try await source.existingKeys(query, keys: missing)
                 gone[index] = Set(missing.filter { !existing.contains($0) })
             }

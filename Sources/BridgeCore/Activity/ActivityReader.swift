@@ -100,6 +100,8 @@ final class ActivityReaderLoop {
     var catchingUp = true
     var backfill: ProgressLog?
     var backoff: ReconnectBackoff
+    /// The next page, read while the previous one was processed.
+    var prefetched: (after: Int64, rows: [ActivityRow])?
     /// Largest number of gap ids checked per read (the lowest first); more are checked as those resolve.
     static let maxGapsPerRead = 2000
 
@@ -182,7 +184,19 @@ final class ActivityReaderLoop {
         let origin: EventOrigin = catchingUp || !reader.health.snapshot.connected ? .backfill : .live
         let started = ContinuousClock.now
         let receivedAt = Timestamp.now()
-        let page = try await reader.source.activity(after: cursor.head, limit: reader.settings.pageSize)
+        let source = reader.source
+        let pageSize = reader.settings.pageSize
+        let page: [ActivityRow]
+        if let prefetched, prefetched.after == cursor.head {
+            page = prefetched.rows
+        } else {
+            page = try await source.activity(after: cursor.head, limit: pageSize)
+        }
+        prefetched = nil
+        // While this page's items are read and handed over, the next page is read (backfill: Directus and the
+        // bridge work at the same time). Its rows are checked against the cursor when it is used.
+        let nextAfter = page.count == pageSize ? page.last?.id : nil
+        async let nextPage = Self.prefetch(source, after: nextAfter, limit: pageSize)
         var rows = page
         let gaps = cursor.gaps
         if !gaps.isEmpty {
@@ -211,6 +225,7 @@ final class ActivityReaderLoop {
             if origin == .backfill { reader.metrics.backfillEvents.increment(by: UInt64(events.count)) }
         }
         cursor = next
+        if let nextAfter, let rows = await nextPage { prefetched = (nextAfter, rows) }
         let caughtUp = page.count < reader.settings.pageSize
         if catchingUp && !caughtUp && backfill == nil {
             // A long backfill: count it and say how far along it is (rows up to the newest id now).
@@ -223,6 +238,12 @@ final class ActivityReaderLoop {
             newest > Double(head) ? Int(newest - Double(head)) : nil
         }
         return caughtUp
+    }
+
+    /// The page after `after` (nil when there is nothing to prefetch, or when the read fails: it is read again).
+    private static func prefetch(_ source: any ActivitySource, after: Int64?, limit: Int) async -> [ActivityRow]? {
+        guard let after else { return nil }
+        return try? await source.activity(after: after, limit: limit)
     }
 
     /// Puts `batch` on the queue, waiting while it is full.

@@ -32,8 +32,10 @@ public final class DirectusActivitySource: ActivitySource {
     private let readsDeltas: Mutex<Bool>
     private let onDeltasUnavailable: @Sendable (DirectusError) -> Void
 
-    /// Primary keys per item request: keeps URLs well under Node's 16 KiB header limit even for UUID keys.
-    static let keysPerRequest = 200
+    /// Ids per activity request, and the most primary keys per item request.
+    static let keysPerRequest = 500
+    /// Bytes of percent-encoded keys per item request: keeps URLs well under Node's 16 KiB header limit.
+    static let keyBytesPerRequest = 8000
 
     /// Creates the source; `onDeltasUnavailable` is told once when revisions turn out unreadable.
     public init(api: DirectusAPI, onDeltasUnavailable: @escaping @Sendable (DirectusError) -> Void = { _ in }) {
@@ -102,8 +104,8 @@ public final class DirectusActivitySource: ActivitySource {
 
     public func items(_ query: ItemQuery, keys: [String]) async throws(DirectusError) -> [JSONValue] {
         var items: [JSONValue] = []
-        for chunk in keys.chunked(Self.keysPerRequest) {
-            let answer = try await api.get(itemsPath(query), query: query.parameters(keys: Array(chunk)))
+        for chunk in Self.batches(of: keys) {
+            let answer = try await api.get(itemsPath(query), query: query.parameters(keys: chunk))
             items += answer["data"]?.arrayValue ?? []
         }
         return items
@@ -111,8 +113,8 @@ public final class DirectusActivitySource: ActivitySource {
 
     public func existingKeys(_ query: ItemQuery, keys: [String]) async throws(DirectusError) -> Set<String> {
         var found: Set<String> = []
-        for chunk in keys.chunked(Self.keysPerRequest) {
-            let answer = try await api.get(itemsPath(query), query: query.existenceParameters(keys: Array(chunk)))
+        for chunk in Self.batches(of: keys) {
+            let answer = try await api.get(itemsPath(query), query: query.existenceParameters(keys: chunk))
             for item in answer["data"]?.arrayValue ?? [] {
                 if let key = query.key(of: item) { found.insert(key) }
             }
@@ -125,6 +127,26 @@ public final class DirectusActivitySource: ActivitySource {
     {
         let answer = try await api.get(itemsPath(query), query: query.pageParameters(after: after, limit: limit))
         return (answer["data"]?.arrayValue ?? [], answer["meta"]?["filter_count"]?.intValue)
+    }
+
+    /// Splits `keys` into requests of at most `keysPerRequest` keys and `keyBytesPerRequest` encoded bytes (a key
+    /// costs its percent-encoded length, at most three bytes per byte, plus the quotes and comma around it).
+    static func batches(of keys: [String]) -> [[String]] {
+        var batches: [[String]] = []
+        var current: [String] = []
+        var bytes = 0
+        for key in keys {
+            let cost = key.utf8.count * 3 + 9
+            if !current.isEmpty && (current.count >= keysPerRequest || bytes + cost > keyBytesPerRequest) {
+                batches.append(current)
+                current = []
+                bytes = 0
+            }
+            current.append(key)
+            bytes += cost
+        }
+        if !current.isEmpty { batches.append(current) }
+        return batches
     }
 
     private func itemsPath(_ query: ItemQuery) -> String { "/items/" + URLQuery.escape(query.collection) }

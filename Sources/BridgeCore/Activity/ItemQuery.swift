@@ -55,6 +55,10 @@ public struct ItemQuery: Sendable, Equatable {
         self.passthrough = passthrough
     }
 
+    /// Whether the query can leave out items that exist (a filter or a search); without one, a key missing from
+    /// an answer is an item that is gone.
+    public var narrowsItems: Bool { filter != nil || passthrough.contains { $0.name == "search" } }
+
     // MARK: - Requests
 
     /// `GET /items/<collection>` parameters for the items among `keys` that match the filter.

@@ -98,6 +98,9 @@ public final class EventQueue: @unchecked Sendable {
             return nil
         }
         let batch = batches[head]
+        // Release the taken batch's events now: the slot itself is only compacted away every ~1024 batches, and
+        // 1024 backfill batches of 500 events would otherwise stay in memory long after the sinks took them.
+        batches[head] = EventBatch(events: [], receivedAt: batch.receivedAt)
         head += 1
         queuedEvents -= batch.events.count
         if head > 1024 && head * 2 > batches.count {

@@ -88,8 +88,8 @@ public final class BridgeRuntime: Sendable {
                 health: components.health, registry: components.registry, pipelineMetrics: components.pipelineMetrics,
                 recorder: components.progressRecorder, logger: logger.child(label: "activity"))
         } catch {
-            logger.error("cannot open the activity cursor store", metadata: [LogKey.error: "\(error)"])
-            return .failure("cannot open the activity cursor store: \(error)")
+            // An unwritable delivery.state_dir: a configuration problem (exit 78).
+            return .configurationProblem("cannot open the activity cursor store in delivery.state_dir: \(error)")
         }
         logger.info(
             "delivery mode", metadata: [LogKey.mode: delivery.mode.rawValue,
