@@ -20,7 +20,7 @@ final class BridgeChild {
             index += 1
         }
         stderrPath = directory.appendingPathComponent("stderr.\(index).log").path
-        FileManager.default.createFile(atPath: stderrPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: stderrPath, contents: nil)
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = ["run", "--config", config]
         process.currentDirectoryURL = directory

@@ -82,7 +82,7 @@ import Testing
     @Test func filteredOutItemsGiveNoLineAndGoneItemsCarryTheirRevision() async throws {
         let directus = FakeDirectus()
         directus.setFilter("articles") { $0["status"] == "published" }
-        let harness = try ReaderHarness(directus: directus, subscriptions: [subscription()])
+        let harness = try ReaderHarness(directus: directus, subscriptions: [subscription(filtered: true)])
         harness.start()
         try await harness.waitUntilStarted()
         directus.commit(1, "create", "articles", "20", item: article(20, status: "draft"))
@@ -104,6 +104,21 @@ import Testing
         await harness.halt()
         #expect(later.map(\.id) == ["act_5", "act_6", "act_7"])
         #expect(later[1].json["data"] == .null, "gone without a revision: null")
+    }
+
+    @Test func withoutAFilterAMissingItemIsGoneWithoutAskingAgain() async throws {
+        let directus = FakeDirectus()
+        let harness = try ReaderHarness(directus: directus, subscriptions: [subscription()])
+        harness.start()
+        try await harness.waitUntilStarted()
+        directus.commit(1, "create", "articles", "5", item: article(5, title: "brief"))
+        directus.commit(2, "delete", "articles", "5")
+        harness.wakeup.changeSeen(collection: "articles")
+        let events = try await harness.drain()
+        await harness.halt()
+        #expect(events.map(\.id) == ["act_1", "act_2"])
+        #expect(events[0].json["data"] == article(5, title: "brief"))
+        #expect(directus.state.withLock { $0.existenceReads } == 0)
     }
 
     @Test func subscriptionsEmitOnlyTheirEvents() async throws {

@@ -14,6 +14,7 @@ final class FakeDirectus: ActivitySource {
         var failNextReads = 0
         var activityReads = 0
         var itemReads = 0
+        var existenceReads = 0
     }
 
     let state = Mutex(State())
@@ -99,7 +100,10 @@ final class FakeDirectus: ActivitySource {
     }
 
     func existingKeys(_ query: ItemQuery, keys: [String]) async throws(DirectusError) -> Set<String> {
-        state.withLock { state in Set(keys.filter { state.items[query.collection]?[$0] != nil }) }
+        state.withLock { state in
+            state.existenceReads += 1
+            return Set(keys.filter { state.items[query.collection]?[$0] != nil })
+        }
     }
 
     func itemsPage(_ query: ItemQuery, after: JSONValue?, limit: Int) async throws(DirectusError)

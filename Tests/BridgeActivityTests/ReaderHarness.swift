@@ -96,9 +96,15 @@ extension EncodedEvent {
 /// An activity subscription on `collection` with primary key `id`.
 func subscription(
     _ collection: String = "articles", uid: String? = nil, events: Set<ChangeEvent> = [.create, .update, .delete],
-    fields: [String]? = nil, snapshot: Bool = false
+    fields: [String]? = nil, filtered: Bool = false, snapshot: Bool = false
 ) -> ActivitySubscription {
-    let query: QueryValue? = fields.map { .object([(key: "fields", value: .array($0.map { .string($0) }))]) }
+    // The fake evaluates its own filter closure; `filtered` tells the reader that the query has a filter.
+    var members: [(key: String, value: QueryValue)] = []
+    if let fields { members.append((key: "fields", value: .array(fields.map { .string($0) }))) }
+    if filtered {
+        members.append((key: "filter", value: .object([(key: "status", value: .object([(key: "_eq", value: .string("published"))]))])))
+    }
+    let query: QueryValue? = members.isEmpty ? nil : .object(members)
     return ActivitySubscription(
         uid: uid ?? collection, collection: collection, events: events,
         query: ItemQuery(collection: collection, primaryKey: "id", query: query), snapshot: snapshot)

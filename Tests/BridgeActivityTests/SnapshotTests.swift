@@ -9,7 +9,7 @@ import Testing
         for id in 1...7 { directus.seed("articles", "\(id)", article(id, status: id == 4 ? "draft" : "published")) }
         directus.commit(1, "update", "articles", "1", item: article(1, title: "before"))
         let harness = try ReaderHarness(
-            directus: directus, subscriptions: [subscription(snapshot: true)], snapshotPageSize: 3)
+            directus: directus, subscriptions: [subscription(filtered: true, snapshot: true)], snapshotPageSize: 3)
         harness.start()
         let snapshot = try await harness.drain()
         #expect(snapshot.map(\.id) == [1, 2, 3, 5, 6, 7].map { "snap_articles_\($0)_1" })

@@ -16,6 +16,10 @@ public final class ActivityMetrics: Sendable {
     /// Failed activity reads (Directus unreachable or refusing).
     let readFailures: Counter
     private let registry: MetricsRegistry
+    private let cursor: @Sendable () -> Int64?
+
+    /// Activity rows between the newest id seen and the durable cursor (also in the periodic stats line).
+    public var lag: Double { max(0, head.value - Double(cursor() ?? 0)) }
 
     /// Registers the metrics; the cursor and lag gauges read `cursor()` (the durable committed id) at scrape time.
     public init(registry: MetricsRegistry, cursor: @escaping @Sendable () -> Int64?) {
@@ -27,6 +31,7 @@ public final class ActivityMetrics: Sendable {
             "directus_bridge_activity_cursor",
             help: "Activity id up to which every change was accepted by every sink (the durable cursor)."
         ) { Double(cursor() ?? 0) }
+        self.cursor = cursor
         registry.gaugeFunction(
             "directus_bridge_activity_lag", help: "Activity rows between the head and the durable cursor."
         ) { max(0, head.value - Double(cursor() ?? 0)) }

@@ -19,7 +19,7 @@ public struct ActivityService: Sendable {
     /// Builds the service for `plan`; throws when the cursor store cannot be opened.
     public static func make(
         plan: DeliveryPlan, config: BridgeConfig, routes: [SubscriptionRoute], api: DirectusAPI, queue: EventQueue,
-        health: HealthState, registry: MetricsRegistry, pipelineMetrics: PipelineMetrics,
+        health: HealthState, registry: MetricsRegistry, pipelineMetrics: PipelineMetrics, stats: StatsReporter,
         recorder: DeferredProgressRecorder, logger: Logger
     ) async throws -> ActivityService {
         guard plan.mode == .activity else { return .live }
@@ -38,6 +38,7 @@ public struct ActivityService: Sendable {
                 metadata: [LogKey.error: error.description])
         }
         let metrics = ActivityMetrics(registry: registry) { store.cursor?.committed }
+        stats.addGauge("activity.lag") { metrics.lag }
         let reconnect = config.directus.reconnect
         let reader = ActivityReader(
             settings: ActivityReaderSettings(

@@ -1,4 +1,4 @@
-public import BridgeStore
+import BridgeStore
 import Synchronization
 
 /// What the cursor store keeps per subscription uid.

@@ -86,7 +86,7 @@ public final class BridgeRuntime: Sendable {
             activity = try await ActivityService.make(
                 plan: delivery, config: config, routes: routes, api: components.api, queue: components.queue,
                 health: components.health, registry: components.registry, pipelineMetrics: components.pipelineMetrics,
-                recorder: components.progressRecorder, logger: logger.child(label: "activity"))
+                stats: components.stats, recorder: components.progressRecorder, logger: logger.child(label: "activity"))
         } catch {
             // An unwritable delivery.state_dir: a configuration problem (exit 78).
             return .configurationProblem("cannot open the activity cursor store in delivery.state_dir: \(error)")
