@@ -121,6 +121,24 @@ import Testing
         #expect(directus.state.withLock { $0.existenceReads } == 0)
     }
 
+    @Test func aSubscriptionWhoseItemsAreForbiddenDoesNotStallTheOthers() async throws {
+        let directus = FakeDirectus()
+        directus.state.withLock { $0.forbidden = ["secrets"] }
+        let harness = try ReaderHarness(
+            directus: directus, subscriptions: [subscription("secrets"), subscription()])
+        harness.start()
+        try await harness.waitUntilStarted()
+        directus.commit(1, "create", "secrets", "1", item: article(1))
+        directus.commit(2, "create", "articles", "2", item: article(2))
+        directus.commit(3, "delete", "secrets", "1")
+        harness.wakeup.changeSeen(collection: "articles")
+        let events = try await harness.drain()
+        await harness.halt()
+        #expect(events.map(\.id) == ["act_2"])
+        #expect(harness.store.cursor?.committed == 3)
+        #expect(harness.registry.render().contains("directus_bridge_activity_refused_reads_total 1"))
+    }
+
     @Test func subscriptionsEmitOnlyTheirEvents() async throws {
         let directus = FakeDirectus()
         let harness = try ReaderHarness(

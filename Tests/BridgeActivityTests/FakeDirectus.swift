@@ -15,6 +15,7 @@ final class FakeDirectus: ActivitySource {
         var activityReads = 0
         var itemReads = 0
         var existenceReads = 0
+        var forbidden: Set<String> = []
     }
 
     let state = Mutex(State())
@@ -84,6 +85,11 @@ final class FakeDirectus: ActivitySource {
 
     func items(_ query: ItemQuery, keys: [String]) async throws(DirectusError) -> [JSONValue] {
         try maybeFail()
+        if state.withLock({ $0.forbidden.contains(query.collection) }) {
+            throw DirectusError(
+                kind: .rejected, status: 403, code: "FORBIDDEN", message: "You don't have permission to access this.",
+                operation: "GET /items/\(query.collection)")
+        }
         return state.withLock { state in
             state.itemReads += 1
             let matches = state.matches[query.collection] ?? { _ in true }

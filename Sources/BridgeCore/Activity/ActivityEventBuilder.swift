@@ -50,10 +50,20 @@ public struct ActivityEventBuilder: Sendable {
         }
     }
 
+    /// What a page gave: its events, and the subscriptions whose items Directus refused to read (a permission
+    /// or query error that retrying cannot fix), which got no lines from this page.
+    public struct Output: Sendable {
+        /// The events, in activity order.
+        public var events: [EncodedEvent]
+        /// Subscription uid → the refusal.
+        public var refused: [String: DirectusError]
+    }
+
     /// The events of `rows` (any order; emitted in id order) with `origin`, reading items through `source`.
+    /// Retriable failures (Directus unreachable, 5xx) are thrown: the page is read again.
     public func events(
         for rows: [ActivityRow], origin: EventOrigin, source: any ActivitySource, receivedAt: Timestamp
-    ) async throws(DirectusError) -> [EncodedEvent] {
+    ) async throws(DirectusError) -> Output {
         let ordered = rows.sorted { $0.id < $1.id }
         var work: [(row: ActivityRow, target: Int)] = []
         var wantedKeys: [Int: [String]] = [:]
@@ -66,24 +76,31 @@ public struct ActivityEventBuilder: Sendable {
                 }
             }
         }
-        guard !work.isEmpty else { return [] }
+        guard !work.isEmpty else { return Output(events: [], refused: [:]) }
 
         // Items now, per subscription; then which missing ones still exist (filtered out) or are gone.
         var current: [Int: [String: JSONValue]] = [:]
         var gone: [Int: Set<String>] = [:]
+        var refused: [Int: DirectusError] = [:]
         for (index, keys) in wantedKeys.sorted(by: { $0.key < $1.key }) {
             let query = targets[index].subscription.query
-            var found: [String: JSONValue] = [:]
-            for item in try await source.items(query, keys: keys) {
-                if let key = query.key(of: item) { found[key] = item }
-            }
-            current[index] = found
-            let missing = keys.filter { found[$0] == nil }
-            if !missing.isEmpty && !query.narrowsItems {
-                gone[index] = Set(missing)
-            } else if !missing.isEmpty {
-                let existing = try await source.existingKeys(query, keys: missing)
-                gone[index] = Set(missing.filter { !existing.contains($0) })
+            do throws(DirectusError) {
+                var found: [String: JSONValue] = [:]
+                for item in try await source.items(query, keys: keys) {
+                    if let key = query.key(of: item) { found[key] = item }
+                }
+                current[index] = found
+                let missing = keys.filter { found[$0] == nil }
+                if !missing.isEmpty && !query.narrowsItems {
+                    gone[index] = Set(missing)
+                } else if !missing.isEmpty {
+                    let existing = try await source.existingKeys(query, keys: missing)
+                    gone[index] = Set(missing.filter { !existing.contains($0) })
+                }
+            } catch where error.isForbidden || (error.kind == .rejected && error.status == 400) {
+                // Forbidden collection or fields, invalid query: the socket refused this subscription too. Reading
+                // the page again would stall every other subscription forever.
+                refused[index] = error
             }
         }
         var snapshotIDs: [Int64] = []
@@ -95,7 +112,7 @@ public struct ActivityEventBuilder: Sendable {
         var events: [EncodedEvent] = []
         events.reserveCapacity(work.count)
         var body: [UInt8] = []
-        for (row, index) in work {
+        for (row, index) in work where refused[index] == nil {
             guard let change = row.change, let key = row.item else { continue }
             let subscription = targets[index].subscription
             var data: JSONValue?
@@ -121,6 +138,8 @@ public struct ActivityEventBuilder: Sendable {
                     id: id, event: change, collection: subscription.collection, key: key, origin: origin,
                     seq: row.id, time: time, receivedAt: receivedAt, subscription: subscription.uid, body: body))
         }
-        return events
+        var refusals: [String: DirectusError] = [:]
+        for (index, error) in refused { refusals[targets[index].subscription.uid] = error }
+        return Output(events: events, refused: refusals)
     }
 }

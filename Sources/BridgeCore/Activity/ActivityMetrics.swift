@@ -15,6 +15,8 @@ public final class ActivityMetrics: Sendable {
     let abandonedGaps: Counter
     /// Failed activity reads (Directus unreachable or refusing).
     let readFailures: Counter
+    /// Item reads Directus refused (permissions, invalid query): those changes got no line.
+    let refusedReads: Counter
     private let registry: MetricsRegistry
     private let cursor: @Sendable () -> Int64?
 
@@ -45,6 +47,9 @@ public final class ActivityMetrics: Sendable {
             help: "Activity ids that never appeared within the gap timeout (rolled-back transactions).")
         readFailures = registry.counter(
             "directus_bridge_activity_read_failures_total", help: "Activity-log reads that failed and were retried.")
+        refusedReads = registry.counter(
+            "directus_bridge_activity_refused_reads_total",
+            help: "Item reads for a subscription that Directus refused (permissions, query); those changes are skipped.")
     }
 
     /// Publishes the delivery mode in force: `directus_bridge_delivery_mode{mode}` is 1 for it, 0 for the other.

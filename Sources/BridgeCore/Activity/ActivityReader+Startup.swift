@@ -16,12 +16,16 @@ extension ActivityReaderLoop {
         let stored = store.cursor
         // The newest id now: where a first start, a new subscription and a snapshot's watermark begin. Read before
         // any item is read, so a change made during a snapshot has a higher id and is streamed afterwards.
-        var head: Int64 = 0
-        if stored == nil || reader.subscriptions.contains(where: { saved[$0.uid] == nil }) {
-            head = try await reader.source.newestActivityID()
-            reader.metrics.saw(head: head)
+        let start = try await reader.source.newestActivityID()
+        reader.metrics.saw(head: start)
+        if let stored, start < stored.head {
+            // Nothing above the cursor can appear until the log's ids pass it again.
+            logger.warning(
+                "the activity log ends below the saved cursor (another Directus database, or a restored backup?); "
+                    + "changes are delivered once its ids pass the cursor; delete cursor.db in delivery.state_dir "
+                    + "to start again from the newest activity id",
+                metadata: [LogKey.cursor: String(stored.head), "activity.newest": String(start)])
         }
-        let start = head
         let cursor: ActivityCursor
         if let stored {
             cursor = stored

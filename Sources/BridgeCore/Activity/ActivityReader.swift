@@ -100,6 +100,8 @@ final class ActivityReaderLoop {
     var catchingUp = true
     var backfill: ProgressLog?
     var backoff: ReconnectBackoff
+    /// When a refused read was last logged, per subscription uid.
+    var lastRefusalLog: [String: ContinuousClock.Instant] = [:]
     /// The next page, read while the previous one was processed.
     var prefetched: (after: Int64, rows: [ActivityRow])?
     /// Largest number of gap ids checked per read (the lowest first); more are checked as those resolve.
@@ -217,8 +219,10 @@ final class ActivityReaderLoop {
                 "activity ids never appeared; treating them as rolled back",
                 metadata: [LogKey.count: String(abandoned.count), "ids": Self.describe(abandoned)])
         }
-        let events = try await builder.events(
+        let output = try await builder.events(
             for: rows, origin: origin, source: reader.source, receivedAt: receivedAt)
+        let events = output.events
+        for (uid, error) in output.refused.sorted(by: { $0.key < $1.key }) { reportRefusal(uid: uid, error: error) }
         let progress = ActivityProgress(resolvedIDs: rows.map(\.id), abandonedIDs: abandoned)
         if !events.isEmpty || !progress.isEmpty {
             try await hand(EventBatch(events: events, progress: progress, receivedAt: started))
@@ -238,6 +242,18 @@ final class ActivityReaderLoop {
             newest > Double(head) ? Int(newest - Double(head)) : nil
         }
         return caughtUp
+    }
+
+    /// Logs that Directus refused to read a subscription's items (at most once a minute per subscription).
+    private func reportRefusal(uid: String, error: DirectusError) {
+        reader.metrics.refusedReads.increment()
+        let now = ContinuousClock.now
+        if let last = lastRefusalLog[uid], now - last < .seconds(60) { return }
+        lastRefusalLog[uid] = now
+        logger.error(
+            "Directus refused to read the subscription's items; its changes are skipped until the bridge's user "
+                + "may read the collection and the query's fields",
+            metadata: [LogKey.subscriptionUID: uid, LogKey.error: error.description])
     }
 
     /// The page after `after` (nil when there is nothing to prefetch, or when the read fails: it is read again).
