@@ -67,24 +67,35 @@ final class ReaderHarness: @unchecked Sendable {
         return nil
     }
 
-    /// Takes batches until none arrives for `quiet`, recording each; returns their events.
-    /// The first batch may take up to `first` (a loaded machine); an empty result therefore costs that long.
-    func drain(accept: Bool = true, first: Duration = .seconds(1), quiet: Duration = .milliseconds(150)) async throws
-        -> [EncodedEvent]
-    {
-        guard let batch = try await next(accept: accept, timeout: first) else { return [] }
-        var events = batch.events
-        while let batch = try await next(accept: accept, timeout: quiet) { events += batch.events }
+    /// Takes batches (recording them when `accept`) until `count` events arrived or `timeout` passed, then for
+    /// `settle` more to catch any extra ones. Waits on conditions, not on the clock, so a loaded machine only
+    /// makes it slower.
+    func collect(
+        _ count: Int, accept: Bool = true, timeout: Duration = .seconds(10), settle: Duration = .milliseconds(150)
+    ) async throws -> [EncodedEvent] {
+        var events: [EncodedEvent] = []
+        let deadline = ContinuousClock.now + timeout
+        while events.count < count && ContinuousClock.now < deadline {
+            if let batch = try await next(accept: accept, timeout: deadline - .now) { events += batch.events }
+        }
+        while let batch = try await next(accept: accept, timeout: settle) { events += batch.events }
         return events
     }
 
-    /// Waits until the reader has made its first read (start-up done, caught up).
-    func waitUntilStarted() async throws {
-        let deadline = ContinuousClock.now + .seconds(2)
-        while directus.state.withLock({ $0.activityReads }) == 0 && ContinuousClock.now < deadline {
+    /// Waits until the reader has made its first read and caught up (what it reads next is `live`).
+    func waitUntilCaughtUp(timeout: Duration = .seconds(10)) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            let reads = directus.state.withLock { $0.activityReads }
+            if reads > 0 && registry.render().contains("directus_bridge_activity_backfilling 0") { return }
             try await Task.sleep(for: .milliseconds(2))
         }
-        try await Task.sleep(for: .milliseconds(50))  // the first read's batch-less end: the reader is idle
+    }
+
+    /// Waits until `condition` holds (checked every 2 ms) or `timeout` passes.
+    func wait(timeout: Duration = .seconds(10), until condition: () -> Bool) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while !condition() && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(2)) }
     }
 }
 

@@ -11,16 +11,17 @@ import Testing
         let harness = try ReaderHarness(
             directus: directus, subscriptions: [subscription(filtered: true, snapshot: true)], snapshotPageSize: 3)
         harness.start()
-        let snapshot = try await harness.drain()
+        let snapshot = try await harness.collect(6)
         #expect(snapshot.map(\.id) == [1, 2, 3, 5, 6, 7].map { "snap_articles_\($0)_1" })
         #expect(snapshot.allSatisfy { $0.event == .snapshot && $0.origin == .snapshot && $0.seq == nil })
         #expect(snapshot.first?.json["data"] == article(1, title: "before"))
+        try await harness.wait { harness.store.subscriptions["articles"]?.snapshotDone == true }
         #expect(harness.store.subscriptions["articles"] == SubscriptionCursorState(
             startID: 1, snapshotWatermark: 1, snapshotDone: true))
 
         directus.commit(2, "update", "articles", "2", item: article(2, title: "after"))
         harness.wakeup.changeSeen(collection: "articles")
-        #expect(try await harness.drain().map(\.id) == ["act_2"])
+        #expect(try await harness.collect(1).map(\.id) == ["act_2"])
         await harness.halt()
     }
 
@@ -31,7 +32,7 @@ import Testing
         let first = try ReaderHarness(
             directus: directus, subscriptions: [subscription(snapshot: true)], snapshotPageSize: 2)
         first.start()
-        let partial = try #require(try await first.next())
+        let partial = try #require(try await first.next(timeout: .seconds(10)))
         await first.halt()
         #expect(partial.events.map(\.id) == ["snap_articles_1_9", "snap_articles_2_9"])
         #expect(first.store.subscriptions["articles"]?.snapshotPending == true)
@@ -41,7 +42,8 @@ import Testing
             directus: directus, subscriptions: [subscription(snapshot: true)], directory: first.directory,
             snapshotPageSize: 2)
         second.start()
-        let all = try await second.drain()
+        let all = try await second.collect(5)
+        try await second.wait { second.store.subscriptions["articles"]?.snapshotDone == true }
         await second.halt()
         #expect(all.map(\.id) == (1...5).map { "snap_articles_\($0)_9" })
         #expect(second.store.subscriptions["articles"]?.snapshotDone == true)
@@ -51,14 +53,14 @@ import Testing
         let directus = FakeDirectus()
         let first = try ReaderHarness(directus: directus, subscriptions: [subscription()])
         first.start()
-        try await first.waitUntilStarted()
+        try await first.waitUntilCaughtUp()
         await first.halt()
         directus.commit(1, "create", "tags", "a", item: ["id": "a"])
         directus.commit(2, "create", "articles", "2", item: article(2))
         let second = try ReaderHarness(
             directus: directus, subscriptions: [subscription(), subscription("tags")], directory: first.directory)
         second.start()
-        let events = try await second.drain()
+        let events = try await second.collect(1)
         await second.halt()
         #expect(events.map(\.id) == ["act_2"], "the old subscription catches up; the new one starts at id 2")
         #expect(second.store.subscriptions["tags"]?.startID == 2)

@@ -17,6 +17,8 @@ public final class ActivityMetrics: Sendable {
     let readFailures: Counter
     /// Item reads Directus refused (permissions, invalid query): those changes got no line.
     let refusedReads: Counter
+    /// 1 while the reader is catching up (events are `backfill`), else 0.
+    let backfilling: Gauge
     private let registry: MetricsRegistry
     private let cursor: @Sendable () -> Int64?
 
@@ -47,6 +49,9 @@ public final class ActivityMetrics: Sendable {
             help: "Activity ids that never appeared within the gap timeout (rolled-back transactions).")
         readFailures = registry.counter(
             "directus_bridge_activity_read_failures_total", help: "Activity-log reads that failed and were retried.")
+        backfilling = registry.gauge(
+            "directus_bridge_activity_backfilling",
+            help: "1 while the activity reader catches up after start-up, a reconnect or a failed read.")
         refusedReads = registry.counter(
             "directus_bridge_activity_refused_reads_total",
             help: "Item reads for a subscription that Directus refused (permissions, query); those changes are skipped.")

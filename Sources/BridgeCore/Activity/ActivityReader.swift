@@ -119,6 +119,7 @@ final class ActivityReaderLoop {
     var logger: Logger { reader.logger }
 
     func run() async {
+        reader.metrics.backfilling.set(1)
         guard let snapshots = await retrying("cannot read the activity cursor", { try await self.prepare() }) else {
             return
         }
@@ -161,12 +162,14 @@ final class ActivityReaderLoop {
 
     private func startCatchingUp(reason: String) {
         catchingUp = true
+        reader.metrics.backfilling.set(1)
         backfill = nil
         logger.debug("catching up", metadata: [LogKey.reason: reason, LogKey.cursor: String(cursor.head)])
     }
 
     private func finishCatchingUp() {
         catchingUp = false
+        reader.metrics.backfilling.set(0)
         if let backfill, backfill.done > 0 {
             logger.info(
                 "backfill done",
