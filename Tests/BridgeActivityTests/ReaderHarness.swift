@@ -41,10 +41,15 @@ final class ReaderHarness: @unchecked Sendable {
             pipelineMetrics: PipelineMetrics(registry: registry), logger: .silent)
     }
 
+    /// The reader and the harness's waits run here, not on Swift's cooperative pool: other suites running in
+    /// parallel block that pool's two threads with synchronous waits, which would starve the reader and make
+    /// every deadline below meaningless.
+    static let executor = BlockingExecutor(name: "activity-tests")
+
     func start() {
         let reader = self.reader
         let stop = self.stop
-        task = Task { await reader.run(stop: stop) }
+        task = Task(executorPreference: Self.executor) { await reader.run(stop: stop) }
     }
 
     /// Stops the reader and waits for it (a crash, as far as the cursor store can tell).
@@ -56,15 +61,16 @@ final class ReaderHarness: @unchecked Sendable {
 
     /// Takes the next batch within `timeout`, recording its progress when `accept`.
     func next(accept: Bool = true, timeout: Duration = .seconds(2)) async throws -> EventBatch? {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if let batch = queue.take(timeout: .milliseconds(1)) {
-                if accept, let progress = batch.progress { try store.record(progress) }
-                return batch
-            }
-            try await Task.sleep(for: .milliseconds(2))
+        try await withTaskExecutorPreference(Self.executor) {
+            let deadline = ContinuousClock.now + timeout
+            repeat {
+                if let batch = queue.take(timeout: .milliseconds(5)) {
+                    if accept, let progress = batch.progress { try store.record(progress) }
+                    return batch
+                }
+            } while ContinuousClock.now < deadline
+            return nil
         }
-        return nil
     }
 
     /// Takes batches (recording them when `accept`) until `count` events arrived or `timeout` passed, then for
@@ -73,29 +79,35 @@ final class ReaderHarness: @unchecked Sendable {
     func collect(
         _ count: Int, accept: Bool = true, timeout: Duration = .seconds(10), settle: Duration = .milliseconds(150)
     ) async throws -> [EncodedEvent] {
-        var events: [EncodedEvent] = []
-        let deadline = ContinuousClock.now + timeout
-        while events.count < count && ContinuousClock.now < deadline {
-            if let batch = try await next(accept: accept, timeout: deadline - .now) { events += batch.events }
+        try await withTaskExecutorPreference(Self.executor) {
+            var events: [EncodedEvent] = []
+            let deadline = ContinuousClock.now + timeout
+            while events.count < count && ContinuousClock.now < deadline {
+                if let batch = try await next(accept: accept, timeout: deadline - .now) { events += batch.events }
+            }
+            while let batch = try await next(accept: accept, timeout: settle) { events += batch.events }
+            return events
         }
-        while let batch = try await next(accept: accept, timeout: settle) { events += batch.events }
-        return events
     }
 
     /// Waits until the reader has made its first read and caught up (what it reads next is `live`).
     func waitUntilCaughtUp(timeout: Duration = .seconds(10)) async throws {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            let reads = directus.state.withLock { $0.activityReads }
-            if reads > 0 && registry.render().contains("directus_bridge_activity_backfilling 0") { return }
-            try await Task.sleep(for: .milliseconds(2))
+        try await withTaskExecutorPreference(Self.executor) {
+            let deadline = ContinuousClock.now + timeout
+            while ContinuousClock.now < deadline {
+                let reads = directus.state.withLock { $0.activityReads }
+                if reads > 0 && registry.render().contains("directus_bridge_activity_backfilling 0") { return }
+                try await Task.sleep(for: .milliseconds(2))
+            }
         }
     }
 
     /// Waits until `condition` holds (checked every 2 ms) or `timeout` passes.
-    func wait(timeout: Duration = .seconds(10), until condition: () -> Bool) async throws {
-        let deadline = ContinuousClock.now + timeout
-        while !condition() && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(2)) }
+    func wait(timeout: Duration = .seconds(10), until condition: @Sendable () -> Bool) async throws {
+        try await withTaskExecutorPreference(Self.executor) {
+            let deadline = ContinuousClock.now + timeout
+            while !condition() && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(2)) }
+        }
     }
 }
 

@@ -54,15 +54,25 @@ public struct ActivityReaderSettings: Sendable {
 ///   pauses while sinks are behind and memory stays bounded. The cursor store records the progress only after
 ///   every sink accepted the batch.
 public final class ActivityReader: Sendable {
+    /// Settings.
     let settings: ActivityReaderSettings
+    /// The subscriptions served from the activity log.
     let subscriptions: [ActivitySubscription]
+    /// Where rows and items are read.
     let source: any ActivitySource
+    /// The durable cursor and subscription states.
     let store: CursorStore
+    /// Where batches go (waiting when full).
     let queue: EventQueue
+    /// Socket events and reconnects.
     let wakeup: ActivityWakeup
+    /// Whether the socket is connected (origin `live` needs it).
     let health: HealthState
+    /// Activity metrics.
     let metrics: ActivityMetrics
+    /// Received-event counters.
     let pipelineMetrics: PipelineMetrics
+    /// Logs.
     let logger: Logger
 
     /// Creates a reader for `subscriptions`.
@@ -92,13 +102,21 @@ public final class ActivityReader: Sendable {
 
 /// The reader's mutable state, owned by the one task that runs it.
 final class ActivityReaderLoop {
+    /// The reader's settings and collaborators.
     let reader: ActivityReader
+    /// Shutdown.
     let stop: ShutdownSignal
+    /// What has been handed to the queue (ahead of the durable cursor by the batches the sinks still hold).
     var cursor = ActivityCursor(committed: 0)
+    /// When each open gap was first seen.
     var gapTracker: GapTracker
+    /// The subscriptions with their start ids.
     var builder = ActivityEventBuilder(targets: [])
+    /// Catching up after start-up, a reconnect or a failed read: events are `backfill`.
     var catchingUp = true
+    /// Progress of a long backfill.
     var backfill: ProgressLog?
+    /// Delay between failed reads.
     var backoff: ReconnectBackoff
     /// When a refused read was last logged, per subscription uid.
     var lastRefusalLog: [String: ContinuousClock.Instant] = [:]
@@ -107,6 +125,7 @@ final class ActivityReaderLoop {
     /// Largest number of gap ids checked per read (the lowest first); more are checked as those resolve.
     static let maxGapsPerRead = 2000
 
+    /// Creates the state for one run of `reader`.
     init(reader: ActivityReader, stop: ShutdownSignal) {
         self.reader = reader
         self.stop = stop
@@ -116,8 +135,10 @@ final class ActivityReaderLoop {
             resetAfter: .seconds(60))
     }
 
+    /// The reader's logger.
     var logger: Logger { reader.logger }
 
+    /// Start-up, due snapshots, then reads until `stop`.
     func run() async {
         reader.metrics.backfilling.set(1)
         guard let snapshots = await retrying("cannot read the activity cursor", { try await self.prepare() }) else {
