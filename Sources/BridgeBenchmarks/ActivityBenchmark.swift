@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-@preconcurrency import Glibc
-#endif
 import BridgeHTTP
 import BridgeJSON
 import Foundation
+
+#if canImport(Glibc)
+    @preconcurrency import Glibc
+#endif
 
 /// Activity mode against the Directus emulator, with the real `directus-bridge` binary (built next to this one):
 ///
@@ -29,7 +30,9 @@ enum ActivityBenchmark {
 
     static func backfill(changes: Int, maxQueue: Int) async throws {
         let emulator = try HelperProcess(
-            script: "directus_emulator/server.py", arguments: ["--port", "0", "--log-level", "warning"])
+            script: "directus_emulator/server.py",
+            arguments: ["--port", "0", "--log-level", "warning"]
+        )
         defer { stopEmulator(emulator) }
         let url = "http://127.0.0.1:\(emulator.port)"
         let directory = try temporaryDirectory()
@@ -58,11 +61,14 @@ enum ActivityBenchmark {
         BenchmarkResult(
             benchmark: "activity-backfill",
             metric: "changes/s recovered after a \(changes)-change outage (max_queue \(maxQueue))",
-            value: Double(changes) / seconds, unit: "1/s", peer: "emulator generator (changes made/s)",
+            value: Double(changes) / seconds,
+            unit: "1/s",
+            peer: "emulator generator (changes made/s)",
             peerValue: Double(changes) / generatorSeconds
         ).emit()
         BenchmarkResult(
-            benchmark: "activity-backfill", metric: "bridge peak RSS during the backfill (max_queue \(maxQueue))",
+            benchmark: "activity-backfill",
+            metric: "bridge peak RSS during the backfill (max_queue \(maxQueue))",
             value: peakMemory,
             unit: "MiB"
         ).emit()
@@ -80,7 +86,9 @@ enum ActivityBenchmark {
 
     static func latency(samples: Int) async throws {
         let emulator = try HelperProcess(
-            script: "directus_emulator/server.py", arguments: ["--port", "0", "--log-level", "warning"])
+            script: "directus_emulator/server.py",
+            arguments: ["--port", "0", "--log-level", "warning"]
+        )
         defer { stopEmulator(emulator) }
         let url = "http://127.0.0.1:\(emulator.port)"
         var bridges: [(mode: String, child: BridgeChild, lines: LineTimes)] = []
@@ -119,12 +127,20 @@ enum ActivityBenchmark {
         let activity = results["activity"]!
         let live = results["live"]!
         BenchmarkResult(
-            benchmark: "activity-backfill", metric: "latency p50 change → line, activity mode", value: activity.p50,
-            unit: "ms", peer: "live mode", peerValue: live.p50
+            benchmark: "activity-backfill",
+            metric: "latency p50 change → line, activity mode",
+            value: activity.p50,
+            unit: "ms",
+            peer: "live mode",
+            peerValue: live.p50
         ).emit()
         BenchmarkResult(
-            benchmark: "activity-backfill", metric: "latency p99 change → line, activity mode", value: activity.p99,
-            unit: "ms", peer: "live mode", peerValue: live.p99
+            benchmark: "activity-backfill",
+            metric: "latency p99 change → line, activity mode",
+            value: activity.p99,
+            unit: "ms",
+            peer: "live mode",
+            peerValue: live.p99
         ).emit()
     }
 
@@ -139,7 +155,11 @@ enum ActivityBenchmark {
     }
 
     private static func writeConfig(
-        url: String, mode: String, output: String, maxQueue: Int = 100_000, in directory: URL
+        url: String,
+        mode: String,
+        output: String,
+        maxQueue: Int = 100_000,
+        in directory: URL
     ) throws -> String {
         let yaml = """
             directus:
@@ -168,9 +188,13 @@ enum ActivityBenchmark {
     private static func post(_ client: HTTPClient, _ url: String, body: String) async throws -> JSONValue {
         let response = try await client.send(
             HTTPRequest(
-                method: "POST", url: url,
+                method: "POST",
+                url: url,
                 headers: [("content-type", "application/json"), ("authorization", "Bearer admin-static-token")],
-                body: Array(body.utf8), timeout: .seconds(600)))
+                body: Array(body.utf8),
+                timeout: .seconds(600)
+            )
+        )
         guard (200..<300).contains(response.status) else { throw BenchmarkFailure.unexpectedStatus(response.status) }
         return try JSONValue.parse(response.body)
     }

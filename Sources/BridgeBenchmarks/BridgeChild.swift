@@ -1,7 +1,8 @@
-#if canImport(Glibc)
-@preconcurrency import Glibc
-#endif
 import Foundation
+
+#if canImport(Glibc)
+    @preconcurrency import Glibc
+#endif
 
 /// The `directus-bridge` binary next to this executable, run with `run --config PATH` in `directory`; stderr goes
 /// to a file there, stdout to a file or to a `LineTimes` reader.

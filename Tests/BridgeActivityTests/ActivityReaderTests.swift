@@ -1,8 +1,9 @@
-@testable import BridgeCore
 import BridgeJSON
 import BridgeSystem
 import BridgeTestSupport
 import Testing
+
+@testable import BridgeCore
 
 @Suite struct ActivityReaderTests {
     @Test func changesBecomeOneLinePerRowInActivityOrder() async throws {
@@ -62,7 +63,10 @@ import Testing
     @Test func aGapThatNeverCommitsIsAbandonedAfterTheTimeout() async throws {
         let directus = FakeDirectus()
         let harness = try ReaderHarness(
-            directus: directus, subscriptions: [subscription()], gapTimeout: .milliseconds(50))
+            directus: directus,
+            subscriptions: [subscription()],
+            gapTimeout: .milliseconds(50)
+        )
         harness.start()
         try await harness.waitUntilCaughtUp()
         directus.commit(1, "create", "articles", "1", item: article(1))
@@ -125,7 +129,9 @@ import Testing
         let directus = FakeDirectus()
         directus.state.withLock { $0.forbidden = ["secrets"] }
         let harness = try ReaderHarness(
-            directus: directus, subscriptions: [subscription("secrets"), subscription()])
+            directus: directus,
+            subscriptions: [subscription("secrets"), subscription()]
+        )
         harness.start()
         try await harness.waitUntilCaughtUp()
         directus.commit(1, "create", "secrets", "1", item: article(1))
@@ -143,7 +149,8 @@ import Testing
         let directus = FakeDirectus()
         let harness = try ReaderHarness(
             directus: directus,
-            subscriptions: [subscription(events: [.create]), subscription("tags", events: [.delete])])
+            subscriptions: [subscription(events: [.create]), subscription("tags", events: [.delete])]
+        )
         harness.start()
         try await harness.waitUntilCaughtUp()
         directus.commit(1, "create", "articles", "1", item: article(1))
@@ -167,7 +174,11 @@ import Testing
             try store.save(SubscriptionCursorState(startID: 0), for: "articles")
         }
         let harness = try ReaderHarness(
-            directus: directus, subscriptions: [subscription()], directory: directory, pageSize: 2)
+            directus: directus,
+            subscriptions: [subscription()],
+            directory: directory,
+            pageSize: 2
+        )
         harness.start()
         let backfill = try await harness.collect(5)
         #expect(backfill.map(\.id) == ["act_1", "act_2", "act_3", "act_4", "act_5"])
@@ -205,7 +216,10 @@ import Testing
         await first.halt()
 
         let second = try ReaderHarness(
-            directus: directus, subscriptions: [subscription()], directory: first.directory)
+            directus: directus,
+            subscriptions: [subscription()],
+            directory: first.directory
+        )
         second.start()
         let again = try await second.collect(3)
         await second.halt()
@@ -238,7 +252,12 @@ import Testing
             try store.save(SubscriptionCursorState(startID: 0), for: "articles")
         }
         let harness = try ReaderHarness(
-            directus: directus, subscriptions: [subscription()], directory: directory, pageSize: 5, capacity: 10)
+            directus: directus,
+            subscriptions: [subscription()],
+            directory: directory,
+            pageSize: 5,
+            capacity: 10
+        )
         harness.start()
         try await harness.wait { harness.queue.depth == 10 }
         try await Task.sleep(for: .milliseconds(100))

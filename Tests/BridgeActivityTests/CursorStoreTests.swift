@@ -1,6 +1,7 @@
-@testable import BridgeCore
 import BridgeTestSupport
 import Testing
+
+@testable import BridgeCore
 
 @Suite struct CursorStoreTests {
     @Test func aReopenedStoreRestoresExactlyWhatWasRecorded() throws {
@@ -19,10 +20,12 @@ import Testing
         let reopened = try CursorStore(directory: directory)
         #expect(reopened.cursor == ActivityCursor(committed: 101, resolvedAbove: [103, 104, 105, 107]))
         #expect(reopened.cursor?.gaps == [102, 106])
-        #expect(reopened.subscriptions == [
-            "articles": SubscriptionCursorState(startID: 100),
-            "tags": SubscriptionCursorState(startID: 104, snapshotWatermark: 104, snapshotDone: true),
-        ])
+        #expect(
+            reopened.subscriptions == [
+                "articles": SubscriptionCursorState(startID: 100),
+                "tags": SubscriptionCursorState(startID: 104, snapshotWatermark: 104, snapshotDone: true),
+            ]
+        )
         try reopened.record(ActivityProgress(resolvedIDs: [102, 106]))
         let again = try CursorStore(directory: directory)
         #expect(again.cursor == ActivityCursor(committed: 107))

@@ -1,7 +1,8 @@
-@testable import BridgeCore
 import BridgeJSON
 import BridgeSystem
 import Synchronization
+
+@testable import BridgeCore
 
 /// An in-memory Directus for the activity reader: visible activity rows, items per collection, revision snapshots,
 /// and a filter per collection standing in for the subscription's `query.filter`.
@@ -21,13 +22,25 @@ final class FakeDirectus: ActivitySource {
     let state = Mutex(State())
 
     /// Makes row `id` visible (committed), with the item's state as it is after the change.
-    func commit(_ id: Int64, _ action: String, _ collection: String, _ key: String, item: JSONValue? = nil,
-        delta: JSONValue? = nil, user: String? = "user-1")
-    {
+    func commit(
+        _ id: Int64,
+        _ action: String,
+        _ collection: String,
+        _ key: String,
+        item: JSONValue? = nil,
+        delta: JSONValue? = nil,
+        user: String? = "user-1"
+    ) {
         state.withLock { state in
             state.rows[id] = ActivityRow(
-                id: id, action: action, collection: collection, item: key,
-                timestamp: Timestamp(microsecondsSinceEpoch: 1_700_000_000_000_000 + id * 1000), user: user, delta: delta)
+                id: id,
+                action: action,
+                collection: collection,
+                item: key,
+                timestamp: Timestamp(microsecondsSinceEpoch: 1_700_000_000_000_000 + id * 1000),
+                user: user,
+                delta: delta
+            )
             if action == "delete" {
                 state.items[collection]?[key] = nil
             } else if let item {
@@ -87,8 +100,12 @@ final class FakeDirectus: ActivitySource {
         try maybeFail()
         if state.withLock({ $0.forbidden.contains(query.collection) }) {
             throw DirectusError(
-                kind: .rejected, status: 403, code: "FORBIDDEN", message: "You don't have permission to access this.",
-                operation: "GET /items/\(query.collection)")
+                kind: .rejected,
+                status: 403,
+                code: "FORBIDDEN",
+                message: "You don't have permission to access this.",
+                operation: "GET /items/\(query.collection)"
+            )
         }
         return state.withLock { state in
             state.itemReads += 1

@@ -1,7 +1,8 @@
-@testable import BridgeCore
 import BridgeConfig
 import BridgeJSON
 import Testing
+
+@testable import BridgeCore
 
 @Suite struct ItemQueryTests {
     private func query(_ members: [(key: String, value: QueryValue)]?) -> ItemQuery {
@@ -17,7 +18,9 @@ import Testing
         #expect(plan.fields == ["title", "author.name", "uuid"])
         #expect(plan.primaryKeyAdded)
         #expect(plan.shape(["uuid": "k", "title": "t"]) == ["title": "t"])
-        #expect(plan.project(["uuid": "k", "title": "t", "body": "b", "author": "u"]) == ["title": "t", "author": "u"])
+        #expect(
+            plan.project(["uuid": "k", "title": "t", "body": "b", "author": "u"]) == ["title": "t", "author": "u"]
+        )
     }
 
     @Test func wildcardTextFieldsAndNoFieldsKeepTheKey() {
@@ -29,13 +32,18 @@ import Testing
 
     @Test func theFilterIsCombinedWithTheKeys() throws {
         let plan = query([
-            (key: "filter", value: .object([(key: "status", value: .object([(key: "_eq", value: .string("published"))]))])),
+            (
+                key: "filter",
+                value: .object([(key: "status", value: .object([(key: "_eq", value: .string("published"))]))])
+            ),
             (key: "search", value: .string("hello")),
         ])
         let sent = parameters(plan.parameters(keys: ["a", "b"]))
-        #expect(try JSONValue.parse(sent["filter"]!) == [
-            "_and": [["status": ["_eq": "published"]], ["uuid": ["_in": ["a", "b"]]]],
-        ])
+        #expect(
+            try JSONValue.parse(sent["filter"]!) == [
+                "_and": [["status": ["_eq": "published"]], ["uuid": ["_in": ["a", "b"]]]]
+            ]
+        )
         #expect(sent["limit"] == "2")
         #expect(sent["search"] == "hello")
         let exists = parameters(plan.existenceParameters(keys: ["a"]))
@@ -50,9 +58,11 @@ import Testing
         #expect(first["sort"] == "uuid")
         #expect(first["meta"] == "filter_count")
         let next = parameters(plan.pageParameters(after: "k9", limit: 500))
-        #expect(try JSONValue.parse(next["filter"]!) == [
-            "_and": [["status": ["_eq": "published"]], ["uuid": ["_gt": "k9"]]],
-        ])
+        #expect(
+            try JSONValue.parse(next["filter"]!) == [
+                "_and": [["status": ["_eq": "published"]], ["uuid": ["_gt": "k9"]]]
+            ]
+        )
         #expect(next["meta"] == nil)
     }
 }

@@ -1,9 +1,10 @@
-@testable import BridgeCore
 import BridgeConfig
 import BridgeJSON
 import BridgeSystem
 import BridgeTestSupport
 import Foundation
+
+@testable import BridgeCore
 
 /// Runs an `ActivityReader` against a `FakeDirectus` with a real cursor store and queue; the test plays the
 /// dispatcher: it takes batches and records their progress (or not, to simulate a crash before acceptance).
@@ -21,8 +22,13 @@ final class ReaderHarness: @unchecked Sendable {
     private var task: Task<Void, Never>?
 
     init(
-        directus: FakeDirectus, subscriptions: [ActivitySubscription], directory: String? = nil, pageSize: Int = 500,
-        snapshotPageSize: Int = 500, gapTimeout: Duration = .seconds(30), pollInterval: Duration = .seconds(60),
+        directus: FakeDirectus,
+        subscriptions: [ActivitySubscription],
+        directory: String? = nil,
+        pageSize: Int = 500,
+        snapshotPageSize: Int = 500,
+        gapTimeout: Duration = .seconds(30),
+        pollInterval: Duration = .seconds(60),
         capacity: Int = 100_000
     ) throws {
         self.directus = directus
@@ -33,12 +39,24 @@ final class ReaderHarness: @unchecked Sendable {
         let store = self.store
         reader = ActivityReader(
             settings: ActivityReaderSettings(
-                pollInterval: pollInterval, pageSize: pageSize, snapshotPageSize: snapshotPageSize,
-                gapTimeout: gapTimeout, retryDelay: .milliseconds(5), maxRetryDelay: .milliseconds(20),
-                progressInterval: .milliseconds(1)),
-            subscriptions: subscriptions, source: directus, store: store, queue: queue, wakeup: wakeup, health: health,
+                pollInterval: pollInterval,
+                pageSize: pageSize,
+                snapshotPageSize: snapshotPageSize,
+                gapTimeout: gapTimeout,
+                retryDelay: .milliseconds(5),
+                maxRetryDelay: .milliseconds(20),
+                progressInterval: .milliseconds(1)
+            ),
+            subscriptions: subscriptions,
+            source: directus,
+            store: store,
+            queue: queue,
+            wakeup: wakeup,
+            health: health,
             metrics: ActivityMetrics(registry: registry) { store.cursor?.committed },
-            pipelineMetrics: PipelineMetrics(registry: registry), logger: .silent)
+            pipelineMetrics: PipelineMetrics(registry: registry),
+            logger: .silent
+        )
     }
 
     /// The reader and the harness's waits run here, not on Swift's cooperative pool: other suites running in
@@ -77,7 +95,10 @@ final class ReaderHarness: @unchecked Sendable {
     /// `settle` more to catch any extra ones. Waits on conditions, not on the clock, so a loaded machine only
     /// makes it slower.
     func collect(
-        _ count: Int, accept: Bool = true, timeout: Duration = .seconds(10), settle: Duration = .milliseconds(150)
+        _ count: Int,
+        accept: Bool = true,
+        timeout: Duration = .seconds(10),
+        settle: Duration = .milliseconds(150)
     ) async throws -> [EncodedEvent] {
         try await withTaskExecutorPreference(Self.executor) {
             var events: [EncodedEvent] = []
@@ -118,17 +139,30 @@ extension EncodedEvent {
 
 /// An activity subscription on `collection` with primary key `id`.
 func subscription(
-    _ collection: String = "articles", uid: String? = nil, events: Set<ChangeEvent> = [.create, .update, .delete],
-    fields: [String]? = nil, filtered: Bool = false, snapshot: Bool = false
+    _ collection: String = "articles",
+    uid: String? = nil,
+    events: Set<ChangeEvent> = [.create, .update, .delete],
+    fields: [String]? = nil,
+    filtered: Bool = false,
+    snapshot: Bool = false
 ) -> ActivitySubscription {
     // The fake evaluates its own filter closure; `filtered` tells the reader that the query has a filter.
     var members: [(key: String, value: QueryValue)] = []
     if let fields { members.append((key: "fields", value: .array(fields.map { .string($0) }))) }
     if filtered {
-        members.append((key: "filter", value: .object([(key: "status", value: .object([(key: "_eq", value: .string("published"))]))])))
+        members.append(
+            (
+                key: "filter",
+                value: .object([(key: "status", value: .object([(key: "_eq", value: .string("published"))]))])
+            )
+        )
     }
     let query: QueryValue? = members.isEmpty ? nil : .object(members)
     return ActivitySubscription(
-        uid: uid ?? collection, collection: collection, events: events,
-        query: ItemQuery(collection: collection, primaryKey: "id", query: query), snapshot: snapshot)
+        uid: uid ?? collection,
+        collection: collection,
+        events: events,
+        query: ItemQuery(collection: collection, primaryKey: "id", query: query),
+        snapshot: snapshot
+    )
 }

@@ -1,6 +1,7 @@
-@testable import BridgeCore
 import BridgeJSON
 import Testing
+
+@testable import BridgeCore
 
 @Suite struct SnapshotTests {
     @Test func aSnapshotEmitsEveryMatchingItemThenStreamsFromItsWatermark() async throws {
@@ -9,15 +10,24 @@ import Testing
         for id in 1...7 { directus.seed("articles", "\(id)", article(id, status: id == 4 ? "draft" : "published")) }
         directus.commit(1, "update", "articles", "1", item: article(1, title: "before"))
         let harness = try ReaderHarness(
-            directus: directus, subscriptions: [subscription(filtered: true, snapshot: true)], snapshotPageSize: 3)
+            directus: directus,
+            subscriptions: [subscription(filtered: true, snapshot: true)],
+            snapshotPageSize: 3
+        )
         harness.start()
         let snapshot = try await harness.collect(6)
         #expect(snapshot.map(\.id) == [1, 2, 3, 5, 6, 7].map { "snap_articles_\($0)_1" })
         #expect(snapshot.allSatisfy { $0.event == .snapshot && $0.origin == .snapshot && $0.seq == nil })
         #expect(snapshot.first?.json["data"] == article(1, title: "before"))
         try await harness.wait { harness.store.subscriptions["articles"]?.snapshotDone == true }
-        #expect(harness.store.subscriptions["articles"] == SubscriptionCursorState(
-            startID: 1, snapshotWatermark: 1, snapshotDone: true))
+        #expect(
+            harness.store.subscriptions["articles"]
+                == SubscriptionCursorState(
+                    startID: 1,
+                    snapshotWatermark: 1,
+                    snapshotDone: true
+                )
+        )
 
         directus.commit(2, "update", "articles", "2", item: article(2, title: "after"))
         harness.wakeup.changeSeen(collection: "articles")
@@ -30,7 +40,10 @@ import Testing
         for id in 1...5 { directus.seed("articles", "\(id)", article(id)) }
         directus.commit(9, "create", "comments", "1", item: ["id": 1])
         let first = try ReaderHarness(
-            directus: directus, subscriptions: [subscription(snapshot: true)], snapshotPageSize: 2)
+            directus: directus,
+            subscriptions: [subscription(snapshot: true)],
+            snapshotPageSize: 2
+        )
         first.start()
         let partial = try #require(try await first.next(timeout: .seconds(10)))
         await first.halt()
@@ -39,8 +52,11 @@ import Testing
 
         directus.commit(10, "create", "comments", "2", item: ["id": 2])
         let second = try ReaderHarness(
-            directus: directus, subscriptions: [subscription(snapshot: true)], directory: first.directory,
-            snapshotPageSize: 2)
+            directus: directus,
+            subscriptions: [subscription(snapshot: true)],
+            directory: first.directory,
+            snapshotPageSize: 2
+        )
         second.start()
         let all = try await second.collect(5)
         try await second.wait { second.store.subscriptions["articles"]?.snapshotDone == true }
@@ -58,7 +74,10 @@ import Testing
         directus.commit(1, "create", "tags", "a", item: ["id": "a"])
         directus.commit(2, "create", "articles", "2", item: article(2))
         let second = try ReaderHarness(
-            directus: directus, subscriptions: [subscription(), subscription("tags")], directory: first.directory)
+            directus: directus,
+            subscriptions: [subscription(), subscription("tags")],
+            directory: first.directory
+        )
         second.start()
         let events = try await second.collect(1)
         await second.halt()

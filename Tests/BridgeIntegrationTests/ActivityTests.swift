@@ -4,8 +4,12 @@ import Testing
 
 /// A bridge.yaml for activity-mode tests against the emulator at `url`.
 func activityConfig(
-    url: String, mode: String = "activity", pollInterval: String = "10s", token: String = "admin-static-token",
-    subscriptions: String = "  - collection: articles\n  - collection: comments", stateDir: String = "./state",
+    url: String,
+    mode: String = "activity",
+    pollInterval: String = "10s",
+    token: String = "admin-static-token",
+    subscriptions: String = "  - collection: articles\n  - collection: comments",
+    stateDir: String = "./state",
     output: String = "-"
 ) -> String {
     """
@@ -35,9 +39,11 @@ func activityConfig(
 extension Emulator {
     /// Activity ids of create/update/delete rows of `collections` above `after`, ascending.
     func activityIDs(_ collections: [String], after: Int = 0) throws -> [Int] {
-        let filter = #"{"_and":[{"collection":{"_in":[\#(collections.map { "\"\($0)\"" }.joined(separator: ","))]}},"#
+        let filter =
+            #"{"_and":[{"collection":{"_in":[\#(collections.map { "\"\($0)\"" }.joined(separator: ","))]}},"#
             + #"{"action":{"_in":["create","update","delete"]}},{"id":{"_gt":\#(after)}}]}"#
-        let query = "filter=\(filter.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)&fields=id&sort=id&limit=-1"
+        let query =
+            "filter=\(filter.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)&fields=id&sort=id&limit=-1"
         let answer = try rest("GET", "/activity?\(query)") as? [String: Any]
         return (answer?["data"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? Int }
     }
@@ -118,7 +124,9 @@ extension BridgeProcess {
         // A copy of the state as the killed bridge left it: a second run from it must produce the same ids.
         let copy = try TestEnvironment.makeTemporaryDirectory(prefix: "bridge-kill-copy")
         try FileManager.default.copyItem(
-            at: directory.appendingPathComponent("state"), to: copy.appendingPathComponent("state"))
+            at: directory.appendingPathComponent("state"),
+            to: copy.appendingPathComponent("state")
+        )
 
         let second = try BridgeProcess.run(config: activityConfig(url: emulator.url), in: directory)
         let remaining = Set(expected).subtracting(beforeKill)
@@ -130,8 +138,10 @@ extension BridgeProcess {
 
         // At-least-once: only the batch that was written but not yet recorded may come again.
         let duplicates = Set(beforeKill).intersection(afterRestart)
-        print("activity SIGKILL test: \(beforeKill.count) lines before the kill, \(afterRestart.count) after the "
-            + "restart, \(duplicates.count) duplicates")
+        print(
+            "activity SIGKILL test: \(beforeKill.count) lines before the kill, \(afterRestart.count) after the "
+                + "restart, \(duplicates.count) duplicates"
+        )
         #expect(duplicates == Set(beforeKill.suffix(duplicates.count)), "duplicates must be the last lines written")
         #expect(afterRestart.count == Set(afterRestart).count)
 
@@ -157,7 +167,10 @@ extension BridgeProcess {
         try emulator.control("delay-commit", ["collection": "articles", "delay_ms": 900])
         try emulator.control("delay-commit", ["collection": "articles", "delay_ms": 500])
         for _ in 0..<2 {
-            try emulator.control("generator", ["collection": "articles", "count": 1, "interval_ms": 0, "kind": "create"])
+            try emulator.control(
+                "generator",
+                ["collection": "articles", "count": 1, "interval_ms": 0, "kind": "create"]
+            )
         }
         usleep(50_000)
         for n in 0..<5 { try emulator.create("articles", ["title": "fast \(n)"]) }
@@ -185,8 +198,11 @@ extension BridgeProcess {
         try emulator.control("generator", ["collection": "articles", "count": 150, "interval_ms": 6, "kind": "mixed"])
         let bridge = try BridgeProcess.run(
             config: activityConfig(
-                url: emulator.url, pollInterval: "300ms",
-                subscriptions: "  - collection: articles\n    snapshot: true\n    query:\n      fields: [id, title]"))
+                url: emulator.url,
+                pollInterval: "300ms",
+                subscriptions: "  - collection: articles\n    snapshot: true\n    query:\n      fields: [id, title]"
+            )
+        )
         try emulator.waitForGenerators()
 
         let snapshotDone = bridge.waitForLog("snapshot done", timeout: 15)
@@ -220,8 +236,10 @@ extension BridgeProcess {
         let again = try BridgeProcess.run(
             config: activityConfig(
                 url: emulator.url,
-                subscriptions: "  - collection: articles\n    snapshot: true\n    query:\n      fields: [id, title]"),
-            in: bridge.directory)
+                subscriptions: "  - collection: articles\n    snapshot: true\n    query:\n      fields: [id, title]"
+            ),
+            in: bridge.directory
+        )
         #expect(again.waitUntilConnected())
         usleep(300_000)
         #expect(again.events.isEmpty)
@@ -248,9 +266,11 @@ extension BridgeProcess {
         usleep(300_000)
         let events = second.events
         let summary = events.map { "\($0["event"]!) \($0["key"]!)" }
-        #expect(summary == [
-            "create \(kept)", "create \(shortLived)", "update \(shortLived)", "delete \(shortLived)", "delete 1",
-        ])
+        #expect(
+            summary == [
+                "create \(kept)", "create \(shortLived)", "update \(shortLived)", "delete \(shortLived)", "delete 1",
+            ]
+        )
         #expect(events.allSatisfy { $0["origin"] as? String == "backfill" })
         // A gone item's create/update carry the revision's snapshot; deletes carry null.
         #expect((events[1]["data"] as? [String: Any])?["title"] as? String == "short-lived")
@@ -271,7 +291,8 @@ extension BridgeProcess {
                   filter: { status: { _eq: published } }
             """
         let bridge = try BridgeProcess.run(
-            config: activityConfig(url: emulator.url, pollInterval: "300ms", subscriptions: subscriptions))
+            config: activityConfig(url: emulator.url, pollInterval: "300ms", subscriptions: subscriptions)
+        )
         #expect(bridge.waitUntilConnected(), "\(bridge.stderr)")
         try emulator.rest("PATCH", "/items/articles/1", ["status": "draft"])  // leaves the filter: no line
         try emulator.rest("PATCH", "/items/articles/2", ["title": "still a draft"])  // never matched: no line
@@ -292,7 +313,8 @@ extension BridgeProcess {
         defer { emulator.stop() }
         // The reader role sees only its own activity rows (Directus's default app access): not readable.
         let auto = try BridgeProcess.run(
-            config: activityConfig(url: emulator.url, mode: "auto", token: "reader-static-token"))
+            config: activityConfig(url: emulator.url, mode: "auto", token: "reader-static-token")
+        )
         #expect(auto.waitUntilConnected(), "\(auto.stderr)")
         #expect(auto.stderr.contains("directus_activity is not readable"))
         #expect(auto.stderr.contains("delivery.mode=live"))
@@ -303,14 +325,16 @@ extension BridgeProcess {
         #expect(auto.waitForExit() == 0)
 
         let explicit = try BridgeProcess.run(
-            config: activityConfig(url: emulator.url, mode: "activity", token: "reader-static-token"))
+            config: activityConfig(url: emulator.url, mode: "activity", token: "reader-static-token")
+        )
         #expect(explicit.waitForExit() == 77)
         #expect(explicit.stderr.contains("read access to directus_activity without a filter"))
 
         // Full access for the role makes it readable.
         try emulator.control("activity-access", ["access": "full"])
         let granted = try BridgeProcess.run(
-            config: activityConfig(url: emulator.url, mode: "activity", token: "reader-static-token"))
+            config: activityConfig(url: emulator.url, mode: "activity", token: "reader-static-token")
+        )
         #expect(granted.waitUntilConnected(), "\(granted.stderr)")
         #expect(granted.stderr.contains("delivery.mode=activity"))
         granted.send(SIGTERM)
@@ -322,8 +346,11 @@ extension BridgeProcess {
         defer { emulator.stop() }
         let bridge = try BridgeProcess.run(
             config: activityConfig(
-                url: emulator.url, mode: "auto",
-                subscriptions: "  - collection: articles\n  - collection: notes_untracked"))
+                url: emulator.url,
+                mode: "auto",
+                subscriptions: "  - collection: articles\n  - collection: notes_untracked"
+            )
+        )
         #expect(bridge.waitUntilConnected(), "\(bridge.stderr)")
         #expect(bridge.stderr.contains("activity tracking is off for this collection"))
         #expect(bridge.stderr.contains("directus.collection=notes_untracked"))
@@ -332,7 +359,8 @@ extension BridgeProcess {
         #expect(bridge.waitUntil { $0.events.count >= 2 }, "\(bridge.stderr)")
         let byCollection = Dictionary(
             bridge.events.map { ($0["collection"] as? String ?? "", $0["id"] as? String ?? "") },
-            uniquingKeysWith: { first, _ in first })
+            uniquingKeysWith: { first, _ in first }
+        )
         #expect(byCollection["notes_untracked"]?.hasPrefix("evt_") == true)
         #expect(byCollection["articles"]?.hasPrefix("act_") == true)
         bridge.send(SIGTERM)

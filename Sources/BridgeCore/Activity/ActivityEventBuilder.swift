@@ -62,7 +62,10 @@ public struct ActivityEventBuilder: Sendable {
     /// The events of `rows` (any order; emitted in id order) with `origin`, reading items through `source`.
     /// Retriable failures (Directus unreachable, 5xx) are thrown: the page is read again.
     public func events(
-        for rows: [ActivityRow], origin: EventOrigin, source: any ActivitySource, receivedAt: Timestamp
+        for rows: [ActivityRow],
+        origin: EventOrigin,
+        source: any ActivitySource,
+        receivedAt: Timestamp
     ) async throws(DirectusError) -> Output {
         let ordered = rows.sorted { $0.id < $1.id }
         var work: [(row: ActivityRow, target: Int)] = []
@@ -97,7 +100,7 @@ public struct ActivityEventBuilder: Sendable {
                     let existing = try await source.existingKeys(query, keys: missing)
                     gone[index] = Set(missing.filter { !existing.contains($0) })
                 }
-            } catch where error.isForbidden || (error.kind == .rejected && error.status == 400) {
+            } catch  where error.isForbidden || (error.kind == .rejected && error.status == 400) {
                 // Forbidden collection or fields, invalid query: the socket refused this subscription too. Reading
                 // the page again would stall every other subscription forever.
                 refused[index] = error
@@ -128,15 +131,39 @@ public struct ActivityEventBuilder: Sendable {
             let id = "act_\(row.id)"
             let time = row.timestamp ?? receivedAt
             let fields = EventLineFields(
-                id: id, event: change, collection: subscription.collection, key: key, origin: origin, seq: row.id,
-                time: time, receivedAt: receivedAt, subscription: subscription.uid, user: row.user)
+                id: id,
+                event: change,
+                collection: subscription.collection,
+                key: key,
+                origin: origin,
+                seq: row.id,
+                time: time,
+                receivedAt: receivedAt,
+                subscription: subscription.uid,
+                user: row.user
+            )
             body.removeAll(keepingCapacity: true)
             EventLineWriter.append(
-                fields, dataValue: data, deltaValue: change == .delete ? nil : row.delta, newline: false, to: &body)
+                fields,
+                dataValue: data,
+                deltaValue: change == .delete ? nil : row.delta,
+                newline: false,
+                to: &body
+            )
             events.append(
                 EncodedEvent(
-                    id: id, event: change, collection: subscription.collection, key: key, origin: origin,
-                    seq: row.id, time: time, receivedAt: receivedAt, subscription: subscription.uid, body: body))
+                    id: id,
+                    event: change,
+                    collection: subscription.collection,
+                    key: key,
+                    origin: origin,
+                    seq: row.id,
+                    time: time,
+                    receivedAt: receivedAt,
+                    subscription: subscription.uid,
+                    body: body
+                )
+            )
         }
         var refusals: [String: DirectusError] = [:]
         for (index, error) in refused { refusals[targets[index].subscription.uid] = error }

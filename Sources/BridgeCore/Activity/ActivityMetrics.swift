@@ -29,7 +29,9 @@ public final class ActivityMetrics: Sendable {
     public init(registry: MetricsRegistry, cursor: @escaping @Sendable () -> Int64?) {
         self.registry = registry
         let head = registry.gauge(
-            "directus_bridge_activity_head", help: "Newest directus_activity id seen by the activity reader.")
+            "directus_bridge_activity_head",
+            help: "Newest directus_activity id seen by the activity reader."
+        )
         self.head = head
         registry.gaugeFunction(
             "directus_bridge_activity_cursor",
@@ -37,24 +39,34 @@ public final class ActivityMetrics: Sendable {
         ) { Double(cursor() ?? 0) }
         self.cursor = cursor
         registry.gaugeFunction(
-            "directus_bridge_activity_lag", help: "Activity rows between the head and the durable cursor."
+            "directus_bridge_activity_lag",
+            help: "Activity rows between the head and the durable cursor."
         ) { max(0, head.value - Double(cursor() ?? 0)) }
         reads = registry.counter("directus_bridge_activity_reads_total", help: "Reads of the activity log.")
         backfillEvents = registry.counter(
-            "directus_bridge_backfill_events_total", help: "Events recovered from the activity log while catching up.")
+            "directus_bridge_backfill_events_total",
+            help: "Events recovered from the activity log while catching up."
+        )
         snapshotItems = registry.counter(
-            "directus_bridge_snapshot_items_total", help: "Items emitted by subscription snapshots.")
+            "directus_bridge_snapshot_items_total",
+            help: "Items emitted by subscription snapshots."
+        )
         abandonedGaps = registry.counter(
             "directus_bridge_activity_gaps_abandoned_total",
-            help: "Activity ids that never appeared within the gap timeout (rolled-back transactions).")
+            help: "Activity ids that never appeared within the gap timeout (rolled-back transactions)."
+        )
         readFailures = registry.counter(
-            "directus_bridge_activity_read_failures_total", help: "Activity-log reads that failed and were retried.")
+            "directus_bridge_activity_read_failures_total",
+            help: "Activity-log reads that failed and were retried."
+        )
         backfilling = registry.gauge(
             "directus_bridge_activity_backfilling",
-            help: "1 while the activity reader catches up after start-up, a reconnect or a failed read.")
+            help: "1 while the activity reader catches up after start-up, a reconnect or a failed read."
+        )
         refusedReads = registry.counter(
             "directus_bridge_activity_refused_reads_total",
-            help: "Item reads for a subscription that Directus refused (permissions, query); those changes are skipped.")
+            help: "Item reads for a subscription that Directus refused (permissions, query); those changes are skipped."
+        )
     }
 
     /// Publishes the delivery mode in force: `directus_bridge_delivery_mode{mode}` is 1 for it, 0 for the other.
@@ -62,13 +74,15 @@ public final class ActivityMetrics: Sendable {
     public static func publish(mode: DeliveryMode, fallback: Bool, registry: MetricsRegistry) {
         for candidate in [DeliveryMode.activity, .live] {
             registry.gauge(
-                "directus_bridge_delivery_mode", help: "The delivery mode in force (1) after resolving auto.",
+                "directus_bridge_delivery_mode",
+                help: "The delivery mode in force (1) after resolving auto.",
                 labels: [("mode", candidate.rawValue)]
             ).set(candidate == mode ? 1 : 0)
         }
         let fallbacks = registry.counter(
             "directus_bridge_activity_fallbacks_total",
-            help: "Starts where delivery.mode auto fell back to live because directus_activity is not readable.")
+            help: "Starts where delivery.mode auto fell back to live because directus_activity is not readable."
+        )
         if fallback { fallbacks.increment() }
     }
 

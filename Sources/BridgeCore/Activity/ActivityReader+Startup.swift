@@ -24,7 +24,8 @@ extension ActivityReaderLoop {
                 "the activity log ends below the saved cursor (another Directus database, or a restored backup?); "
                     + "changes are delivered once its ids pass the cursor; delete cursor.db in delivery.state_dir "
                     + "to start again from the newest activity id",
-                metadata: [LogKey.cursor: String(stored.head), "activity.newest": String(start)])
+                metadata: [LogKey.cursor: String(stored.head), "activity.newest": String(start)]
+            )
         }
         let cursor: ActivityCursor
         if let stored {
@@ -46,7 +47,8 @@ extension ActivityReaderLoop {
                 try await BlockingExecutor.shared.perform { try store.save(fresh, for: uid) }
                 logger.info(
                     "new subscription starts at the newest activity id",
-                    metadata: [LogKey.subscriptionUID: uid, LogKey.cursor: String(start)])
+                    metadata: [LogKey.subscriptionUID: uid, LogKey.cursor: String(start)]
+                )
                 state = fresh
             }
             guard let state else { continue }
@@ -61,8 +63,10 @@ extension ActivityReaderLoop {
             "reading the activity log",
             metadata: [
                 LogKey.cursor: String(cursor.committed), "cursor.head": String(cursor.head),
-                "gaps": String(cursor.gaps.count), "subscriptions": reader.subscriptions.map(\.uid).joined(separator: ","),
-            ])
+                "gaps": String(cursor.gaps.count),
+                "subscriptions": reader.subscriptions.map(\.uid).joined(separator: ","),
+            ]
+        )
         return pending
     }
 
@@ -79,7 +83,8 @@ extension ActivityReaderLoop {
             metadata: [
                 LogKey.subscriptionUID: subscription.uid, LogKey.collection: subscription.collection,
                 "watermark": String(watermark),
-            ])
+            ]
+        )
         var progress = ProgressLog("snapshot progress", interval: reader.settings.progressInterval, logger: logger)
         var total: Int?
         var after: JSONValue?
@@ -88,7 +93,9 @@ extension ActivityReaderLoop {
             let position = after
             guard
                 let page = await retrying(
-                    "reading the snapshot failed", { try await self.reader.source.itemsPage(query, after: position, limit: pageSize) })
+                    "reading the snapshot failed",
+                    { try await self.reader.source.itemsPage(query, after: position, limit: pageSize) }
+                )
             else { return false }
             if let count = page.total { total = count }
             let receivedAt = Timestamp.now()
@@ -98,16 +105,38 @@ extension ActivityReaderLoop {
                 guard let key = query.key(of: item) else { continue }
                 let id = "snap_\(subscription.collection)_\(key)_\(watermark)"
                 let fields = EventLineFields(
-                    id: id, event: .snapshot, collection: subscription.collection, key: key, origin: .snapshot,
-                    seq: nil, time: receivedAt, receivedAt: receivedAt, subscription: subscription.uid)
+                    id: id,
+                    event: .snapshot,
+                    collection: subscription.collection,
+                    key: key,
+                    origin: .snapshot,
+                    seq: nil,
+                    time: receivedAt,
+                    receivedAt: receivedAt,
+                    subscription: subscription.uid
+                )
                 body.removeAll(keepingCapacity: true)
                 EventLineWriter.append(
-                    fields, dataValue: query.shape(item), deltaValue: nil, newline: false, to: &body)
+                    fields,
+                    dataValue: query.shape(item),
+                    deltaValue: nil,
+                    newline: false,
+                    to: &body
+                )
                 events.append(
                     EncodedEvent(
-                        id: id, event: .snapshot, collection: subscription.collection, key: key, origin: .snapshot,
-                        seq: nil, time: receivedAt, receivedAt: receivedAt, subscription: subscription.uid,
-                        body: body))
+                        id: id,
+                        event: .snapshot,
+                        collection: subscription.collection,
+                        key: key,
+                        origin: .snapshot,
+                        seq: nil,
+                        time: receivedAt,
+                        receivedAt: receivedAt,
+                        subscription: subscription.uid,
+                        body: body
+                    )
+                )
             }
             let isLast = page.items.count < pageSize
             let done = isLast ? ActivityProgress(completedSnapshots: [subscription.uid: watermark]) : nil
@@ -127,7 +156,8 @@ extension ActivityReaderLoop {
             guard let last = page.items.last?[query.primaryKey] else {
                 logger.error(
                     "snapshot items carry no primary key; snapshot cut short",
-                    metadata: [LogKey.subscriptionUID: subscription.uid, "primary_key": query.primaryKey])
+                    metadata: [LogKey.subscriptionUID: subscription.uid, "primary_key": query.primaryKey]
+                )
                 return true
             }
             after = last
@@ -137,7 +167,8 @@ extension ActivityReaderLoop {
             metadata: [
                 LogKey.subscriptionUID: subscription.uid, LogKey.count: String(progress.done),
                 "seconds": format3(progress.elapsedSeconds),
-            ])
+            ]
+        )
         return true
     }
 

@@ -25,9 +25,13 @@ public struct ActivityReaderSettings: Sendable {
 
     /// Creates settings; pages of 500 rows and items.
     public init(
-        pollInterval: Duration, pageSize: Int = 500, snapshotPageSize: Int = 500,
-        gapTimeout: Duration = ActivityReaderSettings.defaultGapTimeout, retryDelay: Duration = .milliseconds(500),
-        maxRetryDelay: Duration = .seconds(30), progressInterval: Duration = .seconds(5)
+        pollInterval: Duration,
+        pageSize: Int = 500,
+        snapshotPageSize: Int = 500,
+        gapTimeout: Duration = ActivityReaderSettings.defaultGapTimeout,
+        retryDelay: Duration = .milliseconds(500),
+        maxRetryDelay: Duration = .seconds(30),
+        progressInterval: Duration = .seconds(5)
     ) {
         self.pollInterval = pollInterval
         self.pageSize = max(1, pageSize)
@@ -77,9 +81,16 @@ public final class ActivityReader: Sendable {
 
     /// Creates a reader for `subscriptions`.
     public init(
-        settings: ActivityReaderSettings, subscriptions: [ActivitySubscription], source: any ActivitySource,
-        store: CursorStore, queue: EventQueue, wakeup: ActivityWakeup, health: HealthState, metrics: ActivityMetrics,
-        pipelineMetrics: PipelineMetrics, logger: Logger
+        settings: ActivityReaderSettings,
+        subscriptions: [ActivitySubscription],
+        source: any ActivitySource,
+        store: CursorStore,
+        queue: EventQueue,
+        wakeup: ActivityWakeup,
+        health: HealthState,
+        metrics: ActivityMetrics,
+        pipelineMetrics: PipelineMetrics,
+        logger: Logger
     ) {
         self.settings = settings
         self.subscriptions = subscriptions
@@ -131,8 +142,10 @@ final class ActivityReaderLoop {
         self.stop = stop
         gapTracker = GapTracker(timeout: reader.settings.gapTimeout)
         backoff = ReconnectBackoff(
-            initialDelay: reader.settings.retryDelay, maxDelay: reader.settings.maxRetryDelay,
-            resetAfter: .seconds(60))
+            initialDelay: reader.settings.retryDelay,
+            maxDelay: reader.settings.maxRetryDelay,
+            resetAfter: .seconds(60)
+        )
     }
 
     /// The reader's logger.
@@ -171,7 +184,9 @@ final class ActivityReaderLoop {
                 reader.metrics.readFailures.increment()
                 let delay = backoff.nextDelay()
                 logger.warning(
-                    message, metadata: [LogKey.error: "\(error)", LogKey.delay: RealtimeSupervisor.format(delay)])
+                    message,
+                    metadata: [LogKey.error: "\(error)", LogKey.delay: RealtimeSupervisor.format(delay)]
+                )
                 if !catchingUp { startCatchingUp(reason: "read failed") }
                 await stop.sleep(for: delay)
             }
@@ -197,7 +212,8 @@ final class ActivityReaderLoop {
                 metadata: [
                     LogKey.count: String(backfill.done), "rate_per_second": String(Int(backfill.rate)),
                     LogKey.cursor: String(cursor.head),
-                ])
+                ]
+            )
         }
         backfill = nil
     }
@@ -241,10 +257,15 @@ final class ActivityReaderLoop {
             reader.metrics.abandonedGaps.increment(by: UInt64(abandoned.count))
             logger.warning(
                 "activity ids never appeared; treating them as rolled back",
-                metadata: [LogKey.count: String(abandoned.count), "ids": Self.describe(abandoned)])
+                metadata: [LogKey.count: String(abandoned.count), "ids": Self.describe(abandoned)]
+            )
         }
         let output = try await builder.events(
-            for: rows, origin: origin, source: reader.source, receivedAt: receivedAt)
+            for: rows,
+            origin: origin,
+            source: reader.source,
+            receivedAt: receivedAt
+        )
         let events = output.events
         for (uid, error) in output.refused.sorted(by: { $0.key < $1.key }) { reportRefusal(uid: uid, error: error) }
         let progress = ActivityProgress(resolvedIDs: rows.map(\.id), abandonedIDs: abandoned)
@@ -277,7 +298,8 @@ final class ActivityReaderLoop {
         logger.error(
             "Directus refused to read the subscription's items; its changes are skipped until the bridge's user "
                 + "may read the collection and the query's fields",
-            metadata: [LogKey.subscriptionUID: uid, LogKey.error: error.description])
+            metadata: [LogKey.subscriptionUID: uid, LogKey.error: error.description]
+        )
     }
 
     /// The page after `after` (nil when there is nothing to prefetch, or when the read fails: it is read again).

@@ -20,8 +20,13 @@ public struct ActivityRow: Sendable, Equatable {
 
     /// Creates a row.
     public init(
-        id: Int64, action: String, collection: String?, item: String?, timestamp: Timestamp? = nil,
-        user: String? = nil, delta: JSONValue? = nil
+        id: Int64,
+        action: String,
+        collection: String?,
+        item: String?,
+        timestamp: Timestamp? = nil,
+        user: String? = nil,
+        delta: JSONValue? = nil
     ) {
         self.id = id
         self.action = action

@@ -18,9 +18,17 @@ public struct ActivityService: Sendable {
 
     /// Builds the service for `plan`; throws when the cursor store cannot be opened.
     public static func make(
-        plan: DeliveryPlan, config: BridgeConfig, routes: [SubscriptionRoute], api: DirectusAPI, queue: EventQueue,
-        health: HealthState, registry: MetricsRegistry, pipelineMetrics: PipelineMetrics, stats: StatsReporter,
-        recorder: DeferredProgressRecorder, logger: Logger
+        plan: DeliveryPlan,
+        config: BridgeConfig,
+        routes: [SubscriptionRoute],
+        api: DirectusAPI,
+        queue: EventQueue,
+        health: HealthState,
+        registry: MetricsRegistry,
+        pipelineMetrics: PipelineMetrics,
+        stats: StatsReporter,
+        recorder: DeferredProgressRecorder,
+        logger: Logger
     ) async throws -> ActivityService {
         guard plan.mode == .activity else { return .live }
         let directory = config.delivery.stateDir
@@ -35,17 +43,28 @@ public struct ActivityService: Sendable {
             logger.warning(
                 "directus_revisions is not readable: events carry no delta and deleted items no snapshot; grant "
                     + "the bridge user's role read access to directus_revisions",
-                metadata: [LogKey.error: error.description])
+                metadata: [LogKey.error: error.description]
+            )
         }
         let metrics = ActivityMetrics(registry: registry) { store.cursor?.committed }
         stats.addGauge("activity.lag") { metrics.lag }
         let reconnect = config.directus.reconnect
         let reader = ActivityReader(
             settings: ActivityReaderSettings(
-                pollInterval: config.delivery.pollInterval, retryDelay: reconnect.initialDelay,
-                maxRetryDelay: reconnect.maxDelay),
-            subscriptions: subscriptions, source: source, store: store, queue: queue, wakeup: wakeup, health: health,
-            metrics: metrics, pipelineMetrics: pipelineMetrics, logger: logger)
+                pollInterval: config.delivery.pollInterval,
+                retryDelay: reconnect.initialDelay,
+                maxRetryDelay: reconnect.maxDelay
+            ),
+            subscriptions: subscriptions,
+            source: source,
+            store: store,
+            queue: queue,
+            wakeup: wakeup,
+            health: health,
+            metrics: metrics,
+            pipelineMetrics: pipelineMetrics,
+            logger: logger
+        )
         return ActivityService(trigger: wakeup, reader: reader)
     }
 

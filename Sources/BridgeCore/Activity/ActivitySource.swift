@@ -66,9 +66,12 @@ public final class DirectusActivitySource: ActivitySource {
     private func readActivity(_ query: [(String, String)]) async throws(DirectusError) -> [ActivityRow] {
         if readsDeltas.withLock({ $0 }) {
             do {
-                let answer = try await api.get("/activity", query: query + [("fields", Self.rowFields + ",revisions.delta")])
+                let answer = try await api.get(
+                    "/activity",
+                    query: query + [("fields", Self.rowFields + ",revisions.delta")]
+                )
                 return Self.rows(answer)
-            } catch where error.isForbidden {
+            } catch  where error.isForbidden {
                 // The activity itself may be forbidden too: the plain read below tells.
                 _ = try await api.get("/activity", query: [("limit", "1"), ("fields", "id")])
                 readsDeltas.withLock { $0 = false }
@@ -91,7 +94,8 @@ public final class DirectusActivitySource: ActivitySource {
                 query: [
                     ("filter[id][_in]", chunk.map(String.init).joined(separator: ",")), ("fields", "id,revisions.data"),
                     ("limit", String(chunk.count)),
-                ])
+                ]
+            )
             for row in answer["data"]?.arrayValue ?? [] {
                 guard let id = row["id"]?.int64Value, let data = row["revisions"]?[0]?["data"], !data.isNull else {
                     continue

@@ -25,8 +25,11 @@ public struct ActivitySubscription: Sendable, Equatable {
     /// The activity subscription of a configured one whose primary key is `primaryKey`.
     public init(_ config: SubscriptionConfig, primaryKey: String) {
         self.init(
-            uid: config.uid, collection: config.collection, events: SubscriptionPlanner.events(of: config),
+            uid: config.uid,
+            collection: config.collection,
+            events: SubscriptionPlanner.events(of: config),
             query: ItemQuery(collection: config.collection, primaryKey: primaryKey, query: config.query),
-            snapshot: config.snapshot)
+            snapshot: config.snapshot
+        )
     }
 }

@@ -47,7 +47,8 @@ public final class CursorStore: ProgressRecorder, Sendable {
                 CREATE TABLE subscription_state (
                     uid TEXT PRIMARY KEY, start_id INTEGER NOT NULL, snapshot_watermark INTEGER,
                     snapshot_done INTEGER NOT NULL DEFAULT 0);
-                """)
+                """
+        )
     ]
 
     private let state: Mutex<State>
@@ -77,8 +78,10 @@ public final class CursorStore: ProgressRecorder, Sendable {
             (
                 row.string(at: 0),
                 SubscriptionCursorState(
-                    startID: row.int64(at: 1), snapshotWatermark: row.optionalInt64(at: 2),
-                    snapshotDone: row.int64(at: 3) != 0)
+                    startID: row.int64(at: 1),
+                    snapshotWatermark: row.optionalInt64(at: 2),
+                    snapshotDone: row.int64(at: 3) != 0
+                )
             )
         }
         for (uid, saved) in rows { subscriptions[uid] = saved }
@@ -98,7 +101,9 @@ public final class CursorStore: ProgressRecorder, Sendable {
         try state.withLock { state in
             if let cursor = state.cursor { return cursor }
             try state.database.run(
-                "INSERT INTO cursor (singleton, committed) VALUES (1, ?)", [.integer(head)])
+                "INSERT INTO cursor (singleton, committed) VALUES (1, ?)",
+                [.integer(head)]
+            )
             let cursor = ActivityCursor(committed: head)
             state.cursor = cursor
             return cursor
@@ -133,7 +138,8 @@ public final class CursorStore: ProgressRecorder, Sendable {
                     try database.run(
                         "INSERT INTO cursor (singleton, committed) VALUES (1, ?) "
                             + "ON CONFLICT (singleton) DO UPDATE SET committed = excluded.committed",
-                        [.integer(cursor.committed)])
+                        [.integer(cursor.committed)]
+                    )
                     if cursor.committed != before.committed {
                         try database.run("DELETE FROM resolved WHERE id <= ?", [.integer(cursor.committed)])
                     }
@@ -160,8 +166,10 @@ public final class CursorStore: ProgressRecorder, Sendable {
                 snapshot_watermark = excluded.snapshot_watermark, snapshot_done = excluded.snapshot_done
             """,
             [
-                .text(uid), .integer(subscription.startID), subscription.snapshotWatermark.map(SQLiteValue.integer) ?? .null,
+                .text(uid), .integer(subscription.startID),
+                subscription.snapshotWatermark.map(SQLiteValue.integer) ?? .null,
                 .integer(subscription.snapshotDone ? 1 : 0),
-            ])
+            ]
+        )
     }
 }

@@ -41,7 +41,11 @@ public enum DeliveryModeResolver {
     /// Resolves the mode, retrying while Directus is unreachable. nil when stopped first; `.failure` carries the
     /// outcome to exit with (explicit `activity` without access).
     public static func resolve(
-        config: BridgeConfig, api: DirectusAPI, registry: MetricsRegistry, retryDelay: Duration, stop: ShutdownSignal,
+        config: BridgeConfig,
+        api: DirectusAPI,
+        registry: MetricsRegistry,
+        retryDelay: Duration,
+        stop: ShutdownSignal,
         logger: Logger
     ) async -> Result<DeliveryPlan, RuntimeOutcome>? {
         let requested = config.delivery.mode
@@ -50,15 +54,22 @@ public enum DeliveryModeResolver {
             return .success(.live)
         }
         guard
-            let readable = await retrying(stop: stop, delay: retryDelay, logger: logger, { () async throws(DirectusError) -> Bool in
-                do throws(DirectusError) {
-                    return try await api.canReadAllActivity()
-                } catch where !error.isRetriable && !error.isCredentialsRejected {
-                    logger.warning(
-                        "cannot tell whether the activity log is readable", metadata: [LogKey.error: error.description])
-                    return false
+            let readable = await retrying(
+                stop: stop,
+                delay: retryDelay,
+                logger: logger,
+                { () async throws(DirectusError) -> Bool in
+                    do throws(DirectusError) {
+                        return try await api.canReadAllActivity()
+                    } catch  where !error.isRetriable && !error.isCredentialsRejected {
+                        logger.warning(
+                            "cannot tell whether the activity log is readable",
+                            metadata: [LogKey.error: error.description]
+                        )
+                        return false
+                    }
                 }
-            })
+            )
         else { return nil }
         if !readable {
             if requested == .activity {
@@ -70,7 +81,8 @@ public enum DeliveryModeResolver {
             }
             logger.warning(
                 "directus_activity is not readable: delivering live socket events only (changes made while the "
-                    + "bridge is disconnected are lost); to close that gap, " + permissionAdvice)
+                    + "bridge is disconnected are lost); to close that gap, " + permissionAdvice
+            )
             ActivityMetrics.publish(mode: .live, fallback: true, registry: registry)
             return .success(.live)
         }
@@ -78,18 +90,24 @@ public enum DeliveryModeResolver {
         var untracked: Set<String> = []
         for collection in Set(config.subscriptions.map(\.collection)).sorted() {
             guard
-                let tracking = await retrying(stop: stop, delay: retryDelay, logger: logger, { () async throws(DirectusError) -> String? in
-                    do throws(DirectusError) {
-                        return try await api.accountability(of: collection)
-                    } catch where !error.isRetriable && !error.isCredentialsRejected {
-                        // Collection settings unreadable: assume Directus's default (tracked); an untracked
-                        // collection then simply never shows up in the log.
-                        logger.debug(
-                            "cannot read the collection's settings; assuming activity tracking is on",
-                            metadata: [LogKey.collection: collection, LogKey.error: error.description])
-                        return "all"
+                let tracking = await retrying(
+                    stop: stop,
+                    delay: retryDelay,
+                    logger: logger,
+                    { () async throws(DirectusError) -> String? in
+                        do throws(DirectusError) {
+                            return try await api.accountability(of: collection)
+                        } catch  where !error.isRetriable && !error.isCredentialsRejected {
+                            // Collection settings unreadable: assume Directus's default (tracked); an untracked
+                            // collection then simply never shows up in the log.
+                            logger.debug(
+                                "cannot read the collection's settings; assuming activity tracking is on",
+                                metadata: [LogKey.collection: collection, LogKey.error: error.description]
+                            )
+                            return "all"
+                        }
                     }
-                })
+                )
             else { return nil }
             if tracking == nil {
                 untracked.insert(collection)
@@ -97,7 +115,8 @@ public enum DeliveryModeResolver {
                     "activity tracking is off for this collection (accountability null): its subscriptions run "
                         + "live, and changes made while the bridge is disconnected are lost; set the collection's "
                         + "Activity Tracking to \"all\" or \"activity\" in Directus to deliver them",
-                    metadata: [LogKey.collection: collection])
+                    metadata: [LogKey.collection: collection]
+                )
             }
         }
         let uids = Set(config.subscriptions.filter { !untracked.contains($0.collection) }.map(\.uid))
@@ -108,7 +127,10 @@ public enum DeliveryModeResolver {
 
     /// Runs `body` until it succeeds; transport failures (and anything retriable) are retried after `delay`.
     private static func retrying<T>(
-        stop: ShutdownSignal, delay: Duration, logger: Logger, _ body: () async throws(DirectusError) -> T
+        stop: ShutdownSignal,
+        delay: Duration,
+        logger: Logger,
+        _ body: () async throws(DirectusError) -> T
     ) async -> T? {
         while !stop.isTriggered {
             do {
@@ -116,7 +138,8 @@ public enum DeliveryModeResolver {
             } catch {
                 logger.warning(
                     "Directus unreachable while checking the activity log; retrying",
-                    metadata: [LogKey.error: error.description, LogKey.delay: RealtimeSupervisor.format(delay)])
+                    metadata: [LogKey.error: error.description, LogKey.delay: RealtimeSupervisor.format(delay)]
+                )
                 await stop.sleep(for: delay)
             }
         }

@@ -1,6 +1,7 @@
 import BridgeSystem
+
 #if canImport(Glibc)
-@preconcurrency import Glibc
+    @preconcurrency import Glibc
 #endif
 
 /// `delivery.state_dir`: created on first use (with its parents), mode 0700 because it holds event bodies.
