@@ -308,6 +308,24 @@ extension BridgeProcess {
         #expect(bridge.waitForExit() == 0)
     }
 
+    @Test func changesThatEmitNoSocketEventArriveWithThePoll() throws {
+        let emulator = try Emulator()
+        defer { emulator.stop() }
+        let bridge = try BridgeProcess.run(config: activityConfig(url: emulator.url, pollInterval: "300ms"))
+        #expect(bridge.waitUntilConnected(), "\(bridge.stderr)")
+        // A flow without "Emit Events": activity is written, the socket stays silent.
+        let answer = try emulator.control(
+            "write",
+            ["collection": "articles", "action": "create", "data": ["title": "quiet"], "emit_events": false]
+        )
+        let key = try #require(((answer as? [String: Any])?["keys"] as? [Any])?.first.map { "\($0)" })
+        #expect(bridge.waitUntil(timeout: 5) { $0.events.count == 1 }, "\(bridge.stderr)")
+        #expect(bridge.events.first?["key"] as? String == key)
+        #expect(bridge.events.first?["origin"] as? String == "live")
+        bridge.send(SIGTERM)
+        #expect(bridge.waitForExit() == 0)
+    }
+
     @Test func withoutActivityAccessAutoFallsBackToLiveAndActivityExits77() throws {
         let emulator = try Emulator()
         defer { emulator.stop() }
