@@ -29,9 +29,8 @@ public enum BridgeApplication {
             return await RunCommand.run(configPath: path)
         case .check(let path, let sendTestEvent):
             return await CheckCommand.run(configPath: path, sendTestEvent: sendTestEvent)
-        case .deadLetters:
-            printError("directus-bridge: this command is not available in this build yet")
-            return .failure
+        case .deadLetters(let command):
+            return DeadLetterCommandRunner.run(command)
         }
     }
 

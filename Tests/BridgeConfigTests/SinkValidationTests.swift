@@ -131,6 +131,20 @@ import Testing
         #expect(sink?.retrySchedule == [.zero, .seconds(90)])
     }
 
+    @Test func maxOutboxIsAPositiveCountWithADefault() throws {
+        #expect(try webhook(["- type: webhook", "  url: http://h"])?.maxOutbox == 100_000)
+        #expect(try webhook(["- type: webhook", "  url: http://h", "  max_outbox: 50"])?.maxOutbox == 50)
+        #expect(
+            issues(yaml(sinks: ["- type: webhook", "  url: http://h", "  max_outbox: 0"])) == [
+                "bridge.yaml:10:17: sinks[0].max_outbox must be between 1 and 10000000, got 0"
+            ]
+        )
+        #expect(
+            issues(yaml(sinks: ["- type: ndjson", "  max_outbox: 5"])).first?.contains("unknown key \"max_outbox\"")
+                == true
+        )
+    }
+
     @Test func secretIsAStringAListOrAFile() throws {
         #expect(try webhook(["- type: webhook", "  url: http://h", "  secret: raw"])?.secrets == ["raw"])
         #expect(try webhook(["- type: webhook", "  url: http://h", "  secret: [a1, b2]"])?.secrets == ["a1", "b2"])

@@ -87,6 +87,12 @@ extension ConfigDecoder {
                 }
             }
         }
+        let maxOutbox = integer(
+            map,
+            "max_outbox",
+            default: WebhookSinkConfig.defaultMaxOutbox,
+            range: WebhookSinkConfig.maxOutboxRange
+        )
         let collections = collectionFilter(map, subscribed: subscribed)
         let events = events(map, "events", allowed: EventKind.allCases, default: [])
         guard let url else { return nil }
@@ -98,6 +104,7 @@ extension ConfigDecoder {
             maxAttempts: maxAttempts,
             maxInFlight: maxInFlight,
             retrySchedule: schedule,
+            maxOutbox: maxOutbox,
             collections: collections,
             events: events
         )

@@ -12,7 +12,7 @@ enum ConfigKeys {
     static let ndjsonSink = ["type", "path", "fsync", "collections", "events"]
     static let webhookSink = [
         "type", "url", "secret", "secret_file", "headers", "timeout", "max_attempts", "max_in_flight",
-        "retry_schedule", "collections", "events",
+        "retry_schedule", "max_outbox", "collections", "events",
     ]
     /// Every key a sink of any type may have, in a stable order.
     static let sinkKeys = ndjsonSink + webhookSink.filter { !ndjsonSink.contains($0) }

@@ -75,6 +75,7 @@ extension BridgeConfig: CustomStringConvertible {
             lines.append("    max_attempts: \(webhook.maxAttempts)")
             lines.append("    max_in_flight: \(webhook.maxInFlight)")
             lines.append("    retry_schedule: \(list(webhook.retrySchedule.map(format)))")
+            lines.append("    max_outbox: \(webhook.maxOutbox)")
         }
         lines.append("    collections: [\(sink.collections.map(quoted).joined(separator: ", "))]")
         lines.append("    events: \(list(sink.events.map(\.rawValue)))")

@@ -105,11 +105,18 @@ public struct WebhookSinkConfig: Sendable, Equatable {
     /// Delay before attempt 2, 3, … (`retry_schedule`), the last entry repeating; non-empty.
     /// Default: `[5s, 30s, 2m, 5m, 15m, 30m, 1h, 2h, 4h, 8h, 8h]`.
     public var retrySchedule: [Duration]
+    /// Events the sink's outbox may hold before intake pauses (`max_outbox`), 1…10,000,000: above it the sink
+    /// refuses new events until deliveries catch up (backpressure). Default: 100000.
+    public var maxOutbox: Int
     /// Only these collections (`collections`); empty means all. Default: `[]`.
     public var collections: [String]
     /// Only these events (`events`); empty means all. Default: `[]`.
     public var events: [EventKind]
 
+    /// The allowed range of `maxOutbox`.
+    public static let maxOutboxRange: ClosedRange<Int> = 1...10_000_000
+    /// The default of `maxOutbox`.
+    public static let defaultMaxOutbox = 100_000
     /// The allowed range of `maxAttempts`.
     public static let maxAttemptsRange: ClosedRange<Int> = 1...1000
     /// The allowed range of `maxInFlight`.
@@ -136,10 +143,12 @@ public struct WebhookSinkConfig: Sendable, Equatable {
         maxAttempts: Int = WebhookSinkConfig.defaultMaxAttempts,
         maxInFlight: Int = WebhookSinkConfig.defaultMaxInFlight,
         retrySchedule: [Duration] = WebhookSinkConfig.defaultRetrySchedule,
+        maxOutbox: Int = WebhookSinkConfig.defaultMaxOutbox,
         collections: [String] = [],
         events: [EventKind] = []
     ) {
         self.url = url
+        self.maxOutbox = maxOutbox
         self.secrets = secrets
         self.headers = headers
         self.timeout = timeout

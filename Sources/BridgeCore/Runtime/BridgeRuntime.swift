@@ -145,6 +145,8 @@ public final class BridgeRuntime: Sendable {
                 return "\(error)"
             }
         }()
+        // Webhook deliveries run beside the pipeline from their outbox until shutdown.
+        async let deliveries: Void = components.webhooks.run(stop: stop, shutdownTimeout: config.shutdownTimeout)
         async let intake: Void = {
             async let realtime: Void = supervisor.run(stop: stop)
             async let tokens: Void = refresher.run(stop: stop)
@@ -160,6 +162,7 @@ public final class BridgeRuntime: Sendable {
         queue.close()
         let sinkFailure = await dispatched
         await stats
+        await deliveries
         await components.auth.logout()
         if let sinkFailure {
             logger.error("stopped because a sink failed", metadata: [LogKey.error: sinkFailure])
@@ -194,6 +197,7 @@ struct RuntimeComponents: Sendable {
     let dispatcher: Dispatcher
     /// Records activity progress in the cursor store once activity mode is chosen.
     let progressRecorder = DeferredProgressRecorder()
+    let webhooks: WebhookDeliveries
     let supervisorSettings: RealtimeSupervisor.Settings
     let countReconnect: @Sendable (String) -> Void
     let version: String
@@ -239,7 +243,9 @@ struct RuntimeComponents: Sendable {
         stats = StatsReporter(
             interval: config.log.statsInterval, lag: pipelineMetrics.lagHistogram, logger: logger.child(label: "stats"))
         stats.addGauge(StatsReporter.Key.queueDepth) { [queue] in Double(queue.depth) }
-        let sinks = try SinkFactory.makeSinks(config.sinks, registry: registry)
+        webhooks = WebhookDeliveries(
+            stateDir: config.delivery.stateDir, version: version, registry: registry, stats: stats, logger: logger)
+        let sinks = try SinkFactory.makeSinks(config.sinks, registry: registry, webhooks: webhooks)
         dispatcher = Dispatcher(
             queue: queue, sinks: sinks, recorder: progressRecorder, metrics: pipelineMetrics, health: health,
             logger: logger.child(label: "dispatcher"))
@@ -268,9 +274,11 @@ struct RuntimeComponents: Sendable {
 
 /// Builds the configured sinks.
 enum SinkFactory {
-    static func makeSinks(_ configs: [SinkConfig], registry: MetricsRegistry) throws(RuntimeOutcome) -> [any EventSink] {
+    static func makeSinks(_ configs: [SinkConfig], registry: MetricsRegistry, webhooks: WebhookDeliveries)
+        throws(RuntimeOutcome) -> [any EventSink]
+    {
         var sinks: [any EventSink] = []
-        for config in configs {
+        for (index, config) in configs.enumerated() {
             switch config {
             case .ndjson(let ndjson):
                 let filter = EventFilter(
@@ -285,8 +293,8 @@ enum SinkFactory {
                 } catch {
                     throw .configurationProblem(error.description)
                 }
-            case .webhook:
-                throw .configurationProblem("webhook sinks are not available in this build yet")
+            case .webhook(let webhook):
+                sinks.append(try webhooks.makeSink(webhook, index: index))
             }
         }
         return sinks

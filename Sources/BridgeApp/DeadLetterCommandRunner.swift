@@ -1,0 +1,149 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+import BridgeConfig
+import BridgeCore
+import BridgeSystem
+
+/// `dlq list|replay|purge`: the dead letters in `<state_dir>/webhooks.db`, read and changed beside a running
+/// bridge (WAL; a write waits up to 5 s for the bridge's lock).
+///
+/// `list` prints one line per letter — id, collection, key, attempts, last status, time, reason — with a header
+/// when stdout is a terminal, or NDJSON with `--json`. `replay` moves the matching letters back into their sink's
+/// outbox (same id and body; a running bridge sends them within a second, signed with the secrets configured
+/// then) and `purge` deletes them; both print the letters they act on, and with `--dry-run` change nothing.
+enum DeadLetterCommandRunner {
+    static func run(_ command: DeadLetterCommand) -> ExitCode {
+        guard let config = BridgeApplication.loadConfig(path: command.configPath) else { return .configuration }
+        let now = Timestamp.now()
+        var filter = DeadLetterFilter(collection: command.collection, ids: command.ids)
+        if let since = command.since {
+            guard let start = parseSince(since, now: now) else {
+                BridgeApplication.printError(
+                    "directus-bridge: --since: expected an RFC 3339 time (2026-12-02T10:00:00Z) or a duration "
+                        + "(30m, 1h, 2d), got \"\(since)\"")
+                return .usage
+            }
+            filter.since = start.unixMilliseconds
+        }
+        let stateDir = config.delivery.stateDir
+        guard let path = OutboxStore.existingPath(stateDir: stateDir) else {
+            BridgeApplication.printError("no dead letters (\(stateDir)/\(OutboxStore.fileName) does not exist)")
+            return .success
+        }
+        do {
+            let store = try OutboxStore(path: path)
+            let letters: [DeadLetter]
+            switch (command.action, command.dryRun) {
+            case (.list, _), (.replay, true), (.purge, true):
+                letters = try store.deadLetters(matching: filter)
+            case (.replay, false):
+                letters = try store.replay(matching: filter, now: now.unixMilliseconds)
+            case (.purge, false):
+                letters = try store.purge(matching: filter)
+            }
+            printLetters(letters, json: command.json)
+            summarize(command, count: letters.count, unconfigured: unconfiguredSinks(letters, config: config))
+            return .success
+        } catch {
+            BridgeApplication.printError("directus-bridge: dlq \(command.action.rawValue): \(error)")
+            return .failure
+        }
+    }
+
+    /// `--since`: an RFC 3339 time, or a duration meaning "newer than now minus the duration".
+    static func parseSince(_ text: String, now: Timestamp) -> Timestamp? {
+        if let time = Timestamp(rfc3339: text) { return time }
+        var duration = DurationText.parse(text)
+        if duration == nil, text.hasSuffix("d"), let days = Int64(text.dropLast()), days >= 0 {
+            duration = .seconds(days * 86_400)
+        }
+        guard let duration else { return nil }
+        let (seconds, attoseconds) = duration.components
+        let micros = seconds * 1_000_000 + attoseconds / 1_000_000_000_000
+        return Timestamp(microsecondsSinceEpoch: now.microsecondsSinceEpoch - micros)
+    }
+
+    private static func printLetters(_ letters: [DeadLetter], json: Bool) {
+        if json {
+            for letter in letters { BridgeApplication.printOutput(jsonLine(letter)) }
+            return
+        }
+        var rows = letters.map { letter in
+            [
+                letter.eventID, letter.collection, letter.key, "\(letter.attempts)",
+                letter.lastStatus.map(String.init) ?? "-", time(letter.deadAt), letter.reason,
+            ]
+        }
+        if isatty(1) == 1 && !rows.isEmpty {
+            rows.insert(["ID", "COLLECTION", "KEY", "ATTEMPTS", "STATUS", "TIME", "REASON"], at: 0)
+        }
+        var widths = Array(repeating: 0, count: 6)
+        for row in rows {
+            for column in 0..<6 { widths[column] = max(widths[column], row[column].count) }
+        }
+        for row in rows {
+            var line = ""
+            for column in 0..<6 {
+                line += row[column] + String(repeating: " ", count: widths[column] - row[column].count + 2)
+            }
+            BridgeApplication.printOutput(line + row[6])
+        }
+    }
+
+    /// One NDJSON object: the listing fields, the sink, the response excerpt and the event itself as `body`.
+    static func jsonLine(_ letter: DeadLetter) -> String {
+        var bytes: [UInt8] = []
+        func field(_ name: String, _ value: String, first: Bool = false) {
+            bytes += Array((first ? "{" : ",").utf8)
+            appendJSONString(name, to: &bytes)
+            bytes.append(UInt8(ascii: ":"))
+            appendJSONString(value, to: &bytes)
+        }
+        field("id", letter.eventID, first: true)
+        field("collection", letter.collection)
+        field("key", letter.key)
+        bytes += Array(",\"attempts\":\(letter.attempts)".utf8)
+        bytes += Array(",\"last_status\":\(letter.lastStatus.map(String.init) ?? "null")".utf8)
+        field("time", time(letter.deadAt))
+        field("created_at", time(letter.createdAt))
+        field("reason", letter.reason)
+        field("sink", letter.sink)
+        field("response", String(decoding: letter.response, as: UTF8.self))
+        // The body is the event object exactly as it was accepted (valid JSON by construction).
+        bytes += Array(",\"body\":".utf8) + (letter.body.isEmpty ? Array("null".utf8) : letter.body)
+        bytes.append(UInt8(ascii: "}"))
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    private static func time(_ milliseconds: Int64) -> String {
+        Timestamp(microsecondsSinceEpoch: milliseconds * 1000).rfc3339
+    }
+
+    /// Sinks of `letters` that bridge.yaml no longer has (their replayed events would wait for it forever).
+    private static func unconfiguredSinks(_ letters: [DeadLetter], config: BridgeConfig) -> Set<String> {
+        var configured: Set<String> = []
+        for (index, sink) in config.sinks.enumerated() {
+            if case .webhook(let webhook) = sink { configured.insert(WebhookSinkIdentity.id(index: index, url: webhook.url)) }
+        }
+        return Set(letters.map(\.sink)).subtracting(configured)
+    }
+
+    private static func summarize(_ command: DeadLetterCommand, count: Int, unconfigured: Set<String>) {
+        let noun = count == 1 ? "dead letter" : "dead letters"
+        switch (command.action, command.dryRun) {
+        case (.list, _): BridgeApplication.printError("\(count) \(noun)")
+        case (.replay, true): BridgeApplication.printError("would replay \(count) \(noun) (dry run)")
+        case (.replay, false):
+            BridgeApplication.printError(
+                "replayed \(count) \(noun): back in the outbox, a running bridge (or the next run) delivers them")
+        case (.purge, true): BridgeApplication.printError("would purge \(count) \(noun) (dry run)")
+        case (.purge, false): BridgeApplication.printError("purged \(count) \(noun)")
+        }
+        if command.action == .replay, !unconfigured.isEmpty {
+            BridgeApplication.printError(
+                "warning: some letters belong to webhook sinks no longer in the config (\(unconfigured.sorted().joined(separator: ", "))); "
+                    + "they wait in the outbox until such a sink is configured again")
+        }
+    }
+}

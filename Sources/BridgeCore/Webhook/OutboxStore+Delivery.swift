@@ -1,0 +1,152 @@
+import BridgeStore
+
+/// The outbox refused events because the sink's outbox holds its limit already.
+package struct OutboxFull: Error, Sendable {
+    /// Events waiting in the sink's outbox.
+    package var depth: Int
+}
+
+// MARK: - Intake (the webhook sink, on the dispatcher thread)
+
+extension OutboxStore {
+    /// Inserts `events` for `sink` in one transaction, due at once; returns how many were new (an event id already
+    /// waiting in the sink's outbox is not added twice). Throws `OutboxFull` when the sink's outbox already holds
+    /// `limit` events or more, and the SQLite error when the transaction failed (then nothing was added).
+    package func insert(_ events: [EncodedEvent], sink: String, now: Int64, limit: Int) throws -> Int {
+        try withState { state in
+            let depth = try Self.depth(of: sink, in: &state)
+            guard depth < limit else { throw OutboxFull(depth: depth) }
+            let database = state.database
+            let inserted = try database.transaction { () throws -> Int in
+                let statement = try database.statement(
+                    for: """
+                        INSERT OR IGNORE INTO outbox (sink, event_id, collection, item_key, body, next_attempt_at,
+                            created_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+                        """)
+                defer { statement.reset() }
+                var inserted = 0
+                for event in events {
+                    statement.reset()
+                    try statement.bind(sink, at: 1)
+                    try statement.bind(event.id, at: 2)
+                    try statement.bind(event.collection, at: 3)
+                    try statement.bind(event.key, at: 4)
+                    try statement.bind(event.body, at: 5)
+                    try statement.bind(now, at: 6)
+                    try statement.bind(now, at: 7)
+                    try statement.step()
+                    inserted += database.changes
+                }
+                return inserted
+            }
+            state.depth[sink] = depth + inserted
+            return inserted
+        }
+    }
+
+    /// Events waiting in the outbox of `sink` as this process counts them (see `recountDepth`).
+    package func depth(sink: String) throws -> Int {
+        try withState { state in try Self.depth(of: sink, in: &state) }
+    }
+
+    private static func depth(of sink: String, in state: inout State) throws -> Int {
+        if let known = state.depth[sink] { return known }
+        let counted =
+            try state.database.query("SELECT COUNT(*) FROM outbox WHERE sink = ?", [.text(sink)]) { $0.int(at: 0) }
+            .first ?? 0
+        state.depth[sink] = counted
+        return counted
+    }
+
+    /// Counts the outbox of `sink` again (rows `dlq replay` added from another process) and returns the count.
+    @discardableResult
+    package func recountDepth(sink: String) throws -> Int {
+        try withState { state in
+            state.depth[sink] = nil
+            return try Self.depth(of: sink, in: &state)
+        }
+    }
+}
+
+// MARK: - Delivery (the delivery service, on the blocking pool)
+
+extension OutboxStore {
+    /// Outbox rows of `sink` with `seq` above `after`, oldest first, at most `limit`.
+    package func pending(sink: String, after: Int64, limit: Int) throws -> [OutboxEntry] {
+        try withState { state in
+            try state.database.query(
+                """
+                SELECT seq, collection, item_key, attempts, next_attempt_at, created_at FROM outbox
+                WHERE seq > ? AND sink = ? ORDER BY seq LIMIT ?
+                """,
+                [.integer(after), .text(sink), .integer(Int64(limit))]
+            ) { row in
+                OutboxEntry(
+                    seq: row.int64(at: 0), collection: row.string(at: 1), key: row.string(at: 2),
+                    attempts: row.int(at: 3), nextAttemptAt: row.int64(at: 4), createdAt: row.int64(at: 5))
+            }
+        }
+    }
+
+    /// The id and body of each row in `seqs` that still exists, in the order asked.
+    package func payloads(_ seqs: [Int64]) throws -> [OutboxPayload] {
+        guard !seqs.isEmpty else { return [] }
+        return try withState { state in
+            let statement = try state.database.statement(for: "SELECT event_id, body FROM outbox WHERE seq = ?")
+            defer { statement.reset() }
+            var payloads: [OutboxPayload] = []
+            payloads.reserveCapacity(seqs.count)
+            for seq in seqs {
+                statement.reset()
+                try statement.bind(seq, at: 1)
+                if try statement.step() {
+                    payloads.append(OutboxPayload(seq: seq, eventID: statement.string(at: 0), body: statement.blob(at: 1)))
+                }
+            }
+            return payloads
+        }
+    }
+
+    /// Applies the outcome of finished attempts of `sink` in one transaction.
+    package func apply(_ writes: [OutboxWrite], sink: String) throws {
+        guard !writes.isEmpty else { return }
+        try withState { state in
+            let database = state.database
+            let removed = try database.transaction { () throws -> Int in
+                var removed = 0
+                for write in writes {
+                    try Self.apply(write, in: database)
+                    if write.removesRow { removed += database.changes }
+                }
+                return removed
+            }
+            if let depth = state.depth[sink] { state.depth[sink] = max(0, depth - removed) }
+        }
+    }
+
+    private static func apply(_ write: OutboxWrite, in database: SQLiteDatabase) throws {
+        switch write {
+        case .delivered(let seq):
+            try database.run("DELETE FROM outbox WHERE seq = ?", [.integer(seq)])
+        case .retry(let seq, let attempts, let nextAttemptAt, let lastStatus, let lastError):
+            try database.run(
+                "UPDATE outbox SET attempts = ?, next_attempt_at = ?, last_status = ?, last_error = ? WHERE seq = ?",
+                [
+                    .integer(Int64(attempts)), .integer(nextAttemptAt), lastStatus.map { .integer(Int64($0)) } ?? .null,
+                    lastError.map { .text($0) } ?? .null, .integer(seq),
+                ])
+        case .deadLetter(let seq, let attempts, let deadAt, let reason, let lastStatus, let response):
+            try database.run(
+                """
+                INSERT INTO dead_letters (sink, event_id, collection, item_key, body, attempts, created_at, dead_at,
+                    reason, last_status, response)
+                SELECT sink, event_id, collection, item_key, body, ?, created_at, ?, ?, ?, ? FROM outbox WHERE seq = ?
+                """,
+                [
+                    .integer(Int64(attempts)), .integer(deadAt), .text(reason),
+                    lastStatus.map { .integer(Int64($0)) } ?? .null, .blob(response), .integer(seq),
+                ])
+            try database.run("DELETE FROM outbox WHERE seq = ?", [.integer(seq)])
+        }
+    }
+}

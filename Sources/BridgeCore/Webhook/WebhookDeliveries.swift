@@ -1,0 +1,127 @@
+public import BridgeConfig
+import BridgeHTTP
+import BridgeJSON
+public import BridgeSystem
+import BridgeTLS
+import Synchronization
+
+/// The webhook side of `run`: builds each `type: webhook` sink with its delivery service and HTTP engine over the
+/// shared outbox (`<state_dir>/webhooks.db`, opened with the first webhook sink), and runs the services until
+/// shutdown.
+public final class WebhookDeliveries: Sendable {
+    private struct Delivery: Sendable {
+        let service: WebhookDeliveryService
+        let engine: HTTPDeliveryEngine
+    }
+
+    private let stateDir: String
+    private let userAgent: String
+    private let registry: MetricsRegistry
+    private let logger: Logger
+    private let store = Mutex<OutboxStore?>(nil)
+    private let deliveries = Mutex<[Delivery]>([])
+
+    /// Prepares the webhook side; nothing is opened until the first `makeSink`.
+    public init(stateDir: String, version: String, registry: MetricsRegistry, logger: Logger) {
+        self.stateDir = stateDir
+        self.userAgent = "directus-bridge/\(version)"
+        self.registry = registry
+        self.logger = logger
+    }
+
+    /// Builds the sink for `config`, the entry at position `index` of `sinks`, and its delivery service.
+    public func makeSink(_ config: WebhookSinkConfig, index: Int) throws(RuntimeOutcome) -> any EventSink {
+        let store = try openStore()
+        let sinkID = WebhookSinkIdentity.id(index: index, url: config.url)
+        let signer: WebhookSigner
+        do {
+            signer = try WebhookSigner(secrets: config.secrets)
+        } catch {
+            throw .configurationProblem("sinks[\(index)]: \(error)")
+        }
+        let engine: HTTPDeliveryEngine
+        do {
+            engine = try HTTPDeliveryEngine(
+                options: HTTPClientOptions(
+                    connectTimeout: min(config.timeout, .seconds(10)), requestTimeout: config.timeout,
+                    userAgent: userAgent, maxResponseBytes: 16 << 10, oversizedBody: .truncate),
+                configuration: HTTPDeliveryEngine.Configuration(maxInFlight: config.maxInFlight),
+                logger: logger.child(label: "http"))
+        } catch {
+            throw .failure("cannot start the HTTP engine for sinks[\(index)]: \(error)")
+        }
+        let metrics = WebhookMetrics(
+            registry: registry, sink: sinkID,
+            outboxDepth: { Double((try? store.outboxCount(sink: sinkID)) ?? 0) },
+            deadLetterDepth: { Double((try? store.deadLetterCount(sink: sinkID)) ?? 0) })
+        let service = WebhookDeliveryService(
+            sinkID: sinkID, store: store, transport: engine,
+            builder: WebhookRequestBuilder(
+                url: config.url.description, userAgent: userAgent,
+                extraHeaders: config.headers.map { ($0.name, $0.value) }, timeout: config.timeout, signer: signer),
+            policy: RetryPolicy(schedule: config.retrySchedule, maxAttempts: config.maxAttempts),
+            settings: WebhookDeliveryService.Settings(maxInFlight: config.maxInFlight), metrics: metrics,
+            logger: logger.child(label: "webhook", metadata: [LogKey.sink: sinkID]))
+        deliveries.withLock { $0.append(Delivery(service: service, engine: engine)) }
+        let filter = EventFilter(
+            collections: Set(config.collections),
+            events: Set(config.events.compactMap { ChangeEvent(rawValue: $0.rawValue) }))
+        return WebhookSink(
+            sinkID: sinkID, url: config.url.description, store: store, maxOutbox: config.maxOutbox, filter: filter,
+            metrics: metrics, outboxChanged: { [service] in service.outboxChanged() })
+    }
+
+    /// Runs every delivery service until `stop`, lets attempts in flight finish within most of
+    /// `shutdownTimeout` (the rest is margin for saving state before the runtime's watchdog), then shuts the HTTP
+    /// engines down. Returns at once without webhook sinks.
+    public func run(stop: ShutdownSignal, shutdownTimeout: Duration) async {
+        let drainTimeout = shutdownTimeout - min(.seconds(1), shutdownTimeout / 5)
+        let all = deliveries.withLock { $0 }
+        guard !all.isEmpty else { return }
+        warnAboutUnconfiguredSinks(configured: Set(all.map(\.service.sinkID)))
+        await withDiscardingTaskGroup { group in
+            for delivery in all {
+                group.addTask { await delivery.service.run(stop: stop, drainTimeout: drainTimeout) }
+            }
+        }
+        for delivery in all { await delivery.engine.shutdown() }
+    }
+
+    private func openStore() throws(RuntimeOutcome) -> OutboxStore {
+        do {
+            return try store.withLock { store in
+                if let store { return store }
+                let opened = try OutboxStore.open(stateDir: stateDir)
+                store = opened
+                return opened
+            }
+        } catch {
+            throw .configurationProblem("cannot open the webhook outbox in \(stateDir): \(error)")
+        }
+    }
+
+    /// Rows of a sink that is no longer in bridge.yaml (its URL or position changed) are kept, not delivered.
+    private func warnAboutUnconfiguredSinks(configured: Set<String>) {
+        guard let store = store.withLock({ $0 }), let counts = try? store.outboxCountsBySink() else { return }
+        for (sink, count) in counts where !configured.contains(sink) && count > 0 {
+            logger.warning(
+                "the webhook outbox holds events of a sink that is no longer configured; they are kept, not sent",
+                metadata: [LogKey.sink: sink, LogKey.count: "\(count)"])
+        }
+    }
+}
+
+/// How a webhook sink is named in the outbox, the dead letters and metric labels.
+package enum WebhookSinkIdentity {
+    /// `<index>-<host:port>-<8 hex digits of a hash of the whole URL>`: stable while the sink keeps its position
+    /// and URL, and free of the URL's path and query (which may carry a token).
+    package static func id(index: Int, url: HTTPURL) -> String {
+        let digest = HMACSHA256(key: Array("directus-bridge webhook sink".utf8))
+            .authenticationCode(Array(url.description.utf8))
+        let hex = digest.prefix(4).map { byte in
+            let text = String(byte, radix: 16)
+            return byte < 16 ? "0" + text : text
+        }.joined()
+        return "\(index)-\(url.host):\(url.effectivePort)-\(hex)"
+    }
+}

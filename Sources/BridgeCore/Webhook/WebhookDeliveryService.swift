@@ -1,0 +1,206 @@
+package import BridgeHTTP
+package import BridgeSystem
+import Synchronization
+
+/// Delivers one webhook sink's outbox: reads pending rows (at start, when the sink adds rows, and every poll
+/// interval for rows `dlq replay` put back from another process), attempts the due ones up to `maxInFlight` at
+/// once with per-item order (`WebhookDeliveryState`), and writes each outcome back to the outbox — delete,
+/// reschedule or dead letter — batched into one transaction per turn.
+///
+/// The loop is the only place that touches the state; attempts run as child tasks that post their outcome and
+/// ring the doorbell. Nothing is sent for an item before the previous outcome of that item is committed, so a
+/// crash can repeat a delivery (same `webhook-id`) but never reorder an item's events.
+///
+/// Graceful stop: no new attempts once `stop` triggers; attempts in flight may finish within `drainTimeout`, then
+/// they are abandoned (cancelled, not counted) and their rows stay in the outbox for the next run.
+package final class WebhookDeliveryService: Sendable {
+    /// Tuning that is not in bridge.yaml.
+    package struct Settings: Sendable {
+        /// Attempts running at once (`max_in_flight`).
+        package var maxInFlight: Int
+        /// How often the outbox is read for rows added by another process, and its depth recounted. Default: 1 s.
+        package var pollInterval: Duration
+        /// Rows read per query. Default: 10000.
+        package var loadBatch: Int
+        /// The retry delay's random factor, in [0.8, 1.2]. Default: `RetryPolicy.randomJitter`.
+        package var jitter: @Sendable () -> Double
+
+        /// Creates settings.
+        package init(
+            maxInFlight: Int, pollInterval: Duration = .seconds(1), loadBatch: Int = 10_000,
+            jitter: @escaping @Sendable () -> Double = RetryPolicy.randomJitter
+        ) {
+            precondition(maxInFlight > 0 && loadBatch > 0, "limits must be positive")
+            self.maxInFlight = maxInFlight
+            self.pollInterval = pollInterval
+            self.loadBatch = loadBatch
+            self.jitter = jitter
+        }
+    }
+
+    struct FinishedAttempt: Sendable {
+        var seq: Int64
+        var eventID: String
+        var outcome: AttemptOutcome
+    }
+
+    /// The sink's id in the outbox.
+    package let sinkID: String
+    let store: OutboxStore
+    let transport: any HTTPTransport
+    let builder: WebhookRequestBuilder
+    let policy: RetryPolicy
+    let settings: Settings
+    let metrics: WebhookMetrics?
+    let logger: Logger
+    let doorbell = Doorbell()
+    private let newRows = Atomic<Bool>(true)
+    let finished = Mutex<[FinishedAttempt]>([])
+
+    /// Creates the service; nothing happens until `run`.
+    package init(
+        sinkID: String, store: OutboxStore, transport: any HTTPTransport, builder: WebhookRequestBuilder,
+        policy: RetryPolicy, settings: Settings, metrics: WebhookMetrics?, logger: Logger
+    ) {
+        self.sinkID = sinkID
+        self.store = store
+        self.transport = transport
+        self.builder = builder
+        self.policy = policy
+        self.settings = settings
+        self.metrics = metrics
+        self.logger = logger
+    }
+
+    /// The sink added rows: read them now instead of at the next poll. Callable from any thread.
+    package func outboxChanged() {
+        newRows.store(true, ordering: .releasing)
+        doorbell.ring()
+    }
+
+    /// Delivers until `stop` triggers, then drains attempts in flight for at most `drainTimeout`.
+    package func run(stop: ShutdownSignal, drainTimeout: Duration) async {
+        await withDiscardingTaskGroup { group in
+            group.addTask { [doorbell] in
+                await stop.wait()
+                doorbell.ring()
+            }
+            var loop = Loop(state: WebhookDeliveryState(policy: policy), nextPoll: .now + settings.pollInterval)
+            while true {
+                if loop.drainDeadline == nil && stop.isTriggered {
+                    loop.drainDeadline = .now + drainTimeout
+                    if loop.state.inFlightCount > 0 {
+                        logger.info(
+                            "finishing webhook attempts in flight",
+                            metadata: [LogKey.sink: sinkID, LogKey.count: "\(loop.state.inFlightCount)"])
+                    }
+                }
+                if let deadline = loop.drainDeadline {
+                    if loop.state.inFlightCount == 0 && loop.writes.isEmpty { break }
+                    if ContinuousClock.now >= deadline {
+                        if !loop.abandoned {
+                            loop.abandoned = true
+                            logger.warning(
+                                "shutdown deadline reached; abandoning webhook attempts in flight (they stay queued)",
+                                metadata: [LogKey.sink: sinkID, LogKey.count: "\(loop.state.inFlightCount)"])
+                            group.cancelAll()
+                        } else if ContinuousClock.now >= deadline + .seconds(2) {
+                            break  // the store keeps failing: what is not written is delivered again next run
+                        }
+                    }
+                }
+                if await turn(&loop, startAttempt: { payload in group.addTask { await self.attempt(payload) } }) {
+                    continue
+                }
+                await doorbell.wait(timeout: loop.waitTime(now: Self.nowMilliseconds()))
+            }
+        }
+    }
+
+    /// The loop's state between turns.
+    struct Loop {
+        var state: WebhookDeliveryState
+        var writes: [OutboxWrite] = []
+        /// Read outbox rows above this id in the next store step (nil: no read needed).
+        var loadAfter: Int64? = 0
+        var recount = false
+        var nextPoll: ContinuousClock.Instant
+        var drainDeadline: ContinuousClock.Instant?
+        var abandoned = false
+        var storeFailing = false
+        var receiverFailing = false
+
+        /// How long to sleep when nothing happens: until the next due row, the next poll or the drain deadline.
+        func waitTime(now: Int64) -> Duration {
+            var wait = nextPoll - .now
+            if drainDeadline == nil, let due = state.nextDueAt { wait = min(wait, .milliseconds(max(0, due - now))) }
+            if let deadline = drainDeadline { wait = min(wait, abandoned ? .milliseconds(50) : deadline - .now) }
+            return max(wait, .zero)
+        }
+    }
+
+    /// One turn: take in finished attempts, start due ones, read and write the outbox. Returns true when the loop
+    /// should turn again at once (new rows were read and may be due).
+    private func turn(_ loop: inout Loop, startAttempt: (OutboxPayload) -> Void) async -> Bool {
+        let now = Self.nowMilliseconds()
+        for attempt in finished.withLock({ list in defer { list.removeAll() }; return list }) {
+            conclude(attempt, in: &loop, now: now)
+        }
+        if newRows.exchange(false, ordering: .acquiringAndReleasing) { loop.loadAfter = loop.state.lastSeq }
+        if ContinuousClock.now >= loop.nextPoll {
+            loop.loadAfter = loop.state.lastSeq
+            loop.recount = true
+            loop.nextPoll = .now + settings.pollInterval
+        }
+        let due =
+            loop.drainDeadline == nil
+            ? loop.state.takeDue(now: now, limit: settings.maxInFlight - loop.state.inFlightCount) : []
+        guard !loop.writes.isEmpty || loop.loadAfter != nil || loop.recount || !due.isEmpty else { return false }
+        do {
+            let step = try await storeStep(
+                writes: loop.writes, loadAfter: loop.loadAfter, recount: loop.recount, due: due)
+            if loop.storeFailing {
+                loop.storeFailing = false
+                logger.info("webhook outbox writable again", metadata: [LogKey.sink: sinkID])
+            }
+            loop.writes.removeAll(keepingCapacity: true)
+            loop.recount = false
+            loop.state.load(step.loaded)
+            loop.loadAfter = step.loaded.count == settings.loadBatch ? loop.state.lastSeq : nil
+            let found = Set(step.payloads.map(\.seq))
+            for seq in due where !found.contains(seq) { loop.state.forget(seq) }
+            for payload in step.payloads { startAttempt(payload) }
+            return !step.loaded.isEmpty && loop.drainDeadline == nil
+        } catch {
+            if !loop.storeFailing {
+                loop.storeFailing = true
+                logger.error(
+                    "webhook outbox failed; retrying in 1 s", metadata: [LogKey.sink: sinkID, LogKey.error: "\(error)"])
+            }
+            loop.state.release(due, dueAt: now + 1000)
+            await doorbell.wait(timeout: .seconds(1))
+            return false
+        }
+    }
+
+    private struct StoreStep: Sendable {
+        var loaded: [OutboxEntry]
+        var payloads: [OutboxPayload]
+    }
+
+    /// Writes outcomes, reads new rows and the payloads to send, in one hop to the blocking pool.
+    private func storeStep(writes: [OutboxWrite], loadAfter: Int64?, recount: Bool, due: [Int64]) async throws
+        -> StoreStep
+    {
+        try await BlockingExecutor.shared.perform { [store, sinkID, batch = settings.loadBatch] in
+            // Writes first: an item's next event is read (and sent) only after the previous outcome is committed.
+            try store.apply(writes, sink: sinkID)
+            let loaded = try loadAfter.map { try store.pending(sink: sinkID, after: $0, limit: batch) } ?? []
+            if recount { try store.recountDepth(sink: sinkID) }
+            return StoreStep(loaded: loaded, payloads: try store.payloads(due))
+        }
+    }
+
+    /// Unix milliseconds now (outbox times survive restarts, so they are wall-clock times).
+    static func nowMilliseconds() -> Int64 { Timestamp.now().unixMilliseconds }
+}

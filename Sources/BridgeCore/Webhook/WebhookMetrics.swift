@@ -1,0 +1,80 @@
+/// The metrics of one webhook sink, labelled `sink="<sink id>"` (names prefixed `directus_bridge_webhook_`).
+///
+/// Counter handles for every (outcome, status class) pair are made up front, so recording an attempt costs one
+/// array index and one atomic add.
+package final class WebhookMetrics: Sendable {
+    /// What an attempt led to.
+    package enum AttemptResult: Int, Sendable, CaseIterable {
+        case delivered, retry, deadLetter, cancelled
+
+        var label: String {
+            switch self {
+            case .delivered: "delivered"
+            case .retry: "retry"
+            case .deadLetter: "dead_letter"
+            case .cancelled: "cancelled"
+            }
+        }
+    }
+
+    private static let statusClasses = ["1xx", "2xx", "3xx", "4xx", "5xx", "error"]
+
+    private let attempts: [[Counter]]
+    private let retries: Counter
+    private let deadLetters: Counter
+    private let outboxFull: Counter
+    private let latency: Histogram
+
+    /// Registers the metrics of sink `sink` in `registry`; `outboxDepth` and `deadLetterDepth` are read at
+    /// scrape time.
+    package init(
+        registry: MetricsRegistry, sink: String, outboxDepth: @escaping @Sendable () -> Double,
+        deadLetterDepth: @escaping @Sendable () -> Double
+    ) {
+        let label = ("sink", sink)
+        attempts = AttemptResult.allCases.map { result in
+            Self.statusClasses.map { statusClass in
+                registry.counter(
+                    "directus_bridge_webhook_attempts_total",
+                    help: "Webhook attempts by outcome and HTTP status class (error = no answer).",
+                    labels: [label, ("outcome", result.label), ("status_class", statusClass)])
+            }
+        }
+        retries = registry.counter(
+            "directus_bridge_webhook_retries_total", help: "Webhook attempts that failed and were scheduled again.",
+            labels: [label])
+        deadLetters = registry.counter(
+            "directus_bridge_webhook_dead_letters_total", help: "Webhook deliveries moved to the dead letters.",
+            labels: [label])
+        outboxFull = registry.counter(
+            "directus_bridge_webhook_outbox_full_total",
+            help: "Batches the webhook sink refused because its outbox was full (intake paused).", labels: [label])
+        latency = registry.histogram(
+            "directus_bridge_webhook_delivery_latency_seconds",
+            help: "Time from entering the outbox to a 2xx answer, retries included.", labels: [label],
+            buckets: latencyBuckets)
+        registry.gaugeFunction(
+            "directus_bridge_webhook_outbox_depth", help: "Webhook deliveries waiting in the outbox.", labels: [label],
+            read: outboxDepth)
+        registry.gaugeFunction(
+            "directus_bridge_webhook_dead_letter_depth", help: "Dead-lettered webhook deliveries stored.",
+            labels: [label], read: deadLetterDepth)
+    }
+
+    /// Counts one attempt; `status` is nil when there was no answer.
+    package func attempted(_ result: AttemptResult, status: Int?) {
+        let statusIndex = status.map { min(max($0 / 100 - 1, 0), 4) } ?? 5
+        attempts[result.rawValue][statusIndex].increment()
+        switch result {
+        case .retry: retries.increment()
+        case .deadLetter: deadLetters.increment()
+        case .delivered, .cancelled: break
+        }
+    }
+
+    /// Records a delivery `seconds` after the event entered the outbox.
+    package func delivered(afterSeconds seconds: Double) { latency.observe(max(0, seconds)) }
+
+    /// Counts a batch refused because the outbox was full.
+    package func refusedBatch() { outboxFull.increment() }
+}

@@ -1,0 +1,46 @@
+package import BridgeHTTP
+
+/// Builds the POST of one webhook attempt (contract.md "The webhook request").
+///
+/// The body is the stored event object, byte for byte, on every attempt; only `webhook-timestamp` and the
+/// signature change between attempts, and the signature is made with the secrets configured now (a replayed
+/// dead letter is signed with the current secret, not the one it failed with).
+package struct WebhookRequestBuilder: Sendable {
+    /// The receiver's URL.
+    package var url: String
+    /// `directus-bridge/<version>`.
+    package var userAgent: String
+    /// The sink's extra headers, sent after the bridge's own.
+    package var extraHeaders: [(name: String, value: String)]
+    /// The per-attempt time limit.
+    package var timeout: Duration
+    /// The sink's signer.
+    package var signer: WebhookSigner
+
+    /// Creates a builder.
+    package init(
+        url: String, userAgent: String, extraHeaders: [(name: String, value: String)], timeout: Duration,
+        signer: WebhookSigner
+    ) {
+        self.url = url
+        self.userAgent = userAgent
+        self.extraHeaders = extraHeaders
+        self.timeout = timeout
+        self.signer = signer
+    }
+
+    /// The request for event `id` with `body`, attempted at Unix second `timestamp`.
+    package func request(id: String, body: [UInt8], timestamp: Int64) -> HTTPRequest {
+        var headers: [(name: String, value: String)] = [
+            ("content-type", "application/json"),
+            ("user-agent", userAgent),
+            ("webhook-id", id),
+            ("webhook-timestamp", String(timestamp)),
+        ]
+        if let signature = signer.signature(id: id, timestamp: timestamp, body: body) {
+            headers.append(("webhook-signature", signature))
+        }
+        headers.append(contentsOf: extraHeaders)
+        return HTTPRequest(method: "POST", url: url, headers: headers, body: body, timeout: timeout)
+    }
+}

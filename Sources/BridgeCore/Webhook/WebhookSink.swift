@@ -1,0 +1,59 @@
+import BridgeHTTP
+import BridgeStore
+import BridgeSystem
+
+/// The `type: webhook` sink: `accept` makes events durable in the outbox (one transaction per batch) and wakes
+/// the delivery service, which does the HTTP side on its own schedule.
+///
+/// Backpressure: while the sink's outbox holds `maxOutbox` events or more, `accept` throws a retriable error
+/// ("outbox full"), so the dispatcher pauses and retries; the queue fills up behind it (live mode then drops and
+/// counts at the queue, activity mode waits at its cursor), and memory stays bounded.
+public final class WebhookSink: EventSink {
+    public let name: String
+    public let filter: EventFilter
+    /// The sink's id in the outbox.
+    package let sinkID: String
+    private let store: OutboxStore
+    private let maxOutbox: Int
+    private let metrics: WebhookMetrics?
+    private let outboxChanged: @Sendable () -> Void
+
+    /// Creates the sink for outbox id `sinkID`; `outboxChanged` is called after every batch that added rows.
+    package init(
+        sinkID: String, url: String, store: OutboxStore, maxOutbox: Int, filter: EventFilter,
+        metrics: WebhookMetrics?, outboxChanged: @escaping @Sendable () -> Void
+    ) {
+        self.name = "webhook:" + HTTPClientError.redacted(url)
+        self.sinkID = sinkID
+        self.store = store
+        self.maxOutbox = maxOutbox
+        self.filter = filter
+        self.metrics = metrics
+        self.outboxChanged = outboxChanged
+    }
+
+    public func accept(_ events: [EncodedEvent]) throws(SinkError) {
+        guard !events.isEmpty else { return }
+        let inserted: Int
+        do {
+            inserted = try store.insert(events, sink: sinkID, now: Timestamp.now().unixMilliseconds, limit: maxOutbox)
+        } catch let full as OutboxFull {
+            metrics?.refusedBatch()
+            throw SinkError(
+                sink: name, message: "outbox full (\(full.depth) events waiting, max_outbox \(maxOutbox))",
+                isRetriable: true)
+        } catch let error as SQLiteError {
+            // A lock held too long, a full disk: retried. A damaged file cannot get better by waiting.
+            throw SinkError(sink: name, message: "outbox: \(error)", isRetriable: !error.isCorrupt)
+        } catch {
+            throw SinkError(sink: name, message: "outbox: \(error)", isRetriable: true)
+        }
+        if inserted > 0 { outboxChanged() }
+    }
+
+    public func tick(now: ContinuousClock.Instant) throws(SinkError) {}
+
+    public func reopen() throws(SinkError) {}
+
+    public func close() throws(SinkError) {}
+}
