@@ -78,6 +78,7 @@ let package = Package(
         .testTarget(name: "BridgeHTTPServerTests", dependencies: ["BridgeHTTPServer", "BridgeSystem", "BridgeTestSupport"]),
         .testTarget(name: "BridgeOperationsTests", dependencies: ["BridgeCore", "BridgeConfig", "BridgeJSON", "BridgeHTTPServer", "BridgeSystem"]),
         .testTarget(name: "BridgeActivityTests", dependencies: ["BridgeCore", "BridgeConfig", "BridgeJSON", "BridgeSystem", "BridgeTestSupport"]),
+        .testTarget(name: "BridgeWebhookTests", dependencies: ["BridgeCore", "BridgeHTTP", "BridgeStore", "BridgeSystem", "BridgeTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,347 @@
+import BridgeTestSupport
+import Foundation
+import Testing
+
+/// A live-mode bridge.yaml for the emulator at `url` with `sinks` (YAML lines under `sinks:`).
+func webhookConfig(url: String, sinks: String, shutdownTimeout: String = "5s", maxQueue: Int = 100_000) -> String {
+    """
+    directus:
+      url: \(url)
+      auth:
+        token: admin-static-token
+      heartbeat: 2s
+      reconnect:
+        initial_delay: 100ms
+        max_delay: 1s
+    subscriptions:
+      - collection: articles
+    delivery:
+      mode: live
+      state_dir: ./state
+      max_queue: \(maxQueue)
+    sinks:
+    \(sinks)
+    log:
+      level: debug
+    shutdown_timeout: \(shutdownTimeout)
+    """
+}
+
+/// One webhook sink entry (indented for `webhookConfig`).
+func webhookSink(_ url: String, _ extra: String = "") -> String {
+    "  - type: webhook\n    url: \(url)\n" + extra.split(separator: "\n").map { "    \($0)\n" }.joined()
+}
+
+/// Runs `directus-bridge dlq <arguments>` in `directory` and returns (exit status, stdout lines, stderr).
+func dlq(_ arguments: [String], in directory: URL) throws -> (Int32?, [String], String) {
+    let process = try BridgeProcess(arguments: ["dlq"] + arguments + ["--config", "bridge.yaml"], directory: directory)
+    let status = process.waitForExit()
+    return (status, process.lines, process.stderr)
+}
+
+@Suite(.serialized) struct WebhookTests {
+    @Test func signaturesVerifyWithTheReferencePackageForRawWhsecAndRotatedSecrets() throws {
+        let emulator = try Emulator()
+        let receiver = try WebhookReceiver()
+        defer { emulator.stop(); receiver.stop() }
+        let whsec = "whsec_" + Data((0..<32).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
+        let newer = "whsec_" + Data((0..<24).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
+        try receiver.setSecrets([
+            "/raw": [["raw": "a raw secret ✓"], ["raw": "some other secret"]],
+            "/whsec": [whsec],
+            "/rotated": [whsec, ["raw": "next secret"], newer],
+        ])
+        let sinks =
+            webhookSink(receiver.hookURL("/raw"), "secret: \"a raw secret ✓\"\nheaders: { x-source: bridge }")
+            + webhookSink(receiver.hookURL("/whsec"), "secret: \(whsec)")
+            + webhookSink(receiver.hookURL("/rotated"), "secret: [\(whsec), \"next secret\"]")
+            + "  - type: ndjson\n    path: \"-\"\n"
+        let bridge = try BridgeProcess.run(config: webhookConfig(url: emulator.url, sinks: sinks))
+        #expect(bridge.waitUntilConnected(), "\(bridge.stderr)")
+        let key = try emulator.create("articles", ["title": "Grüße \"quoted\" \\ ✓", "status": "draft"])
+
+        #expect(bridge.waitUntil { _ in ((try? receiver.delivered().count) ?? 0) >= 3 }, "\(bridge.stderr)")
+        let requests = try receiver.requests()
+        let line = try #require(bridge.lines.first)
+        let now = Date().timeIntervalSince1970
+        #expect(requests.count == 3)
+        for request in requests {
+            #expect(request.body == line, "the webhook body is the event line, byte for byte")
+            #expect(request.json["key"] as? String == key)
+            #expect(request.id == request.json["id"] as? String)
+            #expect(request.headers["content-type"] == "application/json")
+            #expect(request.headers["user-agent"]?.hasPrefix("directus-bridge/") == true)
+            #expect(abs((Double(request.headers["webhook-timestamp"] ?? "") ?? 0) - now) < 60)
+        }
+        let byPath = Dictionary(uniqueKeysWithValues: requests.map { ($0.path, $0) })
+        // The second raw secret is not the sink's: the reference package must reject it.
+        #expect(byPath["/raw"]?.verified.first as? Bool == true)
+        #expect(byPath["/raw"]?.verified.last as? String == "No matching signature found")
+        #expect(byPath["/raw"]?.headers["x-source"] == "bridge")
+        #expect(byPath["/whsec"]?.verified.first as? Bool == true)
+        let rotated = try #require(byPath["/rotated"])
+        #expect(rotated.verified.count == 3)
+        #expect(rotated.verified[0] as? Bool == true && rotated.verified[1] as? Bool == true)
+        #expect(rotated.verified[2] as? Bool != true)
+        #expect(rotated.headers["webhook-signature"]?.split(separator: " ").count == 2)
+        bridge.send(SIGTERM)
+        #expect(bridge.waitForExit() == 0)
+        #expect(!bridge.stderr.contains("raw secret"))
+    }
+
+    @Test func retriedTwiceThenDeliveredOnceWithOneIdOnTheSchedule() throws {
+        let emulator = try Emulator()
+        let receiver = try WebhookReceiver()
+        defer { emulator.stop(); receiver.stop() }
+        try receiver.script(steps: [["status": 503], ["status": 503], ["status": 200]])
+        let sinks = webhookSink(receiver.hookURL(), "secret: s3cret\nretry_schedule: [300ms, 600ms]")
+        let bridge = try BridgeProcess.run(config: webhookConfig(url: emulator.url, sinks: sinks))
+        #expect(bridge.waitUntilConnected(), "\(bridge.stderr)")
+        try emulator.create("articles", ["title": "retry me"])
+
+        #expect(bridge.waitUntil { _ in ((try? receiver.delivered().count) ?? 0) >= 1 }, "\(bridge.stderr)")
+        usleep(300_000)  // nothing more may arrive
+        let requests = try receiver.requests()
+        #expect(requests.map(\.status) == [503, 503, 200])
+        #expect(Set(requests.map(\.id)).count == 1)
+        #expect(Set(requests.map(\.body)).count == 1)
+        // Delays: 300 ms then 600 ms, each times a jitter factor in [0.8, 1.2] (upper bounds left loose).
+        let gaps = zip(requests.dropFirst(), requests).map { $0.time - $1.time }
+        #expect(gaps[0] >= 0.24 && gaps[0] < 3, "gaps \(gaps)")
+        #expect(gaps[1] >= 0.48 && gaps[1] < 3, "gaps \(gaps)")
+        bridge.send(SIGTERM)
+        #expect(bridge.waitForExit() == 0)
+    }
+
+    @Test func retryAfterLongerThanTheScheduleIsRespected() throws {
+        let emulator = try Emulator()
+        let receiver = try WebhookReceiver()
+        defer { emulator.stop(); receiver.stop() }
+        try receiver.script(steps: [["status": 429, "headers": ["retry-after": "2"]]])
+        let sinks = webhookSink(receiver.hookURL(), "retry_schedule: [100ms]")
+        let bridge = try BridgeProcess.run(config: webhookConfig(url: emulator.url, sinks: sinks))
+        #expect(bridge.waitUntilConnected(), "\(bridge.stderr)")
+        try emulator.create("articles", ["title": "slow down"])
+
+        #expect(bridge.waitUntil { _ in ((try? receiver.delivered().count) ?? 0) >= 1 }, "\(bridge.stderr)")
+        let requests = try receiver.requests()
+        #expect(requests.map(\.status) == [429, 204])
+        #expect(requests[1].time - requests[0].time >= 1.95)
+        #expect(requests[0].id == requests[1].id)
+        bridge.send(SIGTERM)
+        #expect(bridge.waitForExit() == 0)
+    }
+
+    @Test func aRejectedEventIsDeadLetteredListedAndReplayed() throws {
+        let emulator = try Emulator()
+        let receiver = try WebhookReceiver()
+        defer { emulator.stop(); receiver.stop() }
+        try receiver.script(steps: [["status": 400, "body": "{\"error\":\"unknown field\"}"]])
+        let sinks = webhookSink(receiver.hookURL(), "secret: first-secret")
+        try receiver.setSecrets(["/hook": [["raw": "second-secret"]]])
+        let bridge = try BridgeProcess.run(config: webhookConfig(url: emulator.url, sinks: sinks))
+        #expect(bridge.waitUntilConnected(), "\(bridge.stderr)")
+        let key = try emulator.create("articles", ["title": "rejected"])
+        #expect(bridge.waitForLog("webhook delivery dead-lettered"), "\(bridge.stderr)")
+        #expect(try receiver.requests().count == 1)  // not retried
+        let id = try receiver.requests()[0].id
+
+        let (listStatus, table, _) = try dlq(["list"], in: bridge.directory)
+        #expect(listStatus == 0)
+        #expect(table.count == 1)
+        #expect(table.first?.split(separator: " ", omittingEmptySubsequences: true).prefix(5).map(String.init)
+            == [id, "articles", key, "1", "400"])
+        let (_, json, _) = try dlq(["list", "--json", "--collection", "articles", "--since", "10m"], in: bridge.directory)
+        let letter = try #require(
+            (try? JSONSerialization.jsonObject(with: Data((json.first ?? "").utf8))) as? [String: Any])
+        #expect(letter["id"] as? String == id && letter["last_status"] as? Int == 400)
+        #expect(letter["response"] as? String == "{\"error\":\"unknown field\"}")
+        #expect((letter["body"] as? [String: Any])?["key"] as? String == key)
+        #expect(try dlq(["list", "--collection", "tags"], in: bridge.directory).1.isEmpty)
+
+        let (dryStatus, dry, dryLog) = try dlq(["replay", "--dry-run", "--id", id], in: bridge.directory)
+        #expect(dryStatus == 0 && dry.count == 1 && dryLog.contains("would replay 1"))
+        // The secret is rotated before the replay: the replayed request is signed with the current one.
+        bridge.send(SIGTERM)
+        #expect(bridge.waitForExit() == 0)
+        let rotated = webhookSink(receiver.hookURL(), "secret: second-secret")
+        let restarted = try BridgeProcess.run(
+            config: webhookConfig(url: emulator.url, sinks: rotated), in: bridge.directory)
+        #expect(restarted.waitUntilConnected(), "\(restarted.stderr)")
+        let (replayStatus, replayed, _) = try dlq(["replay", "--id", id], in: bridge.directory)
+        #expect(replayStatus == 0 && replayed.count == 1)
+        #expect(restarted.waitUntil { _ in ((try? receiver.delivered().count) ?? 0) >= 1 }, "\(restarted.stderr)")
+        let again = try #require(try receiver.delivered().first)
+        #expect(again.id == id)
+        #expect(again.verified.first as? Bool == true)
+        #expect(try dlq(["list"], in: bridge.directory).1.isEmpty)
+        restarted.send(SIGTERM)
+        #expect(restarted.waitForExit() == 0)
+    }
+
+    @Test func fiftyItemsTimesTwentyUpdatesKeepPerItemOrderWithEightInFlight() throws {
+        let emulator = try Emulator()
+        let receiver = try WebhookReceiver()
+        defer { emulator.stop(); receiver.stop() }
+        try receiver.script(randomDelayMs: [0, 20])
+        let sinks = webhookSink(receiver.hookURL(), "max_in_flight: 8")
+        let bridge = try BridgeProcess.run(config: webhookConfig(url: emulator.url, sinks: sinks))
+        #expect(bridge.waitUntilConnected(), "\(bridge.stderr)")
+        let created = try emulator.rest("POST", "/items/articles", (0..<50).map { ["title": "item \($0) v0"] })
+        let keys = ((created as? [String: Any])?["data"] as? [[String: Any]] ?? []).map { "\($0["id"]!)" }
+        #expect(keys.count == 50)
+        for round in 1...20 {
+            try emulator.rest("PATCH", "/items/articles", keys.map { ["id": Int($0)!, "title": "v\(round)"] })
+        }
+
+        #expect(
+            bridge.waitUntil(timeout: 60) { _ in ((try? receiver.delivered().count) ?? 0) >= 1050 },
+            "delivered \((try? receiver.delivered().count) ?? 0): \(bridge.stderr.suffix(2000))")
+        let delivered = try receiver.delivered()
+        #expect(delivered.count == 1050)
+        #expect(Set(delivered.map(\.id)).count == 1050)
+        for key in keys {
+            let titles = delivered.filter { $0.json["key"] as? String == key }.map {
+                (($0.json["data"] as? [String: Any])?["title"] as? String) ?? "?"
+            }
+            #expect(titles == ["item \(Int(key)! - Int(keys[0])!) v0"] + (1...20).map { "v\($0)" }, "item \(key)")
+        }
+        bridge.send(SIGTERM)
+        #expect(bridge.waitForExit() == 0)
+    }
+
+    @Test func aReceiverDownForTenSecondsAcrossABridgeRestartLosesNothing() throws {
+        let emulator = try Emulator()
+        let receiver = try WebhookReceiver()
+        defer { emulator.stop(); receiver.stop() }
+        let config = webhookConfig(
+            url: emulator.url,
+            sinks: webhookSink(receiver.hookURL(), "retry_schedule: [200ms, 500ms, 1s]\nmax_attempts: 1000"))
+        try receiver.down()
+        let downSince = Date()
+        let first = try BridgeProcess.run(config: config)
+        let stateDir = first.directory.appendingPathComponent("state")
+        #expect(first.waitUntilConnected(), "\(first.stderr)")
+        let created = try emulator.rest("POST", "/items/articles", (0..<100).map { ["title": "down \($0)"] })
+        let keys = ((created as? [String: Any])?["data"] as? [[String: Any]] ?? []).map { "\($0["id"]!)" }
+        #expect(first.waitUntil { _ in OutboxProbe.pendingIDs(stateDir: stateDir).count == 100 }, "\(first.stderr)")
+        first.send(SIGTERM)
+        #expect(first.waitForExit() == 0)
+
+        // Live mode only sees changes while it runs: the next 100 happen after the restart.
+        let second = try BridgeProcess.run(config: config, in: first.directory)
+        #expect(second.waitUntilConnected(), "\(second.stderr)")
+        try emulator.rest("PATCH", "/items/articles", keys.map { ["id": Int($0)!, "title": "updated"] })
+        #expect(second.waitUntil { _ in OutboxProbe.pendingIDs(stateDir: stateDir).count == 200 }, "\(second.stderr)")
+        let pending = Set(OutboxProbe.pendingIDs(stateDir: stateDir))
+        #expect(try receiver.requests().isEmpty)
+        let remaining = 10 - Date().timeIntervalSince(downSince)
+        if remaining > 0 { usleep(UInt32(remaining * 1_000_000)) }
+        try receiver.up()
+
+        #expect(
+            second.waitUntil(timeout: 20) { _ in Set(((try? receiver.delivered()) ?? []).map(\.id)).count >= 200 },
+            "\(second.stderr.suffix(2000))")
+        #expect(Set(try receiver.delivered().map(\.id)) == pending)
+        #expect(second.waitUntil { _ in OutboxProbe.pendingIDs(stateDir: stateDir).isEmpty })
+        second.send(SIGTERM)
+        #expect(second.waitForExit() == 0)
+    }
+
+    @Test func aHangingReceiverIsCutAtTheTimeoutAndRetried() throws {
+        let emulator = try Emulator()
+        let receiver = try WebhookReceiver()
+        defer { emulator.stop(); receiver.stop() }
+        try receiver.script(steps: [["hang": true]])
+        let sinks = webhookSink(receiver.hookURL(), "timeout: 500ms\nretry_schedule: [100ms]")
+        let bridge = try BridgeProcess.run(config: webhookConfig(url: emulator.url, sinks: sinks))
+        #expect(bridge.waitUntilConnected(), "\(bridge.stderr)")
+        try emulator.create("articles", ["title": "hang"])
+
+        #expect(bridge.waitUntil { _ in ((try? receiver.delivered().count) ?? 0) >= 1 }, "\(bridge.stderr)")
+        let requests = try receiver.requests()
+        #expect(requests.count == 2)
+        #expect(requests[0].aborted)
+        #expect((requests[0].abortedAfter ?? 0) >= 0.45 && (requests[0].abortedAfter ?? 99) < 5)
+        #expect(requests[1].time - requests[0].time >= 0.5)
+        #expect(requests[1].id == requests[0].id && requests[1].status == 204)
+        #expect(bridge.stderr.contains("timeout"))
+        bridge.send(SIGTERM)
+        #expect(bridge.waitForExit() == 0)
+    }
+
+    @Test func sigtermWithDeliveriesInFlightExitsZeroAndLosesNothing() throws {
+        let emulator = try Emulator()
+        let receiver = try WebhookReceiver()
+        defer { emulator.stop(); receiver.stop() }
+        try receiver.script(defaultStep: ["status": 204, "delay_ms": 1000])
+        let config = webhookConfig(url: emulator.url, sinks: webhookSink(receiver.hookURL(), "max_in_flight: 4"))
+        let bridge = try BridgeProcess.run(config: config)
+        #expect(bridge.waitUntilConnected(), "\(bridge.stderr)")
+        try emulator.rest("POST", "/items/articles", (0..<8).map { ["title": "in flight \($0)"] })
+        #expect(bridge.waitUntil { _ in ((try? receiver.requests().count) ?? 0) >= 4 })
+        bridge.send(SIGTERM)
+        #expect(bridge.waitForExit() == 0)
+        let firstRun = try receiver.delivered()
+        #expect(firstRun.count == 4, "the attempts in flight finish during the drain")
+
+        try receiver.script()
+        let restarted = try BridgeProcess.run(config: config, in: bridge.directory)
+        #expect(
+            restarted.waitUntil { _ in ((try? receiver.delivered().count) ?? 0) >= 8 }, "\(restarted.stderr)")
+        usleep(300_000)
+        let delivered = try receiver.delivered()
+        #expect(delivered.count == 8)
+        #expect(Set(delivered.map(\.id)).count == 8)
+        restarted.send(SIGTERM)
+        #expect(restarted.waitForExit() == 0)
+    }
+
+    @Test func aDrainPastShutdownTimeoutExitsZeroAndDeliversAfterRestart() throws {
+        let emulator = try Emulator()
+        let receiver = try WebhookReceiver()
+        defer { emulator.stop(); receiver.stop() }
+        try receiver.script(defaultStep: ["hang": true])
+        let config = webhookConfig(url: emulator.url, sinks: webhookSink(receiver.hookURL()), shutdownTimeout: "1s")
+        let bridge = try BridgeProcess.run(config: config)
+        #expect(bridge.waitUntilConnected(), "\(bridge.stderr)")
+        try emulator.create("articles", ["title": "stuck"])
+        #expect(bridge.waitUntil { _ in ((try? receiver.requests().count) ?? 0) >= 1 })
+        bridge.send(SIGTERM)
+        #expect(bridge.waitForExit(timeout: 5) == 0)
+
+        try receiver.script()
+        let restarted = try BridgeProcess.run(config: config, in: bridge.directory)
+        #expect(restarted.waitUntil { _ in ((try? receiver.delivered().count) ?? 0) >= 1 }, "\(restarted.stderr)")
+        #expect(Set(try receiver.requests().map(\.id)).count == 1)
+        restarted.send(SIGTERM)
+        #expect(restarted.waitForExit() == 0)
+    }
+
+    @Test func aFullOutboxPausesIntakeAndLiveModeDropsAtTheQueue() throws {
+        let emulator = try Emulator()
+        let receiver = try WebhookReceiver()
+        defer { emulator.stop(); receiver.stop() }
+        try receiver.down()
+        let config = webhookConfig(
+            url: emulator.url,
+            sinks: webhookSink(receiver.hookURL(), "max_outbox: 3\nretry_schedule: [100ms]\nmax_attempts: 1000"),
+            maxQueue: 5)
+        let bridge = try BridgeProcess.run(config: config)
+        let stateDir = bridge.directory.appendingPathComponent("state")
+        #expect(bridge.waitUntilConnected(), "\(bridge.stderr)")
+        for index in 0..<20 { try emulator.create("articles", ["title": "burst \(index)"]) }
+        #expect(bridge.waitForLog("queue full, dropping live events"), "\(bridge.stderr)")
+        #expect(bridge.stderr.contains("outbox full"))
+        #expect(OutboxProbe.pendingIDs(stateDir: stateDir).count == 3)
+
+        try receiver.up()
+        // What was accepted (3 in the outbox, up to 5 in the queue) is delivered; the rest was dropped and counted.
+        #expect(bridge.waitUntil { _ in OutboxProbe.pendingIDs(stateDir: stateDir).isEmpty && bridge.stderr.contains("sink recovered") })
+        usleep(1_000_000)
+        let delivered = try receiver.delivered()
+        #expect(delivered.count >= 3 && delivered.count <= 9, "\(delivered.count)")
+        bridge.send(SIGTERM)
+        #expect(bridge.waitForExit() == 0)
+    }
+}

@@ -1,0 +1,158 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The scriptable webhook receiver (Tests/tools/http_peers/webhook_receiver.py), started for one test.
+///
+/// Hooks go to `hookURL(path)`; `script`, `setSecrets`, `down`/`up` shape its behaviour; `requests` returns every
+/// request it saw, with `standardwebhooks`' verdict per configured secret.
+public final class WebhookReceiver: @unchecked Sendable {
+    // @unchecked: `server` and `hookPort` are immutable after init; PythonServer is thread-safe.
+    /// The process.
+    public let server: PythonServer
+    /// The port of the hook listener (stable across `down`/`up`).
+    public let hookPort: Int
+
+    /// One request the receiver saw.
+    public struct Request: @unchecked Sendable {
+        // @unchecked: `verified` holds JSON values (Bool or String) only.
+        /// Arrival order.
+        public var n: Int
+        /// Arrival time (the receiver's monotonic clock, seconds).
+        public var time: Double
+        /// The path.
+        public var path: String
+        /// Headers, names lower-case.
+        public var headers: [String: String]
+        /// The body text.
+        public var body: String
+        /// `webhook-id`.
+        public var id: String
+        /// The status answered; nil when the client gave up first.
+        public var status: Int?
+        /// Whether the client closed the connection before the answer.
+        public var aborted: Bool
+        /// Seconds from arrival until the client gave up.
+        public var abortedAfter: Double?
+        /// Per configured secret: true, or the verification error.
+        public var verified: [Any]
+
+        /// The body parsed as a JSON object.
+        public var json: [String: Any] {
+            (try? JSONSerialization.jsonObject(with: Data(body.utf8))) as? [String: Any] ?? [:]
+        }
+        /// Whether the answer was 2xx.
+        public var delivered: Bool { status.map { (200..<300).contains($0) } ?? false }
+    }
+
+    /// Starts the receiver.
+    public init() throws {
+        server = try PythonServer(script: "http_peers/webhook_receiver.py")
+        let info = try Self.call(port: server.port, method: "GET", path: "/_control/info", body: nil)
+        guard let port = info["hook_port"] as? Int else { throw EmulatorError(message: "receiver info: \(info)") }
+        hookPort = port
+    }
+
+    /// Stops the receiver.
+    public func stop() { server.stop() }
+
+    /// `http://127.0.0.1:<hook port><path>`.
+    public func hookURL(_ path: String = "/hook") -> String { "http://127.0.0.1:\(hookPort)\(path)" }
+
+    /// Answers: `steps` one per request in arrival order, then `defaultStep`; `randomDelayMs` adds a uniform
+    /// random delay to every request. A step: `["status": 503, "headers": ["retry-after": "2"], "body": "…",
+    /// "delay_ms": 100, "hang": true]`.
+    public func script(
+        steps: [[String: Any]] = [], defaultStep: [String: Any] = ["status": 204], randomDelayMs: [Int]? = nil
+    ) throws {
+        var body: [String: Any] = ["steps": steps, "default": defaultStep]
+        if let randomDelayMs { body["random_delay_ms"] = randomDelayMs }
+        try control("/_control/script", body)
+    }
+
+    /// Secrets to verify each path's requests with: `"whsec_…"` strings, or `["raw": "text"]` for raw secrets.
+    public func setSecrets(_ paths: [String: [Any]]) throws {
+        try control("/_control/secrets", ["paths": paths])
+    }
+
+    /// Refuses hook connections (and drops open ones) until `up()`, or for `milliseconds` when positive.
+    public func down(milliseconds: Int = 0) throws { try control("/_control/down", ["ms": milliseconds]) }
+
+    /// Accepts hook connections again.
+    public func up() throws { try control("/_control/up", [:]) }
+
+    /// Every request so far, in arrival order.
+    public func requests() throws -> [Request] {
+        let answer = try Self.call(port: server.port, method: "GET", path: "/_control/requests", body: nil)
+        return (answer["requests"] as? [[String: Any]] ?? []).map { record in
+            let status = record["status"] as? Int
+            return Request(
+                n: record["n"] as? Int ?? 0, time: record["t"] as? Double ?? 0, path: record["path"] as? String ?? "",
+                headers: record["headers"] as? [String: String] ?? [:], body: record["body"] as? String ?? "",
+                id: record["id"] as? String ?? "", status: status, aborted: record["aborted"] as? Bool ?? false,
+                abortedAfter: record["aborted_after"] as? Double, verified: record["verified"] as? [Any] ?? [])
+        }
+    }
+
+    /// Requests answered 2xx.
+    public func delivered() throws -> [Request] { try requests().filter(\.delivered) }
+
+    private func control(_ path: String, _ body: [String: Any]) throws {
+        _ = try Self.call(port: server.port, method: "POST", path: path, body: body)
+    }
+
+    private static func call(port: Int, method: String, path: String, body: [String: Any]?) throws -> [String: Any] {
+        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)\(path)")!)
+        request.httpMethod = method
+        request.timeoutInterval = 10
+        if let body {
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            request.httpBody = try JSONSerialization.data(withJSONObject: body)
+        }
+        let semaphore = DispatchSemaphore(value: 0)
+        let box = ResultBox()
+        URLSession.shared.dataTask(with: request) { data, _, error in
+            box.set(data, error)
+            semaphore.signal()
+        }.resume()
+        semaphore.wait()
+        let (data, error) = box.get()
+        if let error { throw EmulatorError(message: "receiver \(path): \(error)") }
+        return (try? JSONSerialization.jsonObject(with: data ?? Data())) as? [String: Any] ?? [:]
+    }
+}
+
+private final class ResultBox: @unchecked Sendable {
+    // @unchecked: written once before the semaphore is signalled, read after it.
+    private var data: Data?
+    private var error: (any Error)?
+    func set(_ data: Data?, _ error: (any Error)?) {
+        self.data = data
+        self.error = error
+    }
+    func get() -> (Data?, (any Error)?) { (data, error) }
+}
+
+/// Reads the bridge's webhook outbox (`<state_dir>/webhooks.db`) with Python's sqlite3, as a test probe.
+public enum OutboxProbe {
+    /// The event ids waiting in the outbox (empty when the file does not exist yet).
+    public static func pendingIDs(stateDir: URL) -> [String] {
+        let path = stateDir.appendingPathComponent("webhooks.db").path
+        guard FileManager.default.fileExists(atPath: path) else { return [] }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: TestEnvironment.python)
+        process.arguments = [
+            "-c",
+            "import sqlite3, sys; c = sqlite3.connect(sys.argv[1], timeout=5); "
+                + "print('\\n'.join(r[0] for r in c.execute('SELECT event_id FROM outbox ORDER BY seq')))",
+            path,
+        ]
+        let stdout = Pipe()
+        process.standardOutput = stdout
+        guard (try? process.run()) != nil else { return [] }
+        let data = stdout.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
+    }
+}

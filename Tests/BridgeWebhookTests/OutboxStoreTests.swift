@@ -1,0 +1,161 @@
+@testable import BridgeCore
+import BridgeStore
+import BridgeSystem
+import BridgeTestSupport
+import Foundation
+import Testing
+
+/// An event of `collection`/`key` with id `evt_<n>` and a body naming both.
+func webhookEvent(_ n: Int, key: String? = nil, collection: String = "articles") -> EncodedEvent {
+    let itemKey = key ?? "\(n)"
+    return EncodedEvent(
+        id: "evt_\(n)", event: .update, collection: collection, key: itemKey, origin: .live, seq: nil,
+        time: Timestamp(microsecondsSinceEpoch: 0), receivedAt: Timestamp(microsecondsSinceEpoch: 0),
+        subscription: collection, body: Array(#"{"id":"evt_\#(n)","collection":"\#(collection)","key":"\#(itemKey)"}"#.utf8))
+}
+
+/// A fresh store in a new temporary directory.
+func makeStore() throws -> OutboxStore {
+    try OutboxStore.open(stateDir: try TestEnvironment.makeTemporaryDirectory(prefix: "outbox").path + "/state")
+}
+
+@Suite struct OutboxStoreTests {
+    @Test func insertKeepsIdAndBodyIgnoresRepeatsAndTracksDepth() throws {
+        let store = try makeStore()
+        #expect(try store.insert([webhookEvent(1), webhookEvent(2)], sink: "a", now: 1000, limit: 10) == 2)
+        // The dispatcher may offer a batch again after a failure: the same id is not queued twice.
+        #expect(try store.insert([webhookEvent(2), webhookEvent(3)], sink: "a", now: 1001, limit: 10) == 1)
+        #expect(try store.insert([webhookEvent(2)], sink: "b", now: 1001, limit: 10) == 1)
+        #expect(try store.depth(sink: "a") == 3)
+        #expect(try store.outboxCount(sink: "a") == 3)
+        let pending = try store.pending(sink: "a", after: 0, limit: 100)
+        #expect(pending.map(\.key) == ["1", "2", "3"])
+        #expect(pending.map(\.attempts) == [0, 0, 0])
+        #expect(pending.map(\.nextAttemptAt) == [1000, 1000, 1001])
+        #expect(try store.pending(sink: "a", after: pending[1].seq, limit: 100).map(\.key) == ["3"])
+        #expect(try store.pending(sink: "a", after: 0, limit: 2).count == 2)
+        let payloads = try store.payloads([pending[2].seq, 999, pending[0].seq])
+        #expect(payloads.map(\.eventID) == ["evt_3", "evt_1"])
+        #expect(payloads[0].body == webhookEvent(3).body)
+    }
+
+    @Test func aFullOutboxRefusesNewEvents() throws {
+        let store = try makeStore()
+        _ = try store.insert((1...3).map { webhookEvent($0) }, sink: "a", now: 0, limit: 3)
+        #expect(throws: OutboxFull.self) { try store.insert([webhookEvent(4)], sink: "a", now: 0, limit: 3) }
+        #expect(try store.insert([webhookEvent(4)], sink: "other", now: 0, limit: 3) == 1)
+        let first = try #require(try store.pending(sink: "a", after: 0, limit: 1).first)
+        try store.apply([.delivered(seq: first.seq)], sink: "a")
+        #expect(try store.depth(sink: "a") == 2)
+        #expect(try store.insert([webhookEvent(4)], sink: "a", now: 0, limit: 3) == 1)
+    }
+
+    @Test func outcomesDeleteRescheduleOrDeadLetter() throws {
+        let store = try makeStore()
+        _ = try store.insert((1...3).map { webhookEvent($0) }, sink: "a", now: 500, limit: 10)
+        let rows = try store.pending(sink: "a", after: 0, limit: 10)
+        try store.apply(
+            [
+                .delivered(seq: rows[0].seq),
+                .retry(seq: rows[1].seq, attempts: 2, nextAttemptAt: 9000, lastStatus: 503, lastError: nil),
+                .deadLetter(
+                    seq: rows[2].seq, attempts: 1, deadAt: 7000, reason: "HTTP 400 is not retried", lastStatus: 400,
+                    response: Array("nope".utf8)),
+            ], sink: "a")
+        let left = try store.pending(sink: "a", after: 0, limit: 10)
+        #expect(left.map(\.key) == ["2"])
+        #expect(left[0].attempts == 2 && left[0].nextAttemptAt == 9000)
+        #expect(try store.depth(sink: "a") == 1)
+        let letters = try store.deadLetters(matching: DeadLetterFilter())
+        #expect(letters.count == 1)
+        let letter = try #require(letters.first)
+        #expect(letter.eventID == "evt_3" && letter.sink == "a" && letter.collection == "articles" && letter.key == "3")
+        #expect(letter.body == webhookEvent(3).body)
+        #expect(letter.attempts == 1 && letter.lastStatus == 400 && letter.deadAt == 7000 && letter.createdAt == 500)
+        #expect(letter.response == Array("nope".utf8) && letter.reason == "HTTP 400 is not retried")
+        #expect(try store.deadLetterCount(sink: "a") == 1 && store.deadLetterCount(sink: "b") == 0)
+        // Applying the same outcomes again (a retried transaction) changes nothing more.
+        try store.apply(
+            [.deadLetter(seq: rows[2].seq, attempts: 1, deadAt: 7000, reason: "x", lastStatus: 400, response: [])],
+            sink: "a")
+        #expect(try store.deadLetterCount(sink: nil) == 1)
+    }
+
+    @Test func filtersReplayAndPurge() throws {
+        let store = try makeStore()
+        _ = try store.insert(
+            [webhookEvent(1), webhookEvent(2, collection: "tags"), webhookEvent(3), webhookEvent(4)], sink: "a",
+            now: 100, limit: 10)
+        let rows = try store.pending(sink: "a", after: 0, limit: 10)
+        try store.apply(
+            rows.enumerated().map { index, row in
+                .deadLetter(
+                    seq: row.seq, attempts: 3, deadAt: Int64(1000 * (index + 1)), reason: "r", lastStatus: nil,
+                    response: [])
+            }, sink: "a")
+        #expect(try store.deadLetters(matching: DeadLetterFilter(collection: "tags")).map(\.eventID) == ["evt_2"])
+        #expect(try store.deadLetters(matching: DeadLetterFilter(since: 3000)).map(\.eventID) == ["evt_3", "evt_4"])
+        #expect(
+            try store.deadLetters(matching: DeadLetterFilter(collection: "articles", ids: ["evt_1", "evt_4", "evt_2"]))
+                .map(\.eventID) == ["evt_1", "evt_4"])
+
+        // Replay from a second connection, as `directus-bridge dlq replay` does beside a running bridge.
+        let dlq = try OutboxStore(path: store.path)
+        let replayed = try dlq.replay(matching: DeadLetterFilter(ids: ["evt_1", "evt_3"]), now: 5000)
+        #expect(replayed.map(\.eventID) == ["evt_1", "evt_3"])
+        #expect(try store.recountDepth(sink: "a") == 2)
+        let back = try store.pending(sink: "a", after: rows.last!.seq, limit: 10)
+        #expect(back.map(\.key) == ["1", "3"])
+        #expect(back.allSatisfy { $0.attempts == 0 && $0.nextAttemptAt == 5000 })
+        #expect(try store.payloads(back.map(\.seq)).map(\.body) == [webhookEvent(1).body, webhookEvent(3).body])
+        #expect(try store.deadLetters(matching: DeadLetterFilter()).map(\.eventID) == ["evt_2", "evt_4"])
+
+        #expect(try dlq.purge(matching: DeadLetterFilter(collection: "tags")).map(\.eventID) == ["evt_2"])
+        #expect(try store.deadLetters(matching: DeadLetterFilter()).map(\.eventID) == ["evt_4"])
+    }
+
+    @Test func rowsSurviveReopening() throws {
+        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "outbox").path + "/a/b"
+        do {
+            let store = try OutboxStore.open(stateDir: directory)
+            _ = try store.insert([webhookEvent(7)], sink: "s", now: 1, limit: 10)
+        }
+        let reopened = try OutboxStore.open(stateDir: directory)
+        #expect(try reopened.pending(sink: "s", after: 0, limit: 10).map(\.key) == ["7"])
+        #expect(try reopened.depth(sink: "s") == 1)
+        #expect(try reopened.outboxCountsBySink() == ["s": 1])
+        #expect(OutboxStore.existingPath(stateDir: directory) == directory + "/webhooks.db")
+        #expect(OutboxStore.existingPath(stateDir: directory + "/missing") == nil)
+    }
+
+    @Test func theSinkRefusesWithARetriableErrorWhenFull() throws {
+        let store = try makeStore()
+        let woken = WakeCounter()
+        let sink = WebhookSink(
+            sinkID: "a", url: "https://user:pw@example.com/hook?token=x", store: store, maxOutbox: 2,
+            filter: EventFilter(), metrics: nil, outboxChanged: { woken.increment() })
+        #expect(sink.name == "webhook:https://example.com/hook")
+        try sink.accept([webhookEvent(1)])
+        #expect(woken.value == 1)
+        try sink.accept([webhookEvent(1)])  // nothing new: no wake-up
+        #expect(woken.value == 1)
+        try sink.accept([webhookEvent(2)])
+        #expect(woken.value == 2)
+        do {
+            try sink.accept([webhookEvent(3)])
+            Issue.record("a full outbox must refuse")
+        } catch {
+            #expect(error.isRetriable)
+            #expect(error.message.contains("outbox full"))
+        }
+    }
+}
+
+/// Counts calls from any thread.
+final class WakeCounter: @unchecked Sendable {
+    // @unchecked: `count` is only touched under `lock`.
+    private let lock = NSLock()
+    private var count = 0
+    func increment() { lock.withLock { count += 1 } }
+    var value: Int { lock.withLock { count } }
+}

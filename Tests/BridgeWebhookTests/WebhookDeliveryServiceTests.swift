@@ -1,0 +1,192 @@
+@testable import BridgeCore
+import BridgeHTTP
+import BridgeSystem
+import Foundation
+import Testing
+
+@Suite struct WebhookDeliveryServiceTests {
+    @Test func deliversEveryEventOnceInItemOrderAndEmptiesTheOutbox() async throws {
+        let store = try makeStore()
+        let transport = FakeTransport()
+        let service = try makeService(store: store, transport: transport)
+        try await whileRunning(service) { _ in
+            try enqueue((0..<30).map { webhookEvent($0, key: "\($0 % 10)") }, into: store, for: service)
+            #expect(try await eventually { try store.outboxCount(sink: "s") == 0 })
+        }
+        let sent = transport.sent
+        #expect(sent.map(\.id).sorted() == (0..<30).map { "evt_\($0)" }.sorted())
+        for item in 0..<10 {
+            #expect(sent.filter { $0.item == "articles/\(item)" }.map(\.id) == ["evt_\(item)", "evt_\(item + 10)", "evt_\(item + 20)"])
+        }
+        #expect(sent.allSatisfy { $0.request.header("webhook-signature")?.hasPrefix("v1,") == true })
+        #expect(transport.overlaps == 0)
+    }
+
+    @Test func retriesKeepTheIdAndBodyAndFollowTheSchedule() async throws {
+        let store = try makeStore()
+        let registry = MetricsRegistry()
+        let metrics = WebhookMetrics(
+            registry: registry, sink: "s", outboxDepth: { Double((try? store.outboxCount(sink: "s")) ?? -1) },
+            deadLetterDepth: { Double((try? store.deadLetterCount(sink: "s")) ?? -1) })
+        let transport = FakeTransport { _, attempt in HTTPResponse(status: attempt < 3 ? 503 : 200) }
+        let service = try makeService(
+            store: store, transport: transport, schedule: [.milliseconds(150), .milliseconds(300)], metrics: metrics)
+        try await whileRunning(service) { _ in
+            try enqueue([webhookEvent(1)], into: store, for: service)
+            #expect(try await eventually { try store.outboxCount(sink: "s") == 0 })
+        }
+        let sent = transport.sent
+        #expect(sent.count == 3)
+        #expect(Set(sent.map(\.id)) == ["evt_1"])
+        #expect(Set(sent.map { $0.request.body ?? [] }) == [webhookEvent(1).body])
+        #expect((sent[1].at - sent[0].at) >= .milliseconds(150))
+        #expect((sent[2].at - sent[1].at) >= .milliseconds(300))
+        let text = registry.render()
+        #expect(text.contains(#"directus_bridge_webhook_attempts_total{sink="s",outcome="retry",status_class="5xx"} 2"#))
+        #expect(text.contains(#"directus_bridge_webhook_attempts_total{sink="s",outcome="delivered",status_class="2xx"} 1"#))
+        #expect(text.contains(#"directus_bridge_webhook_retries_total{sink="s"} 2"#))
+        #expect(text.contains(#"directus_bridge_webhook_outbox_depth{sink="s"} 0"#))
+        #expect(text.contains(#"directus_bridge_webhook_delivery_latency_seconds_count{sink="s"} 1"#))
+    }
+
+    @Test func randomAnswersKeepEachItemInOrderWithinTheInFlightLimit() async throws {
+        let store = try makeStore()
+        let transport = FakeTransport { _, _ in
+            try await Task.sleep(for: .milliseconds(Int.random(in: 0...15)))
+            return HTTPResponse(status: Int.random(in: 0..<5) == 0 ? 503 : 204)
+        }
+        let service = try makeService(store: store, transport: transport, schedule: [.milliseconds(5)], maxAttempts: 100)
+        try await whileRunning(service) { _ in
+            for round in 0..<10 {
+                try enqueue((0..<20).map { webhookEvent(round * 20 + $0, key: "\($0)") }, into: store, for: service)
+            }
+            #expect(try await eventually(timeout: .seconds(20)) { try store.outboxCount(sink: "s") == 0 })
+        }
+        #expect(transport.overlaps == 0)
+        #expect(transport.peakConcurrency <= 8)
+        let sent = transport.sent
+        for item in 0..<20 {
+            // Retries repeat an id; the first attempts of an item's events come strictly in order.
+            var firstSeen: [String] = []
+            for request in sent where request.item == "articles/\(item)" && !firstSeen.contains(request.id) {
+                firstSeen.append(request.id)
+            }
+            #expect(firstSeen == (0..<10).map { "evt_\($0 * 20 + item)" })
+        }
+        #expect(try store.deadLetterCount(sink: "s") == 0)
+    }
+
+    @Test func aFailingItemDoesNotHoldUpTheOthers() async throws {
+        let store = try makeStore()
+        let transport = FakeTransport { request, _ in
+            HTTPResponse(status: request.header("webhook-id") == "evt_0" ? 503 : 204)
+        }
+        let service = try makeService(
+            store: store, transport: transport, schedule: [.milliseconds(10)], maxAttempts: 1000, maxInFlight: 2)
+        try await whileRunning(service) { _ in
+            try enqueue([webhookEvent(0, key: "bad"), webhookEvent(1, key: "bad")], into: store, for: service)
+            try enqueue((2..<40).map { webhookEvent($0) }, into: store, for: service)
+            #expect(try await eventually { try store.outboxCount(sink: "s") == 2 })
+        }
+        #expect(!transport.sent.contains { $0.id == "evt_1" })  // behind its failing predecessor
+        #expect(transport.sent.filter { $0.id == "evt_0" }.count >= 2)
+    }
+
+    @Test func aRejectedEventIsDeadLetteredAtOnceAndItsItemMovesOn() async throws {
+        let store = try makeStore()
+        let answer = [UInt8](repeating: UInt8(ascii: "e"), count: 2000)
+        let transport = FakeTransport { request, _ in
+            request.header("webhook-id") == "evt_1" ? HTTPResponse(status: 400, body: answer) : HTTPResponse(status: 200)
+        }
+        let service = try makeService(store: store, transport: transport)
+        try await whileRunning(service) { _ in
+            try enqueue([webhookEvent(1, key: "a"), webhookEvent(2, key: "a")], into: store, for: service)
+            #expect(try await eventually { try store.outboxCount(sink: "s") == 0 })
+        }
+        #expect(transport.sent.map(\.id) == ["evt_1", "evt_2"])
+        let letter = try #require(try store.deadLetters(matching: DeadLetterFilter()).first)
+        #expect(letter.eventID == "evt_1" && letter.lastStatus == 400 && letter.attempts == 1)
+        #expect(letter.response == Array(answer.prefix(1024)))
+        #expect(letter.reason == "HTTP 400 is not retried")
+    }
+
+    @Test func aRestartResumesWithTheSameIdsAndAttemptCounts() async throws {
+        let store = try makeStore()
+        let refused = FakeTransport { request, _ in
+            throw HTTPClientError(kind: .couldNotConnect, curlCode: 7, message: "refused", url: request.url)
+        }
+        let first = try makeService(store: store, transport: refused, schedule: [.seconds(60)], maxAttempts: 10)
+        try await whileRunning(first) { _ in
+            try enqueue((1...5).map { webhookEvent($0) }, into: store, for: first)
+            #expect(await eventually { refused.sent.count == 5 })
+            #expect(try await eventually { try store.pending(sink: "s", after: 0, limit: 10).allSatisfy { $0.attempts == 1 } })
+        }
+        // A new process: its own connection to the same file.
+        let reopened = try OutboxStore(path: store.path)
+        let working = FakeTransport()
+        let second = try makeService(store: reopened, transport: working, schedule: [.seconds(60)], maxAttempts: 10)
+        // The stored retry time is a minute away: move it to now, as time passing would.
+        try reopened.apply(
+            try reopened.pending(sink: "s", after: 0, limit: 10).map {
+                .retry(seq: $0.seq, attempts: $0.attempts, nextAttemptAt: 0, lastStatus: nil, lastError: "refused")
+            }, sink: "s")
+        try await whileRunning(second) { _ in
+            let drained = try await eventually { try reopened.outboxCount(sink: "s") == 0 }
+            #expect(drained)
+        }
+        #expect(working.sent.map(\.id).sorted() == refused.sent.map(\.id).sorted())
+    }
+
+    @Test func lettersReplayedByAnotherProcessAreDelivered() async throws {
+        let store = try makeStore()
+        let transport = FakeTransport { _, attempt in HTTPResponse(status: attempt == 1 ? 410 : 202) }
+        let service = try makeService(store: store, transport: transport, pollInterval: .milliseconds(50))
+        try await whileRunning(service) { _ in
+            try enqueue([webhookEvent(1)], into: store, for: service)
+            #expect(try await eventually { try store.deadLetterCount(sink: "s") == 1 })
+            let dlq = try OutboxStore(path: store.path)
+            #expect(try dlq.replay(matching: DeadLetterFilter(ids: ["evt_1"]), now: 0).count == 1)
+            #expect(await eventually { transport.sent.count == 2 })
+            #expect(try await eventually { try store.outboxCount(sink: "s") == 0 })
+        }
+        #expect(transport.sent.map(\.id) == ["evt_1", "evt_1"])
+        #expect(try store.deadLetterCount(sink: "s") == 0)
+    }
+
+    @Test func stoppingLetsAttemptsInFlightFinish() async throws {
+        let store = try makeStore()
+        let transport = FakeTransport { _, _ in
+            try await Task.sleep(for: .milliseconds(300))
+            return HTTPResponse(status: 204)
+        }
+        let service = try makeService(store: store, transport: transport)
+        try await whileRunning(service, drainTimeout: .seconds(5)) { stop in
+            try enqueue((1...3).map { webhookEvent($0) }, into: store, for: service)
+            #expect(await eventually { transport.inFlight == 3 })
+            try enqueue([webhookEvent(4)], into: store, for: service)
+            stop.trigger()
+        }
+        #expect(transport.sent.count == 3)  // nothing new started after the stop
+        #expect(try store.pending(sink: "s", after: 0, limit: 10).map(\.key) == ["4"])
+        #expect(transport.cancelled == 0)
+    }
+
+    @Test func pastTheDrainDeadlineAttemptsAreAbandonedAndStayQueued() async throws {
+        let store = try makeStore()
+        let transport = FakeTransport { _, _ in
+            try await Task.sleep(for: .seconds(60))
+            return HTTPResponse(status: 204)
+        }
+        let service = try makeService(store: store, transport: transport)
+        let started = ContinuousClock.now
+        try await whileRunning(service, drainTimeout: .milliseconds(200)) { _ in
+            try enqueue((1...2).map { webhookEvent($0) }, into: store, for: service)
+            #expect(await eventually { transport.inFlight == 2 })
+        }
+        #expect(ContinuousClock.now - started < .seconds(30))
+        #expect(transport.cancelled == 2)
+        let left = try store.pending(sink: "s", after: 0, limit: 10)
+        #expect(left.map(\.key) == ["1", "2"])
+        #expect(left.allSatisfy { $0.attempts == 0 })
+    }
+}

@@ -1,0 +1,109 @@
+@testable import BridgeCore
+import Testing
+
+@Suite struct WebhookDeliveryStateTests {
+    let policy = RetryPolicy(schedule: [.seconds(1), .seconds(10)], maxAttempts: 3)
+
+    func entry(_ seq: Int64, key: String, at: Int64 = 0, attempts: Int = 0) -> OutboxEntry {
+        OutboxEntry(seq: seq, collection: "articles", key: key, attempts: attempts, nextAttemptAt: at, createdAt: 0)
+    }
+
+    func ok() -> AttemptOutcome { .response(status: 200, retryAfter: nil, body: []) }
+
+    @Test func oneItemAtATimeInOrderAndItemsInParallelUpToTheLimit() {
+        var state = WebhookDeliveryState(policy: policy)
+        state.load([entry(1, key: "a"), entry(2, key: "a"), entry(3, key: "b"), entry(4, key: "c")])
+        #expect(state.takeDue(now: 0, limit: 2) == [1, 3])
+        #expect(state.takeDue(now: 0, limit: 5) == [4])  // "a" is busy: its second event waits
+        #expect(state.inFlightCount == 3)
+        let ended1 = state.attemptEnded(seq: 1, outcome: ok(), now: 10, jitter: 1)
+        #expect(ended1?.write == .delivered(seq: 1))
+        #expect(state.takeDue(now: 10, limit: 5) == [2])
+        #expect(state.pendingCount == 3)
+    }
+
+    @Test func retriesFollowTheScheduleAndBlockOnlyTheirItem() throws {
+        var state = WebhookDeliveryState(policy: policy)
+        state.load([entry(1, key: "a"), entry(2, key: "a"), entry(3, key: "b")])
+        #expect(state.takeDue(now: 0, limit: 10) == [1, 3])
+        let firstResult = state.attemptEnded(seq: 1, outcome: .response(status: 503, retryAfter: nil, body: []), now: 100, jitter: 1.2)
+        let first = try #require(firstResult)
+        #expect(first.decision == .retry(after: .milliseconds(1200)))
+        #expect(first.write == .retry(seq: 1, attempts: 1, nextAttemptAt: 1300, lastStatus: 503, lastError: nil))
+        let ended2 = state.attemptEnded(seq: 3, outcome: ok(), now: 100, jitter: 1)
+        #expect(ended2?.decision == .delivered)
+        #expect(state.takeDue(now: 1299, limit: 10) == [])  // neither the retry nor the item's next event yet
+        #expect(state.nextDueAt == 1300)
+        #expect(state.takeDue(now: 1300, limit: 10) == [1])
+        let secondResult = state.attemptEnded(seq: 1, outcome: .failure("timeout"), now: 2000, jitter: 0.8)
+        let second = try #require(secondResult)
+        #expect(second.write == .retry(seq: 1, attempts: 2, nextAttemptAt: 10000, lastStatus: nil, lastError: "timeout"))
+        #expect(state.takeDue(now: 10000, limit: 10) == [1])
+        let thirdResult = state.attemptEnded(seq: 1, outcome: .response(status: 502, retryAfter: nil, body: []), now: 10000, jitter: 1)
+        let third = try #require(thirdResult)
+        #expect(third.decision == .deadLetter(reason: "gave up after 3 attempts; last: HTTP 502"))
+        #expect(state.takeDue(now: 10000, limit: 10) == [2])
+    }
+
+    @Test func aLongerRetryAfterReplacesTheScheduledDelay() {
+        var state = WebhookDeliveryState(policy: policy)
+        state.load([entry(1, key: "a")])
+        _ = state.takeDue(now: 0, limit: 1)
+        let outcome = AttemptOutcome.response(status: 429, retryAfter: .seconds(5), body: [])
+        let ended3 = state.attemptEnded(seq: 1, outcome: outcome, now: 0, jitter: 1)
+        #expect(ended3?.decision == .retry(after: .seconds(5)))
+        #expect(state.nextDueAt == 5000)
+    }
+
+    @Test func otherStatusesAreDeadLetteredAtOnceWithTheFirstKiBOfTheAnswer() throws {
+        var state = WebhookDeliveryState(policy: policy)
+        state.load([entry(1, key: "a", attempts: 0), entry(2, key: "a")])
+        _ = state.takeDue(now: 0, limit: 1)
+        let body = [UInt8](repeating: 65, count: 3000)
+        let conclusionResult = state.attemptEnded(seq: 1, outcome: .response(status: 410, retryAfter: nil, body: body), now: 7, jitter: 1)
+        let conclusion = try #require(conclusionResult)
+        #expect(
+            conclusion.write
+                == .deadLetter(
+                    seq: 1, attempts: 1, deadAt: 7, reason: "HTTP 410 is not retried", lastStatus: 410,
+                    response: Array(body.prefix(1024))))
+        #expect(state.takeDue(now: 7, limit: 1) == [2])
+    }
+
+    @Test func attemptsCountFromTheStoredNumber() throws {
+        var state = WebhookDeliveryState(policy: policy)
+        state.load([entry(1, key: "a", attempts: 2)])  // two attempts before a restart
+        _ = state.takeDue(now: 0, limit: 1)
+        let conclusionResult = state.attemptEnded(seq: 1, outcome: .failure("refused"), now: 0, jitter: 1)
+        let conclusion = try #require(conclusionResult)
+        #expect(conclusion.decision == .deadLetter(reason: "gave up after 3 attempts; last: refused"))
+    }
+
+    @Test func cancelledAttemptsDoNotCountAndReleasedOrMissingRowsAreHandled() throws {
+        var state = WebhookDeliveryState(policy: policy)
+        state.load([entry(1, key: "a"), entry(2, key: "a"), entry(3, key: "b")])
+        #expect(state.takeDue(now: 0, limit: 10) == [1, 3])
+        let cancelledResult = state.attemptEnded(seq: 1, outcome: .cancelled, now: 50, jitter: 1)
+        let cancelled = try #require(cancelledResult)
+        #expect(cancelled.write == nil && cancelled.decision == nil)
+        #expect(state.takeDue(now: 50, limit: 10) == [1])
+        let ended4 = state.attemptEnded(seq: 1, outcome: ok(), now: 60, jitter: 1)
+        #expect(ended4?.attempt == 1)
+        state.release([3], dueAt: 500)
+        #expect(state.takeDue(now: 499, limit: 10) == [2])
+        state.forget(2)  // its row vanished: the item moves on
+        #expect(state.pendingCount == 1)
+        #expect(state.takeDue(now: 500, limit: 10) == [3])
+        let ended5 = state.attemptEnded(seq: 99, outcome: ok(), now: 0, jitter: 1)
+        #expect(ended5 == nil)
+    }
+
+    @Test func loadingTheSameRowsAgainAddsNothing() {
+        var state = WebhookDeliveryState(policy: policy)
+        state.load([entry(1, key: "a"), entry(2, key: "b")])
+        state.load([entry(2, key: "b"), entry(5, key: "b", at: 100)])
+        #expect(state.lastSeq == 5)
+        #expect(state.pendingCount == 3)
+        #expect(state.takeDue(now: 100, limit: 10) == [1, 2])
+    }
+}
