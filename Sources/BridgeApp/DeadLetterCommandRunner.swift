@@ -42,6 +42,7 @@ enum DeadLetterCommandRunner {
             case (.purge, false):
                 letters = try store.purge(matching: filter)
             }
+            if !command.dryRun && command.action != .list { try store.syncToDisk() }
             printLetters(letters, json: command.json)
             summarize(command, count: letters.count, unconfigured: unconfiguredSinks(letters, config: config))
             return .success

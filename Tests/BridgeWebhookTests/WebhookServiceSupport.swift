@@ -70,7 +70,8 @@ final class FakeTransport: HTTPTransport, @unchecked Sendable {
 func makeService(
     store: OutboxStore, transport: any HTTPTransport, schedule: [Duration] = [.milliseconds(20)],
     maxAttempts: Int = 5, maxInFlight: Int = 8, pollInterval: Duration = .milliseconds(100),
-    metrics: WebhookMetrics? = nil, secrets: [String] = ["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"]
+    metrics: WebhookMetrics? = nil, secrets: [String] = ["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"],
+    commitDelay: Duration = .milliseconds(2)
 ) throws -> WebhookDeliveryService {
     WebhookDeliveryService(
         sinkID: "s", store: store, transport: transport,
@@ -79,7 +80,7 @@ func makeService(
             timeout: .seconds(5), signer: try WebhookSigner(secrets: secrets)),
         policy: RetryPolicy(schedule: schedule, maxAttempts: maxAttempts),
         settings: WebhookDeliveryService.Settings(
-            maxInFlight: maxInFlight, pollInterval: pollInterval, jitter: { 1 }),
+            maxInFlight: maxInFlight, pollInterval: pollInterval, commitDelay: commitDelay, jitter: { 1 }),
         metrics: metrics, logger: .silent)
 }
 

@@ -27,9 +27,14 @@ package final class Doorbell: Sendable {
     }
 
     /// Waits until a ring or until `timeout` passed, and consumes the ring. One waiter at a time.
+    ///
+    /// Always suspends at least once (a yield when already rung): on a single-thread executor the tasks that ring
+    /// run only while the waiter is suspended.
     package func wait(timeout: Duration) async {
-        if takeRing() { return }
-        guard timeout > .zero else { return }
+        if takeRing() || timeout <= .zero {
+            await Task.yield()
+            return
+        }
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 // The timer only rings: the waiter below is the one place that resumes.

@@ -26,28 +26,17 @@ extension WebhookDeliveryService {
     func conclude(_ attempt: FinishedAttempt, in loop: inout Loop, now: Int64) {
         guard
             let conclusion = loop.state.attemptEnded(
-                seq: attempt.seq, outcome: attempt.outcome, now: now, jitter: settings.jitter())
+                seq: attempt.seq, outcome: attempt.outcome, now: now, jitter: attempt.outcome.isSuccess ? 1 : settings.jitter())
         else { return }
         guard let decision = conclusion.decision, let write = conclusion.write else {
             metrics?.attempted(.cancelled, status: nil)
             return
         }
         loop.writes.append(write)
+        if write.removesRow { loop.uncommittedItems.insert(conclusion.itemKey) }
+        if loop.uncommittedSince == nil { loop.uncommittedSince = .now }
         var status: Int?
-        var detail: String
-        switch attempt.outcome {
-        case .response(let code, _, _):
-            status = code
-            detail = "HTTP \(code)"
-        case .failure(let message):
-            detail = message
-        case .cancelled:
-            detail = "cancelled"
-        }
-        var metadata: LogMetadata = [
-            LogKey.sink: sinkID, LogKey.eventID: attempt.eventID, LogKey.attempt: "\(conclusion.attempt)",
-        ]
-        if let status { metadata[LogKey.status] = "\(status)" } else { metadata[LogKey.error] = detail }
+        if case .response(let code, _, _) = attempt.outcome { status = code }
         switch decision {
         case .delivered:
             metrics?.attempted(.delivered, status: status)
@@ -58,6 +47,7 @@ extension WebhookDeliveryService {
             }
         case .retry(let delay):
             metrics?.attempted(.retry, status: status)
+            var metadata = logMetadata(attempt, attempt: conclusion.attempt, status: status)
             metadata[LogKey.retryDelay] = RealtimeSupervisor.format(delay)
             if loop.receiverFailing {
                 logger.debug("webhook attempt failed; retrying", metadata: metadata)
@@ -67,8 +57,29 @@ extension WebhookDeliveryService {
             }
         case .deadLetter(let reason):
             metrics?.attempted(.deadLetter, status: status)
+            var metadata = logMetadata(attempt, attempt: conclusion.attempt, status: status)
             metadata[LogKey.reason] = reason
             logger.warning("webhook delivery dead-lettered", metadata: metadata)
         }
+    }
+
+    private func logMetadata(_ finished: FinishedAttempt, attempt: Int, status: Int?) -> LogMetadata {
+        var metadata: LogMetadata = [
+            LogKey.sink: sinkID, LogKey.eventID: finished.eventID, LogKey.attempt: "\(attempt)",
+        ]
+        if let status {
+            metadata[LogKey.status] = "\(status)"
+        } else if case .failure(let message) = finished.outcome {
+            metadata[LogKey.error] = message
+        }
+        return metadata
+    }
+}
+
+extension AttemptOutcome {
+    /// A 2xx answer (no retry delay needed, so no random jitter drawn: that costs a getrandom call).
+    fileprivate var isSuccess: Bool {
+        if case .response(let status, _, _) = self { return (200...299).contains(status) }
+        return false
     }
 }

@@ -5,11 +5,13 @@ import Synchronization
 /// Delivers one webhook sink's outbox: reads pending rows (at start, when the sink adds rows, and every poll
 /// interval for rows `dlq replay` put back from another process), attempts the due ones up to `maxInFlight` at
 /// once with per-item order (`WebhookDeliveryState`), and writes each outcome back to the outbox — delete,
-/// reschedule or dead letter — batched into one transaction per turn.
+/// reschedule or dead letter.
 ///
 /// The loop is the only place that touches the state; attempts run as child tasks that post their outcome and
-/// ring the doorbell. Nothing is sent for an item before the previous outcome of that item is committed, so a
-/// crash can repeat a delivery (same `webhook-id`) but never reorder an item's events.
+/// ring the doorbell. Outcomes are committed in groups (group commit): when an item whose outcome is not yet
+/// committed has its next event due — nothing is sent for an item before the previous outcome of that item is
+/// committed, so a crash can repeat a delivery (same `webhook-id`) but never reorder an item's events — or when
+/// `commitDelay` passed since the oldest uncommitted outcome, or `commitBatch` outcomes wait, or at shutdown.
 ///
 /// Graceful stop: no new attempts once `stop` triggers; attempts in flight may finish within `drainTimeout`, then
 /// they are abandoned (cancelled, not counted) and their rows stay in the outbox for the next run.
@@ -22,18 +24,25 @@ package final class WebhookDeliveryService: Sendable {
         package var pollInterval: Duration
         /// Rows read per query. Default: 10000.
         package var loadBatch: Int
+        /// Longest an outcome waits to be committed with others (a crash in between sends it again). Default: 2 ms.
+        package var commitDelay: Duration
+        /// Outcomes that are committed at once however young. Default: 256.
+        package var commitBatch: Int
         /// The retry delay's random factor, in [0.8, 1.2]. Default: `RetryPolicy.randomJitter`.
         package var jitter: @Sendable () -> Double
 
         /// Creates settings.
         package init(
             maxInFlight: Int, pollInterval: Duration = .seconds(1), loadBatch: Int = 10_000,
+            commitDelay: Duration = .milliseconds(2), commitBatch: Int = 256,
             jitter: @escaping @Sendable () -> Double = RetryPolicy.randomJitter
         ) {
-            precondition(maxInFlight > 0 && loadBatch > 0, "limits must be positive")
+            precondition(maxInFlight > 0 && loadBatch > 0 && commitBatch > 0, "limits must be positive")
             self.maxInFlight = maxInFlight
             self.pollInterval = pollInterval
             self.loadBatch = loadBatch
+            self.commitDelay = commitDelay
+            self.commitBatch = commitBatch
             self.jitter = jitter
         }
     }
@@ -79,7 +88,18 @@ package final class WebhookDeliveryService: Sendable {
     }
 
     /// Delivers until `stop` triggers, then drains attempts in flight for at most `drainTimeout`.
+    ///
+    /// The loop and its attempts run on a thread of the service's own (`DedicatedThreadExecutor`): the outbox's
+    /// short SQLite calls may block there, and resuming an attempt or the loop never crosses threads.
     package func run(stop: ShutdownSignal, drainTimeout: Duration) async {
+        let executor = DedicatedThreadExecutor(name: "webhook")
+        defer { executor.shutdown() }
+        await withTaskExecutorPreference(executor) {
+            await deliver(stop: stop, drainTimeout: drainTimeout)
+        }
+    }
+
+    private func deliver(stop: ShutdownSignal, drainTimeout: Duration) async {
         await withDiscardingTaskGroup { group in
             group.addTask { [doorbell] in
                 await stop.wait()
@@ -112,7 +132,8 @@ package final class WebhookDeliveryService: Sendable {
                 if await turn(&loop, startAttempt: { payload in group.addTask { await self.attempt(payload) } }) {
                     continue
                 }
-                await doorbell.wait(timeout: loop.waitTime(now: Self.nowMilliseconds()))
+                await doorbell.wait(timeout: loop.waitTime(
+                    now: Self.nowMilliseconds(), maxInFlight: settings.maxInFlight, commitDelay: settings.commitDelay))
             }
         }
     }
@@ -120,7 +141,10 @@ package final class WebhookDeliveryService: Sendable {
     /// The loop's state between turns.
     struct Loop {
         var state: WebhookDeliveryState
+        /// Outcomes not committed yet, the items they free, and when the oldest arrived.
         var writes: [OutboxWrite] = []
+        var uncommittedItems: Set<String> = []
+        var uncommittedSince: ContinuousClock.Instant?
         /// Read outbox rows above this id in the next store step (nil: no read needed).
         var loadAfter: Int64? = 0
         var recount = false
@@ -130,10 +154,14 @@ package final class WebhookDeliveryService: Sendable {
         var storeFailing = false
         var receiverFailing = false
 
-        /// How long to sleep when nothing happens: until the next due row, the next poll or the drain deadline.
-        func waitTime(now: Int64) -> Duration {
+        /// How long to sleep when nothing happens: until the next due row (when a slot is free: with every slot
+        /// taken only a finished attempt, which rings, can start the next), the next poll or the drain deadline.
+        func waitTime(now: Int64, maxInFlight: Int, commitDelay: Duration) -> Duration {
             var wait = nextPoll - .now
-            if drainDeadline == nil, let due = state.nextDueAt { wait = min(wait, .milliseconds(max(0, due - now))) }
+            if let since = uncommittedSince { wait = min(wait, since + commitDelay - .now) }
+            if drainDeadline == nil, state.inFlightCount < maxInFlight, let due = state.nextDueAt {
+                wait = min(wait, .milliseconds(max(0, due - now)))
+            }
             if let deadline = drainDeadline { wait = min(wait, abandoned ? .milliseconds(50) : deadline - .now) }
             return max(wait, .zero)
         }
@@ -155,15 +183,27 @@ package final class WebhookDeliveryService: Sendable {
         let due =
             loop.drainDeadline == nil
             ? loop.state.takeDue(now: now, limit: settings.maxInFlight - loop.state.inFlightCount) : []
-        guard !loop.writes.isEmpty || loop.loadAfter != nil || loop.recount || !due.isEmpty else { return false }
+        let commit =
+            !loop.writes.isEmpty
+            && (loop.drainDeadline != nil || loop.writes.count >= settings.commitBatch
+                || loop.uncommittedSince.map { ContinuousClock.now - $0 >= settings.commitDelay } ?? false
+                || due.contains { loop.state.itemKey(of: $0).map(loop.uncommittedItems.contains) ?? false })
+        guard commit || loop.loadAfter != nil || loop.recount || !due.isEmpty else { return false }
         do {
-            let step = try await storeStep(
-                writes: loop.writes, loadAfter: loop.loadAfter, recount: loop.recount, due: due)
+            // Blocking SQLite on the service's own thread. Writes first: an item's next event is read (and sent)
+            // only after the previous outcome is committed.
+            let step = try store.deliveryStep(
+                sink: sinkID, writes: commit ? loop.writes : [], loadAfter: loop.loadAfter,
+                loadLimit: settings.loadBatch, recount: loop.recount, due: due)
             if loop.storeFailing {
                 loop.storeFailing = false
                 logger.info("webhook outbox writable again", metadata: [LogKey.sink: sinkID])
             }
-            loop.writes.removeAll(keepingCapacity: true)
+            if commit {
+                loop.writes.removeAll(keepingCapacity: true)
+                loop.uncommittedItems.removeAll(keepingCapacity: true)
+                loop.uncommittedSince = nil
+            }
             loop.recount = false
             loop.state.load(step.loaded)
             loop.loadAfter = step.loaded.count == settings.loadBatch ? loop.state.lastSeq : nil
@@ -180,24 +220,6 @@ package final class WebhookDeliveryService: Sendable {
             loop.state.release(due, dueAt: now + 1000)
             await doorbell.wait(timeout: .seconds(1))
             return false
-        }
-    }
-
-    private struct StoreStep: Sendable {
-        var loaded: [OutboxEntry]
-        var payloads: [OutboxPayload]
-    }
-
-    /// Writes outcomes, reads new rows and the payloads to send, in one hop to the blocking pool.
-    private func storeStep(writes: [OutboxWrite], loadAfter: Int64?, recount: Bool, due: [Int64]) async throws
-        -> StoreStep
-    {
-        try await BlockingExecutor.shared.perform { [store, sinkID, batch = settings.loadBatch] in
-            // Writes first: an item's next event is read (and sent) only after the previous outcome is committed.
-            try store.apply(writes, sink: sinkID)
-            let loaded = try loadAfter.map { try store.pending(sink: sinkID, after: $0, limit: batch) } ?? []
-            if recount { try store.recountDepth(sink: sinkID) }
-            return StoreStep(loaded: loaded, payloads: try store.payloads(due))
         }
     }
 

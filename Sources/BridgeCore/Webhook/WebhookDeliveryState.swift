@@ -18,6 +18,8 @@ package struct AttemptConclusion: Sendable, Equatable {
     package var attempt: Int
     /// When the event entered the outbox (Unix ms), for the delivery latency.
     package var createdAt: Int64
+    /// The row's ordering group (`collection` + NUL + `key`).
+    package var itemKey: String
 }
 
 /// The delivery service's bookkeeping for one sink, without I/O: which outbox rows are known, which may be
@@ -49,6 +51,9 @@ package struct WebhookDeliveryState: Sendable {
     package var inFlightCount: Int { running.count }
     /// When the next waiting row becomes due (nil when none waits).
     package var nextDueAt: Int64? { scheduler.nextDueAt }
+
+    /// The ordering group of a known row (nil once it finished).
+    package func itemKey(of seq: Int64) -> String? { rows[seq]?.entry.itemKey }
 
     /// Adds rows read from the outbox (in `seq` order); rows at or below `lastSeq` are known already.
     package mutating func load(_ entries: [OutboxEntry]) {
@@ -91,7 +96,8 @@ package struct WebhookDeliveryState: Sendable {
         guard running.remove(seq) != nil, var row = rows[seq] else { return nil }
         if case .cancelled = outcome {
             scheduler.rescheduled(row.entry, dueAt: now)
-            return AttemptConclusion(decision: nil, write: nil, attempt: row.attempts, createdAt: row.createdAt)
+            return AttemptConclusion(
+                decision: nil, write: nil, attempt: row.attempts, createdAt: row.createdAt, itemKey: row.entry.itemKey)
         }
         row.attempts += 1
         let status: Int?
@@ -134,7 +140,9 @@ package struct WebhookDeliveryState: Sendable {
                 seq: seq, attempts: row.attempts, deadAt: now, reason: reason, lastStatus: status,
                 response: Array(response.prefix(1024)))
         }
-        return AttemptConclusion(decision: decision, write: write, attempt: row.attempts, createdAt: row.createdAt)
+        return AttemptConclusion(
+            decision: decision, write: write, attempt: row.attempts, createdAt: row.createdAt,
+            itemKey: row.entry.itemKey)
     }
 
     /// Whole milliseconds of `duration`, rounded up so a retry is never earlier than asked.

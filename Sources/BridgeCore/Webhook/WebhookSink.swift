@@ -17,6 +17,8 @@ public final class WebhookSink: EventSink {
     private let maxOutbox: Int
     private let metrics: WebhookMetrics?
     private let outboxChanged: @Sendable () -> Void
+    private var unsynced = false
+    private var lastSync = ContinuousClock.now
 
     /// Creates the sink for outbox id `sinkID`; `outboxChanged` is called after every batch that added rows.
     package init(
@@ -48,12 +50,29 @@ public final class WebhookSink: EventSink {
         } catch {
             throw SinkError(sink: name, message: "outbox: \(error)", isRetriable: true)
         }
-        if inserted > 0 { outboxChanged() }
+        if inserted > 0 {
+            unsynced = true
+            outboxChanged()
+        }
     }
 
-    public func tick(now: ContinuousClock.Instant) throws(SinkError) {}
+    /// Forces accepted events to disk at least once a second (see `OutboxStore`, "Durability").
+    public func tick(now: ContinuousClock.Instant) throws(SinkError) {
+        if unsynced, now - lastSync >= .seconds(1) { try sync() }
+    }
 
     public func reopen() throws(SinkError) {}
 
-    public func close() throws(SinkError) {}
+    public func close() throws(SinkError) { try sync() }
+
+    private func sync() throws(SinkError) {
+        lastSync = .now
+        guard unsynced else { return }
+        do {
+            try store.syncToDisk()
+            unsynced = false
+        } catch {
+            throw SinkError(sink: name, message: "outbox: \(error)", isRetriable: true)
+        }
+    }
 }

@@ -1,0 +1,130 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+import BridgeCore
+import BridgeHTTP
+import BridgeJSON
+import BridgeSystem
+import Foundation
+
+/// The whole webhook path per event: `WebhookSink.accept` (outbox insert, one transaction per 100 events) →
+/// delivery service (load, per-item scheduler, payload read) → Standard Webhooks signing → `HTTPDeliveryEngine`
+/// → a local nginx answering 204 → the outcome committed (row deleted), at 1, 8 and 64 in flight; against a
+/// Python aiohttp sender POSTing the same number of bodies at the same concurrency in the same run.
+///
+///     swift run -c release bridge-benchmarks webhook-delivery [TOTAL [LEVELS [FLAGS]]]
+///
+/// LEVELS is a comma-separated list of in-flight limits (default `1,8,64`). FLAGS, comma-separated: `nopeer` skips
+/// the Python sender (for profiling); `prefill` fills the outbox before delivery starts (the delivery side alone).
+/// Needs nginx (`scripts/bootstrap.sh --bench`) and the test venv (`scripts/bootstrap.sh`).
+enum WebhookDeliveryBenchmark {
+    @Sendable static func run(_ arguments: [String]) async throws {
+        let total = arguments.first.flatMap { Int($0) } ?? 40_000
+        let levels = arguments.count > 1 ? arguments[1].split(separator: ",").compactMap { Int($0) } : [1, 8, 64]
+        let flags = Set(arguments.count > 2 ? arguments[2].split(separator: ",").map(String.init) : [])
+        let nginx = try HelperProcess(script: "http_peers/nginx_peer.py", arguments: [])
+        defer { nginx.stop() }
+        let url = "http://127.0.0.1:\(nginx.port)/hooks/directus"
+        for concurrency in levels {
+            let count = concurrency == 1 ? total / 4 : total
+            let ours = try await measure(
+                url: url, concurrency: concurrency, total: count, prefill: flags.contains("prefill"))
+            let python =
+                flags.contains("nopeer")
+                ? nil : try HTTPMultiBenchmark.measurePython(url: url, concurrency: concurrency, total: count)
+            let what = flags.contains("prefill") ? "outbox filled first" : "outbox insert to row deleted"
+            BenchmarkResult(
+                benchmark: "webhook-delivery", metric: "deliveries/s @\(concurrency) in flight (\(what))",
+                value: ours.rate, unit: "1/s", peer: python.map { _ in "python-aiohttp (POST only)" },
+                peerValue: python
+            ).emit()
+            BenchmarkResult(
+                benchmark: "webhook-delivery", metric: "process CPU per delivery @\(concurrency) in flight",
+                value: ours.cpuMicroseconds, unit: "us"
+            ).emit()
+        }
+    }
+
+    /// Events per second from the first insert until the outbox is empty again (with `prefill`: from the start
+    /// of delivery, the outbox holding every event already), and the process's CPU time per event meanwhile.
+    static func measure(url: String, concurrency: Int, total: Int, prefill: Bool) async throws
+        -> (rate: Double, cpuMicroseconds: Double)
+    {
+        let directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("bench-webhook-\(UUID().uuidString.prefix(8))").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = try OutboxStore.open(stateDir: directory)
+        let engine = try HTTPDeliveryEngine(
+            options: HTTPClientOptions(requestTimeout: .seconds(15), userAgent: "directus-bridge/bench"),
+            configuration: HTTPDeliveryEngine.Configuration(maxInFlight: concurrency))
+        let service = WebhookDeliveryService(
+            sinkID: "bench", store: store, transport: engine,
+            builder: WebhookRequestBuilder(
+                url: url, userAgent: "directus-bridge/bench", extraHeaders: [], timeout: .seconds(15),
+                signer: try WebhookSigner(secrets: ["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"])),
+            policy: RetryPolicy(schedule: [.seconds(1)], maxAttempts: 3),
+            settings: WebhookDeliveryService.Settings(maxInFlight: concurrency), metrics: nil, logger: .silent)
+        let sink = WebhookSink(
+            sinkID: "bench", url: url, store: store, maxOutbox: 10_000_000, filter: EventFilter(), metrics: nil,
+            outboxChanged: { service.outboxChanged() })
+        // The events are made beforehand: building event lines is the JSON hot path's job, measured elsewhere.
+        let warmUp = batches(0..<min(total / 10, 1000))
+        let timed = batches(1_000_000..<(1_000_000 + total))
+        let stop = ShutdownSignal()
+        if prefill { try await feed(sink, warmUp + timed) }
+        async let running: Void = service.run(stop: stop, drainTimeout: .seconds(5))
+        if !prefill {
+            try await feed(sink, warmUp)
+            try await waitUntilEmpty(store)
+        }
+        let cpuBefore = processCPUSeconds()
+        let start = ContinuousClock.now
+        if !prefill { try await feed(sink, timed) }
+        try await waitUntilEmpty(store)
+        let elapsed = ContinuousClock.now - start
+        let cpu = processCPUSeconds() - cpuBefore
+        stop.trigger()
+        await running
+        await engine.shutdown()
+        if try store.deadLetterCount(sink: nil) > 0 { throw BenchmarkFailure.unexpectedStatus(0) }
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        return (Double(total) / seconds, cpu / Double(total) * 1e6)
+    }
+
+    /// Accepts the batches on a blocking thread, as the dispatcher does.
+    private static func feed(_ sink: WebhookSink, _ batches: [[EncodedEvent]]) async throws {
+        nonisolated(unsafe) let sink = sink  // used by this one blocking job only, while the caller waits
+        try await BlockingExecutor.shared.perform {
+            for batch in batches { try sink.accept(batch) }
+        }
+    }
+
+    private static func waitUntilEmpty(_ store: OutboxStore) async throws {
+        while try store.depth(sink: "bench") > 0 { try await Task.sleep(for: .milliseconds(1)) }
+    }
+
+    /// User + system CPU time of the whole process so far.
+    private static func processCPUSeconds() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
+            + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+    }
+
+    /// Batches of 100 events, the ids in `range`.
+    private static func batches(_ range: Range<Int>) -> [[EncodedEvent]] {
+        stride(from: range.lowerBound, to: range.upperBound, by: 100).map { first in
+            (first..<min(first + 100, range.upperBound)).map(event)
+        }
+    }
+
+    /// A ~300-byte event line of item `index` (every event its own item, as in the aiohttp run).
+    private static func event(_ index: Int) -> EncodedEvent {
+        let id = "evt_bench_\(index)"
+        let body = #"{"id":"\#(id)","type":"directus.items.update","event":"update","collection":"articles","key":"\#(index)","data":{"id":\#(index),"title":"\#(String(repeating: "x", count: 120))"},"origin":"live","seq":null,"time":"2026-12-02T10:15:00.123Z","received_at":"2026-12-02T10:15:00.125Z","subscription":"articles"}"#
+        return EncodedEvent(
+            id: id, event: .update, collection: "articles", key: "\(index)", origin: .live, seq: nil,
+            time: Timestamp(microsecondsSinceEpoch: 0), receivedAt: Timestamp(microsecondsSinceEpoch: 0),
+            subscription: "articles", body: Array(body.utf8))
+    }
+}
