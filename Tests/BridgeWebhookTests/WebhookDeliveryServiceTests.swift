@@ -25,12 +25,12 @@ import Testing
     @Test func retriesKeepTheIdAndBodyAndFollowTheSchedule() async throws {
         let store = try makeStore()
         let registry = MetricsRegistry()
-        let metrics = WebhookMetrics(
-            registry: registry, sink: "s", outboxDepth: { Double((try? store.outboxCount(sink: "s")) ?? -1) },
-            deadLetterDepth: { Double((try? store.deadLetterCount(sink: "s")) ?? -1) })
+        let depths = WebhookDepths()
+        let metrics = WebhookMetrics(registry: registry, sink: "s", depths: depths)
         let transport = FakeTransport { _, attempt in HTTPResponse(status: attempt < 3 ? 503 : 200) }
         let service = try makeService(
-            store: store, transport: transport, schedule: [.milliseconds(150), .milliseconds(300)], metrics: metrics)
+            store: store, transport: transport, schedule: [.milliseconds(150), .milliseconds(300)], metrics: metrics,
+            depths: depths)
         try await whileRunning(service) { _ in
             try enqueue([webhookEvent(1)], into: store, for: service)
             #expect(try await eventually { try store.outboxCount(sink: "s") == 0 })
@@ -46,6 +46,7 @@ import Testing
         #expect(text.contains(#"directus_bridge_webhook_attempts_total{sink="s",outcome="delivered",status_class="2xx"} 1"#))
         #expect(text.contains(#"directus_bridge_webhook_retries_total{sink="s"} 2"#))
         #expect(text.contains(#"directus_bridge_webhook_outbox_depth{sink="s"} 0"#))
+        #expect(text.contains(#"directus_bridge_webhook_dead_letter_depth{sink="s"} 0"#))
         #expect(text.contains(#"directus_bridge_webhook_delivery_latency_seconds_count{sink="s"} 1"#))
     }
 
@@ -137,6 +138,7 @@ import Testing
         #expect(letter.eventID == "evt_1" && letter.lastStatus == 400 && letter.attempts == 1)
         #expect(letter.response == Array(answer.prefix(1024)))
         #expect(letter.reason == "HTTP 400 is not retried")
+        #expect(service.depths.deadLetters == 1 && service.depths.outbox == 0)
     }
 
     @Test func aRestartResumesWithTheSameIdsAndAttemptCounts() async throws {
@@ -184,16 +186,19 @@ import Testing
 
     @Test func stoppingLetsAttemptsInFlightFinish() async throws {
         let store = try makeStore()
+        let gate = ShutdownSignal()  // holds every answer until the test opens it
         let transport = FakeTransport { _, _ in
-            try await Task.sleep(for: .milliseconds(300))
+            await gate.wait()
             return HTTPResponse(status: 204)
         }
         let service = try makeService(store: store, transport: transport)
-        try await whileRunning(service, drainTimeout: .seconds(5)) { stop in
+        try await whileRunning(service, drainTimeout: .seconds(30)) { stop in
             try enqueue((1...3).map { webhookEvent($0) }, into: store, for: service)
             #expect(await eventually { transport.inFlight == 3 })
-            try enqueue([webhookEvent(4)], into: store, for: service)
             stop.trigger()
+            try enqueue([webhookEvent(4)], into: store, for: service)
+            try? await Task.sleep(for: .milliseconds(50))
+            gate.trigger()
         }
         #expect(transport.sent.count == 3)  // nothing new started after the stop
         #expect(try store.pending(sink: "s", after: 0, limit: 10).map(\.key) == ["4"])

@@ -71,7 +71,7 @@ func makeService(
     store: OutboxStore, transport: any HTTPTransport, schedule: [Duration] = [.milliseconds(20)],
     maxAttempts: Int = 5, maxInFlight: Int = 8, pollInterval: Duration = .milliseconds(100),
     metrics: WebhookMetrics? = nil, secrets: [String] = ["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"],
-    commitDelay: Duration = .milliseconds(2)
+    commitDelay: Duration = .milliseconds(2), depths: WebhookDepths = WebhookDepths()
 ) throws -> WebhookDeliveryService {
     WebhookDeliveryService(
         sinkID: "s", store: store, transport: transport,
@@ -81,7 +81,7 @@ func makeService(
         policy: RetryPolicy(schedule: schedule, maxAttempts: maxAttempts),
         settings: WebhookDeliveryService.Settings(
             maxInFlight: maxInFlight, pollInterval: pollInterval, commitDelay: commitDelay, jitter: { 1 }),
-        metrics: metrics, logger: .silent)
+        metrics: metrics, depths: depths, logger: .silent)
 }
 
 /// Runs `service` while `body` runs, then stops it and waits for it to return.

@@ -49,7 +49,7 @@ extension OutboxStore {
         try withState { state in try Self.depth(of: sink, in: &state) }
     }
 
-    private static func depth(of sink: String, in state: inout State) throws -> Int {
+    static func depth(of sink: String, in state: inout State) throws -> Int {
         if let known = state.depth[sink] { return known }
         let counted =
             try state.database.query("SELECT COUNT(*) FROM outbox WHERE sink = ?", [.text(sink)]) { $0.int(at: 0) }
@@ -76,24 +76,40 @@ package struct OutboxStep: Sendable {
     package var loaded: [OutboxEntry]
     /// The payloads asked for that still exist.
     package var payloads: [OutboxPayload]
+    /// Rows in the sink's outbox after the step.
+    package var depth: Int
+    /// The sink's dead letters, counted when the step recounted (nil otherwise).
+    package var deadLetters: Int?
 }
 
 extension OutboxStore {
     /// One turn of the delivery service in one lock and one transaction (each statement outside a transaction
     /// would pay WAL lock syscalls of its own): applies `writes`, reads rows above `loadAfter` (when set, at most
-    /// `loadLimit`), recounts the depth when asked, and reads the payloads of `due`.
+    /// `loadLimit`), recounts the outbox depth and the dead letters when asked (rows another process added or
+    /// removed), and reads the payloads of `due`.
     package func deliveryStep(
         sink: String, writes: [OutboxWrite], loadAfter: Int64?, loadLimit: Int, recount: Bool, due: [Int64]
     ) throws -> OutboxStep {
         try withState { state in
             let database = state.database
-            let (step, removed) = try database.transaction { () throws -> (OutboxStep, Int) in
+            var (step, removed) = try database.transaction { () throws -> (OutboxStep, Int) in
                 let removed = try Self.apply(writes, in: database)
                 let loaded = try loadAfter.map { try Self.pending(sink: sink, after: $0, limit: loadLimit, in: database) }
-                return (OutboxStep(loaded: loaded ?? [], payloads: try Self.payloads(due, in: database)), removed)
+                var deadLetters: Int?
+                if recount {
+                    deadLetters =
+                        try database.query("SELECT COUNT(*) FROM dead_letters WHERE sink = ?", [.text(sink)]) {
+                            $0.int(at: 0)
+                        }.first ?? 0
+                }
+                let step = OutboxStep(
+                    loaded: loaded ?? [], payloads: try Self.payloads(due, in: database), depth: 0,
+                    deadLetters: deadLetters)
+                return (step, removed)
             }
             if let depth = state.depth[sink] { state.depth[sink] = max(0, depth - removed) }
-            if recount { state.depth[sink] = nil }  // counted again on next use
+            if recount { state.depth[sink] = nil }
+            step.depth = try Self.depth(of: sink, in: &state)
             return step
         }
     }

@@ -17,15 +17,18 @@ public final class WebhookDeliveries: Sendable {
     private let stateDir: String
     private let userAgent: String
     private let registry: MetricsRegistry
+    private let stats: StatsReporter?
     private let logger: Logger
     private let store = Mutex<OutboxStore?>(nil)
     private let deliveries = Mutex<[Delivery]>([])
 
-    /// Prepares the webhook side; nothing is opened until the first `makeSink`.
-    public init(stateDir: String, version: String, registry: MetricsRegistry, logger: Logger) {
+    /// Prepares the webhook side; nothing is opened until the first `makeSink`. The outbox and dead-letter depths
+    /// of every webhook sink, summed, go into `stats` lines.
+    public init(stateDir: String, version: String, registry: MetricsRegistry, stats: StatsReporter?, logger: Logger) {
         self.stateDir = stateDir
         self.userAgent = "directus-bridge/\(version)"
         self.registry = registry
+        self.stats = stats
         self.logger = logger
     }
 
@@ -50,10 +53,8 @@ public final class WebhookDeliveries: Sendable {
         } catch {
             throw .failure("cannot start the HTTP engine for sinks[\(index)]: \(error)")
         }
-        let metrics = WebhookMetrics(
-            registry: registry, sink: sinkID,
-            outboxDepth: { Double((try? store.outboxCount(sink: sinkID)) ?? 0) },
-            deadLetterDepth: { Double((try? store.deadLetterCount(sink: sinkID)) ?? 0) })
+        let depths = WebhookDepths()
+        let metrics = WebhookMetrics(registry: registry, sink: sinkID, depths: depths)
         let service = WebhookDeliveryService(
             sinkID: sinkID, store: store, transport: engine,
             builder: WebhookRequestBuilder(
@@ -61,8 +62,19 @@ public final class WebhookDeliveries: Sendable {
                 extraHeaders: config.headers.map { ($0.name, $0.value) }, timeout: config.timeout, signer: signer),
             policy: RetryPolicy(schedule: config.retrySchedule, maxAttempts: config.maxAttempts),
             settings: WebhookDeliveryService.Settings(maxInFlight: config.maxInFlight), metrics: metrics,
-            logger: logger.child(label: "webhook", metadata: [LogKey.sink: sinkID]))
-        deliveries.withLock { $0.append(Delivery(service: service, engine: engine)) }
+            depths: depths, logger: logger.child(label: "webhook", metadata: [LogKey.sink: sinkID]))
+        let isFirst = deliveries.withLock { list in
+            list.append(Delivery(service: service, engine: engine))
+            return list.count == 1
+        }
+        if isFirst, let stats {
+            stats.addGauge(StatsReporter.Key.outboxDepth) { [self] in
+                Double(deliveries.withLock { $0.reduce(0) { $0 + $1.service.depths.outbox } })
+            }
+            stats.addGauge(StatsReporter.Key.deadLetterDepth) { [self] in
+                Double(deliveries.withLock { $0.reduce(0) { $0 + $1.service.depths.deadLetters } })
+            }
+        }
         let filter = EventFilter(
             collections: Set(config.collections),
             events: Set(config.events.compactMap { ChangeEvent(rawValue: $0.rawValue) }))

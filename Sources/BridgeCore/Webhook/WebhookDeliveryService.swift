@@ -61,6 +61,8 @@ package final class WebhookDeliveryService: Sendable {
     let policy: RetryPolicy
     let settings: Settings
     let metrics: WebhookMetrics?
+    /// The outbox and dead-letter counts after the latest turn.
+    package let depths: WebhookDepths
     let logger: Logger
     let doorbell = Doorbell()
     private let newRows = Atomic<Bool>(true)
@@ -69,7 +71,8 @@ package final class WebhookDeliveryService: Sendable {
     /// Creates the service; nothing happens until `run`.
     package init(
         sinkID: String, store: OutboxStore, transport: any HTTPTransport, builder: WebhookRequestBuilder,
-        policy: RetryPolicy, settings: Settings, metrics: WebhookMetrics?, logger: Logger
+        policy: RetryPolicy, settings: Settings, metrics: WebhookMetrics?, depths: WebhookDepths = WebhookDepths(),
+        logger: Logger
     ) {
         self.sinkID = sinkID
         self.store = store
@@ -78,6 +81,7 @@ package final class WebhookDeliveryService: Sendable {
         self.policy = policy
         self.settings = settings
         self.metrics = metrics
+        self.depths = depths
         self.logger = logger
     }
 
@@ -147,7 +151,7 @@ package final class WebhookDeliveryService: Sendable {
         var uncommittedSince: ContinuousClock.Instant?
         /// Read outbox rows above this id in the next store step (nil: no read needed).
         var loadAfter: Int64? = 0
-        var recount = false
+        var recount = true
         var nextPoll: ContinuousClock.Instant
         var drainDeadline: ContinuousClock.Instant?
         var abandoned = false
@@ -171,8 +175,9 @@ package final class WebhookDeliveryService: Sendable {
     /// should turn again at once (new rows were read and may be due).
     private func turn(_ loop: inout Loop, startAttempt: (OutboxPayload) -> Void) async -> Bool {
         let now = Self.nowMilliseconds()
+        // Retry times count from the next whole millisecond, so a retry is never early by the rounding.
         for attempt in finished.withLock({ list in defer { list.removeAll() }; return list }) {
-            conclude(attempt, in: &loop, now: now)
+            conclude(attempt, in: &loop, now: now + 1)
         }
         if newRows.exchange(false, ordering: .acquiringAndReleasing) { loop.loadAfter = loop.state.lastSeq }
         if ContinuousClock.now >= loop.nextPoll {
@@ -199,6 +204,12 @@ package final class WebhookDeliveryService: Sendable {
                 loop.storeFailing = false
                 logger.info("webhook outbox writable again", metadata: [LogKey.sink: sinkID])
             }
+            depths.outbox = step.depth
+            if let deadLetters = step.deadLetters {
+                depths.deadLetters = deadLetters
+            } else if commit {
+                depths.addDeadLetters(loop.writes.count { if case .deadLetter = $0 { true } else { false } })
+            }
             if commit {
                 loop.writes.removeAll(keepingCapacity: true)
                 loop.uncommittedItems.removeAll(keepingCapacity: true)
@@ -223,6 +234,6 @@ package final class WebhookDeliveryService: Sendable {
         }
     }
 
-    /// Unix milliseconds now (outbox times survive restarts, so they are wall-clock times).
+    /// Unix milliseconds now, rounded down (outbox times survive restarts, so they are wall-clock times).
     static func nowMilliseconds() -> Int64 { Timestamp.now().unixMilliseconds }
 }

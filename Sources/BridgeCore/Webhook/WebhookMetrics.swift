@@ -1,3 +1,30 @@
+import Synchronization
+
+/// The outbox and dead-letter counts of one webhook sink as its delivery service last saw them (after every
+/// turn; recounted in the database every poll interval). Cheap to read from anywhere: scrapes and the stats line.
+package final class WebhookDepths: Sendable {
+    private let outboxCount = Atomic<Int>(0)
+    private let deadLetterCount = Atomic<Int>(0)
+
+    /// Creates zero counts.
+    package init() {}
+
+    /// Events waiting in the outbox.
+    package var outbox: Int {
+        get { outboxCount.load(ordering: .relaxed) }
+        set { outboxCount.store(newValue, ordering: .relaxed) }
+    }
+
+    /// Dead letters stored.
+    package var deadLetters: Int {
+        get { deadLetterCount.load(ordering: .relaxed) }
+        set { deadLetterCount.store(newValue, ordering: .relaxed) }
+    }
+
+    /// Counts `count` new dead letters.
+    package func addDeadLetters(_ count: Int) { deadLetterCount.wrappingAdd(count, ordering: .relaxed) }
+}
+
 /// The metrics of one webhook sink, labelled `sink="<sink id>"` (names prefixed `directus_bridge_webhook_`).
 ///
 /// Counter handles for every (outcome, status class) pair are made up front, so recording an attempt costs one
@@ -25,12 +52,8 @@ package final class WebhookMetrics: Sendable {
     private let outboxFull: Counter
     private let latency: Histogram
 
-    /// Registers the metrics of sink `sink` in `registry`; `outboxDepth` and `deadLetterDepth` are read at
-    /// scrape time.
-    package init(
-        registry: MetricsRegistry, sink: String, outboxDepth: @escaping @Sendable () -> Double,
-        deadLetterDepth: @escaping @Sendable () -> Double
-    ) {
+    /// Registers the metrics of sink `sink` in `registry`; the depth gauges read `depths` at scrape time.
+    package init(registry: MetricsRegistry, sink: String, depths: WebhookDepths) {
         let label = ("sink", sink)
         attempts = AttemptResult.allCases.map { result in
             Self.statusClasses.map { statusClass in
@@ -55,10 +78,10 @@ package final class WebhookMetrics: Sendable {
             buckets: latencyBuckets)
         registry.gaugeFunction(
             "directus_bridge_webhook_outbox_depth", help: "Webhook deliveries waiting in the outbox.", labels: [label],
-            read: outboxDepth)
+            read: { Double(depths.outbox) })
         registry.gaugeFunction(
             "directus_bridge_webhook_dead_letter_depth", help: "Dead-lettered webhook deliveries stored.",
-            labels: [label], read: deadLetterDepth)
+            labels: [label], read: { Double(depths.deadLetters) })
     }
 
     /// Counts one attempt; `status` is nil when there was no answer.
