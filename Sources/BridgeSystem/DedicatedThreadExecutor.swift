@@ -9,14 +9,19 @@
 /// so resuming a task is a queue push instead of a hop between threads, and the blocking calls stay off Swift's
 /// cooperative pool. The thread starts with the first job and ends after `shutdown()` once the queue is empty;
 /// a job enqueued later starts it again, so no job is ever stranded.
+///
+/// It also has one timer (`setTimer`): the thread sleeps on its condition variable until a job or the deadline,
+/// so a timed wait costs no `Task.sleep` (a dispatch timer, a task and a cross-thread wake-up each).
 public final class DedicatedThreadExecutor: TaskExecutor, @unchecked Sendable {
-    // @unchecked: `jobs`, `running` and `stopping` are guarded by `mutex`/`condition`, a pthread mutex and
-    // condition variable owned by this object and destroyed in deinit (the thread holds a strong reference).
+    // @unchecked: `jobs`, `running`, `stopping` and the timer are guarded by `mutex`/`condition`, a pthread mutex
+    // and condition variable owned by this object and destroyed in deinit (the thread holds a strong reference).
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
     private var jobs: [UnownedJob] = []
     private var running = false
     private var stopping = false
+    private var timerDeadline: timespec?
+    private var timerAction: (@Sendable () -> Void)?
     /// A name for debugging.
     public let name: String
 
@@ -24,7 +29,11 @@ public final class DedicatedThreadExecutor: TaskExecutor, @unchecked Sendable {
     public init(name: String) {
         self.name = name
         pthread_mutex_init(mutex, nil)
-        pthread_cond_init(condition, nil)
+        var attributes = pthread_condattr_t()
+        pthread_condattr_init(&attributes)
+        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)  // timer deadlines ignore wall-clock jumps
+        pthread_cond_init(condition, &attributes)
+        pthread_condattr_destroy(&attributes)
     }
 
     deinit {
@@ -45,7 +54,26 @@ public final class DedicatedThreadExecutor: TaskExecutor, @unchecked Sendable {
         if start { startThread() } else { pthread_cond_signal(condition) }
     }
 
-    /// Lets the thread end once it has run every queued job.
+    /// Runs `action` on the executor's thread once `delay` has passed, replacing any timer set before; nil
+    /// `action` cancels. `action` runs between jobs and must be short (typically: resume a waiting task).
+    public func setTimer(after delay: Duration, _ action: (@Sendable () -> Void)?) {
+        var deadline = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &deadline)
+        let (seconds, attoseconds) = max(delay, .zero).components
+        var nanoseconds = Int64(deadline.tv_nsec) + attoseconds / 1_000_000_000
+        deadline.tv_sec += Int(seconds + nanoseconds / 1_000_000_000)
+        nanoseconds %= 1_000_000_000
+        deadline.tv_nsec = Int(nanoseconds)
+        pthread_mutex_lock(mutex)
+        timerDeadline = action == nil ? nil : deadline
+        timerAction = action
+        let start = !running && action != nil
+        if start { running = true }
+        pthread_mutex_unlock(mutex)
+        if start { startThread() } else { pthread_cond_signal(condition) }
+    }
+
+    /// Lets the thread end once it has run every queued job (a pending timer is dropped).
     public func shutdown() {
         pthread_mutex_lock(mutex)
         stopping = true
@@ -70,14 +98,26 @@ public final class DedicatedThreadExecutor: TaskExecutor, @unchecked Sendable {
         var batch: [UnownedJob] = []
         pthread_mutex_lock(mutex)
         while true {
-            while jobs.isEmpty && !stopping { pthread_cond_wait(condition, mutex) }
-            if jobs.isEmpty {
+            var fired: (@Sendable () -> Void)?
+            while jobs.isEmpty && fired == nil && !stopping {
+                if var deadline = timerDeadline {
+                    if pthread_cond_timedwait(condition, mutex, &deadline) == ETIMEDOUT, timerDeadline != nil {
+                        fired = timerAction
+                        timerDeadline = nil
+                        timerAction = nil
+                    }
+                } else {
+                    pthread_cond_wait(condition, mutex)
+                }
+            }
+            if jobs.isEmpty && fired == nil {
                 running = false  // stopping and drained; a later enqueue starts a new thread (which drains too)
                 pthread_mutex_unlock(mutex)
                 return
             }
             swap(&batch, &jobs)
             pthread_mutex_unlock(mutex)
+            fired?()
             for job in batch { job.runSynchronously(on: executor) }
             batch.removeAll(keepingCapacity: true)
             pthread_mutex_lock(mutex)

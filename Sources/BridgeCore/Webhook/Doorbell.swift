@@ -1,3 +1,4 @@
+package import BridgeSystem
 import Synchronization
 
 /// Wakes one waiting task: rings from any thread (new outbox rows, a finished attempt, shutdown) are remembered
@@ -9,9 +10,13 @@ package final class Doorbell: Sendable {
     }
 
     private let state = Mutex(State())
+    private let timer: DedicatedThreadExecutor?
 
-    /// Creates a quiet doorbell.
-    package init() {}
+    /// Creates a quiet doorbell. With `timer`, timed waits use that executor's timer instead of a sleeping task
+    /// (the waiter must then run on that executor's thread).
+    package init(timer: DedicatedThreadExecutor? = nil) {
+        self.timer = timer
+    }
 
     /// Wakes the waiter, or makes the next `wait` return at once.
     package func ring() {
@@ -35,23 +40,33 @@ package final class Doorbell: Sendable {
             await Task.yield()
             return
         }
+        if let timer {
+            timer.setTimer(after: timeout) { [self] in ring() }
+            await waitForRing()
+            timer.setTimer(after: .zero, nil)
+            return
+        }
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 // The timer only rings: the waiter below is the one place that resumes.
                 if (try? await Task.sleep(for: timeout)) != nil { self.ring() }
             }
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let resumeNow = state.withLock { state -> Bool in
-                    if state.rung {
-                        state.rung = false
-                        return true
-                    }
-                    state.waiter = continuation
-                    return false
-                }
-                if resumeNow { continuation.resume() }
-            }
+            await waitForRing()
             group.cancelAll()
+        }
+    }
+
+    private func waitForRing() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let resumeNow = state.withLock { state -> Bool in
+                if state.rung {
+                    state.rung = false
+                    return true
+                }
+                state.waiter = continuation
+                return false
+            }
+            if resumeNow { continuation.resume() }
         }
     }
 

@@ -64,7 +64,8 @@ package final class WebhookDeliveryService: Sendable {
     /// The outbox and dead-letter counts after the latest turn.
     package let depths: WebhookDepths
     let logger: Logger
-    let doorbell = Doorbell()
+    let executor = DedicatedThreadExecutor(name: "webhook")
+    let doorbell: Doorbell
     private let newRows = Atomic<Bool>(true)
     let finished = Mutex<[FinishedAttempt]>([])
 
@@ -83,6 +84,7 @@ package final class WebhookDeliveryService: Sendable {
         self.metrics = metrics
         self.depths = depths
         self.logger = logger
+        self.doorbell = Doorbell(timer: executor)
     }
 
     /// The sink added rows: read them now instead of at the next poll. Callable from any thread.
@@ -96,7 +98,6 @@ package final class WebhookDeliveryService: Sendable {
     /// The loop and its attempts run on a thread of the service's own (`DedicatedThreadExecutor`): the outbox's
     /// short SQLite calls may block there, and resuming an attempt or the loop never crosses threads.
     package func run(stop: ShutdownSignal, drainTimeout: Duration) async {
-        let executor = DedicatedThreadExecutor(name: "webhook")
         defer { executor.shutdown() }
         await withTaskExecutorPreference(executor) {
             await deliver(stop: stop, drainTimeout: drainTimeout)
