@@ -3,7 +3,9 @@ import Foundation
 import Testing
 
 /// A live-mode bridge.yaml for the emulator at `url` with `sinks` (YAML lines under `sinks:`).
-func webhookConfig(url: String, sinks: String, shutdownTimeout: String = "5s", maxQueue: Int = 100_000) -> String {
+func webhookConfig(
+    url: String, sinks: String, shutdownTimeout: String = "5s", maxQueue: Int = 100_000, operations: Bool = false
+) -> String {
     """
     directus:
       url: \(url)
@@ -23,6 +25,9 @@ func webhookConfig(url: String, sinks: String, shutdownTimeout: String = "5s", m
     \(sinks)
     log:
       level: debug
+      stats_interval: \(operations ? "300ms" : "1m")
+    http:
+      listen: "\(operations ? "127.0.0.1:0" : "")"
     shutdown_timeout: \(shutdownTimeout)
     """
 }
@@ -56,6 +61,7 @@ func dlq(_ arguments: [String], in directory: URL) throws -> (Int32?, [String], 
             webhookSink(receiver.hookURL("/raw"), "secret: \"a raw secret ✓\"\nheaders: { x-source: bridge }")
             + webhookSink(receiver.hookURL("/whsec"), "secret: \(whsec)")
             + webhookSink(receiver.hookURL("/rotated"), "secret: [\(whsec), \"next secret\"]")
+            + webhookSink(receiver.hookURL("/deletes-only"), "events: [delete]")
             + "  - type: ndjson\n    path: \"-\"\n"
         let bridge = try BridgeProcess.run(config: webhookConfig(url: emulator.url, sinks: sinks))
         #expect(bridge.waitUntilConnected(), "\(bridge.stderr)")
@@ -65,7 +71,7 @@ func dlq(_ arguments: [String], in directory: URL) throws -> (Int32?, [String], 
         let requests = try receiver.requests()
         let line = try #require(bridge.lines.first)
         let now = Date().timeIntervalSince1970
-        #expect(requests.count == 3)
+        #expect(requests.count == 3, "the deletes-only sink's filter passes no create")
         for request in requests {
             #expect(request.body == line, "the webhook body is the event line, byte for byte")
             #expect(request.json["key"] as? String == key)
@@ -140,12 +146,28 @@ func dlq(_ arguments: [String], in directory: URL) throws -> (Int32?, [String], 
         try receiver.script(steps: [["status": 400, "body": "{\"error\":\"unknown field\"}"]])
         let sinks = webhookSink(receiver.hookURL(), "secret: first-secret")
         try receiver.setSecrets(["/hook": [["raw": "second-secret"]]])
-        let bridge = try BridgeProcess.run(config: webhookConfig(url: emulator.url, sinks: sinks))
+        let bridge = try BridgeProcess.run(config: webhookConfig(url: emulator.url, sinks: sinks, operations: true))
         #expect(bridge.waitUntilConnected(), "\(bridge.stderr)")
         let key = try emulator.create("articles", ["title": "rejected"])
         #expect(bridge.waitForLog("webhook delivery dead-lettered"), "\(bridge.stderr)")
         #expect(try receiver.requests().count == 1)  // not retried
         let id = try receiver.requests()[0].id
+
+        // The dead letter shows in /metrics (parsed by prometheus_client) and in the stats line.
+        let metricsURL = try #require(bridge.operationsURL(), "\(bridge.stderr)")
+        var metrics = try ParsedMetrics(parsing: HTTPFetch.get(metricsURL + "/metrics").text)
+        bridge.waitUntil { _ in
+            metrics = (try? ParsedMetrics(parsing: HTTPFetch.get(metricsURL + "/metrics").text)) ?? metrics
+            return metrics.value("directus_bridge_webhook_dead_letter_depth") == 1
+        }
+        #expect(metrics.value("directus_bridge_webhook_dead_letter_depth") == 1)
+        #expect(metrics.value("directus_bridge_webhook_outbox_depth") == 0)
+        #expect(
+            metrics.value(
+                "directus_bridge_webhook_attempts_total", ["outcome": "dead_letter", "status_class": "4xx"]) == 1)
+        #expect(metrics.value("directus_bridge_webhook_dead_letters_total") == 1)
+        #expect(metrics.types["directus_bridge_webhook_delivery_latency_seconds"] == "histogram")
+        #expect(bridge.waitForLog("dlq.depth=1"), "\(bridge.stderr.suffix(1500))")
 
         let (listStatus, table, _) = try dlq(["list"], in: bridge.directory)
         #expect(listStatus == 0)

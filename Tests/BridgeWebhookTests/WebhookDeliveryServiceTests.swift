@@ -122,6 +122,27 @@ import Testing
         #expect(!transport.sent.contains { $0.id == "evt_1" })  // behind its failing predecessor
     }
 
+    /// libcurl 7.88 reports curl 92 (HTTP/2 stream error) when a receiver answers before reading the body: that
+    /// is retried like any failure without a usable answer.
+    @Test func anHTTP2StreamErrorIsRetried() async throws {
+        let store = try makeStore()
+        let transport = FakeTransport { request, attempt in
+            guard attempt > 1 else {
+                throw HTTPClientError(
+                    kind: .receiveFailed, curlCode: 92, message: "HTTP/2 stream 1 was not closed cleanly",
+                    url: request.url)
+            }
+            return HTTPResponse(status: 200, httpVersion: "2")
+        }
+        let service = try makeService(store: store, transport: transport, schedule: [.milliseconds(10)])
+        try await whileRunning(service) { _ in
+            try enqueue([webhookEvent(1)], into: store, for: service)
+            #expect(try await eventually { try store.outboxCount(sink: "s") == 0 })
+        }
+        #expect(transport.sent.map(\.id) == ["evt_1", "evt_1"])
+        #expect(try store.deadLetterCount(sink: "s") == 0)
+    }
+
     @Test func aRejectedEventIsDeadLetteredAtOnceAndItsItemMovesOn() async throws {
         let store = try makeStore()
         let answer = [UInt8](repeating: UInt8(ascii: "e"), count: 2000)
