@@ -110,7 +110,7 @@ import Testing
             HTTPResponse(status: request.header("webhook-id") == "evt_0" ? 503 : 204)
         }
         let service = try makeService(
-            store: store, transport: transport, schedule: [.milliseconds(10)], maxAttempts: 1000, maxInFlight: 2)
+            store: store, transport: transport, schedule: [.milliseconds(50)], maxAttempts: 1_000_000, maxInFlight: 2)
         try await whileRunning(service) { _ in
             try enqueue([webhookEvent(0, key: "bad"), webhookEvent(1, key: "bad")], into: store, for: service)
             try enqueue((2..<40).map { webhookEvent($0) }, into: store, for: service)

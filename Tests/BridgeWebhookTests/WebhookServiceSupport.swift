@@ -85,25 +85,32 @@ func makeService(
 }
 
 /// Runs `service` while `body` runs, then stops it and waits for it to return.
+///
+/// The service starts straight on its own thread: in the full suite, synchronous integration tests can keep
+/// Swift's two cooperative threads busy for many seconds, and a service that first needed one of them to start
+/// would sit idle meanwhile.
 func whileRunning(
     _ service: WebhookDeliveryService, drainTimeout: Duration = .seconds(2),
     _ body: (ShutdownSignal) async throws -> Void
 ) async throws {
     let stop = ShutdownSignal()
-    async let done: Void = service.run(stop: stop, drainTimeout: drainTimeout)
+    let running = Task(executorPreference: service.executor) {
+        await service.run(stop: stop, drainTimeout: drainTimeout)
+    }
     do {
         try await body(stop)
     } catch {
         stop.trigger()
-        await done
+        await running.value
         throw error
     }
     stop.trigger()
-    await done
+    await running.value
 }
 
-/// Polls `condition` every 10 ms until it holds or `timeout` passes; returns whether it held.
-func eventually(timeout: Duration = .seconds(10), _ condition: () throws -> Bool) async rethrows -> Bool {
+/// Polls `condition` every 10 ms until it holds or `timeout` passes; returns whether it held. The generous default
+/// only matters when the machine is starved (see `whileRunning`); passing tests return as soon as it holds.
+func eventually(timeout: Duration = .seconds(30), _ condition: () throws -> Bool) async rethrows -> Bool {
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline {
         if try condition() { return true }
