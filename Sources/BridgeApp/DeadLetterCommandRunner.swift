@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-@preconcurrency import Glibc
-#endif
 import BridgeConfig
 import BridgeCore
 import BridgeSystem
+
+#if canImport(Glibc)
+    @preconcurrency import Glibc
+#endif
 
 /// `dlq list|replay|purge`: the dead letters in `<state_dir>/webhooks.db`, read and changed beside a running
 /// bridge (WAL; a write waits up to 5 s for the bridge's lock).
@@ -21,7 +22,8 @@ enum DeadLetterCommandRunner {
             guard let start = parseSince(since, now: now) else {
                 BridgeApplication.printError(
                     "directus-bridge: --since: expected an RFC 3339 time (2026-12-02T10:00:00Z) or a duration "
-                        + "(30m, 1h, 2d), got \"\(since)\"")
+                        + "(30m, 1h, 2d), got \"\(since)\""
+                )
                 return .usage
             }
             filter.since = start.unixMilliseconds
@@ -125,7 +127,9 @@ enum DeadLetterCommandRunner {
     private static func unconfiguredSinks(_ letters: [DeadLetter], config: BridgeConfig) -> Set<String> {
         var configured: Set<String> = []
         for (index, sink) in config.sinks.enumerated() {
-            if case .webhook(let webhook) = sink { configured.insert(WebhookSinkIdentity.id(index: index, url: webhook.url)) }
+            if case .webhook(let webhook) = sink {
+                configured.insert(WebhookSinkIdentity.id(index: index, url: webhook.url))
+            }
         }
         return Set(letters.map(\.sink)).subtracting(configured)
     }
@@ -137,14 +141,16 @@ enum DeadLetterCommandRunner {
         case (.replay, true): BridgeApplication.printError("would replay \(count) \(noun) (dry run)")
         case (.replay, false):
             BridgeApplication.printError(
-                "replayed \(count) \(noun): back in the outbox, a running bridge (or the next run) delivers them")
+                "replayed \(count) \(noun): back in the outbox, a running bridge (or the next run) delivers them"
+            )
         case (.purge, true): BridgeApplication.printError("would purge \(count) \(noun) (dry run)")
         case (.purge, false): BridgeApplication.printError("purged \(count) \(noun)")
         }
         if command.action == .replay, !unconfigured.isEmpty {
             BridgeApplication.printError(
                 "warning: some letters belong to webhook sinks no longer in the config (\(unconfigured.sorted().joined(separator: ", "))); "
-                    + "they wait in the outbox until such a sink is configured again")
+                    + "they wait in the outbox until such a sink is configured again"
+            )
         }
     }
 }

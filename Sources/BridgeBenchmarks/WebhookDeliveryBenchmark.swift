@@ -1,11 +1,12 @@
-#if canImport(Glibc)
-@preconcurrency import Glibc
-#endif
 import BridgeCore
 import BridgeHTTP
 import BridgeJSON
 import BridgeSystem
 import Foundation
+
+#if canImport(Glibc)
+    @preconcurrency import Glibc
+#endif
 
 /// The whole webhook path per event: `WebhookSink.accept` (outbox insert, one transaction per 100 events) →
 /// delivery service (load, per-item scheduler, payload read) → Standard Webhooks signing → `HTTPDeliveryEngine`
@@ -28,19 +29,28 @@ enum WebhookDeliveryBenchmark {
         for concurrency in levels {
             let count = concurrency == 1 ? total / 4 : total
             let ours = try await measure(
-                url: url, concurrency: concurrency, total: count, prefill: flags.contains("prefill"))
+                url: url,
+                concurrency: concurrency,
+                total: count,
+                prefill: flags.contains("prefill")
+            )
             let python =
                 flags.contains("nopeer")
                 ? nil : try HTTPMultiBenchmark.measurePython(url: url, concurrency: concurrency, total: count)
             let what = flags.contains("prefill") ? "outbox filled first" : "outbox insert to row deleted"
             BenchmarkResult(
-                benchmark: "webhook-delivery", metric: "deliveries/s @\(concurrency) in flight (\(what))",
-                value: ours.rate, unit: "1/s", peer: python.map { _ in "python-aiohttp (POST only)" },
+                benchmark: "webhook-delivery",
+                metric: "deliveries/s @\(concurrency) in flight (\(what))",
+                value: ours.rate,
+                unit: "1/s",
+                peer: python.map { _ in "python-aiohttp (POST only)" },
                 peerValue: python
             ).emit()
             BenchmarkResult(
-                benchmark: "webhook-delivery", metric: "process CPU per delivery @\(concurrency) in flight",
-                value: ours.cpuMicroseconds, unit: "us"
+                benchmark: "webhook-delivery",
+                metric: "process CPU per delivery @\(concurrency) in flight",
+                value: ours.cpuMicroseconds,
+                unit: "us"
             ).emit()
         }
     }
@@ -56,17 +66,33 @@ enum WebhookDeliveryBenchmark {
         let store = try OutboxStore.open(stateDir: directory)
         let engine = try HTTPDeliveryEngine(
             options: HTTPClientOptions(requestTimeout: .seconds(15), userAgent: "directus-bridge/bench"),
-            configuration: HTTPDeliveryEngine.Configuration(maxInFlight: concurrency))
+            configuration: HTTPDeliveryEngine.Configuration(maxInFlight: concurrency)
+        )
         let service = WebhookDeliveryService(
-            sinkID: "bench", store: store, transport: engine,
+            sinkID: "bench",
+            store: store,
+            transport: engine,
             builder: WebhookRequestBuilder(
-                url: url, userAgent: "directus-bridge/bench", extraHeaders: [], timeout: .seconds(15),
-                signer: try WebhookSigner(secrets: ["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"])),
+                url: url,
+                userAgent: "directus-bridge/bench",
+                extraHeaders: [],
+                timeout: .seconds(15),
+                signer: try WebhookSigner(secrets: ["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"])
+            ),
             policy: RetryPolicy(schedule: [.seconds(1)], maxAttempts: 3),
-            settings: WebhookDeliveryService.Settings(maxInFlight: concurrency), metrics: nil, logger: .silent)
+            settings: WebhookDeliveryService.Settings(maxInFlight: concurrency),
+            metrics: nil,
+            logger: .silent
+        )
         let sink = WebhookSink(
-            sinkID: "bench", url: url, store: store, maxOutbox: 10_000_000, filter: EventFilter(), metrics: nil,
-            outboxChanged: { service.outboxChanged() })
+            sinkID: "bench",
+            url: url,
+            store: store,
+            maxOutbox: 10_000_000,
+            filter: EventFilter(),
+            metrics: nil,
+            outboxChanged: { service.outboxChanged() }
+        )
         // The events are made beforehand: building event lines is the JSON hot path's job, measured elsewhere.
         let warmUp = batches(0..<min(total / 10, 1000))
         let timed = batches(1_000_000..<(1_000_000 + total))
@@ -121,10 +147,19 @@ enum WebhookDeliveryBenchmark {
     /// A ~300-byte event line of item `index` (every event its own item, as in the aiohttp run).
     private static func event(_ index: Int) -> EncodedEvent {
         let id = "evt_bench_\(index)"
-        let body = #"{"id":"\#(id)","type":"directus.items.update","event":"update","collection":"articles","key":"\#(index)","data":{"id":\#(index),"title":"\#(String(repeating: "x", count: 120))"},"origin":"live","seq":null,"time":"2026-12-02T10:15:00.123Z","received_at":"2026-12-02T10:15:00.125Z","subscription":"articles"}"#
+        let body =
+            #"{"id":"\#(id)","type":"directus.items.update","event":"update","collection":"articles","key":"\#(index)","data":{"id":\#(index),"title":"\#(String(repeating: "x", count: 120))"},"origin":"live","seq":null,"time":"2026-12-02T10:15:00.123Z","received_at":"2026-12-02T10:15:00.125Z","subscription":"articles"}"#
         return EncodedEvent(
-            id: id, event: .update, collection: "articles", key: "\(index)", origin: .live, seq: nil,
-            time: Timestamp(microsecondsSinceEpoch: 0), receivedAt: Timestamp(microsecondsSinceEpoch: 0),
-            subscription: "articles", body: Array(body.utf8))
+            id: id,
+            event: .update,
+            collection: "articles",
+            key: "\(index)",
+            origin: .live,
+            seq: nil,
+            time: Timestamp(microsecondsSinceEpoch: 0),
+            receivedAt: Timestamp(microsecondsSinceEpoch: 0),
+            subscription: "articles",
+            body: Array(body.utf8)
+        )
     }
 }

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-@preconcurrency import Glibc
+    @preconcurrency import Glibc
 #endif
 
 /// A task executor with one thread of its own: every job enqueued runs on that thread, in order.
@@ -84,11 +84,16 @@ public final class DedicatedThreadExecutor: TaskExecutor, @unchecked Sendable {
     private func startThread() {
         let context = Unmanaged.passRetained(self).toOpaque()  // +1, consumed by the thread's entry point
         var thread = pthread_t()
-        let result = pthread_create(&thread, nil, { raw in
-            let executor = Unmanaged<DedicatedThreadExecutor>.fromOpaque(raw!).takeRetainedValue()
-            executor.runJobs()
-            return nil
-        }, context)
+        let result = pthread_create(
+            &thread,
+            nil,
+            { raw in
+                let executor = Unmanaged<DedicatedThreadExecutor>.fromOpaque(raw!).takeRetainedValue()
+                executor.runJobs()
+                return nil
+            },
+            context
+        )
         precondition(result == 0, "pthread_create failed: \(result)")
         pthread_detach(thread)
     }

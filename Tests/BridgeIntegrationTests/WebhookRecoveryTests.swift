@@ -7,10 +7,14 @@ import Testing
     @Test func aReceiverDownForTenSecondsAcrossABridgeRestartLosesNothing() throws {
         let emulator = try Emulator()
         let receiver = try WebhookReceiver()
-        defer { emulator.stop(); receiver.stop() }
+        defer {
+            emulator.stop()
+            receiver.stop()
+        }
         let config = webhookConfig(
             url: emulator.url,
-            sinks: webhookSink(receiver.hookURL(), "retry_schedule: [200ms, 500ms, 1s]\nmax_attempts: 1000"))
+            sinks: webhookSink(receiver.hookURL(), "retry_schedule: [200ms, 500ms, 1s]\nmax_attempts: 1000")
+        )
         try receiver.down()
         let downSince = Date()
         let first = try BridgeProcess.run(config: config)
@@ -35,7 +39,8 @@ import Testing
 
         #expect(
             second.waitUntil(timeout: 20) { _ in Set(((try? receiver.delivered()) ?? []).map(\.id)).count >= 200 },
-            "\(second.stderr.suffix(2000))")
+            "\(second.stderr.suffix(2000))"
+        )
         #expect(Set(try receiver.delivered().map(\.id)) == pending)
         #expect(second.waitUntil { _ in OutboxProbe.pendingIDs(stateDir: stateDir).isEmpty })
         second.send(SIGTERM)
@@ -45,7 +50,10 @@ import Testing
     @Test func sigtermWithDeliveriesInFlightExitsZeroAndLosesNothing() throws {
         let emulator = try Emulator()
         let receiver = try WebhookReceiver()
-        defer { emulator.stop(); receiver.stop() }
+        defer {
+            emulator.stop()
+            receiver.stop()
+        }
         try receiver.script(defaultStep: ["status": 204, "delay_ms": 1000])
         let config = webhookConfig(url: emulator.url, sinks: webhookSink(receiver.hookURL(), "max_in_flight: 4"))
         let bridge = try BridgeProcess.run(config: config)
@@ -60,7 +68,9 @@ import Testing
         try receiver.script()
         let restarted = try BridgeProcess.run(config: config, in: bridge.directory)
         #expect(
-            restarted.waitUntil { _ in ((try? receiver.delivered().count) ?? 0) >= 8 }, "\(restarted.stderr)")
+            restarted.waitUntil { _ in ((try? receiver.delivered().count) ?? 0) >= 8 },
+            "\(restarted.stderr)"
+        )
         usleep(300_000)
         let delivered = try receiver.delivered()
         #expect(delivered.count == 8)
@@ -72,7 +82,10 @@ import Testing
     @Test func aDrainPastShutdownTimeoutExitsZeroAndDeliversAfterRestart() throws {
         let emulator = try Emulator()
         let receiver = try WebhookReceiver()
-        defer { emulator.stop(); receiver.stop() }
+        defer {
+            emulator.stop()
+            receiver.stop()
+        }
         try receiver.script(defaultStep: ["hang": true])
         let config = webhookConfig(url: emulator.url, sinks: webhookSink(receiver.hookURL()), shutdownTimeout: "1s")
         let bridge = try BridgeProcess.run(config: config)
@@ -93,12 +106,16 @@ import Testing
     @Test func aFullOutboxPausesIntakeAndLiveModeDropsAtTheQueue() throws {
         let emulator = try Emulator()
         let receiver = try WebhookReceiver()
-        defer { emulator.stop(); receiver.stop() }
+        defer {
+            emulator.stop()
+            receiver.stop()
+        }
         try receiver.down()
         let config = webhookConfig(
             url: emulator.url,
             sinks: webhookSink(receiver.hookURL(), "max_outbox: 3\nretry_schedule: [100ms]\nmax_attempts: 1000"),
-            maxQueue: 5)
+            maxQueue: 5
+        )
         let bridge = try BridgeProcess.run(config: config)
         let stateDir = bridge.directory.appendingPathComponent("state")
         #expect(bridge.waitUntilConnected(), "\(bridge.stderr)")
@@ -109,7 +126,11 @@ import Testing
 
         try receiver.up()
         // What was accepted (3 in the outbox, up to 5 in the queue) is delivered; the rest was dropped and counted.
-        #expect(bridge.waitUntil { _ in OutboxProbe.pendingIDs(stateDir: stateDir).isEmpty && bridge.stderr.contains("sink recovered") })
+        #expect(
+            bridge.waitUntil { _ in
+                OutboxProbe.pendingIDs(stateDir: stateDir).isEmpty && bridge.stderr.contains("sink recovered")
+            }
+        )
         usleep(1_000_000)
         let delivered = try receiver.delivered()
         #expect(delivered.count >= 3 && delivered.count <= 9, "\(delivered.count)")

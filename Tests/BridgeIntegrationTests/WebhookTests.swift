@@ -4,7 +4,11 @@ import Testing
 
 /// A live-mode bridge.yaml for the emulator at `url` with `sinks` (YAML lines under `sinks:`).
 func webhookConfig(
-    url: String, sinks: String, shutdownTimeout: String = "5s", maxQueue: Int = 100_000, operations: Bool = false
+    url: String,
+    sinks: String,
+    shutdownTimeout: String = "5s",
+    maxQueue: Int = 100_000,
+    operations: Bool = false
 ) -> String {
     """
     directus:
@@ -49,7 +53,10 @@ func dlq(_ arguments: [String], in directory: URL) throws -> (Int32?, [String], 
     @Test func signaturesVerifyWithTheReferencePackageForRawWhsecAndRotatedSecrets() throws {
         let emulator = try Emulator()
         let receiver = try WebhookReceiver()
-        defer { emulator.stop(); receiver.stop() }
+        defer {
+            emulator.stop()
+            receiver.stop()
+        }
         let whsec = "whsec_" + Data((0..<32).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
         let newer = "whsec_" + Data((0..<24).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
         try receiver.setSecrets([
@@ -99,7 +106,10 @@ func dlq(_ arguments: [String], in directory: URL) throws -> (Int32?, [String], 
     @Test func retriedTwiceThenDeliveredOnceWithOneIdOnTheSchedule() throws {
         let emulator = try Emulator()
         let receiver = try WebhookReceiver()
-        defer { emulator.stop(); receiver.stop() }
+        defer {
+            emulator.stop()
+            receiver.stop()
+        }
         try receiver.script(steps: [["status": 503], ["status": 503], ["status": 200]])
         let sinks = webhookSink(receiver.hookURL(), "secret: s3cret\nretry_schedule: [300ms, 600ms]")
         let bridge = try BridgeProcess.run(config: webhookConfig(url: emulator.url, sinks: sinks))
@@ -123,7 +133,10 @@ func dlq(_ arguments: [String], in directory: URL) throws -> (Int32?, [String], 
     @Test func retryAfterLongerThanTheScheduleIsRespected() throws {
         let emulator = try Emulator()
         let receiver = try WebhookReceiver()
-        defer { emulator.stop(); receiver.stop() }
+        defer {
+            emulator.stop()
+            receiver.stop()
+        }
         try receiver.script(steps: [["status": 429, "headers": ["retry-after": "2"]]])
         let sinks = webhookSink(receiver.hookURL(), "retry_schedule: [100ms]")
         let bridge = try BridgeProcess.run(config: webhookConfig(url: emulator.url, sinks: sinks))
@@ -142,7 +155,10 @@ func dlq(_ arguments: [String], in directory: URL) throws -> (Int32?, [String], 
     @Test func aRejectedEventIsDeadLetteredListedAndReplayed() throws {
         let emulator = try Emulator()
         let receiver = try WebhookReceiver()
-        defer { emulator.stop(); receiver.stop() }
+        defer {
+            emulator.stop()
+            receiver.stop()
+        }
         try receiver.script(steps: [["status": 400, "body": "{\"error\":\"unknown field\"}"]])
         let sinks = webhookSink(receiver.hookURL(), "secret: first-secret")
         try receiver.setSecrets(["/hook": [["raw": "second-secret"]]])
@@ -164,7 +180,10 @@ func dlq(_ arguments: [String], in directory: URL) throws -> (Int32?, [String], 
         #expect(metrics.value("directus_bridge_webhook_outbox_depth") == 0)
         #expect(
             metrics.value(
-                "directus_bridge_webhook_attempts_total", ["outcome": "dead_letter", "status_class": "4xx"]) == 1)
+                "directus_bridge_webhook_attempts_total",
+                ["outcome": "dead_letter", "status_class": "4xx"]
+            ) == 1
+        )
         #expect(metrics.value("directus_bridge_webhook_dead_letters_total") == 1)
         #expect(metrics.types["directus_bridge_webhook_delivery_latency_seconds"] == "histogram")
         #expect(bridge.waitForLog("dlq.depth=1"), "\(bridge.stderr.suffix(1500))")
@@ -172,11 +191,17 @@ func dlq(_ arguments: [String], in directory: URL) throws -> (Int32?, [String], 
         let (listStatus, table, _) = try dlq(["list"], in: bridge.directory)
         #expect(listStatus == 0)
         #expect(table.count == 1)
-        #expect(table.first?.split(separator: " ", omittingEmptySubsequences: true).prefix(5).map(String.init)
-            == [id, "articles", key, "1", "400"])
-        let (_, json, _) = try dlq(["list", "--json", "--collection", "articles", "--since", "10m"], in: bridge.directory)
+        #expect(
+            table.first?.split(separator: " ", omittingEmptySubsequences: true).prefix(5).map(String.init)
+                == [id, "articles", key, "1", "400"]
+        )
+        let (_, json, _) = try dlq(
+            ["list", "--json", "--collection", "articles", "--since", "10m"],
+            in: bridge.directory
+        )
         let letter = try #require(
-            (try? JSONSerialization.jsonObject(with: Data((json.first ?? "").utf8))) as? [String: Any])
+            (try? JSONSerialization.jsonObject(with: Data((json.first ?? "").utf8))) as? [String: Any]
+        )
         #expect(letter["id"] as? String == id && letter["last_status"] as? Int == 400)
         #expect(letter["response"] as? String == "{\"error\":\"unknown field\"}")
         #expect((letter["body"] as? [String: Any])?["key"] as? String == key)
@@ -189,7 +214,9 @@ func dlq(_ arguments: [String], in directory: URL) throws -> (Int32?, [String], 
         #expect(bridge.waitForExit() == 0)
         let rotated = webhookSink(receiver.hookURL(), "secret: second-secret")
         let restarted = try BridgeProcess.run(
-            config: webhookConfig(url: emulator.url, sinks: rotated), in: bridge.directory)
+            config: webhookConfig(url: emulator.url, sinks: rotated),
+            in: bridge.directory
+        )
         #expect(restarted.waitUntilConnected(), "\(restarted.stderr)")
         let (replayStatus, replayed, _) = try dlq(["replay", "--id", id], in: bridge.directory)
         #expect(replayStatus == 0 && replayed.count == 1)
@@ -205,7 +232,10 @@ func dlq(_ arguments: [String], in directory: URL) throws -> (Int32?, [String], 
     @Test func fiftyItemsTimesTwentyUpdatesKeepPerItemOrderWithEightInFlight() throws {
         let emulator = try Emulator()
         let receiver = try WebhookReceiver()
-        defer { emulator.stop(); receiver.stop() }
+        defer {
+            emulator.stop()
+            receiver.stop()
+        }
         try receiver.script(randomDelayMs: [0, 20])
         let sinks = webhookSink(receiver.hookURL(), "max_in_flight: 8")
         let bridge = try BridgeProcess.run(config: webhookConfig(url: emulator.url, sinks: sinks))
@@ -219,7 +249,8 @@ func dlq(_ arguments: [String], in directory: URL) throws -> (Int32?, [String], 
 
         #expect(
             bridge.waitUntil(timeout: 60) { _ in ((try? receiver.delivered().count) ?? 0) >= 1050 },
-            "delivered \((try? receiver.delivered().count) ?? 0): \(bridge.stderr.suffix(2000))")
+            "delivered \((try? receiver.delivered().count) ?? 0): \(bridge.stderr.suffix(2000))"
+        )
         let delivered = try receiver.delivered()
         #expect(delivered.count == 1050)
         #expect(Set(delivered.map(\.id)).count == 1050)
@@ -236,7 +267,10 @@ func dlq(_ arguments: [String], in directory: URL) throws -> (Int32?, [String], 
     @Test func aHangingReceiverIsCutAtTheTimeoutAndRetried() throws {
         let emulator = try Emulator()
         let receiver = try WebhookReceiver()
-        defer { emulator.stop(); receiver.stop() }
+        defer {
+            emulator.stop()
+            receiver.stop()
+        }
         try receiver.script(steps: [["hang": true]])
         let sinks = webhookSink(receiver.hookURL(), "timeout: 500ms\nretry_schedule: [100ms]")
         let bridge = try BridgeProcess.run(config: webhookConfig(url: emulator.url, sinks: sinks))

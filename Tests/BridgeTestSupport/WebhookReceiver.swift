@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// The scriptable webhook receiver (Tests/tools/http_peers/webhook_receiver.py), started for one test.
@@ -64,7 +65,9 @@ public final class WebhookReceiver: @unchecked Sendable {
     /// random delay to every request. A step: `["status": 503, "headers": ["retry-after": "2"], "body": "…",
     /// "delay_ms": 100, "hang": true]`.
     public func script(
-        steps: [[String: Any]] = [], defaultStep: [String: Any] = ["status": 204], randomDelayMs: [Int]? = nil
+        steps: [[String: Any]] = [],
+        defaultStep: [String: Any] = ["status": 204],
+        randomDelayMs: [Int]? = nil
     ) throws {
         var body: [String: Any] = ["steps": steps, "default": defaultStep]
         if let randomDelayMs { body["random_delay_ms"] = randomDelayMs }
@@ -88,10 +91,17 @@ public final class WebhookReceiver: @unchecked Sendable {
         return (answer["requests"] as? [[String: Any]] ?? []).map { record in
             let status = record["status"] as? Int
             return Request(
-                n: record["n"] as? Int ?? 0, time: record["t"] as? Double ?? 0, path: record["path"] as? String ?? "",
-                headers: record["headers"] as? [String: String] ?? [:], body: record["body"] as? String ?? "",
-                id: record["id"] as? String ?? "", status: status, aborted: record["aborted"] as? Bool ?? false,
-                abortedAfter: record["aborted_after"] as? Double, verified: record["verified"] as? [Any] ?? [])
+                n: record["n"] as? Int ?? 0,
+                time: record["t"] as? Double ?? 0,
+                path: record["path"] as? String ?? "",
+                headers: record["headers"] as? [String: String] ?? [:],
+                body: record["body"] as? String ?? "",
+                id: record["id"] as? String ?? "",
+                status: status,
+                aborted: record["aborted"] as? Bool ?? false,
+                abortedAfter: record["aborted_after"] as? Double,
+                verified: record["verified"] as? [Any] ?? []
+            )
         }
     }
 

@@ -1,17 +1,26 @@
-@testable import BridgeCore
 import BridgeStore
 import BridgeSystem
 import BridgeTestSupport
 import Foundation
 import Testing
 
+@testable import BridgeCore
+
 /// An event of `collection`/`key` with id `evt_<n>` and a body naming both.
 func webhookEvent(_ n: Int, key: String? = nil, collection: String = "articles") -> EncodedEvent {
     let itemKey = key ?? "\(n)"
     return EncodedEvent(
-        id: "evt_\(n)", event: .update, collection: collection, key: itemKey, origin: .live, seq: nil,
-        time: Timestamp(microsecondsSinceEpoch: 0), receivedAt: Timestamp(microsecondsSinceEpoch: 0),
-        subscription: collection, body: Array(#"{"id":"evt_\#(n)","collection":"\#(collection)","key":"\#(itemKey)"}"#.utf8))
+        id: "evt_\(n)",
+        event: .update,
+        collection: collection,
+        key: itemKey,
+        origin: .live,
+        seq: nil,
+        time: Timestamp(microsecondsSinceEpoch: 0),
+        receivedAt: Timestamp(microsecondsSinceEpoch: 0),
+        subscription: collection,
+        body: Array(#"{"id":"evt_\#(n)","collection":"\#(collection)","key":"\#(itemKey)"}"#.utf8)
+    )
 }
 
 /// A fresh store in a new temporary directory.
@@ -59,9 +68,16 @@ func makeStore() throws -> OutboxStore {
                 .delivered(seq: rows[0].seq),
                 .retry(seq: rows[1].seq, attempts: 2, nextAttemptAt: 9000, lastStatus: 503, lastError: nil),
                 .deadLetter(
-                    seq: rows[2].seq, attempts: 1, deadAt: 7000, reason: "HTTP 400 is not retried", lastStatus: 400,
-                    response: Array("nope".utf8)),
-            ], sink: "a")
+                    seq: rows[2].seq,
+                    attempts: 1,
+                    deadAt: 7000,
+                    reason: "HTTP 400 is not retried",
+                    lastStatus: 400,
+                    response: Array("nope".utf8)
+                ),
+            ],
+            sink: "a"
+        )
         let left = try store.pending(sink: "a", after: 0, limit: 10)
         #expect(left.map(\.key) == ["2"])
         #expect(left[0].attempts == 2 && left[0].nextAttemptAt == 9000)
@@ -77,27 +93,39 @@ func makeStore() throws -> OutboxStore {
         // Applying the same outcomes again (a retried transaction) changes nothing more.
         try store.apply(
             [.deadLetter(seq: rows[2].seq, attempts: 1, deadAt: 7000, reason: "x", lastStatus: 400, response: [])],
-            sink: "a")
+            sink: "a"
+        )
         #expect(try store.deadLetterCount(sink: nil) == 1)
     }
 
     @Test func filtersReplayAndPurge() throws {
         let store = try makeStore()
         _ = try store.insert(
-            [webhookEvent(1), webhookEvent(2, collection: "tags"), webhookEvent(3), webhookEvent(4)], sink: "a",
-            now: 100, limit: 10)
+            [webhookEvent(1), webhookEvent(2, collection: "tags"), webhookEvent(3), webhookEvent(4)],
+            sink: "a",
+            now: 100,
+            limit: 10
+        )
         let rows = try store.pending(sink: "a", after: 0, limit: 10)
         try store.apply(
             rows.enumerated().map { index, row in
                 .deadLetter(
-                    seq: row.seq, attempts: 3, deadAt: Int64(1000 * (index + 1)), reason: "r", lastStatus: nil,
-                    response: [])
-            }, sink: "a")
+                    seq: row.seq,
+                    attempts: 3,
+                    deadAt: Int64(1000 * (index + 1)),
+                    reason: "r",
+                    lastStatus: nil,
+                    response: []
+                )
+            },
+            sink: "a"
+        )
         #expect(try store.deadLetters(matching: DeadLetterFilter(collection: "tags")).map(\.eventID) == ["evt_2"])
         #expect(try store.deadLetters(matching: DeadLetterFilter(since: 3000)).map(\.eventID) == ["evt_3", "evt_4"])
         #expect(
             try store.deadLetters(matching: DeadLetterFilter(collection: "articles", ids: ["evt_1", "evt_4", "evt_2"]))
-                .map(\.eventID) == ["evt_1", "evt_4"])
+                .map(\.eventID) == ["evt_1", "evt_4"]
+        )
 
         // Replay from a second connection, as `directus-bridge dlq replay` does beside a running bridge.
         let dlq = try OutboxStore(path: store.path)
@@ -132,8 +160,14 @@ func makeStore() throws -> OutboxStore {
         let store = try makeStore()
         let woken = WakeCounter()
         let sink = WebhookSink(
-            sinkID: "a", url: "https://user:pw@example.com/hook?token=x", store: store, maxOutbox: 2,
-            filter: EventFilter(), metrics: nil, outboxChanged: { woken.increment() })
+            sinkID: "a",
+            url: "https://user:pw@example.com/hook?token=x",
+            store: store,
+            maxOutbox: 2,
+            filter: EventFilter(),
+            metrics: nil,
+            outboxChanged: { woken.increment() }
+        )
         #expect(sink.name == "webhook:https://example.com/hook")
         try sink.accept([webhookEvent(1)])
         #expect(woken.value == 1)

@@ -1,8 +1,9 @@
-@testable import BridgeCore
 import BridgeHTTP
 import BridgeSystem
 import Foundation
 import Testing
+
+@testable import BridgeCore
 
 @Suite struct WebhookDeliveryServiceTests {
     @Test func deliversEveryEventOnceInItemOrderAndEmptiesTheOutbox() async throws {
@@ -16,7 +17,11 @@ import Testing
         let sent = transport.sent
         #expect(sent.map(\.id).sorted() == (0..<30).map { "evt_\($0)" }.sorted())
         for item in 0..<10 {
-            #expect(sent.filter { $0.item == "articles/\(item)" }.map(\.id) == ["evt_\(item)", "evt_\(item + 10)", "evt_\(item + 20)"])
+            #expect(
+                sent.filter { $0.item == "articles/\(item)" }.map(\.id) == [
+                    "evt_\(item)", "evt_\(item + 10)", "evt_\(item + 20)",
+                ]
+            )
         }
         #expect(sent.allSatisfy { $0.request.header("webhook-signature")?.hasPrefix("v1,") == true })
         #expect(transport.overlaps == 0)
@@ -29,8 +34,12 @@ import Testing
         let metrics = WebhookMetrics(registry: registry, sink: "s", depths: depths)
         let transport = FakeTransport { _, attempt in HTTPResponse(status: attempt < 3 ? 503 : 200) }
         let service = try makeService(
-            store: store, transport: transport, schedule: [.milliseconds(150), .milliseconds(300)], metrics: metrics,
-            depths: depths)
+            store: store,
+            transport: transport,
+            schedule: [.milliseconds(150), .milliseconds(300)],
+            metrics: metrics,
+            depths: depths
+        )
         try await whileRunning(service) { _ in
             try enqueue([webhookEvent(1)], into: store, for: service)
             #expect(try await eventually { try store.outboxCount(sink: "s") == 0 })
@@ -42,8 +51,12 @@ import Testing
         #expect((sent[1].at - sent[0].at) >= .milliseconds(150))
         #expect((sent[2].at - sent[1].at) >= .milliseconds(300))
         let text = registry.render()
-        #expect(text.contains(#"directus_bridge_webhook_attempts_total{sink="s",outcome="retry",status_class="5xx"} 2"#))
-        #expect(text.contains(#"directus_bridge_webhook_attempts_total{sink="s",outcome="delivered",status_class="2xx"} 1"#))
+        #expect(
+            text.contains(#"directus_bridge_webhook_attempts_total{sink="s",outcome="retry",status_class="5xx"} 2"#)
+        )
+        #expect(
+            text.contains(#"directus_bridge_webhook_attempts_total{sink="s",outcome="delivered",status_class="2xx"} 1"#)
+        )
         #expect(text.contains(#"directus_bridge_webhook_retries_total{sink="s"} 2"#))
         #expect(text.contains(#"directus_bridge_webhook_outbox_depth{sink="s"} 0"#))
         #expect(text.contains(#"directus_bridge_webhook_dead_letter_depth{sink="s"} 0"#))
@@ -56,7 +69,12 @@ import Testing
             try await Task.sleep(for: .milliseconds(Int.random(in: 0...15)))
             return HTTPResponse(status: Int.random(in: 0..<5) == 0 ? 503 : 204)
         }
-        let service = try makeService(store: store, transport: transport, schedule: [.milliseconds(5)], maxAttempts: 100)
+        let service = try makeService(
+            store: store,
+            transport: transport,
+            schedule: [.milliseconds(5)],
+            maxAttempts: 100
+        )
         try await whileRunning(service) { _ in
             for round in 0..<10 {
                 try enqueue((0..<20).map { webhookEvent(round * 20 + $0, key: "\($0)") }, into: store, for: service)
@@ -110,14 +128,20 @@ import Testing
             HTTPResponse(status: request.header("webhook-id") == "evt_0" ? 503 : 204)
         }
         let service = try makeService(
-            store: store, transport: transport, schedule: [.milliseconds(50)], maxAttempts: 1_000_000, maxInFlight: 2)
+            store: store,
+            transport: transport,
+            schedule: [.milliseconds(50)],
+            maxAttempts: 1_000_000,
+            maxInFlight: 2
+        )
         try await whileRunning(service) { _ in
             try enqueue([webhookEvent(0, key: "bad"), webhookEvent(1, key: "bad")], into: store, for: service)
             try enqueue((2..<40).map { webhookEvent($0) }, into: store, for: service)
             #expect(
                 try await eventually {
                     try store.outboxCount(sink: "s") == 2 && transport.sent.filter { $0.id == "evt_0" }.count >= 3
-                })
+                }
+            )
         }
         #expect(!transport.sent.contains { $0.id == "evt_1" })  // behind its failing predecessor
     }
@@ -129,8 +153,11 @@ import Testing
         let transport = FakeTransport { request, attempt in
             guard attempt > 1 else {
                 throw HTTPClientError(
-                    kind: .receiveFailed, curlCode: 92, message: "HTTP/2 stream 1 was not closed cleanly",
-                    url: request.url)
+                    kind: .receiveFailed,
+                    curlCode: 92,
+                    message: "HTTP/2 stream 1 was not closed cleanly",
+                    url: request.url
+                )
             }
             return HTTPResponse(status: 200, httpVersion: "2")
         }
@@ -147,7 +174,8 @@ import Testing
         let store = try makeStore()
         let answer = [UInt8](repeating: UInt8(ascii: "e"), count: 2000)
         let transport = FakeTransport { request, _ in
-            request.header("webhook-id") == "evt_1" ? HTTPResponse(status: 400, body: answer) : HTTPResponse(status: 200)
+            request.header("webhook-id") == "evt_1"
+                ? HTTPResponse(status: 400, body: answer) : HTTPResponse(status: 200)
         }
         let service = try makeService(store: store, transport: transport)
         try await whileRunning(service) { _ in
@@ -171,7 +199,11 @@ import Testing
         try await whileRunning(first) { _ in
             try enqueue((1...5).map { webhookEvent($0) }, into: store, for: first)
             #expect(await eventually { refused.sent.count == 5 })
-            #expect(try await eventually { try store.pending(sink: "s", after: 0, limit: 10).allSatisfy { $0.attempts == 1 } })
+            #expect(
+                try await eventually {
+                    try store.pending(sink: "s", after: 0, limit: 10).allSatisfy { $0.attempts == 1 }
+                }
+            )
         }
         // A new process: its own connection to the same file.
         let reopened = try OutboxStore(path: store.path)
@@ -181,7 +213,9 @@ import Testing
         try reopened.apply(
             try reopened.pending(sink: "s", after: 0, limit: 10).map {
                 .retry(seq: $0.seq, attempts: $0.attempts, nextAttemptAt: 0, lastStatus: nil, lastError: "refused")
-            }, sink: "s")
+            },
+            sink: "s"
+        )
         try await whileRunning(second) { _ in
             let drained = try await eventually { try reopened.outboxCount(sink: "s") == 0 }
             #expect(drained)

@@ -1,5 +1,6 @@
-@testable import BridgeCore
 import Testing
+
+@testable import BridgeCore
 
 @Suite struct WebhookDeliveryStateTests {
     let policy = RetryPolicy(schedule: [.seconds(1), .seconds(10)], maxAttempts: 3)
@@ -26,7 +27,12 @@ import Testing
         var state = WebhookDeliveryState(policy: policy)
         state.load([entry(1, key: "a"), entry(2, key: "a"), entry(3, key: "b")])
         #expect(state.takeDue(now: 0, limit: 10) == [1, 3])
-        let firstResult = state.attemptEnded(seq: 1, outcome: .response(status: 503, retryAfter: nil, body: []), now: 100, jitter: 1.2)
+        let firstResult = state.attemptEnded(
+            seq: 1,
+            outcome: .response(status: 503, retryAfter: nil, body: []),
+            now: 100,
+            jitter: 1.2
+        )
         let first = try #require(firstResult)
         #expect(first.decision == .retry(after: .milliseconds(1200)))
         #expect(first.write == .retry(seq: 1, attempts: 1, nextAttemptAt: 1300, lastStatus: 503, lastError: nil))
@@ -37,9 +43,16 @@ import Testing
         #expect(state.takeDue(now: 1300, limit: 10) == [1])
         let secondResult = state.attemptEnded(seq: 1, outcome: .failure("timeout"), now: 2000, jitter: 0.8)
         let second = try #require(secondResult)
-        #expect(second.write == .retry(seq: 1, attempts: 2, nextAttemptAt: 10000, lastStatus: nil, lastError: "timeout"))
+        #expect(
+            second.write == .retry(seq: 1, attempts: 2, nextAttemptAt: 10000, lastStatus: nil, lastError: "timeout")
+        )
         #expect(state.takeDue(now: 10000, limit: 10) == [1])
-        let thirdResult = state.attemptEnded(seq: 1, outcome: .response(status: 502, retryAfter: nil, body: []), now: 10000, jitter: 1)
+        let thirdResult = state.attemptEnded(
+            seq: 1,
+            outcome: .response(status: 502, retryAfter: nil, body: []),
+            now: 10000,
+            jitter: 1
+        )
         let third = try #require(thirdResult)
         #expect(third.decision == .deadLetter(reason: "gave up after 3 attempts; last: HTTP 502"))
         #expect(state.takeDue(now: 10000, limit: 10) == [2])
@@ -60,13 +73,24 @@ import Testing
         state.load([entry(1, key: "a", attempts: 0), entry(2, key: "a")])
         _ = state.takeDue(now: 0, limit: 1)
         let body = [UInt8](repeating: 65, count: 3000)
-        let conclusionResult = state.attemptEnded(seq: 1, outcome: .response(status: 410, retryAfter: nil, body: body), now: 7, jitter: 1)
+        let conclusionResult = state.attemptEnded(
+            seq: 1,
+            outcome: .response(status: 410, retryAfter: nil, body: body),
+            now: 7,
+            jitter: 1
+        )
         let conclusion = try #require(conclusionResult)
         #expect(
             conclusion.write
                 == .deadLetter(
-                    seq: 1, attempts: 1, deadAt: 7, reason: "HTTP 410 is not retried", lastStatus: 410,
-                    response: Array(body.prefix(1024))))
+                    seq: 1,
+                    attempts: 1,
+                    deadAt: 7,
+                    reason: "HTTP 410 is not retried",
+                    lastStatus: 410,
+                    response: Array(body.prefix(1024))
+                )
+        )
         #expect(state.takeDue(now: 7, limit: 1) == [2])
     }
 

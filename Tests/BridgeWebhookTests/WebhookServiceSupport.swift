@@ -1,7 +1,8 @@
-@testable import BridgeCore
 import BridgeHTTP
 import BridgeSystem
 import Foundation
+
+@testable import BridgeCore
 
 /// A scripted HTTP transport for the delivery service: `respond` answers each request (it may sleep, throw, or
 /// wait to be cancelled); every request is recorded with its arrival time, and per-item concurrency is checked.
@@ -68,20 +69,39 @@ final class FakeTransport: HTTPTransport, @unchecked Sendable {
 
 /// A delivery service for sink "s" of `store`, with a fixed jitter of 1 unless told otherwise.
 func makeService(
-    store: OutboxStore, transport: any HTTPTransport, schedule: [Duration] = [.milliseconds(20)],
-    maxAttempts: Int = 5, maxInFlight: Int = 8, pollInterval: Duration = .milliseconds(100),
-    metrics: WebhookMetrics? = nil, secrets: [String] = ["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"],
-    commitDelay: Duration = .milliseconds(2), depths: WebhookDepths = WebhookDepths()
+    store: OutboxStore,
+    transport: any HTTPTransport,
+    schedule: [Duration] = [.milliseconds(20)],
+    maxAttempts: Int = 5,
+    maxInFlight: Int = 8,
+    pollInterval: Duration = .milliseconds(100),
+    metrics: WebhookMetrics? = nil,
+    secrets: [String] = ["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"],
+    commitDelay: Duration = .milliseconds(2),
+    depths: WebhookDepths = WebhookDepths()
 ) throws -> WebhookDeliveryService {
     WebhookDeliveryService(
-        sinkID: "s", store: store, transport: transport,
+        sinkID: "s",
+        store: store,
+        transport: transport,
         builder: WebhookRequestBuilder(
-            url: "http://receiver.test/hook", userAgent: "directus-bridge/test", extraHeaders: [],
-            timeout: .seconds(5), signer: try WebhookSigner(secrets: secrets)),
+            url: "http://receiver.test/hook",
+            userAgent: "directus-bridge/test",
+            extraHeaders: [],
+            timeout: .seconds(5),
+            signer: try WebhookSigner(secrets: secrets)
+        ),
         policy: RetryPolicy(schedule: schedule, maxAttempts: maxAttempts),
         settings: WebhookDeliveryService.Settings(
-            maxInFlight: maxInFlight, pollInterval: pollInterval, commitDelay: commitDelay, jitter: { 1 }),
-        metrics: metrics, depths: depths, logger: .silent)
+            maxInFlight: maxInFlight,
+            pollInterval: pollInterval,
+            commitDelay: commitDelay,
+            jitter: { 1 }
+        ),
+        metrics: metrics,
+        depths: depths,
+        logger: .silent
+    )
 }
 
 /// Runs `service` while `body` runs, then stops it and waits for it to return.
@@ -90,7 +110,8 @@ func makeService(
 /// Swift's two cooperative threads busy for many seconds, and a service that first needed one of them to start
 /// would sit idle meanwhile.
 func whileRunning(
-    _ service: WebhookDeliveryService, drainTimeout: Duration = .seconds(2),
+    _ service: WebhookDeliveryService,
+    drainTimeout: Duration = .seconds(2),
     _ body: (ShutdownSignal) async throws -> Void
 ) async throws {
     let stop = ShutdownSignal()

@@ -45,7 +45,13 @@ package enum OutboxWrite: Sendable, Equatable {
     case retry(seq: Int64, attempts: Int, nextAttemptAt: Int64, lastStatus: Int?, lastError: String?)
     /// The row moves to the dead letters.
     case deadLetter(
-        seq: Int64, attempts: Int, deadAt: Int64, reason: String, lastStatus: Int?, response: [UInt8])
+        seq: Int64,
+        attempts: Int,
+        deadAt: Int64,
+        reason: String,
+        lastStatus: Int?,
+        response: [UInt8]
+    )
 
     /// The outbox row it changes.
     package var seq: Int64 {

@@ -26,7 +26,8 @@ extension OutboxStore {
                         [
                             .text(letter.sink), .text(letter.eventID), .text(letter.collection), .text(letter.key),
                             .blob(letter.body), .integer(now), .integer(now),
-                        ])
+                        ]
+                    )
                     try database.run("DELETE FROM dead_letters WHERE seq = ?", [.integer(letter.seq)])
                 }
                 return letters
@@ -77,11 +78,20 @@ extension OutboxStore {
         while try statement.step() {
             letters.append(
                 DeadLetter(
-                    seq: statement.int64(at: 0), sink: statement.string(at: 1), eventID: statement.string(at: 2),
-                    collection: statement.string(at: 3), key: statement.string(at: 4), body: statement.blob(at: 5),
-                    attempts: statement.int(at: 6), createdAt: statement.int64(at: 7), deadAt: statement.int64(at: 8),
-                    reason: statement.string(at: 9), lastStatus: statement.isNull(at: 10) ? nil : statement.int(at: 10),
-                    response: statement.blob(at: 11)))
+                    seq: statement.int64(at: 0),
+                    sink: statement.string(at: 1),
+                    eventID: statement.string(at: 2),
+                    collection: statement.string(at: 3),
+                    key: statement.string(at: 4),
+                    body: statement.blob(at: 5),
+                    attempts: statement.int(at: 6),
+                    createdAt: statement.int64(at: 7),
+                    deadAt: statement.int64(at: 8),
+                    reason: statement.string(at: 9),
+                    lastStatus: statement.isNull(at: 10) ? nil : statement.int(at: 10),
+                    response: statement.blob(at: 11)
+                )
+            )
         }
         return letters
     }

@@ -22,7 +22,8 @@ extension OutboxStore {
                     for: """
                         INSERT OR IGNORE INTO outbox (sink, event_id, collection, item_key, body, next_attempt_at,
                             created_at) VALUES (?, ?, ?, ?, ?, ?, ?)
-                        """)
+                        """
+                )
                 defer { statement.reset() }
                 var inserted = 0
                 for event in events {
@@ -88,13 +89,20 @@ extension OutboxStore {
     /// `loadLimit`), recounts the outbox depth and the dead letters when asked (rows another process added or
     /// removed), and reads the payloads of `due`.
     package func deliveryStep(
-        sink: String, writes: [OutboxWrite], loadAfter: Int64?, loadLimit: Int, recount: Bool, due: [Int64]
+        sink: String,
+        writes: [OutboxWrite],
+        loadAfter: Int64?,
+        loadLimit: Int,
+        recount: Bool,
+        due: [Int64]
     ) throws -> OutboxStep {
         try withState { state in
             let database = state.database
             var (step, removed) = try database.transaction { () throws -> (OutboxStep, Int) in
                 let removed = try Self.apply(writes, in: database)
-                let loaded = try loadAfter.map { try Self.pending(sink: sink, after: $0, limit: loadLimit, in: database) }
+                let loaded = try loadAfter.map {
+                    try Self.pending(sink: sink, after: $0, limit: loadLimit, in: database)
+                }
                 var deadLetters: Int?
                 if recount {
                     deadLetters =
@@ -103,8 +111,11 @@ extension OutboxStore {
                         }.first ?? 0
                 }
                 let step = OutboxStep(
-                    loaded: loaded ?? [], payloads: try Self.payloads(due, in: database), depth: 0,
-                    deadLetters: deadLetters)
+                    loaded: loaded ?? [],
+                    payloads: try Self.payloads(due, in: database),
+                    depth: 0,
+                    deadLetters: deadLetters
+                )
                 return (step, removed)
             }
             if let depth = state.depth[sink] { state.depth[sink] = max(0, depth - removed) }
@@ -147,8 +158,13 @@ extension OutboxStore {
             [.integer(after), .text(sink), .integer(Int64(limit))]
         ) { row in
             OutboxEntry(
-                seq: row.int64(at: 0), collection: row.string(at: 1), key: row.string(at: 2),
-                attempts: row.int(at: 3), nextAttemptAt: row.int64(at: 4), createdAt: row.int64(at: 5))
+                seq: row.int64(at: 0),
+                collection: row.string(at: 1),
+                key: row.string(at: 2),
+                attempts: row.int(at: 3),
+                nextAttemptAt: row.int64(at: 4),
+                createdAt: row.int64(at: 5)
+            )
         }
     }
 
@@ -188,7 +204,8 @@ extension OutboxStore {
                 [
                     .integer(Int64(attempts)), .integer(nextAttemptAt), lastStatus.map { .integer(Int64($0)) } ?? .null,
                     lastError.map { .text($0) } ?? .null, .integer(seq),
-                ])
+                ]
+            )
         case .deadLetter(let seq, let attempts, let deadAt, let reason, let lastStatus, let response):
             try database.run(
                 """
@@ -199,7 +216,8 @@ extension OutboxStore {
                 [
                     .integer(Int64(attempts)), .integer(deadAt), .text(reason),
                     lastStatus.map { .integer(Int64($0)) } ?? .null, .blob(response), .integer(seq),
-                ])
+                ]
+            )
             try database.run("DELETE FROM outbox WHERE seq = ?", [.integer(seq)])
         }
     }

@@ -1,7 +1,8 @@
-#if canImport(Glibc)
-@preconcurrency import Glibc
-#endif
 package import BridgeStore
+
+#if canImport(Glibc)
+    @preconcurrency import Glibc
+#endif
 
 /// The webhook outbox and dead letters: `<state_dir>/webhooks.db` (SQLite, WAL), shared by every webhook sink of
 /// the process and by `directus-bridge dlq` running beside it.
@@ -127,7 +128,8 @@ package final class OutboxStore: @unchecked Sendable {
                     response BLOB NOT NULL
                 );
                 CREATE INDEX dead_letters_dead_at ON dead_letters(dead_at);
-                """),
+                """
+        )
     ]
 
     private static func makeDirectory(_ path: String) throws {
@@ -137,7 +139,10 @@ package final class OutboxStore: @unchecked Sendable {
             if mkdir(prefix, 0o755) != 0 {
                 let code = errno
                 guard code == EEXIST else {
-                    throw SQLiteError(resultCode: 14, message: "cannot create \(prefix): \(String(cString: strerror(code)))")
+                    throw SQLiteError(
+                        resultCode: 14,
+                        message: "cannot create \(prefix): \(String(cString: strerror(code)))"
+                    )
                 }
             }
         }

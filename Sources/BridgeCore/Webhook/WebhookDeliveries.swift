@@ -46,23 +46,37 @@ public final class WebhookDeliveries: Sendable {
         do {
             engine = try HTTPDeliveryEngine(
                 options: HTTPClientOptions(
-                    connectTimeout: min(config.timeout, .seconds(10)), requestTimeout: config.timeout,
-                    userAgent: userAgent, maxResponseBytes: 16 << 10, oversizedBody: .truncate),
+                    connectTimeout: min(config.timeout, .seconds(10)),
+                    requestTimeout: config.timeout,
+                    userAgent: userAgent,
+                    maxResponseBytes: 16 << 10,
+                    oversizedBody: .truncate
+                ),
                 configuration: HTTPDeliveryEngine.Configuration(maxInFlight: config.maxInFlight),
-                logger: logger.child(label: "http"))
+                logger: logger.child(label: "http")
+            )
         } catch {
             throw .failure("cannot start the HTTP engine for sinks[\(index)]: \(error)")
         }
         let depths = WebhookDepths()
         let metrics = WebhookMetrics(registry: registry, sink: sinkID, depths: depths)
         let service = WebhookDeliveryService(
-            sinkID: sinkID, store: store, transport: engine,
+            sinkID: sinkID,
+            store: store,
+            transport: engine,
             builder: WebhookRequestBuilder(
-                url: config.url.description, userAgent: userAgent,
-                extraHeaders: config.headers.map { ($0.name, $0.value) }, timeout: config.timeout, signer: signer),
+                url: config.url.description,
+                userAgent: userAgent,
+                extraHeaders: config.headers.map { ($0.name, $0.value) },
+                timeout: config.timeout,
+                signer: signer
+            ),
             policy: RetryPolicy(schedule: config.retrySchedule, maxAttempts: config.maxAttempts),
-            settings: WebhookDeliveryService.Settings(maxInFlight: config.maxInFlight), metrics: metrics,
-            depths: depths, logger: logger.child(label: "webhook", metadata: [LogKey.sink: sinkID]))
+            settings: WebhookDeliveryService.Settings(maxInFlight: config.maxInFlight),
+            metrics: metrics,
+            depths: depths,
+            logger: logger.child(label: "webhook", metadata: [LogKey.sink: sinkID])
+        )
         let isFirst = deliveries.withLock { list in
             list.append(Delivery(service: service, engine: engine))
             return list.count == 1
@@ -77,10 +91,17 @@ public final class WebhookDeliveries: Sendable {
         }
         let filter = EventFilter(
             collections: Set(config.collections),
-            events: Set(config.events.compactMap { ChangeEvent(rawValue: $0.rawValue) }))
+            events: Set(config.events.compactMap { ChangeEvent(rawValue: $0.rawValue) })
+        )
         return WebhookSink(
-            sinkID: sinkID, url: config.url.description, store: store, maxOutbox: config.maxOutbox, filter: filter,
-            metrics: metrics, outboxChanged: { [service] in service.outboxChanged() })
+            sinkID: sinkID,
+            url: config.url.description,
+            store: store,
+            maxOutbox: config.maxOutbox,
+            filter: filter,
+            metrics: metrics,
+            outboxChanged: { [service] in service.outboxChanged() }
+        )
     }
 
     /// Runs every delivery service until `stop`, lets attempts in flight finish within most of
@@ -118,7 +139,8 @@ public final class WebhookDeliveries: Sendable {
         for (sink, count) in counts where !configured.contains(sink) && count > 0 {
             logger.warning(
                 "the webhook outbox holds events of a sink that is no longer configured; they are kept, not sent",
-                metadata: [LogKey.sink: sink, LogKey.count: "\(count)"])
+                metadata: [LogKey.sink: sink, LogKey.count: "\(count)"]
+            )
         }
     }
 }

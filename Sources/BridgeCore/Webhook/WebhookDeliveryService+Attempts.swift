@@ -10,7 +10,11 @@ extension WebhookDeliveryService {
         do {
             let response = try await transport.send(request)
             let retryAfter = RetryAfter.parse(response.header("retry-after"), now: Timestamp.now().unixSeconds)
-            outcome = .response(status: response.status, retryAfter: retryAfter, body: Array(response.body.prefix(1024)))
+            outcome = .response(
+                status: response.status,
+                retryAfter: retryAfter,
+                body: Array(response.body.prefix(1024))
+            )
         } catch let error as HTTPClientError where error.kind == .cancelled {
             outcome = .cancelled
         } catch {
@@ -26,7 +30,11 @@ extension WebhookDeliveryService {
     func conclude(_ attempt: FinishedAttempt, in loop: inout Loop, now: Int64) {
         guard
             let conclusion = loop.state.attemptEnded(
-                seq: attempt.seq, outcome: attempt.outcome, now: now, jitter: attempt.outcome.isSuccess ? 1 : settings.jitter())
+                seq: attempt.seq,
+                outcome: attempt.outcome,
+                now: now,
+                jitter: attempt.outcome.isSuccess ? 1 : settings.jitter()
+            )
         else { return }
         guard let decision = conclusion.decision, let write = conclusion.write else {
             metrics?.attempted(.cancelled, status: nil)

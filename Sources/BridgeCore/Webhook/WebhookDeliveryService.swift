@@ -33,8 +33,11 @@ package final class WebhookDeliveryService: Sendable {
 
         /// Creates settings.
         package init(
-            maxInFlight: Int, pollInterval: Duration = .seconds(1), loadBatch: Int = 10_000,
-            commitDelay: Duration = .milliseconds(2), commitBatch: Int = 256,
+            maxInFlight: Int,
+            pollInterval: Duration = .seconds(1),
+            loadBatch: Int = 10_000,
+            commitDelay: Duration = .milliseconds(2),
+            commitBatch: Int = 256,
             jitter: @escaping @Sendable () -> Double = RetryPolicy.randomJitter
         ) {
             precondition(maxInFlight > 0 && loadBatch > 0 && commitBatch > 0, "limits must be positive")
@@ -71,8 +74,14 @@ package final class WebhookDeliveryService: Sendable {
 
     /// Creates the service; nothing happens until `run`.
     package init(
-        sinkID: String, store: OutboxStore, transport: any HTTPTransport, builder: WebhookRequestBuilder,
-        policy: RetryPolicy, settings: Settings, metrics: WebhookMetrics?, depths: WebhookDepths = WebhookDepths(),
+        sinkID: String,
+        store: OutboxStore,
+        transport: any HTTPTransport,
+        builder: WebhookRequestBuilder,
+        policy: RetryPolicy,
+        settings: Settings,
+        metrics: WebhookMetrics?,
+        depths: WebhookDepths = WebhookDepths(),
         logger: Logger
     ) {
         self.sinkID = sinkID
@@ -117,7 +126,8 @@ package final class WebhookDeliveryService: Sendable {
                     if loop.state.inFlightCount > 0 {
                         logger.info(
                             "finishing webhook attempts in flight",
-                            metadata: [LogKey.sink: sinkID, LogKey.count: "\(loop.state.inFlightCount)"])
+                            metadata: [LogKey.sink: sinkID, LogKey.count: "\(loop.state.inFlightCount)"]
+                        )
                     }
                 }
                 if let deadline = loop.drainDeadline {
@@ -127,7 +137,8 @@ package final class WebhookDeliveryService: Sendable {
                             loop.abandoned = true
                             logger.warning(
                                 "shutdown deadline reached; abandoning webhook attempts in flight (they stay queued)",
-                                metadata: [LogKey.sink: sinkID, LogKey.count: "\(loop.state.inFlightCount)"])
+                                metadata: [LogKey.sink: sinkID, LogKey.count: "\(loop.state.inFlightCount)"]
+                            )
                             group.cancelAll()
                         } else if ContinuousClock.now >= deadline + .seconds(2) {
                             break  // the store keeps failing: what is not written is delivered again next run
@@ -137,8 +148,13 @@ package final class WebhookDeliveryService: Sendable {
                 if await turn(&loop, startAttempt: { payload in group.addTask { await self.attempt(payload) } }) {
                     continue
                 }
-                await doorbell.wait(timeout: loop.waitTime(
-                    now: Self.nowMilliseconds(), maxInFlight: settings.maxInFlight, commitDelay: settings.commitDelay))
+                await doorbell.wait(
+                    timeout: loop.waitTime(
+                        now: Self.nowMilliseconds(),
+                        maxInFlight: settings.maxInFlight,
+                        commitDelay: settings.commitDelay
+                    )
+                )
             }
         }
     }
@@ -177,7 +193,10 @@ package final class WebhookDeliveryService: Sendable {
     private func turn(_ loop: inout Loop, startAttempt: (OutboxPayload) -> Void) async -> Bool {
         let now = Self.nowMilliseconds()
         // Retry times count from the next whole millisecond, so a retry is never early by the rounding.
-        for attempt in finished.withLock({ list in defer { list.removeAll() }; return list }) {
+        for attempt in finished.withLock({ list in
+            defer { list.removeAll() }
+            return list
+        }) {
             conclude(attempt, in: &loop, now: now + 1)
         }
         if newRows.exchange(false, ordering: .acquiringAndReleasing) { loop.loadAfter = loop.state.lastSeq }
@@ -199,8 +218,13 @@ package final class WebhookDeliveryService: Sendable {
             // Blocking SQLite on the service's own thread. Writes first: an item's next event is read (and sent)
             // only after the previous outcome is committed.
             let step = try store.deliveryStep(
-                sink: sinkID, writes: commit ? loop.writes : [], loadAfter: loop.loadAfter,
-                loadLimit: settings.loadBatch, recount: loop.recount, due: due)
+                sink: sinkID,
+                writes: commit ? loop.writes : [],
+                loadAfter: loop.loadAfter,
+                loadLimit: settings.loadBatch,
+                recount: loop.recount,
+                due: due
+            )
             if loop.storeFailing {
                 loop.storeFailing = false
                 logger.info("webhook outbox writable again", metadata: [LogKey.sink: sinkID])
@@ -227,7 +251,9 @@ package final class WebhookDeliveryService: Sendable {
             if !loop.storeFailing {
                 loop.storeFailing = true
                 logger.error(
-                    "webhook outbox failed; retrying in 1 s", metadata: [LogKey.sink: sinkID, LogKey.error: "\(error)"])
+                    "webhook outbox failed; retrying in 1 s",
+                    metadata: [LogKey.sink: sinkID, LogKey.error: "\(error)"]
+                )
             }
             loop.state.release(due, dueAt: now + 1000)
             await doorbell.wait(timeout: .seconds(1))

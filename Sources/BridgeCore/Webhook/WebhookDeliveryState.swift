@@ -97,7 +97,12 @@ package struct WebhookDeliveryState: Sendable {
         if case .cancelled = outcome {
             scheduler.rescheduled(row.entry, dueAt: now)
             return AttemptConclusion(
-                decision: nil, write: nil, attempt: row.attempts, createdAt: row.createdAt, itemKey: row.entry.itemKey)
+                decision: nil,
+                write: nil,
+                attempt: row.attempts,
+                createdAt: row.createdAt,
+                itemKey: row.entry.itemKey
+            )
         }
         row.attempts += 1
         let status: Int?
@@ -128,7 +133,13 @@ package struct WebhookDeliveryState: Sendable {
             let dueAt = now + Self.milliseconds(delay)
             rows[seq] = row
             scheduler.rescheduled(row.entry, dueAt: dueAt)
-            write = .retry(seq: seq, attempts: row.attempts, nextAttemptAt: dueAt, lastStatus: status, lastError: lastError)
+            write = .retry(
+                seq: seq,
+                attempts: row.attempts,
+                nextAttemptAt: dueAt,
+                lastStatus: status,
+                lastError: lastError
+            )
         case .deadLetter(var reason):
             if policyOutcome.isRetriable {
                 reason += "; last: " + (status.map { "HTTP \($0)" } ?? lastError ?? "no answer")
@@ -137,12 +148,21 @@ package struct WebhookDeliveryState: Sendable {
             rows[seq] = nil
             scheduler.finished(row.entry)
             write = .deadLetter(
-                seq: seq, attempts: row.attempts, deadAt: now, reason: reason, lastStatus: status,
-                response: Array(response.prefix(1024)))
+                seq: seq,
+                attempts: row.attempts,
+                deadAt: now,
+                reason: reason,
+                lastStatus: status,
+                response: Array(response.prefix(1024))
+            )
         }
         return AttemptConclusion(
-            decision: decision, write: write, attempt: row.attempts, createdAt: row.createdAt,
-            itemKey: row.entry.itemKey)
+            decision: decision,
+            write: write,
+            attempt: row.attempts,
+            createdAt: row.createdAt,
+            itemKey: row.entry.itemKey
+        )
     }
 
     /// Whole milliseconds of `duration`, rounded up so a retry is never earlier than asked.

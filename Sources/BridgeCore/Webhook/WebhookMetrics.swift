@@ -60,28 +60,43 @@ package final class WebhookMetrics: Sendable {
                 registry.counter(
                     "directus_bridge_webhook_attempts_total",
                     help: "Webhook attempts by outcome and HTTP status class (error = no answer).",
-                    labels: [label, ("outcome", result.label), ("status_class", statusClass)])
+                    labels: [label, ("outcome", result.label), ("status_class", statusClass)]
+                )
             }
         }
         retries = registry.counter(
-            "directus_bridge_webhook_retries_total", help: "Webhook attempts that failed and were scheduled again.",
-            labels: [label])
+            "directus_bridge_webhook_retries_total",
+            help: "Webhook attempts that failed and were scheduled again.",
+            labels: [label]
+        )
         deadLetters = registry.counter(
-            "directus_bridge_webhook_dead_letters_total", help: "Webhook deliveries moved to the dead letters.",
-            labels: [label])
+            "directus_bridge_webhook_dead_letters_total",
+            help: "Webhook deliveries moved to the dead letters.",
+            labels: [label]
+        )
         outboxFull = registry.counter(
             "directus_bridge_webhook_outbox_full_total",
-            help: "Batches the webhook sink refused because its outbox was full (intake paused).", labels: [label])
+            help: "Batches the webhook sink refused because its outbox was full (intake paused).",
+            labels: [label]
+        )
         latency = registry.histogram(
             "directus_bridge_webhook_delivery_latency_seconds",
-            help: "Time from entering the outbox to a 2xx answer, retries included.", labels: [label],
-            buckets: latencyBuckets)
+            help: "Time from entering the outbox to a 2xx answer, retries included.",
+            labels: [label],
+            buckets: latencyBuckets
+        )
         registry.gaugeFunction(
-            "directus_bridge_webhook_outbox_depth", help: "Webhook deliveries waiting in the outbox.", labels: [label],
-            read: { Double(depths.outbox) })
+            "directus_bridge_webhook_outbox_depth",
+            help: "Webhook deliveries waiting in the outbox.",
+            labels: [label],
+            read: { Double(depths.outbox) }
+        )
         registry.gaugeFunction(
-            "directus_bridge_webhook_dead_letter_depth", help: "Dead-lettered webhook deliveries stored.",
-            labels: [label], read: { Double(depths.deadLetters) })
+            "directus_bridge_webhook_dead_letter_depth",
+            help: "Dead-lettered webhook deliveries stored.",
+            labels: [label],
+            read: { Double(depths.deadLetters) }
+        )
     }
 
     /// Counts one attempt; `status` is nil when there was no answer.

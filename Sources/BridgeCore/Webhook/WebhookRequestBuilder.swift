@@ -19,7 +19,10 @@ package struct WebhookRequestBuilder: Sendable {
 
     /// Creates a builder.
     package init(
-        url: String, userAgent: String, extraHeaders: [(name: String, value: String)], timeout: Duration,
+        url: String,
+        userAgent: String,
+        extraHeaders: [(name: String, value: String)],
+        timeout: Duration,
         signer: WebhookSigner
     ) {
         self.url = url

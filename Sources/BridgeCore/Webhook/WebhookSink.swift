@@ -22,8 +22,13 @@ public final class WebhookSink: EventSink {
 
     /// Creates the sink for outbox id `sinkID`; `outboxChanged` is called after every batch that added rows.
     package init(
-        sinkID: String, url: String, store: OutboxStore, maxOutbox: Int, filter: EventFilter,
-        metrics: WebhookMetrics?, outboxChanged: @escaping @Sendable () -> Void
+        sinkID: String,
+        url: String,
+        store: OutboxStore,
+        maxOutbox: Int,
+        filter: EventFilter,
+        metrics: WebhookMetrics?,
+        outboxChanged: @escaping @Sendable () -> Void
     ) {
         self.name = "webhook:" + HTTPClientError.redacted(url)
         self.sinkID = sinkID
@@ -42,8 +47,10 @@ public final class WebhookSink: EventSink {
         } catch let full as OutboxFull {
             metrics?.refusedBatch()
             throw SinkError(
-                sink: name, message: "outbox full (\(full.depth) events waiting, max_outbox \(maxOutbox))",
-                isRetriable: true)
+                sink: name,
+                message: "outbox full (\(full.depth) events waiting, max_outbox \(maxOutbox))",
+                isRetriable: true
+            )
         } catch let error as SQLiteError {
             // A lock held too long, a full disk: retried. A damaged file cannot get better by waiting.
             throw SinkError(sink: name, message: "outbox: \(error)", isRetriable: !error.isCorrupt)
