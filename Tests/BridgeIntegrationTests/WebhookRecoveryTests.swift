@@ -137,4 +137,42 @@ import Testing
         bridge.send(SIGTERM)
         #expect(bridge.waitForExit() == 0)
     }
+
+    @Test func activityModeWaitsAtItsCursorWhileTheOutboxIsFullAndLosesNothing() throws {
+        let emulator = try Emulator()
+        let receiver = try WebhookReceiver()
+        defer {
+            emulator.stop()
+            receiver.stop()
+        }
+        try receiver.down()
+        let config = webhookConfig(
+            url: emulator.url,
+            sinks: webhookSink(receiver.hookURL(), "max_outbox: 1\nretry_schedule: [100ms]\nmax_attempts: 1000"),
+            mode: "activity"
+        )
+        let bridge = try BridgeProcess.run(config: config)
+        let stateDir = bridge.directory.appendingPathComponent("state")
+        #expect(bridge.waitUntilConnected(), "\(bridge.stderr)")
+        var keys: [String] = []
+        for wave in 0..<3 {
+            for index in 0..<10 { keys.append(try emulator.create("articles", ["title": "wave \(wave) #\(index)"])) }
+            usleep(300_000)
+        }
+        #expect(bridge.waitForLog("outbox full"), "\(bridge.stderr.suffix(2000))")
+        #expect(OutboxProbe.pendingIDs(stateDir: stateDir).count < 30)
+
+        try receiver.up()
+        #expect(
+            bridge.waitUntil(timeout: 30) { _ in Set(((try? receiver.delivered()) ?? []).map(\.id)).count >= 30 },
+            "\(bridge.stderr.suffix(2000))"
+        )
+        let delivered = try receiver.delivered()
+        #expect(Set(delivered.map(\.id)).count == 30)
+        #expect(delivered.allSatisfy { $0.id.hasPrefix("act_") })
+        #expect(Set(delivered.compactMap { $0.json["key"] as? String }) == Set(keys))
+        #expect(!bridge.stderr.contains("dropping"), "activity mode waits instead of dropping")
+        bridge.send(SIGTERM)
+        #expect(bridge.waitForExit() == 0)
+    }
 }

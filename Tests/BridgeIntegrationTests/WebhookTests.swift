@@ -2,13 +2,14 @@ import BridgeTestSupport
 import Foundation
 import Testing
 
-/// A live-mode bridge.yaml for the emulator at `url` with `sinks` (YAML lines under `sinks:`).
+/// A bridge.yaml (live mode unless told) for the emulator at `url` with `sinks` (YAML lines under `sinks:`).
 func webhookConfig(
     url: String,
     sinks: String,
     shutdownTimeout: String = "5s",
     maxQueue: Int = 100_000,
-    operations: Bool = false
+    operations: Bool = false,
+    mode: String = "live"
 ) -> String {
     """
     directus:
@@ -22,7 +23,8 @@ func webhookConfig(
     subscriptions:
       - collection: articles
     delivery:
-      mode: live
+      mode: \(mode)
+      poll_interval: 1s
       state_dir: ./state
       max_queue: \(maxQueue)
     sinks:
