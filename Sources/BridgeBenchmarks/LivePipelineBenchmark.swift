@@ -165,6 +165,7 @@ final class LatencyRecordingSink: EventSink, @unchecked Sendable {
     }
 
     func tick(now: ContinuousClock.Instant) throws(SinkError) { try inner.tick(now: now) }
+    func makeDurable() throws(SinkError) { try inner.makeDurable() }
     func reopen() throws(SinkError) { try inner.reopen() }
     func close() throws(SinkError) { try inner.close() }
 

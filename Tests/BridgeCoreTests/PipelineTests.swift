@@ -73,6 +73,8 @@ final class RecordingSink: EventSink, @unchecked Sendable {
         accepted += events.map(\.id)
     }
     func tick(now: ContinuousClock.Instant) throws(SinkError) {}
+    var durableCalls = 0
+    func makeDurable() throws(SinkError) { durableCalls += 1 }
     func reopen() throws(SinkError) {}
     func close() throws(SinkError) {}
 }
@@ -103,6 +105,8 @@ final class RecordingRecorder: ProgressRecorder, @unchecked Sendable {
         #expect(good.accepted == ["evt_1", "evt_2"])
         #expect(flaky.accepted == ["evt_1", "evt_2"])
         #expect(recorder.recorded == [ActivityProgress(resolvedIDs: [7])])
+        // Both sinks were made durable before the cursor moved.
+        #expect(good.durableCalls == 1 && flaky.durableCalls == 1)
     }
 
     @Test func filtersPerSink() throws {

@@ -128,7 +128,7 @@ import Testing
         // What was accepted (3 in the outbox, up to 5 in the queue) is delivered; the rest was dropped and counted.
         #expect(
             bridge.waitUntil { _ in
-                OutboxProbe.pendingIDs(stateDir: stateDir).isEmpty && bridge.stderr.contains("sink recovered")
+                OutboxProbe.pendingIDs(stateDir: stateDir).isEmpty && bridge.stderr.contains("sink accepting again")
             }
         )
         usleep(1_000_000)

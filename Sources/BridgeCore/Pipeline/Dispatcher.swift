@@ -59,12 +59,18 @@ public final class Dispatcher: @unchecked Sendable {
     }
 
     private func deliver(_ batch: EventBatch) throws {
+        var touched: [any EventSink] = []
         for sink in sinks {
             let events = sink.filter.passesEverything ? batch.events : batch.events.filter(sink.filter.matches)
             guard !events.isEmpty else { continue }
             try deliver(events, to: sink)
+            touched.append(sink)
         }
         if let progress = batch.progress, !progress.isEmpty, let recorder {
+            // The cursor may only move past events that are on disk in every sink (at-least-once).
+            for sink in touched {
+                try retrying(what: sink.name) { try sink.makeDurable() }
+            }
             try retrying(what: "cursor store") { try recorder.record(progress) }
         }
         metrics.emitted(batch.events, now: Timestamp.now())
@@ -84,13 +90,25 @@ public final class Dispatcher: @unchecked Sendable {
             do {
                 try body()
                 if failingSince != nil {
-                    logger.info("sink recovered", metadata: [LogKey.sink: what])
+                    logger.info("sink accepting again", metadata: [LogKey.sink: what])
                     health.update { $0.stuckSinks[what] = nil }
                 }
                 return
             } catch let error as SinkError where !error.isRetriable {
                 logger.error("sink failed permanently", metadata: [LogKey.sink: what, LogKey.error: error.message])
                 throw error
+            } catch let error as SinkError where error.isBackpressure {
+                // Full, not broken: intake pauses (live mode drops at the queue, activity mode waits at its cursor).
+                let now = ContinuousClock.now
+                if failingSince == nil {
+                    failingSince = now
+                    logger.warning("sink full, intake paused", metadata: [LogKey.sink: what, LogKey.error: error.message])
+                }
+                if let since = failingSince, now - since >= stuckAfter {
+                    health.update { $0.stuckSinks[what] = error.message }
+                }
+                Self.pause(.milliseconds(100))
+                continue
             } catch {
                 let now = ContinuousClock.now
                 if failingSince == nil {
@@ -102,11 +120,15 @@ public final class Dispatcher: @unchecked Sendable {
                     health.update { $0.stuckSinks[what] = "\(error)" }
                 }
                 metrics.sinkRetried()
-                let micros = pause.components.seconds * 1_000_000 + pause.components.attoseconds / 1_000_000_000_000
-                usleep(UInt32(micros))
+                Self.pause(pause)
                 pause = min(pause * 2, .seconds(5))
             }
         }
+    }
+
+    private static func pause(_ duration: Duration) {
+        let micros = duration.components.seconds * 1_000_000 + duration.components.attoseconds / 1_000_000_000_000
+        usleep(UInt32(micros))
     }
 
     private func tickSinks() throws {

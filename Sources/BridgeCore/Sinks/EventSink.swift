@@ -35,6 +35,10 @@ public protocol EventSink: AnyObject {
     func accept(_ events: [EncodedEvent]) throws(SinkError)
     /// Periodic work (e.g. `fsync: interval`); called at least every 250 ms.
     func tick(now: ContinuousClock.Instant) throws(SinkError)
+    /// Forces what `accept` took onto stable storage. The dispatcher calls it before the activity cursor moves past
+    /// those events, so a power loss can never leave the cursor ahead of the sink (at-least-once). Sinks whose
+    /// `accept` is already as durable as promised do nothing.
+    func makeDurable() throws(SinkError)
     /// Reopens files (SIGHUP, for logrotate).
     func reopen() throws(SinkError)
     /// Flushes and releases resources at shutdown.
@@ -49,12 +53,15 @@ public struct SinkError: Error, Sendable, CustomStringConvertible {
     public var message: String
     /// Whether trying again later can succeed (disk full, receiver down) or not (stdout closed).
     public var isRetriable: Bool
+    /// The sink is healthy but full (webhook `max_outbox`): intake pauses until it drains — not a failure.
+    public var isBackpressure: Bool
 
     /// Creates an error.
-    public init(sink: String, message: String, isRetriable: Bool) {
+    public init(sink: String, message: String, isRetriable: Bool, isBackpressure: Bool = false) {
         self.sink = sink
         self.message = message
         self.isRetriable = isRetriable
+        self.isBackpressure = isBackpressure
     }
 
     public var description: String { "\(sink): \(message)" }

@@ -77,6 +77,10 @@ public final class NDJSONSink: EventSink {
         if policy == .interval, dirty, now - lastSync >= .seconds(1) { try sync() }
     }
 
+    /// The contract's promise: lines are written and flushed when `accept` returns, and fsynced too with
+    /// `fsync: always` (done in `accept`). `interval` and `never` trade that for speed, by the user's choice.
+    public func makeDurable() throws(SinkError) {}
+
     public func reopen() throws(SinkError) {
         guard !isStdout else { return }
         try sync()

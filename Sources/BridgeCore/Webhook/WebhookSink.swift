@@ -49,7 +49,7 @@ public final class WebhookSink: EventSink {
             throw SinkError(
                 sink: name,
                 message: "outbox full (\(full.depth) events waiting, max_outbox \(maxOutbox))",
-                isRetriable: true
+                isRetriable: true, isBackpressure: true
             )
         } catch let error as SQLiteError {
             // A lock held too long, a full disk: retried. A damaged file cannot get better by waiting.
@@ -67,6 +67,10 @@ public final class WebhookSink: EventSink {
     public func tick(now: ContinuousClock.Instant) throws(SinkError) {
         if unsynced, now - lastSync >= .seconds(1) { try sync() }
     }
+
+    /// An event leaves the bridge's hands only when it is in the outbox on disk: the outbox commits with
+    /// `synchronous=NORMAL` for speed, so before the activity cursor moves on, the WAL is fsynced here.
+    public func makeDurable() throws(SinkError) { try sync() }
 
     public func reopen() throws(SinkError) {}
 
