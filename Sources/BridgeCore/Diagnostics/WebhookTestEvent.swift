@@ -1,14 +1,11 @@
 import BridgeJSON
 import BridgeSystem
-import BridgeTLS
 
 /// The signed test request `check --send-test-event` POSTs to a webhook: an event-shaped body with
 /// `type: directus.bridge.test` (so receivers can recognise and ignore it) and the Standard Webhooks headers of
 /// contract.md "The webhook request".
 ///
-/// Signing follows the contract on its own here (HMAC-SHA256 over `<id>.<timestamp>.<body>`, key from a `whsec_`
-/// secret's base64 or the secret's UTF-8 bytes, one `v1,` signature per secret); the webhook sink signs the same
-/// way for real deliveries.
+/// It is signed exactly like real deliveries, by `WebhookSigner`.
 struct WebhookTestEvent {
     /// `evt_test_<uuid v7>`, the `webhook-id`.
     var id: String
@@ -34,26 +31,9 @@ struct WebhookTestEvent {
         body = bytes
     }
 
-    /// `v1,<sig>` for each secret, space-separated; nil without secrets (the request goes unsigned).
+    /// `v1,<sig>` for each secret, space-separated, signed by the sink's own `WebhookSigner`; nil without secrets
+    /// (the request goes unsigned) or when a secret is unusable (config validation rejects those).
     func signature(secrets: [String]) -> String? {
-        Self.signature(id: id, timestamp: timestamp, body: body, secrets: secrets)
-    }
-
-    /// `v1,<base64 HMAC-SHA256(key, "<id>.<timestamp>.<body>")>` per secret, space-separated; nil without secrets.
-    static func signature(id: String, timestamp: Int64, body: [UInt8], secrets: [String]) -> String? {
-        guard !secrets.isEmpty else { return nil }
-        var message = Array("\(id).\(timestamp).".utf8)
-        message += body
-        return secrets.map { secret in
-            "v1," + Crypto.base64Encode(Crypto.hmacSHA256(key: Self.key(of: secret), message: message))
-        }.joined(separator: " ")
-    }
-
-    /// The HMAC key of a secret: the base64-decoded rest of `whsec_…`, else the secret's UTF-8 bytes.
-    static func key(of secret: String) -> [UInt8] {
-        if secret.hasPrefix("whsec_"), let decoded = Crypto.base64Decode(String(secret.dropFirst(6))) {
-            return decoded
-        }
-        return Array(secret.utf8)
+        (try? WebhookSigner(secrets: secrets))?.signature(id: id, timestamp: timestamp, body: body)
     }
 }
