@@ -150,20 +150,7 @@ public struct ActivityEventBuilder: Sendable {
                 newline: false,
                 to: &body
             )
-            events.append(
-                EncodedEvent(
-                    id: id,
-                    event: change,
-                    collection: subscription.collection,
-                    key: key,
-                    origin: origin,
-                    seq: row.id,
-                    time: time,
-                    receivedAt: receivedAt,
-                    subscription: subscription.uid,
-                    body: body
-                )
-            )
+            events.append(EncodedEvent(fields: fields, body: body))
         }
         var refusals: [String: DirectusError] = [:]
         for (index, error) in refused { refusals[targets[index].subscription.uid] = error }

@@ -123,20 +123,7 @@ extension ActivityReaderLoop {
                     newline: false,
                     to: &body
                 )
-                events.append(
-                    EncodedEvent(
-                        id: id,
-                        event: .snapshot,
-                        collection: subscription.collection,
-                        key: key,
-                        origin: .snapshot,
-                        seq: nil,
-                        time: receivedAt,
-                        receivedAt: receivedAt,
-                        subscription: subscription.uid,
-                        body: body
-                    )
-                )
+                events.append(EncodedEvent(fields: fields, body: body))
             }
             let isLast = page.items.count < pageSize
             let done = isLast ? ActivityProgress(completedSnapshots: [subscription.uid: watermark]) : nil

@@ -214,10 +214,7 @@ public final class RealtimeConnectionDriver {
                 time: receivedAt, receivedAt: receivedAt, subscription: route.uid, user: nil)
             body.removeAll(keepingCapacity: true)
             EventLineWriter.append(fields, data: data, delta: nil, in: bytes, newline: false, to: &body)
-            pending.append(
-                EncodedEvent(
-                    id: id, event: event, collection: route.collection, key: key, origin: .live, seq: nil,
-                    time: receivedAt, receivedAt: receivedAt, subscription: route.uid, body: body))
+            pending.append(EncodedEvent(fields: fields, body: body))
         }
     }
 

@@ -31,6 +31,14 @@ public struct EncodedEvent: Sendable, Equatable {
     /// The event line's JSON object, without a trailing newline.
     public var body: [UInt8]
 
+    /// The event whose line `body` was written from `fields` (the routing fields are taken from them).
+    public init(fields: EventLineFields, body: [UInt8]) {
+        self.init(
+            id: fields.id, event: fields.event, collection: fields.collection, key: fields.key,
+            origin: fields.origin, seq: fields.seq, time: fields.time, receivedAt: fields.receivedAt,
+            subscription: fields.subscription, body: body)
+    }
+
     /// Creates an event.
     public init(
         id: String, event: ChangeEvent, collection: String, key: String, origin: EventOrigin, seq: Int64?,
