@@ -1,0 +1,92 @@
+import BridgeConfig
+import BridgeHTTP
+import BridgeJSON
+import BridgeSystem
+import BridgeTLS
+import BridgeWebSocket
+
+/// Everything `run` builds from the config before it connects.
+struct RuntimeComponents: Sendable {
+    let registry: MetricsRegistry
+    let pipelineMetrics: PipelineMetrics
+    let health: HealthState
+    let api: DirectusAPI
+    let auth: AuthSession
+    let queue: EventQueue
+    let dispatcher: Dispatcher
+    /// Records activity progress in the cursor store once activity mode is chosen.
+    let progressRecorder = DeferredProgressRecorder()
+    let webhooks: WebhookDeliveries
+    let supervisorSettings: RealtimeSupervisor.Settings
+    let countReconnect: @Sendable (String) -> Void
+    let version: String
+    let stats: StatsReporter
+
+    init(config: BridgeConfig, version: String, commit: String, logHandler: StderrLogHandler, logger: Logger)
+        throws(RuntimeOutcome)
+    {
+        registry = MetricsRegistry()
+        pipelineMetrics = PipelineMetrics(registry: registry)
+        health = HealthState(expectedSubscriptions: Set(config.subscriptions.map(\.uid)))
+        self.version = version
+
+        let directus = config.directus
+        let http = HTTPClient(
+            options: HTTPClientOptions(
+                connectTimeout: directus.connectTimeout, requestTimeout: directus.requestTimeout,
+                caFile: directus.tls.caFile, insecureSkipVerify: directus.tls.insecureSkipVerify,
+                userAgent: "directus-bridge/\(version)"),
+            logger: logger.child(label: "http"))
+        let client = DirectusClient(baseURL: directus.restBaseURL, transport: http, timeout: directus.requestTimeout)
+        let credentials: AuthSession.Credentials =
+            switch directus.auth.credentials {
+            case .token(let token): .staticToken(token)
+            case .login(let email, let password, let otp): .login(email: email, password: password, otp: otp)
+            case .none: .anonymous
+            }
+        let refreshes = registry.counter(
+            "directus_bridge_auth_refreshes_total", help: "Access tokens renewed over REST.")
+        auth = AuthSession(
+            credentials: credentials, client: client, logger: logger.child(label: "auth"), refreshes: refreshes,
+            redact: { logHandler.addSecret($0) })
+        api = DirectusAPI(client: client, auth: auth)
+        if directus.tls.insecureSkipVerify {
+            logger.warning("TLS certificate verification is OFF (directus.tls.insecure_skip_verify)")
+        }
+
+        queue = EventQueue(capacity: config.delivery.maxQueue)
+        registry.gaugeFunction("directus_bridge_queue_depth", help: "Events waiting between Directus and the sinks.") {
+            [queue] in Double(queue.depth)
+        }
+        OperationsMetrics.register(in: registry, health: health, build: BuildInfo(version: version, commit: commit))
+        stats = StatsReporter(
+            interval: config.log.statsInterval, lag: pipelineMetrics.lagHistogram, logger: logger.child(label: "stats"))
+        stats.addGauge(StatsReporter.Key.queueDepth) { [queue] in Double(queue.depth) }
+        webhooks = WebhookDeliveries(
+            stateDir: config.delivery.stateDir, version: version, registry: registry, stats: stats, logger: logger)
+        let sinks = try SinkFactory.makeSinks(config.sinks, registry: registry, webhooks: webhooks)
+        dispatcher = Dispatcher(
+            queue: queue, sinks: sinks, recorder: progressRecorder, metrics: pipelineMetrics, health: health,
+            logger: logger.child(label: "dispatcher"))
+
+        let authMode: RealtimeSessionStateMachine.AuthMode =
+            switch directus.auth.mode {
+            case .handshake: .handshake
+            case .strict: .strict
+            case .public: .publicAccess
+            }
+        supervisorSettings = RealtimeSupervisor.Settings(
+            url: directus.websocketURL, authMode: authMode,
+            options: WebSocketOptions(
+                connectTimeout: directus.connectTimeout,
+                tls: TLSConfiguration(caFile: directus.tls.caFile, insecureSkipVerify: directus.tls.insecureSkipVerify)),
+            heartbeat: directus.heartbeat, initialDelay: directus.reconnect.initialDelay,
+            maxDelay: directus.reconnect.maxDelay, resetAfter: directus.reconnect.resetAfter)
+        let registry = self.registry
+        countReconnect = { reason in
+            registry.counter(
+                "directus_bridge_reconnects_total", help: "Realtime reconnects by reason.", labels: [("reason", reason)]
+            ).increment()
+        }
+    }
+}
