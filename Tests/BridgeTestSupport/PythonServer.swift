@@ -22,7 +22,8 @@ public final class PythonServer: @unchecked Sendable {
     ) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: TestEnvironment.python)
-        process.arguments = ["-u", TestEnvironment.tool(script)] + arguments
+        // Through run_peer.py: the server exits when this test process is gone, however the test run ended.
+        process.arguments = ["-u", TestEnvironment.tool("run_peer.py"), TestEnvironment.tool(script)] + arguments
         var env = ProcessInfo.processInfo.environment
         env.merge(environment) { _, new in new }
         process.environment = env
