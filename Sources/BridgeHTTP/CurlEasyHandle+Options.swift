@@ -20,35 +20,42 @@ extension CurlEasyHandle {
         }
     }
 
-    /// The method and, when there is one, a copy of the body.
-    func setMethodAndBody(_ request: HTTPRequest, _ setter: inout OptionSetter) {
-        let method = request.method.uppercased()
-        switch (method, request.body) {
-        case ("GET", nil):
+    /// The method (the body itself is set per request, see `prepare`).
+    func setMethod(_ shape: RequestShape, _ setter: inout OptionSetter) {
+        if shape.method == "GET" && !shape.sendsBody {
             setter.set(CURLOPT_HTTPGET, 1)
-        case ("HEAD", _):
+        } else if shape.method == "HEAD" {
             setter.set(CURLOPT_NOBODY, 1)
-        case (_, let body?):
-            copyBody(body, &setter)
-            if method != "POST" { setter.set(CURLOPT_CUSTOMREQUEST, string: method) }
-        case ("POST", nil):
-            copyBody([], &setter)
-        default:
-            setter.set(CURLOPT_CUSTOMREQUEST, string: method)
+        } else if shape.method != "POST" {
+            setter.set(CURLOPT_CUSTOMREQUEST, string: shape.method)  // with or without a body
         }
     }
+}
 
-    /// Hands curl a copy of `body` (COPYPOSTFIELDS copies at once, so the pointer need not outlive the call).
-    func copyBody(_ body: [UInt8], _ setter: inout OptionSetter) {
-        // The size first: COPYPOSTFIELDS then copies exactly that many bytes (the body may contain NUL).
-        setter.set(CURLOPT_POSTFIELDSIZE_LARGE, offset: curl_off_t(body.count))
-        var empty: UInt8 = 0  // COPYPOSTFIELDS rejects NULL, which an empty array's buffer may be
-        body.withUnsafeBytes { bytes in
-            if let start = bytes.baseAddress {
-                setter.set(CURLOPT_COPYPOSTFIELDS, pointer: UnsafeMutableRawPointer(mutating: start))
-            } else {
-                withUnsafeMutableBytes(of: &empty) { setter.set(CURLOPT_COPYPOSTFIELDS, pointer: $0.baseAddress) }
-            }
-        }
+/// What decides the options of an easy handle other than the body, the headers and the time limit: two requests
+/// of the same shape can share every other option.
+struct RequestShape: Equatable {
+    var url: String
+    /// Upper case.
+    var method: String
+    /// The request sends a body: it has one, or it is a POST (an empty one then). Never for HEAD.
+    var sendsBody: Bool
+    var connectTimeout: Duration
+    var caFile: String?
+    var insecureSkipVerify: Bool
+    var userAgent: String
+    var cancellable: Bool
+    var pipeWait: Bool
+
+    init(_ request: HTTPRequest, _ options: HTTPClientOptions, cancellable: Bool, pipeWait: Bool) {
+        url = request.url
+        method = request.method.uppercased()
+        sendsBody = method != "HEAD" && (request.body != nil || method == "POST")
+        connectTimeout = options.connectTimeout
+        caFile = options.caFile
+        insecureSkipVerify = options.insecureSkipVerify
+        userAgent = options.userAgent
+        self.cancellable = cancellable
+        self.pipeWait = pipeWait
     }
 }

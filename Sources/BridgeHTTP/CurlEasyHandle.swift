@@ -16,8 +16,10 @@ final class CurlEasyHandle {
     /// curl writes a detailed message here when a call fails (CURLOPT_ERRORBUFFER needs CURL_ERROR_SIZE bytes
     /// that live as long as the handle).
     private let errorBuffer: UnsafeMutablePointer<CChar>
-    /// Request headers of the current transfer; curl reads them until the transfer ends.
-    private var headerList: UnsafeMutablePointer<curl_slist>?
+    /// The body and header lines of the current transfer; curl reads them until the transfer ends.
+    private let requestBuffers = CurlRequestBuffers()
+    /// What the options set now were set for; a request of the same shape only changes its own options.
+    private var preparedShape: RequestShape?
 
     // MARK: - State of the current transfer (written by the callbacks)
     /// Identifies the transfer to whoever drives it (the delivery engine's job number).
@@ -54,25 +56,25 @@ final class CurlEasyHandle {
 
     deinit {
         curl_easy_cleanup(raw)  // first: curl may still reference the buffers below until cleanup
-        curl_slist_free_all(headerList)
         errorBuffer.deallocate()
     }
 
     // MARK: - Preparing a transfer
 
-    /// Resets the handle and sets every option for `request`. `cancellation`, when given, is polled by the
-    /// progress callback and aborts the transfer once set. `waitForMultiplexing` makes an HTTPS transfer
-    /// wait for a connection still being set up, in case it turns out to speak HTTP/2 (CURLOPT_PIPEWAIT).
+    /// Sets every option for `request`. `cancellation`, when given, is polled by the progress callback and aborts
+    /// the transfer once set. `waitForMultiplexing` makes an HTTPS transfer wait for a connection still being set
+    /// up, in case it turns out to speak HTTP/2 (CURLOPT_PIPEWAIT).
+    ///
+    /// When the previous request had the same shape (URL, method, options; `RequestShape`) only the body, headers
+    /// and time limit are set again — a webhook engine sends thousands of such requests a second, and resetting
+    /// the handle and setting two dozen options for each cost more than the request. Otherwise the handle is
+    /// reset first (`curl_easy_reset` keeps live connections and the DNS and TLS session caches).
     func prepare(
         _ request: HTTPRequest,
         options: HTTPClientOptions,
         cancellation: CancellationFlag?,
         waitForMultiplexing: Bool = false
     ) throws(HTTPClientError) {
-        // Keeps live connections, the DNS cache and the TLS session cache; clears every option.
-        curl_easy_reset(raw)
-        curl_slist_free_all(headerList)
-        headerList = nil
         url = request.url
         responseHeaders.removeAll(keepingCapacity: true)
         body = []
@@ -84,49 +86,71 @@ final class CurlEasyHandle {
         self.cancellation = cancellation
         errorBuffer[0] = 0
 
+        let shape = RequestShape(request, options, cancellable: cancellation != nil, pipeWait: waitForMultiplexing)
         var setter = OptionSetter(handle: raw)
+        if shape != preparedShape {
+            preparedShape = nil
+            curl_easy_reset(raw)
+            setShapeOptions(shape, options, &setter)
+        }
+        setter.set(CURLOPT_TIMEOUT_MS, (request.timeout ?? options.requestTimeout).curlMilliseconds)
+        if shape.sendsBody {
+            let bytes = request.body ?? []
+            // The size first: without it curl would take the body for a C string.
+            setter.set(CURLOPT_POSTFIELDSIZE_LARGE, offset: curl_off_t(bytes.count))
+            setter.set(CURLOPT_POSTFIELDS, pointer: requestBuffers.setBody(bytes))
+        }
+        setHeaders(request, shape, &setter)
+        if let failure = setter.failure {
+            preparedShape = nil
+            throw HTTPClientError(kind: .other, curlCode: Int(failure.code.rawValue), message: failure.text, url: url)
+        }
+        preparedShape = shape
+    }
+
+    /// The options a request shape decides, set once per run of requests of that shape.
+    private func setShapeOptions(_ shape: RequestShape, _ options: HTTPClientOptions, _ setter: inout OptionSetter) {
         setter.set(CURLOPT_ERRORBUFFER, pointer: UnsafeMutableRawPointer(errorBuffer))
-        setter.set(CURLOPT_URL, string: request.url)
+        setter.set(CURLOPT_URL, string: shape.url)
         setter.set(CURLOPT_PROTOCOLS_STR, string: "http,https")
         setter.set(CURLOPT_NOSIGNAL, 1)  // no SIGALRM for DNS timeouts: signals and threads do not mix
         setter.set(CURLOPT_FOLLOWLOCATION, 0)  // a 3xx is a final answer (webhooks treat it as one)
         setter.set(CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS))  // h2 over TLS when ALPN offers it
         // Only for https: over plain http curl 7.88 can leave a transfer parked behind a connection whose
         // response never ends (seen with a hanging peer), and h2 is only negotiated over TLS anyway.
-        if waitForMultiplexing && request.url.lowercased().hasPrefix("https:") {
+        if shape.pipeWait && shape.url.lowercased().hasPrefix("https:") {
             setter.set(CURLOPT_PIPEWAIT, 1)
         }
         setter.set(CURLOPT_TCP_NODELAY, 1)
         setter.set(CURLOPT_TCP_KEEPALIVE, 1)
         setter.set(CURLOPT_CONNECTTIMEOUT_MS, options.connectTimeout.curlMilliseconds)
-        setter.set(CURLOPT_TIMEOUT_MS, (request.timeout ?? options.requestTimeout).curlMilliseconds)
         setTLS(options, &setter)
-        setMethodAndBody(request, &setter)
-        setHeaders(request, options, &setter)
+        setMethod(shape, &setter)
+        setter.set(CURLOPT_USERAGENT, string: options.userAgent)  // a User-Agent header of the request wins
         setCallbacks(&setter)
-        if let failure = setter.failure {
-            throw HTTPClientError(kind: .other, curlCode: Int(failure.code.rawValue), message: failure.text, url: url)
-        }
     }
 
-    private func setHeaders(_ request: HTTPRequest, _ options: HTTPClientOptions, _ setter: inout OptionSetter) {
-        var hasUserAgent = false
-        var hasContentType = false
-        for (name, value) in request.headers {
-            let lowered = name.lowercased()
-            if lowered == "user-agent" { hasUserAgent = true }
-            if lowered == "content-type" { hasContentType = true }
-            // "Name;" sends an empty value; "Name:" would remove the header.
-            let line = value.isEmpty ? "\(name);" : "\(name): \(value)"
-            headerList = curl_slist_append(headerList, line)
+    private func setHeaders(_ request: HTTPRequest, _ shape: RequestShape, _ setter: inout OptionSetter) {
+        // "Expect:" removes curl's "Expect: 100-continue", which would wait up to a second before sending a body
+        // over 1 KiB; "Content-Type:" removes curl's form-urlencoded default for bodies.
+        let hasContentType = request.headers.contains { Self.isName($0.name, "content-type") }
+        let list = requestBuffers.setHeaders(
+            request.headers,
+            extra: shape.sendsBody && !hasContentType ? ["Expect:", "Content-Type:"] : ["Expect:"]
+        )
+        setter.set(CURLOPT_HTTPHEADER, pointer: UnsafeMutableRawPointer(list))
+    }
+
+    /// Whether header name `name` is `lowercased` (ASCII, case-insensitive), without allocating.
+    private static func isName(_ name: String, _ lowercased: StaticString) -> Bool {
+        guard name.utf8.count == lowercased.utf8CodeUnitCount else { return false }
+        var index = 0
+        for byte in name.utf8 {
+            let folded = byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte
+            if folded != lowercased.utf8Start[index] { return false }
+            index += 1
         }
-        // curl would wait up to a second for "100 Continue" before sending bodies over 1 KiB.
-        headerList = curl_slist_append(headerList, "Expect:")
-        if request.body != nil && !hasContentType {
-            headerList = curl_slist_append(headerList, "Content-Type:")  // not curl's form-urlencoded default
-        }
-        if !hasUserAgent { setter.set(CURLOPT_USERAGENT, string: options.userAgent) }
-        setter.set(CURLOPT_HTTPHEADER, pointer: UnsafeMutableRawPointer(headerList))
+        return true
     }
 
     private func setCallbacks(_ setter: inout OptionSetter) {

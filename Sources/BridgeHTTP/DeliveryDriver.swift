@@ -10,7 +10,8 @@ import CCurl
 /// Each turn: take new jobs and cancellations from the queue, start waiting jobs while fewer than
 /// `maxInFlight` run, let curl move every transfer forward (`curl_multi_perform`), hand finished ones back to
 /// their callers, then sleep in `curl_multi_poll` until a socket is ready, a curl timer fires, or the queue
-/// wakes it. Resuming a caller only schedules its task, so the driver never waits on a caller.
+/// wakes it. Resuming a caller only schedules its task, and receivers get each turn's outcomes in one call, so the
+/// driver never waits on a caller.
 final class DeliveryDriver {
     private let multi: CurlMultiHandle
     private let queue: DeliveryQueue
@@ -21,6 +22,8 @@ final class DeliveryDriver {
     private var active: [UInt64: (handle: CurlEasyHandle, job: DeliveryJob)] = [:]
     private var waiting: [DeliveryJob] = []
     private var waitingHead = 0
+    /// Outcomes for receivers, handed over once per turn (`flushReceivers`).
+    private var receiverCompletions: [ObjectIdentifier: (DeliveryReceiver, [DeliveryReceiver.Completion])] = [:]
 
     /// Takes ownership of `multi`; nothing runs until `start()`.
     init(
@@ -56,6 +59,7 @@ final class DeliveryDriver {
             let work = queue.takeWork()
             if !work.jobs.isEmpty { waiting.append(contentsOf: work.jobs) }
             if !work.cancelled.isEmpty { cancel(work.cancelled) }
+            for (receiver, onlyWaiting) in work.cancelledReceivers { cancelJobs(of: receiver, onlyWaiting: onlyWaiting) }
             if work.stopping { break }
             startWaitingJobs()
             do {
@@ -66,6 +70,9 @@ final class DeliveryDriver {
             while let completion = multi.nextCompletion() {
                 finish(completion.easy, code: completion.code)
             }
+            flushReceivers()
+            // Slots freed above go to waiting jobs now, not after the next socket event.
+            if active.count < configuration.maxInFlight && waitingHead < waiting.count { continue }
             do {
                 // curl shortens this to its own next timer (new handles start at once).
                 try multi.poll(timeoutMilliseconds: 1000)
@@ -96,14 +103,14 @@ final class DeliveryDriver {
 
     private func start(_ job: DeliveryJob) {
         let handle: CurlEasyHandle
-        do {
-            handle = try idle.popLast() ?? CurlEasyHandle.make()
+        do throws(HTTPClientError) {
+            if let reused = idle.popLast() { handle = reused } else { handle = try CurlEasyHandle.make() }
             try handle.prepare(job.request, options: options, cancellation: nil,
                 waitForMultiplexing: configuration.multiplex)
             handle.transferID = job.id
             try multi.add(handle)
         } catch {
-            job.continuation.resume(throwing: error)
+            complete(job, .failure(error))
             return
         }
         active[job.id] = (handle, job)
@@ -115,7 +122,25 @@ final class DeliveryDriver {
         multi.remove(handle)
         let result = handle.finish(code: code)
         recycle(handle)
-        entry.job.continuation.resume(with: result.mapError { $0 as any Error })
+        complete(entry.job, result)
+    }
+
+    /// Hands `job`'s outcome to its task at once, or to its receiver with the rest of this turn's.
+    private func complete(_ job: DeliveryJob, _ result: Result<HTTPResponse, HTTPClientError>) {
+        switch job.reply {
+        case .task(let continuation):
+            continuation.resume(with: result.mapError { $0 as any Error })
+        case .receiver(let receiver, let tag):
+            receiverCompletions[ObjectIdentifier(receiver), default: (receiver, [])].1
+                .append(DeliveryReceiver.Completion(tag: tag, result: result))
+        }
+    }
+
+    private func flushReceivers() {
+        guard !receiverCompletions.isEmpty else { return }
+        let batches = receiverCompletions.values
+        receiverCompletions.removeAll(keepingCapacity: true)
+        for (receiver, completions) in batches { receiver.deliver(completions) }
     }
 
     private func cancel(_ ids: [UInt64]) {
@@ -124,12 +149,18 @@ final class DeliveryDriver {
                 multi.remove(entry.handle)  // aborts the transfer and closes its connection
                 _ = entry.handle.finish(code: CURLE_ABORTED_BY_CALLBACK)
                 recycle(entry.handle)
-                entry.job.continuation.resume(throwing: Self.cancelled(entry.job, "request cancelled"))
+                complete(entry.job, .failure(Self.cancelled(entry.job, "request cancelled")))
             } else if let index = waiting[waitingHead...].firstIndex(where: { $0.id == id }) {
                 let job = waiting.remove(at: index)
-                job.continuation.resume(throwing: Self.cancelled(job, "request cancelled"))
+                complete(job, .failure(Self.cancelled(job, "request cancelled")))
             }
         }
+    }
+
+    /// Aborts the jobs submitted to `receiver` that wait for a slot, and with `onlyWaiting` false the running ones.
+    private func cancelJobs(of receiver: DeliveryReceiver, onlyWaiting: Bool) {
+        let running = onlyWaiting ? [] : active.values.filter { $0.job.receiver === receiver }.map(\.job.id)
+        cancel(running + waiting[waitingHead...].filter { $0.receiver === receiver }.map(\.id))
     }
 
     private func recycle(_ handle: CurlEasyHandle) {
@@ -145,12 +176,13 @@ final class DeliveryDriver {
         for (_, entry) in active {
             multi.remove(entry.handle)
             _ = entry.handle.finish(code: CURLE_ABORTED_BY_CALLBACK)
-            entry.job.continuation.resume(throwing: Self.cancelled(entry.job, "delivery engine shut down"))
+            complete(entry.job, .failure(Self.cancelled(entry.job, "delivery engine shut down")))
         }
         active.removeAll()
         for job in waiting[waitingHead...] + leftovers {
-            job.continuation.resume(throwing: Self.cancelled(job, "delivery engine shut down"))
+            complete(job, .failure(Self.cancelled(job, "delivery engine shut down")))
         }
+        flushReceivers()
         waiting.removeAll()
         idle.removeAll()
         for waiter in queue.finish() { waiter.resume() }

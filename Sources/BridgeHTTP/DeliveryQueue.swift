@@ -1,13 +1,25 @@
 import Synchronization
 
-/// One request handed to the delivery driver, with the continuation of the task waiting for it.
+/// One request handed to the delivery driver, with whoever waits for its outcome.
 struct DeliveryJob: Sendable {
+    /// Who gets the outcome, exactly once: a waiting task, or a receiver with the caller's tag.
+    enum Reply: Sendable {
+        case task(CheckedContinuation<HTTPResponse, any Error>)
+        case receiver(DeliveryReceiver, tag: Int64)
+    }
+
     /// Unique per engine; cancellations name jobs by it.
     let id: UInt64
     /// What to send.
     let request: HTTPRequest
-    /// Resumed exactly once, by the driver (or by `submit` when the job is refused).
-    let continuation: CheckedContinuation<HTTPResponse, any Error>
+    /// Answered exactly once, by the driver (or by `submit` when the job is refused).
+    let reply: Reply
+
+    /// The receiver of a job submitted with `HTTPDeliveryEngine.submit(_:to:)`.
+    var receiver: DeliveryReceiver? {
+        if case .receiver(let receiver, _) = reply { return receiver }
+        return nil
+    }
 }
 
 /// What the driver picks up on each turn of its loop.
@@ -16,6 +28,8 @@ struct DeliveryWork: Sendable {
     var jobs: [DeliveryJob] = []
     /// Ids of jobs whose callers were cancelled.
     var cancelled: [UInt64] = []
+    /// Receivers whose jobs are to be cancelled: all of them, or only those not started yet.
+    var cancelledReceivers: [(receiver: DeliveryReceiver, onlyWaiting: Bool)] = []
     /// Whether the engine is shutting down.
     var stopping = false
 }
@@ -42,23 +56,46 @@ final class DeliveryQueue: Sendable {
         state = Mutex(State(waker: waker))
     }
 
-    /// Queues `job`, or fails it at once when its task is already cancelled or the engine is stopping.
-    func submit(_ job: DeliveryJob) {
+    /// Queues `jobs` (in order), or fails them at once when the engine is stopping — or, for a task's job, when
+    /// its task is already cancelled.
+    func submit(_ jobs: [DeliveryJob]) {
+        guard !jobs.isEmpty else { return }
         let refusal: HTTPClientError? = state.withLock { state in
             // Checked under the lock: a cancellation handler that ran earlier has set Task.isCancelled, and one
             // that runs later queues its cancel after this job, so the driver sees the job first.
-            if Task.isCancelled {
-                return HTTPClientError(kind: .cancelled, message: "request cancelled", url: job.request.url)
+            if jobs.count == 1, case .task = jobs[0].reply, Task.isCancelled {
+                return HTTPClientError(kind: .cancelled, message: "request cancelled", url: jobs[0].request.url)
             }
             if state.closed || state.work.stopping {
-                return HTTPClientError(kind: .cancelled, message: "delivery engine shut down", url: job.request.url)
+                return HTTPClientError(kind: .cancelled, message: "delivery engine shut down", url: jobs[0].request.url)
             }
             // One wake-up per batch: while jobs wait untaken, the driver has been woken already.
             if state.work.jobs.isEmpty { state.waker?.wakeUp() }
-            state.work.jobs.append(job)
+            state.work.jobs.append(contentsOf: jobs)
             return nil
         }
-        if let refusal { job.continuation.resume(throwing: refusal) }
+        guard let refusal else { return }
+        var refused: [ObjectIdentifier: (DeliveryReceiver, [DeliveryReceiver.Completion])] = [:]
+        for job in jobs {
+            switch job.reply {
+            case .task(let continuation):
+                continuation.resume(throwing: refusal)
+            case .receiver(let receiver, let tag):
+                refused[ObjectIdentifier(receiver), default: (receiver, [])].1
+                    .append(DeliveryReceiver.Completion(tag: tag, result: .failure(refusal)))
+            }
+        }
+        for (receiver, completions) in refused.values { receiver.deliver(completions) }
+    }
+
+    /// Asks the driver to abort every job submitted to `receiver` (finished ones are not affected), or only those
+    /// that have not started.
+    func cancel(receiver: DeliveryReceiver, onlyWaiting: Bool) {
+        state.withLock { state in
+            guard !state.closed else { return }
+            state.work.cancelledReceivers.append((receiver, onlyWaiting))
+            state.waker?.wakeUp()
+        }
     }
 
     /// Asks the driver to abort job `id` (ignored when it already finished).
@@ -101,6 +138,7 @@ final class DeliveryQueue: Sendable {
             let work = state.work
             state.work.jobs.removeAll(keepingCapacity: true)
             state.work.cancelled.removeAll(keepingCapacity: true)
+            state.work.cancelledReceivers.removeAll(keepingCapacity: true)
             return work
         }
     }

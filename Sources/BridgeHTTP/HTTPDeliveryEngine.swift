@@ -63,6 +63,9 @@ public final class HTTPDeliveryEngine: HTTPTransport, Sendable {
         try multi.setOption(CURLMOPT_MAX_TOTAL_CONNECTIONS, configuration.maxTotalConnections)
         try multi.setOption(CURLMOPT_MAX_HOST_CONNECTIONS, configuration.maxHostConnections)
         try multi.setOption(CURLMOPT_PIPELINING, configuration.multiplex ? CURLPIPE_MULTIPLEX : 0)
+        // curl's default cache holds 4 connections per easy handle *currently added*: whenever fewer transfers
+        // ran for a moment, it closed idle keep-alive connections that the next burst had to open again.
+        try multi.setOption(CURLMOPT_MAXCONNECTS, max(configuration.maxInFlight, 4))
         let queue = DeliveryQueue(waker: multi.waker)
         self.queue = queue
         let driver = DeliveryDriver(multi: multi, queue: queue, options: options, configuration: configuration,
@@ -80,11 +83,32 @@ public final class HTTPDeliveryEngine: HTTPTransport, Sendable {
         let id = nextID.wrappingAdd(1, ordering: .relaxed).oldValue
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                queue.submit(DeliveryJob(id: id, request: request, continuation: continuation))
+                queue.submit([DeliveryJob(id: id, request: request, reply: .task(continuation))])
             }
         } onCancel: {
             queue.cancel(id)
         }
+    }
+
+    /// Queues `requests` in order and returns at once; `receiver` gets each outcome with the request's tag, in
+    /// batches from the driver thread. For a caller that keeps many requests in flight from one loop: one
+    /// hand-over per batch each way instead of a task per request. `cancelAll(of:)` aborts them.
+    public func submit(_ requests: [(tag: Int64, request: HTTPRequest)], to receiver: DeliveryReceiver) {
+        let first = nextID.wrappingAdd(UInt64(requests.count), ordering: .relaxed).oldValue
+        queue.submit(requests.enumerated().map { offset, entry in
+            DeliveryJob(id: first + UInt64(offset), request: entry.request, reply: .receiver(receiver, tag: entry.tag))
+        })
+    }
+
+    /// Aborts every request submitted to `receiver` that has not finished; each is reported `.cancelled`.
+    public func cancelAll(of receiver: DeliveryReceiver) {
+        queue.cancel(receiver: receiver, onlyWaiting: false)
+    }
+
+    /// Aborts the requests submitted to `receiver` that still wait for a slot (reported `.cancelled`); those
+    /// already sent go on.
+    public func cancelWaiting(of receiver: DeliveryReceiver) {
+        queue.cancel(receiver: receiver, onlyWaiting: true)
     }
 
     /// Aborts every transfer in flight or waiting (their callers get `.cancelled`), stops the driver thread,

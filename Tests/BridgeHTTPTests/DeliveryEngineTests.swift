@@ -1,6 +1,7 @@
 import BridgeHTTP
 import BridgeTestSupport
 import Foundation
+import Synchronization
 import Testing
 
 /// What only the multi-handle engine does: many transfers at once, limits, shutdown.
@@ -108,4 +109,115 @@ struct DeliveryEngineTests {
         #expect(try await slow.value.status == 200)
         await engine.shutdown()
     }
+
+    // MARK: - Batch interface (submit / DeliveryReceiver)
+
+    @Test func submittedBatchesComeBackTaggedWithinTheInFlightLimit() async throws {
+        let engine = try HTTPDeliveryEngine(configuration: .init(maxInFlight: 4))
+        let collector = CompletionCollector()
+        let receiver = DeliveryReceiver { collector.add($0) }
+        // Two batches of 10: the engine runs 4 at a time and queues the rest in order.
+        for batch in 0..<2 {
+            engine.submit(
+                (0..<10).map { index in
+                    let tag = Int64(batch * 10 + index)
+                    return (tag, HTTPRequest(method: "POST", url: peer.url("/slow?ms=30"), body: Array("\(tag)".utf8)))
+                },
+                to: receiver
+            )
+        }
+        try await waitUntil { collector.count == 20 }
+        let completions = collector.all
+        #expect(Set(completions.map(\.tag)) == Set(0..<20))
+        #expect(completions.allSatisfy { (try? $0.result.get().status) == 200 })
+        #expect(collector.batches < 20)  // several outcomes per hand-over
+        let stats = try await peer.stats()
+        #expect(stats.requests == 20)
+        #expect(stats.max_concurrency == 4)
+        await engine.shutdown()
+    }
+
+    @Test func cancelWaitingWithdrawsOnlyQueuedRequestsAndCancelAllTheRest() async throws {
+        let engine = try HTTPDeliveryEngine(configuration: .init(maxInFlight: 2))
+        let collector = CompletionCollector()
+        let receiver = DeliveryReceiver { collector.add($0) }
+        engine.submit((0..<5).map { (Int64($0), HTTPRequest(url: peer.url("/hang"), timeout: .seconds(30))) }, to: receiver)
+        try await waitUntil { try await peer.stats().in_flight == 2 }
+        engine.cancelWaiting(of: receiver)
+        try await waitUntil { collector.count == 3 }
+        #expect(Set(collector.all.map(\.tag)) == [2, 3, 4])  // the queued ones, in order of submission
+        #expect(try await peer.stats().in_flight == 2)  // the two sent go on
+        engine.cancelAll(of: receiver)
+        try await waitUntil { collector.count == 5 }
+        let kinds = collector.all.map { result -> HTTPClientError.Kind? in
+            if case .failure(let error) = result.result { return error.kind }
+            return nil
+        }
+        #expect(kinds == Array(repeating: .cancelled, count: 5))
+        try await waitUntil { try await peer.stats().in_flight == 0 }
+        await engine.shutdown()
+    }
+
+    @Test func shutdownReportsOutstandingSubmissionsAndRefusesLaterOnes() async throws {
+        let engine = try HTTPDeliveryEngine(configuration: .init(maxInFlight: 1))
+        let collector = CompletionCollector()
+        let receiver = DeliveryReceiver { collector.add($0) }
+        engine.submit([(1, HTTPRequest(url: peer.url("/hang"), timeout: .seconds(30))), (2, HTTPRequest(url: peer.url("/hang")))], to: receiver)
+        try await waitUntil { try await peer.stats().in_flight == 1 }
+        await engine.shutdown()
+        #expect(collector.count == 2)
+        engine.submit([(3, HTTPRequest(url: peer.url("/status/200")))], to: receiver)
+        #expect(collector.count == 3)
+        #expect(collector.all.allSatisfy { if case .failure(let error) = $0.result { error.kind == .cancelled } else { false } })
+    }
+
+    /// One easy handle serves requests of different shapes in turn (maxInFlight 1): options of one request never
+    /// leak into the next — a body into a GET, a method into a POST, a header into the next request.
+    @Test func aReusedHandleSendsEachRequestAsGiven() async throws {
+        let engine = try HTTPDeliveryEngine(configuration: .init(maxInFlight: 1))
+        let echo = peer.url("/echo")
+        let posted = try HTTPPeer.decodeEcho(try await engine.send(HTTPRequest(
+            method: "POST", url: echo, headers: [("content-type", "application/json"), ("x-first", "1")],
+            body: Array(#"{"a":1}"#.utf8))))
+        #expect(posted.method == "POST" && posted.body == Array(#"{"a":1}"#.utf8) && posted.header("x-first") == "1")
+        let second = try HTTPPeer.decodeEcho(try await engine.send(HTTPRequest(
+            method: "POST", url: echo, headers: [("x-second", "")], body: Array("two".utf8))))
+        #expect(second.body == Array("two".utf8))
+        #expect(second.header("x-first") == nil)
+        #expect(second.header("x-second") == "")
+        #expect(second.header("content-type") == nil)  // not curl's form-urlencoded default
+        #expect(second.header("user-agent") == "directus-bridge")
+        let put = try HTTPPeer.decodeEcho(try await engine.send(HTTPRequest(method: "PUT", url: echo)))
+        #expect(put.method == "PUT" && put.body.isEmpty)
+        let get = try HTTPPeer.decodeEcho(try await engine.send(HTTPRequest(url: echo + "?q=1")))
+        #expect(get.method == "GET" && get.body.isEmpty && get.query == "q=1")
+        let emptyPost = try HTTPPeer.decodeEcho(try await engine.send(HTTPRequest(method: "POST", url: echo)))
+        #expect(emptyPost.method == "POST" && emptyPost.body.isEmpty && emptyPost.header("content-length") == "0")
+        let large = Array(repeating: UInt8(ascii: "x"), count: 5000)
+        let agent = try HTTPPeer.decodeEcho(try await engine.send(HTTPRequest(
+            method: "POST", url: echo, headers: [("User-Agent", "custom/1")], body: large)))
+        #expect(agent.body == large && agent.header("user-agent") == "custom/1" && agent.header("expect") == nil)
+        let patch = try HTTPPeer.decodeEcho(try await engine.send(HTTPRequest(
+            method: "PATCH", url: echo, body: Array("p".utf8))))
+        #expect(patch.method == "PATCH" && patch.body == Array("p".utf8))
+        let head = try await engine.send(HTTPRequest(method: "HEAD", url: peer.url("/status/200")))
+        #expect(head.status == 200 && head.body.isEmpty)
+        await engine.shutdown()
+    }
+}
+
+/// Collects what a `DeliveryReceiver` is handed, from the driver thread.
+private final class CompletionCollector: Sendable {
+    private let state = Mutex<(completions: [DeliveryReceiver.Completion], batches: Int)>(([], 0))
+
+    func add(_ completions: [DeliveryReceiver.Completion]) {
+        state.withLock {
+            $0.completions += completions
+            $0.batches += 1
+        }
+    }
+
+    var all: [DeliveryReceiver.Completion] { state.withLock { $0.completions } }
+    var count: Int { state.withLock { $0.completions.count } }
+    var batches: Int { state.withLock { $0.batches } }
 }

@@ -3,27 +3,48 @@ import BridgeSystem
 import Synchronization
 
 extension WebhookDeliveryService {
-    /// Sends one attempt (signed now, with the current secrets) and posts its outcome to the loop.
+    /// Sends one attempt (signed now, with the current secrets) and posts its outcome to the loop: the path for
+    /// transports other than `HTTPDeliveryEngine` (test doubles), one task per attempt.
     func attempt(_ payload: OutboxPayload) async {
         let request = builder.request(id: payload.eventID, body: payload.body, timestamp: Timestamp.now().unixSeconds)
-        let outcome: AttemptOutcome
+        let result: Result<HTTPResponse, any Error>
         do {
-            let response = try await transport.send(request)
-            let retryAfter = RetryAfter.parse(response.header("retry-after"), now: Timestamp.now().unixSeconds)
-            outcome = .response(
-                status: response.status,
-                retryAfter: retryAfter,
-                body: Array(response.body.prefix(1024))
-            )
-        } catch let error as HTTPClientError where error.kind == .cancelled {
-            outcome = .cancelled
+            result = .success(try await transport.send(request))
         } catch {
-            // Any other failure is retried, HTTP/2 stream errors (curl 92) included: libcurl 7.88 reports one when
-            // a receiver answers before reading the whole body, and a retry is the safe reading of that.
-            outcome = Task.isCancelled ? .cancelled : .failure("\(error)")
+            result = .failure(error)
         }
+        let outcome = Self.outcome(of: result, cancelled: Task.isCancelled)
         finished.withLock { $0.append(FinishedAttempt(seq: payload.seq, eventID: payload.eventID, outcome: outcome)) }
         doorbell.ring()
+    }
+
+    /// Hands this turn's attempts (signed now, with the current secrets) to the engine in one batch; their
+    /// outcomes come back through `receiver`.
+    func submit(_ payloads: [OutboxPayload], in loop: inout Loop) {
+        guard let engine else { return }
+        let timestamp = Timestamp.now().unixSeconds
+        var requests: [(tag: Int64, request: HTTPRequest)] = []
+        requests.reserveCapacity(payloads.count)
+        for payload in payloads {
+            loop.submitted[payload.seq] = payload.eventID
+            requests.append((payload.seq, builder.request(id: payload.eventID, body: payload.body, timestamp: timestamp)))
+        }
+        engine.submit(requests, to: receiver)
+    }
+
+    /// What an attempt's transport result means for the retry policy.
+    static func outcome(of result: Result<HTTPResponse, any Error>, cancelled: Bool) -> AttemptOutcome {
+        switch result {
+        case .success(let response):
+            let retryAfter = RetryAfter.parse(response.header("retry-after"), now: Timestamp.now().unixSeconds)
+            return .response(status: response.status, retryAfter: retryAfter, body: Array(response.body.prefix(1024)))
+        case .failure(let error as HTTPClientError) where error.kind == .cancelled:
+            return .cancelled
+        case .failure(let error):
+            // Any other failure is retried, HTTP/2 stream errors (curl 92) included: libcurl 7.88 reports one when
+            // a receiver answers before reading the whole body, and a retry is the safe reading of that.
+            return cancelled ? .cancelled : .failure("\(error)")
+        }
     }
 
     /// Applies an attempt's outcome to the loop's state: the outbox write to make, metrics and logs.

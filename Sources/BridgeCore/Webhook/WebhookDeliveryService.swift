@@ -7,13 +7,16 @@ import Synchronization
 /// once with per-item order (`WebhookDeliveryState`), and writes each outcome back to the outbox — delete,
 /// reschedule or dead letter.
 ///
-/// The loop is the only place that touches the state; attempts run as child tasks that post their outcome and
-/// ring the doorbell. Outcomes are committed in groups (group commit): when an item whose outcome is not yet
+/// The loop is the only place that touches the state. With an `HTTPDeliveryEngine` each turn hands its attempts to
+/// the engine in one batch (up to twice `maxInFlight` out, so the engine has the next ones queued when a slot
+/// frees; it sends at most `maxInFlight` at once), and the engine hands finished ones back in batches that ring
+/// the doorbell; with any other transport attempts run as child tasks that post their outcome and ring. Outcomes are committed in groups (group commit): when an item whose outcome is not yet
 /// committed has its next event due — nothing is sent for an item before the previous outcome of that item is
 /// committed, so a crash can repeat a delivery (same `webhook-id`) but never reorder an item's events — or when
 /// `commitDelay` passed since the oldest uncommitted outcome, or `commitBatch` outcomes wait, or at shutdown.
 ///
-/// Graceful stop: no new attempts once `stop` triggers; attempts in flight may finish within `drainTimeout`, then
+/// Graceful stop: no new attempts once `stop` triggers (those queued in the engine and not sent are withdrawn);
+/// attempts in flight may finish within `drainTimeout`, then
 /// they are abandoned (cancelled, not counted) and their rows stay in the outbox for the next run.
 package final class WebhookDeliveryService: Sendable {
     /// Tuning that is not in bridge.yaml.
@@ -56,6 +59,12 @@ package final class WebhookDeliveryService: Sendable {
         var outcome: AttemptOutcome
     }
 
+    /// Attempts handed out at once. The engine itself runs at most `maxInFlight` and queues the rest in order, so
+    /// twice that many keeps the next requests ready for the moment a slot frees (the loop fills slots in batches,
+    /// and a slot that waits for the loop's next turn is a request not sent). Per-item order is unaffected: the
+    /// state never hands out an item's next event while one is out.
+    var attemptLimit: Int { engine == nil ? settings.maxInFlight : settings.maxInFlight * 2 }
+
     /// The sink's id in the outbox.
     package let sinkID: String
     let store: OutboxStore
@@ -71,6 +80,11 @@ package final class WebhookDeliveryService: Sendable {
     let doorbell: Doorbell
     private let newRows = Atomic<Bool>(true)
     let finished = Mutex<[FinishedAttempt]>([])
+    /// The HTTP engine's batch interface when the transport is one: attempts go out in one hand-over per turn and
+    /// come back in batches (`engineCompletions`), instead of a task per attempt.
+    let engine: HTTPDeliveryEngine?
+    let engineCompletions = CompletionInbox()
+    let receiver: DeliveryReceiver
 
     /// Creates the service; nothing happens until `run`.
     package init(
@@ -93,7 +107,13 @@ package final class WebhookDeliveryService: Sendable {
         self.metrics = metrics
         self.depths = depths
         self.logger = logger
-        self.doorbell = Doorbell(timer: executor)
+        let doorbell = Doorbell(timer: executor)
+        self.doorbell = doorbell
+        self.engine = transport as? HTTPDeliveryEngine
+        self.receiver = DeliveryReceiver { [engineCompletions] completions in
+            engineCompletions.list.withLock { $0.append(contentsOf: completions) }
+            doorbell.ring()
+        }
     }
 
     /// The sink added rows: read them now instead of at the next poll. Callable from any thread.
@@ -123,6 +143,7 @@ package final class WebhookDeliveryService: Sendable {
             while true {
                 if loop.drainDeadline == nil && stop.isTriggered {
                     loop.drainDeadline = .now + drainTimeout
+                    engine?.cancelWaiting(of: receiver)  // queued ahead, not sent: they stay in the outbox
                     if loop.state.inFlightCount > 0 {
                         logger.info(
                             "finishing webhook attempts in flight",
@@ -140,18 +161,24 @@ package final class WebhookDeliveryService: Sendable {
                                 metadata: [LogKey.sink: sinkID, LogKey.count: "\(loop.state.inFlightCount)"]
                             )
                             group.cancelAll()
+                            engine?.cancelAll(of: receiver)
                         } else if ContinuousClock.now >= deadline + .seconds(2) {
                             break  // the store keeps failing: what is not written is delivered again next run
                         }
                     }
                 }
-                if await turn(&loop, startAttempt: { payload in group.addTask { await self.attempt(payload) } }) {
-                    continue
+                let started = await turn(&loop) { payloads, loop in
+                    if engine != nil {
+                        submit(payloads, in: &loop)
+                    } else {
+                        for payload in payloads { group.addTask { await self.attempt(payload) } }
+                    }
                 }
+                if started { continue }
                 await doorbell.wait(
                     timeout: loop.waitTime(
                         now: Self.nowMilliseconds(),
-                        maxInFlight: settings.maxInFlight,
+                        maxInFlight: attemptLimit,
                         commitDelay: settings.commitDelay
                     )
                 )
@@ -174,6 +201,8 @@ package final class WebhookDeliveryService: Sendable {
         var abandoned = false
         var storeFailing = false
         var receiverFailing = false
+        /// Event ids of attempts handed to the engine's batch interface, by outbox row.
+        var submitted: [Int64: String] = [:]
 
         /// How long to sleep when nothing happens: until the next due row (when a slot is free: with every slot
         /// taken only a finished attempt, which rings, can start the next), the next poll or the drain deadline.
@@ -190,13 +219,25 @@ package final class WebhookDeliveryService: Sendable {
 
     /// One turn: take in finished attempts, start due ones, read and write the outbox. Returns true when the loop
     /// should turn again at once (new rows were read and may be due).
-    private func turn(_ loop: inout Loop, startAttempt: (OutboxPayload) -> Void) async -> Bool {
+    private func turn(_ loop: inout Loop, startAttempts: ([OutboxPayload], inout Loop) -> Void) async -> Bool {
         let now = Self.nowMilliseconds()
         // Retry times count from the next whole millisecond, so a retry is never early by the rounding.
         for attempt in finished.withLock({ list in
             defer { list.removeAll() }
             return list
         }) {
+            conclude(attempt, in: &loop, now: now + 1)
+        }
+        for completion in engineCompletions.list.withLock({ list in
+            defer { list.removeAll(keepingCapacity: true) }
+            return list
+        }) {
+            guard let eventID = loop.submitted.removeValue(forKey: completion.tag) else { continue }
+            let attempt = FinishedAttempt(
+                seq: completion.tag,
+                eventID: eventID,
+                outcome: Self.outcome(of: completion.result.mapError { $0 as any Error }, cancelled: false)
+            )
             conclude(attempt, in: &loop, now: now + 1)
         }
         if newRows.exchange(false, ordering: .acquiringAndReleasing) { loop.loadAfter = loop.state.lastSeq }
@@ -207,7 +248,7 @@ package final class WebhookDeliveryService: Sendable {
         }
         let due =
             loop.drainDeadline == nil
-            ? loop.state.takeDue(now: now, limit: settings.maxInFlight - loop.state.inFlightCount) : []
+            ? loop.state.takeDue(now: now, limit: attemptLimit - loop.state.inFlightCount) : []
         let commit =
             !loop.writes.isEmpty
             && (loop.drainDeadline != nil || loop.writes.count >= settings.commitBatch
@@ -245,7 +286,7 @@ package final class WebhookDeliveryService: Sendable {
             loop.loadAfter = step.loaded.count == settings.loadBatch ? loop.state.lastSeq : nil
             let found = Set(step.payloads.map(\.seq))
             for seq in due where !found.contains(seq) { loop.state.forget(seq) }
-            for payload in step.payloads { startAttempt(payload) }
+            if !step.payloads.isEmpty { startAttempts(step.payloads, &loop) }
             return !step.loaded.isEmpty && loop.drainDeadline == nil
         } catch {
             if !loop.storeFailing {
@@ -263,4 +304,9 @@ package final class WebhookDeliveryService: Sendable {
 
     /// Unix milliseconds now, rounded down (outbox times survive restarts, so they are wall-clock times).
     static func nowMilliseconds() -> Int64 { Timestamp.now().unixMilliseconds }
+}
+
+/// Finished engine attempts waiting for the delivery loop (filled on the engine's driver thread).
+final class CompletionInbox: Sendable {
+    let list = Mutex<[DeliveryReceiver.Completion]>([])
 }
