@@ -66,7 +66,7 @@ enum WebhookDeliveryBenchmark {
         let store = try OutboxStore.open(stateDir: directory)
         let engine = try HTTPDeliveryEngine(
             options: HTTPClientOptions(requestTimeout: .seconds(15), userAgent: "directus-bridge/bench"),
-            configuration: HTTPDeliveryEngine.Configuration(maxInFlight: concurrency)
+            configuration: WebhookDeliveries.engineConfiguration(maxInFlight: concurrency)  // as the sink makes it
         )
         let service = WebhookDeliveryService(
             sinkID: "bench",

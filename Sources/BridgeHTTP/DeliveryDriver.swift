@@ -127,6 +127,7 @@ final class DeliveryDriver {
 
     /// Hands `job`'s outcome to its task at once, or to its receiver with the rest of this turn's.
     private func complete(_ job: DeliveryJob, _ result: Result<HTTPResponse, HTTPClientError>) {
+        queue.answered(1)
         switch job.reply {
         case .task(let continuation):
             continuation.resume(with: result.mapError { $0 as any Error })

@@ -50,6 +50,15 @@ final class DeliveryQueue: Sendable {
     }
 
     private let state: Mutex<State>
+    private let outstandingJobs = Atomic<Int>(0)
+
+    /// Jobs submitted and not answered yet (an engine with several drivers sends new ones to the least loaded).
+    var outstanding: Int { outstandingJobs.load(ordering: .relaxed) }
+
+    /// Driver: `count` jobs were answered.
+    func answered(_ count: Int) {
+        outstandingJobs.subtract(count, ordering: .relaxed)
+    }
 
     /// Creates the queue for the driver whose multi handle `waker` wakes.
     init(waker: CurlMultiWaker) {
@@ -72,6 +81,7 @@ final class DeliveryQueue: Sendable {
             // One wake-up per batch: while jobs wait untaken, the driver has been woken already.
             if state.work.jobs.isEmpty { state.waker?.wakeUp() }
             state.work.jobs.append(contentsOf: jobs)
+            outstandingJobs.add(jobs.count, ordering: .relaxed)
             return nil
         }
         guard let refusal else { return }

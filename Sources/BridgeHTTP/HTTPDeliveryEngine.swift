@@ -6,12 +6,17 @@ import Synchronization
 @preconcurrency import Glibc
 #endif
 
-/// Many HTTP requests in flight at once on one libcurl multi handle, driven by one dedicated thread.
+/// Many HTTP requests in flight at once on libcurl multi handles, each driven by a dedicated thread.
 ///
-/// Built for webhook delivery: any number of tasks call `send(_:)` concurrently; the driver runs up to
-/// `maxInFlight` transfers at a time (the rest wait in arrival order), reuses connections and easy handles,
-/// multiplexes HTTP/2 streams when a TLS server offers h2, and resumes each caller without blocking itself.
-/// Cancelling a caller aborts its transfer; `shutdown()` aborts everything and frees the handles.
+/// Built for webhook delivery: any number of tasks call `send(_:)` concurrently, or one loop hands over batches
+/// (`submit(_:to:)`); the drivers run up to `maxInFlight` transfers at a time between them (the rest wait in
+/// arrival order), reuse connections and easy handles, multiplex HTTP/2 streams when a TLS server offers h2, and
+/// resume each caller without blocking themselves. Cancelling a caller aborts its transfer; `shutdown()` aborts
+/// everything and frees the handles.
+///
+/// With `drivers` > 1 the in-flight limit and the connection limits are split between independent drivers, each
+/// with its own multi handle, connections and thread, and every request goes to the driver with the fewest
+/// outstanding: curl's own work per request (most of the engine's CPU time) then runs on several cores.
 public final class HTTPDeliveryEngine: HTTPTransport, Sendable {
     /// Engine-wide limits (request-level settings are in `HTTPClientOptions`).
     public struct Configuration: Sendable {
@@ -26,6 +31,9 @@ public final class HTTPDeliveryEngine: HTTPTransport, Sendable {
         public var multiplex: Bool
         /// Easy handles kept for reuse when idle. Default: 64.
         public var maxIdleHandles: Int
+        /// Driver threads, each with its own multi handle and connections; at most `maxInFlight` and at most a
+        /// connection limit that is set. Default: 1.
+        public var drivers: Int
 
         /// Creates a configuration; every parameter has the documented default.
         public init(
@@ -33,13 +41,36 @@ public final class HTTPDeliveryEngine: HTTPTransport, Sendable {
             maxTotalConnections: Int = 0,
             maxHostConnections: Int = 0,
             multiplex: Bool = true,
-            maxIdleHandles: Int = 64
+            maxIdleHandles: Int = 64,
+            drivers: Int = 1
         ) {
             self.maxInFlight = maxInFlight
             self.maxTotalConnections = maxTotalConnections
             self.maxHostConnections = maxHostConnections
             self.multiplex = multiplex
             self.maxIdleHandles = maxIdleHandles
+            self.drivers = drivers
+        }
+
+        /// The drivers actually started: limits are split between them, and none may get a share of zero.
+        var effectiveDrivers: Int {
+            var count = max(1, min(drivers, maxInFlight))
+            if maxTotalConnections > 0 { count = min(count, maxTotalConnections) }
+            if maxHostConnections > 0 { count = min(count, maxHostConnections) }
+            return count
+        }
+
+        /// Driver `index`'s share of the limits.
+        func share(_ index: Int) -> Configuration {
+            let count = effectiveDrivers
+            func part(_ total: Int) -> Int { total == 0 ? 0 : total / count + (index < total % count ? 1 : 0) }
+            var share = self
+            share.drivers = 1
+            share.maxInFlight = part(maxInFlight)
+            share.maxTotalConnections = part(maxTotalConnections)
+            share.maxHostConnections = part(maxHostConnections)
+            share.maxIdleHandles = max(1, part(maxIdleHandles))
+            return share
         }
     }
 
@@ -47,10 +78,10 @@ public final class HTTPDeliveryEngine: HTTPTransport, Sendable {
     public let options: HTTPClientOptions
     /// The engine-wide limits.
     public let configuration: Configuration
-    private let queue: DeliveryQueue
+    private let queues: [DeliveryQueue]
     private let nextID = Atomic<UInt64>(1)
 
-    /// Creates the engine and starts its driver thread.
+    /// Creates the engine and starts its driver threads.
     public init(
         options: HTTPClientOptions = HTTPClientOptions(),
         configuration: Configuration = Configuration(),
@@ -59,28 +90,39 @@ public final class HTTPDeliveryEngine: HTTPTransport, Sendable {
         precondition(configuration.maxInFlight > 0, "maxInFlight must be positive")
         self.options = options
         self.configuration = configuration
-        let multi = try CurlMultiHandle.make()
-        try multi.setOption(CURLMOPT_MAX_TOTAL_CONNECTIONS, configuration.maxTotalConnections)
-        try multi.setOption(CURLMOPT_MAX_HOST_CONNECTIONS, configuration.maxHostConnections)
-        try multi.setOption(CURLMOPT_PIPELINING, configuration.multiplex ? CURLPIPE_MULTIPLEX : 0)
-        // curl's default cache holds 4 connections per easy handle *currently added*: whenever fewer transfers
-        // ran for a moment, it closed idle keep-alive connections that the next burst had to open again.
-        try multi.setOption(CURLMOPT_MAXCONNECTS, max(configuration.maxInFlight, 4))
-        let queue = DeliveryQueue(waker: multi.waker)
-        self.queue = queue
-        let driver = DeliveryDriver(multi: multi, queue: queue, options: options, configuration: configuration,
-            logger: logger)
-        driver.start()
+        var drivers: [(DeliveryDriver, DeliveryQueue)] = []
+        for index in 0..<configuration.effectiveDrivers {
+            let share = configuration.share(index)
+            let multi = try CurlMultiHandle.make()
+            try multi.setOption(CURLMOPT_MAX_TOTAL_CONNECTIONS, share.maxTotalConnections)
+            try multi.setOption(CURLMOPT_MAX_HOST_CONNECTIONS, share.maxHostConnections)
+            try multi.setOption(CURLMOPT_PIPELINING, share.multiplex ? CURLPIPE_MULTIPLEX : 0)
+            // curl's default cache holds 4 connections per easy handle *currently added*: whenever fewer transfers
+            // ran for a moment, it closed idle keep-alive connections that the next burst had to open again.
+            try multi.setOption(CURLMOPT_MAXCONNECTS, max(share.maxInFlight, 4))
+            let queue = DeliveryQueue(waker: multi.waker)
+            drivers.append((DeliveryDriver(multi: multi, queue: queue, options: options, configuration: share,
+                logger: logger), queue))
+        }
+        queues = drivers.map(\.1)
+        for (driver, _) in drivers { driver.start() }  // only once every handle was made: a throw starts none
     }
 
     deinit {
-        queue.requestStop()  // the driver thread holds only the queue and its own handles, never `self`
+        for queue in queues { queue.requestStop() }  // driver threads hold their queue and handles, never `self`
+    }
+
+    /// The driver with the fewest requests outstanding (running or waiting).
+    private func leastLoaded() -> DeliveryQueue {
+        guard queues.count > 1 else { return queues[0] }
+        return queues.min { $0.outstanding < $1.outstanding }!
     }
 
     /// Sends `request` once the engine has room and returns the final response (redirects are not followed).
     /// Throws `HTTPClientError` (`.cancelled` when the caller is cancelled or the engine shuts down).
     public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
         let id = nextID.wrappingAdd(1, ordering: .relaxed).oldValue
+        let queue = leastLoaded()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 queue.submit([DeliveryJob(id: id, request: request, reply: .task(continuation))])
@@ -95,25 +137,35 @@ public final class HTTPDeliveryEngine: HTTPTransport, Sendable {
     /// hand-over per batch each way instead of a task per request. `cancelAll(of:)` aborts them.
     public func submit(_ requests: [(tag: Int64, request: HTTPRequest)], to receiver: DeliveryReceiver) {
         let first = nextID.wrappingAdd(UInt64(requests.count), ordering: .relaxed).oldValue
-        queue.submit(requests.enumerated().map { offset, entry in
+        let jobs = requests.enumerated().map { offset, entry in
             DeliveryJob(id: first + UInt64(offset), request: entry.request, reply: .receiver(receiver, tag: entry.tag))
-        })
+        }
+        guard queues.count > 1 else { return queues[0].submit(jobs) }
+        // Each job to the driver with the fewest outstanding, counting the ones assigned here.
+        var load = queues.map(\.outstanding)
+        var shares = Array(repeating: [DeliveryJob](), count: queues.count)
+        for job in jobs {
+            let index = load.indices.min { load[$0] < load[$1] }!
+            shares[index].append(job)
+            load[index] += 1
+        }
+        for (queue, share) in zip(queues, shares) { queue.submit(share) }
     }
 
     /// Aborts every request submitted to `receiver` that has not finished; each is reported `.cancelled`.
     public func cancelAll(of receiver: DeliveryReceiver) {
-        queue.cancel(receiver: receiver, onlyWaiting: false)
+        for queue in queues { queue.cancel(receiver: receiver, onlyWaiting: false) }
     }
 
     /// Aborts the requests submitted to `receiver` that still wait for a slot (reported `.cancelled`); those
     /// already sent go on.
     public func cancelWaiting(of receiver: DeliveryReceiver) {
-        queue.cancel(receiver: receiver, onlyWaiting: true)
+        for queue in queues { queue.cancel(receiver: receiver, onlyWaiting: true) }
     }
 
-    /// Aborts every transfer in flight or waiting (their callers get `.cancelled`), stops the driver thread,
+    /// Aborts every transfer in flight or waiting (their callers get `.cancelled`), stops the driver threads,
     /// frees every curl handle, and returns once that is done. Later `send` calls fail with `.cancelled`.
     public func shutdown() async {
-        await queue.stopAndWait()
+        for queue in queues { await queue.stopAndWait() }
     }
 }

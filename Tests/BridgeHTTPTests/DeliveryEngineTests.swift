@@ -1,4 +1,4 @@
-import BridgeHTTP
+@testable import BridgeHTTP
 import BridgeTestSupport
 import Foundation
 import Synchronization
@@ -108,6 +108,58 @@ struct DeliveryEngineTests {
         #expect(error?.kind == .cancelled)
         #expect(try await slow.value.status == 200)
         await engine.shutdown()
+    }
+
+    // MARK: - Several drivers
+
+    @Test func twoDriversShareTheInFlightLimitAndReuseTheirConnections() async throws {
+        let engine = try HTTPDeliveryEngine(configuration: .init(maxInFlight: 4, drivers: 2))
+        for round in 0..<2 {
+            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<20 {
+                    group.addTask { try await engine.send(HTTPRequest(url: peer.url("/slow?ms=50"))).status }
+                }
+                return try await group.reduce(into: [Int]()) { $0.append($1) }
+            }
+            #expect(statuses == Array(repeating: 200, count: 20), "round \(round)")
+        }
+        let collector = CompletionCollector()
+        let receiver = DeliveryReceiver { collector.add($0) }
+        engine.submit((0..<12).map { (Int64($0), HTTPRequest(url: peer.url("/slow?ms=30"))) }, to: receiver)
+        try await waitUntil { collector.count == 12 }
+        #expect(Set(collector.all.map(\.tag)) == Set(0..<12))
+        await engine.shutdown()
+        let stats = try await peer.stats()
+        #expect(stats.requests == 52)
+        #expect(stats.max_concurrency == 4)  // two drivers with two slots each, never more
+        #expect(stats.connections == 4)
+    }
+
+    @Test func cancellingAcrossDriversReachesEveryRequest() async throws {
+        let engine = try HTTPDeliveryEngine(configuration: .init(maxInFlight: 4, drivers: 2))
+        let collector = CompletionCollector()
+        let receiver = DeliveryReceiver { collector.add($0) }
+        engine.submit((0..<8).map { (Int64($0), HTTPRequest(url: peer.url("/hang"), timeout: .seconds(30))) }, to: receiver)
+        try await waitUntil { try await peer.stats().in_flight == 4 }
+        engine.cancelWaiting(of: receiver)
+        try await waitUntil { collector.count == 4 }
+        #expect(try await peer.stats().in_flight == 4)
+        engine.cancelAll(of: receiver)
+        try await waitUntil { collector.count == 8 }
+        #expect(Set(collector.all.map(\.tag)) == Set(0..<8))
+        try await waitUntil { try await peer.stats().in_flight == 0 }
+        await engine.shutdown()
+    }
+
+    @Test func limitsAreSplitBetweenDriversAndNeverToZero() {
+        let split = HTTPDeliveryEngine.Configuration(maxInFlight: 5, maxHostConnections: 3, drivers: 2)
+        #expect(split.effectiveDrivers == 2)
+        #expect(split.share(0).maxInFlight == 3 && split.share(1).maxInFlight == 2)
+        #expect(split.share(0).maxHostConnections == 2 && split.share(1).maxHostConnections == 1)
+        #expect(split.share(0).maxTotalConnections == 0)  // no limit stays no limit
+        #expect(HTTPDeliveryEngine.Configuration(maxInFlight: 1, drivers: 2).effectiveDrivers == 1)
+        #expect(HTTPDeliveryEngine.Configuration(maxInFlight: 8, maxTotalConnections: 1, drivers: 4).effectiveDrivers == 1)
+        #expect(HTTPDeliveryEngine.Configuration(maxInFlight: 8, drivers: 0).effectiveDrivers == 1)
     }
 
     // MARK: - Batch interface (submit / DeliveryReceiver)

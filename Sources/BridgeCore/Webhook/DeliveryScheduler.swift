@@ -45,9 +45,10 @@ package struct DeliveryScheduler: Sendable {
     /// Adds an entry behind the earlier entries of its item (call in `seq` order).
     package mutating func enqueue(_ entry: Entry) {
         count += 1
-        if var queue = queues[entry.itemKey] {
-            queue.entries.append(entry)
-            queues[entry.itemKey] = queue
+        // Queues are changed in place through their index (`values[index]`): copying one out and back would copy
+        // its array on every change and hash the key twice.
+        if let index = queues.index(forKey: entry.itemKey) {
+            queues.values[index].entries.append(entry)
         } else {
             queues[entry.itemKey] = Queue(entries: [entry])
             if !inFlight.contains(entry.itemKey) { ready.push(entry) }
@@ -72,26 +73,27 @@ package struct DeliveryScheduler: Sendable {
     /// becomes eligible.
     package mutating func finished(_ entry: Entry) {
         inFlight.remove(entry.itemKey)
-        guard var queue = queues[entry.itemKey] else { return }
-        if queue.first?.seq == entry.seq {
-            queue.removeFirst()
+        guard let index = queues.index(forKey: entry.itemKey) else { return }
+        if queues.values[index].first?.seq == entry.seq {
+            queues.values[index].removeFirst()
             count -= 1
         }
-        if let next = queue.first {
-            queues[entry.itemKey] = queue
+        if let next = queues.values[index].first {
             ready.push(next)
         } else {
-            queues[entry.itemKey] = nil
+            queues.remove(at: index)
         }
     }
 
     /// The attempt of `entry` failed and will be retried at `dueAt`; later entries of its item keep waiting.
     package mutating func rescheduled(_ entry: Entry, dueAt: Int64) {
         inFlight.remove(entry.itemKey)
-        guard var queue = queues[entry.itemKey], queue.first?.seq == entry.seq else { return }
-        queue.entries[queue.head].dueAt = dueAt
-        queues[entry.itemKey] = queue
-        ready.push(queue.entries[queue.head])
+        guard let index = queues.index(forKey: entry.itemKey), queues.values[index].first?.seq == entry.seq else {
+            return
+        }
+        let head = queues.values[index].head
+        queues.values[index].entries[head].dueAt = dueAt
+        ready.push(queues.values[index].entries[head])
     }
 
     /// Removes every entry (e.g. before reloading from the outbox).

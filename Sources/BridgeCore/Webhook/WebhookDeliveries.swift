@@ -1,9 +1,13 @@
 public import BridgeConfig
-import BridgeHTTP
+package import BridgeHTTP
 import BridgeJSON
 public import BridgeSystem
 import BridgeTLS
 import Synchronization
+
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
 
 /// The webhook side of `run`: builds each `type: webhook` sink with its delivery service and HTTP engine over the
 /// shared outbox (`<state_dir>/webhooks.db`, opened with the first webhook sink), and runs the services until
@@ -52,7 +56,7 @@ public final class WebhookDeliveries: Sendable {
                     maxResponseBytes: 16 << 10,
                     oversizedBody: .truncate
                 ),
-                configuration: HTTPDeliveryEngine.Configuration(maxInFlight: config.maxInFlight),
+                configuration: Self.engineConfiguration(maxInFlight: config.maxInFlight),
                 logger: logger.child(label: "http")
             )
         } catch {
@@ -118,6 +122,14 @@ public final class WebhookDeliveries: Sendable {
             }
         }
         for delivery in all { await delivery.engine.shutdown() }
+    }
+
+    /// The HTTP engine of a webhook sink with `maxInFlight`: from 16 in flight on, two driver threads when there
+    /// are two cores — curl's work per request is most of a delivery's CPU time, and one driver thread was the
+    /// bottleneck of the whole path (BENCHMARKS.md, "Webhook delivery, full path").
+    package static func engineConfiguration(maxInFlight: Int) -> HTTPDeliveryEngine.Configuration {
+        let cores = Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))
+        return HTTPDeliveryEngine.Configuration(maxInFlight: maxInFlight, drivers: maxInFlight >= 16 ? min(2, cores) : 1)
     }
 
     private func openStore() throws(RuntimeOutcome) -> OutboxStore {
