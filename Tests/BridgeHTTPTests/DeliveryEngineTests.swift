@@ -35,15 +35,7 @@ struct DeliveryEngineTests {
 
     @Test func maxInFlightBoundsConcurrencyAndConnectionsAreReused() async throws {
         let engine = try HTTPDeliveryEngine(configuration: .init(maxInFlight: 4))
-        for round in 0..<2 {
-            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
-                for _ in 0..<20 {
-                    group.addTask { try await engine.send(HTTPRequest(url: peer.url("/slow?ms=50"))).status }
-                }
-                return try await group.reduce(into: [Int]()) { $0.append($1) }
-            }
-            #expect(statuses == Array(repeating: 200, count: 20), "round \(round)")
-        }
+        try await sendTwoRoundsOfTwentySlowRequests(engine)
         await engine.shutdown()
         let stats = try await peer.stats()
         #expect(stats.requests == 40)
@@ -110,10 +102,8 @@ struct DeliveryEngineTests {
         await engine.shutdown()
     }
 
-    // MARK: - Several drivers
-
-    @Test func twoDriversShareTheInFlightLimitAndReuseTheirConnections() async throws {
-        let engine = try HTTPDeliveryEngine(configuration: .init(maxInFlight: 4, drivers: 2))
+    /// Two rounds of 20 concurrent `/slow?ms=50` requests through `send`, each expected to answer 200.
+    private func sendTwoRoundsOfTwentySlowRequests(_ engine: HTTPDeliveryEngine) async throws {
         for round in 0..<2 {
             let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
                 for _ in 0..<20 {
@@ -123,6 +113,13 @@ struct DeliveryEngineTests {
             }
             #expect(statuses == Array(repeating: 200, count: 20), "round \(round)")
         }
+    }
+
+    // MARK: - Several drivers
+
+    @Test func twoDriversShareTheInFlightLimitAndReuseTheirConnections() async throws {
+        let engine = try HTTPDeliveryEngine(configuration: .init(maxInFlight: 4, drivers: 2))
+        try await sendTwoRoundsOfTwentySlowRequests(engine)
         let collector = CompletionCollector()
         let receiver = DeliveryReceiver { collector.add($0) }
         engine.submit((0..<12).map { (Int64($0), HTTPRequest(url: peer.url("/slow?ms=30"))) }, to: receiver)
