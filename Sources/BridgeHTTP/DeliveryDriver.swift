@@ -110,7 +110,7 @@ final class DeliveryDriver {
             handle.transferID = job.id
             try multi.add(handle)
         } catch {
-            complete(job, .failure(error))
+            complete(job, .failure(error), sent: false)
             return
         }
         active[job.id] = (handle, job)
@@ -122,18 +122,19 @@ final class DeliveryDriver {
         multi.remove(handle)
         let result = handle.finish(code: code)
         recycle(handle)
-        complete(entry.job, result)
+        complete(entry.job, result, sent: true)
     }
 
     /// Hands `job`'s outcome to its task at once, or to its receiver with the rest of this turn's.
-    private func complete(_ job: DeliveryJob, _ result: Result<HTTPResponse, HTTPClientError>) {
+    /// `sent`: the transfer was started (a cancelled job that waited for a slot never reached the server).
+    private func complete(_ job: DeliveryJob, _ result: Result<HTTPResponse, HTTPClientError>, sent: Bool) {
         queue.answered(1)
         switch job.reply {
         case .task(let continuation):
             continuation.resume(with: result.mapError { $0 as any Error })
         case .receiver(let receiver, let tag):
             receiverCompletions[ObjectIdentifier(receiver), default: (receiver, [])].1
-                .append(DeliveryReceiver.Completion(tag: tag, result: result))
+                .append(DeliveryReceiver.Completion(tag: tag, result: result, sent: sent))
         }
     }
 
@@ -150,10 +151,10 @@ final class DeliveryDriver {
                 multi.remove(entry.handle)  // aborts the transfer and closes its connection
                 _ = entry.handle.finish(code: CURLE_ABORTED_BY_CALLBACK)
                 recycle(entry.handle)
-                complete(entry.job, .failure(Self.cancelled(entry.job, "request cancelled")))
+                complete(entry.job, .failure(Self.cancelled(entry.job, "request cancelled")), sent: true)
             } else if let index = waiting[waitingHead...].firstIndex(where: { $0.id == id }) {
                 let job = waiting.remove(at: index)
-                complete(job, .failure(Self.cancelled(job, "request cancelled")))
+                complete(job, .failure(Self.cancelled(job, "request cancelled")), sent: false)
             }
         }
     }
@@ -177,11 +178,11 @@ final class DeliveryDriver {
         for (_, entry) in active {
             multi.remove(entry.handle)
             _ = entry.handle.finish(code: CURLE_ABORTED_BY_CALLBACK)
-            complete(entry.job, .failure(Self.cancelled(entry.job, "delivery engine shut down")))
+            complete(entry.job, .failure(Self.cancelled(entry.job, "delivery engine shut down")), sent: true)
         }
         active.removeAll()
         for job in waiting[waitingHead...] + leftovers {
-            complete(job, .failure(Self.cancelled(job, "delivery engine shut down")))
+            complete(job, .failure(Self.cancelled(job, "delivery engine shut down")), sent: false)
         }
         flushReceivers()
         waiting.removeAll()

@@ -92,7 +92,7 @@ final class DeliveryQueue: Sendable {
                 continuation.resume(throwing: refusal)
             case .receiver(let receiver, let tag):
                 refused[ObjectIdentifier(receiver), default: (receiver, [])].1
-                    .append(DeliveryReceiver.Completion(tag: tag, result: .failure(refusal)))
+                    .append(DeliveryReceiver.Completion(tag: tag, result: .failure(refusal), sent: false))
             }
         }
         for (receiver, completions) in refused.values { receiver.deliver(completions) }

@@ -11,6 +11,8 @@ public final class DeliveryReceiver: Sendable {
         public var tag: Int64
         /// The final response or the error.
         public var result: Result<HTTPResponse, HTTPClientError>
+        /// Whether the request was started; false when it was cancelled or refused while it waited for a slot.
+        public var sent: Bool
     }
 
     private let handler: @Sendable ([Completion]) -> Void

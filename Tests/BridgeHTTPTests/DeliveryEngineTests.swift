@@ -195,6 +195,7 @@ struct DeliveryEngineTests {
         engine.cancelWaiting(of: receiver)
         try await waitUntil { collector.count == 3 }
         #expect(Set(collector.all.map(\.tag)) == [2, 3, 4])  // the queued ones, in order of submission
+        #expect(collector.all.allSatisfy { !$0.sent })  // withdrawn before they reached the server
         #expect(try await peer.stats().in_flight == 2)  // the two sent go on
         engine.cancelAll(of: receiver)
         try await waitUntil { collector.count == 5 }
@@ -203,6 +204,7 @@ struct DeliveryEngineTests {
             return nil
         }
         #expect(kinds == Array(repeating: .cancelled, count: 5))
+        #expect(collector.all.filter(\.sent).map(\.tag).sorted() == [0, 1])  // the two that were running
         try await waitUntil { try await peer.stats().in_flight == 0 }
         await engine.shutdown()
     }

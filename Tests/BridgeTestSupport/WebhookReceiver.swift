@@ -22,6 +22,8 @@ public final class WebhookReceiver: @unchecked Sendable {
         public var n: Int
         /// Arrival time (the receiver's monotonic clock, seconds).
         public var time: Double
+        /// Arrival time, Unix seconds (to compare with `webhook-timestamp`).
+        public var wallTime: Double
         /// The path.
         public var path: String
         /// Headers, names lower-case.
@@ -93,6 +95,7 @@ public final class WebhookReceiver: @unchecked Sendable {
             return Request(
                 n: record["n"] as? Int ?? 0,
                 time: record["t"] as? Double ?? 0,
+                wallTime: record["wall"] as? Double ?? 0,
                 path: record["path"] as? String ?? "",
                 headers: record["headers"] as? [String: String] ?? [:],
                 body: record["body"] as? String ?? "",

@@ -78,17 +78,19 @@ func makeService(
     metrics: WebhookMetrics? = nil,
     secrets: [String] = ["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"],
     commitDelay: Duration = .milliseconds(2),
-    depths: WebhookDepths = WebhookDepths()
+    depths: WebhookDepths = WebhookDepths(),
+    url: String = "http://receiver.test/hook",
+    timeout: Duration = .seconds(5)
 ) throws -> WebhookDeliveryService {
     WebhookDeliveryService(
         sinkID: "s",
         store: store,
         transport: transport,
         builder: WebhookRequestBuilder(
-            url: "http://receiver.test/hook",
+            url: url,
             userAgent: "directus-bridge/test",
             extraHeaders: [],
-            timeout: .seconds(5),
+            timeout: timeout,
             signer: try WebhookSigner(secrets: secrets)
         ),
         policy: RetryPolicy(schedule: schedule, maxAttempts: maxAttempts),

@@ -58,7 +58,7 @@ extension WebhookDeliveryService {
             )
         else { return }
         guard let decision = conclusion.decision, let write = conclusion.write else {
-            metrics?.attempted(.cancelled, status: nil)
+            if attempt.sent { metrics?.attempted(.cancelled, status: nil) }
             return
         }
         loop.writes.append(write)
@@ -82,6 +82,7 @@ extension WebhookDeliveryService {
                 logger.debug("webhook attempt failed; retrying", metadata: metadata)
             } else {
                 loop.receiverFailing = true
+                engine?.cancelWaiting(of: receiver)  // signed now, maybe sent much later: see `attemptLimit`
                 logger.warning("webhook attempt failed; retrying", metadata: metadata)
             }
         case .deadLetter(let reason):

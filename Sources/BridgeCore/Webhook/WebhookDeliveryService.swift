@@ -8,8 +8,8 @@ import Synchronization
 /// reschedule or dead letter.
 ///
 /// The loop is the only place that touches the state. With an `HTTPDeliveryEngine` each turn hands its attempts to
-/// the engine in one batch (up to 4 × `maxInFlight` out, so the engine has the next ones queued when a slot
-/// frees; it sends at most `maxInFlight` at once), and the engine hands finished ones back in batches that ring
+/// the engine in one batch (up to 4 × `maxInFlight` out while the receiver answers, so the engine has the next
+/// ones queued when a slot frees; it sends at most `maxInFlight` at once), and the engine hands finished ones back in batches that ring
 /// the doorbell; with any other transport attempts run as child tasks that post their outcome and ring. Outcomes are committed in groups (group commit): when an item whose outcome is not yet
 /// committed has its next event due — nothing is sent for an item before the previous outcome of that item is
 /// committed, so a crash can repeat a delivery (same `webhook-id`) but never reorder an item's events — or when
@@ -57,15 +57,22 @@ package final class WebhookDeliveryService: Sendable {
         var seq: Int64
         var eventID: String
         var outcome: AttemptOutcome
+        /// False for an attempt withdrawn from the engine's queue before it was sent: not counted as an attempt.
+        var sent = true
     }
 
     /// Attempts handed out at once. The engine itself runs at most `maxInFlight` and queues the rest in order, so
     /// handing out more keeps the next requests ready for the moment a slot frees (the loop fills slots in batches,
     /// and a slot that waits for the loop's next turn is a request not sent; 4× measured a little faster than 2×).
-    /// Per-item order is unaffected: the state never hands out an item's next event while one is out. Queued
-    /// attempts are signed when handed out, at most a few timeouts before they are sent — far inside the
-    /// receivers' timestamp tolerance (Standard Webhooks: 5 minutes).
-    var attemptLimit: Int { engine == nil ? settings.maxInFlight : settings.maxInFlight * 4 }
+    /// Per-item order is unaffected: the state never hands out an item's next event while one is out.
+    ///
+    /// Queued attempts are signed when handed out. While the receiver fails nothing is queued ahead (and what was
+    /// queued is withdrawn when it starts failing, see `conclude`): behind a receiver that hangs until `timeout`, a
+    /// queued attempt would otherwise be sent several timeouts after it was signed, and a receiver checks the
+    /// signature's timestamp against its clock (Standard Webhooks: 5 minutes of tolerance).
+    func attemptLimit(_ loop: Loop) -> Int {
+        engine == nil || loop.receiverFailing ? settings.maxInFlight : settings.maxInFlight * 4
+    }
 
     /// The sink's id in the outbox.
     package let sinkID: String
@@ -180,7 +187,7 @@ package final class WebhookDeliveryService: Sendable {
                 await doorbell.wait(
                     timeout: loop.waitTime(
                         now: Self.nowMilliseconds(),
-                        maxInFlight: attemptLimit,
+                        maxInFlight: attemptLimit(loop),
                         commitDelay: settings.commitDelay
                     )
                 )
@@ -238,7 +245,8 @@ package final class WebhookDeliveryService: Sendable {
             let attempt = FinishedAttempt(
                 seq: completion.tag,
                 eventID: eventID,
-                outcome: Self.outcome(of: completion.result.mapError { $0 as any Error }, cancelled: false)
+                outcome: Self.outcome(of: completion.result.mapError { $0 as any Error }, cancelled: false),
+                sent: completion.sent
             )
             conclude(attempt, in: &loop, now: now + 1)
         }
@@ -250,7 +258,7 @@ package final class WebhookDeliveryService: Sendable {
         }
         let due =
             loop.drainDeadline == nil
-            ? loop.state.takeDue(now: now, limit: attemptLimit - loop.state.inFlightCount) : []
+            ? loop.state.takeDue(now: now, limit: attemptLimit(loop) - loop.state.inFlightCount) : []
         let commit =
             !loop.writes.isEmpty
             && (loop.drainDeadline != nil || loop.writes.count >= settings.commitBatch

@@ -6,7 +6,7 @@ Two listeners on 127.0.0.1: the control API (its port is printed as `READY <port
 (any path; its port is in `GET /_control/info`), so the hook side can go down (connections refused) and come
 back on the same port while the test keeps talking to the control side.
 
-Every hook request is recorded: arrival time (time.monotonic), path, headers (lower-case), body text, the
+Every hook request is recorded: arrival time (time.monotonic, and `wall`: Unix time), path, headers (lower-case), body text, the
 `webhook-id`, the status answered, whether the client gave up before the answer (`aborted`), and, per configured
 secret, whether `standardwebhooks` (the independent reference implementation) verifies its signature.
 
@@ -57,6 +57,7 @@ class Receiver:
         record = {
             "n": len(self.requests),
             "t": time.monotonic(),
+            "wall": time.time(),
             "path": request.path,
             "headers": headers,
             "body": body.decode("utf-8", "replace"),
