@@ -65,8 +65,9 @@ enum WebhookDeliveryBenchmark {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let store = try OutboxStore.open(stateDir: directory)
         let engine = try HTTPDeliveryEngine(
-            options: HTTPClientOptions(requestTimeout: .seconds(15), userAgent: "directus-bridge/bench"),
-            configuration: WebhookDeliveries.engineConfiguration(maxInFlight: concurrency)  // as the sink makes it
+            // As a webhook sink makes it.
+            options: WebhookDeliveries.engineOptions(timeout: .seconds(15), userAgent: "directus-bridge/bench"),
+            configuration: WebhookDeliveries.engineConfiguration(maxInFlight: concurrency)
         )
         let service = WebhookDeliveryService(
             sinkID: "bench",

@@ -22,6 +22,18 @@ extension CurlEasyHandle {
         return handle.shouldAbort ? 1 : 0
     }
 
+    /// Whether header line `line` (`Name: value`) names one of `names` (lower-case ASCII), without allocating.
+    static func line(_ line: UnsafeRawBufferPointer, namesOneOf names: [[UInt8]]) -> Bool {
+        guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { return false }
+        return names.contains { name in
+            name.count == colon
+                && name.indices.allSatisfy { index in
+                    let byte = line[index]
+                    return (byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte) == name[index]
+                }
+        }
+    }
+
     /// Splits `Name: value\r\n` into a lower-cased name and a trimmed value; nil for the blank end line or
     /// a line without a colon.
     static func parseHeader(_ line: UnsafeRawBufferPointer) -> (name: String, value: String)? {

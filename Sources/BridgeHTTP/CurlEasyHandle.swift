@@ -33,6 +33,8 @@ final class CurlEasyHandle {
     private var headerBytes = 0
     private var headersTooLarge = false
     private var oversizedBody = HTTPClientOptions.OversizedBody.truncate
+    /// `keptResponseHeaders` as lower-case bytes (nil: keep all).
+    private var keptHeaderNames: [[UInt8]]?
     /// Read by the progress callback; nil disables progress callbacks.
     private(set) var cancellation: CancellationFlag?
 
@@ -83,6 +85,7 @@ final class CurlEasyHandle {
         headerBytes = 0
         headersTooLarge = false
         oversizedBody = options.oversizedBody
+        keptHeaderNames = options.keptResponseHeaders.map { names in names.map { Array($0.lowercased().utf8) } }
         self.cancellation = cancellation
         errorBuffer[0] = 0
 
@@ -200,7 +203,7 @@ final class CurlEasyHandle {
         }
         if line.starts(with: "HTTP/".utf8) {
             responseHeaders.removeAll(keepingCapacity: true)
-        } else if let header = Self.parseHeader(line) {
+        } else if keptHeaderNames.map({ Self.line(line, namesOneOf: $0) }) ?? true, let header = Self.parseHeader(line) {
             responseHeaders.append(header)
         }
         return line.count

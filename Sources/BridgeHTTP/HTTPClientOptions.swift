@@ -23,6 +23,9 @@ public struct HTTPClientOptions: Sendable {
     public var maxResponseBytes: Int
     /// What happens above `maxResponseBytes`. Default: `.truncate`.
     public var oversizedBody: OversizedBody
+    /// The response headers kept in `HTTPResponse.headers` (names, any case); nil keeps all. A sender that reads
+    /// one header of thousands of responses a second saves building the others. Default: nil.
+    public var keptResponseHeaders: [String]?
 
     /// Creates options; every parameter has the documented default.
     public init(
@@ -32,7 +35,8 @@ public struct HTTPClientOptions: Sendable {
         insecureSkipVerify: Bool = false,
         userAgent: String = "directus-bridge",
         maxResponseBytes: Int = 16 << 20,
-        oversizedBody: OversizedBody = .truncate
+        oversizedBody: OversizedBody = .truncate,
+        keptResponseHeaders: [String]? = nil
     ) {
         self.connectTimeout = connectTimeout
         self.requestTimeout = requestTimeout
@@ -41,6 +45,7 @@ public struct HTTPClientOptions: Sendable {
         self.userAgent = userAgent
         self.maxResponseBytes = maxResponseBytes
         self.oversizedBody = oversizedBody
+        self.keptResponseHeaders = keptResponseHeaders
     }
 }
 

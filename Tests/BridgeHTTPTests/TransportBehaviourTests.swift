@@ -71,6 +71,18 @@ struct TransportBehaviourTests {
             #expect(response.status == 503)
             #expect(response.header("retry-after") == "7")
             #expect(response.header("RETRY-AFTER") == "7")
+            #expect(response.headers.count > 1)
+        }
+    }
+
+    @Test(arguments: TransportKind.allCases)
+    func onlyTheKeptResponseHeadersAreKept(kind: TransportKind) async throws {
+        try await kind.with(HTTPClientOptions(keptResponseHeaders: ["Retry-After", "x-absent"])) { client in
+            let response = try await client.send(HTTPRequest(url: peer.url("/status/503?retry_after=7")))
+            #expect(response.status == 503)
+            #expect(response.bodyText == "status 503")
+            #expect(response.headers.map(\.name) == ["retry-after"])
+            #expect(response.header("retry-after") == "7")
         }
     }
 

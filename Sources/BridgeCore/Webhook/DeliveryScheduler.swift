@@ -14,45 +14,79 @@ package struct DeliveryScheduler: Sendable {
         package var itemKey: String
         /// When it may be attempted.
         package var dueAt: Int64
+        /// The scheduler's slot for the item (set by `enqueue` and `takeDue`; -1: look the key up).
+        fileprivate var slot: Int32 = -1
+
+        /// Creates an entry.
+        package init(seq: Int64, itemKey: String, dueAt: Int64) {
+            self.seq = seq
+            self.itemKey = itemKey
+            self.dueAt = dueAt
+        }
+
+        package static func == (lhs: Entry, rhs: Entry) -> Bool {
+            lhs.seq == rhs.seq && lhs.itemKey == rhs.itemKey && lhs.dueAt == rhs.dueAt
+        }
     }
 
-    private struct Queue: Sendable {
-        var entries: [Entry]
+    /// An item with entries pending, in a slot of `items`. Slots are reused, so the heap and the hot paths work on
+    /// small integers and plain values: the item's String key is hashed once when the item appears and once when
+    /// it leaves, not on every step (with a deep outbox of distinct items that hashing and the retains of moving
+    /// String-carrying entries through the heap were a tenth of the delivery loop's time).
+    private struct Item: Sendable {
+        var key: String
+        /// The item's entries in `seq` order from `head`; the head is the one eligible or in flight.
+        var pending: [(seq: Int64, dueAt: Int64)]
         var head = 0
-        var first: Entry? { head < entries.count ? entries[head] : nil }
-        var isEmpty: Bool { head >= entries.count }
+        var inFlight = false
+
+        var first: (seq: Int64, dueAt: Int64)? { head < pending.count ? pending[head] : nil }
+
         mutating func removeFirst() {
             head += 1
-            if head > 32 && head * 2 > entries.count {
-                entries.removeFirst(head)
+            if head > 32 && head * 2 > pending.count {
+                pending.removeFirst(head)
                 head = 0
             }
         }
     }
 
-    private var queues: [String: Queue] = [:]
-    private var inFlight: Set<String> = []
+    private var slots: [String: Int32] = [:]
+    private var items: [Item] = []
+    private var freeSlots: [Int32] = []
     private var ready = MinHeap()
     /// Entries known (pending or in flight).
     package private(set) var count = 0
+    /// Entries whose attempt is running.
+    package private(set) var inFlightCount = 0
 
     /// Creates an empty scheduler.
     package init() {}
 
-    /// Entries whose attempt is running.
-    package var inFlightCount: Int { inFlight.count }
-
-    /// Adds an entry behind the earlier entries of its item (call in `seq` order).
-    package mutating func enqueue(_ entry: Entry) {
+    /// Adds an entry behind the earlier entries of its item (call in `seq` order); returns it with its slot, to
+    /// hand back to `finished` and `rescheduled`.
+    @discardableResult
+    package mutating func enqueue(_ entry: Entry) -> Entry {
         count += 1
-        // Queues are changed in place through their index (`values[index]`): copying one out and back would copy
-        // its array on every change and hash the key twice.
-        if let index = queues.index(forKey: entry.itemKey) {
-            queues.values[index].entries.append(entry)
-        } else {
-            queues[entry.itemKey] = Queue(entries: [entry])
-            if !inFlight.contains(entry.itemKey) { ready.push(entry) }
+        var entry = entry
+        if let slot = slots[entry.itemKey] {
+            entry.slot = slot
+            items[Int(slot)].pending.append((entry.seq, entry.dueAt))
+            return entry
         }
+        let item = Item(key: entry.itemKey, pending: [(entry.seq, entry.dueAt)])
+        let slot: Int32
+        if let free = freeSlots.popLast() {
+            slot = free
+            items[Int(slot)] = item
+        } else {
+            slot = Int32(items.count)
+            items.append(item)
+        }
+        slots[entry.itemKey] = slot
+        entry.slot = slot
+        ready.push(.init(dueAt: entry.dueAt, seq: entry.seq, slot: slot))
+        return entry
     }
 
     /// Takes up to `limit` entries due at `now`, marking their items in flight.
@@ -60,8 +94,14 @@ package struct DeliveryScheduler: Sendable {
         var taken: [Entry] = []
         while taken.count < limit, let top = ready.peek, top.dueAt <= now {
             ready.pop()
-            inFlight.insert(top.itemKey)
-            taken.append(top)
+            let index = Int(top.slot)
+            // Only an item's current head is ever pushed; anything else would be a stale heap entry.
+            guard items[index].first?.seq == top.seq, !items[index].inFlight else { continue }
+            items[index].inFlight = true
+            inFlightCount += 1
+            var entry = Entry(seq: top.seq, itemKey: items[index].key, dueAt: top.dueAt)
+            entry.slot = top.slot
+            taken.append(entry)
         }
         return taken
     }
@@ -72,47 +112,72 @@ package struct DeliveryScheduler: Sendable {
     /// The attempt of `entry` ended and it left the outbox (delivered or dead-lettered): its item's next entry
     /// becomes eligible.
     package mutating func finished(_ entry: Entry) {
-        inFlight.remove(entry.itemKey)
-        guard let index = queues.index(forKey: entry.itemKey) else { return }
-        if queues.values[index].first?.seq == entry.seq {
-            queues.values[index].removeFirst()
+        guard let slot = slot(of: entry) else { return }
+        let index = Int(slot)
+        if items[index].inFlight {
+            items[index].inFlight = false
+            inFlightCount -= 1
+        }
+        if items[index].first?.seq == entry.seq {
+            items[index].removeFirst()
             count -= 1
         }
-        if let next = queues.values[index].first {
-            ready.push(next)
+        if let next = items[index].first {
+            ready.push(.init(dueAt: next.dueAt, seq: next.seq, slot: slot))
         } else {
-            queues.remove(at: index)
+            slots[items[index].key] = nil
+            items[index] = Item(key: "", pending: [])
+            freeSlots.append(slot)
         }
     }
 
     /// The attempt of `entry` failed and will be retried at `dueAt`; later entries of its item keep waiting.
     package mutating func rescheduled(_ entry: Entry, dueAt: Int64) {
-        inFlight.remove(entry.itemKey)
-        guard let index = queues.index(forKey: entry.itemKey), queues.values[index].first?.seq == entry.seq else {
-            return
+        guard let slot = slot(of: entry) else { return }
+        let index = Int(slot)
+        if items[index].inFlight {
+            items[index].inFlight = false
+            inFlightCount -= 1
         }
-        let head = queues.values[index].head
-        queues.values[index].entries[head].dueAt = dueAt
-        ready.push(queues.values[index].entries[head])
+        let head = items[index].head
+        guard head < items[index].pending.count, items[index].pending[head].seq == entry.seq else { return }
+        items[index].pending[head].dueAt = dueAt
+        ready.push(.init(dueAt: dueAt, seq: entry.seq, slot: slot))
     }
 
     /// Removes every entry (e.g. before reloading from the outbox).
     package mutating func removeAll() {
-        queues = [:]
-        inFlight = []
+        slots = [:]
+        items = []
+        freeSlots = []
         ready = MinHeap()
         count = 0
+        inFlightCount = 0
+    }
+
+    /// The slot of `entry`'s item: the one it carries when that slot still holds its item, else a lookup.
+    private func slot(of entry: Entry) -> Int32? {
+        if entry.slot >= 0, Int(entry.slot) < items.count, items[Int(entry.slot)].key == entry.itemKey {
+            return entry.slot
+        }
+        return slots[entry.itemKey]
     }
 }
 
-/// A binary min-heap of entries ordered by (dueAt, seq).
+/// A binary min-heap of eligible heads ordered by (dueAt, seq); plain values, so moving them costs no retains.
 private struct MinHeap: Sendable {
-    private var items: [DeliveryScheduler.Entry] = []
+    struct Element: Sendable {
+        var dueAt: Int64
+        var seq: Int64
+        var slot: Int32
+    }
 
-    var peek: DeliveryScheduler.Entry? { items.first }
+    private var items: [Element] = []
 
-    mutating func push(_ entry: DeliveryScheduler.Entry) {
-        items.append(entry)
+    var peek: Element? { items.first }
+
+    mutating func push(_ element: Element) {
+        items.append(element)
         var child = items.count - 1
         while child > 0 {
             let parent = (child - 1) / 2
@@ -139,7 +204,7 @@ private struct MinHeap: Sendable {
         }
     }
 
-    private func less(_ a: DeliveryScheduler.Entry, _ b: DeliveryScheduler.Entry) -> Bool {
+    private func less(_ a: Element, _ b: Element) -> Bool {
         a.dueAt != b.dueAt ? a.dueAt < b.dueAt : a.seq < b.seq
     }
 }

@@ -49,13 +49,7 @@ public final class WebhookDeliveries: Sendable {
         let engine: HTTPDeliveryEngine
         do {
             engine = try HTTPDeliveryEngine(
-                options: HTTPClientOptions(
-                    connectTimeout: min(config.timeout, .seconds(10)),
-                    requestTimeout: config.timeout,
-                    userAgent: userAgent,
-                    maxResponseBytes: 16 << 10,
-                    oversizedBody: .truncate
-                ),
+                options: Self.engineOptions(timeout: config.timeout, userAgent: userAgent),
                 configuration: Self.engineConfiguration(maxInFlight: config.maxInFlight),
                 logger: logger.child(label: "http")
             )
@@ -122,6 +116,20 @@ public final class WebhookDeliveries: Sendable {
             }
         }
         for delivery in all { await delivery.engine.shutdown() }
+    }
+
+    /// The request options of a webhook sink's engine: the attempt `timeout` (connecting within at most 10 s of
+    /// it), the first 16 KiB of an answer (a dead letter keeps 1 KiB), and of the answer's headers only
+    /// `Retry-After`, the one the retry policy reads.
+    package static func engineOptions(timeout: Duration, userAgent: String) -> HTTPClientOptions {
+        HTTPClientOptions(
+            connectTimeout: min(timeout, .seconds(10)),
+            requestTimeout: timeout,
+            userAgent: userAgent,
+            maxResponseBytes: 16 << 10,
+            oversizedBody: .truncate,
+            keptResponseHeaders: ["retry-after"]
+        )
     }
 
     /// The HTTP engine of a webhook sink with `maxInFlight`: from 16 in flight on, two driver threads when there

@@ -59,9 +59,10 @@ package struct WebhookDeliveryState: Sendable {
     package mutating func load(_ entries: [OutboxEntry]) {
         for entry in entries where entry.seq > lastSeq {
             lastSeq = entry.seq
-            let scheduled = DeliveryScheduler.Entry(seq: entry.seq, itemKey: entry.itemKey, dueAt: entry.nextAttemptAt)
+            let scheduled = scheduler.enqueue(
+                DeliveryScheduler.Entry(seq: entry.seq, itemKey: entry.itemKey, dueAt: entry.nextAttemptAt)
+            )
             rows[entry.seq] = Row(entry: scheduled, attempts: entry.attempts, createdAt: entry.createdAt)
-            scheduler.enqueue(scheduled)
         }
     }
 
