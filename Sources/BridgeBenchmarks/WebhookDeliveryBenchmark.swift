@@ -16,43 +16,64 @@ import Foundation
 ///     swift run -c release bridge-benchmarks webhook-delivery [TOTAL [LEVELS [FLAGS]]]
 ///
 /// LEVELS is a comma-separated list of in-flight limits (default `1,8,64`). FLAGS, comma-separated: `nopeer` skips
-/// the Python sender (for profiling); `prefill` fills the outbox before delivery starts (the delivery side alone).
+/// the Python sender (for profiling); `prefill` fills the outbox before delivery starts (the delivery side alone);
+/// `runs=N` (default 3) measures each level N times, ours and the peer alternately, and reports the medians — on a
+/// shared VM whose speed drifts by ±10 % from one minute to the next, one run each compares two different machines.
 /// Needs nginx (`scripts/bootstrap.sh --bench`) and the test venv (`scripts/bootstrap.sh`).
 enum WebhookDeliveryBenchmark {
     @Sendable static func run(_ arguments: [String]) async throws {
         let total = arguments.first.flatMap { Int($0) } ?? 40_000
         let levels = arguments.count > 1 ? arguments[1].split(separator: ",").compactMap { Int($0) } : [1, 8, 64]
         let flags = Set(arguments.count > 2 ? arguments[2].split(separator: ",").map(String.init) : [])
+        let runs = flags.compactMap { $0.hasPrefix("runs=") ? Int($0.dropFirst(5)) : nil }.first.map { max(1, $0) } ?? 3
         let nginx = try HelperProcess(script: "http_peers/nginx_peer.py", arguments: [])
         defer { nginx.stop() }
         let url = "http://127.0.0.1:\(nginx.port)/hooks/directus"
         for concurrency in levels {
             let count = concurrency == 1 ? total / 4 : total
-            let ours = try await measure(
-                url: url,
-                concurrency: concurrency,
-                total: count,
-                prefill: flags.contains("prefill")
-            )
-            let python =
-                flags.contains("nopeer")
-                ? nil : try HTTPMultiBenchmark.measurePython(url: url, concurrency: concurrency, total: count)
+            var rates: [Double] = []
+            var cpu: [Double] = []
+            var peerRates: [Double] = []
+            for _ in 0..<runs {
+                let ours = try await measure(
+                    url: url,
+                    concurrency: concurrency,
+                    total: count,
+                    prefill: flags.contains("prefill")
+                )
+                rates.append(ours.rate)
+                cpu.append(ours.cpuMicroseconds)
+                if !flags.contains("nopeer") {
+                    peerRates.append(try HTTPMultiBenchmark.measurePython(url: url, concurrency: concurrency, total: count))
+                }
+            }
             let what = flags.contains("prefill") ? "outbox filled first" : "outbox insert to row deleted"
+            let median = runs > 1 ? ", median of \(runs)" : ""
             BenchmarkResult(
                 benchmark: "webhook-delivery",
-                metric: "deliveries/s @\(concurrency) in flight (\(what))",
-                value: ours.rate,
+                metric: "deliveries/s @\(concurrency) in flight (\(what)\(median))",
+                value: Self.median(rates),
                 unit: "1/s",
-                peer: python.map { _ in "python-aiohttp (POST only)" },
-                peerValue: python
+                peer: peerRates.isEmpty ? nil : "python-aiohttp (POST only)",
+                peerValue: peerRates.isEmpty ? nil : Self.median(peerRates)
             ).emit()
             BenchmarkResult(
                 benchmark: "webhook-delivery",
-                metric: "process CPU per delivery @\(concurrency) in flight",
-                value: ours.cpuMicroseconds,
+                metric: "process CPU per delivery @\(concurrency) in flight\(median)",
+                value: Self.median(cpu),
                 unit: "us"
             ).emit()
+            if runs > 1 {
+                let each = zip(rates, peerRates.isEmpty ? rates.map { _ in Double.nan } : peerRates)
+                    .map { String(format: "%.0f/%.0f", $0, $1) }.joined(separator: " ")
+                FileHandle.standardError.write(Data("webhook-delivery @\(concurrency): runs (ours/peer) \(each)\n".utf8))
+            }
         }
+    }
+
+    private static func median(_ values: [Double]) -> Double {
+        let sorted = values.sorted()
+        return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
     }
 
     /// Events per second from the first insert until the outbox is empty again (with `prefill`: from the start

@@ -95,6 +95,12 @@ import Testing
         #expect(scheduler.inFlightCount == 3)
     }
 
+    @Test func itemsAreGroupedByTheFNV1aHashOfTheirKey() {
+        #expect(Entry.hash("") == Int64(bitPattern: 0xcbf2_9ce4_8422_2325))
+        #expect(Entry.hash("a") == Int64(bitPattern: 0xaf63_dc4c_8601_ec8c))
+        #expect(Entry(seq: 1, itemKey: "articles\u{0}1", dueAt: 0).itemHash != Entry(seq: 2, itemKey: "articles\u{0}2", dueAt: 0).itemHash)
+    }
+
     @Test func manyItemsKeepPerItemOrder() {
         var scheduler = DeliveryScheduler()
         var seq: Int64 = 0

@@ -14,7 +14,11 @@ package struct DeliveryScheduler: Sendable {
         package var itemKey: String
         /// When it may be attempted.
         package var dueAt: Int64
-        /// The scheduler's slot for the item (set by `enqueue` and `takeDue`; -1: look the key up).
+        /// A 64-bit hash of `itemKey` (FNV-1a) that the scheduler groups by. Two items whose hashes collide are
+        /// delivered as one, one event at a time in `seq` order: stricter than needed, never out of order — and
+        /// unlike Swift's `String` hashing it is computed once per entry, not on every dictionary step.
+        package let itemHash: Int64
+        /// The scheduler's slot for the item (set by `enqueue` and `takeDue`; -1: look the hash up).
         fileprivate var slot: Int32 = -1
 
         /// Creates an entry.
@@ -22,6 +26,17 @@ package struct DeliveryScheduler: Sendable {
             self.seq = seq
             self.itemKey = itemKey
             self.dueAt = dueAt
+            self.itemHash = Self.hash(itemKey)
+        }
+
+        /// FNV-1a, 64 bits, over the key's UTF-8.
+        package static func hash(_ key: String) -> Int64 {
+            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+            for byte in key.utf8 {
+                hash ^= UInt64(byte)
+                hash = hash &* 0x0000_0100_0000_01b3
+            }
+            return Int64(bitPattern: hash)
         }
 
         package static func == (lhs: Entry, rhs: Entry) -> Bool {
@@ -30,17 +45,18 @@ package struct DeliveryScheduler: Sendable {
     }
 
     /// An item with entries pending, in a slot of `items`. Slots are reused, so the heap and the hot paths work on
-    /// small integers and plain values: the item's String key is hashed once when the item appears and once when
-    /// it leaves, not on every step (with a deep outbox of distinct items that hashing and the retains of moving
-    /// String-carrying entries through the heap were a tenth of the delivery loop's time).
+    /// small integers and plain values: items are found by `itemHash` (an `Int64` key) when they appear and when
+    /// they leave, not by their String key on every step (with a deep outbox of distinct items the String
+    /// dictionaries and the retains of moving String-carrying entries through the heap were a tenth of the
+    /// delivery loop's time).
     private struct Item: Sendable {
-        var key: String
+        var hash: Int64
         /// The item's entries in `seq` order from `head`; the head is the one eligible or in flight.
-        var pending: [(seq: Int64, dueAt: Int64)]
+        var pending: [Entry]
         var head = 0
         var inFlight = false
 
-        var first: (seq: Int64, dueAt: Int64)? { head < pending.count ? pending[head] : nil }
+        var first: Entry? { head < pending.count ? pending[head] : nil }
 
         mutating func removeFirst() {
             head += 1
@@ -51,7 +67,7 @@ package struct DeliveryScheduler: Sendable {
         }
     }
 
-    private var slots: [String: Int32] = [:]
+    private var slots: [Int64: Int32] = [:]
     private var items: [Item] = []
     private var freeSlots: [Int32] = []
     private var ready = MinHeap()
@@ -69,12 +85,12 @@ package struct DeliveryScheduler: Sendable {
     package mutating func enqueue(_ entry: Entry) -> Entry {
         count += 1
         var entry = entry
-        if let slot = slots[entry.itemKey] {
+        if let slot = slots[entry.itemHash] {
             entry.slot = slot
-            items[Int(slot)].pending.append((entry.seq, entry.dueAt))
+            items[Int(slot)].pending.append(entry)
             return entry
         }
-        let item = Item(key: entry.itemKey, pending: [(entry.seq, entry.dueAt)])
+        let item = Item(hash: entry.itemHash, pending: [entry])
         let slot: Int32
         if let free = freeSlots.popLast() {
             slot = free
@@ -83,7 +99,7 @@ package struct DeliveryScheduler: Sendable {
             slot = Int32(items.count)
             items.append(item)
         }
-        slots[entry.itemKey] = slot
+        slots[entry.itemHash] = slot
         entry.slot = slot
         ready.push(.init(dueAt: entry.dueAt, seq: entry.seq, slot: slot))
         return entry
@@ -96,10 +112,10 @@ package struct DeliveryScheduler: Sendable {
             ready.pop()
             let index = Int(top.slot)
             // Only an item's current head is ever pushed; anything else would be a stale heap entry.
-            guard items[index].first?.seq == top.seq, !items[index].inFlight else { continue }
+            guard var entry = items[index].first, entry.seq == top.seq, !items[index].inFlight else { continue }
             items[index].inFlight = true
             inFlightCount += 1
-            var entry = Entry(seq: top.seq, itemKey: items[index].key, dueAt: top.dueAt)
+            entry.dueAt = top.dueAt
             entry.slot = top.slot
             taken.append(entry)
         }
@@ -125,8 +141,8 @@ package struct DeliveryScheduler: Sendable {
         if let next = items[index].first {
             ready.push(.init(dueAt: next.dueAt, seq: next.seq, slot: slot))
         } else {
-            slots[items[index].key] = nil
-            items[index] = Item(key: "", pending: [])
+            slots[items[index].hash] = nil
+            items[index] = Item(hash: 0, pending: [])
             freeSlots.append(slot)
         }
     }
@@ -157,10 +173,12 @@ package struct DeliveryScheduler: Sendable {
 
     /// The slot of `entry`'s item: the one it carries when that slot still holds its item, else a lookup.
     private func slot(of entry: Entry) -> Int32? {
-        if entry.slot >= 0, Int(entry.slot) < items.count, items[Int(entry.slot)].key == entry.itemKey {
+        if entry.slot >= 0, Int(entry.slot) < items.count, items[Int(entry.slot)].hash == entry.itemHash,
+            !items[Int(entry.slot)].pending.isEmpty
+        {
             return entry.slot
         }
-        return slots[entry.itemKey]
+        return slots[entry.itemHash]
     }
 }
 

@@ -62,7 +62,7 @@ extension WebhookDeliveryService {
             return
         }
         loop.writes.append(write)
-        if write.removesRow { loop.uncommittedItems.insert(conclusion.itemKey) }
+        if write.removesRow { loop.uncommittedItems.insert(conclusion.itemHash) }
         if loop.uncommittedSince == nil { loop.uncommittedSince = .now }
         var status: Int?
         if case .response(let code, _, _) = attempt.outcome { status = code }

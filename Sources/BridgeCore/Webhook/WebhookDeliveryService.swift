@@ -200,7 +200,7 @@ package final class WebhookDeliveryService: Sendable {
         var state: WebhookDeliveryState
         /// Outcomes not committed yet, the items they free, and when the oldest arrived.
         var writes: [OutboxWrite] = []
-        var uncommittedItems: Set<String> = []
+        var uncommittedItems: Set<Int64> = []
         var uncommittedSince: ContinuousClock.Instant?
         /// Read outbox rows above this id in the next store step (nil: no read needed).
         var loadAfter: Int64? = 0
@@ -263,7 +263,7 @@ package final class WebhookDeliveryService: Sendable {
             !loop.writes.isEmpty
             && (loop.drainDeadline != nil || loop.writes.count >= settings.commitBatch
                 || loop.uncommittedSince.map { ContinuousClock.now - $0 >= settings.commitDelay } ?? false
-                || due.contains { loop.state.itemKey(of: $0).map(loop.uncommittedItems.contains) ?? false })
+                || due.contains { loop.state.itemHash(of: $0).map(loop.uncommittedItems.contains) ?? false })
         guard commit || loop.loadAfter != nil || loop.recount || !due.isEmpty else { return false }
         do {
             // Blocking SQLite on the service's own thread. Writes first: an item's next event is read (and sent)

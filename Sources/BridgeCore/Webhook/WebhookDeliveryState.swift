@@ -20,6 +20,8 @@ package struct AttemptConclusion: Sendable, Equatable {
     package var createdAt: Int64
     /// The row's ordering group (`collection` + NUL + `key`).
     package var itemKey: String
+    /// Its hash (`DeliveryScheduler.Entry.itemHash`): what the service tracks uncommitted items by.
+    package var itemHash: Int64
 }
 
 /// The delivery service's bookkeeping for one sink, without I/O: which outbox rows are known, which may be
@@ -54,6 +56,9 @@ package struct WebhookDeliveryState: Sendable {
 
     /// The ordering group of a known row (nil once it finished).
     package func itemKey(of seq: Int64) -> String? { rows[seq]?.entry.itemKey }
+
+    /// The ordering group's hash of a known row (nil once it finished).
+    package func itemHash(of seq: Int64) -> Int64? { rows[seq]?.entry.itemHash }
 
     /// Adds rows read from the outbox (in `seq` order); rows at or below `lastSeq` are known already.
     package mutating func load(_ entries: [OutboxEntry]) {
@@ -102,7 +107,8 @@ package struct WebhookDeliveryState: Sendable {
                 write: nil,
                 attempt: row.attempts,
                 createdAt: row.createdAt,
-                itemKey: row.entry.itemKey
+                itemKey: row.entry.itemKey,
+                itemHash: row.entry.itemHash
             )
         }
         row.attempts += 1
@@ -162,7 +168,8 @@ package struct WebhookDeliveryState: Sendable {
             write: write,
             attempt: row.attempts,
             createdAt: row.createdAt,
-            itemKey: row.entry.itemKey
+            itemKey: row.entry.itemKey,
+            itemHash: row.entry.itemHash
         )
     }
 
