@@ -105,11 +105,17 @@ final class DeliveryDriver {
         let handle: CurlEasyHandle
         do throws(HTTPClientError) {
             if let reused = idle.popLast() { handle = reused } else { handle = try CurlEasyHandle.make() }
+        } catch {
+            complete(job, .failure(error), sent: false)
+            return
+        }
+        do throws(HTTPClientError) {
             try handle.prepare(job.request, options: options, cancellation: nil,
                 waitForMultiplexing: configuration.multiplex)
             handle.transferID = job.id
             try multi.add(handle)
         } catch {
+            recycle(handle)  // never added: nothing of this request stays on it (the next prepare resets it)
             complete(job, .failure(error), sent: false)
             return
         }
@@ -161,8 +167,19 @@ final class DeliveryDriver {
 
     /// Aborts the jobs submitted to `receiver` that wait for a slot, and with `onlyWaiting` false the running ones.
     private func cancelJobs(of receiver: DeliveryReceiver, onlyWaiting: Bool) {
-        let running = onlyWaiting ? [] : active.values.filter { $0.job.receiver === receiver }.map(\.job.id)
-        cancel(running + waiting[waitingHead...].filter { $0.receiver === receiver }.map(\.id))
+        if !onlyWaiting { cancel(active.values.filter { $0.job.receiver === receiver }.map(\.job.id)) }
+        // One pass over the waiting jobs (cancelling them one id at a time would search the queue for each).
+        var kept: [DeliveryJob] = []
+        kept.reserveCapacity(waiting.count - waitingHead)
+        for job in waiting[waitingHead...] {
+            if job.receiver === receiver {
+                complete(job, .failure(Self.cancelled(job, "request cancelled")), sent: false)
+            } else {
+                kept.append(job)
+            }
+        }
+        waiting = kept
+        waitingHead = 0
     }
 
     private func recycle(_ handle: CurlEasyHandle) {
