@@ -25,12 +25,14 @@ extension CurlEasyHandle {
     /// Whether header line `line` (`Name: value`) names one of `names` (lower-case ASCII), without allocating.
     static func line(_ line: UnsafeRawBufferPointer, namesOneOf names: [[UInt8]]) -> Bool {
         guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { return false }
-        return names.contains { name in
-            name.count == colon
-                && name.indices.allSatisfy { index in
-                    let byte = line[index]
-                    return (byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte) == name[index]
-                }
+        return names.contains { equalsIgnoringASCIICase(line[..<colon], $0) }
+    }
+
+    /// Whether `bytes` equal `lowercased` ignoring ASCII case (header names are ASCII tokens).
+    static func equalsIgnoringASCIICase(_ bytes: some Collection<UInt8>, _ lowercased: [UInt8]) -> Bool {
+        guard bytes.count == lowercased.count else { return false }
+        return zip(bytes, lowercased).allSatisfy { byte, expected in
+            (byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte) == expected
         }
     }
 

@@ -85,7 +85,7 @@ final class CurlEasyHandle {
         headerBytes = 0
         headersTooLarge = false
         oversizedBody = options.oversizedBody
-        keptHeaderNames = options.keptResponseHeaders.map { names in names.map { Array($0.lowercased().utf8) } }
+        keptHeaderNames = options.keptHeaderNames
         self.cancellation = cancellation
         errorBuffer[0] = 0
 
@@ -136,7 +136,7 @@ final class CurlEasyHandle {
     private func setHeaders(_ request: HTTPRequest, _ shape: RequestShape, _ setter: inout OptionSetter) {
         // "Expect:" removes curl's "Expect: 100-continue", which would wait up to a second before sending a body
         // over 1 KiB; "Content-Type:" removes curl's form-urlencoded default for bodies.
-        let hasContentType = request.headers.contains { Self.isName($0.name, "content-type") }
+        let hasContentType = request.headers.contains { Self.equalsIgnoringASCIICase($0.name.utf8, Self.contentType) }
         let list = requestBuffers.setHeaders(
             request.headers,
             extra: shape.sendsBody && !hasContentType ? ["Expect:", "Content-Type:"] : ["Expect:"]
@@ -144,17 +144,7 @@ final class CurlEasyHandle {
         setter.set(CURLOPT_HTTPHEADER, pointer: UnsafeMutableRawPointer(list))
     }
 
-    /// Whether header name `name` is `lowercased` (ASCII, case-insensitive), without allocating.
-    private static func isName(_ name: String, _ lowercased: StaticString) -> Bool {
-        guard name.utf8.count == lowercased.utf8CodeUnitCount else { return false }
-        var index = 0
-        for byte in name.utf8 {
-            let folded = byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte
-            if folded != lowercased.utf8Start[index] { return false }
-            index += 1
-        }
-        return true
-    }
+    private static let contentType = Array("content-type".utf8)
 
     private func setCallbacks(_ setter: inout OptionSetter) {
         // Unretained: curl calls back only while this handle runs a transfer, and whoever runs it holds a

@@ -25,28 +25,35 @@ final class CurlRequestBuffers {
 
     /// Copies `bytes` into the body buffer and returns its start (never NULL, even for an empty body).
     func setBody(_ bytes: [UInt8]) -> UnsafeMutableRawPointer {
-        if bytes.count > body.count {
-            body.deallocate()
-            body = .allocate(byteCount: max(bytes.count, body.count * 2), alignment: 1)
-        }
-        bytes.withUnsafeBytes { source in
-            if let start = source.baseAddress { body.baseAddress!.copyMemory(from: start, byteCount: source.count) }
-        }
+        Self.reserve(&body, bytes.count)
+        bytes.withUnsafeBytes { Self.copy($0, into: body, at: 0) }
         return body.baseAddress!
+    }
+
+    /// Makes `buffer` hold at least `count` bytes (its contents are not kept).
+    private static func reserve(_ buffer: inout UnsafeMutableRawBufferPointer, _ count: Int) {
+        guard count > buffer.count else { return }
+        buffer.deallocate()
+        buffer = .allocate(byteCount: max(count, buffer.count * 2), alignment: 1)
+    }
+
+    /// Copies `bytes` into `buffer` at `offset` (nothing for an empty source, whose base address may be nil).
+    private static func copy(_ bytes: UnsafeRawBufferPointer, into buffer: UnsafeMutableRawBufferPointer, at offset: Int) {
+        guard let source = bytes.baseAddress, bytes.count > 0 else { return }
+        buffer.baseAddress!.advanced(by: offset).copyMemory(from: source, byteCount: bytes.count)
     }
 
     /// Renders `headers` as curl header lines (`Name: value`, or `Name;` for an empty value, which curl sends as
     /// an empty header where `Name:` would remove it), followed by the `extra` lines as given; returns the head
     /// of the list.
-    func setHeaders(_ headers: [(name: String, value: String)], extra: [StaticString]) -> UnsafeMutablePointer<curl_slist> {
+    func setHeaders(_ headers: [(name: String, value: String)], extra: [StaticString])
+        -> UnsafeMutablePointer<curl_slist>
+    {
         var size = 0
         for (name, value) in headers { size += name.utf8.count + value.utf8.count + 3 }
         for line in extra { size += line.utf8CodeUnitCount + 1 }
         let count = headers.count + extra.count
-        if size > lines.count {
-            lines.deallocate()
-            lines = .allocate(byteCount: max(size, lines.count * 2), alignment: 1)
-        }
+        Self.reserve(&lines, size)
         if count > nodes.count {
             nodes.deallocate()
             nodes = .allocate(capacity: max(count, nodes.count * 2))
@@ -54,7 +61,7 @@ final class CurlRequestBuffers {
         var offset = 0
         var index = 0
         func append(_ bytes: UnsafeRawBufferPointer) {
-            lines.baseAddress!.advanced(by: offset).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
+            Self.copy(bytes, into: lines, at: offset)
             offset += bytes.count
         }
         func endLine(startingAt start: Int) {

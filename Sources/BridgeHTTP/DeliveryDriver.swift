@@ -22,8 +22,8 @@ final class DeliveryDriver {
     private var active: [UInt64: (handle: CurlEasyHandle, job: DeliveryJob)] = [:]
     private var waiting: [DeliveryJob] = []
     private var waitingHead = 0
-    /// Outcomes for receivers, handed over once per turn (`flushReceivers`).
-    private var receiverCompletions: [ObjectIdentifier: (DeliveryReceiver, [DeliveryReceiver.Completion])] = [:]
+    /// Outcomes for receivers, handed over once per turn.
+    private var answers = DeliveryAnswers()
 
     /// Takes ownership of `multi`; nothing runs until `start()`.
     init(
@@ -70,7 +70,7 @@ final class DeliveryDriver {
             while let completion = multi.nextCompletion() {
                 finish(completion.easy, code: completion.code)
             }
-            flushReceivers()
+            answers.flush()
             // Slots freed above go to waiting jobs now, not after the next socket event.
             if active.count < configuration.maxInFlight && waitingHead < waiting.count { continue }
             do {
@@ -135,20 +135,7 @@ final class DeliveryDriver {
     /// `sent`: the transfer was started (a cancelled job that waited for a slot never reached the server).
     private func complete(_ job: DeliveryJob, _ result: Result<HTTPResponse, HTTPClientError>, sent: Bool) {
         queue.answered(1)
-        switch job.reply {
-        case .task(let continuation):
-            continuation.resume(with: result.mapError { $0 as any Error })
-        case .receiver(let receiver, let tag):
-            receiverCompletions[ObjectIdentifier(receiver), default: (receiver, [])].1
-                .append(DeliveryReceiver.Completion(tag: tag, result: result, sent: sent))
-        }
-    }
-
-    private func flushReceivers() {
-        guard !receiverCompletions.isEmpty else { return }
-        let batches = receiverCompletions.values
-        receiverCompletions.removeAll(keepingCapacity: true)
-        for (receiver, completions) in batches { receiver.deliver(completions) }
+        answers.answer(job, result, sent: sent)
     }
 
     private func cancel(_ ids: [UInt64]) {
@@ -201,7 +188,7 @@ final class DeliveryDriver {
         for job in waiting[waitingHead...] + leftovers {
             complete(job, .failure(Self.cancelled(job, "delivery engine shut down")), sent: false)
         }
-        flushReceivers()
+        answers.flush()
         waiting.removeAll()
         idle.removeAll()
         for waiter in queue.finish() { waiter.resume() }

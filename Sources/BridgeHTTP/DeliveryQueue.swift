@@ -85,17 +85,9 @@ final class DeliveryQueue: Sendable {
             return nil
         }
         guard let refusal else { return }
-        var refused: [ObjectIdentifier: (DeliveryReceiver, [DeliveryReceiver.Completion])] = [:]
-        for job in jobs {
-            switch job.reply {
-            case .task(let continuation):
-                continuation.resume(throwing: refusal)
-            case .receiver(let receiver, let tag):
-                refused[ObjectIdentifier(receiver), default: (receiver, [])].1
-                    .append(DeliveryReceiver.Completion(tag: tag, result: .failure(refusal), sent: false))
-            }
-        }
-        for (receiver, completions) in refused.values { receiver.deliver(completions) }
+        var answers = DeliveryAnswers()
+        for job in jobs { answers.answer(job, .failure(refusal), sent: false) }
+        answers.flush()
     }
 
     /// Asks the driver to abort every job submitted to `receiver` (finished ones are not affected), or only those

@@ -27,3 +27,28 @@ public final class DeliveryReceiver: Sendable {
         handler(completions)
     }
 }
+
+/// Answers delivery jobs: a waiting task at once, a receiver's jobs collected and handed over in one call each
+/// by `flush()` — the one place that turns an outcome into a reply, for the driver and for refused submissions.
+struct DeliveryAnswers {
+    private var batches: [ObjectIdentifier: (DeliveryReceiver, [DeliveryReceiver.Completion])] = [:]
+
+    /// Answers `job`; `sent`: the transfer was started (a job cancelled or refused while it waited never was).
+    mutating func answer(_ job: DeliveryJob, _ result: Result<HTTPResponse, HTTPClientError>, sent: Bool) {
+        switch job.reply {
+        case .task(let continuation):
+            continuation.resume(with: result.mapError { $0 as any Error })
+        case .receiver(let receiver, let tag):
+            batches[ObjectIdentifier(receiver), default: (receiver, [])].1
+                .append(DeliveryReceiver.Completion(tag: tag, result: result, sent: sent))
+        }
+    }
+
+    /// Hands each receiver the outcomes collected since the last flush.
+    mutating func flush() {
+        guard !batches.isEmpty else { return }
+        let ready = batches.values
+        batches.removeAll(keepingCapacity: true)
+        for (receiver, completions) in ready { receiver.deliver(completions) }
+    }
+}

@@ -25,7 +25,11 @@ public struct HTTPClientOptions: Sendable {
     public var oversizedBody: OversizedBody
     /// The response headers kept in `HTTPResponse.headers` (names, any case); nil keeps all. A sender that reads
     /// one header of thousands of responses a second saves building the others. Default: nil.
-    public var keptResponseHeaders: [String]?
+    public var keptResponseHeaders: [String]? {
+        didSet { keptHeaderNames = Self.lowercasedBytes(keptResponseHeaders) }
+    }
+    /// `keptResponseHeaders` as lower-case bytes, made once here rather than for every request.
+    private(set) var keptHeaderNames: [[UInt8]]?
 
     /// Creates options; every parameter has the documented default.
     public init(
@@ -46,6 +50,11 @@ public struct HTTPClientOptions: Sendable {
         self.maxResponseBytes = maxResponseBytes
         self.oversizedBody = oversizedBody
         self.keptResponseHeaders = keptResponseHeaders
+        self.keptHeaderNames = Self.lowercasedBytes(keptResponseHeaders)
+    }
+
+    private static func lowercasedBytes(_ names: [String]?) -> [[UInt8]]? {
+        names.map { $0.map { Array($0.lowercased().utf8) } }
     }
 }
 

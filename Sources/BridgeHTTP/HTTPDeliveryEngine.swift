@@ -114,8 +114,11 @@ public final class HTTPDeliveryEngine: HTTPTransport, Sendable {
 
     /// The driver with the fewest requests outstanding (running or waiting).
     private func leastLoaded() -> DeliveryQueue {
-        guard queues.count > 1 else { return queues[0] }
-        return queues.min { $0.outstanding < $1.outstanding }!
+        queues.count == 1 ? queues[0] : queues[Self.indexOfLeast(queues.map(\.outstanding))]
+    }
+
+    private static func indexOfLeast(_ load: [Int]) -> Int {
+        load.indices.min { load[$0] < load[$1] }!
     }
 
     /// Sends `request` once the engine has room and returns the final response (redirects are not followed).
@@ -145,7 +148,7 @@ public final class HTTPDeliveryEngine: HTTPTransport, Sendable {
         var load = queues.map(\.outstanding)
         var shares = Array(repeating: [DeliveryJob](), count: queues.count)
         for job in jobs {
-            let index = load.indices.min { load[$0] < load[$1] }!
+            let index = Self.indexOfLeast(load)
             shares[index].append(job)
             load[index] += 1
         }

@@ -110,14 +110,7 @@ import Testing
             emulator.stop()
             receiver.stop()
         }
-        try receiver.down()
-        let config = webhookConfig(
-            url: emulator.url,
-            sinks: webhookSink(receiver.hookURL(), "max_outbox: 3\nretry_schedule: [100ms]\nmax_attempts: 1000"),
-            maxQueue: 5
-        )
-        let bridge = try BridgeProcess.run(config: config)
-        let stateDir = bridge.directory.appendingPathComponent("state")
+        let (bridge, stateDir) = try startWithReceiverDown(emulator, receiver, maxOutbox: 3, maxQueue: 5)
         #expect(bridge.waitUntilConnected(), "\(bridge.stderr)")
         for index in 0..<20 { try emulator.create("articles", ["title": "burst \(index)"]) }
         #expect(bridge.waitForLog("queue full, dropping live events"), "\(bridge.stderr)")
@@ -145,14 +138,7 @@ import Testing
             emulator.stop()
             receiver.stop()
         }
-        try receiver.down()
-        let config = webhookConfig(
-            url: emulator.url,
-            sinks: webhookSink(receiver.hookURL(), "max_outbox: 1\nretry_schedule: [100ms]\nmax_attempts: 1000"),
-            mode: "activity"
-        )
-        let bridge = try BridgeProcess.run(config: config)
-        let stateDir = bridge.directory.appendingPathComponent("state")
+        let (bridge, stateDir) = try startWithReceiverDown(emulator, receiver, maxOutbox: 1, mode: "activity")
         #expect(bridge.waitUntilConnected(), "\(bridge.stderr)")
         var keys: [String] = []
         for wave in 0..<3 {
@@ -174,5 +160,20 @@ import Testing
         #expect(!bridge.stderr.contains("dropping"), "activity mode waits instead of dropping")
         bridge.send(SIGTERM)
         #expect(bridge.waitForExit() == 0)
+    }
+
+    /// Takes the receiver down and starts a bridge whose webhook sink holds at most `maxOutbox` events and retries
+    /// every 100 ms; returns it with its state directory.
+    private func startWithReceiverDown(
+        _ emulator: Emulator,
+        _ receiver: WebhookReceiver,
+        maxOutbox: Int,
+        maxQueue: Int = 100_000,
+        mode: String = "live"
+    ) throws -> (BridgeProcess, URL) {
+        try receiver.down()
+        let sink = webhookSink(receiver.hookURL(), "max_outbox: \(maxOutbox)\nretry_schedule: [100ms]\nmax_attempts: 1000")
+        let bridge = try BridgeProcess.run(config: webhookConfig(url: emulator.url, sinks: sink, maxQueue: maxQueue, mode: mode))
+        return (bridge, bridge.directory.appendingPathComponent("state"))
     }
 }

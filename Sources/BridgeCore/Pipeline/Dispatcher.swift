@@ -97,27 +97,27 @@ public final class Dispatcher: @unchecked Sendable {
             } catch let error as SinkError where !error.isRetriable {
                 logger.error("sink failed permanently", metadata: [LogKey.sink: what, LogKey.error: error.message])
                 throw error
-            } catch let error as SinkError where error.isBackpressure {
-                // Full, not broken: intake pauses (live mode drops at the queue, activity mode waits at its cursor).
-                let now = ContinuousClock.now
-                if failingSince == nil {
-                    failingSince = now
-                    logger.warning("sink full, intake paused", metadata: [LogKey.sink: what, LogKey.error: error.message])
-                }
-                if let since = failingSince, now - since >= stuckAfter {
-                    health.update { $0.stuckSinks[what] = error.message }
-                }
-                Self.pause(.milliseconds(100))
-                continue
             } catch {
+                // A full sink (webhook `max_outbox`) is not broken: intake pauses (live mode drops at the queue,
+                // activity mode waits at its cursor), polled every 100 ms, without counting retries.
+                let full = (error as? SinkError).flatMap { $0.isBackpressure ? $0 : nil }
+                let backpressure = full != nil
+                let reason = full?.message ?? "\(error)"
                 let now = ContinuousClock.now
                 if failingSince == nil {
                     failingSince = now
-                    logger.error(
-                        "sink failed, retrying", metadata: [LogKey.sink: what, LogKey.error: "\(error)"])
+                    if backpressure {
+                        logger.warning("sink full, intake paused", metadata: [LogKey.sink: what, LogKey.error: reason])
+                    } else {
+                        logger.error("sink failed, retrying", metadata: [LogKey.sink: what, LogKey.error: reason])
+                    }
                 }
                 if let since = failingSince, now - since >= stuckAfter {
-                    health.update { $0.stuckSinks[what] = "\(error)" }
+                    health.update { $0.stuckSinks[what] = reason }
+                }
+                if backpressure {
+                    Self.pause(.milliseconds(100))
+                    continue
                 }
                 metrics.sinkRetried()
                 Self.pause(pause)

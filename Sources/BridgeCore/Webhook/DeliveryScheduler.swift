@@ -18,8 +18,6 @@ package struct DeliveryScheduler: Sendable {
         /// delivered as one, one event at a time in `seq` order: stricter than needed, never out of order — and
         /// unlike Swift's `String` hashing it is computed once per entry, not on every dictionary step.
         package let itemHash: Int64
-        /// The scheduler's slot for the item (set by `enqueue` and `takeDue`; -1: look the hash up).
-        fileprivate var slot: Int32 = -1
 
         /// Creates an entry.
         package init(seq: Int64, itemKey: String, dueAt: Int64) {
@@ -37,10 +35,6 @@ package struct DeliveryScheduler: Sendable {
                 hash = hash &* 0x0000_0100_0000_01b3
             }
             return Int64(bitPattern: hash)
-        }
-
-        package static func == (lhs: Entry, rhs: Entry) -> Bool {
-            lhs.seq == rhs.seq && lhs.itemKey == rhs.itemKey && lhs.dueAt == rhs.dueAt
         }
     }
 
@@ -79,16 +73,12 @@ package struct DeliveryScheduler: Sendable {
     /// Creates an empty scheduler.
     package init() {}
 
-    /// Adds an entry behind the earlier entries of its item (call in `seq` order); returns it with its slot, to
-    /// hand back to `finished` and `rescheduled`.
-    @discardableResult
-    package mutating func enqueue(_ entry: Entry) -> Entry {
+    /// Adds an entry behind the earlier entries of its item (call in `seq` order).
+    package mutating func enqueue(_ entry: Entry) {
         count += 1
-        var entry = entry
         if let slot = slots[entry.itemHash] {
-            entry.slot = slot
             items[Int(slot)].pending.append(entry)
-            return entry
+            return
         }
         let item = Item(hash: entry.itemHash, pending: [entry])
         let slot: Int32
@@ -100,9 +90,7 @@ package struct DeliveryScheduler: Sendable {
             items.append(item)
         }
         slots[entry.itemHash] = slot
-        entry.slot = slot
         ready.push(.init(dueAt: entry.dueAt, seq: entry.seq, slot: slot))
-        return entry
     }
 
     /// Takes up to `limit` entries due at `now`, marking their items in flight.
@@ -116,7 +104,6 @@ package struct DeliveryScheduler: Sendable {
             items[index].inFlight = true
             inFlightCount += 1
             entry.dueAt = top.dueAt
-            entry.slot = top.slot
             taken.append(entry)
         }
         return taken
@@ -128,12 +115,9 @@ package struct DeliveryScheduler: Sendable {
     /// The attempt of `entry` ended and it left the outbox (delivered or dead-lettered): its item's next entry
     /// becomes eligible.
     package mutating func finished(_ entry: Entry) {
-        guard let slot = slot(of: entry) else { return }
+        guard let slot = slots[entry.itemHash] else { return }
         let index = Int(slot)
-        if items[index].inFlight {
-            items[index].inFlight = false
-            inFlightCount -= 1
-        }
+        land(index)
         if items[index].first?.seq == entry.seq {
             items[index].removeFirst()
             count -= 1
@@ -149,36 +133,19 @@ package struct DeliveryScheduler: Sendable {
 
     /// The attempt of `entry` failed and will be retried at `dueAt`; later entries of its item keep waiting.
     package mutating func rescheduled(_ entry: Entry, dueAt: Int64) {
-        guard let slot = slot(of: entry) else { return }
+        guard let slot = slots[entry.itemHash] else { return }
         let index = Int(slot)
-        if items[index].inFlight {
-            items[index].inFlight = false
-            inFlightCount -= 1
-        }
-        let head = items[index].head
-        guard head < items[index].pending.count, items[index].pending[head].seq == entry.seq else { return }
-        items[index].pending[head].dueAt = dueAt
+        land(index)
+        guard items[index].first?.seq == entry.seq else { return }
+        items[index].pending[items[index].head].dueAt = dueAt
         ready.push(.init(dueAt: dueAt, seq: entry.seq, slot: slot))
     }
 
-    /// Removes every entry (e.g. before reloading from the outbox).
-    package mutating func removeAll() {
-        slots = [:]
-        items = []
-        freeSlots = []
-        ready = MinHeap()
-        count = 0
-        inFlightCount = 0
-    }
-
-    /// The slot of `entry`'s item: the one it carries when that slot still holds its item, else a lookup.
-    private func slot(of entry: Entry) -> Int32? {
-        if entry.slot >= 0, Int(entry.slot) < items.count, items[Int(entry.slot)].hash == entry.itemHash,
-            !items[Int(entry.slot)].pending.isEmpty
-        {
-            return entry.slot
-        }
-        return slots[entry.itemHash]
+    /// The attempt of item `index`'s head is over (whatever its outcome).
+    private mutating func land(_ index: Int) {
+        guard items[index].inFlight else { return }
+        items[index].inFlight = false
+        inFlightCount -= 1
     }
 }
 

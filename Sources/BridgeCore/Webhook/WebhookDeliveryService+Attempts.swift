@@ -20,8 +20,7 @@ extension WebhookDeliveryService {
 
     /// Hands this turn's attempts (signed now, with the current secrets) to the engine in one batch; their
     /// outcomes come back through `receiver`.
-    func submit(_ payloads: [OutboxPayload], in loop: inout Loop) {
-        guard let engine else { return }
+    func submit(_ payloads: [OutboxPayload], to engine: HTTPDeliveryEngine, in loop: inout Loop) {
         let timestamp = Timestamp.now().unixSeconds
         var requests: [(tag: Int64, request: HTTPRequest)] = []
         requests.reserveCapacity(payloads.count)

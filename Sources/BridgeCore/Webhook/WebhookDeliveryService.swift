@@ -8,16 +8,17 @@ import Synchronization
 /// reschedule or dead letter.
 ///
 /// The loop is the only place that touches the state. With an `HTTPDeliveryEngine` each turn hands its attempts to
-/// the engine in one batch (up to 4 × `maxInFlight` out while the receiver answers, so the engine has the next
-/// ones queued when a slot frees; it sends at most `maxInFlight` at once), and the engine hands finished ones back in batches that ring
-/// the doorbell; with any other transport attempts run as child tasks that post their outcome and ring. Outcomes are committed in groups (group commit): when an item whose outcome is not yet
-/// committed has its next event due — nothing is sent for an item before the previous outcome of that item is
-/// committed, so a crash can repeat a delivery (same `webhook-id`) but never reorder an item's events — or when
-/// `commitDelay` passed since the oldest uncommitted outcome, or `commitBatch` outcomes wait, or at shutdown.
+/// the engine in one batch (up to 4 × `maxInFlight` out while the receiver answers, so the engine has the next ones
+/// queued when a slot frees; it sends at most `maxInFlight` at once), and the engine hands finished ones back in
+/// batches that ring the doorbell; with any other transport attempts run as child tasks that post their outcome and
+/// ring. Outcomes are committed in groups (group commit): when an item whose outcome is not yet committed has its
+/// next event due — nothing is sent for an item before the previous outcome of that item is committed, so a crash
+/// can repeat a delivery (same `webhook-id`) but never reorder an item's events — or when `commitDelay` passed
+/// since the oldest uncommitted outcome, or `commitBatch` outcomes wait, or at shutdown.
 ///
 /// Graceful stop: no new attempts once `stop` triggers (those queued in the engine and not sent are withdrawn);
-/// attempts in flight may finish within `drainTimeout`, then
-/// they are abandoned (cancelled, not counted) and their rows stay in the outbox for the next run.
+/// attempts in flight may finish within `drainTimeout`, then they are abandoned (cancelled, not counted) and their
+/// rows stay in the outbox for the next run.
 package final class WebhookDeliveryService: Sendable {
     /// Tuning that is not in bridge.yaml.
     package struct Settings: Sendable {
@@ -177,8 +178,8 @@ package final class WebhookDeliveryService: Sendable {
                     }
                 }
                 let started = await turn(&loop) { payloads, loop in
-                    if engine != nil {
-                        submit(payloads, in: &loop)
+                    if let engine {
+                        submit(payloads, to: engine, in: &loop)
                     } else {
                         for payload in payloads { group.addTask { await self.attempt(payload) } }
                     }

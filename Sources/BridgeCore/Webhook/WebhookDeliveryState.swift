@@ -18,9 +18,7 @@ package struct AttemptConclusion: Sendable, Equatable {
     package var attempt: Int
     /// When the event entered the outbox (Unix ms), for the delivery latency.
     package var createdAt: Int64
-    /// The row's ordering group (`collection` + NUL + `key`).
-    package var itemKey: String
-    /// Its hash (`DeliveryScheduler.Entry.itemHash`): what the service tracks uncommitted items by.
+    /// The row's ordering group: the hash of `collection` + NUL + `key` (`DeliveryScheduler.Entry.itemHash`).
     package var itemHash: Int64
 }
 
@@ -54,20 +52,16 @@ package struct WebhookDeliveryState: Sendable {
     /// When the next waiting row becomes due (nil when none waits).
     package var nextDueAt: Int64? { scheduler.nextDueAt }
 
-    /// The ordering group of a known row (nil once it finished).
-    package func itemKey(of seq: Int64) -> String? { rows[seq]?.entry.itemKey }
-
-    /// The ordering group's hash of a known row (nil once it finished).
+    /// The ordering group (its hash) of a known row (nil once it finished).
     package func itemHash(of seq: Int64) -> Int64? { rows[seq]?.entry.itemHash }
 
     /// Adds rows read from the outbox (in `seq` order); rows at or below `lastSeq` are known already.
     package mutating func load(_ entries: [OutboxEntry]) {
         for entry in entries where entry.seq > lastSeq {
             lastSeq = entry.seq
-            let scheduled = scheduler.enqueue(
-                DeliveryScheduler.Entry(seq: entry.seq, itemKey: entry.itemKey, dueAt: entry.nextAttemptAt)
-            )
+            let scheduled = DeliveryScheduler.Entry(seq: entry.seq, itemKey: entry.itemKey, dueAt: entry.nextAttemptAt)
             rows[entry.seq] = Row(entry: scheduled, attempts: entry.attempts, createdAt: entry.createdAt)
+            scheduler.enqueue(scheduled)
         }
     }
 
@@ -107,7 +101,6 @@ package struct WebhookDeliveryState: Sendable {
                 write: nil,
                 attempt: row.attempts,
                 createdAt: row.createdAt,
-                itemKey: row.entry.itemKey,
                 itemHash: row.entry.itemHash
             )
         }
@@ -168,7 +161,6 @@ package struct WebhookDeliveryState: Sendable {
             write: write,
             attempt: row.attempts,
             createdAt: row.createdAt,
-            itemKey: row.entry.itemKey,
             itemHash: row.entry.itemHash
         )
     }

@@ -6,9 +6,10 @@ Two listeners on 127.0.0.1: the control API (its port is printed as `READY <port
 (any path; its port is in `GET /_control/info`), so the hook side can go down (connections refused) and come
 back on the same port while the test keeps talking to the control side.
 
-Every hook request is recorded: arrival time (time.monotonic, and `wall`: Unix time), path, headers (lower-case), body text, the
-`webhook-id`, the status answered, whether the client gave up before the answer (`aborted`), and, per configured
-secret, whether `standardwebhooks` (the independent reference implementation) verifies its signature.
+Every hook request is recorded: arrival time (time.monotonic, and `wall`: Unix time), path, headers
+(lower-case), body text, the `webhook-id`, the status answered, whether the client gave up before the answer
+(`aborted`), and, per configured secret, whether `standardwebhooks` (the independent reference implementation)
+verifies its signature.
 
 Control API (JSON):
   GET  /_control/info                 {"hook_port": N}
