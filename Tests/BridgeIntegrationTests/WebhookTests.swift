@@ -231,6 +231,42 @@ func dlq(_ arguments: [String], in directory: URL) throws -> (Int32?, [String], 
         #expect(restarted.waitForExit() == 0)
     }
 
+    @Test func purgeDeletesOnlyTheMatchingDeadLettersAndDryRunDeletesNone() throws {
+        let emulator = try Emulator()
+        let receiver = try WebhookReceiver()
+        defer {
+            emulator.stop()
+            receiver.stop()
+        }
+        try receiver.script(defaultStep: ["status": 410])
+        let bridge = try BridgeProcess.run(
+            config: webhookConfig(url: emulator.url, sinks: webhookSink(receiver.hookURL()))
+        )
+        #expect(bridge.waitUntilConnected(), "\(bridge.stderr)")
+        try emulator.create("articles", ["title": "gone 1"])
+        try emulator.create("articles", ["title": "gone 2"])
+        #expect(
+            bridge.waitUntil { _ in ((try? dlq(["list"], in: bridge.directory).1.count) ?? 0) == 2 },
+            "\(bridge.stderr)"
+        )
+        let ids = try receiver.requests().map(\.id)
+        #expect(ids.count == 2)
+
+        let (dryStatus, dry, dryLog) = try dlq(["purge", "--dry-run", "--id", ids[0]], in: bridge.directory)
+        #expect(dryStatus == 0 && dry.count == 1 && dryLog.contains("would purge 1 dead letter"))
+        #expect(try dlq(["list"], in: bridge.directory).1.count == 2)
+
+        let (status, purged, log) = try dlq(["purge", "--id", ids[0]], in: bridge.directory)
+        #expect(status == 0 && purged.count == 1 && log.contains("purged 1 dead letter"))
+        let left = try dlq(["list", "--json"], in: bridge.directory).1
+        #expect(left.count == 1)
+        #expect(left.first?.contains("\"id\":\"\(ids[1])\"") == true)
+        #expect(try dlq(["purge", "--collection", "tags"], in: bridge.directory).1.isEmpty)
+        #expect(try dlq(["list"], in: bridge.directory).1.count == 1)
+        bridge.send(SIGTERM)
+        #expect(bridge.waitForExit() == 0)
+    }
+
     @Test func fiftyItemsTimesTwentyUpdatesKeepPerItemOrderWithEightInFlight() throws {
         let emulator = try Emulator()
         let receiver = try WebhookReceiver()
