@@ -65,7 +65,7 @@ public final class WebhookReceiver: @unchecked Sendable {
 
     /// Answers: `steps` one per request in arrival order, then `defaultStep`; `randomDelayMs` adds a uniform
     /// random delay to every request. A step: `["status": 503, "headers": ["retry-after": "2"], "body": "…",
-    /// "delay_ms": 100, "hang": true]`.
+    /// "delay_ms": 100, "hang": true]`; `["hold": "NAME"]` keeps a request open until `release("NAME")`.
     public func script(
         steps: [[String: Any]] = [],
         defaultStep: [String: Any] = ["status": 204],
@@ -86,6 +86,9 @@ public final class WebhookReceiver: @unchecked Sendable {
 
     /// Accepts hook connections again.
     public func up() throws { try control("/_control/up", [:]) }
+
+    /// Answers the requests held by steps `["hold": name]`, and lets later ones through at once.
+    public func release(_ name: String) throws { try control("/_control/release", ["name": name]) }
 
     /// Every request so far, in arrival order.
     public func requests() throws -> [Request] {

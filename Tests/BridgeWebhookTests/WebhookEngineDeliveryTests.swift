@@ -43,13 +43,18 @@ struct WebhookEngineDeliveryTests {
 
     /// Attempts handed out ahead of free slots and not sent yet are withdrawn when shutdown starts: they stay in
     /// the outbox for the next run and are not counted as attempts.
+    ///
+    /// The receiver holds the first two requests until the service has noticed the stop (its "finishing" log line
+    /// comes right after it withdrew the queued attempts), so the two slots cannot free early and let queued ones
+    /// out, however slowly the machine runs.
     @Test func shutdownWithdrawsQueuedAttemptsWithoutCountingThem() async throws {
         let receiver = try WebhookReceiver()
         defer { receiver.stop() }
-        try receiver.script(defaultStep: ["status": 204, "delay_ms": 300])
+        try receiver.script(steps: [["status": 204, "hold": "first"], ["status": 204, "hold": "first"]])
         let store = try makeStore()
         let registry = MetricsRegistry()
         let depths = WebhookDepths()
+        let log = RecordingLogHandler()
         let engine = try HTTPDeliveryEngine(configuration: WebhookDeliveries.engineConfiguration(maxInFlight: 2))
         let service = try makeService(
             store: store,
@@ -57,11 +62,15 @@ struct WebhookEngineDeliveryTests {
             maxInFlight: 2,
             metrics: WebhookMetrics(registry: registry, sink: "s", depths: depths),
             depths: depths,
-            url: receiver.hookURL()
+            url: receiver.hookURL(),
+            logger: log.logger()
         )
-        try await whileRunning(service) { _ in
+        try await whileRunning(service, drainTimeout: .seconds(60)) { stop in
             try enqueue((0..<20).map { webhookEvent($0) }, into: store, for: service)
-            #expect(try await eventually { try receiver.requests().count == 2 })
+            #expect(try await eventually { try receiver.requests().count >= 2 })
+            stop.trigger()
+            #expect(await eventually { log.contains("finishing webhook attempts in flight") })
+            try receiver.release("first")
         }
         await engine.shutdown()
         // The two sent finished within the drain; the six queued behind them never reached the receiver.

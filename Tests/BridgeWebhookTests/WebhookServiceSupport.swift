@@ -80,7 +80,8 @@ func makeService(
     commitDelay: Duration = .milliseconds(2),
     depths: WebhookDepths = WebhookDepths(),
     url: String = "http://receiver.test/hook",
-    timeout: Duration = .seconds(5)
+    timeout: Duration = .seconds(5),
+    logger: Logger = .silent
 ) throws -> WebhookDeliveryService {
     WebhookDeliveryService(
         sinkID: "s",
@@ -102,7 +103,7 @@ func makeService(
         ),
         metrics: metrics,
         depths: depths,
-        logger: .silent
+        logger: logger
     )
 }
 

@@ -18,13 +18,15 @@ Control API (JSON):
   POST /_control/script  {"steps": [step, ...], "default": step, "random_delay_ms": [lo, hi]}
         steps are used one per request in arrival order, then `default` (status 204). A step:
         {"status": 503, "headers": {"retry-after": "2"}, "body": "text", "delay_ms": 100, "hang": false}
-        `hang` keeps the request open until the client gives up. `random_delay_ms` adds a uniform random
-        delay to every request (answers then come back in random order).
+        `hang` keeps the request open until the client gives up. `hold: "NAME"` keeps it open until
+        `POST /_control/release {"name": "NAME"}` (then the rest of the step applies). `random_delay_ms` adds a
+        uniform random delay to every request (answers then come back in random order).
   POST /_control/secrets {"paths": {"/hook": ["whsec_...", {"raw": "text"}]}}
         secrets to verify requests to each path with ("*" applies to any path).
   POST /_control/down    {"ms": 0}    stop accepting hook connections (refused) and drop open ones; with
                                       ms > 0 come back up by itself after that long
   POST /_control/up                   accept hook connections again
+  POST /_control/release {"name": "NAME"}  answers the requests held by `hold: "NAME"`, and those that come later
 """
 from __future__ import annotations
 
@@ -49,6 +51,7 @@ class Receiver:
         self.hook_site: web.TCPSite | None = None
         self.hook_port = 0
         self.up_task: asyncio.Task | None = None
+        self.gates: dict[str, asyncio.Event] = {}
 
     # Hook side
 
@@ -74,6 +77,17 @@ class Receiver:
             delay += random.uniform(*self.random_delay) / 1000
         if step.get("hang"):
             delay = 3600
+        if "hold" in step:
+            gate = self.gate(step["hold"])
+            while not gate.is_set():
+                if request.transport is None or request.transport.is_closing():
+                    record["aborted"] = True
+                    record["aborted_after"] = time.monotonic() - record["t"]
+                    return web.Response(status=499)
+                try:
+                    await asyncio.wait_for(gate.wait(), 0.01)
+                except asyncio.TimeoutError:
+                    pass
         # Wait in small steps so a client that gives up is noticed (aiohttp keeps running the handler).
         deadline = time.monotonic() + delay
         while time.monotonic() < deadline:
@@ -87,6 +101,9 @@ class Receiver:
         text = step.get("body")
         return web.Response(status=status, headers=step.get("headers", {}),
                             body=text.encode() if text is not None else None)
+
+    def gate(self, name: str) -> asyncio.Event:
+        return self.gates.setdefault(name, asyncio.Event())
 
     def verify(self, path: str, body: bytes, headers: dict) -> list:
         results = []
@@ -125,6 +142,9 @@ class Receiver:
 
     async def reset(self, _: web.Request) -> web.Response:
         self.requests, self.steps, self.default, self.random_delay, self.secrets = [], [], {"status": 204}, None, {}
+        for gate in self.gates.values():
+            gate.set()  # nothing stays held across a reset
+        self.gates = {}
         return web.json_response({"ok": True})
 
     async def script(self, request: web.Request) -> web.Response:
@@ -133,6 +153,10 @@ class Receiver:
         self.default = spec.get("default", {"status": 204})
         delay = spec.get("random_delay_ms")
         self.random_delay = (float(delay[0]), float(delay[1])) if delay else None
+        return web.json_response({"ok": True})
+
+    async def release(self, request: web.Request) -> web.Response:
+        self.gate((await request.json())["name"]).set()
         return web.json_response({"ok": True})
 
     async def set_secrets(self, request: web.Request) -> web.Response:
@@ -173,6 +197,7 @@ async def main() -> None:
     control.router.add_post("/_control/secrets", receiver.set_secrets)
     control.router.add_post("/_control/down", receiver.down)
     control.router.add_post("/_control/up", receiver.up)
+    control.router.add_post("/_control/release", receiver.release)
     runner = web.AppRunner(control, handle_signals=False)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", args.port)
