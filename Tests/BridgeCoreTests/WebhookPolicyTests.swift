@@ -34,6 +34,20 @@ import Testing
         #expect(policy.decide(attempt: 1, outcome: .status(429, retryAfter: .seconds(60)), jitter: 1) == .retry(after: .seconds(60)))
         #expect(policy.decide(attempt: 1, outcome: .status(503, retryAfter: .seconds(2)), jitter: 1) == .retry(after: .seconds(5)))
     }
+
+    /// contract.md "Hostile or broken peers": a Retry-After beyond the longest scheduled delay is clamped to it.
+    @Test func aRetryAfterBeyondTheLongestScheduledDelayIsClampedToIt() {
+        let huge = RetryAfter.parse("99999999999999999", now: 0)
+        #expect(
+            policy.decide(attempt: 1, outcome: .status(503, retryAfter: huge), jitter: 1) == .retry(after: .seconds(120))
+        )
+        #expect(policy.decide(attempt: 1, outcome: .status(429, retryAfter: .seconds(121)), jitter: 0.8)
+            == .retry(after: .seconds(120)))
+        // The jittered schedule may exceed the longest entry; the clamped Retry-After then does not win.
+        #expect(
+            policy.decide(attempt: 4, outcome: .status(429, retryAfter: huge), jitter: 1.2) == .retry(after: .seconds(144))
+        )
+    }
 }
 
 @Suite struct RetryAfterTests {
@@ -52,6 +66,39 @@ import Testing
         #expect(RetryAfter.parse(nil, now: 0) == nil)
         #expect(RetryAfter.parse("soon", now: 0) == nil)
         #expect(RetryAfter.parse("-5", now: 0) == nil)
+    }
+
+    /// Hostile values from a receiver (issue 10, defect 1): none traps; negative or unparsable ones are ignored,
+    /// huge ones give a delay that later arithmetic (Unix milliseconds) cannot overflow on.
+    @Test(arguments: [
+        "99999999999999999", "9223372036854775807", "9223372036854775808", "99999999999999999999999999999",
+        "Sun, 06 Nov 99999999999999999 08:49:37 GMT", "Sun, 06 Nov 9223372036854775807 08:49:37 GMT",
+        "Sun, 06 Nov 292277026596 08:49:37 GMT", "Sunday, 06-Nov-99999999999999999 08:49:37 GMT",
+        "Sun Nov  6 08:49:37 99999999999999999", "Sun, 99 Nov 1994 99:99:99 GMT",
+        "Sun, 06 Nov 1994 9223372036854775807:00:00 GMT",
+    ])
+    func hugeValuesGiveABoundedDelay(value: String) {
+        let now = Int64(1_700_000_000)
+        if let delay = RetryAfter.parse(value, now: now) {
+            #expect(delay >= .zero)
+            #expect(delay <= RetryAfter.longest)
+            #expect(WebhookDeliveryState.milliseconds(delay) > 0)
+        }
+    }
+
+    @Test(arguments: [
+        "-1", "-99999999999999999", "-9223372036854775808", "+5", "5.5", "1e3", "0x10", "", "   ", "5 s",
+        "Sun, 06 Nov -99999999999999999 08:49:37 GMT", "Sun, 06 Nov 1994 08:49 GMT", "Sun, 32 Nov 1994 08:49:37 GMT",
+        "Sun, 06 Foo 1994 08:49:37 GMT", "Sun, 06 Nov 1994 24:00:00 GMT", "Sun, 06 Nov 1994 -1:-1:-1 GMT",
+    ])
+    func negativeOrUnparsableValuesAreIgnored(value: String) {
+        #expect(RetryAfter.parse(value, now: 1_700_000_000) == nil)
+    }
+
+    @Test func aDateFarInThePastIsZero() {
+        #expect(RetryAfter.parse("Sun, 06 Nov 0001 08:49:37 GMT", now: 1_700_000_000) == .zero)
+        #expect(RetryAfter.parse("Sun, 06 Nov 1994 08:49:37 GMT", now: .max) == .zero)
+        #expect(RetryAfter.parse("Sun, 06 Nov 1994 08:49:37 GMT", now: .min) == RetryAfter.longest)
     }
 }
 

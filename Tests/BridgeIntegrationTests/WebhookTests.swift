@@ -132,7 +132,9 @@ func dlq(_ arguments: [String], in directory: URL) throws -> (Int32?, [String], 
         #expect(bridge.waitForExit() == 0)
     }
 
-    @Test func retryAfterLongerThanTheScheduleIsRespected() throws {
+    /// A Retry-After longer than the scheduled delay wins, up to the longest entry of the schedule (contract.md
+    /// "Hostile or broken peers"; a longer one is clamped, see `HostileReceiverTests`).
+    @Test func retryAfterLongerThanTheScheduledDelayIsRespected() throws {
         let emulator = try Emulator()
         let receiver = try WebhookReceiver()
         defer {
@@ -140,7 +142,7 @@ func dlq(_ arguments: [String], in directory: URL) throws -> (Int32?, [String], 
             receiver.stop()
         }
         try receiver.script(steps: [["status": 429, "headers": ["retry-after": "2"]]])
-        let sinks = webhookSink(receiver.hookURL(), "retry_schedule: [100ms]")
+        let sinks = webhookSink(receiver.hookURL(), "retry_schedule: [100ms, 3s]")
         let bridge = try BridgeProcess.run(config: webhookConfig(url: emulator.url, sinks: sinks))
         #expect(bridge.waitUntilConnected(), "\(bridge.stderr)")
         try emulator.create("articles", ["title": "slow down"])

@@ -19,15 +19,19 @@ package struct RetryPolicy: Sendable, Equatable {
     }
 
     /// Delay before attempt 2, 3, …; the last entry repeats.
-    package var schedule: [Duration]
+    package let schedule: [Duration]
     /// Attempts before dead-lettering.
-    package var maxAttempts: Int
+    package let maxAttempts: Int
+    /// The longest entry of `schedule`: a receiver's `Retry-After` is clamped to it (contract.md "Hostile or
+    /// broken peers"), so no answer can park a row longer than the sink's own schedule would.
+    package let longestScheduledDelay: Duration
 
     /// Creates a policy.
     package init(schedule: [Duration], maxAttempts: Int) {
         precondition(maxAttempts >= 1, "max_attempts is validated to be at least 1")
         self.schedule = schedule.isEmpty ? [.seconds(5)] : schedule
         self.maxAttempts = maxAttempts
+        longestScheduledDelay = self.schedule.max() ?? .seconds(5)
     }
 
     /// Whether a status is retried: 408, 429 and 5xx.
@@ -35,7 +39,8 @@ package struct RetryPolicy: Sendable, Equatable {
         status == 408 || status == 429 || (500...599).contains(status)
     }
 
-    /// Decides after attempt number `attempt` (1-based). `jitter` is the random factor in [0.8, 1.2].
+    /// Decides after attempt number `attempt` (1-based). `jitter` is the random factor in [0.8, 1.2]. A
+    /// `Retry-After` longer than the jittered scheduled delay wins, up to `longestScheduledDelay`.
     package func decide(attempt: Int, outcome: Outcome, jitter: Double) -> Decision {
         var retryAfter: Duration?
         switch outcome {
@@ -53,7 +58,9 @@ package struct RetryPolicy: Sendable, Equatable {
         }
         let base = schedule[min(attempt - 1, schedule.count - 1)]
         var delay = base * jitter
-        if let retryAfter, retryAfter > delay { delay = retryAfter }
+        if let retryAfter {
+            delay = max(delay, min(retryAfter, longestScheduledDelay))
+        }
         return .retry(after: delay)
     }
 

@@ -35,7 +35,10 @@ extension WebhookDeliveryService {
     static func outcome(of result: Result<HTTPResponse, any Error>, cancelled: Bool) -> AttemptOutcome {
         switch result {
         case .success(let response):
-            let retryAfter = RetryAfter.parse(response.header("retry-after"), now: Timestamp.now().unixSeconds)
+            // Only a retried answer has a use for Retry-After: a 2xx or dead-lettering answer's header is not read.
+            let retryAfter =
+                RetryPolicy.isRetriable(status: response.status)
+                ? RetryAfter.parse(response.header("retry-after"), now: Timestamp.now().unixSeconds) : nil
             return .response(status: response.status, retryAfter: retryAfter, body: Array(response.body.prefix(1024)))
         case .failure(let error as HTTPClientError) where error.kind == .cancelled:
             return .cancelled

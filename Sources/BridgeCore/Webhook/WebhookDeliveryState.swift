@@ -130,7 +130,8 @@ package struct WebhookDeliveryState: Sendable {
             scheduler.finished(row.entry)
             write = .delivered(seq: seq)
         case .retry(let delay):
-            let dueAt = now + Self.milliseconds(delay)
+            let (sum, overflow) = now.addingReportingOverflow(Self.milliseconds(delay))
+            let dueAt = overflow ? Int64.max : sum
             rows[seq] = row
             scheduler.rescheduled(row.entry, dueAt: dueAt)
             write = .retry(
@@ -165,10 +166,14 @@ package struct WebhookDeliveryState: Sendable {
         )
     }
 
-    /// Whole milliseconds of `duration`, rounded up so a retry is never earlier than asked.
+    /// Whole milliseconds of `duration`, rounded up so a retry is never earlier than asked; saturates at
+    /// `Int64.max` (the policy bounds delays far below that, this only keeps the arithmetic from trapping).
     static func milliseconds(_ duration: Duration) -> Int64 {
         let (seconds, attoseconds) = duration.components
-        return seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
+        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1000)
+        if overflow { return seconds < 0 ? .min : .max }
+        let (total, carry) = whole.addingReportingOverflow((attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000)
+        return carry ? .max : total
     }
 }
 
