@@ -12,6 +12,7 @@ from aiohttp import web
 from . import errors, seed
 from .auth import Auth
 from .database import Database
+from .instances import InstanceSet
 from .reader import Reader
 from .rest_items import ItemRoutes
 from .rest_support import accountability_for, error_response
@@ -19,7 +20,7 @@ from .rest_system import SystemRoutes
 from .settings import Settings
 from .stats import Stats
 from .websocket import WebSocketServer
-from .writes import Writer
+from .writes import ORIGIN, Writer
 
 log = logging.getLogger("emulator")
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -39,8 +40,9 @@ class Emulator:
         self.auth = Auth(self.db, settings)
         self.reader = Reader(self.db, lambda: self.settings.query_limit_default)
         self.writer = Writer(self.db)
-        self.ws = WebSocketServer(self.db, self.auth, self.reader, settings, self.stats)
-        self.writer.listeners.append(self.ws.subscriptions.dispatch)
+        self.ws = self._socket_server()  # instance 0's sockets
+        self.instances = InstanceSet(self.ws, self._socket_server, lambda: self.settings.messenger)
+        self.writer.listeners.append(self.instances.dispatch)
         self.host = "127.0.0.1"
         self.port = 0
         self.runner: web.AppRunner | None = None
@@ -49,10 +51,14 @@ class Emulator:
         from .control import Control  # late import: control needs the whole emulator
         self.control = Control(self)
 
+    def _socket_server(self) -> WebSocketServer:
+        return WebSocketServer(self.db, self.auth, self.reader, self.settings, self.stats)
+
     # Data -------------------------------------------------------------------------------------------------
 
     def reset(self, seed_name: str | None = None) -> None:
-        """Back to the seed: data, sessions, settings, stats; every socket is dropped."""
+        """Back to the seed and one instance: data, sessions, settings, stats; every socket is dropped."""
+        self.instances.shrink()
         self.ws.drop_all("reset", reset=True)
         self.seed_name = seed_name or self.seed_name
         self.settings.update(self.startup_settings.as_dict())
@@ -71,7 +77,17 @@ class Emulator:
                 if role_id is not None and not policy.admin:
                     policy.set_activity_access(self.settings.activity_access)
         if {"heartbeat_enabled", "heartbeat_period"} & changes.keys():
-            self.ws.heartbeat.restart()
+            for server in self.instances.servers():
+                server.heartbeat.restart()
+
+    def drop_all(self, reason: str, reset: bool = True) -> int:
+        """Ends every socket of every instance without a close frame (peers see 1006)."""
+        return sum(server.drop_all(reason, reset) for server in self.instances.servers())
+
+    async def add_instances(self, count: int) -> list[int]:
+        """Runs `count` instances on this database (§14.2); answers every instance's port, instance 0 first."""
+        await self.instances.grow(count, self.host, self._serve)
+        return [instance.port or self.port for instance in self.instances]
 
     # HTTP -------------------------------------------------------------------------------------------------
 
@@ -101,11 +117,13 @@ class Emulator:
 
     @web.middleware
     async def _upgrades(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        instance = self.instances.for_request(request)
+        ORIGIN.set(instance.index)  # writes made by this request start their events on this instance
         wants_socket = request.headers.get("Upgrade", "").lower() == "websocket"
         if wants_socket and self.settings.websockets_enabled and not request.path.startswith("/_emulator/"):
             if request.path == self.settings.websocket_path:  # exact compare, query ignored (§1.1)
-                return await self.ws.handle(request)
-            return await self.ws.hang(request)
+                return await instance.ws.handle(request)
+            return await instance.ws.hang(request)
         return await handler(request)
 
     @web.middleware
@@ -135,9 +153,12 @@ class Emulator:
         return sock
 
     async def _listen(self, sock: socket.socket) -> None:
+        self.server = await self._serve(sock)
+
+    async def _serve(self, sock: socket.socket) -> asyncio.AbstractServer:
         assert self.runner is not None and self.runner.server is not None
         loop = asyncio.get_running_loop()
-        self.server = await loop.create_server(self.runner.server, sock=sock, backlog=512)
+        return await loop.create_server(self.runner.server, sock=sock, backlog=512)
 
     def _drop_http(self) -> None:
         if self.runner is not None and self.runner.server is not None:
@@ -153,7 +174,7 @@ class Emulator:
         try:
             if self.server is not None:
                 self.server.close()
-            self.ws.drop_all("restart", reset=False)
+            self.ws.drop_all("restart", reset=False)  # instance 0 only: the others keep running
             self._drop_http()
             # Keep the port bound but not listening: connects are refused, and nobody else can take it.
             sock = self._bind(self.port)
@@ -167,6 +188,7 @@ class Emulator:
         self.control.stop_background()
         if self.server is not None:
             self.server.close()
+        self.instances.shrink("server_shutdown")
         self.ws.drop_all("server_shutdown", reset=False)
         self._drop_http()
         if self.runner is not None:

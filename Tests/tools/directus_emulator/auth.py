@@ -13,7 +13,7 @@ from typing import Any
 
 from . import errors, jsonutil
 from .database import Database
-from .permissions import Accountability
+from .permissions import Accountability, Policy
 from .settings import Settings
 
 
@@ -158,13 +158,15 @@ class Auth:
         return self.accountability(user), None
 
     def accountability(self, user: dict[str, Any]) -> Accountability:
-        role = self.db.role(user.get("role")) or {}
+        role_id = user.get("role")
+        role = self.db.role(role_id) or {}
         return Accountability(
             user=user["id"],
-            role=user.get("role"),
+            role=role_id,
             admin=bool(role.get("admin_access")),
             app=bool(role.get("app_access")),
-            policy=self.db.policy(user.get("role")),
+            # A user without a role has no policy of its own; the public role's permissions are not theirs.
+            policy=self.db.policy(role_id) if role_id else Policy(app_access=False),
         )
 
     def public(self) -> Accountability:

@@ -15,6 +15,7 @@ from .generator import ChangeGenerator, GeneratorJob
 from .permissions import CRUD
 from .rest_support import json_response, read_body
 from .seed import ADMIN_ROLE, READER_ROLE
+from .writes import ORIGIN
 
 if TYPE_CHECKING:
     from .app import Emulator
@@ -53,6 +54,7 @@ class Control:
             ("GET", "otp", self.otp), ("POST", "activity-access", self.activity_access),
             ("POST", "permissions", self.set_permissions), ("POST", "write", self.write),
             ("POST", "blast", self.start_blast), ("GET", "blast", self.blast_status),
+            ("POST", "instances", self.add_instances), ("GET", "instances", self.list_instances),
         ]
         for method, path, handler in routes:
             app.router.add_route(method, f"/_emulator/{path}", self._wrap(handler))
@@ -87,6 +89,9 @@ class Control:
         self.background.add(task)
         task.add_done_callback(self.background.discard)
 
+    def _connections(self) -> list:
+        return [c for ws in self.emulator.instances.servers() for c in ws.connections]
+
     def _user(self, email: Any) -> dict[str, Any]:
         user = self.emulator.db.user_by_email(str(email))
         if user is None:
@@ -110,14 +115,14 @@ class Control:
 
     async def stats(self, request: web.Request) -> web.Response:
         emulator = self.emulator
-        ws = emulator.ws
+        servers = emulator.instances.servers()
         activity = emulator.db.table("directus_activity")
         body = emulator.stats.as_dict()
         body.update({
-            "connections_current": len(ws.connections),
-            "clients_current": len(ws.clients),
-            "clients": [c.describe() for c in ws.clients],
-            "subscriptions": ws.subscriptions.describe(),
+            "connections_current": sum(len(ws.connections) for ws in servers),
+            "clients_current": sum(len(ws.clients) for ws in servers),
+            "clients": [{**c.describe(), "instance": i} for i, ws in enumerate(servers) for c in ws.clients],
+            "subscriptions": [s for ws in servers for s in ws.subscriptions.describe()],
             "activity_max_id": activity.keys[-1] if activity.keys else 0,
             "activity_reserved_max_id": emulator.writer.activity_reserved,
             "activity_count": len(activity),
@@ -126,7 +131,7 @@ class Control:
             "items": emulator.db.counts(emulator.db.user_collections()),
             "sessions": len(emulator.auth.sessions),
             "generators": [job.describe() for job in self.generator.jobs],
-            "heartbeat_running": ws.heartbeat.task is not None,
+            "heartbeat_running": emulator.ws.heartbeat.task is not None,
         })
         return json_response(body)
 
@@ -134,11 +139,11 @@ class Control:
 
     async def drop(self, request: web.Request) -> web.Response:
         body = await self._body(request)
-        dropped = self.emulator.ws.drop_all("drop", reset=bool(body.get("reset", True)))
+        dropped = self.emulator.drop_all("drop", reset=bool(body.get("reset", True)))
         return _ok({"dropped": dropped})
 
     async def close(self, request: web.Request) -> web.Response:
-        clients = list(self.emulator.ws.connections)
+        clients = self._connections()
         for client in clients:
             client.close("server_close")
         return _ok({"closed": len(clients)})
@@ -182,7 +187,7 @@ class Control:
             data = frames.encode(frames.BINARY, payload)
         else:
             raise ControlError(f"unknown kind {kind!r}")
-        clients = [c for c in self.emulator.ws.connections if c.writable]
+        clients = [c for c in self._connections() if c.writable]
         for client in clients:
             client.send_bytes(data)
         return _ok({"sockets": len(clients), "bytes": len(data)})
@@ -205,6 +210,7 @@ class Control:
             accountability = accountability.with_request("127.0.0.1", "directus-emulator/control", None)
         writer, name = self.emulator.writer, body["collection"]
         emit, track, action = bool(body.get("emit_events", True)), bool(body.get("track", True)), body["action"]
+        ORIGIN.set(self.emulator.instances.get(int(body.get("instance", 0))).index)
         if action == "create":
             data = body["data"]
             keys = await writer.create(name, data if isinstance(data, list) else [data], accountability, emit, track)
@@ -295,6 +301,18 @@ class Control:
         if actions:
             policy.grant(collection, actions, body.get("filter"))
         return _ok({"role": role, "collection": collection, "actions": actions})
+
+    # Instances (§14.2) ---------------------------------------------------------------------------------------
+
+    async def add_instances(self, request: web.Request) -> web.Response:
+        body = await self._body(request)
+        count = int(body.get("count", 2))
+        if not 1 <= count <= 16:
+            raise ControlError("count must be between 1 and 16")
+        return _ok({"ports": await self.emulator.add_instances(count)})
+
+    async def list_instances(self, request: web.Request) -> web.Response:
+        return _ok({"ports": [i.port or self.emulator.port for i in self.emulator.instances]})
 
     # Blast --------------------------------------------------------------------------------------------------
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from . import seed_blackbox
 from .database import ROLES, USERS, Database
 from .permissions import CRUD
 from .schema import INTEGER, STRING, TEXT, TIMESTAMP, Collection, Field, fields
@@ -100,8 +101,10 @@ def load(db: Database, name: str = "default", activity_access: str = "partial") 
     }
     if name == "demo":
         rows = _demo_rows(rows)
+    elif name == "blackbox":
+        seed_blackbox.load(db)
     elif name != "default":
-        raise ValueError(f"unknown seed {name!r} (default or demo)")
+        raise ValueError(f"unknown seed {name!r} (default, demo or blackbox)")
     for collection_name, items in rows.items():
         collection = db.collections[collection_name]
         table = db.table(collection_name)

@@ -27,7 +27,7 @@ def parse_arguments(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description="A Directus-compatible server for tests and the demo.")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port (printed as READY <port>)")
-    parser.add_argument("--seed", default="default", choices=("default", "demo"))
+    parser.add_argument("--seed", default="default", choices=("default", "demo", "blackbox"))
     parser.add_argument("--generate", type=float, default=0.0, metavar="RATE",
                         help="run a mixed change generator on articles and comments at RATE changes/s")
     parser.add_argument("--log-level", default="warning", choices=("debug", "info", "warning", "error"))

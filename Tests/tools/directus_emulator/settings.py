@@ -6,6 +6,7 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 AUTH_MODES = ("handshake", "strict", "public")
+MESSENGERS = ("local", "redis")
 ACTIVITY_ACCESS = ("none", "partial", "full")
 
 
@@ -29,6 +30,7 @@ class Settings:
     handshake_delay_ms: int = 20             # simulated async auth work; frames arriving meanwhile are lost (§2.2)
     activity_access: str = "partial"         # the non-admin roles' read access to directus_activity/revisions
     websocket_path: str = "/websocket"       # WEBSOCKETS_REST_PATH
+    messenger: str = "local"                 # the bus between instances: local (in-process) or redis (§14.2)
 
     def update(self, changes: dict[str, Any]) -> None:
         """Applies a partial update; raises ValueError naming the bad key or value."""
@@ -51,6 +53,10 @@ def _convert(key: str, value: Any, current: Any) -> Any:
     if key == "activity_access":
         if value not in ACTIVITY_ACCESS:
             raise ValueError(f"activity_access must be one of {ACTIVITY_ACCESS}")
+        return value
+    if key == "messenger":
+        if value not in MESSENGERS:
+            raise ValueError(f"messenger must be one of {MESSENGERS}")
         return value
     if key == "conn_limit":
         return None if value in (None, "", 0) else int(value)

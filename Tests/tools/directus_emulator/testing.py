@@ -25,13 +25,26 @@ READER_TOKEN = "reader-static-token"
 class EmulatorProcess:
     """The emulator as a subprocess on a random port (the way the Swift tests start it)."""
 
-    def __init__(self, *arguments: str):
+    def __init__(self, *arguments: str, wait: bool = True):
         # stderr goes to a file: an unread pipe would fill up and block the server.
         self.stderr = tempfile.TemporaryFile(mode="w+")
         self.process = subprocess.Popen(
             [sys.executable, "-u", SERVER, "--port", "0", "--log-level", "info", *arguments],
             stdout=subprocess.PIPE, stderr=self.stderr, text=True,
         )
+        if wait:
+            self.ready()
+
+    @classmethod
+    def start_many(cls, *argument_lists: tuple[str, ...]) -> list["EmulatorProcess"]:
+        """Several emulators started side by side (each start-up takes a while on a busy machine)."""
+        processes = [cls(*arguments, wait=False) for arguments in argument_lists]
+        for process in processes:
+            process.ready()
+        return processes
+
+    def ready(self) -> None:
+        """Waits for `READY <port>`."""
         line = self.process.stdout.readline().strip()
         if not line.startswith("READY "):
             self.process.kill()
@@ -66,7 +79,8 @@ class Api:
     async def call(self, method: str, path: str, token: str | None = None, json_body: Any = None,
                    **params: Any) -> tuple[int, Any]:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
-        async with self.session.request(method, self.emulator.http + path, headers=headers, json=json_body,
+        url = path if path.startswith("http") else self.emulator.http + path  # absolute: another instance
+        async with self.session.request(method, url, headers=headers, json=json_body,
                                         params=params or None) as response:
             text = await response.text()
             try:
@@ -96,6 +110,11 @@ class Api:
     async def socket_at(self, path: str, **options: Any) -> ClientConnection:
         options.setdefault("ping_interval", None)
         return await websockets.connect(f"ws://127.0.0.1:{self.emulator.port}{path}", **options)
+
+    async def socket_at_port(self, port: int, **options: Any) -> ClientConnection:
+        """A socket to another instance of this emulator (§14.2)."""
+        options.setdefault("ping_interval", None)
+        return await websockets.connect(f"ws://127.0.0.1:{port}/websocket", **options)
 
     async def authed_socket(self, token: str = ADMIN_TOKEN) -> ClientConnection:
         ws = await self.socket()

@@ -8,6 +8,7 @@ id order, like two database transactions committing in the other order.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import copy
 import uuid
 from collections import deque
@@ -22,13 +23,19 @@ from .permissions import Accountability, permission
 from .schema import BOOLEAN, FLOAT, INTEGER, UUID, Collection
 
 
+# The Directus instance whose request (or control call) is running; its writes' events start there (§14.2).
+ORIGIN: contextvars.ContextVar[int] = contextvars.ContextVar("instance", default=0)
+
+
 @dataclass
 class ItemEvent:
-    """What the `items.create|update|delete` action hook publishes: the keys exactly as the write had them."""
+    """What the `items.create|update|delete` action hook publishes: the keys exactly as the write had them, and
+    the instance that handled the write (the messenger decides which instances' sockets hear it)."""
 
     action: str
     collection: str
     keys: list[Any]
+    instance: int = field(default_factory=ORIGIN.get)
 
 
 @dataclass

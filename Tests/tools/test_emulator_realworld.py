@@ -1,0 +1,59 @@
+"""The emulator's knobs for real-world Directus behaviours (docs/directus-protocol.md §14)."""
+from __future__ import annotations
+
+import pytest
+
+from directus_emulator.testing import ADMIN_TOKEN, EmulatorProcess, make_runner, receive, silent, subscribe
+
+
+@pytest.fixture(scope="module")
+def emulator():
+    process = EmulatorProcess()
+    yield process
+    assert process.stop() == 0
+    assert "Traceback" not in process.log(), process.log()  # no unhandled exception in the whole module
+
+
+@pytest.fixture
+def run(emulator):
+    return make_runner(emulator)
+
+
+async def socket_on(api, port: int):
+    ws = await api.socket_at_port(port)
+    await ws.send('{"type":"auth","access_token":"%s"}' % ADMIN_TOKEN)
+    assert (await receive(ws))["status"] == "ok"
+    return ws
+
+
+# Several instances (§14.2) ------------------------------------------------------------------------------------
+
+def test_local_messenger_tells_only_the_instance_that_handled_the_write(run):
+    async def check(api):
+        ports = (await api.control("instances", {"count": 2}))["ports"]
+        assert ports[0] == api.emulator.port and len(set(ports)) == 2
+        first, second = await socket_on(api, ports[0]), await socket_on(api, ports[1])
+        await subscribe(first, "articles", uid="a")
+        await subscribe(second, "articles", uid="a")
+        # A write handled by the second instance: only its sockets hear it; the data is shared.
+        status, body = await api.call("POST", f"http://127.0.0.1:{ports[1]}/items/articles", ADMIN_TOKEN,
+                                      json_body={"title": "via B"})
+        assert status == 200
+        assert (await receive(second))["data"][0]["title"] == "via B"
+        assert await silent(first, 0.3)
+        await api.control("write", {"collection": "articles", "action": "update", "keys": [1],
+                                    "data": {"title": "via A"}, "instance": 0})
+        assert (await receive(first))["data"][0]["title"] == "via A"
+        assert await silent(second, 0.3)
+        stats = await api.stats()
+        assert sorted(c["instance"] for c in stats["clients"]) == [0, 1] and stats["activity_count"] == 2
+        # Redis: every instance hears every write.
+        await api.control("settings", {"messenger": "redis"})
+        await api.control("write", {"collection": "articles", "action": "delete", "keys": [1], "instance": 1})
+        assert (await receive(first))["data"] == [1] and (await receive(second))["data"] == [1]
+        await first.close()
+        await second.close()
+        # A reset goes back to one instance.
+        await api.control("reset")
+        assert (await api.control("instances", method="GET"))["ports"] == [api.emulator.port]
+    run(check)
