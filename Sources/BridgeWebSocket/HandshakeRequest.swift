@@ -37,7 +37,7 @@ package struct HandshakeRequest: Sendable {
         text += "Sec-WebSocket-Version: 13\r\n"
         var protocols: [String] = []
         for (name, value) in headers {
-            guard Self.isToken(name) else {
+            guard name.isHTTPToken else {
                 throw WebSocketError(.invalidRequest, "header name \"\(name)\" is not a valid HTTP token")
             }
             guard !value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 }) else {
@@ -60,17 +60,17 @@ package struct HandshakeRequest: Sendable {
     package static func acceptValue(forKey key: String) -> String {
         Crypto.base64Encode(Crypto.sha1(Array((key + acceptGUID).utf8)))
     }
-
-    /// RFC 9110 `token`: visible ASCII without separators.
-    private static func isToken(_ text: String) -> Bool {
-        !text.isEmpty
-            && text.utf8.allSatisfy { byte in
-                byte > 0x20 && byte < 0x7F && !"\"(),/:;<=>?@[\\]{}".utf8.contains(byte)
-            }
-    }
 }
 
 extension StringProtocol {
+    /// Whether the text is an RFC 9110 `token` (a valid header field name): visible ASCII without separators.
+    var isHTTPToken: Bool {
+        !isEmpty
+            && utf8.allSatisfy { byte in
+                byte > 0x20 && byte < 0x7F && !"\"(),/:;<=>?@[\\]{}".utf8.contains(byte)
+            }
+    }
+
     /// The text without leading and trailing characters from `set` (Foundation-free).
     func trimmingCharacters(in set: String) -> String {
         let characters = Set(set)

@@ -29,10 +29,11 @@ package struct HandshakeResponse: Sendable {
     /// WebSocket frames), or `nil` when more bytes are needed. Throws `.invalidHandshake` for text that is
     /// not an HTTP/1.x response or a head over 16 KiB.
     package static func parse(_ bytes: [UInt8]) throws -> (response: HandshakeResponse, headLength: Int)? {
-        guard let end = headEnd(bytes) else {
-            if bytes.count > maximumHeadLength {
-                throw WebSocketError(.invalidHandshake, "the server's response head is larger than 16 KiB")
-            }
+        let end = headEnd(bytes)
+        if (end ?? bytes.count) > maximumHeadLength {
+            throw WebSocketError(.invalidHandshake, "the server's response head is larger than 16 KiB")
+        }
+        guard let end else {
             if bytes.count >= 5 && !bytes.starts(with: Array("HTTP/".utf8)) {
                 throw WebSocketError(.invalidHandshake, "the server did not answer with HTTP")
             }
@@ -47,7 +48,8 @@ package struct HandshakeResponse: Sendable {
             throw WebSocketError(.invalidHandshake, "empty response from the server")
         }
         let parts = statusLine.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
-        guard parts.count >= 2, parts[0].hasPrefix("HTTP/1."), parts[1].count == 3, let status = Int(parts[1]) else {
+        // RFC 9112 §4: status-code = 3DIGIT; only 1xx–5xx are defined, anything else is not an HTTP answer.
+        guard parts.count >= 2, parts[0].hasPrefix("HTTP/1."), let status = Self.statusCode(parts[1]) else {
             throw WebSocketError(.invalidHandshake, "malformed status line \"\(statusLine.prefix(80))\"")
         }
         var headers: [(name: String, value: String)] = []
@@ -56,7 +58,7 @@ package struct HandshakeResponse: Sendable {
                 headers.append((last.name, last.value + " " + line.trimmingCharacters(in: " \t")))  // obs-fold
                 continue
             }
-            guard let colon = line.firstIndex(of: ":") else {
+            guard let colon = line.firstIndex(of: ":"), line[..<colon].isHTTPToken else {
                 throw WebSocketError(.invalidHandshake, "malformed header line \"\(line.prefix(80))\"")
             }
             headers.append((String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: " \t")))
@@ -85,6 +87,16 @@ package struct HandshakeResponse: Sendable {
         {
             throw invalid("the server chose subprotocol \(chosen), which the client did not offer")
         }
+    }
+
+    /// The status code of a status line's second field: exactly three ASCII digits, 100–599.
+    private static func statusCode(_ text: Substring) -> Int? {
+        let digits = Array(text.utf8)
+        guard digits.count == 3, digits.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else {
+            return nil
+        }
+        let code = digits.reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) }
+        return (100...599).contains(code) ? code : nil
     }
 
     private static func headEnd(_ bytes: [UInt8]) -> Int? {

@@ -10,7 +10,8 @@ answers pings, and runs the close handshake. Two text commands change that:
   `__request__`            replies with the upgrade request (path and headers) as JSON;
   `__close__ CODE REASON`  closes the connection with CODE and REASON.
 
-`raw` speaks the protocol by hand over asyncio streams, so it can break it on purpose. The request path picks
+`raw` speaks the protocol by hand over asyncio streams, so it can break it on purpose. `/answer?hex=...` answers
+the upgrade with any bytes (hostile handshake answers). Otherwise the request path picks
 a scenario (see SCENARIOS below), the query its parameters; `id=` tags the result lines. After its scenario,
 the server reads the client's frames, checks that each is masked, and prints `RESULT <id> <what>` lines:
   `RESULT <id> close <code> <reason>`, `RESULT <id> close none` (empty close payload), `RESULT <id> eof`,
@@ -276,6 +277,24 @@ async def handle_raw(reader: asyncio.StreamReader, writer: asyncio.StreamWriter)
         else:
             writer.write(http_response(f"{status} Nope", [("Content-Length", str(len(body)))], body))
         await writer.drain()
+        writer.close()
+        return
+    if url.path == "/answer":
+        # Any answer, byte for byte (`hex`), then `flood` KiB of `flood_byte` (default "f": an endless chunk size)
+        # or, with flood=-1, as many as the client takes until it closes the connection.
+        writer.write(bytes.fromhex(params.get("hex", "")))
+        flood = int(params.get("flood", "0"))
+        filler = params.get("flood_byte", "f").encode() * 1024
+        sent = 0
+        try:
+            while flood < 0 or sent < flood:
+                writer.write(filler)
+                await writer.drain()
+                sent += 1
+            await writer.drain()
+        except ConnectionError:
+            pass
+        log(f"RESULT {params.get('id', '')} flooded {sent}")
         writer.close()
         return
     if url.path == "/not-http":
