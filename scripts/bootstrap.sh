@@ -46,9 +46,13 @@ PYTHON="${PYTHON:-$(command -v python3)}"
 REQ="Tests/tools/requirements.txt"
 STAMP=".venv/.requirements.sha256"
 want="$(sha256sum "$REQ" | cut -d' ' -f1)"
-if [[ ! -x .venv/bin/python ]] || [[ "$(cat "$STAMP" 2>/dev/null)" != "$want" ]]; then
-    say "creating the Python environment .venv from $REQ"
+if [[ ! -x .venv/bin/python ]]; then
+    say "creating the Python environment .venv"
     "$PYTHON" -m venv .venv
+fi
+# Installing is additive: a venv shared by several checkouts (a symlink) keeps what each of them needs.
+if [[ "$(cat "$STAMP" 2>/dev/null)" != "$want" ]]; then
+    say "installing the test tools of $REQ into .venv"
     .venv/bin/python -m pip install -q --disable-pip-version-check -r "$REQ"
     echo "$want" >"$STAMP"
 fi

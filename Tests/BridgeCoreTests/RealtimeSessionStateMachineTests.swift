@@ -1,3 +1,4 @@
+import BridgeSystem
 @testable import BridgeCore
 import Testing
 
@@ -114,9 +115,9 @@ import Testing
     }
 }
 
-@Suite struct ReconnectBackoffTests {
+@Suite struct BackoffTests {
     @Test func delaysGrowExponentiallyWithinBounds() {
-        var backoff = ReconnectBackoff(initialDelay: .milliseconds(500), maxDelay: .seconds(30), resetAfter: .seconds(60))
+        var backoff = Backoff(initialDelay: .milliseconds(500), maxDelay: .seconds(30), resetAfter: .seconds(60))
         #expect(backoff.upperBound(forAttempt: 0) == .milliseconds(500))
         #expect(backoff.upperBound(forAttempt: 3) == .seconds(4))
         #expect(backoff.upperBound(forAttempt: 20) == .seconds(30))
@@ -129,7 +130,7 @@ import Testing
     }
 
     @Test func jitterSpreadsDelays() {
-        var backoff = ReconnectBackoff(initialDelay: .milliseconds(100), maxDelay: .seconds(10), resetAfter: .seconds(1))
+        var backoff = Backoff(initialDelay: .milliseconds(100), maxDelay: .seconds(10), resetAfter: .seconds(1))
         var delays = Set<Duration>()
         for _ in 0..<20 {
             var copy = backoff
@@ -141,7 +142,7 @@ import Testing
     }
 
     @Test func aLongLivedConnectionResetsTheBackoff() {
-        var backoff = ReconnectBackoff(initialDelay: .seconds(1), maxDelay: .seconds(30), resetAfter: .seconds(60))
+        var backoff = Backoff(initialDelay: .seconds(1), maxDelay: .seconds(30), resetAfter: .seconds(60))
         for _ in 0..<5 { _ = backoff.nextDelay() }
         backoff.connectionEnded(after: .seconds(10))
         #expect(backoff.attempt == 5)

@@ -128,7 +128,7 @@ final class ActivityReaderLoop {
     /// Progress of a long backfill.
     var backfill: ProgressLog?
     /// Delay between failed reads.
-    var backoff: ReconnectBackoff
+    var backoff: Backoff
     /// When a refused read was last logged, per subscription uid.
     var lastRefusalLog: [String: ContinuousClock.Instant] = [:]
     /// The next page, read while the previous one was processed.
@@ -141,7 +141,7 @@ final class ActivityReaderLoop {
         self.reader = reader
         self.stop = stop
         gapTracker = GapTracker(timeout: reader.settings.gapTimeout)
-        backoff = ReconnectBackoff(
+        backoff = Backoff(
             initialDelay: reader.settings.retryDelay,
             maxDelay: reader.settings.maxRetryDelay,
             resetAfter: .seconds(60)
@@ -185,7 +185,7 @@ final class ActivityReaderLoop {
                 let delay = backoff.nextDelay()
                 logger.warning(
                     message,
-                    metadata: [LogKey.error: "\(error)", LogKey.delay: RealtimeSupervisor.format(delay)]
+                    metadata: [LogKey.error: "\(error)", LogKey.delay: delay.logText]
                 )
                 if !catchingUp { startCatchingUp(reason: "read failed") }
                 await stop.sleep(for: delay)

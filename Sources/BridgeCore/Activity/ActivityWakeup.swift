@@ -1,3 +1,4 @@
+public import BridgeSystem
 import Synchronization
 
 /// Wakes the activity reader: the socket reader calls it (`ActivityTrigger`) when an event arrives for a

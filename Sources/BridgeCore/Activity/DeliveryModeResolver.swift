@@ -125,24 +125,23 @@ public enum DeliveryModeResolver {
         return .success(plan)
     }
 
-    /// Runs `body` until it succeeds; transport failures (and anything retriable) are retried after `delay`.
+    /// Runs `body` until it succeeds; transport failures (and anything retriable) are retried with backoff from
+    /// `delay` (`directus.reconnect.initial_delay`) up to 30 s.
     private static func retrying<T>(
         stop: ShutdownSignal,
         delay: Duration,
         logger: Logger,
         _ body: () async throws(DirectusError) -> T
     ) async -> T? {
-        while !stop.isTriggered {
-            do {
-                return try await body()
-            } catch {
-                logger.warning(
-                    "Directus unreachable while checking the activity log; retrying",
-                    metadata: [LogKey.error: error.description, LogKey.delay: RealtimeSupervisor.format(delay)]
-                )
-                await stop.sleep(for: delay)
-            }
+        var backoff = Backoff(initialDelay: delay, maxDelay: max(delay, .seconds(30)))
+        return await BridgeSystem.retrying(until: stop, backoff: &backoff) { () async throws -> T in
+            try await body()
+        } failed: { error, delay in
+            logger.warning(
+                "Directus unreachable while checking the activity log; retrying",
+                metadata: [LogKey.error: "\(error)", LogKey.delay: delay.logText]
+            )
+            return delay
         }
-        return nil
     }
 }

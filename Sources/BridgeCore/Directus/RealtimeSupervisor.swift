@@ -68,7 +68,7 @@ package struct RealtimeSupervisor: Sendable {
 
     /// Runs until `stop` is triggered and the connection is closed.
     package func run(stop: ShutdownSignal) async {
-        var backoff = ReconnectBackoff(
+        var backoff = Backoff(
             initialDelay: settings.initialDelay, maxDelay: settings.maxDelay, resetAfter: settings.resetAfter)
         while !stop.isTriggered {
             let token = await auth.accessToken()
@@ -94,7 +94,7 @@ package struct RealtimeSupervisor: Sendable {
                 return
             }
             logger.warning(
-                "reconnecting", metadata: [LogKey.reason: reason, LogKey.delay: Self.format(delay)])
+                "reconnecting", metadata: [LogKey.reason: reason, LogKey.delay: delay.logText])
             await stop.sleep(for: delay)
         }
     }
@@ -177,10 +177,5 @@ package struct RealtimeSupervisor: Sendable {
     /// The URL without its query (which may carry a token in strict mode).
     static func redactedURL(_ url: String) -> String {
         url.split(separator: "?", maxSplits: 1).first.map(String.init) ?? url
-    }
-
-    static func format(_ duration: Duration) -> String {
-        let millis = duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
-        return millis >= 1000 ? "\(Double(millis) / 1000)s" : "\(millis)ms"
     }
 }

@@ -99,26 +99,24 @@ public final class BridgeRuntime: Sendable {
     }
 
     private func authenticate(_ components: RuntimeComponents, stop: ShutdownSignal) async -> RuntimeOutcome? {
-        var backoff = ReconnectBackoff(
-            initialDelay: config.directus.reconnect.initialDelay, maxDelay: config.directus.reconnect.maxDelay,
-            resetAfter: config.directus.reconnect.resetAfter)
-        while !stop.isTriggered {
-            do {
+        var backoff = Backoff(
+            initialDelay: config.directus.reconnect.initialDelay, maxDelay: config.directus.reconnect.maxDelay)
+        let started = await retrying(until: stop, backoff: &backoff) { () async throws -> RuntimeOutcome? in
+            do throws(DirectusError) {
                 try await components.auth.start()
                 components.health.update { $0.authenticated = true }
                 return nil
             } catch where error.isCredentialsRejected {
                 logger.error("Directus rejected the credentials", metadata: [LogKey.error: error.description])
                 return .credentialsRejected(error.description)
-            } catch {
-                let delay = backoff.nextDelay()
-                logger.warning(
-                    "Directus unreachable; retrying",
-                    metadata: [LogKey.error: error.description, LogKey.delay: RealtimeSupervisor.format(delay)])
-                await stop.sleep(for: delay)
             }
+        } failed: { error, delay in
+            logger.warning(
+                "Directus unreachable; retrying", metadata: [LogKey.error: "\(error)", LogKey.delay: delay.logText])
+            return delay
         }
-        return .cleanShutdown
+        guard let started else { return .cleanShutdown }
+        return started
     }
 
     private func serve(

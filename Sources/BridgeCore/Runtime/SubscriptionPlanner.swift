@@ -36,25 +36,27 @@ public enum SubscriptionPlanner {
         retryDelay: Duration, stop: ShutdownSignal, logger: Logger
     ) async -> [SubscriptionRoute]? {
         var primaryKeys: [String: String] = [:]
+        var backoff = Backoff(initialDelay: retryDelay, maxDelay: max(retryDelay, .seconds(30)))
         for collection in Set(subscriptions.map(\.collection)).sorted() {
-            while primaryKeys[collection] == nil {
-                if stop.isTriggered { return nil }
-                do {
-                    primaryKeys[collection] = try await api.primaryKey(of: collection)
+            let found = await retrying(until: stop, backoff: &backoff) { () async throws -> String in
+                do throws(DirectusError) {
+                    return try await api.primaryKey(of: collection)
                 } catch where !error.isRetriable {
                     // Usually the collection is unknown or not readable: the subscribe will fail with Directus's
                     // own error, logged per subscription. `id` is Directus's default primary key name.
                     logger.warning(
                         "cannot read the schema of the collection; assuming primary key \"id\"",
                         metadata: [LogKey.collection: collection, LogKey.error: error.description])
-                    primaryKeys[collection] = "id"
-                } catch {
-                    logger.warning(
-                        "Directus unreachable while reading the schema; retrying",
-                        metadata: [LogKey.error: error.description, LogKey.delay: "\(retryDelay)"])
-                    await stop.sleep(for: retryDelay)
+                    return "id"
                 }
+            } failed: { error, delay in
+                logger.warning(
+                    "Directus unreachable while reading the schema; retrying",
+                    metadata: [LogKey.error: "\(error)", LogKey.delay: delay.logText])
+                return delay
             }
+            guard let found else { return nil }
+            primaryKeys[collection] = found
         }
         return subscriptions.map { subscription in
             SubscriptionRoute(

@@ -79,7 +79,7 @@ extension WebhookDeliveryService {
         case .retry(let delay):
             metrics?.attempted(.retry, status: status)
             var metadata = logMetadata(attempt, attempt: conclusion.attempt, status: status)
-            metadata[LogKey.retryDelay] = RealtimeSupervisor.format(delay)
+            metadata[LogKey.retryDelay] = delay.logText
             if loop.receiverFailing {
                 logger.debug("webhook attempt failed; retrying", metadata: metadata)
             } else {

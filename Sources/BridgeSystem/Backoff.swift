@@ -1,16 +1,17 @@
 /// Exponential backoff with full jitter between `initialDelay` and `maxDelay`, reset after a long-lived connection.
 ///
 /// Attempt n (0-based) waits a uniformly random time in `[initialDelay, min(maxDelay, initialDelay · 2ⁿ)]`, so a
-/// fleet of bridges restarted with Directus does not reconnect in lock-step (anchors.md: the SDK's fixed delay).
-package struct ReconnectBackoff: Sendable {
+/// fleet of bridges restarted with Directus does not reconnect in lock-step (Directus's own SDK retries at a fixed
+/// delay). The one backoff of the bridge: reconnects, REST retries, sink retries (`retrying(until:…)`).
+package struct Backoff: Sendable {
     package let initialDelay: Duration
     package let maxDelay: Duration
     package let resetAfter: Duration
     /// Consecutive failed or short-lived connections so far.
     package private(set) var attempt = 0
 
-    /// Creates the policy from `directus.reconnect`.
-    package init(initialDelay: Duration, maxDelay: Duration, resetAfter: Duration) {
+    /// Creates the policy (typically from `directus.reconnect`); `resetAfter` only matters to `connectionEnded`.
+    package init(initialDelay: Duration, maxDelay: Duration, resetAfter: Duration = .seconds(60)) {
         self.initialDelay = initialDelay
         self.maxDelay = max(maxDelay, initialDelay)
         self.resetAfter = resetAfter
