@@ -11,6 +11,7 @@ from aiohttp import web
 from . import errors, frames, jsonutil
 from .auth import totp
 from .blast import blast
+from .database import ACTIVITY, REVISIONS
 from .generator import ChangeGenerator, GeneratorJob
 from .permissions import CRUD
 from .rest_support import json_response, read_body
@@ -55,6 +56,7 @@ class Control:
             ("POST", "permissions", self.set_permissions), ("POST", "write", self.write),
             ("POST", "blast", self.start_blast), ("GET", "blast", self.blast_status),
             ("POST", "instances", self.add_instances), ("GET", "instances", self.list_instances),
+            ("POST", "activity-sequence", self.activity_sequence), ("POST", "retention", self.retention),
         ]
         for method, path, handler in routes:
             app.router.add_route(method, f"/_emulator/{path}", self._wrap(handler))
@@ -313,6 +315,28 @@ class Control:
 
     async def list_instances(self, request: web.Request) -> web.Response:
         return _ok({"ports": [i.port or self.emulator.port for i in self.emulator.instances]})
+
+    # Activity log ---------------------------------------------------------------------------------------------
+
+    async def activity_sequence(self, request: web.Request) -> web.Response:
+        body = await self._body(request)
+        table = self.emulator.db.table(ACTIVITY)
+        jump = int(body.get("jump", 0))
+        if jump < 0:
+            raise ControlError("a sequence only moves forward: jump must be >= 0")
+        table.next_auto += jump  # a reseeded sequence: ids in between are never handed out
+        return _ok({"next_id": table.next_auto})
+
+    async def retention(self, request: web.Request) -> web.Response:
+        body = await self._body(request)
+        db = self.emulator.db
+        activity, revisions = db.table(ACTIVITY), db.table(REVISIONS)
+        doomed = list(activity.scan(high=int(body["before_id"]), high_inclusive=False))
+        for row in doomed:  # the retention job deletes old activity; its revisions go with it (FK cascade)
+            activity.delete(row["id"])
+            for revision_id in db.revisions_by_activity.pop(row["id"], []):
+                revisions.delete(revision_id)
+        return _ok({"deleted": len(doomed), "oldest_id": activity.keys[0] if activity.keys else None})
 
     # Blast --------------------------------------------------------------------------------------------------
 
