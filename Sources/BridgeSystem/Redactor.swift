@@ -1,22 +1,62 @@
 /// Replaces known secrets (tokens, passwords, webhook secrets) with `[REDACTED]` in text.
 ///
 /// A last line of defence: code never logs secrets on purpose, but an error body or URL may echo one.
+///
+/// Configured secrets stay for the life of the process. Secrets learned at run time rotate (every token refresh
+/// brings a new access and refresh token): of each kind only the newest `generationsKept` are kept, so the list
+/// — scanned for every log line — stays the same size however long the bridge runs.
 public struct Redactor: Sendable {
-    /// The secrets to hide, longest first so that a secret containing another is hidden whole.
-    public private(set) var secrets: [String]
+    /// A kind of secret that is replaced at run time.
+    public enum Rotating: Sendable, Hashable, CaseIterable {
+        /// A Directus access token (renewed at 75 % of its lifetime).
+        case accessToken
+        /// A Directus refresh token (rotated by every refresh).
+        case refreshToken
+    }
+
+    /// How many secrets of each rotating kind are hidden: the current one and the one before. The previous
+    /// access token stays valid until it expires (the refresh comes at 75 % of its lifetime), and a late error
+    /// answer may still echo it.
+    public static let generationsKept = 2
+
+    /// Every secret hidden now, longest first so that a secret containing another is hidden whole.
+    public private(set) var secrets: [String] = []
+    private var permanent: [String] = []
+    private var rotating: [Rotating: [String]] = [:]
 
     /// Creates a redactor for `secrets`; empty and very short values (under 4 characters) are ignored
     /// because hiding them would mangle ordinary words.
     public init(secrets: [String] = []) {
-        self.secrets = []
         for secret in secrets { add(secret) }
     }
 
-    /// Adds a secret learned at run time (a refreshed access token, a rotated refresh token).
+    /// Adds a secret for the life of the redactor (configured secrets, a `check` run's tokens).
     public mutating func add(_ secret: String) {
-        guard secret.utf8.count >= 4, !secrets.contains(secret) else { return }
-        secrets.append(secret)
-        secrets.sort { $0.utf8.count > $1.utf8.count }
+        guard Self.isHideable(secret), !permanent.contains(secret) else { return }
+        permanent.append(secret)
+        rebuild()
+    }
+
+    /// Hides `secret`, the newest of its kind; the oldest of that kind beyond `generationsKept` is no longer
+    /// hidden (it has expired or was revoked by the rotation).
+    public mutating func rotate(_ secret: String, kind: Rotating) {
+        guard Self.isHideable(secret) else { return }
+        var kept = rotating[kind, default: []]
+        guard kept.last != secret else { return }
+        kept.removeAll { $0 == secret }
+        kept.append(secret)
+        rotating[kind] = Array(kept.suffix(Self.generationsKept))
+        rebuild()
+    }
+
+    private static func isHideable(_ secret: String) -> Bool { secret.utf8.count >= 4 }
+
+    private mutating func rebuild() {
+        var all = permanent
+        for kind in Rotating.allCases {
+            for secret in rotating[kind, default: []] where !all.contains(secret) { all.append(secret) }
+        }
+        secrets = all.sorted { $0.utf8.count > $1.utf8.count }
     }
 
     /// `text` with every secret replaced.

@@ -31,9 +31,14 @@ public final class StderrLogHandler: LogHandler {
         self.redactor = Mutex(Redactor(secrets: secrets))
     }
 
-    /// Adds a secret learned at run time (e.g. a rotated token) to the redaction list.
+    /// Adds a secret learned at run time for the life of the handler (a `check` run's tokens).
     public func addSecret(_ secret: String) {
         redactor.withLock { $0.add(secret) }
+    }
+
+    /// Hides a rotating secret (a refreshed token) in place of the older ones of its kind (`Redactor.rotate`).
+    public func rotateSecret(_ secret: String, kind: Redactor.Rotating) {
+        redactor.withLock { $0.rotate(secret, kind: kind) }
     }
 
     /// Renders and writes one record.

@@ -39,20 +39,22 @@ import Testing
         #expect(bridge.waitForExit() == 0)
     }
 
-    @Test func aTwoSecondTokenIsRefreshedBeforeItExpiresAndNothingIsLost() throws {
-        let emulator = try Emulator(arguments: ["--token-ttl-ms", "2000", "--auth-timeout", "1"])
+    /// A 6 s token (just above the 5 s the bridge plans with at least: contract.md "Hostile or broken peers") is
+    /// renewed at 4.5 s, before it expires, three times while changes stream for 15 s.
+    @Test func aShortTokenIsRefreshedBeforeItExpiresAndNothingIsLost() throws {
+        let emulator = try Emulator(arguments: ["--token-ttl-ms", "6000", "--auth-timeout", "1"])
         defer { emulator.stop() }
         let auth = "    email: admin@example.com\n    password: admin-password"
         let bridge = try BridgeProcess.run(config: liveConfig(url: emulator.url, auth: auth))
         #expect(bridge.waitUntilConnected())
-        // Changes every 100 ms for 10 s.
-        try emulator.control("generator", ["collection": "articles", "count": 100, "interval_ms": 100, "kind": "create"])
-        try emulator.control("generator/wait", ["timeout_ms": 30000])
-        #expect(bridge.waitUntil(timeout: 5) { $0.events.count >= 100 })
-        #expect(bridge.events.count == 100)
+        // Changes every 100 ms for 15 s.
+        try emulator.control("generator", ["collection": "articles", "count": 150, "interval_ms": 100, "kind": "create"])
+        try emulator.control("generator/wait", ["timeout_ms": 45000])
+        #expect(bridge.waitUntil(timeout: 5) { $0.events.count >= 150 })
+        #expect(bridge.events.count == 150)
         #expect((try stats(emulator))["connections_total"] as? Int == 1, "the socket was reopened: \(bridge.stderr)")
         #expect(try closes(emulator, "auth_timeout") == 0)
-        #expect(bridge.stderr.components(separatedBy: "token refreshed").count - 1 >= 4)
+        #expect(bridge.stderr.components(separatedBy: "token refreshed").count - 1 >= 3)
         #expect(!bridge.stderr.contains("admin-password"))
         bridge.send(SIGTERM)
         #expect(bridge.waitForExit() == 0)

@@ -35,6 +35,33 @@ import Testing
         let redactor = Redactor(secrets: ["abcd", "abcdefgh", "xy"])
         #expect(redactor.redact("token=abcdefgh and abcd, xy") == "token=[REDACTED] and [REDACTED], xy")
     }
+
+    /// Issue 10, defect 7: every refresh brings a new access and refresh token. The redactor keeps the current
+    /// and the previous one of each kind (the previous access token stays valid until it expires), not all.
+    @Test func keepsOnlyTheCurrentRotatingSecrets() {
+        var redactor = Redactor(secrets: ["configured-password"])
+        for generation in 1...1000 {
+            redactor.rotate("access-token-\(generation)", kind: .accessToken)
+            redactor.rotate("refresh-token-\(generation)", kind: .refreshToken)
+        }
+        #expect(redactor.secrets.count == 1 + 2 * Redactor.generationsKept)
+        #expect(
+            redactor.redact("access-token-1000 access-token-999 refresh-token-1000 configured-password")
+                == "[REDACTED] [REDACTED] [REDACTED] [REDACTED]"
+        )
+        #expect(redactor.redact("access-token-1 refresh-token-500") == "access-token-1 refresh-token-500")
+        // The same token again (a refresh answered with an unchanged token) takes no second place.
+        redactor.rotate("access-token-1000", kind: .accessToken)
+        #expect(redactor.redact("access-token-999") == "[REDACTED]")
+    }
+
+    @Test func aRotatingSecretEqualToAConfiguredOneStaysHidden() {
+        var redactor = Redactor(secrets: ["static-token-1234"])
+        redactor.rotate("static-token-1234", kind: .accessToken)
+        redactor.rotate("a-newer-token", kind: .accessToken)
+        redactor.rotate("the-newest-token", kind: .accessToken)
+        #expect(redactor.redact("static-token-1234") == "[REDACTED]")
+    }
 }
 
 @Suite struct StderrLogHandlerTests {

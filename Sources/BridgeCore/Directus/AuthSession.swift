@@ -3,7 +3,7 @@ public import BridgeSystem
 /// Who the bridge is to Directus, and keeping that valid for days.
 ///
 /// Static tokens never expire (§8.2). Email/password logins get a JWT whose lifetime `expires` is in milliseconds
-/// (§8.3, §13.19): the session refreshes it over REST before it runs out and publishes every new token to the
+/// (§8.3, §13.19), planned with as at least 5 s (`AuthTokens.plannedLifetime`): the session refreshes it over REST before it runs out and publishes every new token to the
 /// socket through `TokenBox`, so the socket re-authenticates in band (§2.5) instead of hitting TOKEN_EXPIRED.
 /// Refresh tokens rotate (§8.4): the newest is kept. A rejected refresh token leads to a fresh login; a rejected
 /// login means the credentials are no longer accepted.
@@ -25,13 +25,14 @@ public actor AuthSession {
     private var tokens: AuthTokens?
     private var obtainedAt = ContinuousClock.now
     private let logger: Logger
-    private let redact: @Sendable (String) -> Void
+    private let redact: @Sendable (String, Redactor.Rotating) -> Void
     private let refreshes: Counter?
 
-    /// Creates a session. `redact` is told every token and refresh token so the log handler hides them.
+    /// Creates a session. `redact` is told every token and refresh token so the log handler hides them; each
+    /// replaces an older one of its kind there (`Redactor.rotate`), so the list does not grow with every refresh.
     public init(
         credentials: Credentials, client: DirectusClient, logger: Logger, refreshes: Counter? = nil,
-        redact: @escaping @Sendable (String) -> Void = { _ in }
+        redact: @escaping @Sendable (String, Redactor.Rotating) -> Void = { _, _ in }
     ) {
         self.credentials = credentials
         self.client = client
@@ -93,7 +94,7 @@ public actor AuthSession {
 
     /// Stores the refresh token Directus rotated on the socket (`auth ok` with `refresh_token`, §2.3).
     public func adoptRotatedRefreshToken(_ refreshToken: String) {
-        redact(refreshToken)
+        redact(refreshToken, .refreshToken)
         tokens?.refreshToken = refreshToken
     }
 
@@ -111,8 +112,8 @@ public actor AuthSession {
     }
 
     private func adopt(_ new: AuthTokens) throws(DirectusError) {
-        redact(new.accessToken)
-        if let refreshToken = new.refreshToken { redact(refreshToken) }
+        redact(new.accessToken, .accessToken)
+        if let refreshToken = new.refreshToken { redact(refreshToken, .refreshToken) }
         var merged = new
         if merged.refreshToken == nil { merged.refreshToken = tokens?.refreshToken }
         tokens = merged

@@ -120,7 +120,27 @@ public struct AuthTokens: Sendable, Equatable {
         }
         accessToken = access
         refreshToken = answer["data"]?["refresh_token"]?.stringValue
-        expiresIn = answer["data"]?["expires"]?.int64Value.map { .milliseconds($0) }
+        expiresIn = Self.plannedLifetime(expires: answer["data"]?["expires"])
+    }
+
+    /// The shortest lifetime planned with (contract.md "Hostile or broken peers"): a server that says 0 or less
+    /// must not make the bridge refresh in a tight loop.
+    package static let shortestLifetime = Duration.seconds(5)
+    /// The longest lifetime planned with (366 days): a longer one is renewed as if it were this long, which keeps
+    /// every deadline computed from it far from overflowing.
+    package static let longestLifetime = Duration.seconds(366 * 86_400)
+
+    /// The lifetime to plan renewals with, from the `expires` of a login or refresh answer (milliseconds): nil
+    /// when absent or null (the token never expires), otherwise clamped to `shortestLifetime…longestLifetime`.
+    /// Anything but a number (a string, an object) is planned as the shortest lifetime.
+    static func plannedLifetime(expires: JSONValue?) -> Duration? {
+        guard let expires, !expires.isNull else { return nil }
+        let milliseconds = expires.doubleValue ?? 0
+        let shortest = Double(shortestLifetime.components.seconds) * 1000
+        let longest = Double(longestLifetime.components.seconds) * 1000
+        // NaN compares false both ways and ends up shortest; ±infinity is clamped like any other number.
+        guard milliseconds > shortest else { return shortestLifetime }
+        return .milliseconds(Int64(min(milliseconds, longest).rounded(.down)))
     }
 }
 

@@ -48,7 +48,7 @@ struct RuntimeComponents: Sendable {
             "directus_bridge_auth_refreshes_total", help: "Access tokens renewed over REST.")
         auth = AuthSession(
             credentials: credentials, client: client, logger: logger.child(label: "auth"), refreshes: refreshes,
-            redact: { logHandler.addSecret($0) })
+            redact: { logHandler.rotateSecret($0, kind: $1) })
         api = DirectusAPI(client: client, auth: auth)
         if directus.tls.insecureSkipVerify {
             logger.warning("TLS certificate verification is OFF (directus.tls.insecure_skip_verify)")
