@@ -16,6 +16,8 @@ public struct ItemQuery: Sendable, Equatable {
     public var fields: [String]?
     /// Whether `fields` had to be extended with the primary key.
     public var primaryKeyAdded: Bool
+    /// The top-level fields the configured `fields` allow out of the bridge (the added primary key is not one).
+    public var allowance: FieldAllowance
     /// The subscription's filter, nil when it has none.
     public var filter: JSONValue?
     /// Other query members passed through as REST parameters (`deep`, `alias`, `search`), in a fixed order.
@@ -34,6 +36,7 @@ public struct ItemQuery: Sendable, Equatable {
         self.collection = collection
         self.primaryKey = primaryKey
         var fields = Self.fieldList(query?["fields"])
+        allowance = FieldAllowance(fields: fields)
         if var listed = fields, !listed.contains("*"), !listed.contains(primaryKey) {
             listed.append(primaryKey)
             fields = listed
@@ -111,16 +114,10 @@ public struct ItemQuery: Sendable, Equatable {
         return .object(object)
     }
 
-    /// A revision snapshot (every non-relational field) cut down to the top-level fields the query names.
-    public func project(_ snapshot: JSONValue) -> JSONValue {
-        guard let fields, !fields.contains("*"), case .object(let object) = snapshot else { return snapshot }
-        let wanted = Set(fields.map { String($0.split(separator: ".", maxSplits: 1).first ?? "") })
-        var projected = JSONObject()
-        for member in object where wanted.contains(member.key) {
-            if member.key == primaryKey && primaryKeyAdded { continue }
-            projected[member.key] = member.value
-        }
-        return .object(projected)
+    /// A revision's snapshot or delta (raw fields, not shaped by the query) cut down to the top-level fields the
+    /// query allows (``FieldAllowance``): a delta that wrote only other fields becomes `{}`.
+    public func project(_ revision: JSONValue) -> JSONValue {
+        allowance.project(revision)
     }
 
     // MARK: - Reading the configured query
