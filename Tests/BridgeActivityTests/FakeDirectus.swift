@@ -14,6 +14,7 @@ final class FakeDirectus: ActivitySource {
         var matches: [String: @Sendable (JSONValue) -> Bool] = [:]
         var failNextReads = 0
         var activityReads = 0
+        var gapReads = 0
         var itemReads = 0
         var existenceReads = 0
         var forbidden: Set<String> = []
@@ -83,9 +84,13 @@ final class FakeDirectus: ActivitySource {
         }
     }
 
-    func activity(ids: [Int64]) async throws(DirectusError) -> [ActivityRow] {
+    func activity(in ranges: [ClosedRange<Int64>], limit: Int) async throws(DirectusError) -> [ActivityRow] {
         try maybeFail()
-        return state.withLock { state in ids.compactMap { state.rows[$0] } }
+        return state.withLock { state in
+            state.gapReads += 1
+            let inside = state.rows.values.filter { row in ranges.contains { $0.contains(row.id) } }
+            return Array(inside.sorted { $0.id < $1.id }.prefix(limit))
+        }
     }
 
     func revisionSnapshots(activityIDs: [Int64]) async throws(DirectusError) -> [Int64: JSONValue] {

@@ -10,7 +10,8 @@ func activityConfig(
     token: String = "admin-static-token",
     subscriptions: String = "  - collection: articles\n  - collection: comments",
     stateDir: String = "./state",
-    output: String = "-"
+    output: String = "-",
+    extra: String = ""
 ) -> String {
     """
     directus:
@@ -33,6 +34,7 @@ func activityConfig(
     log:
       level: debug
     shutdown_timeout: 5s
+    \(extra)
     """
 }
 

@@ -13,6 +13,8 @@ public final class ActivityMetrics: Sendable {
     let snapshotItems: Counter
     /// Gaps given up on after the gap timeout (rows of rolled-back transactions, or lost).
     let abandonedGaps: Counter
+    /// Gaps wider than a jump given up on (a reseeded sequence, sparse ids), counted once per jump.
+    let idJumps: Counter
     /// Failed activity reads (Directus unreachable or refusing).
     let readFailures: Counter
     /// Item reads Directus refused (permissions, invalid query): those changes got no line.
@@ -54,6 +56,10 @@ public final class ActivityMetrics: Sendable {
         abandonedGaps = registry.counter(
             "directus_bridge_activity_gaps_abandoned_total",
             help: "Activity ids that never appeared within the gap timeout (rolled-back transactions)."
+        )
+        idJumps = registry.counter(
+            "directus_bridge_activity_id_jumps_total",
+            help: "Jumps of the activity id sequence read past (gaps wider than 10000 ids that never filled)."
         )
         readFailures = registry.counter(
             "directus_bridge_activity_read_failures_total",

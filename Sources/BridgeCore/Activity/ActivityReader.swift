@@ -133,8 +133,8 @@ final class ActivityReaderLoop {
     var lastRefusalLog: [String: ContinuousClock.Instant] = [:]
     /// The next page, read while the previous one was processed.
     var prefetched: (after: Int64, rows: [ActivityRow])?
-    /// Largest number of gap ids checked per read (the lowest first); more are checked as those resolve.
-    static let maxGapsPerRead = 2000
+    /// Largest number of gap ranges checked per read (the lowest first); more are checked as those resolve.
+    static let maxGapRangesPerRead = 100
 
     /// Creates the state for one run of `reader`.
     init(reader: ActivityReader, stop: ShutdownSignal) {
@@ -242,7 +242,7 @@ final class ActivityReaderLoop {
         var rows = page
         let gaps = cursor.gaps
         if !gaps.isEmpty {
-            rows += try await reader.source.activity(ids: Array(gaps.prefix(Self.maxGapsPerRead)))
+            rows += try await source.activity(in: Array(gaps.prefix(Self.maxGapRangesPerRead)), limit: pageSize)
         }
         reader.metrics.reads.increment()
         var seen = Set<Int64>()
@@ -253,12 +253,8 @@ final class ActivityReaderLoop {
         next.resolve(rows.map(\.id))
         let abandoned = gapTracker.expired(gaps: next.gaps, now: .now)
         if !abandoned.isEmpty {
-            next.resolve(abandoned)
-            reader.metrics.abandonedGaps.increment(by: UInt64(abandoned.count))
-            logger.warning(
-                "activity ids never appeared; treating them as rolled back",
-                metadata: [LogKey.count: String(abandoned.count), "ids": Self.describe(abandoned)]
-            )
+            next.resolve(ranges: abandoned)
+            reportAbandoned(abandoned)
         }
         let output = try await builder.events(
             for: rows,
@@ -268,7 +264,7 @@ final class ActivityReaderLoop {
         )
         let events = output.events
         for (uid, error) in output.refused.sorted(by: { $0.key < $1.key }) { reportRefusal(uid: uid, error: error) }
-        let progress = ActivityProgress(resolvedIDs: rows.map(\.id), abandonedIDs: abandoned)
+        let progress = ActivityProgress(resolvedIDs: rows.map(\.id), abandoned: abandoned)
         if !events.isEmpty || !progress.isEmpty {
             try await hand(EventBatch(events: events, progress: progress, receivedAt: started))
             if origin == .backfill { reader.metrics.backfillEvents.increment(by: UInt64(events.count)) }
@@ -284,7 +280,8 @@ final class ActivityReaderLoop {
         let head = cursor.head
         let newest = reader.metrics.head.value
         backfill?.advance(by: events.count, metadata: [LogKey.cursor: String(head)]) {
-            newest > Double(head) ? Int(newest - Double(head)) : nil
+            // Ids left, not rows (ids can be sparse); capped so that a jump of the sequence cannot trap here.
+            newest > Double(head) ? Int(min(newest - Double(head), 1e15)) : nil
         }
         return caughtUp
     }
@@ -312,11 +309,6 @@ final class ActivityReaderLoop {
     func hand(_ batch: EventBatch) async throws {
         reader.pipelineMetrics.received(batch.events)
         guard await reader.queue.put(batch) else { throw QueueClosed() }
-    }
-
-    private static func describe(_ ids: [Int64]) -> String {
-        let shown = ids.prefix(10).map(String.init).joined(separator: ",")
-        return ids.count > 10 ? shown + ",…" : shown
     }
 }
 

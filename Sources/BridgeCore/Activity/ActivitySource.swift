@@ -7,8 +7,9 @@ public protocol ActivitySource: Sendable {
     func newestActivityID() async throws(DirectusError) -> Int64
     /// Up to `limit` rows with an id above `id`, in id order.
     func activity(after id: Int64, limit: Int) async throws(DirectusError) -> [ActivityRow]
-    /// The rows among `ids` that exist now (gaps from transactions that committed late).
-    func activity(ids: [Int64]) async throws(DirectusError) -> [ActivityRow]
+    /// Up to `limit` rows with an id in one of `ranges` (ascending, disjoint), in id order: gaps from transactions
+    /// that committed late. One range costs the same whatever its width.
+    func activity(in ranges: [ClosedRange<Int64>], limit: Int) async throws(DirectusError) -> [ActivityRow]
     /// Revision snapshots (`directus_revisions.data`) by activity id, for items that are gone.
     func revisionSnapshots(activityIDs: [Int64]) async throws(DirectusError) -> [Int64: JSONValue]
     /// The items among `keys` that exist and match `query`'s filter, shaped by its fields.
@@ -54,13 +55,25 @@ public final class DirectusActivitySource: ActivitySource {
         try await readActivity([("filter[id][_gt]", String(id)), ("sort", "id"), ("limit", String(limit))])
     }
 
-    public func activity(ids: [Int64]) async throws(DirectusError) -> [ActivityRow] {
-        var rows: [ActivityRow] = []
-        for chunk in ids.chunked(Self.keysPerRequest) {
-            let list = chunk.map(String.init).joined(separator: ",")
-            rows += try await readActivity([("filter[id][_in]", list), ("sort", "id"), ("limit", String(chunk.count))])
+    public func activity(in ranges: [ClosedRange<Int64>], limit: Int) async throws(DirectusError) -> [ActivityRow] {
+        guard !ranges.isEmpty else { return [] }
+        return try await readActivity([("filter", Self.filter(ranges)), ("sort", "id"), ("limit", String(limit))])
+    }
+
+    /// `{"_and":[{"id":{"_gte":first}},{"id":{"_lte":last}},{"_or":[{"id":{"_between":[low,high]}},…]}]}` for
+    /// ascending `ranges`: the outer bounds let the database use the primary key's index for the whole span.
+    static func filter(_ ranges: [ClosedRange<Int64>]) -> String {
+        let alternatives: [JSONValue] = ranges.map { range in
+            ["id": ["_between": [JSONValue(range.lowerBound), JSONValue(range.upperBound)]]]
         }
-        return rows
+        let filter: JSONValue = [
+            "_and": [
+                ["id": ["_gte": JSONValue(ranges.first?.lowerBound ?? 0)]],
+                ["id": ["_lte": JSONValue(ranges.last?.upperBound ?? 0)]],
+                ["_or": .array(alternatives)],
+            ]
+        ]
+        return filter.serializedString()
     }
 
     private func readActivity(_ query: [(String, String)]) async throws(DirectusError) -> [ActivityRow] {

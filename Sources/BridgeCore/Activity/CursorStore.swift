@@ -48,7 +48,17 @@ public final class CursorStore: ProgressRecorder, Sendable {
                     uid TEXT PRIMARY KEY, start_id INTEGER NOT NULL, snapshot_watermark INTEGER,
                     snapshot_done INTEGER NOT NULL DEFAULT 0);
                 """
-        )
+        ),
+        // Resolved ids above the committed mark as ranges (docs/ARCHITECTURE.md "Activity ids as ranges"): a jump of
+        // the id sequence must not cost a row per id. Old single ids become one-id ranges, merged at the next load.
+        SQLiteMigration(
+            version: 2,
+            sql: """
+                CREATE TABLE resolved_range (low INTEGER PRIMARY KEY, high INTEGER NOT NULL);
+                INSERT INTO resolved_range (low, high) SELECT id, id FROM resolved;
+                DROP TABLE resolved;
+                """
+        ),
     ]
 
     private let state: Mutex<State>
@@ -68,8 +78,20 @@ public final class CursorStore: ProgressRecorder, Sendable {
         let committed = try database.query("SELECT committed FROM cursor WHERE singleton = 1") { $0.int64(at: 0) }.first
         var cursor: ActivityCursor?
         if let committed {
-            let resolved = try database.query("SELECT id FROM resolved ORDER BY id") { $0.int64(at: 0) }
-            cursor = ActivityCursor(committed: committed, resolvedAbove: Set(resolved))
+            let stored = try database.query("SELECT low, high FROM resolved_range ORDER BY low") { row in
+                (row.int64(at: 0), row.int64(at: 1))
+            }
+            // A row whose high is below its low is damage, not a range: it is dropped rather than trapped on.
+            let ranges = stored.compactMap { $0.0 <= $0.1 ? $0.0...$0.1 : nil }
+            let loaded = ActivityCursor(committed: committed, resolvedAbove: ranges)
+            if loaded.resolvedAbove != ranges {
+                // Merged or cut at the committed mark (one-id rows of the first schema): store the normal form.
+                try database.transaction {
+                    try database.run("DELETE FROM resolved_range")
+                    try Self.insert(loaded.resolvedAbove, into: database)
+                }
+            }
+            cursor = loaded
         }
         var subscriptions: [String: SubscriptionCursorState] = [:]
         let rows = try database.query(
@@ -140,12 +162,14 @@ public final class CursorStore: ProgressRecorder, Sendable {
                             + "ON CONFLICT (singleton) DO UPDATE SET committed = excluded.committed",
                         [.integer(cursor.committed)]
                     )
-                    if cursor.committed != before.committed {
-                        try database.run("DELETE FROM resolved WHERE id <= ?", [.integer(cursor.committed)])
+                    // Only the ranges that changed are written: a batch touches one or two of them.
+                    let kept = Set(cursor.resolvedAbove)
+                    let previous = Set(before.resolvedAbove)
+                    let added = cursor.resolvedAbove.filter { !previous.contains($0) }
+                    for range in before.resolvedAbove where !kept.contains(range) {
+                        try database.run("DELETE FROM resolved_range WHERE low = ?", [.integer(range.lowerBound)])
                     }
-                    for id in cursor.resolvedAbove where !before.resolvedAbove.contains(id) {
-                        try database.run("INSERT OR IGNORE INTO resolved (id) VALUES (?)", [.integer(id)])
-                    }
+                    try Self.insert(added, into: database)
                 }
                 for uid in progress.completedSnapshots.keys {
                     if let saved = subscriptions[uid] { try Self.write(saved, uid: uid, to: database) }
@@ -153,6 +177,15 @@ public final class CursorStore: ProgressRecorder, Sendable {
             }
             state.cursor = cursor
             state.subscriptions = subscriptions
+        }
+    }
+
+    private static func insert(_ ranges: [ClosedRange<Int64>], into database: SQLiteDatabase) throws {
+        for range in ranges {
+            try database.run(
+                "INSERT OR REPLACE INTO resolved_range (low, high) VALUES (?, ?)",
+                [.integer(range.lowerBound), .integer(range.upperBound)]
+            )
         }
     }
 
