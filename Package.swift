@@ -69,7 +69,7 @@ let package = Package(
         ),
         .testTarget(name: "BridgeAppTests", dependencies: ["BridgeApp", "BridgeTestSupport"]),
         .testTarget(name: "BridgeIntegrationTests", dependencies: ["BridgeCLI", "BridgeTestSupport"]),
-        .testTarget(name: "BridgeConfigTests", dependencies: ["BridgeConfig", "BridgeSystem", "BridgeTestSupport"]),
+        .testTarget(name: "BridgeConfigTests", dependencies: ["BridgeConfig", "BridgeCore", "BridgeSystem", "BridgeTestSupport"]),
         .testTarget(name: "BridgeJSONTests", dependencies: ["BridgeJSON", "BridgeSystem"]),
         .testTarget(name: "BridgeTLSTests", dependencies: ["BridgeTLS", "BridgeSystem", "BridgeTestSupport"]),
         .testTarget(name: "BridgeWebSocketTests", dependencies: ["BridgeWebSocket", "BridgeTLS", "BridgeTestSupport"]),

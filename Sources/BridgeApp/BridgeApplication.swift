@@ -2,6 +2,7 @@
 @preconcurrency import Glibc
 #endif
 import BridgeConfig
+import BridgeCore
 import BridgeSystem
 import Foundation
 
@@ -36,7 +37,8 @@ public enum BridgeApplication {
 
     /// Loads the config or prints every issue (`PATH:LINE:COLUMN: message`) to stderr.
     static func loadConfig(path: String) -> BridgeConfig? {
-        switch ConfigLoader.load(path: path, environment: ProcessInfo.processInfo.environment) {
+        switch ConfigLoader.load(
+            path: path, environment: ProcessInfo.processInfo.environment, sinkTypes: SinkCatalog.configTypes) {
         case .success(let config):
             return config
         case .failure(let error):

@@ -127,7 +127,7 @@ enum DeadLetterCommandRunner {
     private static func unconfiguredSinks(_ letters: [DeadLetter], config: BridgeConfig) -> Set<String> {
         var configured: Set<String> = []
         for (index, sink) in config.sinks.enumerated() {
-            if case .webhook(let webhook) = sink {
+            if let webhook = sink.settings(as: WebhookSinkConfig.self) {
                 configured.insert(WebhookSinkIdentity.id(index: index, url: webhook.url))
             }
         }

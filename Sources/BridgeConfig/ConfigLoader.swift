@@ -4,15 +4,16 @@
 /// environment (the caller passes it), no printing.
 public enum ConfigLoader {
     /// Reads and parses the file at `path` (relative to the working directory). `path` appears in the issues
-    /// exactly as given.
+    /// exactly as given. `sinkTypes` are the sink types an entry of `sinks` may have (`SinkCatalog`).
     public static func load(
         path: String,
         environment: [String: String],
+        sinkTypes: [SinkConfigType],
         files: any ConfigFileSystem = LocalFileSystem()
     ) -> Result<BridgeConfig, ConfigError> {
         switch files.readFile(atPath: path) {
         case .success(let bytes):
-            return parse(bytes: bytes, path: path, environment: environment, files: files)
+            return parse(bytes: bytes, path: path, environment: environment, sinkTypes: sinkTypes, files: files)
         case .failure(let problem):
             let issue = ConfigIssue(path: path, at: .start, "cannot read the configuration file: \(problem.reason)")
             return .failure(ConfigError(issues: [issue]))
@@ -24,9 +25,10 @@ public enum ConfigLoader {
         text: String,
         path: String,
         environment: [String: String],
+        sinkTypes: [SinkConfigType],
         files: any ConfigFileSystem = LocalFileSystem()
     ) -> Result<BridgeConfig, ConfigError> {
-        parse(bytes: Array(text.utf8), path: path, environment: environment, files: files)
+        parse(bytes: Array(text.utf8), path: path, environment: environment, sinkTypes: sinkTypes, files: files)
     }
 
     /// Parses configuration `bytes` (UTF-8, an optional byte-order mark is skipped).
@@ -34,6 +36,7 @@ public enum ConfigLoader {
         bytes: [UInt8],
         path: String,
         environment: [String: String],
+        sinkTypes: [SinkConfigType],
         files: any ConfigFileSystem = LocalFileSystem()
     ) -> Result<BridgeConfig, ConfigError> {
         func fail(_ message: String, at mark: SourceMark = .start) -> Result<BridgeConfig, ConfigError> {
@@ -59,7 +62,7 @@ public enum ConfigLoader {
         if let scalar = root.scalar, YAMLCoreSchema.resolve(scalar) == .null, !scalar.alreadyReported {
             return fail("the configuration file is empty")
         }
-        var decoder = ConfigDecoder(path: path, files: files)
+        var decoder = ConfigDecoder(path: path, files: files, sinkTypes: sinkTypes)
         let config = decoder.decodeConfig(root)
         let issues = ordered(yamlIssues + decoder.issues)
         guard issues.isEmpty, let config else {

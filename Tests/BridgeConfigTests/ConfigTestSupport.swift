@@ -1,4 +1,5 @@
 import BridgeConfig
+import BridgeCore
 
 /// Files served from memory, so loader tests never depend on the machine.
 struct InMemoryFiles: ConfigFileSystem {
@@ -33,7 +34,8 @@ func parse(
     environment: [String: String] = [:],
     files: InMemoryFiles = InMemoryFiles()
 ) -> Result<BridgeConfig, ConfigError> {
-    ConfigLoader.parse(text: yaml, path: "bridge.yaml", environment: environment, files: files)
+    ConfigLoader.parse(
+        text: yaml, path: "bridge.yaml", environment: environment, sinkTypes: SinkCatalog.configTypes, files: files)
 }
 
 /// The issue lines for `yaml`, or `["<valid>"]` when it parses.

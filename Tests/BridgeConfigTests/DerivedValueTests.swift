@@ -1,4 +1,5 @@
 import BridgeConfig
+import BridgeCore
 import Testing
 
 @Suite struct DerivedValueTests {
@@ -38,9 +39,9 @@ import Testing
     }
 
     @Test func sinkFiltersAccept() {
-        let all = SinkConfig.ndjson(NDJSONSinkConfig())
+        let all = SinkConfig(type: "ndjson", settings: NDJSONSinkConfig())
         #expect(all.accepts(collection: "x", event: .snapshot))
-        let some = SinkConfig.ndjson(NDJSONSinkConfig(collections: ["a"], events: [.create]))
+        let some = SinkConfig(type: "ndjson", settings: NDJSONSinkConfig(), collections: ["a"], events: [.create])
         #expect(some.accepts(collection: "a", event: .create))
         #expect(!some.accepts(collection: "a", event: .update))
         #expect(!some.accepts(collection: "b", event: .create))

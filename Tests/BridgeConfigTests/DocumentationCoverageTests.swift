@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import BridgeConfig
+import BridgeCore
 
 /// docs/configuration.md is the full reference: every key the decoder accepts has a row (or a dotted row such as
 /// `reconnect.initial_delay`) in its tables.
@@ -14,7 +15,8 @@ import Testing
         )
         let sections: [[String]] = [
             ConfigKeys.root, ConfigKeys.directus, ConfigKeys.auth, ConfigKeys.tls, ConfigKeys.reconnect,
-            ConfigKeys.subscription, ConfigKeys.delivery, ConfigKeys.sinkKeys, ConfigKeys.http, ConfigKeys.log,
+            ConfigKeys.subscription, ConfigKeys.delivery, ConfigKeys.sinkKeys(of: SinkCatalog.configTypes),
+            ConfigKeys.http, ConfigKeys.log,
         ]
         for key in sections.joined() where key != "type" {
             let documented =

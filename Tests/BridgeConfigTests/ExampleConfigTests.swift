@@ -1,4 +1,5 @@
 import BridgeConfig
+import BridgeCore
 import BridgeSystem
 import BridgeTestSupport
 import Foundation
@@ -11,6 +12,7 @@ import Testing
         let result = ConfigLoader.load(
             path: Self.examplePath,
             environment: ["DIRECTUS_TOKEN": "example-token"],
+            sinkTypes: SinkCatalog.configTypes,
             files: LocalFileSystem()
         )
         let config = try result.get()
@@ -18,12 +20,13 @@ import Testing
         #expect(config.directus.auth == AuthConfig(credentials: .token("example-token"), mode: .handshake))
         #expect(config.subscriptions.map(\.uid) == ["articles", "comments"])
         #expect(config.subscriptions[0].query?.jsonText == #"{"fields":["*"],"filter":{"status":{"_eq":"published"}}}"#)
-        #expect(config.sinks == [.ndjson(NDJSONSinkConfig())])
+        #expect(config.sinks == [SinkConfig(type: "ndjson", settings: NDJSONSinkConfig())])
         #expect(config.http.listen == nil)
     }
 
     @Test func repositoryExampleReportsTheMissingTokenAtItsReference() throws {
-        let result = ConfigLoader.load(path: Self.examplePath, environment: [:], files: LocalFileSystem())
+        let result = ConfigLoader.load(
+            path: Self.examplePath, environment: [:], sinkTypes: SinkCatalog.configTypes, files: LocalFileSystem())
         let error = try #require(result.failure)
         let text = try String(contentsOfFile: Self.examplePath, encoding: .utf8)
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
@@ -133,16 +136,15 @@ import Testing
                 maxQueue: 500
             ),
             sinks: [
-                .ndjson(
-                    NDJSONSinkConfig(
-                        path: "/var/log/changes.ndjson",
-                        fsync: .always,
-                        collections: ["articles"],
-                        events: [.snapshot]
-                    )
+                SinkConfig(
+                    type: "ndjson",
+                    settings: NDJSONSinkConfig(path: "/var/log/changes.ndjson", fsync: .always),
+                    collections: ["articles"],
+                    events: [.snapshot]
                 ),
-                .webhook(
-                    WebhookSinkConfig(
+                SinkConfig(
+                    type: "webhook",
+                    settings: WebhookSinkConfig(
                         url: HTTPURL("https://hooks.example.com/in?source=bridge")!,
                         secrets: ["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "old-raw-secret"],
                         headers: [
@@ -152,10 +154,10 @@ import Testing
                         timeout: .seconds(5),
                         maxAttempts: 3,
                         maxInFlight: 4,
-                        retrySchedule: [.seconds(1), .seconds(10)],
-                        collections: ["articles"],
-                        events: [.delete]
-                    )
+                        retrySchedule: [.seconds(1), .seconds(10)]
+                    ),
+                    collections: ["articles"],
+                    events: [.delete]
                 ),
             ],
             http: HTTPConfig(listen: ListenAddress(host: "::1", port: 9464)),
@@ -187,7 +189,7 @@ import Testing
         #expect(config.delivery.pollInterval == .seconds(5))
         #expect(config.delivery.stateDir == "./.bridge-state")
         #expect(config.delivery.maxQueue == 100_000)
-        #expect(config.sinks == [.ndjson(NDJSONSinkConfig(path: "-", fsync: .interval, collections: [], events: []))])
+        #expect(config.sinks == [SinkConfig(type: "ndjson", settings: NDJSONSinkConfig(path: "-", fsync: .interval))])
         #expect(config.http.listen == nil)
         #expect(config.log == LogConfig(level: .info, format: .text))
         #expect(config.shutdownTimeout == .seconds(10))
@@ -199,11 +201,8 @@ import Testing
             with: "  - type: webhook\n    url: http://127.0.0.1:9/h"
         )
         let config = try config(yaml)
-        guard case .webhook(let webhook) = config.sinks.first else {
-            Issue.record("expected a webhook sink")
-            return
-        }
-        #expect(webhook.secrets == [])
+        let webhook = try #require(config.sinks.first?.settings(as: WebhookSinkConfig.self))
+        #expect(webhook.signingSecrets == [])
         #expect(webhook.headers == [])
         #expect(webhook.timeout == .seconds(15))
         #expect(webhook.maxAttempts == 12)

@@ -1,11 +1,12 @@
 import BridgeConfig
+import BridgeCore
 import BridgeTestSupport
 import Foundation
 import Testing
 
 @Suite struct LoaderFileTests {
     @Test func missingFileIsAnIssueAtTheStartNamingThePathAsGiven() {
-        let result = ConfigLoader.load(path: "no/such/bridge.yaml", environment: [:])
+        let result = ConfigLoader.load(path: "no/such/bridge.yaml", environment: [:], sinkTypes: SinkCatalog.configTypes)
         #expect(
             result.failure?.issues.map(\.description) == [
                 "no/such/bridge.yaml:1:1: cannot read the configuration file: No such file or directory"
@@ -16,7 +17,7 @@ import Testing
     @Test func directoryIsNotAConfiguration() throws {
         let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "config-dir")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let result = ConfigLoader.load(path: directory.path, environment: [:])
+        let result = ConfigLoader.load(path: directory.path, environment: [:], sinkTypes: SinkCatalog.configTypes)
         #expect(
             result.failure?.issues.map(\.description) == [
                 "\(directory.path):1:1: cannot read the configuration file: is a directory"
@@ -39,7 +40,7 @@ import Testing
         let configPath = directory.appendingPathComponent("bridge.yaml").path
         try yaml.write(toFile: configPath, atomically: true, encoding: .utf8)
 
-        let config = try ConfigLoader.load(path: configPath, environment: ["SECRETS": directory.path]).get()
+        let config = try ConfigLoader.load(path: configPath, environment: ["SECRETS": directory.path], sinkTypes: SinkCatalog.configTypes).get()
         #expect(config.directus.auth.credentials == .token("disk-token"))
         #expect(config.allSecrets.contains("whsec_AAAAAAAA"))
     }
@@ -50,7 +51,7 @@ import Testing
         let tokenPath = directory.appendingPathComponent("token").path
         try Data([0xFF, 0xFE, 0x00]).write(to: URL(fileURLWithPath: tokenPath))
         let yaml = minimalYAML.replacingOnce("token: secret-token", with: "token_file: \(tokenPath)")
-        let result = ConfigLoader.parse(text: yaml, path: "bridge.yaml", environment: [:])
+        let result = ConfigLoader.parse(text: yaml, path: "bridge.yaml", environment: [:], sinkTypes: SinkCatalog.configTypes)
         #expect(
             result.failure?.issues.map(\.description) == [
                 "bridge.yaml:4:17: directus.auth.token_file: \"\(tokenPath)\" is not UTF-8 text"

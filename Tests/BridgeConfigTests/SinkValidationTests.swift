@@ -1,4 +1,5 @@
 import BridgeConfig
+import BridgeCore
 import Testing
 
 @Suite struct SinkValidationTests {
@@ -8,8 +9,7 @@ import Testing
     }
 
     func webhook(_ lines: [String]) throws -> WebhookSinkConfig? {
-        guard case .webhook(let sink) = try config(yaml(sinks: lines)).sinks.first else { return nil }
-        return sink
+        try config(yaml(sinks: lines)).sinks.first?.settings(as: WebhookSinkConfig.self)
     }
 
     @Test func sinksAreRequiredAndNonEmpty() {
@@ -146,15 +146,15 @@ import Testing
     }
 
     @Test func secretIsAStringAListOrAFile() throws {
-        #expect(try webhook(["- type: webhook", "  url: http://h", "  secret: raw"])?.secrets == ["raw"])
-        #expect(try webhook(["- type: webhook", "  url: http://h", "  secret: [a1, b2]"])?.secrets == ["a1", "b2"])
-        #expect(try webhook(["- type: webhook", "  url: http://h", "  secret: \"\""])?.secrets == [])
+        #expect(try webhook(["- type: webhook", "  url: http://h", "  secret: raw"])?.signingSecrets == ["raw"])
+        #expect(try webhook(["- type: webhook", "  url: http://h", "  secret: [a1, b2]"])?.signingSecrets == ["a1", "b2"])
+        #expect(try webhook(["- type: webhook", "  url: http://h", "  secret: \"\""])?.signingSecrets == [])
         let files = InMemoryFiles(["/s": "whsec_AAAA\n"])
         let viaFile = try config(
             yaml(sinks: ["- type: webhook", "  url: http://h", "  secret_file: /s"]),
             files: files
         )
-        #expect(viaFile.sinks.first.map { if case .webhook(let w) = $0 { w.secrets } else { [] } } == ["whsec_AAAA"])
+        #expect(viaFile.sinks.first?.settings(as: WebhookSinkConfig.self)?.signingSecrets == ["whsec_AAAA"])
     }
 
     @Test func whsecSecretsMustBeBase64() {

@@ -1,4 +1,5 @@
 import BridgeConfig
+import BridgeCore
 import Testing
 
 @Suite struct YAMLSyntaxTests {
@@ -64,7 +65,7 @@ import Testing
     @Test func invalidUTF8IsReportedWhereItStarts() {
         var bytes = Array("directus:\n  url: caf".utf8)
         bytes += [0xC3, 0x28]
-        let result = ConfigLoader.parse(bytes: bytes, path: "bridge.yaml", environment: [:], files: InMemoryFiles())
+        let result = ConfigLoader.parse(bytes: bytes, path: "bridge.yaml", environment: [:], sinkTypes: SinkCatalog.configTypes, files: InMemoryFiles())
         #expect(
             result.failure?.issues.map(\.description) == [
                 "bridge.yaml:2:11: the configuration file is not valid UTF-8 text"
@@ -75,7 +76,7 @@ import Testing
     @Test func byteOrderMarkAndCRLFLineEndingsAreAccepted() throws {
         let crlf = minimalYAML.replacing("\n", with: "\r\n")
         let bytes = [0xEF, 0xBB, 0xBF] + Array(crlf.utf8)
-        let result = ConfigLoader.parse(bytes: bytes, path: "bridge.yaml", environment: [:], files: InMemoryFiles())
+        let result = ConfigLoader.parse(bytes: bytes, path: "bridge.yaml", environment: [:], sinkTypes: SinkCatalog.configTypes, files: InMemoryFiles())
         #expect(try result.get().subscriptions.map(\.collection) == ["articles"])
     }
 

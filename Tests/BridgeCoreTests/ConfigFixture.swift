@@ -1,4 +1,5 @@
 import BridgeConfig
+import BridgeCore
 
 /// Builds config values from YAML snippets through the real loader.
 enum ConfigFixture {
@@ -19,7 +20,7 @@ enum ConfigFixture {
             sinks:
               - type: ndjson
             """
-        switch ConfigLoader.parse(text: text, path: "test.yaml", environment: [:]) {
+        switch ConfigLoader.parse(text: text, path: "test.yaml", environment: [:], sinkTypes: SinkCatalog.configTypes) {
         case .success(let config): return config.subscriptions[0]
         case .failure(let error): throw Failed(issues: error.description)
         }

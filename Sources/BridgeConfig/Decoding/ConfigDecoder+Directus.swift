@@ -1,6 +1,6 @@
 extension ConfigDecoder {
     /// `directus`, or nil when its required `url` is missing or invalid (reported).
-    mutating func decodeDirectus(_ root: MappingView) -> DirectusConfig? {
+    package mutating func decodeDirectus(_ root: MappingView) -> DirectusConfig? {
         guard requirePresent(root, "directus") else { return nil }
         let map = section(root, "directus", keys: ConfigKeys.directus)
         let url = requiredString(map, "url").flatMap { decodeURL($0, field: map.field("url"), at: map["url"]?.mark) }
@@ -28,7 +28,7 @@ extension ConfigDecoder {
     }
 
     /// Parses an http(s) URL, reporting at `mark` why it is not one.
-    mutating func decodeURL(_ text: String, field: String, at mark: SourceMark?) -> HTTPURL? {
+    package mutating func decodeURL(_ text: String, field: String, at mark: SourceMark?) -> HTTPURL? {
         switch HTTPURL.parse(text) {
         case .success(let url): return url
         case .failure(let problem):
@@ -108,7 +108,7 @@ extension ConfigDecoder {
     private static let credentialKeys = ["token", "token_file", "email", "password", "password_file"]
 
     /// True when one of `keys` holds a value whose interpolation already failed (and was reported).
-    func hasAlreadyReportedValue(_ map: MappingView, _ keys: [String]) -> Bool {
+    package func hasAlreadyReportedValue(_ map: MappingView, _ keys: [String]) -> Bool {
         map.entries.contains { keys.contains($0.key) && $0.value.scalar?.alreadyReported == true }
     }
 

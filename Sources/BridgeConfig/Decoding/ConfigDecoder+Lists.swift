@@ -1,6 +1,6 @@
 extension ConfigDecoder {
     /// The items of list `key`, nil when absent or null; a scalar or mapping is reported (and gives nil).
-    mutating func list(_ map: MappingView, _ key: String, example: String = "[a, b]") -> [YAMLNode]? {
+    package mutating func list(_ map: MappingView, _ key: String, example: String = "[a, b]") -> [YAMLNode]? {
         guard let node = map[key] else { return nil }
         guard case .sequence(let items) = node.content else {
             if node.scalar?.alreadyReported != true {
@@ -15,7 +15,7 @@ extension ConfigDecoder {
     }
 
     /// The non-empty strings of list `key` with their positions; empty when absent.
-    mutating func stringList(_ map: MappingView, _ key: String) -> [(text: String, mark: SourceMark)] {
+    package mutating func stringList(_ map: MappingView, _ key: String) -> [(text: String, mark: SourceMark)] {
         guard let items = list(map, key) else { return [] }
         var result: [(text: String, mark: SourceMark)] = []
         for (index, item) in items.enumerated() {
@@ -32,7 +32,7 @@ extension ConfigDecoder {
 
     /// An `events` list: each of `allowed`, no duplicates; `fallback` when absent. An explicitly empty list is
     /// returned as empty (callers decide whether that is allowed).
-    mutating func events(
+    package mutating func events(
         _ map: MappingView,
         _ key: String,
         allowed: [EventKind],
@@ -65,7 +65,7 @@ extension ConfigDecoder {
 
     /// A secret given either inline (`valueKey`) or as a file (`fileKey`), never both; nil when neither is set.
     /// Values are never echoed in messages.
-    mutating func secret(_ map: MappingView, _ valueKey: String, orFile fileKey: String) -> String? {
+    package mutating func secret(_ map: MappingView, _ valueKey: String, orFile fileKey: String) -> String? {
         let inline = string(map, valueKey)
         guard let fileNode = map[fileKey] else { return inline }
         if inline != nil {
@@ -77,7 +77,7 @@ extension ConfigDecoder {
 
     /// The content of the file named at `node`, UTF-8, with trailing line breaks removed; nil (reported) when it
     /// cannot be read or is empty.
-    mutating func readSecretFile(_ node: YAMLNode, field: String) -> String? {
+    package mutating func readSecretFile(_ node: YAMLNode, field: String) -> String? {
         guard let scalar = scalar(node, field: field, expected: "a file path") else { return nil }
         guard !scalar.text.isEmpty else {
             report("\(field) must not be empty", at: node.mark)
@@ -97,12 +97,37 @@ extension ConfigDecoder {
     }
 
     /// The bytes of file `path`, or nil (reported at `mark`).
-    mutating func readFile(_ path: String, field: String, at mark: SourceMark) -> [UInt8]? {
+    package mutating func readFile(_ path: String, field: String, at mark: SourceMark) -> [UInt8]? {
         switch files.readFile(atPath: path) {
         case .success(let bytes): return bytes
         case .failure(let problem):
             report("\(field): cannot read \"\(path)\": \(problem.reason)", at: mark)
             return nil
         }
+    }
+
+    /// Secrets under `key` (a string or a list) or read from the file named by `fileKey`, not both; empty strings
+    /// mean "no secret". Never echoes a value. Returned with their positions, for checks of their format.
+    package mutating func secretList(_ map: MappingView, _ key: String, orFile fileKey: String)
+        -> [(text: String, mark: SourceMark)]
+    {
+        var secrets: [(text: String, mark: SourceMark)] = []
+        if let node = map[key] {
+            if case .sequence = node.content {
+                secrets = stringList(map, key)
+            } else if let scalar = scalar(node, field: map.field(key), expected: "a string or a list"),
+                !scalar.text.isEmpty
+            {
+                secrets = [(scalar.text, node.mark)]
+            }
+        }
+        if let fileNode = map[fileKey] {
+            if map[key] != nil {
+                report("\(map.name): set \"\(key)\" or \"\(fileKey)\", not both", at: map.keyMark(fileKey) ?? map.mark)
+            } else if let text = readSecretFile(fileNode, field: map.field(fileKey)) {
+                secrets = [(text, fileNode.mark)]
+            }
+        }
+        return secrets
     }
 }

@@ -2,22 +2,27 @@
 ///
 /// Getters report problems and return a fallback (the default, or nil), so decoding always continues and one
 /// run finds every issue. The decoded config is used only when no issue was reported.
-struct ConfigDecoder {
+package struct ConfigDecoder {
     /// The configuration path as given, for messages.
-    let path: String
+    package let path: String
     /// Where `*_file` secrets and `ca_file` are read from.
-    let files: any ConfigFileSystem
+    package let files: any ConfigFileSystem
+    /// The sink types `sinks` entries may have.
+    package let sinkTypes: [SinkConfigType]
     /// The problems found so far.
     private(set) var issues: [ConfigIssue] = []
+    /// Resources a sink entry claimed (an NDJSON file), with the entry's name: a second claim is reported.
+    var sinkClaims: [String: String] = [:]
 
-    /// A decoder whose issues name `path`.
-    init(path: String, files: any ConfigFileSystem) {
+    /// A decoder whose issues name `path`, for a file whose sinks may be of `sinkTypes`.
+    package init(path: String, files: any ConfigFileSystem, sinkTypes: [SinkConfigType]) {
         self.path = path
         self.files = files
+        self.sinkTypes = sinkTypes
     }
 
     /// Records a problem at `mark`.
-    mutating func report(_ message: String, at mark: SourceMark) {
+    package mutating func report(_ message: String, at mark: SourceMark) {
         issues.append(ConfigIssue(path: path, at: mark, message))
     }
 
@@ -25,7 +30,7 @@ struct ConfigDecoder {
 
     /// Views `node` as a mapping named `name` whose allowed keys are `keys`, reporting unknown keys (with a
     /// suggestion). A nil or null node gives an empty view at `fallback`; a scalar or list is reported.
-    mutating func mapping(_ node: YAMLNode?, name: String, keys: [String], fallback: SourceMark) -> MappingView {
+    package mutating func mapping(_ node: YAMLNode?, name: String, keys: [String], fallback: SourceMark) -> MappingView {
         guard let node else { return MappingView(name: name, mark: fallback, entries: []) }
         guard case .mapping(let entries) = node.content else {
             if node.scalar?.alreadyReported != true {
@@ -46,7 +51,7 @@ struct ConfigDecoder {
     }
 
     /// The section `key` of `parent` (absent sections decode as empty, i.e. all defaults).
-    mutating func section(_ parent: MappingView, _ key: String, keys: [String]) -> MappingView {
+    package mutating func section(_ parent: MappingView, _ key: String, keys: [String]) -> MappingView {
         var view = mapping(parent[key], name: parent.field(key), keys: keys, fallback: parent.mark)
         if !parent.isMapping { view.isMapping = false }  // the parent's shape was reported; stay quiet inside it
         return view
@@ -56,7 +61,7 @@ struct ConfigDecoder {
         if let suggestion {
             return "unknown key \"\(key)\" (did you mean \"\(suggestion)\"?)"
         }
-        if let home = ConfigKeys.section(holding: key), home != ConfigKeys.sectionName(of: name) {
+        if let home = ConfigKeys.section(holding: key, sinkTypes: sinkTypes), home != ConfigKeys.sectionName(of: name) {
             return "unknown key \"\(key)\" (it belongs \(ConfigKeys.describe(section: home)))"
         }
         let place = name.isEmpty ? "at the top level" : "in \(name)"
@@ -67,7 +72,7 @@ struct ConfigDecoder {
 
     /// The scalar at `node`, or nil (reported) when it is a list or mapping; nil (quietly) when interpolation
     /// already reported it.
-    mutating func scalar(_ node: YAMLNode, field: String, expected: String) -> YAMLScalar? {
+    package mutating func scalar(_ node: YAMLNode, field: String, expected: String) -> YAMLScalar? {
         guard let scalar = node.scalar else {
             report("\(field): expected \(expected), got \(node.kindDescription)", at: node.mark)
             return nil
@@ -76,7 +81,7 @@ struct ConfigDecoder {
     }
 
     /// True when `key` is absent or null; reports it as missing when it is.
-    mutating func requirePresent(_ map: MappingView, _ key: String, hint: String = "") -> Bool {
+    package mutating func requirePresent(_ map: MappingView, _ key: String, hint: String = "") -> Bool {
         if map[key] != nil { return true }
         // Already reported: as a misspelt key, or the whole section as not being a mapping.
         if map.suggestedKeys.contains(key) || !map.isMapping { return false }
@@ -89,7 +94,7 @@ struct ConfigDecoder {
     }
 
     /// The text of `key`; nil when absent, null, empty or invalid (invalid is reported).
-    mutating func string(_ map: MappingView, _ key: String) -> String? {
+    package mutating func string(_ map: MappingView, _ key: String) -> String? {
         guard let node = map[key], let scalar = scalar(node, field: map.field(key), expected: "a string") else {
             return nil
         }
@@ -97,7 +102,7 @@ struct ConfigDecoder {
     }
 
     /// The text of a required `key`; reports it missing when absent, null or empty.
-    mutating func requiredString(_ map: MappingView, _ key: String, hint: String = "") -> String? {
+    package mutating func requiredString(_ map: MappingView, _ key: String, hint: String = "") -> String? {
         guard requirePresent(map, key, hint: hint), let node = map[key] else { return nil }
         guard let scalar = scalar(node, field: map.field(key), expected: "a string") else { return nil }
         if scalar.text.isEmpty { report("\(map.field(key)) must not be empty", at: node.mark) }
@@ -106,7 +111,7 @@ struct ConfigDecoder {
 
     /// A boolean: only plain `true` or `false` (any case variant of the core schema), so a quoted `"true"` or a
     /// YAML 1.1 `yes` is refused rather than guessed.
-    mutating func bool(_ map: MappingView, _ key: String, default fallback: Bool) -> Bool {
+    package mutating func bool(_ map: MappingView, _ key: String, default fallback: Bool) -> Bool {
         guard let node = map[key], let scalar = scalar(node, field: map.field(key), expected: "true or false")
         else { return fallback }
         if case .bool(let value) = YAMLCoreSchema.resolve(scalar) { return value }
@@ -116,7 +121,7 @@ struct ConfigDecoder {
     }
 
     /// A whole number in `range` (plain scalars only).
-    mutating func integer(_ map: MappingView, _ key: String, default fallback: Int, range: ClosedRange<Int>) -> Int {
+    package mutating func integer(_ map: MappingView, _ key: String, default fallback: Int, range: ClosedRange<Int>) -> Int {
         guard let node = map[key], let scalar = scalar(node, field: map.field(key), expected: "a whole number")
         else { return fallback }
         guard case .integer(let text) = YAMLCoreSchema.resolve(scalar) else {
@@ -135,7 +140,7 @@ struct ConfigDecoder {
     }
 
     /// A duration such as `250ms`, `10s`, `1m30s`; zero only when `allowZero`.
-    mutating func duration(
+    package mutating func duration(
         _ map: MappingView,
         _ key: String,
         default fallback: Duration,
@@ -146,7 +151,7 @@ struct ConfigDecoder {
     }
 
     /// A duration at `node`, or nil (reported).
-    mutating func duration(_ node: YAMLNode, field: String, allowZero: Bool) -> Duration? {
+    package mutating func duration(_ node: YAMLNode, field: String, allowZero: Bool) -> Duration? {
         guard let scalar = scalar(node, field: field, expected: "a duration such as \"10s\"") else { return nil }
         guard let value = DurationText.parse(scalar.text) else {
             report(
@@ -164,7 +169,7 @@ struct ConfigDecoder {
     }
 
     /// One of `E`'s raw values, with the allowed values and a suggestion when it is not.
-    mutating func choice<E: RawRepresentable & CaseIterable>(_ map: MappingView, _ key: String, default fallback: E)
+    package mutating func choice<E: RawRepresentable & CaseIterable>(_ map: MappingView, _ key: String, default fallback: E)
         -> E where E.RawValue == String
     {
         guard let node = map[key] else { return fallback }
@@ -173,7 +178,7 @@ struct ConfigDecoder {
     }
 
     /// The text at `node` when it is one of `allowed`, else nil (reported with the allowed values).
-    mutating func choice(_ node: YAMLNode, field: String, allowed: [String], noun: String = "value") -> String? {
+    package mutating func choice(_ node: YAMLNode, field: String, allowed: [String], noun: String = "value") -> String? {
         guard let scalar = scalar(node, field: field, expected: "one of \(allowed.joined(separator: ", "))") else {
             return nil
         }
@@ -183,7 +188,7 @@ struct ConfigDecoder {
     }
 
     /// `unknown value "x" (allowed: a, b)` or `unknown value "x" (did you mean "a"? allowed: a, b)`.
-    static func unknownValueMessage(_ text: String, allowed: [String], noun: String = "value") -> String {
+    package static func unknownValueMessage(_ text: String, allowed: [String], noun: String = "value") -> String {
         let list = allowed.joined(separator: ", ")
         if let suggestion = Suggestion.closest(to: text, in: allowed) {
             return "unknown \(noun) \"\(text)\" (did you mean \"\(suggestion)\"? allowed: \(list))"

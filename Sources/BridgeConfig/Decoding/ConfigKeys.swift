@@ -9,26 +9,27 @@ enum ConfigKeys {
     static let reconnect = ["initial_delay", "max_delay", "reset_after"]
     static let subscription = ["collection", "uid", "events", "query", "snapshot"]
     static let delivery = ["mode", "poll_interval", "state_dir", "max_queue"]
-    static let ndjsonSink = ["type", "path", "fsync", "collections", "events"]
-    static let webhookSink = [
-        "type", "url", "secret", "secret_file", "headers", "timeout", "max_attempts", "max_in_flight",
-        "retry_schedule", "max_outbox", "collections", "events",
-    ]
-    /// Every key a sink of any type may have, in a stable order.
-    static let sinkKeys = ndjsonSink + webhookSink.filter { !ndjsonSink.contains($0) }
+    /// Every key a sink of any of `types` may have, in a stable order.
+    static func sinkKeys(of types: [SinkConfigType]) -> [String] {
+        var keys = SinkConfigType.sharedKeys
+        for key in types.flatMap(\.keys) where !keys.contains(key) { keys.append(key) }
+        return keys
+    }
     static let http = ["listen"]
     static let log = ["level", "format", "stats_interval"]
 
     /// Sections by dotted name (list entries as `name[]`), searched to say where a misplaced key belongs.
-    private static let sections: [(name: String, keys: [String])] = [
-        ("", root), ("directus", directus), ("directus.auth", auth), ("directus.tls", tls),
-        ("directus.reconnect", reconnect), ("subscriptions[]", subscription), ("delivery", delivery),
-        ("sinks[]", sinkKeys), ("http", http), ("log", log),
-    ]
+    static func sections(sinkTypes: [SinkConfigType]) -> [(name: String, keys: [String])] {
+        [
+            ("", root), ("directus", directus), ("directus.auth", auth), ("directus.tls", tls),
+            ("directus.reconnect", reconnect), ("subscriptions[]", subscription), ("delivery", delivery),
+            ("sinks[]", sinkKeys(of: sinkTypes)), ("http", http), ("log", log),
+        ]
+    }
 
     /// The section that has `key`, when exactly one does (so the hint is never ambiguous).
-    static func section(holding key: String) -> String? {
-        let homes = sections.filter { $0.keys.contains(key) }
+    static func section(holding key: String, sinkTypes: [SinkConfigType]) -> String? {
+        let homes = sections(sinkTypes: sinkTypes).filter { $0.keys.contains(key) }
         guard homes.count == 1, let home = homes.first else { return nil }
         return home.name
     }

@@ -54,41 +54,19 @@ extension BridgeConfig: CustomStringConvertible {
         return lines.joined(separator: "\n")
     }
 
-    private static let redacted = "\"[REDACTED]\""
+    private static let redacted = ConfigText.redacted
 
     private func describe(_ sink: SinkConfig) -> [String] {
         var lines = ["  - type: \(sink.type)"]
-        switch sink {
-        case .ndjson(let ndjson):
-            lines.append("    path: \(quoted(ndjson.path))")
-            lines.append("    fsync: \(ndjson.fsync.rawValue)")
-        case .webhook(let webhook):
-            lines.append("    url: \(quoted(webhook.url.description))")
-            lines.append("    secret: [\(webhook.secrets.map { _ in Self.redacted }.joined(separator: ", "))]")
-            lines.append(webhook.headers.isEmpty ? "    headers: {}" : "    headers:")
-            for header in webhook.headers {
-                lines.append(
-                    "      \(quoted(header.name)): \(header.isSensitive ? Self.redacted : quoted(header.value))"
-                )
-            }
-            lines.append("    timeout: \(format(webhook.timeout))")
-            lines.append("    max_attempts: \(webhook.maxAttempts)")
-            lines.append("    max_in_flight: \(webhook.maxInFlight)")
-            lines.append("    retry_schedule: \(list(webhook.retrySchedule.map(format)))")
-            lines.append("    max_outbox: \(webhook.maxOutbox)")
-        }
+        lines += sink.settings.yamlLines.map { "    " + $0 }
         lines.append("    collections: [\(sink.collections.map(quoted).joined(separator: ", "))]")
         lines.append("    events: \(list(sink.events.map(\.rawValue)))")
         return lines
     }
 
-    private func quoted(_ text: String) -> String {
-        var bytes: [UInt8] = []
-        appendJSONString(text, to: &bytes)
-        return String(decoding: bytes, as: UTF8.self)
-    }
+    private func quoted(_ text: String) -> String { ConfigText.quoted(text) }
 
-    private func list(_ items: [String]) -> String { "[\(items.joined(separator: ", "))]" }
+    private func list(_ items: [String]) -> String { ConfigText.list(items) }
 
-    private func format(_ duration: Duration) -> String { DurationText.format(duration) }
+    private func format(_ duration: Duration) -> String { ConfigText.duration(duration) }
 }

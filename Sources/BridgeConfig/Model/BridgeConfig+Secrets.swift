@@ -1,7 +1,7 @@
 extension BridgeConfig {
-    /// Every secret the configuration holds, for the log redactor: the token, password and OTP, webhook signing
-    /// secrets (also without their `whsec_` prefix) and the values of credential-like webhook headers (also
-    /// without an auth scheme such as `Bearer `). No duplicates, in file order.
+    /// Every secret the configuration holds, for the log redactor: the token, password and OTP, and each sink's
+    /// (`SinkSettings.secrets`: webhook signing secrets, credential-like header values, broker passwords). No
+    /// duplicates, in file order.
     public var allSecrets: [String] {
         var secrets: [String] = []
         func add(_ secret: String?) {
@@ -16,18 +16,7 @@ extension BridgeConfig {
         case .none: break
         }
         for sink in sinks {
-            guard case .webhook(let webhook) = sink else { continue }
-            for secret in webhook.secrets {
-                add(secret)
-                if secret.hasPrefix("whsec_") { add(String(secret.dropFirst(6))) }
-            }
-            for header in webhook.headers where header.isSensitive {
-                add(header.value)
-                // "Bearer abc" may also show up as just "abc" (a token echoed in an error body).
-                if let space = header.value.firstIndex(of: " ") {
-                    add(String(header.value[header.value.index(after: space)...]).trimmingLeadingSpaces())
-                }
-            }
+            for secret in sink.settings.secrets { add(secret) }
         }
         return secrets
     }
@@ -42,16 +31,19 @@ extension HTTPHeader {
         "signature", "credential",
     ]
 
+    /// The value, and the value without an auth scheme (`Bearer abc` may also show up as just `abc`, a token
+    /// echoed in an error body), when the header carries credentials; nothing otherwise.
+    public var secretValues: [String] {
+        guard isSensitive, !value.isEmpty else { return [] }
+        guard let space = value.firstIndex(of: " ") else { return [value] }
+        let bare = String(value[value.index(after: space)...].drop { $0 == " " })
+        return bare.isEmpty ? [value] : [value, bare]
+    }
+
     /// True for headers that carry credentials (`authorization`, `cookie`, `x-api-key`, or any name containing
     /// auth, token, secret, key, password, cookie, session, signature or credential): their values are redacted.
     public var isSensitive: Bool {
         let lowered = name.lowercased()
         return Self.sensitiveNames.contains(lowered) || Self.sensitiveParts.contains { lowered.contains($0) }
-    }
-}
-
-extension String {
-    fileprivate func trimmingLeadingSpaces() -> String {
-        String(drop { $0 == " " })
     }
 }

@@ -7,7 +7,7 @@ extension BridgeCheck {
     /// Whether the receiver answers: a HEAD request (any answer below 500 counts, since many receivers route only
     /// POST), or with `--send-test-event` a signed test event that must be accepted with 2xx.
     func checkWebhook(_ webhook: WebhookSinkConfig) async -> CheckResult {
-        let name = "webhook \(StartupSummary.urlWithoutQuery(webhook.url))"
+        let name = "webhook \(webhook.summary.dropFirst("webhook:".count))"
         var headers = webhook.headers.map { (name: $0.name, value: $0.value) }
         headers.append(("user-agent", userAgent))
         var request = HTTPRequest(method: "HEAD", url: webhook.url.description, timeout: webhook.timeout)
@@ -18,7 +18,7 @@ extension BridgeCheck {
                 ("content-type", "application/json"), ("webhook-id", test.id),
                 ("webhook-timestamp", "\(test.timestamp)"),
             ]
-            if let signature = test.signature(secrets: webhook.secrets) {
+            if let signature = test.signature(secrets: webhook.signingSecrets) {
                 headers.append(("webhook-signature", signature))
             }
             request = HTTPRequest(
@@ -50,7 +50,7 @@ extension BridgeCheck {
             }
             return .ok(name, "answers (HEAD: HTTP \(response.status)); --send-test-event also tests signing")
         }
-        let signed = webhook.secrets.isEmpty ? "an unsigned" : "a signed"
+        let signed = webhook.signingSecrets.isEmpty ? "an unsigned" : "a signed"
         if response.isSuccess {
             return .ok(name, "accepted \(signed) test event \(event.id) (HTTP \(response.status))")
         }

@@ -91,7 +91,7 @@ public final class BridgeCheck: Sendable {
         if let session = await checkDirectusSide(emit: emit) {
             await session.end(client: client)
         }
-        for case .webhook(let webhook) in config.sinks {
+        for webhook in config.sinks.compactMap({ $0.settings(as: WebhookSinkConfig.self) }) {
             emit(await checkWebhook(webhook))
         }
         return passed

@@ -50,7 +50,7 @@ public final class BridgeRuntime: Sendable {
             "starting", metadata: [
                 "version": components.version, "commit": commit, LogKey.url: config.directus.restBaseURL,
                 "http.listen": config.http.listen?.description ?? "off",
-                LogKey.mode: config.delivery.mode.rawValue, "sinks": StartupSummary.sinks(config.sinks),
+                LogKey.mode: config.delivery.mode.rawValue, "sinks": config.sinks.map(\.settings.summary).joined(separator: ","),
                 "subscriptions": config.subscriptions.map(\.uid).joined(separator: ","),
             ])
         // Operations endpoint (http.listen): up before authenticating, so /readyz can say why it is not ready yet.

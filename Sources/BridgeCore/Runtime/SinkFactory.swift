@@ -9,22 +9,21 @@ enum SinkFactory {
     {
         var sinks: [any EventSink] = []
         for (index, config) in configs.enumerated() {
-            switch config {
-            case .ndjson(let ndjson):
-                let filter = EventFilter(
-                    collections: Set(ndjson.collections),
-                    events: Set(ndjson.events.compactMap { ChangeEvent(rawValue: $0.rawValue) }))
-                let policy = NDJSONSink.FsyncPolicy(rawValue: ndjson.fsync.rawValue) ?? .interval
+            let filter = EventFilter(
+                collections: Set(config.collections),
+                events: Set(config.events.compactMap { ChangeEvent(rawValue: $0.rawValue) }))
+            if let ndjson = config.settings(as: NDJSONSinkConfig.self) {
                 let lines = registry.counter(
                     "directus_bridge_lines_written_total", help: "NDJSON lines written.",
                     labels: [("path", ndjson.path)])
                 do {
-                    sinks.append(try NDJSONSink(path: ndjson.path, fsync: policy, filter: filter, linesWritten: lines))
+                    sinks.append(
+                        try NDJSONSink(path: ndjson.path, fsync: ndjson.fsync, filter: filter, linesWritten: lines))
                 } catch {
                     throw .configurationProblem(error.description)
                 }
-            case .webhook(let webhook):
-                sinks.append(try webhooks.makeSink(webhook, index: index))
+            } else if let webhook = config.settings(as: WebhookSinkConfig.self) {
+                sinks.append(try webhooks.makeSink(webhook, filter: filter, index: index))
             }
         }
         return sinks

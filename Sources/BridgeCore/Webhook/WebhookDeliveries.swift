@@ -37,12 +37,14 @@ public final class WebhookDeliveries: Sendable {
     }
 
     /// Builds the sink for `config`, the entry at position `index` of `sinks`, and its delivery service.
-    public func makeSink(_ config: WebhookSinkConfig, index: Int) throws(RuntimeOutcome) -> any EventSink {
+    package func makeSink(_ config: WebhookSinkConfig, filter: EventFilter, index: Int) throws(RuntimeOutcome)
+        -> any EventSink
+    {
         let store = try openStore()
         let sinkID = WebhookSinkIdentity.id(index: index, url: config.url)
         let signer: WebhookSigner
         do {
-            signer = try WebhookSigner(secrets: config.secrets)
+            signer = try WebhookSigner(secrets: config.signingSecrets)
         } catch {
             throw .configurationProblem("sinks[\(index)]: \(error)")
         }
@@ -87,10 +89,6 @@ public final class WebhookDeliveries: Sendable {
                 Double(deliveries.withLock { $0.reduce(0) { $0 + $1.service.depths.deadLetters } })
             }
         }
-        let filter = EventFilter(
-            collections: Set(config.collections),
-            events: Set(config.events.compactMap { ChangeEvent(rawValue: $0.rawValue) })
-        )
         return WebhookSink(
             sinkID: sinkID,
             url: config.url.description,

@@ -10,11 +10,6 @@ import BridgeSystem
 /// a retry never leaves a torn line. `fsync` policy: `always` (after every batch), `interval` (at least once a
 /// second, and at close), `never`. `reopen` (SIGHUP) reopens the path so logrotate can move the file.
 public final class NDJSONSink: EventSink {
-    /// When file data is forced to disk.
-    public enum FsyncPolicy: String, Sendable {
-        case always, interval, never
-    }
-
     public let name: String
     public let filter: EventFilter
     private let path: String
