@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Installs what building, testing and the demo need, only when it is missing:
-#   - Debian packages (C libraries wrapped by the Swift package, openssl, python3-venv)
+#   - Debian packages (C libraries wrapped by the Swift package, openssl, python3-venv, and nginx-light: the
+#     HTTP/2 test and the delivery benchmarks start a private nginx of their own)
 #   - a Python virtual environment at .venv with the test tools of Tests/tools/requirements.txt
-# Safe to run again: each step checks first. Usage: scripts/bootstrap.sh [--bench]
+# Safe to run again: each step checks first. Usage: scripts/bootstrap.sh
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
-PACKAGES=(pkg-config libcurl4-openssl-dev libssl-dev libyaml-dev libsqlite3-dev libmicrohttpd-dev openssl ca-certificates)
-if [[ "${1:-}" == "--bench" ]]; then PACKAGES+=(nginx-light); fi
+PACKAGES=(pkg-config libcurl4-openssl-dev libssl-dev libyaml-dev libsqlite3-dev libmicrohttpd-dev openssl ca-certificates
+    nginx-light)
 
 say() { echo "bootstrap: $*" >&2; }
 
@@ -36,9 +37,28 @@ if ((${#missing[@]})); then
     [[ "$(id -u)" == 0 ]] || SUDO="sudo"
     export DEBIAN_FRONTEND=noninteractive
     $SUDO apt-get update -qq
-    $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-    # nginx is only a benchmark peer: never leave the distribution's service running on port 80.
-    if [[ " ${missing[*]} " == *" nginx-light "* ]]; then $SUDO service nginx stop >/dev/null 2>&1 || true; fi
+    # nginx is only a test peer: the distribution's service must never run (it would take port 80). A
+    # policy-rc.d that answers 101 keeps the package scripts from starting it; one already there is left alone.
+    policy=""
+    if [[ ! -e /usr/sbin/policy-rc.d ]]; then
+        policy=/usr/sbin/policy-rc.d
+        printf '#!/bin/sh\n# scripts/bootstrap.sh: no service starts while it installs packages\nexit 101\n' |
+            $SUDO tee "$policy" >/dev/null
+        $SUDO chmod 755 "$policy"
+    fi
+    status=0
+    $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null || status=$?
+    [[ -z "$policy" ]] || $SUDO rm -f "$policy"
+    ((status == 0)) || exit "$status"
+    # Whatever policy was in place: the service nginx-light brings is stopped and not started at boot.
+    if [[ " ${missing[*]} " == *" nginx-light "* ]]; then
+        if command -v systemctl >/dev/null 2>&1 && [[ -d /run/systemd/system ]]; then
+            $SUDO systemctl disable --now nginx >/dev/null 2>&1 || true
+        else
+            $SUDO service nginx stop >/dev/null 2>&1 || true
+            $SUDO update-rc.d nginx disable >/dev/null 2>&1 || true
+        fi
+    fi
 fi
 PYTHON="${PYTHON:-$(command -v python3)}"
 [[ -n "$PYTHON" ]] || PYTHON="$(command -v python3)"

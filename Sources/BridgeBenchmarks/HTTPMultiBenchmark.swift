@@ -6,7 +6,7 @@ import Foundation
 ///
 ///     swift run -c release bridge-benchmarks http-multi [TOTAL]
 ///
-/// Needs nginx (`scripts/bootstrap.sh --bench`) and the test venv (`scripts/bootstrap.sh`).
+/// Needs nginx and the test venv (both installed by `scripts/bootstrap.sh`).
 enum HTTPMultiBenchmark {
     static let concurrencies = [1, 8, 64]
 

@@ -19,7 +19,7 @@ import Foundation
 /// the Python sender (for profiling); `prefill` fills the outbox before delivery starts (the delivery side alone);
 /// `runs=N` (default 3) measures each level N times, ours and the peer alternately, and reports the medians — on a
 /// shared VM whose speed drifts by ±10 % from one minute to the next, one run each compares two different machines.
-/// Needs nginx (`scripts/bootstrap.sh --bench`) and the test venv (`scripts/bootstrap.sh`).
+/// Needs nginx and the test venv (both installed by `scripts/bootstrap.sh`).
 enum WebhookDeliveryBenchmark {
     @Sendable static func run(_ arguments: [String]) async throws {
         let total = arguments.first.flatMap { Int($0) } ?? 40_000
