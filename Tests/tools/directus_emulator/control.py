@@ -52,6 +52,7 @@ class Control:
             ("POST", "generator/wait", self.wait_generator), ("POST", "generator/stop", self.stop_generator),
             ("POST", "users/password", self.set_password), ("POST", "users/revoke", self.revoke),
             ("POST", "users/status", self.set_status), ("POST", "token", self.mint_token),
+            ("POST", "expire-tokens", self.expire_tokens),
             ("GET", "otp", self.otp), ("POST", "activity-access", self.activity_access),
             ("POST", "permissions", self.set_permissions), ("POST", "write", self.write),
             ("POST", "blast", self.start_blast), ("GET", "blast", self.blast_status),
@@ -278,6 +279,16 @@ class Control:
         finally:
             settings.token_ttl_ms = saved
         return _ok({"access_token": token, "expires": expires})
+
+    async def expire_tokens(self, request: web.Request) -> web.Response:
+        body = await self._body(request)
+        user_id = self._user(body["email"])["id"] if body.get("email") else None
+        expired = 0
+        for ws in self.emulator.instances.servers():
+            for client in list(ws.clients):
+                if user_id is None or (client.accountability and client.accountability.user == user_id):
+                    expired += ws.socket_auth.expire_now(client)
+        return _ok({"expired": expired})
 
     async def otp(self, request: web.Request) -> web.Response:
         user = self._user(request.query.get("email", "otp@example.com"))

@@ -57,6 +57,8 @@ class Heartbeat:
             self.tick()
 
     def tick(self) -> None:
+        if self.settings.silent:
+            return  # a hung server neither pings nor drops anyone
         for client in list(self.pending):
             if client.state == OPEN:
                 client.close("heartbeat")

@@ -31,6 +31,7 @@ class Settings:
     activity_access: str = "partial"         # the non-admin roles' read access to directus_activity/revisions
     websocket_path: str = "/websocket"       # WEBSOCKETS_REST_PATH
     messenger: str = "local"                 # the bus between instances: local (in-process) or redis (§14.2)
+    silent: bool = False                     # a hung server: no frame and no close on any socket; upgrades work
 
     def update(self, changes: dict[str, Any]) -> None:
         """Applies a partial update; raises ValueError naming the bad key or value."""

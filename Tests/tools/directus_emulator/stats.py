@@ -19,6 +19,7 @@ class Stats:
     auth_messages: int = 0                # frames with type "auth" received (handshake and in-band)
     auth_ok: int = 0
     auth_failed: int = 0
+    tokens_expired: int = 0               # TOKEN_EXPIRED messages sent (the token's expiry or expire-tokens)
     dropped_before_auth: int = 0          # frames that arrived while the handshake auth was still running
     messages_received: int = 0            # every data frame received on a socket
     events_sent: int = 0                  # subscription event frames (create/update/delete) sent

@@ -59,7 +59,7 @@ class WebSocketServer:
         ws = web.WebSocketResponse(autoping=False, autoclose=False, heartbeat=None, compress=False,
                                    max_msg_size=settings.max_payload)
         await ws.prepare(request)
-        client = Client(ws, request, self._closed)
+        client = Client(ws, request, self._closed, lambda: settings.silent)
         self.connections.add(client)
         self.stats.connections_total += 1
         if accountability is not None:

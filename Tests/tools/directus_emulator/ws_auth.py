@@ -148,10 +148,19 @@ class SocketAuth:
         delay = max(0.0, (expires_at_ms - now_ms()) / 1000)
         client.expiry_timer = asyncio.get_running_loop().call_later(delay, self._expired, client)
 
+    def expire_now(self, client: Client) -> bool:
+        """The control API's early expiry: the socket's token runs out now, whatever its `exp` (§2.6)."""
+        if client.state != OPEN or client.expires_at_ms is None or client.expiry_timer is None:
+            return False  # static tokens never expire on the socket; an expired one is already in its window
+        client.expiry_timer.cancel()
+        self._expired(client)
+        return True
+
     def _expired(self, client: Client) -> None:
         client.expiry_timer = None
         if client.state != OPEN:
             return
+        self.stats.tokens_expired += 1
         client.accountability = None  # subscriptions stay and keep receiving events (§2.6)
         client.send(errors.ws_error("auth", "TOKEN_EXPIRED", errors.TOKEN_EXPIRED_TEXT))
         loop = asyncio.get_running_loop()

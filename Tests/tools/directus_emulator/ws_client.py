@@ -41,8 +41,10 @@ class Subscription:
 class Client:
     """A WebSocket peer. Frames are written to the transport directly (see frames.py)."""
 
-    def __init__(self, ws: web.WebSocketResponse, request: web.Request, on_close: Callable[["Client", str], None]):
+    def __init__(self, ws: web.WebSocketResponse, request: web.Request, on_close: Callable[["Client", str], None],
+                 muted: Callable[[], bool] = lambda: False):
         self.id = next(_ids)
+        self.muted = muted  # the `silent` setting: nothing leaves, nothing is closed, while it holds
         self.ws = ws
         self.transport = request.transport
         self.ip = request.remote
@@ -66,7 +68,7 @@ class Client:
     @property
     def writable(self) -> bool:
         return self.state in (HANDSHAKE, AUTHENTICATING, OPEN) and self.transport is not None \
-            and not self.transport.is_closing()
+            and not self.transport.is_closing() and not self.muted()
 
     def send(self, message: dict[str, Any]) -> None:
         if self.writable:
@@ -78,7 +80,7 @@ class Client:
 
     def close(self, reason: str) -> None:
         """Directus's `client.close()`: a close frame without a status code (§7.1), then wait for the peer's."""
-        if self.state in (CLOSING, CLOSED):
+        if self.state in (CLOSING, CLOSED) or self.muted():
             return
         self.send_bytes(frames.CLOSE_WITHOUT_CODE)
         self.mark_closing(reason)
