@@ -9,7 +9,7 @@ final class HTTPPeer: Sendable {
     let baseURL: String
 
     /// Starts the peer (plain HTTP, or HTTPS with `tls`).
-    init(tls: CertificateSet? = nil) throws {
+    init(tls: TestCertificates? = nil) throws {
         var arguments: [String] = []
         if let tls { arguments += ["--tls-cert", tls.cert, "--tls-key", tls.key] }
         server = try PythonServer(script: "http_peers/http_peer.py", arguments: arguments)
@@ -64,27 +64,6 @@ final class HTTPPeer: Sendable {
 
     static func decodeEcho(_ response: HTTPResponse) throws -> Echo {
         try JSONDecoder().decode(Echo.self, from: Data(response.body))
-    }
-}
-
-/// A throw-away CA and server certificate from Tests/tools/certs.py.
-struct CertificateSet: Sendable {
-    var ca: String
-    var cert: String
-    var key: String
-
-    /// Writes a fresh set for 127.0.0.1 and localhost into `directory`.
-    static func make(in directory: URL) throws -> CertificateSet {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: TestEnvironment.python)
-        process.arguments = [TestEnvironment.tool("certs.py"), directory.path, "--host", "127.0.0.1", "--host", "localhost"]
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw CocoaError(.fileWriteUnknown) }
-        return CertificateSet(
-            ca: directory.appendingPathComponent("ca.pem").path,
-            cert: directory.appendingPathComponent("server.pem").path,
-            key: directory.appendingPathComponent("server.key").path)
     }
 }
 

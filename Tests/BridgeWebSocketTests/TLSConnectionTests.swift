@@ -6,28 +6,7 @@ import Testing
 
 @testable import BridgeWebSocket
 
-/// A CA and server certificate written by Tests/tools/certs.py into a fresh directory.
-struct TestCertificates {
-    let ca: String
-    let cert: String
-    let key: String
-
-    init(hosts: [String], expired: Bool = false) throws {
-        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "ws-tls")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: TestEnvironment.python)
-        process.arguments =
-            [TestEnvironment.tool("certs.py"), directory.path] + hosts.flatMap { ["--host", $0] }
-            + (expired ? ["--expired"] : [])
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw PeerStartError(description: "certs.py failed") }
-        ca = directory.appendingPathComponent("ca.pem").path
-        cert = directory.appendingPathComponent("server.pem").path
-        key = directory.appendingPathComponent("server.key").path
-    }
-
+extension TestCertificates {
     /// A `websockets` echo server over TLS with this certificate.
     func startServer() throws -> PythonServer {
         try PythonServer(script: "ws_peers/peer.py", arguments: ["echo", "--cert", cert, "--key", key])
