@@ -113,6 +113,7 @@ enum WebhookDeliveryBenchmark {
             maxOutbox: 10_000_000,
             filter: EventFilter(),
             metrics: nil,
+            logger: .silent,
             outboxChanged: { service.outboxChanged() }
         )
         // The events are made beforehand: building event lines is the JSON hot path's job, measured elsewhere.

@@ -30,7 +30,7 @@ public struct EventLineFields: Sendable, Hashable {
         case snapshot
     }
 
-    /// `id`: unique per change, stable across retries (`evt_<uuidv7>`, `act_<activity id>`, `snap_…`).
+    /// `id`: unique per change and sink, stable across retries (`evt_<uuidv7>`, `act_<activity id>…`, `snap_…`).
     public var id: String
     /// `event` (and `type` = `directus.items.<event>`).
     public var event: Event

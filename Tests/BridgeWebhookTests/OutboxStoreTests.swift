@@ -31,10 +31,10 @@ func makeStore() throws -> OutboxStore {
 @Suite struct OutboxStoreTests {
     @Test func insertKeepsIdAndBodyIgnoresRepeatsAndTracksDepth() throws {
         let store = try makeStore()
-        #expect(try store.insert([webhookEvent(1), webhookEvent(2)], sink: "a", now: 1000, limit: 10) == 2)
+        #expect(try store.insert([webhookEvent(1), webhookEvent(2)], sink: "a", now: 1000, limit: 10).inserted == 2)
         // The dispatcher may offer a batch again after a failure: the same id is not queued twice.
-        #expect(try store.insert([webhookEvent(2), webhookEvent(3)], sink: "a", now: 1001, limit: 10) == 1)
-        #expect(try store.insert([webhookEvent(2)], sink: "b", now: 1001, limit: 10) == 1)
+        #expect(try store.insert([webhookEvent(2), webhookEvent(3)], sink: "a", now: 1001, limit: 10).inserted == 1)
+        #expect(try store.insert([webhookEvent(2)], sink: "b", now: 1001, limit: 10).inserted == 1)
         #expect(try store.depth(sink: "a") == 3)
         #expect(try store.outboxCount(sink: "a") == 3)
         let pending = try store.pending(sink: "a", after: 0, limit: 100)
@@ -52,11 +52,11 @@ func makeStore() throws -> OutboxStore {
         let store = try makeStore()
         _ = try store.insert((1...3).map { webhookEvent($0) }, sink: "a", now: 0, limit: 3)
         #expect(throws: OutboxFull.self) { try store.insert([webhookEvent(4)], sink: "a", now: 0, limit: 3) }
-        #expect(try store.insert([webhookEvent(4)], sink: "other", now: 0, limit: 3) == 1)
+        #expect(try store.insert([webhookEvent(4)], sink: "other", now: 0, limit: 3).inserted == 1)
         let first = try #require(try store.pending(sink: "a", after: 0, limit: 1).first)
         try store.apply([.delivered(seq: first.seq)], sink: "a")
         #expect(try store.depth(sink: "a") == 2)
-        #expect(try store.insert([webhookEvent(4)], sink: "a", now: 0, limit: 3) == 1)
+        #expect(try store.insert([webhookEvent(4)], sink: "a", now: 0, limit: 3).inserted == 1)
     }
 
     @Test func outcomesDeleteRescheduleOrDeadLetter() throws {
@@ -166,6 +166,7 @@ func makeStore() throws -> OutboxStore {
             maxOutbox: 2,
             filter: EventFilter(),
             metrics: nil,
+            logger: .silent,
             outboxChanged: { woken.increment() }
         )
         #expect(sink.name == "webhook:https://example.com/hook")

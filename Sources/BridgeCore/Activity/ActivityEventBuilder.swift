@@ -129,7 +129,7 @@ public struct ActivityEventBuilder: Sendable {
                     continue  // still exists but no longer matches the filter: no line, like Directus's socket
                 }
             }
-            let id = "act_\(row.id)"
+            let id = EventID.activity(row.id, subscriptionSuffix: subscription.idSuffix)
             let time = row.timestamp ?? receivedAt
             let fields = EventLineFields(
                 id: id,

@@ -103,7 +103,9 @@ extension ActivityReaderLoop {
             events.reserveCapacity(page.items.count)
             for item in page.items {
                 guard let key = query.key(of: item) else { continue }
-                let id = "snap_\(subscription.collection)_\(key)_\(watermark)"
+                let id = EventID.snapshot(
+                    collection: subscription.collection, key: key, watermark: watermark,
+                    subscriptionSuffix: subscription.idSuffix)
                 let fields = EventLineFields(
                     id: id,
                     event: .snapshot,

@@ -36,7 +36,7 @@ public struct ActivityService: Sendable {
         recorder.connect(store)
         let subscriptions = routes.filter { $0.handling == .trigger }.compactMap { route -> ActivitySubscription? in
             guard let configured = config.subscriptions.first(where: { $0.uid == route.uid }) else { return nil }
-            return ActivitySubscription(configured, primaryKey: route.primaryKey)
+            return ActivitySubscription(configured, primaryKey: route.primaryKey, among: config.subscriptions)
         }
         let wakeup = ActivityWakeup()
         let source = DirectusActivitySource(api: api) { error in

@@ -10,7 +10,8 @@ public typealias EventOrigin = EventLineFields.Origin
 /// appends a newline, the webhook sink uses it as the request body. The other fields are what sinks route, order
 /// and store by.
 public struct EncodedEvent: Sendable, Equatable {
-    /// The event id (`act_<activity id>`, `evt_<uuidv7>`, `snap_<collection>_<key>_<watermark>`).
+    /// The event id (`act_<activity id>[_<uid>]`, `evt_<uuidv7>`, `snap_<collection>_<key>_<watermark>[_<uid>]`;
+    /// see ``EventID``).
     public var id: String
     /// The change.
     public var event: ChangeEvent

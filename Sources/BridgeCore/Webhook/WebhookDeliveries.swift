@@ -96,6 +96,7 @@ public final class WebhookDeliveries: Sendable {
             maxOutbox: config.maxOutbox,
             filter: filter,
             metrics: metrics,
+            logger: logger.child(label: "webhook", metadata: [LogKey.sink: sinkID]),
             outboxChanged: { [service] in service.outboxChanged() }
         )
     }

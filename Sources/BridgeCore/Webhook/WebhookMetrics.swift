@@ -50,6 +50,7 @@ package final class WebhookMetrics: Sendable {
     private let retries: Counter
     private let deadLetters: Counter
     private let outboxFull: Counter
+    private let idConflictCount: Counter
     private let latency: Histogram
 
     /// Registers the metrics of sink `sink` in `registry`; the depth gauges read `depths` at scrape time.
@@ -77,6 +78,11 @@ package final class WebhookMetrics: Sendable {
         outboxFull = registry.counter(
             "directus_bridge_webhook_outbox_full_total",
             help: "Batches the webhook sink refused because its outbox was full (intake paused).",
+            labels: [label]
+        )
+        idConflictCount = registry.counter(
+            "directus_bridge_webhook_id_conflicts_total",
+            help: "Events not queued because another event held their id in the outbox (a bug; logged at error level).",
             labels: [label]
         )
         latency = registry.histogram(
@@ -115,4 +121,7 @@ package final class WebhookMetrics: Sendable {
 
     /// Counts a batch refused because the outbox was full.
     package func refusedBatch() { outboxFull.increment() }
+
+    /// Counts `count` events whose id another event held in the outbox.
+    package func idConflicts(_ count: Int) { idConflictCount.increment(by: UInt64(count)) }
 }

@@ -32,15 +32,18 @@ package struct WebhookRequestBuilder: Sendable {
         self.signer = signer
     }
 
-    /// The request for event `id` with `body`, attempted at Unix second `timestamp`.
+    /// The request for event `id` with `body`, attempted at Unix second `timestamp`. `webhook-id` is the id as a
+    /// header value (``EventID/headerValue(_:)``: the id itself for every id the bridge makes), and the signature
+    /// covers exactly that value, as Standard Webhooks receivers verify it.
     package func request(id: String, body: [UInt8], timestamp: Int64) -> HTTPRequest {
+        let webhookID = EventID.headerValue(id)
         var headers: [(name: String, value: String)] = [
             ("content-type", "application/json"),
             ("user-agent", userAgent),
-            ("webhook-id", id),
+            ("webhook-id", webhookID),
             ("webhook-timestamp", String(timestamp)),
         ]
-        if let signature = signer.signature(id: id, timestamp: timestamp, body: body) {
+        if let signature = signer.signature(id: webhookID, timestamp: timestamp, body: body) {
             headers.append(("webhook-signature", signature))
         }
         headers.append(contentsOf: extraHeaders)

@@ -1,6 +1,6 @@
 import BridgeHTTP
 import BridgeStore
-import BridgeSystem
+package import BridgeSystem
 
 /// The `type: webhook` sink: `accept` makes events durable in the outbox (one transaction per batch) and wakes
 /// the delivery service, which does the HTTP side on its own schedule.
@@ -16,6 +16,7 @@ public final class WebhookSink: EventSink {
     private let store: OutboxStore
     private let maxOutbox: Int
     private let metrics: WebhookMetrics?
+    private let logger: Logger
     private let outboxChanged: @Sendable () -> Void
     private var unsynced = false
     private var lastSync = ContinuousClock.now
@@ -28,6 +29,7 @@ public final class WebhookSink: EventSink {
         maxOutbox: Int,
         filter: EventFilter,
         metrics: WebhookMetrics?,
+        logger: Logger,
         outboxChanged: @escaping @Sendable () -> Void
     ) {
         self.name = "webhook:" + HTTPClientError.redacted(url)
@@ -36,14 +38,15 @@ public final class WebhookSink: EventSink {
         self.maxOutbox = maxOutbox
         self.filter = filter
         self.metrics = metrics
+        self.logger = logger
         self.outboxChanged = outboxChanged
     }
 
     public func accept(_ events: [EncodedEvent]) throws(SinkError) {
         guard !events.isEmpty else { return }
-        let inserted: Int
+        let insertion: OutboxInsertion
         do {
-            inserted = try store.insert(events, sink: sinkID, now: Timestamp.now().unixMilliseconds, limit: maxOutbox)
+            insertion = try store.insert(events, sink: sinkID, now: Timestamp.now().unixMilliseconds, limit: maxOutbox)
         } catch let full as OutboxFull {
             metrics?.refusedBatch()
             throw SinkError(
@@ -57,9 +60,26 @@ public final class WebhookSink: EventSink {
         } catch {
             throw SinkError(sink: name, message: "outbox: \(error)", isRetriable: true)
         }
-        if inserted > 0 {
+        if insertion.inserted > 0 {
             unsynced = true
             outboxChanged()
+        }
+        if !insertion.conflicts.isEmpty { report(insertion.conflicts) }
+    }
+
+    /// Event ids are unique per sink (``EventID``), so an id held by another event is a bug: it is logged at error
+    /// level and counted, never dropped silently.
+    private func report(_ conflicts: [EncodedEvent]) {
+        metrics?.idConflicts(conflicts.count)
+        for event in conflicts.prefix(10) {
+            logger.error(
+                "event id already taken in the webhook outbox by another event; this event is not delivered (a bug: "
+                    + "please report it)",
+                metadata: [
+                    LogKey.eventID: event.id, LogKey.collection: event.collection,
+                    LogKey.subscriptionUID: event.subscription, LogKey.count: "\(conflicts.count)",
+                ]
+            )
         }
     }
 
