@@ -26,6 +26,35 @@ async def socket_on(api, port: int):
     return ws
 
 
+# Socket events are not guaranteed (§14.1) ----------------------------------------------------------------------
+
+def test_lost_events_and_writes_without_events(run):
+    async def check(api):
+        ws = await api.authed_socket()
+        await subscribe(ws, "articles", uid="a")
+        # A dispatch race: the create commits (with its activity row) but its message never comes.
+        await api.control("lose-events", {"action": "create", "count": 1})
+        await api.call("POST", "/items/articles", ADMIN_TOKEN, json_body={"title": "lost"})
+        assert await silent(ws, 0.3)
+        status, body = await api.call("POST", "/items/articles", ADMIN_TOKEN, json_body={"title": "seen"})
+        assert (await receive(ws))["data"][0]["title"] == "seen"
+        # A Flow without "Emit Events" running with a user's permissions: activity, no event.
+        await api.control("write", {"collection": "articles", "action": "update", "keys": [1],
+                                    "data": {"title": "by a flow"}, "as": "reader@example.com",
+                                    "emit_events": False})
+        # The same Flow with full access: neither activity nor event.
+        await api.control("write", {"collection": "articles", "action": "update", "keys": [2],
+                                    "data": {"title": "full access"}, "as": None, "emit_events": False})
+        assert await silent(ws, 0.3)
+        _, activity = await api.call("GET", "/activity", ADMIN_TOKEN, sort="id", fields="action,item,user")
+        assert [(a["action"], a["item"]) for a in activity["data"]] == [
+            ("create", "4"), ("create", "5"), ("update", "1")]
+        stats = await api.stats()
+        assert stats["events_lost"] == 1 and stats["events_sent"] == 1
+        await ws.close()
+    run(check)
+
+
 # Several instances (§14.2) ------------------------------------------------------------------------------------
 
 def test_local_messenger_tells_only_the_instance_that_handled_the_write(run):

@@ -94,6 +94,11 @@ public final class BridgeRuntime: Sendable {
         logger.info(
             "delivery mode", metadata: [LogKey.mode: delivery.mode.rawValue,
                 "subscriptions.activity": delivery.activityUIDs.sorted().joined(separator: ",")])
+        if delivery.mode == .live {
+            logger.warning(DeliveryGuarantee.live)
+        } else {
+            logger.info(DeliveryGuarantee.activity)
+        }
 
         return await serve(components, routes: routes, activity: activity, stop: stop)
     }

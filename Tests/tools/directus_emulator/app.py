@@ -20,7 +20,7 @@ from .rest_system import SystemRoutes
 from .settings import Settings
 from .stats import Stats
 from .websocket import WebSocketServer
-from .writes import ORIGIN, Writer
+from .writes import ORIGIN, ItemEvent, Writer
 
 log = logging.getLogger("emulator")
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -42,7 +42,8 @@ class Emulator:
         self.writer = Writer(self.db)
         self.ws = self._socket_server()  # instance 0's sockets
         self.instances = InstanceSet(self.ws, self._socket_server, lambda: self.settings.messenger)
-        self.writer.listeners.append(self.instances.dispatch)
+        self.lost_events: dict[str, int] = {}  # action → how many of the next such events never reach a socket
+        self.writer.listeners.append(self._publish)
         self.host = "127.0.0.1"
         self.port = 0
         self.runner: web.AppRunner | None = None
@@ -50,6 +51,14 @@ class Emulator:
         self.down = False
         from .control import Control  # late import: control needs the whole emulator
         self.control = Control(self)
+
+    def _publish(self, event: ItemEvent) -> None:
+        """Directus's action hook → bus → sockets, where an event can be lost after its write committed (§14.1)."""
+        if self.lost_events.get(event.action, 0) > 0:
+            self.lost_events[event.action] -= 1
+            self.stats.events_lost += 1
+            return
+        self.instances.dispatch(event)
 
     def _socket_server(self) -> WebSocketServer:
         return WebSocketServer(self.db, self.auth, self.reader, self.settings, self.stats)
@@ -66,6 +75,7 @@ class Emulator:
         seed.load(self.db, self.seed_name, self.settings.activity_access)
         self.auth.sessions.clear()
         self.writer.commit_delays.clear()
+        self.lost_events.clear()
         self.writer.activity_reserved = 0
         self.stats.__init__()
         self.ws.heartbeat.restart()

@@ -4,33 +4,26 @@ from __future__ import annotations
 import asyncio
 import base64
 import time
-from typing import TYPE_CHECKING, Any, Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Awaitable
 
 from aiohttp import web
 
-from . import errors, frames, jsonutil
+from . import frames, jsonutil
 from .auth import totp
 from .blast import blast
+from .control_realworld import RealWorldControl
+from .control_support import ControlError, Route, json_body, ok as _ok, wrap
 from .database import ACTIVITY, REVISIONS
 from .generator import ChangeGenerator, GeneratorJob
 from .permissions import CRUD
-from .rest_support import json_response, read_body
+from .rest_support import json_response
 from .seed import ADMIN_ROLE, READER_ROLE
 from .writes import ORIGIN
 
 if TYPE_CHECKING:
     from .app import Emulator
 
-Route = Callable[[web.Request], Awaitable[web.StreamResponse]]
 ROLE_NAMES = {"reader": READER_ROLE, "admin": ADMIN_ROLE, "public": None}
-
-
-class ControlError(Exception):
-    """A bad control request: answered with 400 `{"error": …}`."""
-
-
-def _ok(body: dict[str, Any] | None = None) -> web.Response:
-    return json_response({"ok": True, **(body or {})})
 
 
 class Control:
@@ -56,31 +49,13 @@ class Control:
             ("GET", "otp", self.otp), ("POST", "activity-access", self.activity_access),
             ("POST", "permissions", self.set_permissions), ("POST", "write", self.write),
             ("POST", "blast", self.start_blast), ("GET", "blast", self.blast_status),
-            ("POST", "instances", self.add_instances), ("GET", "instances", self.list_instances),
             ("POST", "activity-sequence", self.activity_sequence), ("POST", "retention", self.retention),
         ]
+        routes += RealWorldControl(self.emulator).routes()
         for method, path, handler in routes:
-            app.router.add_route(method, f"/_emulator/{path}", self._wrap(handler))
+            app.router.add_route(method, f"/_emulator/{path}", wrap(handler))
 
-    @staticmethod
-    def _wrap(handler: Route) -> Route:
-        async def wrapped(request: web.Request) -> web.StreamResponse:
-            try:
-                return await handler(request)
-            except (ControlError, ValueError, KeyError, TypeError) as error:
-                return json_response({"error": str(error)}, status=400)
-            except errors.DirectusError as error:
-                return json_response({"error": error.message, "code": error.code}, status=error.status)
-        return wrapped
-
-    @staticmethod
-    async def _body(request: web.Request) -> dict[str, Any]:
-        body = await read_body(request)
-        if body is None:
-            return {}
-        if not isinstance(body, dict):
-            raise ControlError("the body must be a JSON object")
-        return body
+    _body = staticmethod(json_body)
 
     def stop_background(self) -> None:
         self.generator.stop_all()
@@ -314,18 +289,6 @@ class Control:
         if actions:
             policy.grant(collection, actions, body.get("filter"))
         return _ok({"role": role, "collection": collection, "actions": actions})
-
-    # Instances (§14.2) ---------------------------------------------------------------------------------------
-
-    async def add_instances(self, request: web.Request) -> web.Response:
-        body = await self._body(request)
-        count = int(body.get("count", 2))
-        if not 1 <= count <= 16:
-            raise ControlError("count must be between 1 and 16")
-        return _ok({"ports": await self.emulator.add_instances(count)})
-
-    async def list_instances(self, request: web.Request) -> web.Response:
-        return _ok({"ports": [i.port or self.emulator.port for i in self.emulator.instances]})
 
     # Activity log ---------------------------------------------------------------------------------------------
 

@@ -23,6 +23,7 @@ class Stats:
     dropped_before_auth: int = 0          # frames that arrived while the handshake auth was still running
     messages_received: int = 0            # every data frame received on a socket
     events_sent: int = 0                  # subscription event frames (create/update/delete) sent
+    events_lost: int = 0                  # write events that never reached the sockets (`lose-events`, §14.1)
     rate_limited: int = 0
     http_requests: int = 0
 
