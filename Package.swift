@@ -30,6 +30,7 @@ let package = Package(
         cLibrary("CYAML", pkgConfig: "yaml-0.1", apt: "libyaml-dev"),
         cLibrary("CSQLite", pkgConfig: "sqlite3", apt: "libsqlite3-dev"),
         cLibrary("CMicroHTTPD", pkgConfig: "libmicrohttpd", apt: "libmicrohttpd-dev"),
+        cLibrary("CRdKafka", pkgConfig: "rdkafka", apt: "librdkafka-dev"),
 
         // MARK: Layers
         .target(name: "BridgeSystem", swiftSettings: strict),
@@ -40,6 +41,8 @@ let package = Package(
         .target(name: "BridgeJSON", dependencies: ["BridgeSystem"], swiftSettings: strict),
         .target(name: "BridgeConfig", dependencies: ["BridgeSystem", "CYAML"], swiftSettings: strict),
         .target(name: "BridgeHTTPServer", dependencies: ["BridgeSystem", "CMicroHTTPD"], swiftSettings: strict),
+        // Broker clients: independent of BridgeCore, so the sinks built on them can live anywhere above.
+        .target(name: "BridgeKafka", dependencies: ["BridgeSystem", "CRdKafka"], swiftSettings: strict),
         .target(
             name: "BridgeCore",
             dependencies: [
@@ -78,6 +81,7 @@ let package = Package(
         .testTarget(name: "BridgeHTTPServerTests", dependencies: ["BridgeHTTPServer", "BridgeSystem", "BridgeTestSupport"]),
         .testTarget(name: "BridgeOperationsTests", dependencies: ["BridgeCore", "BridgeConfig", "BridgeJSON", "BridgeHTTPServer", "BridgeSystem"]),
         .testTarget(name: "BridgeActivityTests", dependencies: ["BridgeCore", "BridgeConfig", "BridgeJSON", "BridgeSystem", "BridgeTestSupport"]),
+        .testTarget(name: "BridgeKafkaTests", dependencies: ["BridgeKafka", "BridgeSystem", "BridgeTestSupport"]),
         .testTarget(name: "BridgeWebhookTests", dependencies: ["BridgeCore", "BridgeHTTP", "BridgeStore", "BridgeSystem", "BridgeTestSupport"]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # Installs what building, testing and the demo need, only when it is missing:
-#   - Debian packages (C libraries wrapped by the Swift package, openssl, python3-venv, and nginx-light: the
-#     HTTP/2 test and the delivery benchmarks start a private nginx of their own)
+#   - Debian packages (C libraries wrapped by the Swift package, openssl, python3-venv, nats-server for the
+#     JetStream tests, and nginx-light: the HTTP/2 test and the delivery benchmarks start a private nginx of their own)
 #   - a Python virtual environment at .venv with the test tools of Tests/tools/requirements.txt
 # Safe to run again: each step checks first. Usage: scripts/bootstrap.sh
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
-PACKAGES=(pkg-config libcurl4-openssl-dev libssl-dev libyaml-dev libsqlite3-dev libmicrohttpd-dev openssl ca-certificates
-    nginx-light)
+PACKAGES=(pkg-config libcurl4-openssl-dev libssl-dev libyaml-dev libsqlite3-dev libmicrohttpd-dev librdkafka-dev
+    libnats-dev nats-server openssl ca-certificates nginx-light)
 
 say() { echo "bootstrap: $*" >&2; }
 

@@ -1,0 +1,72 @@
+internal import BridgeSystem
+internal import CRdKafka
+
+/// Owns an `rd_kafka_conf_t` until `rd_kafka_new` takes it.
+///
+/// Every property goes through `rd_kafka_conf_set`, so librdkafka itself validates names and values; a refusal
+/// names the property and never repeats a secret value.
+final class KafkaConfiguration {
+    /// The configuration, or nil once `rd_kafka_new` took ownership (`consume()`).
+    private var pointer: OpaquePointer?
+
+    private init(pointer: OpaquePointer) { self.pointer = pointer }
+
+    deinit {
+        // Only a configuration that was never handed to a successful rd_kafka_new is still ours to destroy.
+        if let pointer { rd_kafka_conf_destroy(pointer) }
+    }
+
+    /// A configuration holding `properties`, in order; throws a configuration error naming the first refused one.
+    static func make(_ properties: [(key: String, value: String)]) throws(KafkaError) -> KafkaConfiguration {
+        guard let raw = rd_kafka_conf_new() else {
+            throw KafkaError(kind: .configuration, message: "librdkafka could not allocate a configuration")
+        }
+        let configuration = KafkaConfiguration(pointer: raw)
+        for (key, value) in properties { try configuration.set(key, value) }
+        return configuration
+    }
+
+    /// Sets one property, turning librdkafka's refusal into an error that names `key` without echoing a secret.
+    func set(_ key: String, _ value: String) throws(KafkaError) {
+        guard let pointer else { preconditionFailure("configuration used after rd_kafka_new took it") }
+        var errorText = [CChar](repeating: 0, count: 512)
+        let result = rd_kafka_conf_set(pointer, key, value, &errorText, errorText.count)
+        switch result {
+        case RD_KAFKA_CONF_OK:
+            return
+        case RD_KAFKA_CONF_UNKNOWN:
+            throw KafkaError(kind: .configuration, message: "unknown librdkafka property \(KafkaText.sanitized(key))")
+        default:
+            let detail = KafkaSettingsText.refusal(errorText, key: key, value: value)
+            throw KafkaError(kind: .configuration, message: "invalid value for property \(key)\(detail)")
+        }
+    }
+
+    /// Lends the configuration to a call that does not take it (`rd_kafka_conf_set_*_cb`).
+    func withPointer<T>(_ body: (OpaquePointer) throws -> T) rethrows -> T {
+        guard let pointer else { preconditionFailure("configuration used after rd_kafka_new took it") }
+        return try body(pointer)
+    }
+
+    /// Hands the configuration to `rd_kafka_new` through `body`; if `body` returns non-nil (librdkafka took it),
+    /// this object no longer destroys it.
+    func consume<T>(_ body: (OpaquePointer) -> T?) -> T? {
+        guard let pointer else { preconditionFailure("configuration handed over twice") }
+        let result = body(pointer)
+        // rd_kafka_new only frees the rd_kafka_conf_t upon success: keep it for deinit otherwise.
+        if result != nil { self.pointer = nil }
+        return result
+    }
+}
+
+/// Wording of librdkafka's refusals, with secrets kept out.
+enum KafkaSettingsText {
+    /// `: <librdkafka's reason>` with the value cut out (it may be a password), or "" for a secret property,
+    /// whose reason is not shown at all.
+    static func refusal(_ errorText: [CChar], key: String, value: String) -> String {
+        guard !KafkaProducerSettings.isSecret(property: key) else { return "" }
+        let reason = errorText.withUnsafeBufferPointer { KafkaText.string($0.baseAddress) }
+        let cleaned = Redactor(secrets: [value]).redact(reason)
+        return cleaned.isEmpty ? "" : ": " + cleaned
+    }
+}

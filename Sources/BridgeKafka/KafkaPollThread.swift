@@ -1,0 +1,60 @@
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+import Synchronization
+internal import CRdKafka
+
+/// An `rd_kafka_t` that may cross threads. librdkafka's calls on one handle are thread-safe (`rd_kafka_poll`,
+/// `rd_kafka_flush`, `rd_kafka_metadata`, produce), except `rd_kafka_destroy`, which only the owning
+/// `KafkaProducer` calls, once, after every other user has stopped (the swift-kafka-client
+/// `SendableOpaquePointer` precedent).
+struct KafkaHandle: @unchecked Sendable {
+    let pointer: OpaquePointer
+}
+
+/// A thread of its own that serves librdkafka's callbacks (`rd_kafka_poll`), so delivery reports never wait for,
+/// or occupy, Swift's cooperative pool.
+final class KafkaPollThread {
+    private final class Loop: Sendable {
+        let handle: KafkaHandle
+        let stopping = Atomic<Bool>(false)
+
+        init(handle: KafkaHandle) { self.handle = handle }
+
+        func run() {
+            // A 100 ms timeout bounds how long `stop()` waits; reports are served as soon as they arrive.
+            while !stopping.load(ordering: .acquiring) { rd_kafka_poll(handle.pointer, 100) }
+        }
+    }
+
+    private let loop: Loop
+    private var thread: pthread_t?
+
+    /// Starts polling `handle`; throws when the system refuses a thread.
+    init(handle: KafkaHandle) throws(KafkaError) {
+        loop = Loop(handle: handle)
+        // +1 handed to the thread, released when its loop returns: the loop outlives this object if need be.
+        let context = Unmanaged.passRetained(loop).toOpaque()
+        var thread = pthread_t()
+        let result = pthread_create(&thread, nil, { raw in
+            let loop = Unmanaged<Loop>.fromOpaque(raw!).takeRetainedValue()
+            loop.run()
+            return nil
+        }, context)
+        guard result == 0 else {
+            Unmanaged<Loop>.fromOpaque(context).release()  // no thread took the +1
+            throw KafkaError(kind: .retriable, message: "could not start the delivery-report thread (error \(result))")
+        }
+        self.thread = thread
+    }
+
+    deinit { stop() }
+
+    /// Stops polling and waits for the thread to end (at most one poll timeout). Idempotent.
+    func stop() {
+        guard let thread else { return }
+        loop.stopping.store(true, ordering: .releasing)
+        pthread_join(thread, nil)
+        self.thread = nil
+    }
+}

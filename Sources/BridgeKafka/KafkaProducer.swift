@@ -1,0 +1,201 @@
+package import BridgeSystem
+internal import CRdKafka
+
+/// An idempotent Kafka producer (`acks=all`) over one librdkafka handle.
+///
+/// `submit` hands a batch of messages to librdkafka and calls its completion once every message has an outcome
+/// (delivered at partition/offset, or failed with a typed error), in submission order. At most
+/// `settings.maxOutstanding` messages are outstanding: `submit` waits for delivery reports beyond that. Delivery
+/// reports are served by a thread of the producer's own (`KafkaPollThread`).
+///
+/// Confined to one task (not Sendable): `submit`, `describeTopic`, `flush` and `close` are called by the task that
+/// owns it, one at a time. Completions run on the poll thread and must be short (resume a task, record a result).
+package final class KafkaProducer {
+    private let handle: KafkaHandle
+    private let context: KafkaProducerContext
+    private let resources: KafkaProducerResources
+    private var closed = false
+
+    private init(handle: KafkaHandle, context: KafkaProducerContext, resources: KafkaProducerResources) {
+        self.handle = handle
+        self.context = context
+        self.resources = resources
+    }
+
+    deinit {
+        // A producer dropped without `close()` releases here, on whatever thread dropped it; `close()` does the
+        // same on the blocking executor instead.
+        resources.release()
+    }
+
+    /// Makes a producer from `settings`; throws a configuration error naming the first refused property (secret
+    /// values never appear in it). Connecting happens in the background: a cluster that is down is not an error
+    /// here, messages wait for it.
+    package static func make(settings: KafkaProducerSettings, logger: Logger) throws(KafkaError) -> KafkaProducer {
+        let redactor = Redactor(secrets: settings.secretValues)
+        let configuration = try KafkaConfiguration.make(settings.librdkafkaProperties())
+        let context = KafkaProducerContext(limit: settings.maxOutstanding, logger: logger, redactor: redactor)
+        configuration.withPointer { configuration in
+            // Unretained: the producer owns `context` (through `resources`) and releases it only after
+            // rd_kafka_destroy returned, after which librdkafka calls none of these callbacks.
+            rd_kafka_conf_set_opaque(configuration, Unmanaged.passUnretained(context).toOpaque())
+            rd_kafka_conf_set_dr_msg_cb(configuration, kafkaDeliveryReport)
+            rd_kafka_conf_set_error_cb(configuration, kafkaClusterError)
+            rd_kafka_conf_set_log_cb(configuration, kafkaLog)
+        }
+        var errorText = [CChar](repeating: 0, count: 512)
+        let made = configuration.consume { configuration in
+            rd_kafka_new(RD_KAFKA_PRODUCER, configuration, &errorText, errorText.count)
+        }
+        guard let pointer = made else {
+            let reason = redactor.redact(errorText.withUnsafeBufferPointer { KafkaText.string($0.baseAddress) })
+            throw KafkaError(kind: .configuration, message: "librdkafka refused the settings: \(reason)")
+        }
+        let handle = KafkaHandle(pointer: pointer)
+        let pollThread: KafkaPollThread
+        do {
+            pollThread = try KafkaPollThread(handle: handle)
+        } catch {
+            rd_kafka_destroy(pointer)
+            throw error
+        }
+        let resources = KafkaProducerResources(handle: handle, pollThread: pollThread, context: context)
+        return KafkaProducer(handle: handle, context: context, resources: resources)
+    }
+
+    // MARK: - Producing
+
+    /// Produces `messages` in order; `completion` gets one outcome per message, in the same order, once the last
+    /// one is known (on the poll thread; keep it short).
+    ///
+    /// Returns once every message is handed to librdkafka, waiting while `maxOutstanding` messages are
+    /// outstanding. If the task is cancelled while waiting, it throws `CancellationError`; the messages not
+    /// handed over yet are reported failed (retriable, "not sent") and the completion still runs exactly once.
+    package func submit(
+        _ messages: [KafkaMessage], completion: @escaping @Sendable ([KafkaDeliveryOutcome]) -> Void
+    ) async throws {
+        precondition(!closed, "KafkaProducer.submit after close")
+        let batch = KafkaDeliveryBatch(count: messages.count, completion: completion)
+        var next = 0
+        defer {
+            // Whatever was not handed over (cancelled) still gets its outcome, so the completion runs.
+            while next < messages.count {
+                batch.record(.failed(KafkaError(kind: .retriable, message: "not sent: the producer was stopped")), at: next)
+                next += 1
+            }
+        }
+        batch.completeIfEmpty()
+        while next < messages.count {
+            try Task.checkCancellation()
+            var granted = context.reserve(upTo: messages.count - next)
+            if granted == 0 {
+                await context.waitForCapacity()
+                continue
+            }
+            while granted > 0 {
+                granted -= 1
+                switch produce(messages[next], batch: batch, index: next) {
+                case .handedOver:
+                    next += 1
+                case .refused(let error):
+                    context.unreserve(1)
+                    context.countFailedBeforeProduce()
+                    batch.record(.failed(error), at: next)
+                    next += 1
+                case .queueFull:
+                    // librdkafka holds fewer than our bound: give the rest back, shrink the bound, wait.
+                    context.unreserve(granted + 1)
+                    context.capacityReached()
+                    granted = 0
+                }
+            }
+        }
+    }
+
+    /// Produces `messages` and waits for every outcome (`submit` plus waiting for its completion).
+    package func send(_ messages: [KafkaMessage]) async throws -> [KafkaDeliveryOutcome] {
+        let (stream, continuation) = AsyncStream<[KafkaDeliveryOutcome]>.makeStream(bufferingPolicy: .unbounded)
+        try await submit(messages) { outcomes in
+            continuation.yield(outcomes)
+            continuation.finish()
+        }
+        for await outcomes in stream { return outcomes }
+        return []
+    }
+
+    private enum ProduceResult {
+        case handedOver
+        case refused(KafkaError)
+        case queueFull
+    }
+
+    private func produce(_ message: KafkaMessage, batch: KafkaDeliveryBatch, index: Int) -> ProduceResult {
+        let topic: OpaquePointer
+        switch resources.topicHandle(message.topic) {
+        case .success(let handle): topic = handle
+        case .failure(let error): return .refused(error)
+        }
+        // +1 for librdkafka, consumed by the delivery report of this message (kafkaDeliveryReport).
+        let opaque = Unmanaged.passRetained(KafkaDeliveryTicket(batch: batch, index: index)).toOpaque()
+        let headers = Self.makeHeaders(message.headers)
+        var key = message.key
+        let code = key.withUTF8 { key in
+            message.value.withUnsafeBytes { value in
+                crdkafka_produce(
+                    handle.pointer, topic, key.baseAddress, key.count, value.baseAddress, value.count, headers, opaque)
+            }
+        }.rawValue
+        if code == 0 { return .handedOver }
+        // librdkafka refused the message: it will NOT report it, so the +1 is ours to consume, and the headers
+        // stay ours to destroy (producev takes them only on success).
+        Unmanaged<KafkaDeliveryTicket>.fromOpaque(opaque).release()
+        if let headers { rd_kafka_headers_destroy(headers) }
+        if code == RD_KAFKA_RESP_ERR__QUEUE_FULL.rawValue { return .queueFull }
+        return .refused(KafkaError.from(code: code, context: "topic \(message.topic)"))
+    }
+
+    /// A header list for librdkafka (which copies names and values), or nil for none.
+    private static func makeHeaders(_ headers: [KafkaHeader]) -> OpaquePointer? {
+        guard !headers.isEmpty, let list = rd_kafka_headers_new(headers.count) else { return nil }
+        for header in headers {
+            var value = header.value
+            _ = value.withUTF8 { value in rd_kafka_header_add(list, header.name, -1, value.baseAddress, value.count) }
+        }
+        return list
+    }
+
+    // MARK: - Health, probe, drain
+
+    /// The producer's health: the last cluster error (cleared by the next delivery), outstanding and counters.
+    package var status: KafkaProducerStatus { context.status }
+
+    /// Asks the cluster for `topic`'s metadata (reachable, authenticated, topic exists), waiting at most `timeout`.
+    package func describeTopic(_ topic: String, timeout: Duration) async throws -> KafkaTopicDescription {
+        try KafkaTopicName.validate(topic)
+        let handle = self.handle
+        return try await BlockingExecutor.shared.perform {
+            try KafkaMetadataProbe.describe(topic: topic, handle: handle, timeout: timeout)
+        }
+    }
+
+    /// Waits until every outstanding message has its outcome, at most `timeout`; true if none is left.
+    package func flush(timeout: Duration) async -> Bool {
+        let handle = self.handle
+        let milliseconds = Int32(clamping: timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+        let drained = try? await BlockingExecutor.shared.perform {
+            // rd_kafka_flush polls too: the reports it serves run the same (thread-safe) callbacks.
+            rd_kafka_flush(handle.pointer, max(0, milliseconds)).rawValue == 0
+        }
+        return drained ?? false
+    }
+
+    /// Drains for at most `drainTimeout`, then purges what is left (reported failed, retriable) and releases the
+    /// librdkafka handle on the blocking executor. The producer cannot be used afterwards.
+    package func close(drainTimeout: Duration) async {
+        guard !closed else { return }
+        closed = true
+        _ = await flush(timeout: drainTimeout)
+        let resources = self.resources
+        _ = try? await BlockingExecutor.shared.perform { resources.release() }
+    }
+}

@@ -1,0 +1,92 @@
+import BridgeKafka
+import BridgeSystem
+import BridgeTestSupport
+import Foundation
+import Testing
+
+/// Messages shaped like the bridge's events: key = item key, headers id/type/collection/event, a ~400-byte JSON value.
+func eventMessages(topic: String, count: Int, items: Int, prefix: String = "evt") -> [KafkaMessage] {
+    (0..<count).map { index in
+        let key = "item-\(index % items)"
+        let id = "\(prefix)_\(String(format: "%06d", index))"
+        let value = """
+            {"id":"\(id)","type":"items.update","collection":"articles","event":"update","key":"\(key)",\
+            "seq":\(index),"data":{"id":"\(key)","title":"Article \(index) with \\"quotes\\" and ünïcode",\
+            "body":"\(String(repeating: "lorem ipsum ", count: 22))","tags":["a","b"],"rating":4.5,"draft":null}}
+            """
+        return KafkaMessage(
+            topic: topic, key: key,
+            headers: [
+                KafkaHeader(name: "id", value: id), KafkaHeader(name: "type", value: "items.update"),
+                KafkaHeader(name: "collection", value: "articles"), KafkaHeader(name: "event", value: "update"),
+            ],
+            value: Array(value.utf8))
+    }
+}
+
+/// One message as the Python reader (confluent-kafka) saw it.
+struct ReadMessage: Decodable {
+    var partition: Int
+    var offset: Int
+    var key: String
+    var headers: [[String]]
+    var value: String
+}
+
+/// Reads `topic` back with confluent-kafka (Tests/tools/broker_peers/kafka_read.py).
+func readTopic(_ cluster: KafkaMockCluster, topic: String, expected: Int) async throws -> [ReadMessage] {
+    let servers = cluster.bootstrapServers
+    let result = try await BlockingExecutor.shared.perform {
+        try PythonTool.run(
+            script: "broker_peers/kafka_read.py", arguments: [servers, topic, String(expected), "--timeout", "90"])
+    }
+    struct Output: Decodable { var messages: [ReadMessage] }
+    guard result.status == 0, let line = result.stdout.split(separator: "\n").last,
+        let output = try? JSONDecoder().decode(Output.self, from: Data(line.utf8))
+    else {
+        Issue.record("kafka_read.py failed (\(result.status)): \(result.stderr.suffix(2000))")
+        return []
+    }
+    return output.messages
+}
+
+/// Checks that `read` holds exactly `sent` (nothing missing, nothing twice), with their keys, headers and values,
+/// and that every key's messages came back in the order they were produced.
+func expectSameMessages(_ read: [ReadMessage], sent: [KafkaMessage], sourceLocation: SourceLocation = #_sourceLocation) {
+    let sentByValue = Dictionary(uniqueKeysWithValues: sent.map { (String(decoding: $0.value, as: UTF8.self), $0) })
+    var seen = Set<String>()
+    var orderPerKey: [String: [String]] = [:]
+    for message in read {
+        #expect(seen.insert(message.value).inserted, "read twice: \(message.value.prefix(40))", sourceLocation: sourceLocation)
+        guard let original = sentByValue[message.value] else {
+            Issue.record("read a message that was never sent: \(message.value.prefix(60))", sourceLocation: sourceLocation)
+            continue
+        }
+        #expect(message.key == original.key, sourceLocation: sourceLocation)
+        #expect(message.headers == original.headers.map { [$0.name, $0.value] }, sourceLocation: sourceLocation)
+        orderPerKey[message.key, default: []].append(message.value)
+    }
+    #expect(seen.count == sent.count, "read \(seen.count) of \(sent.count) messages", sourceLocation: sourceLocation)
+    var sentPerKey: [String: [String]] = [:]
+    for message in sent { sentPerKey[message.key, default: []].append(String(decoding: message.value, as: UTF8.self)) }
+    for (key, values) in sentPerKey where orderPerKey[key] != nil {
+        #expect(orderPerKey[key] == values, "key \(key) came back out of order", sourceLocation: sourceLocation)
+    }
+    // Per partition, offsets only grow in the order read.
+    var lastOffset: [Int: Int] = [:]
+    for message in read {
+        #expect(message.offset > lastOffset[message.partition, default: -1], sourceLocation: sourceLocation)
+        lastOffset[message.partition] = message.offset
+    }
+}
+
+/// A producer for `cluster` with test-sized settings.
+func makeProducer(
+    _ servers: String, maxOutstanding: Int = 50_000, properties: [String: String] = [:]
+) throws -> KafkaProducer {
+    try KafkaProducer.make(
+        settings: KafkaProducerSettings(
+            bootstrapServers: [servers], properties: properties.merging(["linger.ms": "2"]) { old, _ in old },
+            maxOutstanding: maxOutstanding),
+        logger: .silent)
+}
