@@ -22,6 +22,7 @@ let package = Package(
     products: [
         .executable(name: "directus-bridge", targets: ["BridgeCLI"]),
         .executable(name: "bridge-benchmarks", targets: ["BridgeBenchmarks"]),
+        .executable(name: "bridge-fuzz", targets: ["BridgeFuzz"]),
     ],
     targets: [
         // MARK: C libraries (Debian packages)
@@ -31,6 +32,8 @@ let package = Package(
         cLibrary("CSQLite", pkgConfig: "sqlite3", apt: "libsqlite3-dev"),
         cLibrary("CMicroHTTPD", pkgConfig: "libmicrohttpd", apt: "libmicrohttpd-dev"),
         cLibrary("CRdKafka", pkgConfig: "rdkafka", apt: "librdkafka-dev"),
+        // libFuzzer's driver (compiler-rt): declared only; linked by `-sanitize=fuzzer` in scripts/fuzz.sh.
+        .systemLibrary(name: "CLibFuzzer"),
 
         // MARK: Layers
         .target(name: "BridgeSystem", swiftSettings: strict),
@@ -60,6 +63,15 @@ let package = Package(
         .executableTarget(
             name: "BridgeBenchmarks",
             dependencies: ["BridgeSystem", "BridgeTLS", "BridgeWebSocket", "BridgeJSON", "BridgeCore", "BridgeHTTP"],
+            swiftSettings: strict
+        ),
+        // Fuzz targets (docs/RELIABILITY.md "Fuzzing"): libFuzzer with -DBRIDGE_FUZZING, a file replayer otherwise.
+        .executableTarget(
+            name: "BridgeFuzz",
+            dependencies: [
+                "BridgeSystem", "BridgeTLS", "BridgeWebSocket", "BridgeJSON", "BridgeHTTP", "BridgeConfig",
+                "BridgeHTTPServer", "BridgeCore", "CLibFuzzer",
+            ],
             swiftSettings: strict
         ),
 

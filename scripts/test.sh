@@ -27,4 +27,9 @@ else
     swift test --skip-build --skip BridgeIntegrationTests
     echo "== swift test: integration tests (the real binary against the emulator)" >&2
     swift test --skip-build --filter BridgeIntegrationTests
+    # Every fuzz target briefly over its seed corpus (docs/RELIABILITY.md "Fuzzing"); a crash fails the run.
+    # BRIDGE_FUZZ_SECONDS=0 skips it.
+    if ((${BRIDGE_FUZZ_SECONDS:-15} > 0)); then
+        scripts/fuzz.sh "${BRIDGE_FUZZ_SECONDS:-15}"
+    fi
 fi

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Builds bridge-fuzz with libFuzzer and AddressSanitizer and runs each fuzz target for SECONDS (default 60) over
+# its checked-in seed corpus Fuzz/corpus/<target>. New inputs libFuzzer finds go to .build-fuzz/corpus/<target>
+# (kept between runs, not checked in); a crash, a broken invariant, a timeout or running out of memory saves the
+# input under Fuzz/artifacts/<target>/ and makes the script exit 1 after the other targets ran.
+# Usage: scripts/fuzz.sh [SECONDS] [TARGET...]     (targets: .build/debug/bridge-fuzz --list)
+# Reproduce a saved input: .build-fuzz/release/bridge-fuzz TARGET Fuzz/artifacts/TARGET/crash-…
+# (or, without the fuzzing build, .build/debug/bridge-fuzz TARGET FILE). See docs/RELIABILITY.md "Fuzzing".
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+export PATH="/opt/swift/usr/bin:$PATH"
+
+SECONDS_EACH="${1:-60}"
+shift || true
+BUILD=".build-fuzz"
+BIN="$BUILD/release/bridge-fuzz"
+
+echo "== fuzz: building bridge-fuzz with -sanitize=fuzzer,address" >&2
+# Linked with the toolchain's lld: ld.gold stops with an internal error (format_file_lineno) on this binary.
+set +o pipefail
+swift build -c release --product bridge-fuzz --build-path "$BUILD" \
+    -Xswiftc -sanitize=fuzzer,address -Xswiftc -DBRIDGE_FUZZING -Xswiftc -use-ld=lld 2>&1 |
+    grep -v "Cannot export local symbol" >&2
+status="${PIPESTATUS[0]}"
+set -o pipefail
+((status == 0)) || { echo "fuzz: the build failed" >&2; exit "$status"; }
+
+# Swift's own crash backtracer reads the stack in a way AddressSanitizer reports as a stack-buffer-underflow;
+# libFuzzer prints the stack of a crash itself.
+export SWIFT_BACKTRACE=enable=no
+
+if (($#)); then
+    targets=("$@")
+else
+    mapfile -t targets < <("$BIN" --list 2>&1 | sed -n 's/^  \([a-z0-9-]*\): .*/\1/p')
+fi
+
+# Inputs longer than libFuzzer's default 4 KiB where a target needs room: a response head may reach 16 KiB.
+max_len() {
+    case "$1" in
+        handshake-response) echo 20480 ;;
+        *) echo 4096 ;;
+    esac
+}
+
+failed=()
+for target in "${targets[@]}"; do
+    seeds="Fuzz/corpus/$target"
+    [[ -d "$seeds" ]] || { echo "fuzz: no seed corpus $seeds" >&2; exit 2; }
+    work="$BUILD/corpus/$target"
+    artifacts="Fuzz/artifacts/$target"
+    log="$BUILD/logs/$target.log"
+    mkdir -p "$work" "$artifacts" "$(dirname "$log")"
+    dictionary=()
+    [[ -f "Fuzz/dictionaries/$target.dict" ]] && dictionary=(-dict="Fuzz/dictionaries/$target.dict")
+    echo "== fuzz: $target for ${SECONDS_EACH}s (log $log)" >&2
+    if "$BIN" "$target" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 -max_len="$(max_len "$target")" \
+        -print_final_stats=1 -artifact_prefix="$artifacts/" "${dictionary[@]}" "$work" "$seeds" >"$log" 2>&1; then
+        executions="$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")"
+        last="$(grep -E '^#[0-9]+' "$log" | tail -1)"
+        cov="$(sed -n 's/.* cov: \([0-9]*\) ft: \([0-9]*\) corp: \([0-9]*\)\/.*/cov \1 ft \2 corpus \3/p' <<<"$last")"
+        echo "fuzz: $target clean: $executions executions, $cov" >&2
+    else
+        echo "fuzz: $target FAILED; the input is in $artifacts, the end of the log:" >&2
+        tail -n 40 "$log" >&2
+        failed+=("$target")
+    fi
+done
+if ((${#failed[@]})); then
+    echo "fuzz: failed: ${failed[*]}" >&2
+    exit 1
+fi
