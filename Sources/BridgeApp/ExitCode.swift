@@ -1,5 +1,5 @@
 /// The process exit codes of the contract (contract.md "Exit codes").
-public enum ExitCode: Int32, Sendable {
+public enum ExitCode: Int32, Sendable, CaseIterable {
     /// Clean shutdown after SIGINT/SIGTERM (drained, state saved); also `validate`/`check` success.
     case success = 0
     /// Unexpected internal failure; also `check` with a failed check.

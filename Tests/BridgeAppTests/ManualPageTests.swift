@@ -1,0 +1,56 @@
+@testable import BridgeApp
+import BridgeTestSupport
+import Foundation
+import Testing
+
+/// packaging/directus-bridge.1 (the .deb's man page) is written by hand; these tests keep it in step with the
+/// program: every command and option of the `--help` text and every exit code has its entry.
+@Suite struct ManualPageTests {
+    /// The man page with roff's `\-` turned into plain hyphens, so option names read as typed.
+    static let page: String = {
+        let url = TestEnvironment.repositoryRoot.appendingPathComponent("packaging/directus-bridge.1")
+        let text = (try? String(contentsOf: url, encoding: .utf8)) ?? ""
+        return text.replacingOccurrences(of: "\\-", with: "-")
+    }()
+
+    /// The body of section `.SH name`, up to the next section.
+    static func section(_ name: String) -> String {
+        guard let start = page.range(of: "\n.SH \(name)\n") else { return "" }
+        let rest = page[start.upperBound...]
+        return String(rest[..<(rest.range(of: "\n.SH ")?.lowerBound ?? rest.endIndex)])
+    }
+
+    /// `run`, `validate`, `check`, `dlq list`, …: what follows `directus-bridge` on the help's usage lines.
+    static let helpCommands: [String] = CommandLineParser.helpText.split(separator: "\n").compactMap { line in
+        let words = line.split(separator: " ")
+        guard line.hasPrefix("  directus-bridge "), !words[1].hasPrefix("-") else { return nil }
+        let subcommand = words.count > 2 && !words[2].hasPrefix("[") ? " \(words[2])" : ""
+        return "\(words[1])\(subcommand)"
+    }
+
+    /// Every `--option` the help text names.
+    static let helpOptions: Set<String> = Set(
+        CommandLineParser.helpText.split(whereSeparator: { " []|\n".contains($0) })
+            .filter { $0.hasPrefix("--") }.map(String.init)
+    )
+
+    @Test func helpTextListsTheCommandsThisTestLooksFor() {
+        #expect(Self.helpCommands.contains("run") && Self.helpCommands.contains("dlq replay"))
+        #expect(Self.helpOptions.isSuperset(of: ["--config", "--send-test-event", "--version", "--help"]))
+    }
+
+    @Test(arguments: helpCommands) func everyCommandIsInTheSynopsisAndDescribed(command: String) {
+        #expect(Self.section("SYNOPSIS").contains(".B directus-bridge \(command)\n"), "synopsis lacks \(command)")
+        #expect(Self.section("COMMANDS").contains("\n.B \(command)\n"), "COMMANDS lacks \(command)")
+    }
+
+    @Test(arguments: helpOptions.sorted()) func everyOptionIsDescribed(option: String) {
+        let options = Self.section("OPTIONS")
+        let described = [".B \(option)", ".BI \(option) ", ".BR \(option) "].contains { options.contains("\n\($0)") }
+        #expect(described, "OPTIONS lacks \(option)")
+    }
+
+    @Test(arguments: ExitCode.allCases) func everyExitCodeIsExplained(code: ExitCode) {
+        #expect(Self.section("EXIT STATUS").contains("\n.B \(code.rawValue)\n"), "EXIT STATUS lacks \(code)")
+    }
+}
