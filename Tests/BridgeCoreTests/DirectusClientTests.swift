@@ -130,6 +130,24 @@ final class ScriptedTransport: HTTPTransport {
         }
         #expect(await session.renewalDeadline() == nil)
     }
+
+    @Test func renewingAStaticTokenAsksDirectusWhetherItStillAcceptsIt() async throws {
+        let transport = ScriptedTransport([
+            ScriptedTransport.json(200, #"{"data":{"id":"u1"}}"#),
+            ScriptedTransport.json(
+                401, #"{"errors":[{"message":"Invalid user credentials.","extensions":{"code":"INVALID_CREDENTIALS"}}]}"#),
+        ])
+        let client = DirectusClient(baseURL: "http://d", transport: transport, timeout: .seconds(1))
+        let session = AuthSession(credentials: .staticToken("s"), client: client, logger: .silent)
+        #expect(try await session.renew(replacing: "s") == "s")
+        // A removed token or a suspended user: refused like a changed password (contract.md "Credentials").
+        await #expect {
+            try await session.renew(replacing: "s")
+        } throws: { error in
+            (error as? DirectusError)?.isCredentialsRejected == true
+        }
+        #expect(transport.requests.map(\.url) == ["http://d/users/me?fields=id", "http://d/users/me?fields=id"])
+    }
 }
 
 @Suite struct SubscriptionPlannerTests {

@@ -53,7 +53,7 @@ public actor AuthSession {
         case .anonymous:
             return
         case .staticToken(let token):
-            _ = try await client.request("GET", "/users/me", query: [("fields", "id")], token: token)
+            try await check(staticToken: token)
         case .login:
             try await login()
         }
@@ -69,13 +69,18 @@ public actor AuthSession {
     }
 
     /// Gets a new access token, unless `stale` is no longer the current one (another caller renewed it already).
-    /// Tries the refresh token first and logs in again when Directus refuses it.
+    /// Tries the refresh token first and logs in again when Directus refuses it. A static token cannot be renewed:
+    /// Directus is asked whether it still accepts it, so a token that was removed or a suspended user throws
+    /// `isCredentialsRejected` like a changed password does.
     @discardableResult
     public func renew(replacing stale: String?) async throws(DirectusError) -> String? {
         if let current = tokens?.accessToken, current != stale { return current }
         switch credentials {
-        case .anonymous, .staticToken:
-            return tokens?.accessToken
+        case .anonymous:
+            return nil
+        case .staticToken(let token):
+            try await check(staticToken: token)
+            return token
         case .login:
             if let refreshToken = tokens?.refreshToken {
                 do {
@@ -103,6 +108,11 @@ public actor AuthSession {
         if case .login = credentials, let refreshToken = tokens?.refreshToken {
             await client.logout(refreshToken: refreshToken)
         }
+    }
+
+    /// `GET /users/me` with `token`: throws Directus's refusal (`isCredentialsRejected`) or a transport error.
+    private func check(staticToken token: String) async throws(DirectusError) {
+        _ = try await client.request("GET", "/users/me", query: [("fields", "id")], token: token)
     }
 
     private func login() async throws(DirectusError) {

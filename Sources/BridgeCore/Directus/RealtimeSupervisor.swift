@@ -5,7 +5,9 @@ public import BridgeWebSocket
 /// own, and reconnect forever with exponential backoff and full jitter (`directus.reconnect`).
 ///
 /// Each attempt logs one line with the reason and the next delay. An upgrade refused with 401/403 or a refused
-/// socket `auth` renews the token before the next attempt (re-login when the refresh token is refused).
+/// socket `auth` renews the token before the next attempt (re-login when the refresh token is refused). When
+/// Directus refuses the credentials themselves (contract.md "Credentials"), that is logged at error level, the
+/// bridge is not ready, and they are tried again every `max_delay` before the next connection, until they work.
 package struct RealtimeSupervisor: Sendable {
     /// What the supervisor needs to build connections.
     package struct Settings: Sendable {
@@ -70,8 +72,18 @@ package struct RealtimeSupervisor: Sendable {
     package func run(stop: ShutdownSignal) async {
         var backoff = Backoff(
             initialDelay: settings.initialDelay, maxDelay: settings.maxDelay, resetAfter: settings.resetAfter)
+        var credentialsRefused = false
         while !stop.isTriggered {
             let token = await auth.accessToken()
+            if credentialsRefused {
+                // Connecting with credentials Directus refuses cannot work; a connection that did would not say
+                // whether they are accepted again (an old access token may outlive a changed password).
+                credentialsRefused = await renew(stale: token) == .refused
+                if credentialsRefused {
+                    await stop.sleep(for: settings.maxDelay)
+                    continue
+                }
+            }
             let started = ContinuousClock.now
             logger.info("connecting", metadata: [LogKey.url: Self.redactedURL(settings.url)])
             let outcome = await attempt(token: token, stop: stop)
@@ -83,16 +95,17 @@ package struct RealtimeSupervisor: Sendable {
             case .ended(let end):
                 reason = Self.describe(end)
                 reconnects(end.label)
-                if case .authenticationFailed = end { delay = max(delay, await renew(stale: token)) }
+                if case .authenticationFailed = end { credentialsRefused = await renew(stale: token) == .refused }
             case .connectFailed(let error):
                 reason = error.description
                 reconnects(error.kind == .handshakeRejected ? "handshake_\(error.status ?? 0)" : "connect_failed")
                 if error.kind == .handshakeRejected, error.status == 401 || error.status == 403 {
-                    delay = max(delay, await renew(stale: token))
+                    credentialsRefused = await renew(stale: token) == .refused
                 }
             case .shutdown:
                 return
             }
+            if credentialsRefused { delay = max(delay, settings.maxDelay) }
             logger.warning(
                 "reconnecting", metadata: [LogKey.reason: reason, LogKey.delay: delay.logText])
             await stop.sleep(for: delay)
@@ -147,19 +160,24 @@ package struct RealtimeSupervisor: Sendable {
         return end == .shutdown ? .shutdown : .ended(end)
     }
 
-    /// Renews the token after the server refused it; returns how long to wait at least before reconnecting.
-    private func renew(stale: String?) async -> Duration {
+    private enum Renewal { case renewed, refused, failed }
+
+    /// Renews the token after the server refused it (a static token: asks whether it is still accepted).
+    private func renew(stale: String?) async -> Renewal {
         do {
             try await auth.renew(replacing: stale)
+            if !health.snapshot.authenticated { logger.info("credentials accepted again") }
             health.update { $0.authenticated = true }
-            return .zero
+            return .renewed
         } catch where error.isCredentialsRejected {
             health.update { $0.authenticated = false }
-            logger.error("Directus no longer accepts the credentials", metadata: [LogKey.error: error.description])
-            return settings.maxDelay
+            logger.error(
+                "Directus no longer accepts the credentials",
+                metadata: [LogKey.error: error.description, LogKey.delay: settings.maxDelay.logText])
+            return .refused
         } catch {
             logger.warning("could not renew the token", metadata: [LogKey.error: error.description])
-            return .zero
+            return .failed
         }
     }
 
