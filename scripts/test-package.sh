@@ -92,14 +92,9 @@ expect "a created article reaches the NDJSON sink" create_article_and_wait "$tit
 note "line: $(grep -F "$title" "$WORK/tmp/bridge.ndjson" | head -n 1)"
 expect "/metrics serves directus_bridge_build_info" \
     grep -q '^directus_bridge_build_info{' <<<"$(metrics_text "http://127.0.0.1:$LISTEN_PORT/metrics")"
-kill -TERM "$BRIDGE_PID"
-deadline=$((SECONDS + 30))
-while kill -0 "$BRIDGE_PID" 2>/dev/null && ((SECONDS < deadline)); do sleep 0.2; done
-kill -KILL "$BRIDGE_PID" 2>/dev/null || true
-run_status=0
-wait "$BRIDGE_PID" || run_status=$?
+terminate "$BRIDGE_PID" "$BRIDGE_PID"
 BRIDGE_PID=""
-expect "run: SIGTERM → exit $run_status" test "$run_status" = 0
+expect "run: SIGTERM → exit $EXIT_STATUS" test "$EXIT_STATUS" = 0
 state_files="$(in_root find /var/lib/directus-bridge -type f -printf '%f %u %m\n' | sort | tr '\n' ' ')"
 expect "state written by the service user: $state_files" \
     sh -c "[ -f '$WORK/var/lib/directus-bridge/cursor.db' ] && \

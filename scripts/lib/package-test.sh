@@ -118,3 +118,31 @@ create_article_and_wait() {
         sleep 0.2
     done
 }
+
+# expect_failure DESCRIPTION COMMAND…: ok when the command fails (a probe must be able to say no).
+expect_failure() {
+    local what="$1"
+    shift
+    if "$@"; then fail "$what"; else pass "$what"; fi
+}
+
+# descendant_named PID NAME: the pid of the first process called NAME below PID (e.g. the bridge under `buildah run`).
+descendant_named() {
+    local child
+    for child in $(ps -o pid= --ppid "$1"); do
+        if [[ "$(cat "/proc/$child/comm" 2>/dev/null)" == "$2" ]]; then echo "$child" && return; fi
+        descendant_named "$child" "$2" && return
+    done
+    return 1
+}
+
+# terminate SIGNALLED WAITED: SIGTERM to SIGNALLED, then WAITED's exit status (WAITED is a child of this shell, so
+# this must not run in a subshell) into EXIT_STATUS; SIGKILL after 30 s.
+terminate() {
+    local signalled="$1" waited="$2" deadline=$((SECONDS + 30))
+    kill -TERM "$signalled"
+    while kill -0 "$signalled" 2>/dev/null && ((SECONDS < deadline)); do sleep 0.2; done
+    kill -KILL "$signalled" 2>/dev/null || true
+    EXIT_STATUS=0
+    wait "$waited" || EXIT_STATUS=$?
+}
