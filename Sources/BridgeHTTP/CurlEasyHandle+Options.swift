@@ -5,6 +5,9 @@ import CCurl
 extension CurlEasyHandle {
     /// Certificate verification: on unless `insecureSkipVerify`; the extra CA file beside the system store.
     func setTLS(_ options: HTTPClientOptions, _ setter: inout OptionSetter) {
+        // TLS 1.2 at least, like the WebSocket client (BridgeTLS.TLSContext), whatever the system's OpenSSL
+        // configuration would allow (docs/RELIABILITY.md, "Files and transport").
+        setter.set(CURLOPT_SSLVERSION, Int(CURL_SSLVERSION_TLSv1_2))
         if options.insecureSkipVerify {
             setter.set(CURLOPT_SSL_VERIFYPEER, 0)
             setter.set(CURLOPT_SSL_VERIFYHOST, 0)

@@ -1,3 +1,4 @@
+import BridgeSystem
 import CSQLite
 
 /// Owner of one SQLite connection (`sqlite3 *`): the bridge's durable state (cursor, outbox, dead letters).
@@ -51,8 +52,16 @@ public final class SQLiteDatabase {
     private var cache: [String: SQLiteStatement] = [:]
 
     /// Opens (creating if needed, unless read-only) the database at `path`, switches it to WAL and applies
-    /// `options`. The directory must exist. `":memory:"` opens a private in-memory database.
+    /// `options`. The directory must exist. `":memory:"` opens a private in-memory database. A file created here
+    /// is 0600 whatever the umask (`PrivateFile`), and SQLite gives its `-wal` and `-shm` files the same mode.
     public init(path: String, options: Options = Options()) throws {
+        if !options.readOnly && path != ":memory:" && !path.isEmpty {
+            do {
+                try PrivateFile.create(path)
+            } catch {
+                throw SQLiteError(resultCode: SQLITE_CANTOPEN, message: "cannot create \(path): \(error)")
+            }
+        }
         var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
         flags |= options.readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
         var handle: OpaquePointer?

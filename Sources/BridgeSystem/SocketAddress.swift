@@ -62,6 +62,28 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
         return String(decoding: text[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
+    /// Whether the address is a loopback one: 127.0.0.0/8, `::1`, or 127.0.0.0/8 mapped into IPv6.
+    public var isLoopback: Bool {
+        bytes.withUnsafeBytes { raw in
+            if !isIPv6 {
+                // sin_addr is in network byte order: its first byte is the first octet.
+                return raw[4] == 127
+            }
+            let address = Array(raw[8..<24])  // sin6_addr
+            let mapped: [UInt8] = Array(repeating: 0, count: 10) + [0xFF, 0xFF]
+            return address == Array(repeating: 0, count: 15) + [1]
+                || (address.starts(with: mapped) && address[12] == 127)
+        }
+    }
+
+    /// Whether `host` (a URL's host, without brackets) names the local machine: `localhost` or a numeric loopback
+    /// address (`isLoopback`). Other names are not resolved: what they resolve to can change.
+    public static func isLoopback(host: String) -> Bool {
+        let name = host.hasSuffix(".") ? String(host.dropLast()) : host
+        if name.lowercased() == "localhost" { return true }
+        return SocketAddress(ipAddress: name, port: 0)?.isLoopback ?? false
+    }
+
     /// `127.0.0.1:80` or `[::1]:80`.
     public var description: String { isIPv6 ? "[\(ipAddress)]:\(port)" : "\(ipAddress):\(port)" }
 

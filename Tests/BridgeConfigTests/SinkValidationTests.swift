@@ -190,4 +190,14 @@ import Testing
             ]
         )
     }
+
+    /// A configured header with CR, LF or NUL could end the header early and smuggle another one (docs/RELIABILITY.md
+    /// "Files and transport"): a configuration error, whichever way the character is written.
+    @Test(arguments: [#""a\rb""#, #""a\r\nEvil: 1""#, #""a\0b""#, #""a\x00b""#, #""\u000d""#, #""a\nb""#])
+    func headerValuesWithLineBreaksOrNULAreRefused(value: String) {
+        let lines = ["- type: webhook", "  url: http://h", "  headers:", "    X-Token: \(value)"]
+        #expect(
+            issues(yaml(sinks: lines)) == ["bridge.yaml:11:16: sinks[0].headers.X-Token: a header value must be one line"]
+        )
+    }
 }

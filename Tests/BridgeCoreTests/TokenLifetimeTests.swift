@@ -6,7 +6,7 @@ import Testing
 @testable import BridgeCore
 
 
-/// Token lifetimes from the server (issue 10, defect 7): contract.md "Hostile or broken peers" — a lifetime under
+/// Token lifetimes from the server (issue 10, defect 7): docs/RELIABILITY.md — a lifetime under
 /// 5 s is treated as 5 s, a huge one cannot overflow, and refreshed tokens do not pile up in the log redactor.
 @Suite struct TokenLifetimeTests {
     private func login(expires: String) -> @Sendable (HTTPRequest) throws -> HTTPResponse {
@@ -75,9 +75,8 @@ import Testing
             try await session.renew(replacing: "access-token-\(generation)")
         }
         await session.adoptRotatedRefreshToken("refresh-token-from-the-socket")
-        let (count, text) = redactor.withLock {
-            ($0.secrets.count, $0.redact("access-token-50 access-token-49 refresh-token-from-the-socket access-token-1"))
-        }
+        let probe = "access-token-50 access-token-49 refresh-token-from-the-socket access-token-1"
+        let (count, text) = redactor.withLock { ($0.secrets.count, $0.redact(probe)) }
         #expect(count == 1 + 2 * Redactor.generationsKept)
         #expect(text == "[REDACTED] [REDACTED] [REDACTED] access-token-1")
     }

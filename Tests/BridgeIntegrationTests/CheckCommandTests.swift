@@ -44,6 +44,11 @@ import Testing
         return (code, process.lines, process.stderr)
     }
 
+    /// Tests/tools/check_webhook_receiver.py, verifying with `webhookSecret`.
+    func startReceiver() throws -> PythonServer {
+        try PythonServer(script: "check_webhook_receiver.py", arguments: ["--secret", Self.webhookSecret])
+    }
+
     func line(_ lines: [String], _ check: String) -> String? {
         lines.first { $0.hasPrefix("ok   \(check):") || $0.hasPrefix("FAIL \(check):") }
     }
@@ -51,10 +56,7 @@ import Testing
     @Test func everythingOkAgainstTheEmulator() throws {
         let emulator = try Emulator()
         defer { emulator.stop() }
-        let receiver = try PythonServer(
-            script: "check_webhook_receiver.py",
-            arguments: ["--secret", Self.webhookSecret]
-        )
+        let receiver = try startReceiver()
         defer { receiver.stop() }
         let sinks = """
               - type: webhook
@@ -83,10 +85,7 @@ import Testing
     @Test func signedTestEventVerifiesWithTheStandardWebhooksLibrary() throws {
         let emulator = try Emulator()
         defer { emulator.stop() }
-        let receiver = try PythonServer(
-            script: "check_webhook_receiver.py",
-            arguments: ["--secret", Self.webhookSecret]
-        )
+        let receiver = try startReceiver()
         defer { receiver.stop() }
         let sinks = """
               - type: webhook
@@ -123,10 +122,7 @@ import Testing
     @Test func failingOrUnreachableWebhookFails() throws {
         let emulator = try Emulator()
         defer { emulator.stop() }
-        let receiver = try PythonServer(
-            script: "check_webhook_receiver.py",
-            arguments: ["--secret", Self.webhookSecret]
-        )
+        let receiver = try startReceiver()
         defer { receiver.stop() }
         let sinks = """
               - type: webhook
@@ -139,6 +135,31 @@ import Testing
         #expect(line(result.lines, "webhook http://127.0.0.1:\(receiver.port)/broken")?.hasPrefix("FAIL ") == true)
         #expect(line(result.lines, "webhook http://127.0.0.1:1/nothing-listens")?.hasPrefix("FAIL ") == true)
         #expect(!result.lines.joined().contains("query-secret-1234"), "\(result.lines)")
+    }
+
+    /// A receiver that answers 404 or 410 would dead-letter every delivery: FAIL with what to do, for the HEAD
+    /// probe and for a test event alike.
+    @Test(arguments: [[], ["--send-test-event"]])
+    func aMissingOrGoneWebhookEndpointFails(arguments: [String]) throws {
+        let emulator = try Emulator()
+        defer { emulator.stop() }
+        let receiver = try startReceiver()
+        defer { receiver.stop() }
+        let sinks = """
+              - type: webhook
+                url: http://127.0.0.1:\(receiver.port)/gone
+              - type: webhook
+                url: http://127.0.0.1:\(receiver.port)/no-such-path
+            """
+        let result = try runCheck(checkConfig(url: emulator.url, sinks: sinks), arguments: arguments)
+        #expect(result.code == 1)
+        for (path, status) in [("gone", 410), ("no-such-path", 404)] {
+            let failed = line(result.lines, "webhook http://127.0.0.1:\(receiver.port)/\(path)")
+            #expect(failed?.hasPrefix("FAIL ") == true, "\(result.lines)")
+            #expect(failed?.contains("HTTP \(status)") == true, "\(failed ?? "")")
+            #expect(failed?.contains("dead-letter") == true, "\(failed ?? "")")
+            #expect(failed?.contains("sinks[].url") == true, "\(failed ?? "")")
+        }
     }
 
     @Test func websocketsDisabledFails() throws {

@@ -39,7 +39,7 @@ import Testing
         #expect(bridge.waitForExit() == 0)
     }
 
-    /// A 6 s token (just above the 5 s the bridge plans with at least: contract.md "Hostile or broken peers") is
+    /// A 6 s token (just above the 5 s the bridge plans with at least: docs/RELIABILITY.md) is
     /// renewed at 4.5 s, before it expires, three times while changes stream for 15 s.
     @Test func aShortTokenIsRefreshedBeforeItExpiresAndNothingIsLost() throws {
         let emulator = try Emulator(arguments: ["--token-ttl-ms", "6000", "--auth-timeout", "1"])
@@ -48,7 +48,8 @@ import Testing
         let bridge = try BridgeProcess.run(config: liveConfig(url: emulator.url, auth: auth))
         #expect(bridge.waitUntilConnected())
         // Changes every 100 ms for 15 s.
-        try emulator.control("generator", ["collection": "articles", "count": 150, "interval_ms": 100, "kind": "create"])
+        try emulator.control(
+            "generator", ["collection": "articles", "count": 150, "interval_ms": 100, "kind": "create"])
         try emulator.control("generator/wait", ["timeout_ms": 45000])
         #expect(bridge.waitUntil(timeout: 5) { $0.events.count >= 150 })
         #expect(bridge.events.count == 150)
@@ -122,6 +123,9 @@ import Testing
             "bridge.yaml:2:3: missing required key \"url\" in directus"),
         ("directus:\n  url: http://x\n  auth:\n    token: ${BRIDGE_TEST_UNDEFINED}\nsubscriptions:\n  - collection: a\nsinks:\n  - type: ndjson",
             "bridge.yaml:4:12"),
+        ("directus:\n  url: http://x\n  auth:\n    token: t\nsubscriptions:\n  - collection: a\nsinks:\n"
+            + "  - type: webhook\n    url: http://h\n    headers:\n      X-Token: \"a\\rb\"",
+            "bridge.yaml:11:16: sinks[0].headers.X-Token: a header value must be one line"),
     ])
     func configurationErrorsExit78WithLineAndColumn(yaml: String, expected: String) throws {
         let dir = try TestEnvironment.makeTemporaryDirectory()

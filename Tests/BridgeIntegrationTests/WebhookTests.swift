@@ -132,8 +132,8 @@ func dlq(_ arguments: [String], in directory: URL) throws -> (Int32?, [String], 
         #expect(bridge.waitForExit() == 0)
     }
 
-    /// A Retry-After longer than the scheduled delay wins, up to the longest entry of the schedule (contract.md
-    /// "Hostile or broken peers"; a longer one is clamped, see `HostileReceiverTests`).
+    /// A Retry-After longer than the scheduled delay wins, up to the longest entry of the schedule
+    /// (docs/RELIABILITY.md; a longer one is clamped, see `HostileReceiverTests`).
     @Test func retryAfterLongerThanTheScheduledDelayIsRespected() throws {
         let emulator = try Emulator()
         let receiver = try WebhookReceiver()

@@ -18,6 +18,17 @@ struct SQLiteDatabaseTests {
         try SQLiteDatabase(path: path, options: options)
     }
 
+    /// The database file and its write-ahead log are 0600 (they hold event bodies): SQLite's own default is 0644.
+    @Test func aCreatedDatabaseIsPrivate() throws {
+        let db = try open()
+        try db.execute("CREATE TABLE t (x INTEGER)")
+        try db.run("INSERT INTO t (x) VALUES (1)")
+        for file in [path, path + "-wal", path + "-shm"] {
+            let attributes = try FileManager.default.attributesOfItem(atPath: file)
+            #expect((attributes[.posixPermissions] as? Int ?? -1) & 0o777 == 0o600, "\(file)")
+        }
+    }
+
     @Test func createReadUpdateDelete() throws {
         let db = try open()
         try db.execute("CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT NOT NULL, score REAL, note TEXT)")

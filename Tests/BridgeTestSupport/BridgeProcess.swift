@@ -11,8 +11,10 @@ public final class BridgeProcess: @unchecked Sendable {
 
     /// Starts `directus-bridge <arguments>` in `directory` (config files are paths relative to it).
     /// stdout and stderr go to files in `directory` (`stdout.N.log`, `stderr.N.log`), read back on demand: files
-    /// never lose or reorder output the way pipe callbacks can, and they stay for post-mortems.
-    public init(arguments: [String], directory: URL, environment: [String: String] = [:]) throws {
+    /// never lose or reorder output the way pipe callbacks can, and they stay for post-mortems. With `umask`
+    /// (octal text such as `"0277"`) the binary runs with that file-creation mask (through `sh -c`, which
+    /// `exec`s it, so `pid` is the bridge's).
+    public init(arguments: [String], directory: URL, environment: [String: String] = [:], umask: String? = nil) throws {
         self.directory = directory
         var index = 0
         while FileManager.default.fileExists(atPath: directory.appendingPathComponent("stdout.\(index).log").path) {
@@ -22,8 +24,13 @@ public final class BridgeProcess: @unchecked Sendable {
         stderrPath = directory.appendingPathComponent("stderr.\(index).log")
         FileManager.default.createFile(atPath: stdoutPath.path, contents: nil)
         FileManager.default.createFile(atPath: stderrPath.path, contents: nil)
-        process.executableURL = URL(fileURLWithPath: TestEnvironment.bridgeBinary)
-        process.arguments = arguments
+        if let umask {
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", "umask \(umask) && exec \"$0\" \"$@\"", TestEnvironment.bridgeBinary] + arguments
+        } else {
+            process.executableURL = URL(fileURLWithPath: TestEnvironment.bridgeBinary)
+            process.arguments = arguments
+        }
         process.currentDirectoryURL = directory
         var env = ProcessInfo.processInfo.environment
         env.merge(environment) { _, new in new }
@@ -34,12 +41,13 @@ public final class BridgeProcess: @unchecked Sendable {
     }
 
     /// Writes `yaml` to `bridge.yaml` in a new temporary directory and runs `directus-bridge run` there.
-    public static func run(config yaml: String, in directory: URL? = nil, environment: [String: String] = [:])
-        throws -> BridgeProcess
-    {
+    public static func run(
+        config yaml: String, in directory: URL? = nil, environment: [String: String] = [:], umask: String? = nil
+    ) throws -> BridgeProcess {
         let dir = try directory ?? TestEnvironment.makeTemporaryDirectory(prefix: "bridge-run")
         try yaml.write(to: dir.appendingPathComponent("bridge.yaml"), atomically: true, encoding: .utf8)
-        return try BridgeProcess(arguments: ["run", "--config", "bridge.yaml"], directory: dir, environment: environment)
+        return try BridgeProcess(
+            arguments: ["run", "--config", "bridge.yaml"], directory: dir, environment: environment, umask: umask)
     }
 
     deinit {

@@ -5,7 +5,7 @@ import Testing
 @testable import BridgeCore
 
 /// A receiver that answers with hostile `Retry-After` values (issue 10, defect 1), against the real
-/// `HTTPDeliveryEngine`: the service survives, and the row is retried as contract.md "Hostile or broken peers"
+/// `HTTPDeliveryEngine`: the service survives, and the row is retried as docs/RELIABILITY.md
 /// says: a value beyond the longest scheduled delay is clamped to it, a negative or unparsable one is ignored.
 @Suite(.serialized, .timeLimit(.minutes(2)))
 struct HostileReceiverTests {

@@ -4,6 +4,7 @@ Prints `READY <port>` once listening on 127.0.0.1. `--secret whsec_…` is the s
   HEAD /hook           200 (a receiver that answers)
   POST /hook           204 when the signature verifies (and the body is JSON), else 401 with the reason
   HEAD|POST /broken    500
+  HEAD|POST /gone      410 (an endpoint that was removed); any other path answers 404
   GET /received        JSON list of {"id", "type", "signature_ok", "headers"} for every POST to /hook
 """
 from __future__ import annotations
@@ -41,6 +42,9 @@ def make_app(secret: str) -> web.Application:
     async def broken(request: web.Request) -> web.Response:
         return web.Response(status=500, text="broken")
 
+    async def gone(request: web.Request) -> web.Response:
+        return web.Response(status=410, text="this endpoint was removed")
+
     async def received(request: web.Request) -> web.Response:
         return web.json_response(RECEIVED)
 
@@ -48,6 +52,7 @@ def make_app(secret: str) -> web.Application:
     app.add_routes([
         web.route("*", "/hook", hook),
         web.route("*", "/broken", broken),
+        web.route("*", "/gone", gone),
         web.get("/received", received),
     ])
     return app

@@ -4,8 +4,9 @@ import BridgeHTTP
 // MARK: - Webhook receivers
 
 extension BridgeCheck {
-    /// Whether the receiver answers: a HEAD request (any answer below 500 counts, since many receivers route only
-    /// POST), or with `--send-test-event` a signed test event that must be accepted with 2xx.
+    /// Whether the receiver answers: a HEAD request (any answer below 500 but 404 and 410 counts, since many
+    /// receivers route only POST), or with `--send-test-event` a signed test event that must be accepted with 2xx.
+    /// 404 and 410 fail either way: every delivery answered so is dead-lettered.
     func checkWebhook(_ webhook: WebhookSinkConfig) async -> CheckResult {
         let name = "webhook \(webhook.summary.dropFirst("webhook:".count))"
         var headers = webhook.headers.map { (name: $0.name, value: $0.value) }
@@ -38,6 +39,16 @@ extension BridgeCheck {
                 name,
                 "no answer: \(error)",
                 remedy: "check the URL and that the receiver runs and is reachable from this host"
+            )
+        }
+        if response.status == 404 || response.status == 410 {
+            // Deliveries answered 404 or 410 are dead-lettered at once (README.md, "Retries"): every event would be.
+            let method = event == nil ? "HEAD" : "the test event"
+            return .fail(
+                name,
+                "answers \(method) with HTTP \(response.status): every delivery to it would be dead-lettered",
+                remedy: "check the path in sinks[].url and that the receiver's endpoint exists"
+                    + (event == nil ? " (a receiver that routes only POST: confirm with --send-test-event)" : "")
             )
         }
         guard let event else {

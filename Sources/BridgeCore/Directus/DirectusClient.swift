@@ -123,7 +123,7 @@ public struct AuthTokens: Sendable, Equatable {
         expiresIn = Self.plannedLifetime(expires: answer["data"]?["expires"])
     }
 
-    /// The shortest lifetime planned with (contract.md "Hostile or broken peers"): a server that says 0 or less
+    /// The shortest lifetime planned with (docs/RELIABILITY.md): a server that says 0 or less
     /// must not make the bridge refresh in a tight loop.
     package static let shortestLifetime = Duration.seconds(5)
     /// The longest lifetime planned with (366 days): a longer one is renewed as if it were this long, which keeps

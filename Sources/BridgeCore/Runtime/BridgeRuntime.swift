@@ -53,6 +53,7 @@ public final class BridgeRuntime: Sendable {
                 LogKey.mode: config.delivery.mode.rawValue, "sinks": config.sinks.map(\.settings.summary).joined(separator: ","),
                 "subscriptions": config.subscriptions.map(\.uid).joined(separator: ","),
             ])
+        for warning in StartupWarnings.all(config) { logger.warning(warning.message, metadata: warning.metadata) }
         // Operations endpoint (http.listen): up before authenticating, so /readyz can say why it is not ready yet.
         let operations: HTTPServer?
         do {

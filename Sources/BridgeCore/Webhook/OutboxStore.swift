@@ -54,11 +54,11 @@ package final class OutboxStore: @unchecked Sendable {
         mutex.deallocate()
     }
 
-    /// Opens `<stateDir>/webhooks.db`, creating the directory (and parents) when missing.
+    /// Opens `<stateDir>/webhooks.db`, creating the directory (and parents, 0700) when missing.
     package static func open(stateDir: String, options: SQLiteDatabase.Options = OutboxStore.defaultOptions) throws
         -> OutboxStore
     {
-        try makeDirectory(stateDir)
+        try StateDirectory.create(stateDir)
         return try OutboxStore(path: stateDir + "/" + fileName, options: options)
     }
 
@@ -131,22 +131,6 @@ package final class OutboxStore: @unchecked Sendable {
                 """
         )
     ]
-
-    private static func makeDirectory(_ path: String) throws {
-        var prefix = path.hasPrefix("/") ? "/" : ""
-        for component in path.split(separator: "/") where !component.isEmpty {
-            prefix += component + "/"
-            if mkdir(prefix, 0o755) != 0 {
-                let code = errno
-                guard code == EEXIST else {
-                    throw SQLiteError(
-                        resultCode: 14,
-                        message: "cannot create \(prefix): \(String(cString: strerror(code)))"
-                    )
-                }
-            }
-        }
-    }
 }
 
 // MARK: - Counts

@@ -22,8 +22,8 @@ package struct RetryPolicy: Sendable, Equatable {
     package let schedule: [Duration]
     /// Attempts before dead-lettering.
     package let maxAttempts: Int
-    /// The longest entry of `schedule`: a receiver's `Retry-After` is clamped to it (contract.md "Hostile or
-    /// broken peers"), so no answer can park a row longer than the sink's own schedule would.
+    /// The longest entry of `schedule`: a receiver's `Retry-After` is clamped to it (docs/RELIABILITY.md), so
+    /// no answer can park a row longer than the sink's own schedule would.
     package let longestScheduledDelay: Duration
 
     /// Creates a policy.

@@ -1,7 +1,8 @@
 """HTTP test peer for BridgeHTTP: statuses, echo, redirects, hangs, big bodies, slow answers, and counters.
 
 Prints `READY <port>` once listening on 127.0.0.1 (port 0 unless --port). With --tls-cert/--tls-key it serves
-HTTPS with that chain. Endpoints (any method):
+HTTPS with that chain; `--tls-max 1.1` offers TLS 1.0 and 1.1 only (a legacy server a client must refuse).
+Endpoints (any method):
 
   /status/{code}[?retry_after=V]  answers `code` with body "status <code>" (+ Retry-After: V; 3xx get Location)
   /redirect                       302 to /status/200 (clients must not follow it)
@@ -24,6 +25,7 @@ import asyncio
 import json
 import signal
 import ssl
+import warnings
 
 from aiohttp import web
 
@@ -145,6 +147,7 @@ async def main() -> None:
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--tls-cert")
     parser.add_argument("--tls-key")
+    parser.add_argument("--tls-max", choices=["1.1"])
     args = parser.parse_args()
 
     app = web.Application(middlewares=[counting], client_max_size=64 << 20)
@@ -163,6 +166,12 @@ async def main() -> None:
     if args.tls_cert:
         context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
         context.load_cert_chain(args.tls_cert, args.tls_key)
+        if args.tls_max == "1.1":
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DeprecationWarning)  # that is the point of this server
+                context.minimum_version = ssl.TLSVersion.TLSv1
+                context.maximum_version = ssl.TLSVersion.TLSv1_1
+            context.set_ciphers("DEFAULT:@SECLEVEL=0")  # OpenSSL 3 allows TLS < 1.2 only at level 0
     runner = web.AppRunner(app, access_log=None, handler_cancellation=True)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", args.port, ssl_context=context, backlog=1024)

@@ -105,14 +105,15 @@ public final class NDJSONSink: EventSink {
         }
     }
 
+    /// Opens `path` for appending; a file the sink creates is 0600 (docs/RELIABILITY.md, "Files and transport"), an
+    /// existing one keeps its mode.
     private static func open(path: String, sinkName: String) throws(SinkError) -> Int32 {
-        let descriptor = Glibc.open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
-        if descriptor < 0 {
-            let code = errno
+        do {
+            return try PrivateFile.open(path, flags: O_WRONLY | O_APPEND)
+        } catch {
+            let code = error.errno
             throw SinkError(
-                sink: sinkName, message: "\(SystemError(operation: "open \(path)", errno: code))",
-                isRetriable: code != EACCES && code != EISDIR && code != ENOENT)
+                sink: sinkName, message: "\(error)", isRetriable: code != EACCES && code != EISDIR && code != ENOENT)
         }
-        return descriptor
     }
 }
