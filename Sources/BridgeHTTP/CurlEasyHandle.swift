@@ -80,7 +80,7 @@ final class CurlEasyHandle {
         url = request.url
         responseHeaders.removeAll(keepingCapacity: true)
         body = []
-        bodyLimit = max(0, options.maxResponseBytes)
+        bodyLimit = max(0, request.maxResponseBytes ?? options.maxResponseBytes)
         bodyTruncated = false
         headerBytes = 0
         headersTooLarge = false

@@ -13,6 +13,9 @@ public struct HTTPRequest: Sendable {
     public var body: [UInt8]?
     /// The whole-request time limit; nil uses `HTTPClientOptions.requestTimeout`.
     public var timeout: Duration?
+    /// The most response body bytes kept for this request; nil uses `HTTPClientOptions.maxResponseBytes`. A
+    /// caller that splits its reads by answer size asks for one oversized item with a higher cap.
+    public var maxResponseBytes: Int?
 
     /// Creates a request.
     public init(
@@ -20,13 +23,15 @@ public struct HTTPRequest: Sendable {
         url: String,
         headers: [(name: String, value: String)] = [],
         body: [UInt8]? = nil,
-        timeout: Duration? = nil
+        timeout: Duration? = nil,
+        maxResponseBytes: Int? = nil
     ) {
         self.method = method
         self.url = url
         self.headers = headers
         self.body = body
         self.timeout = timeout
+        self.maxResponseBytes = maxResponseBytes
     }
 
     /// The first value of header `name` (case-insensitive), if set.

@@ -4,7 +4,8 @@ public struct HTTPResponse: Sendable {
     public var status: Int
     /// Response headers in arrival order, names lower-cased, values trimmed.
     public var headers: [(name: String, value: String)]
-    /// The body, at most `HTTPClientOptions.maxResponseBytes` long (see `bodyTruncated`).
+    /// The body, at most `HTTPRequest.maxResponseBytes` (or `HTTPClientOptions.maxResponseBytes`) long (see
+    /// `bodyTruncated`).
     public var body: [UInt8]
     /// True when the body was longer than the cap and only its first bytes were kept.
     public var bodyTruncated: Bool

@@ -13,6 +13,8 @@ final class FakeDirectus: ActivitySource {
         var snapshots: [Int64: JSONValue] = [:]
         var matches: [String: @Sendable (JSONValue) -> Bool] = [:]
         var failNextReads = 0
+        /// What the failing reads throw (a transport failure unless set).
+        var failure = DirectusError(kind: .transport, message: "connection refused", operation: "GET /activity")
         var activityReads = 0
         var gapReads = 0
         var itemReads = 0
@@ -63,12 +65,12 @@ final class FakeDirectus: ActivitySource {
     func failNext(_ count: Int) { state.withLock { $0.failNextReads = count } }
 
     private func maybeFail() throws(DirectusError) {
-        let fail = state.withLock { state -> Bool in
-            guard state.failNextReads > 0 else { return false }
+        let failure = state.withLock { state -> DirectusError? in
+            guard state.failNextReads > 0 else { return nil }
             state.failNextReads -= 1
-            return true
+            return state.failure
         }
-        if fail { throw DirectusError(kind: .transport, message: "connection refused", operation: "GET /activity") }
+        if let failure { throw failure }
     }
 
     func newestActivityID() async throws(DirectusError) -> Int64 {
@@ -101,7 +103,7 @@ final class FakeDirectus: ActivitySource {
         }
     }
 
-    func items(_ query: ItemQuery, keys: [String]) async throws(DirectusError) -> [JSONValue] {
+    func items(_ query: ItemQuery, keys: [String]) async throws(DirectusError) -> ItemRead {
         try maybeFail()
         if state.withLock({ $0.forbidden.contains(query.collection) }) {
             throw DirectusError(
@@ -115,7 +117,8 @@ final class FakeDirectus: ActivitySource {
         return state.withLock { state in
             state.itemReads += 1
             let matches = state.matches[query.collection] ?? { _ in true }
-            return keys.compactMap { state.items[query.collection]?[$0] }.filter(matches).map { Self.select(query, $0) }
+            let found = keys.compactMap { state.items[query.collection]?[$0] }.filter(matches)
+            return ItemRead(items: found.map { Self.select(query, $0) })
         }
     }
 
@@ -134,9 +137,7 @@ final class FakeDirectus: ActivitySource {
         }
     }
 
-    func itemsPage(_ query: ItemQuery, after: JSONValue?, limit: Int) async throws(DirectusError)
-        -> (items: [JSONValue], total: Int?)
-    {
+    func itemsPage(_ query: ItemQuery, after: JSONValue?, limit: Int) async throws(DirectusError) -> ItemsPage {
         try maybeFail()
         return state.withLock { state in
             let matches = state.matches[query.collection] ?? { _ in true }
@@ -145,7 +146,7 @@ final class FakeDirectus: ActivitySource {
             }
             let start = after?.int64Value ?? Int64.min
             let page = all.filter { ($0[query.primaryKey]?.int64Value ?? 0) > start }.prefix(limit)
-            return (page.map { Self.select(query, $0) }, after == nil ? all.count : nil)
+            return ItemsPage(items: page.map { Self.select(query, $0) }, total: after == nil ? all.count : nil)
         }
     }
 }

@@ -29,7 +29,9 @@ final class ReaderHarness: @unchecked Sendable {
         snapshotPageSize: Int = 500,
         gapTimeout: Duration = .seconds(30),
         pollInterval: Duration = .seconds(60),
-        capacity: Int = 100_000
+        capacity: Int = 100_000,
+        source: (any ActivitySource)? = nil,
+        logger: Logger = .silent
     ) throws {
         self.directus = directus
         self.directory = try directory ?? TestEnvironment.makeTemporaryDirectory(prefix: "activity").path
@@ -48,14 +50,14 @@ final class ReaderHarness: @unchecked Sendable {
                 progressInterval: .milliseconds(1)
             ),
             subscriptions: subscriptions,
-            source: directus,
+            source: source ?? directus,
             store: store,
             queue: queue,
             wakeup: wakeup,
             health: health,
             metrics: ActivityMetrics(registry: registry) { store.cursor?.committed },
             pipelineMetrics: PipelineMetrics(registry: registry),
-            logger: .silent
+            logger: logger
         )
     }
 
@@ -116,8 +118,9 @@ final class ReaderHarness: @unchecked Sendable {
         try await withTaskExecutorPreference(Self.executor) {
             let deadline = ContinuousClock.now + timeout
             while ContinuousClock.now < deadline {
-                let reads = directus.state.withLock { $0.activityReads }
-                if reads > 0 && registry.render().contains("directus_bridge_activity_backfilling 0") { return }
+                let metrics = registry.render()
+                let read = !metrics.contains("directus_bridge_activity_reads_total 0\n")
+                if read && metrics.contains("directus_bridge_activity_backfilling 0") { return }
                 try await Task.sleep(for: .milliseconds(2))
             }
         }

@@ -67,6 +67,27 @@ final class ScriptedTransport: HTTPTransport {
         }
     }
 
+    @Test func anAnswerOverTheLimitIsTooLargeNotABrokenAnswerWorthRetrying() async throws {
+        // The client keeps the first bytes of an answer over its limit (`bodyTruncated`), or fails the transfer:
+        // either way the caller learns that the answer was too large, never that it was not JSON.
+        let transport = ScriptedTransport([
+            { _ in HTTPResponse(status: 200, body: Array(#"{"data":[{"id":1},{"#.utf8), bodyTruncated: true) },
+            { request in throw HTTPClientError(kind: .tooLarge, message: "body exceeds 10 bytes", url: request.url) },
+            ScriptedTransport.json(200, #"{"data":[{"id":1}]}"#),
+        ])
+        let client = DirectusClient(baseURL: "http://d", transport: transport, timeout: .seconds(1))
+        for _ in 0..<2 {
+            await #expect {
+                try await client.exchange("GET", "/activity", maxResponseBytes: 10)
+            } throws: { error in
+                (error as? DirectusError).map { $0.kind == .tooLarge && !$0.isRetriable } ?? false
+            }
+        }
+        let answer = try await client.exchange("GET", "/activity", maxResponseBytes: 1 << 20)
+        #expect(answer.bytes == 19 && answer.json["data"]?[0]?["id"] == 1)
+        #expect(transport.requests.map(\.maxResponseBytes) == [10, 10, 1 << 20], "the limit travels with the request")
+    }
+
     @Test func queryParametersArePercentEncoded() {
         #expect(URLQuery.encode([("filter", #"{"id":{"_in":[1,2]}}"#), ("fields", "id,title")])
             == "filter=%7B%22id%22%3A%7B%22_in%22%3A%5B1%2C2%5D%7D%7D&fields=id%2Ctitle")

@@ -194,6 +194,11 @@ struct TransportBehaviourTests {
             let small = try await client.send(HTTPRequest(url: peer.url("/big?size=1000")))
             #expect(!small.bodyTruncated)
             #expect(small.body == pattern)
+            // A request may ask for a lower or a higher cap than the client's (one oversized item read alone).
+            let lower = try await client.send(HTTPRequest(url: peer.url("/big?size=1000"), maxResponseBytes: 10))
+            #expect(lower.bodyTruncated && lower.body == Array(pattern.prefix(10)))
+            let higher = try await client.send(HTTPRequest(url: peer.url("/big?size=3000"), maxResponseBytes: 3000))
+            #expect(!higher.bodyTruncated && higher.body.count == 3000)
         }
         try await kind.with(HTTPClientOptions(maxResponseBytes: 1000, oversizedBody: .fail)) { client in
             let error = await expectHTTPError { try await client.send(HTTPRequest(url: peer.url("/big?size=1001"))) }

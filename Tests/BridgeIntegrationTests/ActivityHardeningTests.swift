@@ -14,7 +14,8 @@ extension BridgeProcess {
     }
 }
 
-/// Activity mode against hostile or careless peers (issue 10): a jump of the activity id sequence.
+/// Activity mode against hostile or careless peers (issue 10): a jump of the activity id sequence, answers over the
+/// REST size limit.
 @Suite(.serialized) struct ActivityHardeningTests {
     @Test func aJumpOfTheActivityIdSequenceCostsNoMemoryAndLosesNoLateCommit() throws {
         let emulator = try Emulator()
@@ -44,5 +45,74 @@ extension BridgeProcess {
         #expect(bridge.residentBytes.map { $0 < 100 << 20 } ?? false)
         bridge.send(SIGTERM)
         #expect(bridge.waitForExit() == 0)
+    }
+
+    @Test func changesOfItemsTooLargeForOneReadAreAllDeliveredInFull() throws {
+        let emulator = try Emulator()
+        defer { emulator.stop() }
+        let config = activityConfig(
+            url: emulator.url,
+            subscriptions: "  - collection: articles",
+            extra: "http:\n  listen: 127.0.0.1:0"
+        )
+        let first = try BridgeProcess.run(config: config)
+        #expect(first.waitUntilConnected(), "\(first.stderr)")
+        first.send(SIGTERM)
+        #expect(first.waitForExit() == 0)
+
+        // While the bridge is down: 420 articles of 42 KB (a page of their activity rows with deltas, and a read of
+        // their items, are over 16 MiB each), then one article of 17 MiB (over 16 MiB alone).
+        let body = String(repeating: "b", count: 42_000)
+        for batch in 0..<6 {
+            let items = (0..<70).map { ["title": "large \(batch * 70 + $0)", "body": body] }
+            try emulator.rest("POST", "/items/articles", items)
+        }
+        let huge = try emulator.create("articles", ["title": "huge", "body": String(repeating: "h", count: 17 << 20)])
+        let expected = try emulator.activityIDs(["articles"]).map { "act_\($0)" }
+        #expect(expected.count == 421)
+
+        let second = try BridgeProcess.run(config: config, in: first.directory)
+        let base = try #require(second.operationsURL(), "\(second.stderr)")
+        // Before the fix the first page was cut at 16 MiB, failed to parse and was read again forever: no line.
+        let lastID = Double(try emulator.newestActivityID())
+        let done = second.waitUntil(timeout: 90) { _ in Self.metric("directus_bridge_activity_cursor", at: base) == lastID }
+        #expect(done, "\(second.stderr.suffix(3000))")
+        // 70 MB of lines: ids from each line's head, and a few lines parsed in full.
+        let output = try Data(contentsOf: second.directory.appendingPathComponent("stdout.1.log"))
+        let lines = output.split(separator: UInt8(ascii: "\n"))
+        #expect(lines.map(Self.eventID) == expected, "every change once, in order")
+        for index in [0, 210, 419] where index < lines.count {
+            let event = try #require(try JSONSerialization.jsonObject(with: lines[index]) as? [String: Any])
+            #expect(((event["data"] as? [String: Any])?["body"] as? String)?.utf8.count == 42_000)
+            #expect(((event["delta"] as? [String: Any])?["body"] as? String)?.utf8.count == 42_000)
+        }
+        let lastLine = try #require(lines.last)
+        let last = try #require(try JSONSerialization.jsonObject(with: lastLine) as? [String: Any])
+        #expect(last["key"] as? String == huge)
+        #expect(((last["data"] as? [String: Any])?["body"] as? String)?.utf8.count == 17 << 20, "read alone, in full")
+        #expect(((last["delta"] as? [String: Any])?["body"] as? String)?.utf8.count == 17 << 20)
+        #expect(!second.stderr.contains(" ERROR "), "nothing was left out: \(second.stderr.suffix(2000))")
+
+        let metrics = try ParsedMetrics(parsing: try HTTPFetch.get(base + "/metrics").text)
+        #expect((metrics.value("directus_bridge_activity_oversized_answers_total") ?? 0) >= 2)
+        #expect(metrics.value("directus_bridge_activity_omitted_for_size_total") == 0)
+        second.send(SIGTERM)
+        #expect(second.waitForExit() == 0)
+    }
+
+    /// The `id` of an event line, from its head (`{"id":"act_7",…`).
+    static func eventID(_ line: Data.SubSequence) -> String {
+        let head = String(decoding: line.prefix(64), as: UTF8.self)
+        guard head.hasPrefix(#"{"id":""#) else { return "" }
+        return String(head.dropFirst(7).prefix { $0 != "\"" })
+    }
+
+    /// The value of an unlabelled sample in the bridge's `/metrics` at `base` (nil when unreachable or absent).
+    static func metric(_ name: String, at base: String) -> Double? {
+        guard let text = try? HTTPFetch.get(base + "/metrics").text else { return nil }
+        for line in text.split(separator: "\n") where line.hasPrefix(name + " ") {
+            return Double(line.dropFirst(name.count + 1))
+        }
+        return nil
     }
 }

@@ -84,17 +84,20 @@ public struct ActivityEventBuilder: Sendable {
 
         // Items now, per subscription; then which missing ones still exist (filtered out) or are gone.
         var current: [Int: [String: JSONValue]] = [:]
+        var tooLarge: [Int: Set<String>] = [:]
         var gone: [Int: Set<String>] = [:]
         var refused: [Int: DirectusError] = [:]
         for (index, keys) in wantedKeys.sorted(by: { $0.key < $1.key }) {
             let query = targets[index].subscription.query
             do throws(DirectusError) {
                 var found: [String: JSONValue] = [:]
-                for item in try await source.items(query, keys: keys) {
+                let read = try await source.items(query, keys: keys)
+                for item in read.items {
                     if let key = query.key(of: item) { found[key] = item }
                 }
                 current[index] = found
-                let missing = keys.filter { found[$0] == nil }
+                tooLarge[index] = read.tooLarge
+                let missing = keys.filter { found[$0] == nil && !read.tooLarge.contains($0) }
                 if !missing.isEmpty && !query.narrowsItems {
                     gone[index] = Set(missing)
                 } else if !missing.isEmpty {
@@ -123,6 +126,8 @@ public struct ActivityEventBuilder: Sendable {
             if change != .delete {
                 if let item = current[index]?[key] {
                     data = subscription.query.shape(item)
+                } else if tooLarge[index]?.contains(key) == true {
+                    data = .null  // too large to read even alone: the line says what is known (the source logged it)
                 } else if gone[index]?.contains(key) == true {
                     data = snapshots[row.id].map(subscription.query.project) ?? .null
                 } else {

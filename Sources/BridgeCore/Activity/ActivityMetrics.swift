@@ -19,6 +19,10 @@ public final class ActivityMetrics: Sendable {
     let readFailures: Counter
     /// Item reads Directus refused (permissions, invalid query): those changes got no line.
     let refusedReads: Counter
+    /// REST answers over the size limit, read again with fewer keys per request.
+    let oversizedAnswers: Counter
+    /// Items, deltas and revision snapshots too large to read even alone: their lines go out without them.
+    let omittedForSize: Counter
     /// 1 while the reader is catching up (events are `backfill`), else 0.
     let backfilling: Gauge
     private let registry: MetricsRegistry
@@ -68,6 +72,14 @@ public final class ActivityMetrics: Sendable {
         backfilling = registry.gauge(
             "directus_bridge_activity_backfilling",
             help: "1 while the activity reader catches up after start-up, a reconnect or a failed read."
+        )
+        oversizedAnswers = registry.counter(
+            "directus_bridge_activity_oversized_answers_total",
+            help: "REST answers over the size limit (16 MiB), read again with fewer keys per request."
+        )
+        omittedForSize = registry.counter(
+            "directus_bridge_activity_omitted_for_size_total",
+            help: "Items, deltas or revision snapshots over 64 MiB even alone; their lines went out without them."
         )
         refusedReads = registry.counter(
             "directus_bridge_activity_refused_reads_total",

@@ -100,9 +100,15 @@ extension ActivityReaderLoop {
             if let count = page.total { total = count }
             let receivedAt = Timestamp.now()
             var events: [EncodedEvent] = []
-            events.reserveCapacity(page.items.count)
-            for item in page.items {
-                guard let key = query.key(of: item) else { continue }
+            events.reserveCapacity(page.entries.count)
+            for entry in page.entries {
+                // An item too large to read even alone gives its line with `data: null` (the source logged it).
+                let (item, key): (JSONValue?, String?) =
+                    switch entry {
+                    case .item(let item): (item, query.key(of: item))
+                    case .tooLarge(let key): (nil, key.keyString)
+                    }
+                guard let key else { continue }
                 let id = EventID.snapshot(
                     collection: subscription.collection, key: key, watermark: watermark,
                     subscriptionSuffix: subscription.idSuffix)
@@ -120,14 +126,14 @@ extension ActivityReaderLoop {
                 body.removeAll(keepingCapacity: true)
                 EventLineWriter.append(
                     fields,
-                    dataValue: query.shape(item),
+                    dataValue: item.map(query.shape) ?? .null,
                     deltaValue: nil,
                     newline: false,
                     to: &body
                 )
                 events.append(EncodedEvent(fields: fields, body: body))
             }
-            let isLast = page.items.count < pageSize
+            let isLast = page.entries.count < pageSize
             let done = isLast ? ActivityProgress(completedSnapshots: [subscription.uid: watermark]) : nil
             if !events.isEmpty || done != nil {
                 do {
@@ -142,7 +148,7 @@ extension ActivityReaderLoop {
                 total.map { max(0, $0 - soFar) }
             }
             if isLast { break }
-            guard let last = page.items.last?[query.primaryKey] else {
+            guard let last = page.lastKey(query.primaryKey) else {
                 logger.error(
                     "snapshot items carry no primary key; snapshot cut short",
                     metadata: [LogKey.subscriptionUID: subscription.uid, "primary_key": query.primaryKey]

@@ -133,6 +133,8 @@ final class ActivityReaderLoop {
     var lastRefusalLog: [String: ContinuousClock.Instant] = [:]
     /// The next page, read while the previous one was processed.
     var prefetched: (after: Int64, rows: [ActivityRow])?
+    /// Failures in a row after which a retried read is logged at error level.
+    static let persistentFailures = 5
     /// Largest number of gap ranges checked per read (the lowest first); more are checked as those resolve.
     static let maxGapRangesPerRead = 100
 
@@ -172,7 +174,12 @@ final class ActivityReaderLoop {
     }
 
     /// Runs `body` until it succeeds or the bridge stops (nil); failures are logged and retried with backoff.
+    ///
+    /// A failure that retrying cannot fix (`DirectusError.isRetriable` false), and any failure that came
+    /// `persistentFailures` times in a row, is logged at error level: the reader never retries a deterministic
+    /// failure forever with warnings only.
     func retrying<T>(_ message: String, _ body: () async throws -> T) async -> T? {
+        var failures = 0
         while !stop.isTriggered {
             do {
                 let result = try await body()
@@ -182,11 +189,18 @@ final class ActivityReaderLoop {
                 return nil
             } catch {
                 reader.metrics.readFailures.increment()
+                failures += 1
                 let delay = backoff.nextDelay()
-                logger.warning(
-                    message,
-                    metadata: [LogKey.error: "\(error)", LogKey.delay: delay.logText]
-                )
+                let deterministic = (error as? DirectusError).map { !$0.isRetriable } ?? false
+                let metadata: LogMetadata = [
+                    LogKey.error: "\(error)", LogKey.delay: delay.logText, "attempts": String(failures),
+                ]
+                if deterministic || failures >= Self.persistentFailures {
+                    let why = deterministic ? "retrying it as it is cannot help" : "it keeps failing"
+                    logger.error(message + " (" + why + ")", metadata: metadata)
+                } else {
+                    logger.warning(message, metadata: metadata)
+                }
                 if !catchingUp { startCatchingUp(reason: "read failed") }
                 await stop.sleep(for: delay)
             }

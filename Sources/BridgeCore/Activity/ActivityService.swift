@@ -39,14 +39,14 @@ public struct ActivityService: Sendable {
             return ActivitySubscription(configured, primaryKey: route.primaryKey, among: config.subscriptions)
         }
         let wakeup = ActivityWakeup()
-        let source = DirectusActivitySource(api: api) { error in
+        let metrics = ActivityMetrics(registry: registry) { store.cursor?.committed }
+        let source = DirectusActivitySource(api: api, report: { metrics.report($0, logger: logger) }) { error in
             logger.warning(
                 "directus_revisions is not readable: events carry no delta and deleted items no snapshot; grant "
                     + "the bridge user's role read access to directus_revisions",
                 metadata: [LogKey.error: error.description]
             )
         }
-        let metrics = ActivityMetrics(registry: registry) { store.cursor?.committed }
         stats.addGauge("activity.lag") { metrics.lag }
         let reconnect = config.directus.reconnect
         let reader = ActivityReader(

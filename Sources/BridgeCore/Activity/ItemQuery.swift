@@ -87,6 +87,12 @@ public struct ItemQuery: Sendable, Equatable {
         return parameters(condition: condition, extra: extra)
     }
 
+    /// The primary key alone of the first matching item after `after`: how a snapshot names an item too large to
+    /// read and goes on after it.
+    public func pageKeyParameters(after: JSONValue?) -> [(String, String)] {
+        pageParameters(after: after, limit: 1).filter { $0.0 != "fields" && $0.0 != "meta" } + [("fields", primaryKey)]
+    }
+
     private func parameters(condition: JSONValue?, extra: [(String, String)]) -> [(String, String)] {
         var parts: [JSONValue] = []
         if let filter { parts.append(filter) }

@@ -19,16 +19,32 @@ public final class DirectusAPI: Sendable {
         try await call("GET", path, query: query, body: nil)
     }
 
+    /// `GET path?query` whose answer may be at most `maxResponseBytes` long (`DirectusError.Kind.tooLarge`
+    /// above), with the answer's size.
+    public func get(_ path: String, query: [(String, String)], maxResponseBytes: Int) async throws(DirectusError)
+        -> DirectusAnswer
+    {
+        try await exchange("GET", path, query: query, body: nil, maxResponseBytes: maxResponseBytes)
+    }
+
     /// Any method with the current token.
     public func call(_ method: String, _ path: String, query: [(String, String)] = [], body: JSONValue? = nil)
         async throws(DirectusError) -> JSONValue
     {
+        try await exchange(method, path, query: query, body: body, maxResponseBytes: nil).json
+    }
+
+    private func exchange(
+        _ method: String, _ path: String, query: [(String, String)], body: JSONValue?, maxResponseBytes: Int?
+    ) async throws(DirectusError) -> DirectusAnswer {
         let token = await auth.accessToken()
         do {
-            return try await client.request(method, path, query: query, body: body, token: token)
+            return try await client.exchange(
+                method, path, query: query, body: body, token: token, maxResponseBytes: maxResponseBytes)
         } catch where error.isTokenExpired {
             let renewed = try await auth.renew(replacing: token)
-            return try await client.request(method, path, query: query, body: body, token: renewed)
+            return try await client.exchange(
+                method, path, query: query, body: body, token: renewed, maxResponseBytes: maxResponseBytes)
         }
     }
 

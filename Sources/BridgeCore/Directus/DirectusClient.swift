@@ -26,6 +26,15 @@ public final class DirectusClient: Sendable {
         _ method: String, _ path: String, query: [(String, String)] = [], body: JSONValue? = nil,
         token: String? = nil
     ) async throws(DirectusError) -> JSONValue {
+        try await exchange(method, path, query: query, body: body, token: token).json
+    }
+
+    /// Sends a request and returns the parsed JSON body with the body's size. An answer longer than
+    /// `maxResponseBytes` (nil: the transport's limit) throws `DirectusError.Kind.tooLarge`.
+    public func exchange(
+        _ method: String, _ path: String, query: [(String, String)] = [], body: JSONValue? = nil,
+        token: String? = nil, maxResponseBytes: Int? = nil
+    ) async throws(DirectusError) -> DirectusAnswer {
         let operation = "\(method) \(path)"
         var url = baseURL + path
         if !query.isEmpty { url += "?" + URLQuery.encode(query) }
@@ -39,7 +48,11 @@ public final class DirectusClient: Sendable {
         let response: HTTPResponse
         do {
             response = try await transport.send(
-                HTTPRequest(method: method, url: url, headers: headers, body: bytes, timeout: timeout))
+                HTTPRequest(
+                    method: method, url: url, headers: headers, body: bytes, timeout: timeout,
+                    maxResponseBytes: maxResponseBytes))
+        } catch let error as HTTPClientError where error.kind == .tooLarge {
+            throw DirectusError(kind: .tooLarge, message: error.description, operation: operation)
         } catch let error as HTTPClientError {
             var failure = DirectusError(kind: .transport, message: error.description, operation: operation)
             failure.transportRetriable = error.isRetriable
@@ -47,11 +60,17 @@ public final class DirectusClient: Sendable {
         } catch {
             throw DirectusError(kind: .transport, message: "\(error)", operation: operation)
         }
-        return try Self.decode(response, operation: operation)
+        return DirectusAnswer(json: try Self.decode(response, operation: operation), bytes: response.body.count)
     }
 
     /// Turns a response into JSON or a `DirectusError`.
     static func decode(_ response: HTTPResponse, operation: String) throws(DirectusError) -> JSONValue {
+        if response.bodyTruncated {
+            // Only the first bytes were kept: never parsed, and never mistaken for a broken answer worth retrying.
+            throw DirectusError(
+                kind: .tooLarge, status: response.status,
+                message: "the answer is longer than \(response.body.count) bytes", operation: operation)
+        }
         let parsed: JSONValue? = response.body.isEmpty ? .null : (try? JSONValue.parse(response.body))
         guard response.isSuccess else {
             // §8.1: {"errors":[{"message":"…","extensions":{"code":"…"}}]}
@@ -96,6 +115,14 @@ public final class DirectusClient: Sendable {
         let body: JSONObject = ["refresh_token": .string(refreshToken), "mode": "json"]
         _ = try? await request("POST", "/auth/logout", body: .object(body))
     }
+}
+
+/// A parsed answer and the size of its body (for callers that size their requests by what answers weigh).
+public struct DirectusAnswer: Sendable {
+    /// The body as JSON.
+    public var json: JSONValue
+    /// The body's length in bytes.
+    public var bytes: Int
 }
 
 /// The tokens of a login or refresh (`expires` is milliseconds, §13.19).

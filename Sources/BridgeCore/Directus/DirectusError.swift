@@ -11,6 +11,9 @@ public struct DirectusError: Error, Sendable, CustomStringConvertible {
         case transport
         /// A 2xx answer we could not read (not JSON, missing fields).
         case invalidResponse
+        /// The answer was longer than the request's size limit: the same request gets the same answer, so it is
+        /// not retried as it is — the caller asks for less (fewer keys, a page of one) or for a higher limit.
+        case tooLarge
     }
 
     /// The kind.
@@ -40,6 +43,7 @@ public struct DirectusError: Error, Sendable, CustomStringConvertible {
         switch kind {
         case .transport: return transportRetriable
         case .invalidResponse: return true
+        case .tooLarge: return false
         case .rejected:
             guard let status else { return true }
             return status >= 500 || status == 429 || status == 408

@@ -1,0 +1,117 @@
+import BridgeHTTP
+import BridgeJSON
+import BridgeSystem
+import Foundation
+import Synchronization
+
+@testable import BridgeCore
+
+/// Directus's REST reads of the activity reader, served from memory with items and deltas of any size, behind a
+/// client that cuts answers at their size limit the way `HTTPClient` does by default (`bodyTruncated`): enough of
+/// `GET /activity` and `GET /items/articles` for `DirectusActivitySource`.
+final class SizedDirectus: HTTPTransport {
+    struct State {
+        /// Activity rows by id: (action, item key, delta).
+        var rows: [Int64: (action: String, key: Int, delta: JSONValue?)] = [:]
+        /// Items of `articles` by key.
+        var items: [Int: JSONValue] = [:]
+        /// Answers cut at their limit, by path.
+        var truncated: [String: Int] = [:]
+        /// Requests, by path.
+        var requests: [String: Int] = [:]
+    }
+
+    let state = Mutex(State())
+    /// The limit of a request that names none (the client's `maxResponseBytes`).
+    let defaultLimit: Int
+
+    init(defaultLimit: Int) { self.defaultLimit = defaultLimit }
+
+    /// An article whose `body` is `size` bytes long, created (activity `id`) with that body as its delta.
+    func create(_ id: Int64, key: Int, size: Int) {
+        let item: JSONValue = ["id": JSONValue(Int64(key)), "title": .string("t\(key)"), "body": .string(Self.text(size))]
+        state.withLock { state in
+            state.items[key] = item
+            state.rows[id] = ("create", key, ["body": .string(Self.text(size))])
+        }
+    }
+
+    static func text(_ size: Int) -> String { String(repeating: "x", count: size) }
+
+    /// A client and an API over this transport.
+    var api: DirectusAPI {
+        let client = DirectusClient(baseURL: "http://directus", transport: self, timeout: .seconds(5))
+        return DirectusAPI(client: client, auth: AuthSession(credentials: .staticToken("t"), client: client, logger: .silent))
+    }
+
+    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let url = URLComponents(string: request.url)
+        let path = url?.path ?? ""
+        var query: [String: String] = [:]
+        for item in url?.queryItems ?? [] { query[item.name] = item.value ?? "" }
+        let answer = state.withLock { state -> JSONValue in
+            state.requests[path, default: 0] += 1
+            return path == "/activity" ? Self.activity(query, state) : Self.items(query, state)
+        }
+        let body = answer.serialized()
+        let limit = request.maxResponseBytes ?? defaultLimit
+        guard body.count > limit else { return HTTPResponse(status: 200, body: body) }
+        state.withLock { $0.truncated[path, default: 0] += 1 }
+        return HTTPResponse(status: 200, body: Array(body.prefix(limit)), bodyTruncated: true)
+    }
+
+    private static func activity(_ query: [String: String], _ state: State) -> JSONValue {
+        let fields = query["fields"] ?? ""
+        var ids = state.rows.keys.sorted()
+        if query["sort"] == "-id" { return ["data": .array(ids.suffix(1).reversed().map { ["id": JSONValue($0)] })] }
+        if let after = query["filter[id][_gt]"].flatMap({ Int64($0) }) { ids = ids.filter { $0 > after } }
+        if let filter = query["filter"].flatMap({ try? JSONValue.parse($0) }) {
+            // The gap check's form: {"_and":[…, {"_or":[{"id":{"_between":[low,high]}}, …]}]}.
+            let alternatives = filter["_and"]?.arrayValue?.compactMap { $0["_or"]?.arrayValue }.first ?? []
+            let ranges = alternatives.compactMap { alternative -> ClosedRange<Int64>? in
+                guard let low = alternative["id"]?["_between"]?[0]?.int64Value,
+                    let high = alternative["id"]?["_between"]?[1]?.int64Value, low <= high
+                else { return nil }
+                return low...high
+            }
+            ids = ids.filter { id in ranges.contains { $0.contains(id) } }
+        }
+        if let list = query["filter[id][_in]"] {
+            let wanted = Set(list.split(separator: ",").compactMap { Int64($0) })
+            ids = ids.filter { wanted.contains($0) }
+        }
+        let limit = query["limit"].flatMap { Int($0) } ?? 100
+        let rows: [JSONValue] = ids.prefix(limit).compactMap { id in
+            guard let row = state.rows[id] else { return nil }
+            var json: JSONObject = ["id": JSONValue(id)]
+            if fields.contains("action") {
+                json["action"] = .string(row.action)
+                json["collection"] = "articles"
+                json["item"] = .string(String(row.key))
+            }
+            if fields.contains("revisions.delta") { json["revisions"] = [["delta": row.delta ?? .null]] }
+            if fields.contains("revisions.data") { json["revisions"] = [["data": state.items[row.key] ?? .null]] }
+            return .object(json)
+        }
+        return ["data": .array(rows)]
+    }
+
+    private static func items(_ query: [String: String], _ state: State) -> JSONValue {
+        let filter = query["filter"].flatMap { try? JSONValue.parse($0) }
+        var keys = state.items.keys.sorted()
+        if let wanted = filter?["id"]?["_in"]?.arrayValue {
+            let set = Set(wanted.compactMap { $0.keyString.flatMap { Int($0) } })
+            keys = keys.filter { set.contains($0) }
+        }
+        if let after = filter?["id"]?["_gt"]?.int64Value { keys = keys.filter { Int64($0) > after } }
+        let total = keys.count
+        let limit = query["limit"].flatMap { Int($0) } ?? 100
+        let onlyKey = query["fields"] == "id"
+        let data: [JSONValue] = keys.prefix(limit).compactMap { key in
+            onlyKey ? ["id": JSONValue(Int64(key))] : state.items[key]
+        }
+        var answer: JSONObject = ["data": .array(data)]
+        if query["meta"] != nil { answer["meta"] = ["filter_count": JSONValue(Int64(total))] }
+        return .object(answer)
+    }
+}
