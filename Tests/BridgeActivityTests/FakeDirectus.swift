@@ -20,6 +20,9 @@ final class FakeDirectus: ActivitySource {
         var itemReads = 0
         var existenceReads = 0
         var forbidden: Set<String> = []
+        /// Sort watcher: reads of a collection's sort order, and a server that ignores the page cursor.
+        var orderReads = 0
+        var ignoreCursor = false
     }
 
     let state = Mutex(State())

@@ -86,3 +86,63 @@ def test_local_messenger_tells_only_the_instance_that_handled_the_write(run):
         await api.control("reset")
         assert (await api.control("instances", method="GET"))["ports"] == [api.emulator.port]
     run(check)
+
+
+# Manual sorting (§14.3) ---------------------------------------------------------------------------------------
+
+async def chapter_order(api) -> dict[int, int]:
+    _, body = await api.call("GET", "/items/chapters", ADMIN_TOKEN, fields="id,sort", sort="id")
+    return {row["id"]: row["sort"] for row in body["data"]}
+
+
+def test_manual_sort_moves_items_without_activity_and_sends_one_update(run):
+    async def check(api):
+        ws = await api.authed_socket()
+        await subscribe(ws, "chapters", uid="c", query={"fields": ["id", "sort"]})
+        status, body = await api.call("POST", "/utils/sort/chapters", ADMIN_TOKEN, json_body={"item": 1, "to": 4})
+        assert (status, body) == (200, None)
+        assert await chapter_order(api) == {1: 4, 2: 1, 3: 2, 4: 3, 5: 5}
+        # One `update` for the dragged item, read back; nothing for the three it pushed up.
+        assert await receive(ws) == {"type": "subscription", "event": "update", "data": [{"id": 1, "sort": 4}],
+                                     "uid": "c"}
+        assert await silent(ws, 0.3)
+        _, activity = await api.call("GET", "/activity", ADMIN_TOKEN)
+        assert activity["data"] == []  # written with plain queries: no activity, no revision
+        # Upwards, with the key as text: the event carries it as sent.
+        await api.call("POST", "/utils/sort/chapters", ADMIN_TOKEN, json_body={"item": "5", "to": "2"})
+        assert await chapter_order(api) == {1: 5, 2: 2, 3: 3, 4: 4, 5: 1}
+        assert (await receive(ws))["data"] == [{"id": 5, "sort": 1}]
+        stats = await api.stats()
+        assert stats["activity_count"] == 0 and stats["revisions_count"] == 0
+        await ws.close()
+    run(check)
+
+
+def test_manual_sort_fills_and_renumbers_first(run):
+    async def check(api):
+        # A row without a sort value and a duplicate: Directus numbers the empty one after the highest, then,
+        # seeing duplicates, renumbers every row 1…n in sort order before moving.
+        await api.call("PATCH", "/items/chapters/2", ADMIN_TOKEN, json_body={"sort": None})
+        await api.call("PATCH", "/items/chapters/4", ADMIN_TOKEN, json_body={"sort": 3})
+        await api.call("POST", "/utils/sort/chapters", ADMIN_TOKEN, json_body={"item": 5, "to": 1})
+        # filled: 2 → 6; values 1,6,3,3,5 renumbered by sort: 1→1, 3→2, 4→3, 5→4, 2→5; then 5 moves to 1's place.
+        assert await chapter_order(api) == {1: 2, 2: 5, 3: 3, 4: 4, 5: 1}
+    run(check)
+
+
+def test_manual_sort_errors(run):
+    async def check(api):
+        status, body = await api.call("POST", "/utils/sort/articles", ADMIN_TOKEN, json_body={"item": 1, "to": 2})
+        assert status == 400 and body["errors"][0]["message"] == (
+            'Invalid payload. Collection "articles" doesn\'t have a sort field.')
+        status, _ = await api.call("POST", "/utils/sort/nope", ADMIN_TOKEN, json_body={"item": 1, "to": 2})
+        assert status == 403
+        status, _ = await api.call("POST", "/utils/sort/chapters", ADMIN_TOKEN, json_body={"item": 1})
+        assert status == 400
+        status, _ = await api.call("POST", "/utils/sort/chapters", json_body={"item": 1, "to": 2})
+        assert status == 403  # the public role may not update chapters
+        status, body = await api.call("POST", "/utils/sort/chapters", ADMIN_TOKEN, json_body={"item": 1, "to": 99})
+        assert status == 500 and body["errors"][0]["extensions"]["code"] == "INTERNAL_SERVER_ERROR"
+        _, body = await api.call("GET", "/collections/chapters", ADMIN_TOKEN)
+        assert body["data"]["meta"]["sort_field"] == "sort"
+    run(check)

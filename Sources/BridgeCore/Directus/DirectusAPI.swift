@@ -69,6 +69,13 @@ public final class DirectusAPI: Sendable {
         return meta["accountability"]?.stringValue
     }
 
+    /// The collection's manual-sort field (`meta.sort_field`), nil when it has none (directus-protocol.md §14.3).
+    public func sortField(of collection: String) async throws(DirectusError) -> String? {
+        let answer = try await get("/collections/\(URLQuery.escape(collection))")
+        guard let name = answer["data"]?["meta"]?["sort_field"]?.stringValue, !name.isEmpty else { return nil }
+        return name
+    }
+
     /// Whether the user can read every user's activity rows (contract.md "delivery.mode: auto — readable"):
     /// `read.access == "full"` on `directus_activity` from `GET /permissions/me` (§8.9), else the admin flag of
     /// `GET /users/me` on servers without that route. A 403 means not readable.

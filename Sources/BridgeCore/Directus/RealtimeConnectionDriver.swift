@@ -2,12 +2,21 @@ public import BridgeJSON
 public import BridgeSystem
 public import BridgeWebSocket
 
-/// Wakes the activity reader when a socket event arrives for a subscription in activity mode.
+/// Wakes the readers that follow socket events: the activity reader (for subscriptions in activity mode) and the
+/// sort watcher (for every `update`, directus-protocol.md §14.3).
 public protocol ActivityTrigger: Sendable {
-    /// A change happened in `collection` (coalesced by the reader).
+    /// A change happened in `collection` on a subscription in activity mode (coalesced by the reader).
     func changeSeen(collection: String)
+    /// An `update` event named `keys` (those that carried a usable key); `delivered` when the socket reader turned
+    /// them into event lines itself (live mode).
+    func updateSeen(collection: String, keys: [String], delivered: Bool)
     /// The socket (re)connected: whatever happened while it was down must be read as backfill.
     func socketReconnected()
+}
+
+extension ActivityTrigger {
+    /// Most triggers have no use for the keys of updates.
+    public func updateSeen(collection: String, keys: [String], delivered: Bool) {}
 }
 
 /// Runs one realtime connection on the calling (dedicated) thread until it ends.
@@ -182,15 +191,19 @@ public final class RealtimeConnectionDriver {
         receivedAt: Timestamp
     ) {
         guard route.events.contains(event) else { return }
-        if route.handling == .trigger {
-            trigger?.changeSeen(collection: route.collection)
-            return
-        }
         let elements: [JSONRange]
         switch message.data {
         case .array(let ranges): elements = ranges
         case .object(let range), .scalar(let range): elements = [range]
         case .absent: elements = []
+        }
+        if event == .update, let trigger {
+            let keys = elements.compactMap { $0.member(route.primaryKey, in: bytes)?.keyString(in: bytes) }
+            trigger.updateSeen(collection: route.collection, keys: keys, delivered: route.handling == .emit)
+        }
+        if route.handling == .trigger {
+            trigger?.changeSeen(collection: route.collection)
+            return
         }
         for element in elements {
             let key: String?

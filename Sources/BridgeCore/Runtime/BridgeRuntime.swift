@@ -100,8 +100,13 @@ public final class BridgeRuntime: Sendable {
         } else {
             logger.info(DeliveryGuarantee.activity)
         }
+        guard
+            let sorting = await SortService.make(
+                config: config, routes: routes, api: components.api, queue: components.queue,
+                metrics: components.pipelineMetrics, stop: stop, logger: logger.child(label: "sort"))
+        else { return .cleanShutdown }
 
-        return await serve(components, routes: routes, activity: activity, stop: stop)
+        return await serve(components, routes: routes, activity: activity, sorting: sorting, stop: stop)
     }
 
     private func authenticate(_ components: RuntimeComponents, stop: ShutdownSignal) async -> RuntimeOutcome? {
@@ -126,11 +131,13 @@ public final class BridgeRuntime: Sendable {
     }
 
     private func serve(
-        _ components: RuntimeComponents, routes: [SubscriptionRoute], activity: ActivityService, stop: ShutdownSignal
+        _ components: RuntimeComponents, routes: [SubscriptionRoute], activity: ActivityService,
+        sorting: SortService, stop: ShutdownSignal
     ) async -> RuntimeOutcome {
         let supervisor = RealtimeSupervisor(
             settings: components.supervisorSettings, routes: routes, auth: components.auth, queue: components.queue,
-            trigger: activity.trigger, health: components.health, metrics: components.pipelineMetrics,
+            trigger: TriggerFanOut.of(activity.trigger, sorting.trigger), health: components.health,
+            metrics: components.pipelineMetrics,
             reconnects: components.countReconnect, logger: logger.child(label: "realtime"))
         let refresher = TokenRefresher(
             auth: components.auth, health: components.health, retryDelay: config.directus.reconnect.maxDelay,
@@ -155,7 +162,8 @@ public final class BridgeRuntime: Sendable {
             async let realtime: Void = supervisor.run(stop: stop)
             async let tokens: Void = refresher.run(stop: stop)
             async let reader: Void = activity.run(stop: stop)
-            _ = await (realtime, tokens, reader)
+            async let sorts: Void = sorting.run(stop: stop)
+            _ = await (realtime, tokens, reader, sorts)
         }()
 
         async let stats: Void = components.stats.run(stop: stop)

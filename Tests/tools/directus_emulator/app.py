@@ -17,6 +17,7 @@ from .reader import Reader
 from .rest_items import ItemRoutes
 from .rest_support import accountability_for, error_response
 from .rest_system import SystemRoutes
+from .rest_utils import UtilsRoutes
 from .settings import Settings
 from .stats import Stats
 from .websocket import WebSocketServer
@@ -106,6 +107,7 @@ class Emulator:
                               client_max_size=self.settings.max_payload)
         SystemRoutes(self.db, self.auth, self.reader, self.settings).register(app)
         ItemRoutes(self.reader, self.writer).register(app)
+        UtilsRoutes(self.db, self.writer).register(app)
         self.control.register(app)
         return app
 

@@ -74,6 +74,7 @@ class Collection:
     accountability: str | None = "all"  # "all" | "activity" | None
     system: bool = False
     note: str | None = None
+    sort_field: str | None = None  # `meta.sort_field`: the field manual sorting (`/utils/sort`) rewrites (§14.3)
     pk: str = dc_field(init=False)
 
     def __post_init__(self) -> None:
@@ -99,6 +100,7 @@ class Collection:
                 "hidden": False,
                 "singleton": False,
                 "note": self.note,
+                "sort_field": self.sort_field,
                 "system": self.system or None,
             },
             "schema": {"name": self.name},

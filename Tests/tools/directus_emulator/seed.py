@@ -25,7 +25,7 @@ USERS_SEED = [
     (OTP_ID, "otp@example.com", "otp-password", READER_ROLE, None, OTP_SECRET, "Otto"),
 ]
 # What the reader role (reader@ and otp@) may do. `secrets` is deliberately absent.
-READER_COLLECTIONS = ("articles", "comments", "tags", "notes_untracked")
+READER_COLLECTIONS = ("articles", "comments", "tags", "notes_untracked", "chapters")
 
 
 def user_collections() -> list[Collection]:
@@ -51,6 +51,11 @@ def user_collections() -> list[Collection]:
             Field("id", INTEGER, primary_key=True, auto_increment=True, nullable=False),
             Field("text", TEXT),
         ), accountability=None, note="activity tracking off (accountability null)"),
+        Collection("chapters", fields(
+            Field("id", INTEGER, primary_key=True, auto_increment=True, nullable=False),
+            Field("title", STRING),
+            Field("sort", INTEGER),
+        ), accountability="all", sort_field="sort", note="manually sorted (sort field `sort`)"),
         Collection("secrets", fields(
             Field("id", INTEGER, primary_key=True, auto_increment=True, nullable=False),
             Field("value", STRING),
@@ -72,6 +77,7 @@ TAGS = [
     {"slug": "news", "label": "News"}, {"slug": "howto", "label": "How-to"}, {"slug": "release", "label": "Release"},
 ]
 NOTES = [{"id": 1, "text": "untracked one"}, {"id": 2, "text": "untracked two"}]
+CHAPTERS = [{"id": n, "title": f"Chapter {n}", "sort": n} for n in range(1, 6)]
 SECRETS = [{"id": 1, "value": "the cake is a lie"}]
 
 
@@ -97,7 +103,8 @@ def load(db: Database, name: str = "default", activity_access: str = "partial") 
     for collection in user_collections():
         db.add_collection(collection)
     rows: dict[str, list[dict[str, Any]]] = {
-        "articles": ARTICLES, "comments": COMMENTS, "tags": TAGS, "notes_untracked": NOTES, "secrets": SECRETS,
+        "articles": ARTICLES, "comments": COMMENTS, "tags": TAGS, "notes_untracked": NOTES, "chapters": CHAPTERS,
+        "secrets": SECRETS,
     }
     if name == "demo":
         rows = _demo_rows(rows)

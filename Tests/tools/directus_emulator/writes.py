@@ -283,5 +283,9 @@ class Writer:
                 })
         if plan.emit:
             for event in plan.events:
-                for listener in self.listeners:
-                    listener(event)
+                self.publish(event)
+
+    def publish(self, event: ItemEvent) -> None:
+        """Hands an event to the socket layer (an action hook firing after a commit)."""
+        for listener in self.listeners:
+            listener(event)
