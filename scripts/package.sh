@@ -83,6 +83,7 @@ sed "s/^\.TH DIRECTUS-BRIDGE 1 \"\" \"directus-bridge\"/.TH DIRECTUS-BRIDGE 1 \"
 install -m 0644 README.md docs/configuration.md "$DOC/"
 install -m 0644 bridge.yaml "$DOC/bridge.yaml.example"
 install -m 0644 packaging/debian/copyright "$DOC/copyright"
+install -D -m 0644 packaging/grafana/directus-bridge.json "$TREE/usr/share/$NAME/grafana/directus-bridge.json"
 install -D -m 0644 packaging/debian/lintian-overrides "$TREE/usr/share/lintian/overrides/$NAME"
 # A native package (the project builds it itself): the changelog names the commit it was built from.
 {

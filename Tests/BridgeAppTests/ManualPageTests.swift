@@ -1,7 +1,8 @@
-@testable import BridgeApp
 import BridgeTestSupport
 import Foundation
 import Testing
+
+@testable import BridgeApp
 
 /// packaging/directus-bridge.1 (the .deb's man page) is written by hand; these tests keep it in step with the
 /// program: every command and option of the `--help` text and every exit code has its entry.

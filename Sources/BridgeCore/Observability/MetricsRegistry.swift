@@ -58,6 +58,11 @@ public final class MetricsRegistry: Sendable {
         _ = register(name: name, help: help, type: "gauge", labels: rendered, replace: true) { .function(read) }
     }
 
+    /// A counter whose value `read` computes at scrape time from a total kept elsewhere (the kernel's CPU time).
+    public func counterFunction(_ name: String, help: String, read: @escaping @Sendable () -> Double) {
+        _ = register(name: name, help: help, type: "counter", labels: "", replace: true) { .function(read) }
+    }
+
     /// The whole registry in Prometheus text format.
     public func render() -> String {
         let order = familyOrder.withLock { $0 }

@@ -46,5 +46,13 @@ enum OperationsMetrics {
             "directus_bridge_ready",
             help: "1 when /readyz answers 200 (connected, authenticated, subscribed, no sink stuck)."
         ) { [health] in health.snapshot.isReady ? 1 : 0 }
+        // The names every Prometheus client library uses, so stock dashboards and alerts work unchanged. NaN when
+        // /proc cannot be read.
+        registry.gaugeFunction("process_resident_memory_bytes", help: "Resident memory size in bytes.") {
+            ProcessStatistics.residentMemoryBytes() ?? .nan
+        }
+        registry.counterFunction("process_cpu_seconds_total", help: "Total user and system CPU time in seconds.") {
+            ProcessStatistics.cpuSeconds() ?? .nan
+        }
     }
 }
