@@ -34,6 +34,7 @@ let package = Package(
         cLibrary("CRdKafka", pkgConfig: "rdkafka", apt: "librdkafka-dev"),
         // libFuzzer's driver (compiler-rt): declared only; linked by `-sanitize=fuzzer` in scripts/fuzz.sh.
         .systemLibrary(name: "CLibFuzzer"),
+        cLibrary("CNats", pkgConfig: "libnats", apt: "libnats-dev"),
 
         // MARK: Layers
         .target(name: "BridgeSystem", swiftSettings: strict),
@@ -46,6 +47,7 @@ let package = Package(
         .target(name: "BridgeHTTPServer", dependencies: ["BridgeSystem", "CMicroHTTPD"], swiftSettings: strict),
         // Broker clients: independent of BridgeCore, so the sinks built on them can live anywhere above.
         .target(name: "BridgeKafka", dependencies: ["BridgeSystem", "CRdKafka"], swiftSettings: strict),
+        .target(name: "BridgeNATS", dependencies: ["BridgeSystem", "CNats"], swiftSettings: strict),
         .target(
             name: "BridgeCore",
             dependencies: [
@@ -94,6 +96,7 @@ let package = Package(
         .testTarget(name: "BridgeOperationsTests", dependencies: ["BridgeCore", "BridgeConfig", "BridgeJSON", "BridgeHTTPServer", "BridgeSystem"]),
         .testTarget(name: "BridgeActivityTests", dependencies: ["BridgeCore", "BridgeConfig", "BridgeJSON", "BridgeSystem", "BridgeTestSupport"]),
         .testTarget(name: "BridgeKafkaTests", dependencies: ["BridgeKafka", "BridgeSystem", "BridgeTestSupport"]),
+        .testTarget(name: "BridgeNATSTests", dependencies: ["BridgeNATS", "BridgeSystem", "BridgeTestSupport"]),
         .testTarget(name: "BridgeWebhookTests", dependencies: ["BridgeCore", "BridgeHTTP", "BridgeStore", "BridgeSystem", "BridgeTestSupport"]),
     ],
     swiftLanguageModes: [.v6]

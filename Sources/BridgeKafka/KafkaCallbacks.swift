@@ -7,7 +7,9 @@ internal import CRdKafka
 
 /// `dr_msg_cb`: one call per produced message, on the thread that polls (the producer's poll thread, or a flush).
 func kafkaDeliveryReport(
-    _ handle: OpaquePointer?, _ message: UnsafePointer<rd_kafka_message_t>?, _ opaque: UnsafeMutableRawPointer?
+    _ handle: OpaquePointer?,
+    _ message: UnsafePointer<rd_kafka_message_t>?,
+    _ opaque: UnsafeMutableRawPointer?
 ) {
     guard let message, let opaque, let ticketPointer = message.pointee._private else { return }
     let context = Unmanaged<KafkaProducerContext>.fromOpaque(opaque).takeUnretainedValue()
@@ -21,9 +23,10 @@ func kafkaDeliveryReport(
         // broker did not return is -1 (librdkafka's "invalid offset"), anything below is clamped to it.
         let partition = message.pointee.partition
         let offset = max(message.pointee.offset, -1)
-        outcome = partition >= 0 ? .delivered(partition: partition, offset: offset) : .delivered(partition: -1, offset: -1)
+        outcome =
+            partition >= 0 ? .delivered(partition: partition, offset: offset) : .delivered(partition: -1, offset: -1)
     } else {
-        let detail = context.redactor.redact(KafkaText.string(rd_kafka_message_errstr(message)))
+        let detail = context.redactor.redact(PeerText.string(rd_kafka_message_errstr(message)))
         outcome = .failed(KafkaError.from(code: code, detail: detail))
     }
     context.reported(delivered: code == 0, error: outcome.error)
@@ -32,11 +35,14 @@ func kafkaDeliveryReport(
 
 /// `error_cb`: cluster-level errors (all brokers down, authentication failed, a fatal idempotence error).
 func kafkaClusterError(
-    _ handle: OpaquePointer?, _ code: Int32, _ reason: UnsafePointer<CChar>?, _ opaque: UnsafeMutableRawPointer?
+    _ handle: OpaquePointer?,
+    _ code: Int32,
+    _ reason: UnsafePointer<CChar>?,
+    _ opaque: UnsafeMutableRawPointer?
 ) {
     guard let opaque else { return }
     let context = Unmanaged<KafkaProducerContext>.fromOpaque(opaque).takeUnretainedValue()
-    let detail = context.redactor.redact(KafkaText.string(reason))
+    let detail = context.redactor.redact(PeerText.string(reason))
     guard code == RD_KAFKA_RESP_ERR__FATAL.rawValue, let handle else {
         context.recordClusterError(KafkaError.from(code: code, detail: detail))
         return
@@ -44,25 +50,32 @@ func kafkaClusterError(
     // A fatal error hides the one that caused it: librdkafka keeps the first fatal error's code and text.
     var text = [CChar](repeating: 0, count: 512)
     let underlying = rd_kafka_fatal_error(handle, &text, text.count).rawValue
-    let cause = context.redactor.redact(text.withUnsafeBufferPointer { KafkaText.string($0.baseAddress) })
+    let cause = context.redactor.redact(text.withUnsafeBufferPointer { PeerText.string($0.baseAddress) })
     var error = KafkaError.from(code: underlying == 0 ? code : underlying, detail: cause.isEmpty ? detail : cause)
     error.kind = .fatal
     context.recordClusterError(error)
 }
 
 /// `log_cb`: librdkafka's log lines (from its own threads), at info or below as every layer under Core logs.
-func kafkaLog(_ handle: OpaquePointer?, _ level: Int32, _ facility: UnsafePointer<CChar>?, _ text: UnsafePointer<CChar>?) {
+func kafkaLog(
+    _ handle: OpaquePointer?,
+    _ level: Int32,
+    _ facility: UnsafePointer<CChar>?,
+    _ text: UnsafePointer<CChar>?
+) {
     guard let handle, let opaque = rd_kafka_opaque(handle) else { return }
     let context = Unmanaged<KafkaProducerContext>.fromOpaque(opaque).takeUnretainedValue()
     // syslog levels: 0-4 (emergency … warning) → info, 5-6 (notice, info) → debug, 7 (debug) → trace.
     let mapped: LogLevel = level <= 4 ? .info : level <= 6 ? .debug : .trace
     guard context.logger.isEnabled(mapped) else { return }
     context.logger.log(
-        mapped, "librdkafka",
+        mapped,
+        "librdkafka",
         metadata: [
-            KafkaLogKey.facility: KafkaText.string(facility),
-            KafkaLogKey.text: context.redactor.redact(KafkaText.string(text)),
-        ])
+            KafkaLogKey.facility: PeerText.string(facility),
+            KafkaLogKey.text: context.redactor.redact(PeerText.string(text)),
+        ]
+    )
 }
 
 /// Log metadata keys of this layer.

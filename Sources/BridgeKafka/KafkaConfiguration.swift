@@ -35,7 +35,7 @@ final class KafkaConfiguration {
         case RD_KAFKA_CONF_OK:
             return
         case RD_KAFKA_CONF_UNKNOWN:
-            throw KafkaError(kind: .configuration, message: "unknown librdkafka property \(KafkaText.sanitized(key))")
+            throw KafkaError(kind: .configuration, message: "unknown librdkafka property \(PeerText.sanitized(key))")
         default:
             let detail = KafkaSettingsText.refusal(errorText, key: key, value: value)
             throw KafkaError(kind: .configuration, message: "invalid value for property \(key)\(detail)")
@@ -65,7 +65,7 @@ enum KafkaSettingsText {
     /// whose reason is not shown at all.
     static func refusal(_ errorText: [CChar], key: String, value: String) -> String {
         guard !KafkaProducerSettings.isSecret(property: key) else { return "" }
-        let reason = errorText.withUnsafeBufferPointer { KafkaText.string($0.baseAddress) }
+        let reason = errorText.withUnsafeBufferPointer { PeerText.string($0.baseAddress) }
         let cleaned = Redactor(secrets: [value]).redact(reason)
         return cleaned.isEmpty ? "" : ": " + cleaned
     }

@@ -1,3 +1,4 @@
+internal import BridgeSystem
 internal import CRdKafka
 
 extension KafkaError.Code: CustomStringConvertible {
@@ -20,14 +21,20 @@ extension KafkaError.Code: CustomStringConvertible {
 
     /// Codes librdkafka 2.0 has names for: local codes between `_BEGIN` and `_END`, protocol codes 0...100.
     /// Anything else came from a broker newer than the library (or from a hostile peer) and is named by number.
-    private static func isKnown(_ value: Int32) -> Bool { (-199 ... -101).contains(value) || (-1 ... 100).contains(value) }
+    private static func isKnown(_ value: Int32) -> Bool {
+        (-199 ... -101).contains(value) || (-1...100).contains(value)
+    }
 }
 
 extension KafkaError {
     /// An error for librdkafka code `rawCode`, classified by what a caller can do about it. `detail` (a broker's or
-    /// librdkafka's text) is cleaned (`KafkaText.sanitized`) and appended.
+    /// librdkafka's text, already cleaned with `PeerText`) is appended.
     static func from(
-        code rawCode: Int32, detail: String? = nil, context: String? = nil, file: String = #fileID, line: UInt = #line
+        code rawCode: Int32,
+        detail: String? = nil,
+        context: String? = nil,
+        file: String = #fileID,
+        line: UInt = #line
     ) -> KafkaError {
         let code = Code(rawValue: rawCode)
         var message = code.explanation
@@ -60,33 +67,5 @@ extension KafkaError {
         default:
             .retriable
         }
-    }
-}
-
-/// Text that came from librdkafka or a broker, made safe to log and show.
-enum KafkaText {
-    /// At most this many bytes of a peer's or library's text are kept.
-    static let maximumLength = 300
-
-    /// `text` with control characters replaced by spaces, cut to `maximumLength` bytes on a character boundary.
-    static func sanitized(_ text: String) -> String {
-        var result = ""
-        var length = 0
-        for scalar in text.unicodeScalars {
-            let clean: Unicode.Scalar = scalar.value < 0x20 || scalar.value == 0x7F ? " " : scalar
-            length += String(clean).utf8.count
-            if length > maximumLength {
-                result += "…"
-                break
-            }
-            result.unicodeScalars.append(clean)
-        }
-        return result
-    }
-
-    /// A C string of at most `capacity` bytes (a buffer librdkafka filled), sanitized; nil pointers give "".
-    static func string(_ pointer: UnsafePointer<CChar>?) -> String {
-        guard let pointer else { return "" }
-        return sanitized(String(cString: pointer))
     }
 }

@@ -58,7 +58,8 @@ package struct KafkaError: Error, Sendable, CustomStringConvertible {
 
     /// `kafka <kind> error (<code name>): <message>`.
     package var description: String {
-        code == .none ? "kafka \(kind.rawValue) error: \(message)" : "kafka \(kind.rawValue) error (\(code)): \(message)"
+        code == .none
+            ? "kafka \(kind.rawValue) error: \(message)" : "kafka \(kind.rawValue) error (\(code)): \(message)"
     }
 }
 

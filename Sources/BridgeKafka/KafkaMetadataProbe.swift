@@ -1,3 +1,4 @@
+internal import BridgeSystem
 internal import CRdKafka
 
 /// Asks the cluster about one topic (`KafkaProducer.describeTopic`): proves the cluster is reachable, the
@@ -8,17 +9,21 @@ enum KafkaMetadataProbe {
     static let maximumBrokers: Int32 = 100_000
 
     /// The metadata of `topic`, or a typed error (retriable when the cluster did not answer in `timeout`).
-    static func describe(topic: String, handle: KafkaHandle, timeout: Duration) throws(KafkaError) -> KafkaTopicDescription {
+    static func describe(topic: String, handle: KafkaHandle, timeout: Duration) throws(KafkaError)
+        -> KafkaTopicDescription
+    {
         guard let topicHandle = rd_kafka_topic_new(handle.pointer, topic, nil) else {
             throw KafkaError.from(code: rd_kafka_last_error().rawValue, context: "topic \(topic)")
         }
         defer { rd_kafka_topic_destroy(topicHandle) }
-        let (seconds, attoseconds) = timeout.components
-        let milliseconds = Int32(clamping: seconds * 1000 + attoseconds / 1_000_000_000_000_000)
+        let milliseconds = Int32(clamping: timeout.roundedUpMilliseconds)
         var metadata: UnsafePointer<rd_kafka_metadata>?
         let code = rd_kafka_metadata(handle.pointer, 0, topicHandle, &metadata, max(1, milliseconds)).rawValue
         guard code == 0, let metadata else {
-            throw KafkaError.from(code: code == 0 ? KafkaError.Code.timedOut.rawValue : code, context: "metadata of \(topic)")
+            throw KafkaError.from(
+                code: code == 0 ? KafkaError.Code.timedOut.rawValue : code,
+                context: "metadata of \(topic)"
+            )
         }
         defer { rd_kafka_metadata_destroy(metadata) }
         return try describe(topic: topic, in: metadata.pointee)
@@ -32,7 +37,11 @@ enum KafkaMetadataProbe {
             throw KafkaError(kind: .retriable, message: "the cluster sent metadata with impossible counts")
         }
         guard metadata.topic_cnt > 0, let topics = metadata.topics else {
-            throw KafkaError(kind: .retriable, code: .unknownTopicOrPartition, message: "topic \(topic) is not in the cluster's answer")
+            throw KafkaError(
+                kind: .retriable,
+                code: .unknownTopicOrPartition,
+                message: "topic \(topic) is not in the cluster's answer"
+            )
         }
         for index in 0..<Int(metadata.topic_cnt) {
             let entry = topics[index]
@@ -42,12 +51,21 @@ enum KafkaMetadataProbe {
             }
             guard entry.partition_cnt > 0, entry.partition_cnt <= maximumPartitions else {
                 throw KafkaError(
-                    kind: .retriable, code: .unknownTopicOrPartition,
-                    message: "topic \(topic) has no usable partitions (the cluster reported \(entry.partition_cnt))")
+                    kind: .retriable,
+                    code: .unknownTopicOrPartition,
+                    message: "topic \(topic) has no usable partitions (the cluster reported \(entry.partition_cnt))"
+                )
             }
             return KafkaTopicDescription(
-                name: topic, partitionCount: Int(entry.partition_cnt), brokerCount: Int(metadata.broker_cnt))
+                name: topic,
+                partitionCount: Int(entry.partition_cnt),
+                brokerCount: Int(metadata.broker_cnt)
+            )
         }
-        throw KafkaError(kind: .retriable, code: .unknownTopicOrPartition, message: "topic \(topic) is not in the cluster's answer")
+        throw KafkaError(
+            kind: .retriable,
+            code: .unknownTopicOrPartition,
+            message: "topic \(topic) is not in the cluster's answer"
+        )
     }
 }

@@ -44,7 +44,11 @@ package final class KafkaMockCluster {
             throw KafkaError(kind: .retriable, message: "librdkafka could not start a mock cluster")
         }
         return KafkaMockCluster(
-            host: host, cluster: cluster, bootstrapServers: String(cString: servers), brokerCount: brokers)
+            host: host,
+            cluster: cluster,
+            bootstrapServers: String(cString: servers),
+            brokerCount: brokers
+        )
     }
 
     /// Creates `topic` with `partitions` partitions, each replicated on `replicationFactor` brokers.

@@ -1,8 +1,9 @@
-#if canImport(Glibc)
-@preconcurrency import Glibc
-#endif
-import Synchronization
 internal import CRdKafka
+import Synchronization
+
+#if canImport(Glibc)
+    @preconcurrency import Glibc
+#endif
 
 /// An `rd_kafka_t` that may cross threads. librdkafka's calls on one handle are thread-safe (`rd_kafka_poll`,
 /// `rd_kafka_flush`, `rd_kafka_metadata`, produce), except `rd_kafka_destroy`, which only the owning
@@ -36,11 +37,16 @@ final class KafkaPollThread {
         // +1 handed to the thread, released when its loop returns: the loop outlives this object if need be.
         let context = Unmanaged.passRetained(loop).toOpaque()
         var thread = pthread_t()
-        let result = pthread_create(&thread, nil, { raw in
-            let loop = Unmanaged<Loop>.fromOpaque(raw!).takeRetainedValue()
-            loop.run()
-            return nil
-        }, context)
+        let result = pthread_create(
+            &thread,
+            nil,
+            { raw in
+                let loop = Unmanaged<Loop>.fromOpaque(raw!).takeRetainedValue()
+                loop.run()
+                return nil
+            },
+            context
+        )
         guard result == 0 else {
             Unmanaged<Loop>.fromOpaque(context).release()  // no thread took the +1
             throw KafkaError(kind: .retriable, message: "could not start the delivery-report thread (error \(result))")

@@ -48,7 +48,7 @@ package final class KafkaProducer {
             rd_kafka_new(RD_KAFKA_PRODUCER, configuration, &errorText, errorText.count)
         }
         guard let pointer = made else {
-            let reason = redactor.redact(errorText.withUnsafeBufferPointer { KafkaText.string($0.baseAddress) })
+            let reason = redactor.redact(errorText.withUnsafeBufferPointer { PeerText.string($0.baseAddress) })
             throw KafkaError(kind: .configuration, message: "librdkafka refused the settings: \(reason)")
         }
         let handle = KafkaHandle(pointer: pointer)
@@ -72,7 +72,8 @@ package final class KafkaProducer {
     /// outstanding. If the task is cancelled while waiting, it throws `CancellationError`; the messages not
     /// handed over yet are reported failed (retriable, "not sent") and the completion still runs exactly once.
     package func submit(
-        _ messages: [KafkaMessage], completion: @escaping @Sendable ([KafkaDeliveryOutcome]) -> Void
+        _ messages: [KafkaMessage],
+        completion: @escaping @Sendable ([KafkaDeliveryOutcome]) -> Void
     ) async throws {
         precondition(!closed, "KafkaProducer.submit after close")
         let batch = KafkaDeliveryBatch(count: messages.count, completion: completion)
@@ -80,7 +81,10 @@ package final class KafkaProducer {
         defer {
             // Whatever was not handed over (cancelled) still gets its outcome, so the completion runs.
             while next < messages.count {
-                batch.record(.failed(KafkaError(kind: .retriable, message: "not sent: the producer was stopped")), at: next)
+                batch.record(
+                    .failed(KafkaError(kind: .retriable, message: "not sent: the producer was stopped")),
+                    at: next
+                )
                 next += 1
             }
         }
@@ -142,7 +146,15 @@ package final class KafkaProducer {
         let code = key.withUTF8 { key in
             message.value.withUnsafeBytes { value in
                 crdkafka_produce(
-                    handle.pointer, topic, key.baseAddress, key.count, value.baseAddress, value.count, headers, opaque)
+                    handle.pointer,
+                    topic,
+                    key.baseAddress,
+                    key.count,
+                    value.baseAddress,
+                    value.count,
+                    headers,
+                    opaque
+                )
             }
         }.rawValue
         if code == 0 { return .handedOver }
@@ -181,10 +193,10 @@ package final class KafkaProducer {
     /// Waits until every outstanding message has its outcome, at most `timeout`; true if none is left.
     package func flush(timeout: Duration) async -> Bool {
         let handle = self.handle
-        let milliseconds = Int32(clamping: timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+        let milliseconds = Int32(clamping: timeout.roundedUpMilliseconds)
         let drained = try? await BlockingExecutor.shared.perform {
             // rd_kafka_flush polls too: the reports it serves run the same (thread-safe) callbacks.
-            rd_kafka_flush(handle.pointer, max(0, milliseconds)).rawValue == 0
+            rd_kafka_flush(handle.pointer, milliseconds).rawValue == 0
         }
         return drained ?? false
     }

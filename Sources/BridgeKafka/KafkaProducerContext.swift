@@ -1,5 +1,5 @@
-import Synchronization
 internal import BridgeSystem
+import Synchronization
 
 /// What librdkafka's callbacks reach through the configuration's opaque pointer: the bound on outstanding
 /// messages, the producer's health, its logger.
@@ -110,15 +110,20 @@ final class KafkaProducerContext: Sendable {
     func recordClusterError(_ error: KafkaError) {
         flow.withLock { $0.lastError = error }
         logger.debug(
-            "Kafka cluster error", metadata: [LogKey.error: redactor.redact(error.description)])
+            "Kafka cluster error",
+            metadata: [LogKey.error: redactor.redact(error.description)]
+        )
     }
 
     /// A snapshot of the producer's health.
     var status: KafkaProducerStatus {
         flow.withLock { flow in
             KafkaProducerStatus(
-                lastError: flow.lastError, outstanding: flow.outstanding, delivered: flow.delivered,
-                failed: flow.failed)
+                lastError: flow.lastError,
+                outstanding: flow.outstanding,
+                delivered: flow.delivered,
+                failed: flow.failed
+            )
         }
     }
 }

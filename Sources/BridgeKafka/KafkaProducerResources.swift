@@ -1,3 +1,4 @@
+internal import BridgeSystem
 internal import CRdKafka
 
 /// What a `KafkaProducer` must release, in order: the poll thread, the topic handles, the librdkafka handle — and
@@ -65,7 +66,8 @@ enum KafkaTopicName {
         guard !bytes.isEmpty, bytes.count <= 249, allowed, name != ".", name != ".." else {
             throw KafkaError(
                 kind: .rejected,
-                message: "invalid topic name \"\(KafkaText.sanitized(name))\": Kafka allows 1-249 of a-z A-Z 0-9 . _ -")
+                message: "invalid topic name \"\(PeerText.sanitized(name))\": Kafka allows 1-249 of a-z A-Z 0-9 . _ -"
+            )
         }
     }
 }

@@ -1,3 +1,5 @@
+internal import BridgeSystem
+
 /// How to make a `KafkaProducer`.
 ///
 /// The producer is always idempotent with `acks=all` (the contract's rule: an event counts as delivered only when
@@ -67,9 +69,11 @@ package struct KafkaProducerSettings: Sendable, Equatable {
         for key in properties.keys.sorted() where Self.reservedProperties.contains(key.trimmingSpaces) {
             throw KafkaError(
                 kind: .configuration,
-                message: "property \(key) is set by the bridge (idempotent producer, acks=all, servers from brokers)")
+                message: "property \(key) is set by the bridge (idempotent producer, acks=all, servers from brokers)"
+            )
         }
-        let timeoutMilliseconds = deliveryTimeout.map { max(1, Self.milliseconds($0)) } ?? 0  // 0 = forever
+        // 0 = forever: librdkafka retries until the message is delivered or the producer is closed.
+        let timeoutMilliseconds = deliveryTimeout.map { max(1, min($0.roundedUpMilliseconds, Int64(Int32.max))) } ?? 0
         var result: [(key: String, value: String)] = [
             ("bootstrap.servers", servers.joined(separator: ",")),
             ("client.id", clientID),
@@ -82,12 +86,6 @@ package struct KafkaProducerSettings: Sendable, Equatable {
         ]
         for key in properties.keys.sorted() { result.append((key, properties[key] ?? "")) }
         return result
-    }
-
-    private static func milliseconds(_ duration: Duration) -> Int {
-        let (seconds, attoseconds) = duration.components
-        guard seconds < Int64(Int32.max / 1000) else { return Int(Int32.max) }
-        return Int(seconds) * 1000 + Int(attoseconds / 1_000_000_000_000_000)
     }
 }
 

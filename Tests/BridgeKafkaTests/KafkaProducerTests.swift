@@ -54,10 +54,14 @@ struct KafkaProducerTests {
     @Test func aBrokerDownHoldsItsPartitionsUntilItIsBack() async throws {
         let cluster = try KafkaMockCluster.make(brokers: 3)
         try cluster.createTopic("down", partitions: 3, replicationFactor: 3)
-        for partition in Int32(0)..<3 { try cluster.setLeader(topic: "down", partition: partition, broker: partition + 1) }
+        for partition in Int32(0)..<3 {
+            try cluster.setLeader(topic: "down", partition: partition, broker: partition + 1)
+        }
         let producer = try makeProducer(cluster.bootstrapServers)
         // Connected first, so the broker going down is a running producer losing a leader.
-        #expect(allDelivered(try await producer.send(eventMessages(topic: "down", count: 30, items: 30, prefix: "warm"))))
+        #expect(
+            allDelivered(try await producer.send(eventMessages(topic: "down", count: 30, items: 30, prefix: "warm")))
+        )
 
         try cluster.setBrokerDown(1)
         let messages = eventMessages(topic: "down", count: 900, items: 90)
@@ -94,7 +98,9 @@ struct KafkaProducerTests {
             for (round, broker) in [Int32(2), 3, 1].enumerated() {
                 let target = UInt64(500 * (round + 1))
                 #expect(await pollUntil(timeout: .seconds(60)) { producer.status.delivered >= target })
-                for partition in Int32(0)..<4 { try cluster.setLeader(topic: "moving", partition: partition, broker: broker) }
+                for partition in Int32(0)..<4 {
+                    try cluster.setLeader(topic: "moving", partition: partition, broker: broker)
+                }
                 moves += 1
             }
             try await group.waitForAll()
@@ -111,7 +117,9 @@ struct KafkaProducerTests {
         let cluster = try KafkaMockCluster.make(brokers: 3)
         try cluster.createTopic("flaky", partitions: 2, replicationFactor: 3)
         let producer = try makeProducer(cluster.bootstrapServers)
-        #expect(allDelivered(try await producer.send(eventMessages(topic: "flaky", count: 10, items: 5, prefix: "warm"))))
+        #expect(
+            allDelivered(try await producer.send(eventMessages(topic: "flaky", count: 10, items: 5, prefix: "warm")))
+        )
         cluster.failNextProduceRequests(with: [
             .notLeaderForPartition, .requestTimedOut, .notEnoughReplicas, .transport, .notEnoughReplicas,
         ])
@@ -127,7 +135,9 @@ struct KafkaProducerTests {
         let cluster = try KafkaMockCluster.make(brokers: 1)
         try cluster.createTopic("refused", partitions: 1, replicationFactor: 1)
         let producer = try makeProducer(cluster.bootstrapServers)
-        #expect(allDelivered(try await producer.send(eventMessages(topic: "refused", count: 1, items: 1, prefix: "warm"))))
+        #expect(
+            allDelivered(try await producer.send(eventMessages(topic: "refused", count: 1, items: 1, prefix: "warm")))
+        )
 
         cluster.failNextProduceRequests(with: [.topicAuthorizationFailed])
         let denied = try await producer.send(eventMessages(topic: "refused", count: 1, items: 1, prefix: "denied"))
@@ -144,7 +154,9 @@ struct KafkaProducerTests {
         let cluster = try KafkaMockCluster.make(brokers: 1)
         try cluster.createTopic("bounded", partitions: 1, replicationFactor: 1)
         let producer = try makeProducer(cluster.bootstrapServers, maxOutstanding: 10)
-        #expect(allDelivered(try await producer.send(eventMessages(topic: "bounded", count: 1, items: 1, prefix: "warm"))))
+        #expect(
+            allDelivered(try await producer.send(eventMessages(topic: "bounded", count: 1, items: 1, prefix: "warm")))
+        )
         try cluster.setBrokerDown(1)
 
         let done = OutcomeBox()
@@ -171,7 +183,11 @@ struct KafkaProducerTests {
         await producer.close(drainTimeout: .milliseconds(200))
         let outcomes = try #require(await done.wait(timeout: .seconds(10)))
         #expect(outcomes.count == 100 && outcomes.allSatisfy { $0.error?.isRetriable == true })
-        #expect(outcomes.prefix(10).allSatisfy { [KafkaError.Code.purgedFromQueue, .purgedInFlight].contains($0.error?.code) })
+        #expect(
+            outcomes.prefix(10).allSatisfy {
+                [KafkaError.Code.purgedFromQueue, .purgedInFlight].contains($0.error?.code)
+            }
+        )
     }
 }
 

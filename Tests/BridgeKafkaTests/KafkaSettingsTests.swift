@@ -25,7 +25,8 @@ import Testing
             makeError([
                 "security.protocol": "sasl_ssl", "sasl.mechanisms": "PLAIN", "sasl.username": "bridge",
                 "sasl.password": "hunter2-password", "ssl.ca.location": "/nonexistent/ca.pem",
-            ]))
+            ])
+        )
         #expect(tls.kind == .configuration)
         #expect(!tls.description.contains("hunter2-password"), "\(tls)")
     }
@@ -55,9 +56,10 @@ import Testing
     }
 
     @Test func secretPropertiesAreRecognised() {
-        for key in ["sasl.password", "ssl.key.password", "ssl.keystore.password", "sasl.jaas.config", "ssl.key.pem",
-            "sasl.oauthbearer.client.secret", "sasl.oauthbearer.config"]
-        {
+        for key in [
+            "sasl.password", "ssl.key.password", "ssl.keystore.password", "sasl.jaas.config", "ssl.key.pem",
+            "sasl.oauthbearer.client.secret", "sasl.oauthbearer.config",
+        ] {
             #expect(KafkaProducerSettings.isSecret(property: key), "\(key)")
         }
         for key in ["sasl.username", "security.protocol", "ssl.ca.location", "linger.ms"] {
@@ -68,7 +70,9 @@ import Testing
     private func makeError(_ properties: [String: String], servers: [String] = ["127.0.0.1:9"]) -> KafkaError? {
         do {
             _ = try KafkaProducer.make(
-                settings: KafkaProducerSettings(bootstrapServers: servers, properties: properties), logger: .silent)
+                settings: KafkaProducerSettings(bootstrapServers: servers, properties: properties),
+                logger: .silent
+            )
             return nil
         } catch {
             return error

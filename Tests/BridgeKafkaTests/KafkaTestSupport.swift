@@ -15,12 +15,14 @@ func eventMessages(topic: String, count: Int, items: Int, prefix: String = "evt"
             "body":"\(String(repeating: "lorem ipsum ", count: 22))","tags":["a","b"],"rating":4.5,"draft":null}}
             """
         return KafkaMessage(
-            topic: topic, key: key,
+            topic: topic,
+            key: key,
             headers: [
                 KafkaHeader(name: "id", value: id), KafkaHeader(name: "type", value: "items.update"),
                 KafkaHeader(name: "collection", value: "articles"), KafkaHeader(name: "event", value: "update"),
             ],
-            value: Array(value.utf8))
+            value: Array(value.utf8)
+        )
     }
 }
 
@@ -38,7 +40,9 @@ func readTopic(_ cluster: KafkaMockCluster, topic: String, expected: Int) async 
     let servers = cluster.bootstrapServers
     let result = try await BlockingExecutor.shared.perform {
         try PythonTool.run(
-            script: "broker_peers/kafka_read.py", arguments: [servers, topic, String(expected), "--timeout", "90"])
+            script: "broker_peers/kafka_read.py",
+            arguments: [servers, topic, String(expected), "--timeout", "90"]
+        )
     }
     struct Output: Decodable { var messages: [ReadMessage] }
     guard result.status == 0, let line = result.stdout.split(separator: "\n").last,
@@ -52,14 +56,22 @@ func readTopic(_ cluster: KafkaMockCluster, topic: String, expected: Int) async 
 
 /// Checks that `read` holds exactly `sent` (nothing missing, nothing twice), with their keys, headers and values,
 /// and that every key's messages came back in the order they were produced.
-func expectSameMessages(_ read: [ReadMessage], sent: [KafkaMessage], sourceLocation: SourceLocation = #_sourceLocation) {
+func expectSameMessages(_ read: [ReadMessage], sent: [KafkaMessage], sourceLocation: SourceLocation = #_sourceLocation)
+{
     let sentByValue = Dictionary(uniqueKeysWithValues: sent.map { (String(decoding: $0.value, as: UTF8.self), $0) })
     var seen = Set<String>()
     var orderPerKey: [String: [String]] = [:]
     for message in read {
-        #expect(seen.insert(message.value).inserted, "read twice: \(message.value.prefix(40))", sourceLocation: sourceLocation)
+        #expect(
+            seen.insert(message.value).inserted,
+            "read twice: \(message.value.prefix(40))",
+            sourceLocation: sourceLocation
+        )
         guard let original = sentByValue[message.value] else {
-            Issue.record("read a message that was never sent: \(message.value.prefix(60))", sourceLocation: sourceLocation)
+            Issue.record(
+                "read a message that was never sent: \(message.value.prefix(60))",
+                sourceLocation: sourceLocation
+            )
             continue
         }
         #expect(message.key == original.key, sourceLocation: sourceLocation)
@@ -82,11 +94,16 @@ func expectSameMessages(_ read: [ReadMessage], sent: [KafkaMessage], sourceLocat
 
 /// A producer for `cluster` with test-sized settings.
 func makeProducer(
-    _ servers: String, maxOutstanding: Int = 50_000, properties: [String: String] = [:]
+    _ servers: String,
+    maxOutstanding: Int = 50_000,
+    properties: [String: String] = [:]
 ) throws -> KafkaProducer {
     try KafkaProducer.make(
         settings: KafkaProducerSettings(
-            bootstrapServers: [servers], properties: properties.merging(["linger.ms": "2"]) { old, _ in old },
-            maxOutstanding: maxOutstanding),
-        logger: .silent)
+            bootstrapServers: [servers],
+            properties: properties.merging(["linger.ms": "2"]) { old, _ in old },
+            maxOutstanding: maxOutstanding
+        ),
+        logger: .silent
+    )
 }

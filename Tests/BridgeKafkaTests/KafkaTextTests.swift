@@ -1,5 +1,6 @@
-@testable import BridgeKafka
 import Testing
+
+@testable import BridgeKafka
 
 /// Text from librdkafka and brokers: cleaned, bounded, and never carrying a secret value.
 @Suite struct KafkaTextTests {
@@ -8,12 +9,6 @@ import Testing
         #expect(KafkaSettingsText.refusal(reason, key: "sasl.password", value: "hunter2-secret") == "")
         let shown = KafkaSettingsText.refusal(reason, key: "linger.ms", value: "hunter2-secret")
         #expect(!shown.contains("hunter2-secret") && shown.contains("Invalid value"))
-    }
-
-    @Test func peerTextIsCleanedAndBounded() {
-        #expect(KafkaText.sanitized("line\none\u{7}\u{0}end") == "line one  end")
-        let long = KafkaText.sanitized(String(repeating: "é", count: 1_000))
-        #expect(long.utf8.count <= KafkaText.maximumLength + "…".utf8.count && long.hasSuffix("…"))
     }
 
     @Test func topicNamesFollowKafkasRule() {

@@ -1,0 +1,198 @@
+internal import BridgeSystem
+
+/// Decides which JetStream messages to publish, when (sans-IO): per-key order, a bound on held messages, retries
+/// with backoff, one completion per submitted batch.
+///
+/// A message is published when it is the oldest unfinished message of its ordering key. A retriable failure
+/// puts it back, as the head of its key, after a backoff delay; a final outcome (acknowledged, or a failure that
+/// retrying cannot fix) releases the key's next message. The driver (`JetStreamPublisherCore`) calls these
+/// methods under its lock and performs the returned work after releasing it.
+struct JetStreamPublishScheduler {
+    /// A batch whose every message has its outcome: call `completion(outcomes)`.
+    struct Completion {
+        let completion: @Sendable ([JetStreamOutcome]) -> Void
+        let outcomes: [JetStreamOutcome]
+    }
+
+    private struct Held {
+        var message: JetStreamMessage
+        var batch: Int
+        var index: Int
+        var key: Int?
+        var backoff: Backoff
+        var retryAt: ContinuousClock.Instant?
+    }
+
+    private struct Batch {
+        var outcomes: [JetStreamOutcome?]
+        var remaining: Int
+        let completion: @Sendable ([JetStreamOutcome]) -> Void
+    }
+
+    let limit: Int
+    private let retryDelay: Duration
+    private let maxRetryDelay: Duration
+    private var held: [Int: Held] = [:]
+    private var nextSlot = 0
+    private var keyQueues: [Int: [Int]] = [:]
+    private var ready: [Int] = []
+    private var readyHead = 0
+    private var retrying: Set<Int> = []
+    private var tokens: [UInt: Int] = [:]
+    private var batches: [Int: Batch] = [:]
+    private var nextBatch = 0
+    /// Once closing, retriable failures finish as failures instead of being retried.
+    private(set) var closing = false
+
+    init(limit: Int, retryDelay: Duration, maxRetryDelay: Duration) {
+        self.limit = max(1, limit)
+        self.retryDelay = retryDelay
+        self.maxRetryDelay = maxRetryDelay
+    }
+
+    /// Messages held: submitted and not finished.
+    var heldCount: Int { held.count }
+    /// Messages published and not yet answered.
+    var inFlightCount: Int { tokens.count }
+    /// Free places below the bound.
+    var room: Int { max(0, limit - held.count) }
+
+    // MARK: - Batches and messages
+
+    /// Opens a batch of `count` messages; an empty batch completes at once.
+    mutating func openBatch(count: Int, completion: @escaping @Sendable ([JetStreamOutcome]) -> Void) -> (
+        Int, Completion?
+    ) {
+        let id = nextBatch
+        nextBatch += 1
+        guard count > 0 else { return (id, Completion(completion: completion, outcomes: [])) }
+        batches[id] = Batch(outcomes: Array(repeating: nil, count: count), remaining: count, completion: completion)
+        return (id, nil)
+    }
+
+    /// Adds message `index` of `batch` (the caller keeps within `room`).
+    mutating func add(_ message: JetStreamMessage, batch: Int, index: Int) {
+        let slot = nextSlot
+        nextSlot += 1
+        let key = message.orderingKey?.hashValue  // equal keys, equal hashes; a collision only serializes two items
+        held[slot] = Held(
+            message: message,
+            batch: batch,
+            index: index,
+            key: key,
+            backoff: Backoff(initialDelay: retryDelay, maxDelay: maxRetryDelay),
+            retryAt: nil
+        )
+        guard let key else {
+            ready.append(slot)
+            return
+        }
+        keyQueues[key, default: []].append(slot)
+        if keyQueues[key]?.count == 1 { ready.append(slot) }
+    }
+
+    /// Records an outcome for a message never added (cancelled before it was handed over).
+    mutating func finishUnsent(batch: Int, index: Int, error: NATSError) -> Completion? {
+        record(.failed(error), batch: batch, index: index)
+    }
+
+    // MARK: - Publishing
+
+    /// Up to `maximum` messages to publish now (due retries first become ready), in the order they became ready.
+    mutating func takeReady(now: ContinuousClock.Instant, maximum: Int) -> [(slot: Int, message: JetStreamMessage)] {
+        for slot in retrying.sorted() where held[slot]?.retryAt.map({ $0 <= now }) ?? true {
+            retrying.remove(slot)
+            held[slot]?.retryAt = nil
+            ready.append(slot)
+        }
+        var taken: [(slot: Int, message: JetStreamMessage)] = []
+        while taken.count < maximum && readyHead < ready.count {
+            let slot = ready[readyHead]
+            readyHead += 1
+            if let message = held[slot]?.message { taken.append((slot, message)) }
+        }
+        if readyHead == ready.count {
+            ready.removeAll(keepingCapacity: true)
+            readyHead = 0
+        }
+        return taken
+    }
+
+    /// Whether messages are waiting to be published now.
+    var hasReady: Bool { readyHead < ready.count }
+
+    /// When the next retry is due, if one waits.
+    var nextRetry: ContinuousClock.Instant? { retrying.compactMap { held[$0]?.retryAt }.min() }
+
+    /// Message `slot` was handed to libnats as `token` (its message pointer): answers come back by token.
+    mutating func published(slot: Int, token: UInt) {
+        tokens[token] = slot
+    }
+
+    /// The answer for `token`; unknown tokens (an answer after a take-back at close) are ignored.
+    mutating func answered(token: UInt, _ outcome: JetStreamOutcome, now: ContinuousClock.Instant) -> Completion? {
+        guard let slot = tokens.removeValue(forKey: token) else { return nil }
+        return finish(slot: slot, outcome, now: now)
+    }
+
+    /// Message `slot` could not be handed over (`token` nil) or its answer was taken back (`token` set).
+    mutating func publishFailed(slot: Int, token: UInt?, error: NATSError, now: ContinuousClock.Instant) -> Completion?
+    {
+        if let token { tokens.removeValue(forKey: token) }
+        return finish(slot: slot, .failed(error), now: now)
+    }
+
+    /// The slots published and not answered, by token (to take back at close).
+    var inFlight: [UInt: Int] { tokens }
+
+    private mutating func finish(slot: Int, _ outcome: JetStreamOutcome, now: ContinuousClock.Instant) -> Completion? {
+        guard var entry = held[slot] else { return nil }
+        if case .failed(let error) = outcome, error.isRetriable, !closing {
+            entry.retryAt = now + entry.backoff.nextDelay()
+            held[slot] = entry
+            retrying.insert(slot)
+            return nil
+        }
+        held.removeValue(forKey: slot)
+        if let key = entry.key, var queue = keyQueues[key], let position = queue.firstIndex(of: slot) {
+            queue.remove(at: position)
+            if queue.isEmpty {
+                keyQueues.removeValue(forKey: key)
+            } else {
+                keyQueues[key] = queue
+                // Only a head is ever published; the next one's turn comes when the head finished.
+                if position == 0 && !closing { ready.append(queue[0]) }
+            }
+        }
+        return record(outcome, batch: entry.batch, index: entry.index)
+    }
+
+    private mutating func record(_ outcome: JetStreamOutcome, batch: Int, index: Int) -> Completion? {
+        guard var entry = batches[batch], entry.outcomes[index] == nil else { return nil }
+        entry.outcomes[index] = outcome
+        entry.remaining -= 1
+        guard entry.remaining == 0 else {
+            batches[batch] = entry
+            return nil
+        }
+        batches.removeValue(forKey: batch)
+        return Completion(completion: entry.completion, outcomes: entry.outcomes.map { $0! })
+    }
+
+    // MARK: - Closing
+
+    /// Stops retrying; every held message not in flight fails with `error` (in-flight ones finish when answered
+    /// or taken back).
+    mutating func close(error: NATSError) -> [Completion] {
+        closing = true
+        let inFlightSlots = Set(tokens.values)
+        var completions: [Completion] = []
+        for slot in held.keys.sorted() where !inFlightSlots.contains(slot) {
+            if let completion = finish(slot: slot, .failed(error), now: .now) { completions.append(completion) }
+        }
+        ready.removeAll()
+        readyHead = 0
+        retrying.removeAll()
+        return completions
+    }
+}

@@ -1,0 +1,223 @@
+internal import BridgeSystem
+internal import CNats
+
+#if canImport(Glibc)
+    @preconcurrency import Glibc
+#endif
+
+/// Publishes to JetStream asynchronously over one `NATSConnection`, owning one `jsCtx` and a driver thread.
+///
+/// `submit` hands over a batch; its completion gets one outcome per message, in order, when the last one is
+/// known. A message counts as stored only on its publish acknowledgement. Retriable failures (no acknowledgement
+/// within `ackTimeout`, no responder while a stream leader is elected, a lost connection) are published again
+/// with backoff, with the same `Nats-Msg-Id`, until acknowledged or the publisher is closed; messages of one
+/// ordering key are stored in submission order. At most `maxOutstanding` messages are held; `submit` waits
+/// beyond. Confined to one task (not Sendable); completions run on libnats's or the driver's thread.
+package final class JetStreamPublisher {
+    private let connection: NATSConnection
+    private let handle: JetStreamHandle
+    private let core: JetStreamPublisherCore
+    private var driver: pthread_t?
+
+    private init(connection: NATSConnection, handle: JetStreamHandle, core: JetStreamPublisherCore) {
+        self.connection = connection
+        self.handle = handle
+        self.core = core
+    }
+
+    deinit { shutDown() }
+
+    /// A publisher on `connection`.
+    package static func make(
+        connection: NATSConnection,
+        settings: JetStreamPublisherSettings = JetStreamPublisherSettings()
+    ) throws(NATSError) -> JetStreamPublisher {
+        guard settings.maxOutstanding >= 1 && settings.maxOutstanding <= 1_000_000 else {
+            throw NATSError(kind: .configuration, message: "max outstanding publishes must be 1...1000000")
+        }
+        let core = JetStreamPublisherCore(settings: settings)
+        // Kept alive by the connection until it is destroyed: libnats may be inside the acknowledgement callback
+        // (which reaches the core unretained) while this publisher is torn down.
+        connection.context.keepAlive(core)
+        var options = jsOptions()
+        jsOptions_Init(&options)
+        options.PublishAsync.AckHandler = jetStreamAcknowledged
+        options.PublishAsync.AckHandlerClosure = Unmanaged.passUnretained(core).toOpaque()
+        // libnats's own bound stays above ours (retries of timed-out messages included), so it never stalls.
+        options.PublishAsync.MaxPending = Int64(settings.maxOutstanding) * 2 + 64
+        var raw: OpaquePointer?
+        let status = natsConnection_JetStream(&raw, connection.handle.pointer, &options)
+        guard status == NATS_OK, let raw else { throw NATSError.from(status: status, context: "JetStream context") }
+        let handle = JetStreamHandle(pointer: raw)
+        core.attach(handle)
+        connection.context.addListener { [core] state in core.connectionChanged(to: state) }
+        core.connectionChanged(to: connection.status.state)
+        let publisher = JetStreamPublisher(connection: connection, handle: handle, core: core)
+        try publisher.startDriver()
+        return publisher
+    }
+
+    private func startDriver() throws(NATSError) {
+        // +1 handed to the thread, released when the driver loop returns.
+        let context = Unmanaged.passRetained(core).toOpaque()
+        var thread = pthread_t()
+        let result = pthread_create(
+            &thread,
+            nil,
+            { raw in
+                let core = Unmanaged<JetStreamPublisherCore>.fromOpaque(raw!).takeRetainedValue()
+                core.runDriver()
+                return nil
+            },
+            context
+        )
+        guard result == 0 else {
+            Unmanaged<JetStreamPublisherCore>.fromOpaque(context).release()
+            throw NATSError(kind: .retriable, message: "could not start the JetStream publish thread (error \(result))")
+        }
+        driver = thread
+    }
+
+    // MARK: - Publishing
+
+    /// Submits `messages` in order; `completion` gets one outcome per message, in the same order, once the last
+    /// one is known (keep it short: it runs on libnats's or the driver's thread).
+    ///
+    /// Returns once every message is held by the publisher, waiting while `maxOutstanding` are. If the task is
+    /// cancelled while waiting it throws `CancellationError`; messages not handed over are reported failed
+    /// (retriable, "not sent") and the completion still runs exactly once.
+    package func submit(
+        _ messages: [JetStreamMessage],
+        completion: @escaping @Sendable ([JetStreamOutcome]) -> Void
+    ) async throws {
+        var next = 0
+        var rejected: [(index: Int, error: NATSError)] = []
+        let (batch, empty) = core.lock.withLock {
+            $0.scheduler.openBatch(count: messages.count, completion: completion)
+        }
+        empty.map { $0.completion($0.outcomes) }
+        defer {
+            var completions: [JetStreamPublishScheduler.Completion] = []
+            let notSent = NATSError(kind: .retriable, message: "not sent: the publisher was stopped")
+            core.lock.withLock { state in
+                for (index, error) in rejected {
+                    state.scheduler.finishUnsent(batch: batch, index: index, error: error).map {
+                        completions.append($0)
+                    }
+                }
+                for index in next..<messages.count {
+                    state.scheduler.finishUnsent(batch: batch, index: index, error: notSent).map {
+                        completions.append($0)
+                    }
+                }
+            }
+            for completion in completions { completion.completion(completion.outcomes) }
+        }
+        while next < messages.count {
+            try Task.checkCancellation()
+            let added = core.lock.withLock { state -> Int in
+                guard !state.stopping else { return 0 }
+                let count = min(state.scheduler.room, messages.count - next)
+                for index in next..<(next + count) {
+                    do throws(NATSError) {
+                        try NATSSubject.validate(messages[index].subject)
+                        state.scheduler.add(messages[index], batch: batch, index: index)
+                    } catch {
+                        rejected.append((index, error))
+                    }
+                }
+                return count
+            }
+            if added > 0 {
+                next += added
+                core.lock.signal()
+            } else {
+                await core.waitForCapacity()
+                if core.lock.withLock({ $0.stopping }) { return }
+            }
+        }
+    }
+
+    /// Publishes `messages` and waits for every outcome (`submit` plus waiting for its completion).
+    package func send(_ messages: [JetStreamMessage]) async throws -> [JetStreamOutcome] {
+        let (stream, continuation) = AsyncStream<[JetStreamOutcome]>.makeStream(bufferingPolicy: .unbounded)
+        try await submit(messages) { outcomes in
+            continuation.yield(outcomes)
+            continuation.finish()
+        }
+        for await outcomes in stream { return outcomes }
+        return []
+    }
+
+    /// Messages held (submitted, not yet finished) and published awaiting an acknowledgement.
+    package var outstanding: (held: Int, inFlight: Int) {
+        core.lock.withLock { ($0.scheduler.heldCount, $0.scheduler.inFlightCount) }
+    }
+
+    /// The connection's health.
+    package var connectionStatus: NATSConnectionStatus { connection.status }
+
+    // MARK: - Probe
+
+    /// The names of the streams whose subjects overlap `subject` (wildcards allowed), asking the server with
+    /// `timeout`; empty when none does. Proves the server is reachable, the credentials work and JetStream is on.
+    package func streamNames(matching subject: String, timeout: Duration) async throws -> [String] {
+        try NATSSubject.validate(subject, wildcards: true)
+        let handle = self.handle
+        return try await BlockingExecutor.shared.perform {
+            try JetStreamProbe.streamNames(matching: subject, handle: handle, timeout: timeout)
+        }
+    }
+
+    // MARK: - Closing
+
+    /// Waits up to `drainTimeout` for held messages to be acknowledged, then stops: what is left is reported
+    /// failed (retriable), the driver thread ends and the JetStream context is released.
+    package func close(drainTimeout: Duration) async {
+        let deadline = ContinuousClock.now + drainTimeout
+        while ContinuousClock.now < deadline && outstanding.held > 0 {
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        let publisher = UnsafeShutdown(publisher: self)
+        _ = try? await BlockingExecutor.shared.perform { publisher.run() }
+    }
+
+    /// Stops the driver, takes back what libnats still waits on, fails every held message, destroys the context.
+    /// Idempotent; blocks for at most the driver's current publish round.
+    fileprivate func shutDown() {
+        guard let driver else { return }
+        self.driver = nil
+        let waiter = core.lock.withLock { state in
+            state.stopping = true
+            defer { state.capacityWaiter = nil }
+            return state.capacityWaiter
+        }
+        core.lock.signal()
+        waiter?.resume()
+        pthread_join(driver, nil)
+        let closedError = NATSError(kind: .retriable, message: "not acknowledged before the publisher closed")
+        // Closing first: from here on a retriable failure finishes its message instead of retrying it.
+        var completions = core.lock.withLock { $0.scheduler.close(error: closedError) }
+        // Messages libnats still waits on come back to us (no acknowledgement callback for them afterwards).
+        var pending = natsMsgList()
+        if js_PublishAsyncGetPendingList(&pending, handle.pointer) == NATS_OK {
+            natsMsgList_Destroy(&pending)
+        }
+        // Whatever is still in flight (taken back above, or answered too late) fails now; a late answer finds no
+        // token and is ignored.
+        core.lock.withLock { state in
+            for (token, slot) in state.scheduler.inFlight {
+                state.scheduler.publishFailed(slot: slot, token: token, error: closedError, now: .now)
+                    .map { completions.append($0) }
+            }
+        }
+        jsCtx_Destroy(handle.pointer)
+        for completion in completions { completion.completion(completion.outcomes) }
+    }
+}
+
+/// Hands `shutDown` to the blocking executor. The publisher is not used by its task while `close` awaits this.
+private struct UnsafeShutdown: @unchecked Sendable {
+    let publisher: JetStreamPublisher
+    func run() { publisher.shutDown() }
+}

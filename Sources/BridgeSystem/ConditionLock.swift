@@ -1,0 +1,65 @@
+#if canImport(Glibc)
+    @preconcurrency import Glibc
+#endif
+
+/// A value guarded by a pthread mutex, with a condition variable to wait on it: for a thread of its own that
+/// sleeps until other threads change the value (a publisher's driver thread woken by acknowledgements).
+///
+/// Tasks use `withLock` only (it never waits); `wait(until:)` is for real threads, never the cooperative pool.
+package final class ConditionLock<Value>: @unchecked Sendable {
+    // @unchecked: `value` is read and written only between pthread_mutex_lock and pthread_mutex_unlock of `mutex`
+    // (withLock and wait); the mutex and condition are owned by this object and destroyed in deinit.
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    private var value: Value
+
+    /// Guards `value`.
+    package init(_ value: Value) {
+        self.value = value
+        pthread_mutex_init(mutex, nil)
+        var attributes = pthread_condattr_t()
+        pthread_condattr_init(&attributes)
+        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)  // deadlines ignore wall-clock jumps
+        pthread_cond_init(condition, &attributes)
+        pthread_condattr_destroy(&attributes)
+    }
+
+    deinit {
+        pthread_cond_destroy(condition)
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+        condition.deallocate()
+    }
+
+    /// Runs `body` with the value locked.
+    package func withLock<T>(_ body: (inout Value) throws -> T) rethrows -> T {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body(&value)
+    }
+
+    /// Wakes the waiting thread (call after changing the value).
+    package func signal() { pthread_cond_signal(condition) }
+
+    /// With the lock held: runs `body`; when it returns a delay, sleeps that long (nil: until signalled; .zero: not
+    /// at all) and runs it again; returns `body`'s result once it gives one. Spurious wake-ups just run `body` again.
+    package func wait<T>(_ body: (inout Value) -> (result: T?, sleep: Duration?)) -> T {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        while true {
+            let (result, sleep) = body(&value)
+            if let result { return result }
+            guard let sleep else {
+                pthread_cond_wait(condition, mutex)
+                continue
+            }
+            guard sleep > .zero else { continue }
+            var deadline = timespec()
+            clock_gettime(CLOCK_MONOTONIC, &deadline)
+            let nanoseconds = Int64(deadline.tv_nsec) + min(sleep.wholeNanoseconds, 3_600_000_000_000)
+            deadline.tv_sec += Int(nanoseconds / 1_000_000_000)
+            deadline.tv_nsec = Int(nanoseconds % 1_000_000_000)
+            _ = pthread_cond_timedwait(condition, mutex, &deadline)
+        }
+    }
+}

@@ -1,0 +1,178 @@
+import BridgeNATS
+import BridgeSystem
+import BridgeTestSupport
+import Foundation
+import Synchronization
+import Testing
+
+/// The JetStream publisher against real nats-server processes (single node and a three-node cluster on loopback),
+/// read back with nats-py to check what the streams really stored.
+@Suite(.timeLimit(.minutes(5)))
+struct JetStreamPublisherTests {
+    @Test func publishesAreAcknowledgedAndStoredWithTheirIDsInOrderPerKey() async throws {
+        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "nats")
+        let server = try NATSServer(name: "single", in: directory)
+        try server.start()
+        try await createStream(server.url, replicas: 1)
+        let connection = try await NATSConnection.connect(
+            settings: NATSSettings(servers: [server.url]),
+            logger: .silent
+        )
+        let publisher = try JetStreamPublisher.make(connection: connection)
+
+        let messages = jetStreamMessages(count: 600, items: 40)
+        let outcomes = try await publisher.send(messages)
+        #expect(outcomes.count == 600 && outcomes.allSatisfy { $0.ack?.duplicate == false }, natsFailure(outcomes))
+        #expect(Set(outcomes.compactMap { $0.ack?.sequence }) == Set(1...600))
+        #expect(outcomes.allSatisfy { $0.ack?.stream == "EVENTS" })
+        #expect(
+            try await publisher.streamNames(matching: "directus.articles.update", timeout: .seconds(5)) == ["EVENTS"]
+        )
+        #expect(try await publisher.streamNames(matching: "elsewhere.>", timeout: .seconds(5)).isEmpty)
+
+        try await expectStored(server.url, exactly: messages)
+        await publisher.close(drainTimeout: .seconds(5))
+        await connection.close()
+    }
+
+    @Test func aResentMessageIsStoredOnceWithinTheDuplicateWindow() async throws {
+        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "nats")
+        let server = try NATSServer(name: "dedup", in: directory)
+        try server.start()
+        try await createStream(server.url, replicas: 1)
+        let connection = try await NATSConnection.connect(
+            settings: NATSSettings(servers: [server.url]),
+            logger: .silent
+        )
+        let publisher = try JetStreamPublisher.make(connection: connection)
+
+        let messages = jetStreamMessages(count: 100, items: 10)
+        let first = try await publisher.send(messages)
+        let again = try await publisher.send(messages)
+        #expect(first.allSatisfy { $0.ack?.duplicate == false }, natsFailure(first))
+        #expect(again.allSatisfy { $0.ack?.duplicate == true }, natsFailure(again))
+        #expect(
+            again.map { $0.ack?.sequence } == first.map { $0.ack?.sequence },
+            "a duplicate names the stored sequence"
+        )
+        try await expectStored(server.url, exactly: messages)
+        await publisher.close(drainTimeout: .seconds(5))
+    }
+
+    @Test func wrongCredentialsAreAnAuthenticationError() async throws {
+        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "nats")
+        let server = try NATSServer(
+            name: "auth",
+            in: directory,
+            authorization: "authorization { user: bridge, password: right-password }"
+        )
+        try server.start()
+        for credentials: NATSSettings.Credentials in [
+            .userPassword(user: "bridge", password: "wrong-password"), .token("wrong-token"), .none,
+        ] {
+            do {
+                _ = try await NATSConnection.connect(
+                    settings: NATSSettings(servers: [server.url], credentials: credentials),
+                    logger: .silent
+                )
+                Issue.record("connected with \(credentials)")
+            } catch let error as NATSError {
+                #expect(error.kind == .authentication, "\(error)")
+                #expect(!error.description.contains("wrong-password") && !error.description.contains("wrong-token"))
+            }
+        }
+        let connection = try await NATSConnection.connect(
+            settings: NATSSettings(
+                servers: [server.url],
+                credentials: .userPassword(user: "bridge", password: "right-password")
+            ),
+            logger: .silent
+        )
+        #expect(connection.status.state == .connected)
+        await connection.close()
+    }
+
+    @Test func nothingIsLostWhileTheServerIsDownForTenSeconds() async throws {
+        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "nats")
+        let server = try NATSServer(name: "restart", in: directory)
+        try server.start()
+        try await createStream(server.url, replicas: 1)
+        let connection = try await NATSConnection.connect(
+            settings: NATSSettings(servers: [server.url]),
+            logger: .silent
+        )
+        let publisher = try JetStreamPublisher.make(
+            connection: connection,
+            settings: JetStreamPublisherSettings(maxOutstanding: 256, ackTimeout: .seconds(2))
+        )
+        let messages = jetStreamMessages(count: 3_000, items: 60)
+        let stream = StreamRun()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { [publisher = UnsafeTransfer(value: publisher)] in
+                try await stream.publish(messages, with: publisher.value, batchSize: 50)
+            }
+            #expect(await pollUntil(timeout: .seconds(60)) { stream.acknowledged >= 500 })
+            server.kill()
+            let down = ContinuousClock.now
+            try await Task.sleep(for: .seconds(10))
+            #expect(stream.acknowledged < messages.count, "publishes waited while the server was down")
+            try server.start()
+            try await group.waitForAll()
+            #expect(ContinuousClock.now - down >= .seconds(10))
+        }
+        #expect(stream.failures.isEmpty, "\(stream.failures.prefix(3))")
+        #expect(stream.acknowledged == messages.count)
+        #expect(connection.status.reconnects >= 1)
+        try await expectStored(server.url, exactly: messages)
+        await publisher.close(drainTimeout: .seconds(5))
+    }
+
+    @Test func aClusterLosingItsStreamLeaderLosesNothing() async throws {
+        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "nats-cluster")
+        let servers = try NATSServer.cluster(in: directory)
+        let urls = servers.map(\.url)
+        try await createStream(urls.joined(separator: ","), replicas: 3)
+        let connection = try await NATSConnection.connect(settings: NATSSettings(servers: urls), logger: .silent)
+        let publisher = try JetStreamPublisher.make(
+            connection: connection,
+            settings: JetStreamPublisherSettings(maxOutstanding: 256, ackTimeout: .seconds(2))
+        )
+        let messages = jetStreamMessages(count: 3_000, items: 60)
+        let stream = StreamRun()
+        let leaderName = try await natsAdmin(["stream-leader", urls.joined(separator: ","), "EVENTS"])
+            .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let leader = try #require(servers.first { $0.name == leaderName }, "leader \(leaderName)")
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { [publisher = UnsafeTransfer(value: publisher)] in
+                try await stream.publish(messages, with: publisher.value, batchSize: 50)
+            }
+            #expect(await pollUntil(timeout: .seconds(60)) { stream.acknowledged >= 800 })
+            leader.kill()
+            try await group.waitForAll()
+        }
+        #expect(stream.failures.isEmpty, "\(stream.failures.prefix(3))")
+        let survivors = servers.filter { $0 !== leader }.map(\.url).joined(separator: ",")
+        try await expectStored(survivors, exactly: messages)
+        await publisher.close(drainTimeout: .seconds(5))
+    }
+
+    @Test func closingReportsWhatWasNeverAcknowledged() async throws {
+        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "nats")
+        let server = try NATSServer(name: "close", in: directory)
+        try server.start()
+        // No stream takes these subjects: every publish is answered "no responders" and retried.
+        let connection = try await NATSConnection.connect(
+            settings: NATSSettings(servers: [server.url]),
+            logger: .silent
+        )
+        let publisher = try JetStreamPublisher.make(connection: connection)
+        let done = NATSOutcomeBox()
+        try await publisher.submit(jetStreamMessages(count: 20, items: 5)) { done.store($0) }
+        #expect(await pollUntil(timeout: .seconds(10)) { publisher.outstanding.held == 20 })
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(done.outcomes == nil)
+        await publisher.close(drainTimeout: .milliseconds(100))
+        let outcomes = try #require(await done.wait(timeout: .seconds(10)))
+        #expect(outcomes.count == 20 && outcomes.allSatisfy { $0.error?.isRetriable == true })
+    }
+}

@@ -1,0 +1,120 @@
+import BridgeSystem
+import BridgeTestSupport
+import Foundation
+
+/// A real `nats-server` (Debian's package) with JetStream, started and stopped by a test on loopback ports.
+///
+/// It keeps its ports and store directory across `kill()`/`start()`, so a restarted node comes back as the same
+/// server with its streams. The process is killed when the object goes away.
+final class NATSServer: @unchecked Sendable {
+    // @unchecked: used by one test task at a time; `process` changes only in start/stop/kill.
+    let name: String
+    let port: Int
+    let clusterPort: Int?
+    let directory: URL
+    private var routes: [Int] = []
+    private let authorization: String
+    private var process: Process?
+
+    /// A server named `name` on a free port; `clustered` gives it a route port (set the routes with `cluster`).
+    init(name: String, in directory: URL, clustered: Bool = false, authorization: String = "") throws {
+        self.name = name
+        self.port = try Self.freePort()
+        self.clusterPort = clustered ? try Self.freePort() : nil
+        self.directory = directory.appendingPathComponent(name)
+        self.authorization = authorization
+        try FileManager.default.createDirectory(at: self.directory, withIntermediateDirectories: true)
+    }
+
+    deinit { kill() }
+
+    /// Debian installs nats-server in /usr/sbin, which a user's PATH may lack.
+    static let executable =
+        ["/usr/sbin/nats-server", "/usr/bin/nats-server", "/usr/local/bin/nats-server"]
+        .first { FileManager.default.isExecutableFile(atPath: $0) } ?? "nats-server"
+
+    /// `nats://127.0.0.1:<port>`.
+    var url: String { "nats://127.0.0.1:\(port)" }
+
+    /// Three clustered servers routed to each other, started.
+    static func cluster(in directory: URL) throws -> [NATSServer] {
+        let servers = try (1...3).map { try NATSServer(name: "n\($0)", in: directory, clustered: true) }
+        for server in servers { server.routes = servers.filter { $0 !== server }.compactMap(\.clusterPort) }
+        for server in servers { try server.start() }
+        return servers
+    }
+
+    /// Starts the server and waits until it accepts connections.
+    func start() throws {
+        var config = """
+            server_name: \(name)
+            listen: 127.0.0.1:\(port)
+            jetstream { store_dir: "\(directory.path)/store", max_memory_store: 256MB, max_file_store: 2GB }
+            \(authorization)
+
+            """
+        if let clusterPort {
+            let routeList = routes.map { "\"nats-route://127.0.0.1:\($0)\"" }.joined(separator: ", ")
+            config += "cluster { name: bridge-test, listen: 127.0.0.1:\(clusterPort), routes: [\(routeList)] }\n"
+        }
+        let configFile = directory.appendingPathComponent("server.conf")
+        try config.write(to: configFile, atomically: true, encoding: .utf8)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.executable)
+        process.arguments = ["-c", configFile.path, "-l", directory.appendingPathComponent("server.log").path]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        self.process = process
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline {
+            if !process.isRunning { throw NATSServerError.exited(name: name, log: log) }
+            if Self.accepts(port: port) { return }
+            usleep(50_000)
+        }
+        throw NATSServerError.exited(name: name, log: log)
+    }
+
+    /// SIGKILLs the server (no goodbye to clients or peers) and waits for it.
+    func kill() {
+        guard let process, process.isRunning else { return }
+        Foundation.kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        self.process = nil
+    }
+
+    /// The server's log file, for failure messages.
+    var log: String {
+        (try? String(contentsOf: directory.appendingPathComponent("server.log"), encoding: .utf8)).map {
+            String($0.suffix(3000))
+        } ?? ""
+    }
+
+    private static func freePort() throws -> Int {
+        // The kernel's choice for port 0, released at once: nats-server binds it a moment later.
+        try ListeningSocket(binding: SocketAddress(ipAddress: "127.0.0.1", port: 0)!).port
+    }
+
+    private static func accepts(port: Int) -> Bool {
+        guard let address = SocketAddress(ipAddress: "127.0.0.1", port: port) else { return false }
+        return (try? Socket.connect(to: address, deadline: .now + .milliseconds(200))) != nil
+    }
+}
+
+/// Why a test server could not be used.
+enum NATSServerError: Error, CustomStringConvertible {
+    case exited(name: String, log: String)
+
+    var description: String {
+        switch self {
+        case .exited(let name, let log): "nats-server \(name) did not start: \(log)"
+        }
+    }
+}
+
+/// Runs Tests/tools/broker_peers/nats_admin.py with `arguments`, off the cooperative pool.
+func natsAdmin(_ arguments: [String]) async throws -> PythonTool.Result {
+    try await BlockingExecutor.shared.perform {
+        try PythonTool.run(script: "broker_peers/nats_admin.py", arguments: arguments, timeout: 120)
+    }
+}

@@ -1,0 +1,93 @@
+"""JetStream administration and read-back for tests, with a real client (nats-py).
+
+    python nats_admin.py create-stream SERVERS NAME SUBJECTS [--replicas N] [--storage file|memory]
+                                       [--duplicate-window SECONDS]
+    python nats_admin.py read-stream SERVERS NAME
+    python nats_admin.py stream-leader SERVERS NAME
+
+SERVERS and SUBJECTS are comma-separated. create-stream retries for 60 s (a cluster elects its meta leader first)
+and prints OK. read-stream prints {"messages": [{"seq", "subject", "msg_id", "data"}]} in stream order.
+stream-leader prints the server name of the stream's leader.
+"""
+import argparse
+import asyncio
+import json
+import sys
+import time
+
+import nats
+from nats.js.api import StorageType
+
+
+async def connect(servers: str):
+    return await nats.connect(servers=servers.split(","), connect_timeout=2, max_reconnect_attempts=-1)
+
+
+async def create_stream(args) -> None:
+    deadline = time.monotonic() + 60
+    last_error = None
+    while time.monotonic() < deadline:
+        try:
+            nc = await connect(args.servers)
+            js = nc.jetstream(timeout=5)
+            await js.add_stream(
+                name=args.name, subjects=args.subjects.split(","), num_replicas=args.replicas,
+                storage=StorageType.FILE if args.storage == "file" else StorageType.MEMORY,
+                duplicate_window=float(args.duplicate_window))
+            await nc.close()
+            print("OK")
+            return
+        except Exception as error:  # a cluster without a meta leader yet answers with errors or times out
+            last_error = error
+            await asyncio.sleep(0.5)
+    print(f"could not create the stream: {last_error!r}", file=sys.stderr)
+    sys.exit(1)
+
+
+async def read_stream(args) -> None:
+    nc = await connect(args.servers)
+    js = nc.jetstream(timeout=10)
+    info = await js.stream_info(args.name)
+    messages = []
+    if info.state.messages:
+        for seq in range(info.state.first_seq, info.state.last_seq + 1):
+            msg = await js.get_msg(args.name, seq)
+            headers = msg.headers or {}
+            messages.append({
+                "seq": msg.seq, "subject": msg.subject, "msg_id": headers.get("Nats-Msg-Id", ""),
+                "data": (msg.data or b"").decode("utf-8"),
+            })
+    await nc.close()
+    json.dump({"messages": messages}, sys.stdout)
+    sys.stdout.write("\n")
+
+
+async def stream_leader(args) -> None:
+    nc = await connect(args.servers)
+    js = nc.jetstream(timeout=10)
+    info = await js.stream_info(args.name)
+    await nc.close()
+    print(info.cluster.leader if info.cluster else "")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    sub = parser.add_subparsers(dest="command", required=True)
+    create = sub.add_parser("create-stream")
+    create.add_argument("servers")
+    create.add_argument("name")
+    create.add_argument("subjects")
+    create.add_argument("--replicas", type=int, default=1)
+    create.add_argument("--storage", choices=["file", "memory"], default="file")
+    create.add_argument("--duplicate-window", type=float, default=120.0)
+    for name in ("read-stream", "stream-leader"):
+        command = sub.add_parser(name)
+        command.add_argument("servers")
+        command.add_argument("name")
+    args = parser.parse_args()
+    handler = {"create-stream": create_stream, "read-stream": read_stream, "stream-leader": stream_leader}
+    asyncio.run(handler[args.command](args))
+
+
+if __name__ == "__main__":
+    main()
