@@ -36,10 +36,12 @@ else
     mapfile -t targets < <("$BIN" --list 2>&1 | sed -n 's/^  \([a-z0-9-]*\): .*/\1/p')
 fi
 
-# Inputs longer than libFuzzer's default 4 KiB where a target needs room: a response head may reach 16 KiB.
+# Inputs longer than libFuzzer's default 4 KiB where a target needs room: a response head may reach 16 KiB, the
+# example configuration is 5 KiB.
 max_len() {
     case "$1" in
         handshake-response) echo 20480 ;;
+        config) echo 8192 ;;
         *) echo 4096 ;;
     esac
 }

@@ -15,6 +15,11 @@ enum FuzzTargets {
         WebSocketFramesTarget.target,
         HandshakeResponseTarget.target,
         JSONScannerTarget.target,
+        DirectusMessageTarget.target,
+        ActivityRESTTarget.target,
+        HTTPHeadersTarget.target,
+        ConfigTarget.target,
+        MetricsServerTarget.target,
     ]
 
     /// The target called `name`.

@@ -136,7 +136,9 @@ final class CurlEasyHandle {
     private func setHeaders(_ request: HTTPRequest, _ shape: RequestShape, _ setter: inout OptionSetter) {
         // "Expect:" removes curl's "Expect: 100-continue", which would wait up to a second before sending a body
         // over 1 KiB; "Content-Type:" removes curl's form-urlencoded default for bodies.
-        let hasContentType = request.headers.contains { Self.equalsIgnoringASCIICase($0.name.utf8, Self.contentType) }
+        let hasContentType = request.headers.contains {
+            HTTPHeaderLine.equalsIgnoringASCIICase($0.name.utf8, Self.contentType)
+        }
         let list = requestBuffers.setHeaders(
             request.headers,
             extra: shape.sendsBody && !hasContentType ? ["Expect:", "Content-Type:"] : ["Expect:"]
@@ -193,7 +195,9 @@ final class CurlEasyHandle {
         }
         if line.starts(with: "HTTP/".utf8) {
             responseHeaders.removeAll(keepingCapacity: true)
-        } else if keptHeaderNames.map({ Self.line(line, namesOneOf: $0) }) ?? true, let header = Self.parseHeader(line) {
+        } else if keptHeaderNames.map({ HTTPHeaderLine.line(line, namesOneOf: $0) }) ?? true,
+            let header = HTTPHeaderLine.parse(line)
+        {
             responseHeaders.append(header)
         }
         return line.count

@@ -158,7 +158,7 @@ public final class RealtimeConnectionDriver {
     }
 
     /// Maps a decoded message to the state machine's input (§3, §5.3, §7.2).
-    static func inbound(_ message: DirectusServerMessage) -> RealtimeInbound {
+    package static func inbound(_ message: DirectusServerMessage) -> RealtimeInbound {
         let code = message.error?.code ?? "UNKNOWN"
         let text = message.error?.message ?? ""
         switch message.type {
