@@ -52,8 +52,9 @@ expect "/etc/directus-bridge/bridge.yaml: root:directus-bridge, 0640" \
     test "$(in_root stat -c '%U:%G %a' /etc/directus-bridge/bridge.yaml)" = "root:directus-bridge 640"
 expect "/etc/directus-bridge/secrets.env: root:root, 0600" \
     test "$(in_root stat -c '%U:%G %a' /etc/directus-bridge/secrets.env)" = "root:root 600"
-expect "systemd unit and man page directus-bridge(1) installed" \
-    test -f "$WORK/lib/systemd/system/directus-bridge.service" -a -f "$WORK/usr/share/man/man1/directus-bridge.1.gz"
+expect "systemd unit, man page directus-bridge(1) and Grafana dashboard installed" \
+    test -f "$WORK/lib/systemd/system/directus-bridge.service" -a -f "$WORK/usr/share/man/man1/directus-bridge.1.gz" \
+        -a -f "$WORK/usr/share/directus-bridge/grafana/directus-bridge.json"
 # As the unit runs it: the service user and its group, nothing inherited from this shell but what "env" adds.
 as_bridge() { in_root setpriv --reuid=directus-bridge --regid=directus-bridge --init-groups env "$@"; }
 validate_output="$(as_bridge DIRECTUS_TOKEN=example directus-bridge validate \
@@ -96,9 +97,9 @@ terminate "$BRIDGE_PID" "$BRIDGE_PID"
 BRIDGE_PID=""
 expect "run: SIGTERM → exit $EXIT_STATUS" test "$EXIT_STATUS" = 0
 state_files="$(in_root find /var/lib/directus-bridge -type f -printf '%f %u %m\n' | sort | tr '\n' ' ')"
-expect "state written by the service user: $state_files" \
-    sh -c "[ -f '$WORK/var/lib/directus-bridge/cursor.db' ] && \
-        [ -z \"\$(chroot '$WORK' find /var/lib/directus-bridge ! -user directus-bridge)\" ]"
+expect "state written by the service user, files 0600: $state_files" \
+    sh -c "[ -f '$WORK/var/lib/directus-bridge/cursor.db' ] && [ -z \"\$(chroot '$WORK' find /var/lib/directus-bridge \
+        -type f \\( ! -user directus-bridge -o ! -perm 600 \\))\" ]"
 sed 's/^/       log: /' "$WORK/tmp/bridge.log" | head -n 12
 
 # --- Reinstall, then purge ---------------------------------------------------------------------------------------
