@@ -87,7 +87,8 @@ enum WebhookDeliveryBenchmark {
         let store = try OutboxStore.open(stateDir: directory)
         let engine = try HTTPDeliveryEngine(
             // As a webhook sink makes it.
-            options: WebhookDeliveries.engineOptions(timeout: .seconds(15), userAgent: "directus-bridge/bench"),
+            options: WebhookDeliveries.engineOptions(
+                timeout: .seconds(15), userAgent: "directus-bridge/bench", caFile: nil),
             configuration: WebhookDeliveries.engineConfiguration(maxInFlight: concurrency)
         )
         let service = WebhookDeliveryService(

@@ -2,20 +2,23 @@ import BridgeTestSupport
 import Foundation
 import Testing
 
-/// A bridge.yaml (live mode unless told) for the emulator at `url` with `sinks` (YAML lines under `sinks:`).
+/// A bridge.yaml (live mode unless told) for the emulator at `url` with `sinks` (YAML lines under `sinks:`);
+/// `directusExtra` holds more lines under `directus:`, indented by two spaces.
 func webhookConfig(
     url: String,
     sinks: String,
     shutdownTimeout: String = "5s",
     maxQueue: Int = 100_000,
     operations: Bool = false,
-    mode: String = "live"
+    mode: String = "live",
+    directusExtra: String = ""
 ) -> String {
     """
     directus:
       url: \(url)
       auth:
         token: admin-static-token
+    \(directusExtra)
       heartbeat: 2s
       reconnect:
         initial_delay: 100ms

@@ -33,12 +33,15 @@ extension BridgeCheck {
         request.headers = headers
         let response: HTTPResponse
         do {
-            response = try await transport.send(request)
+            response = try await webhookTransport.send(request)
         } catch {
+            let tls = (error as? HTTPClientError)?.kind == .tls
             return .fail(
                 name,
                 "no answer: \(error)",
-                remedy: "check the URL and that the receiver runs and is reachable from this host"
+                remedy: tls
+                    ? "if the receiver's certificate comes from an in-house CA, put that CA in directus.tls.ca_file"
+                    : "check the URL and that the receiver runs and is reachable from this host"
             )
         }
         if response.status == 404 || response.status == 410 {

@@ -17,8 +17,11 @@ public final class BridgeCheck: Sendable {
     let userAgent: String
     /// Whether webhooks get a signed test event instead of a HEAD request.
     let sendTestEvent: Bool
-    /// Every HTTP request goes through this (Directus and webhooks).
+    /// Directus's requests go through this (`directus.tls` as it is configured).
     let transport: any HTTPTransport
+    /// Webhook probes go through this: the system store plus `directus.tls.ca_file`, never unverified, as `run`
+    /// delivers.
+    let webhookTransport: any HTTPTransport
     /// Directus REST without token management.
     let client: DirectusClient
     /// Logs (stderr).
@@ -47,22 +50,29 @@ public final class BridgeCheck: Sendable {
             ),
             logger: logger.child(label: "http")
         )
+        let webhookHTTP = HTTPClient(
+            options: HTTPClientOptions(caFile: directus.tls.caFile, userAgent: userAgent),
+            logger: logger.child(label: "http")
+        )
         self.init(
             config: config,
             userAgent: userAgent,
             sendTestEvent: sendTestEvent,
             transport: http,
+            webhookTransport: webhookHTTP,
             logHandler: logHandler,
             logger: logger
         )
     }
 
-    /// Prepares the checks over a given transport (tests).
+    /// Prepares the checks over given transports (tests); webhooks use `transport` too unless `webhookTransport`
+    /// is given.
     init(
         config: BridgeConfig,
         userAgent: String,
         sendTestEvent: Bool,
         transport: any HTTPTransport,
+        webhookTransport: (any HTTPTransport)? = nil,
         logHandler: StderrLogHandler?,
         logger: Logger
     ) {
@@ -70,6 +80,7 @@ public final class BridgeCheck: Sendable {
         self.userAgent = userAgent
         self.sendTestEvent = sendTestEvent
         self.transport = transport
+        self.webhookTransport = webhookTransport ?? transport
         self.client = DirectusClient(
             baseURL: config.directus.restBaseURL,
             transport: transport,

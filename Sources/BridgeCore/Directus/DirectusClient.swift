@@ -56,6 +56,7 @@ public final class DirectusClient: Sendable {
         } catch let error as HTTPClientError {
             var failure = DirectusError(kind: .transport, message: error.description, operation: operation)
             failure.transportRetriable = error.isRetriable
+            failure.isTLSFailure = error.kind == .tls
             throw failure
         } catch {
             throw DirectusError(kind: .transport, message: "\(error)", operation: operation)

@@ -28,6 +28,9 @@ public struct DirectusError: Error, Sendable, CustomStringConvertible {
     public var operation: String
     /// Whether the transport error was retriable (only meaningful for `.transport`).
     var transportRetriable: Bool = true
+    /// Whether the TLS handshake failed: most often a certificate that the system store and
+    /// `directus.tls.ca_file` do not trust, which no retry fixes by itself.
+    public internal(set) var isTLSFailure = false
 
     /// Creates an error.
     public init(kind: Kind, status: Int? = nil, code: String? = nil, message: String, operation: String) {

@@ -122,8 +122,17 @@ public final class BridgeRuntime: Sendable {
                 return .credentialsRejected(error.description)
             }
         } failed: { error, delay in
-            logger.warning(
-                "Directus unreachable; retrying", metadata: [LogKey.error: "\(error)", LogKey.delay: delay.logText])
+            if let error = error as? DirectusError, error.isTLSFailure {
+                // Not an outage: the certificate is not trusted (or TLS cannot be agreed). Retried all the same,
+                // since the server's certificate or the CA file may be fixed while the bridge runs.
+                logger.error(
+                    "TLS with Directus failed, most likely its certificate is not trusted: set directus.tls.ca_file "
+                        + "to the CA that signed it; retrying",
+                    metadata: [LogKey.error: error.description, LogKey.delay: delay.logText])
+            } else {
+                logger.warning(
+                    "Directus unreachable; retrying", metadata: [LogKey.error: "\(error)", LogKey.delay: delay.logText])
+            }
             return delay
         }
         guard let started else { return .cleanShutdown }

@@ -63,7 +63,8 @@ struct RuntimeComponents: Sendable {
             interval: config.log.statsInterval, lag: pipelineMetrics.lagHistogram, logger: logger.child(label: "stats"))
         stats.addGauge(StatsReporter.Key.queueDepth) { [queue] in Double(queue.depth) }
         webhooks = WebhookDeliveries(
-            stateDir: config.delivery.stateDir, version: version, registry: registry, stats: stats, logger: logger)
+            stateDir: config.delivery.stateDir, version: version, caFile: directus.tls.caFile, registry: registry,
+            stats: stats, logger: logger)
         let sinks = try SinkFactory.makeSinks(config.sinks, registry: registry, webhooks: webhooks)
         dispatcher = Dispatcher(
             queue: queue, sinks: sinks, recorder: progressRecorder, metrics: pipelineMetrics, health: health,

@@ -20,6 +20,7 @@ public final class WebhookDeliveries: Sendable {
 
     private let stateDir: String
     private let userAgent: String
+    private let caFile: String?
     private let registry: MetricsRegistry
     private let stats: StatsReporter?
     private let logger: Logger
@@ -27,10 +28,15 @@ public final class WebhookDeliveries: Sendable {
     private let deliveries = Mutex<[Delivery]>([])
 
     /// Prepares the webhook side; nothing is opened until the first `makeSink`. The outbox and dead-letter depths
-    /// of every webhook sink, summed, go into `stats` lines.
-    public init(stateDir: String, version: String, registry: MetricsRegistry, stats: StatsReporter?, logger: Logger) {
+    /// of every webhook sink, summed, go into `stats` lines. Receivers' certificates are verified against the
+    /// system store plus `caFile` (`directus.tls.ca_file`: an in-house CA usually signs the receivers too).
+    public init(
+        stateDir: String, version: String, caFile: String?, registry: MetricsRegistry, stats: StatsReporter?,
+        logger: Logger
+    ) {
         self.stateDir = stateDir
         self.userAgent = "directus-bridge/\(version)"
+        self.caFile = caFile
         self.registry = registry
         self.stats = stats
         self.logger = logger
@@ -51,7 +57,7 @@ public final class WebhookDeliveries: Sendable {
         let engine: HTTPDeliveryEngine
         do {
             engine = try HTTPDeliveryEngine(
-                options: Self.engineOptions(timeout: config.timeout, userAgent: userAgent),
+                options: Self.engineOptions(timeout: config.timeout, userAgent: userAgent, caFile: caFile),
                 configuration: Self.engineConfiguration(maxInFlight: config.maxInFlight),
                 logger: logger.child(label: "http")
             )
@@ -119,11 +125,13 @@ public final class WebhookDeliveries: Sendable {
 
     /// The request options of a webhook sink's engine: the attempt `timeout` (connecting within at most 10 s of
     /// it), the first 16 KiB of an answer (a dead letter keeps 1 KiB), and of the answer's headers only
-    /// `Retry-After`, the one the retry policy reads.
-    package static func engineOptions(timeout: Duration, userAgent: String) -> HTTPClientOptions {
+    /// `Retry-After`, the one the retry policy reads. Certificates are verified against the system store plus
+    /// `caFile`, never skipped: `directus.tls.insecure_skip_verify` is for Directus only.
+    package static func engineOptions(timeout: Duration, userAgent: String, caFile: String?) -> HTTPClientOptions {
         HTTPClientOptions(
             connectTimeout: min(timeout, .seconds(10)),
             requestTimeout: timeout,
+            caFile: caFile,
             userAgent: userAgent,
             maxResponseBytes: 16 << 10,
             oversizedBody: .truncate,

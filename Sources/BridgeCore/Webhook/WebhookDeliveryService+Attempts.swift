@@ -42,6 +42,12 @@ extension WebhookDeliveryService {
             return .response(status: response.status, retryAfter: retryAfter, body: Array(response.body.prefix(1024)))
         case .failure(let error as HTTPClientError) where error.kind == .cancelled:
             return .cancelled
+        case .failure(let error as HTTPClientError) where error.kind == .tls && !cancelled:
+            // OpenSSL's reason can be as obscure as "asn1 encoding routines::EVP lib" (a CA of the same name with
+            // another key): say what it most likely means. Retried all the same, the certificate may be fixed.
+            return .failure(
+                "TLS failed, most likely the receiver's certificate is not trusted (trusted: the system store and "
+                    + "directus.tls.ca_file): \(error)")
         case .failure(let error):
             // Any other failure is retried, HTTP/2 stream errors (curl 92) included: libcurl 7.88 reports one when
             // a receiver answers before reading the whole body, and a retry is the safe reading of that.
