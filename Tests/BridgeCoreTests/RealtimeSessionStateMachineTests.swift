@@ -59,6 +59,17 @@ import Testing
         #expect(sm.isClosed)
     }
 
+    @Test func aShorterDeadlineThanTwoHeartbeatsClosesSooner() {
+        // The server pings every 2 s (§14.4): silence for 4 s is dead although our own heartbeat is 10 s.
+        var sm = RealtimeSessionStateMachine(
+            subscriptions: subs, authMode: .strict, heartbeat: .seconds(10), deadAfter: .seconds(4),
+            unsubscribeTimeout: .seconds(2), now: start)
+        _ = sm.connected(accessToken: nil, now: start)
+        #expect(sm.nextDeadline() == start + .seconds(4))
+        #expect(sm.tick(now: start + .milliseconds(3999)) == [])
+        #expect(sm.tick(now: start + .seconds(4)) == [.close(reason: .heartbeatTimeout)])
+    }
+
     @Test func tokenExpiryAsksForARefreshAndReauthenticatesInBand() {
         var sm = machine()
         _ = sm.connected(accessToken: "old", now: start)

@@ -109,6 +109,19 @@ func serverInfo(
         #expect(shorter["heartbeat"]?.detail.hasPrefix("Directus pings every 500ms") == true)
     }
 
+    @Test func aPeriodNodeIgnoresFailsAndCannotTrap() throws {
+        // §14.4: beyond 2147483.647 s (or zero, or negative) Node runs the heartbeat every millisecond. 1e300
+        // seconds once trapped converting milliseconds to an integer.
+        for period in ["3000000", "1e300", "0", "-5"] {
+            let info = try serverInfo(
+                websocket: #"{"rest":{"authentication":"handshake","path":"/websocket"},"heartbeat":\#(period)}"#)
+            let line = results(info)["heartbeat"]
+            #expect(line?.status == .fail, "\(period)")
+            #expect(line?.detail.contains("pings every millisecond") == true, "\(period)")
+            #expect(line?.remedy?.contains("2147483 or less") == true, "\(period)")
+        }
+    }
+
     @Test func unreportedSettingsAreWarningsNotFailures() throws {
         let info = try JSONValue.parse(#"{"project":{"project_name":"x"}}"#)
         let anonymous = results(info, asUser: false, config: directusConfig(mode: .public))

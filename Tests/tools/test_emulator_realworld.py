@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from directus_emulator.testing import ADMIN_TOKEN, EmulatorProcess, make_runner, receive, silent, subscribe
+from directus_emulator.testing import (ADMIN_TOKEN, EmulatorProcess, closed_code, make_runner, receive, silent,
+                                       subscribe)
 
 
 @pytest.fixture(scope="module")
@@ -145,4 +146,25 @@ def test_manual_sort_errors(run):
         assert status == 500 and body["errors"][0]["extensions"]["code"] == "INTERNAL_SERVER_ERROR"
         _, body = await api.call("GET", "/collections/chapters", ADMIN_TOKEN)
         assert body["data"]["meta"]["sort_field"] == "sort"
+    run(check)
+
+
+# A heartbeat period Node's timers ignore (§14.4) ----------------------------------------------------------------
+
+def test_a_period_beyond_nodes_timer_limit_pings_every_millisecond(run):
+    async def check(api):
+        await api.control("settings", {"heartbeat_period": 3_000_000})
+        _, info = await api.call("GET", "/server/info", ADMIN_TOKEN)
+        assert info["data"]["websocket"]["heartbeat"] == 3_000_000  # what the server says, not what it does
+        ws = await api.authed_socket()
+        # Node runs the interval, and the reply deadline, every millisecond: a client that does not answer the
+        # first ping within that millisecond is closed at the next tick.
+        assert await closed_code(ws, timeout=5) == 1005
+        stats = await api.stats()
+        assert stats["closes"].get("heartbeat") == 1 and stats["server_pings_sent"] >= 1
+        # A period Node takes runs as configured.
+        await api.control("settings", {"heartbeat_period": 2_147_483.647})
+        ws = await api.authed_socket()
+        assert await silent(ws, 0.3)
+        await ws.close()
     run(check)

@@ -111,19 +111,30 @@ public enum ServerInfoAssessment {
         )
     }
 
-    /// The `heartbeat` line: off fails, a server period longer than the bridge's warns.
+    /// The `heartbeat` line: off fails, a period Node's timers ignore fails (the server then pings every
+    /// millisecond, §14.4), a server period longer than the bridge's warns.
     static func heartbeat(_ heartbeat: JSONValue, config: DirectusConfig) -> CheckResult {
         let ours = text(config.heartbeat)
-        guard let seconds = heartbeat.doubleValue else {
+        let server = ServerHeartbeat(info: ["websocket": ["heartbeat": heartbeat]])
+        let deadAfter = text(server.deadAfter(bridgeHeartbeat: config.heartbeat))
+        guard case .every(let interval, let seconds) = server else {
             return .fail(
                 "heartbeat",
                 "the server's heartbeat is off, so it never answers the bridge's pings and an idle socket is "
-                    + "reconnected every \(text(config.heartbeat * 2))",
+                    + "reconnected every \(deadAfter)",
                 remedy: "set WEBSOCKETS_HEARTBEAT_ENABLED=true on the server"
             )
         }
-        let theirs = text(.milliseconds(Int64((seconds * 1000).rounded())))
-        if Duration.milliseconds(Int64((seconds * 1000).rounded())) > config.heartbeat {
+        if server.ignoredByNode {
+            return .fail(
+                "heartbeat",
+                "WEBSOCKETS_HEARTBEAT_PERIOD \(seconds) is outside what Node's timers take (1 ms to 2147483.647 s): "
+                    + "Directus pings every millisecond and closes any socket that has not answered within one",
+                remedy: "set WEBSOCKETS_HEARTBEAT_PERIOD to 2147483 or less on the server (default 30)"
+            )
+        }
+        let theirs = text(interval)
+        if interval > config.heartbeat {
             return .warning(
                 "heartbeat",
                 "Directus pings every \(theirs), less often than the bridge (directus.heartbeat \(ours)); the "
@@ -134,8 +145,8 @@ public enum ServerInfoAssessment {
         }
         return .ok(
             "heartbeat",
-            "Directus pings every \(theirs); the bridge pings every \(ours) and reconnects after "
-                + "\(text(config.heartbeat * 2)) of silence"
+            "Directus pings every \(theirs); the bridge pings every \(ours) and reconnects after \(deadAfter) of "
+                + "silence"
         )
     }
 }

@@ -29,7 +29,7 @@ public final class RealtimeConnectionDriver {
     public enum End: Sendable, Equatable {
         /// Shutdown: unsubscribed and closed with 1000.
         case shutdown
-        /// No traffic for twice the heartbeat.
+        /// No traffic for the dead-connection interval.
         case heartbeatTimeout
         /// The socket `auth` was refused (AUTH_FAILED).
         case authenticationFailed(String)
@@ -71,7 +71,8 @@ public final class RealtimeConnectionDriver {
     /// Prepares a driver for an open connection.
     package init(
         connection: WebSocketConnection, routes: [SubscriptionRoute], authMode: RealtimeSessionStateMachine.AuthMode,
-        heartbeat: Duration, resubscribeInterval: Duration = .seconds(30), queue: EventQueue, tokenBox: TokenBox, stop: ShutdownSignal,
+        heartbeat: Duration, deadAfter: Duration? = nil, resubscribeInterval: Duration = .seconds(30), queue: EventQueue,
+        tokenBox: TokenBox, stop: ShutdownSignal,
         trigger: (any ActivityTrigger)?, health: HealthState, metrics: PipelineMetrics, logger: Logger
     ) {
         self.connection = connection
@@ -80,7 +81,7 @@ public final class RealtimeConnectionDriver {
             subscriptions: routes.map {
                 .init(uid: $0.uid, collection: $0.collection, subscribeMessage: $0.subscribeMessage)
             },
-            authMode: authMode, heartbeat: heartbeat, unsubscribeTimeout: .seconds(2),
+            authMode: authMode, heartbeat: heartbeat, deadAfter: deadAfter, unsubscribeTimeout: .seconds(2),
             resubscribeInterval: resubscribeInterval, now: .now)
         self.queue = queue
         self.tokenBox = tokenBox

@@ -3,8 +3,8 @@ import BridgeSystem
 /// The Directus side of one realtime socket connection, as a pure state machine (no I/O, no clock of its own).
 ///
 /// It follows directus-protocol.md: wait for `auth ok` before sending anything else (§2.2, §13.1), answer every
-/// JSON ping at once (§4), send our own JSON ping every `heartbeat` and declare the connection dead after twice
-/// that without traffic, re-authenticate in band on TOKEN_EXPIRED and after every token refresh (§2.5, §2.6),
+/// JSON ping at once (§4), send our own JSON ping every `heartbeat` and declare the connection dead after
+/// `deadAfter` without traffic (§14.4), re-authenticate in band on TOKEN_EXPIRED and after every token refresh (§2.5, §2.6),
 /// subscribe one subscription at a time so that errors without a uid can be attributed (§3.1, §13.6), and
 /// unsubscribe before a clean close.
 ///
@@ -66,7 +66,7 @@ package struct RealtimeSessionStateMachine: Sendable {
     package enum CloseReason: Sendable, Equatable {
         /// Shutdown completed (unsubscribed, or the wait for acks ran out).
         case shutdown
-        /// No traffic for twice the heartbeat.
+        /// No traffic for `deadAfter`.
         case heartbeatTimeout
         /// The handshake `auth` was refused (credentials or token no longer valid).
         case authenticationFailed(message: String)
@@ -87,6 +87,7 @@ package struct RealtimeSessionStateMachine: Sendable {
 
     private let subscriptions: [Subscription]
     private let heartbeat: Duration
+    private let deadAfter: Duration
     private let authMode: AuthMode
     private let unsubscribeTimeout: Duration
     private let resubscribeInterval: Duration
@@ -101,16 +102,19 @@ package struct RealtimeSessionStateMachine: Sendable {
     /// Subscriptions that were answered `init` on this connection.
     package private(set) var liveSubscriptions: Set<Int> = []
 
-    /// Creates the machine for one connection attempt.
+    /// Creates the machine for one connection attempt. `heartbeat` is our ping interval; the connection is dead
+    /// after `deadAfter` without traffic (default twice the heartbeat; the runtime passes the rule of
+    /// `ServerHeartbeat.deadAfter`, which follows the interval the server really pings at, §14.4).
     package init(
-        subscriptions: [Subscription], authMode: AuthMode, heartbeat: Duration, unsubscribeTimeout: Duration,
-        resubscribeInterval: Duration = .seconds(30), now: ContinuousClock.Instant
+        subscriptions: [Subscription], authMode: AuthMode, heartbeat: Duration, deadAfter: Duration? = nil,
+        unsubscribeTimeout: Duration, resubscribeInterval: Duration = .seconds(30), now: ContinuousClock.Instant
     ) {
         self.resubscribeInterval = resubscribeInterval
         self.nextResubscribe = now + resubscribeInterval
         self.subscriptions = subscriptions
         self.authMode = authMode
         self.heartbeat = heartbeat
+        self.deadAfter = deadAfter ?? heartbeat * 2
         self.unsubscribeTimeout = unsubscribeTimeout
         self.lastTraffic = now
         self.lastPingSent = now
@@ -219,7 +223,7 @@ package struct RealtimeSessionStateMachine: Sendable {
             }
             return []
         case .authenticating, .subscribing, .established, .resubscribing:
-            if now - lastTraffic >= heartbeat * 2 {
+            if now - lastTraffic >= deadAfter {
                 state = .closed
                 return [.close(reason: .heartbeatTimeout)]
             }
@@ -243,7 +247,7 @@ package struct RealtimeSessionStateMachine: Sendable {
         switch state {
         case .unsubscribing(_, let deadline): return deadline
         default:
-            let heartbeatDeadline = min(lastPingSent + heartbeat, lastTraffic + heartbeat * 2)
+            let heartbeatDeadline = min(lastPingSent + heartbeat, lastTraffic + deadAfter)
             return failedSubscriptions.isEmpty ? heartbeatDeadline : min(heartbeatDeadline, nextResubscribe)
         }
     }

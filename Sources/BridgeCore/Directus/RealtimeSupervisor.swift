@@ -17,8 +17,11 @@ package struct RealtimeSupervisor: Sendable {
         package var authMode: RealtimeSessionStateMachine.AuthMode
         /// Connection options (timeouts, TLS).
         package var options: WebSocketOptions
-        /// Our ping interval; dead after twice this without traffic.
+        /// Our ping interval.
         package var heartbeat: Duration
+        /// The silence after which a connection is dead (`ServerHeartbeat.deadAfter`, §14.4); twice `heartbeat`
+        /// until the runtime knows the server's interval.
+        package var deadAfter: Duration
         /// `directus.reconnect`.
         package var initialDelay: Duration
         /// `directus.reconnect.max_delay`.
@@ -35,6 +38,7 @@ package struct RealtimeSupervisor: Sendable {
             self.authMode = authMode
             self.options = options
             self.heartbeat = heartbeat
+            self.deadAfter = heartbeat * 2
             self.initialDelay = initialDelay
             self.maxDelay = maxDelay
             self.resetAfter = resetAfter
@@ -150,7 +154,8 @@ package struct RealtimeSupervisor: Sendable {
             end = try await BlockingExecutor.shared.perform {
                 RealtimeConnectionDriver(
                     connection: connection, routes: routes, authMode: settings.authMode,
-                    heartbeat: settings.heartbeat, resubscribeInterval: settings.maxDelay, queue: queue, tokenBox: tokenBox, stop: stop, trigger: trigger,
+                    heartbeat: settings.heartbeat, deadAfter: settings.deadAfter, resubscribeInterval: settings.maxDelay,
+                    queue: queue, tokenBox: tokenBox, stop: stop, trigger: trigger,
                     health: health, metrics: metrics, logger: logger
                 ).run()
             }
@@ -184,7 +189,8 @@ package struct RealtimeSupervisor: Sendable {
     static func describe(_ end: RealtimeConnectionDriver.End) -> String {
         switch end {
         case .shutdown: "shutdown"
-        case .heartbeatTimeout: "no traffic for twice the heartbeat"
+        case .heartbeatTimeout:
+            "no traffic for twice the heartbeat (the bridge's, or the server's when it pings more often)"
         case .authenticationFailed(let message): "socket authentication refused (\(message))"
         case .authenticationTimedOut: "token expired and re-authentication timed out"
         case .closed(let code, let reason): "connection closed (\(code)\(reason.isEmpty ? "" : ": " + reason))"

@@ -106,7 +106,14 @@ public final class BridgeRuntime: Sendable {
                 metrics: components.pipelineMetrics, stop: stop, logger: logger.child(label: "sort"))
         else { return .cleanShutdown }
 
-        return await serve(components, routes: routes, activity: activity, sorting: sorting, stop: stop)
+        // The interval Directus really pings at decides when a silent connection is dead (§14.4).
+        let heartbeat = await ServerHeartbeat.read(from: components.api)
+        heartbeat.log(bridgeHeartbeat: config.directus.heartbeat, to: logger)
+        var realtime = components.supervisorSettings
+        realtime.deadAfter = heartbeat.deadAfter(bridgeHeartbeat: config.directus.heartbeat)
+
+        return await serve(
+            components, realtime: realtime, routes: routes, activity: activity, sorting: sorting, stop: stop)
     }
 
     private func authenticate(_ components: RuntimeComponents, stop: ShutdownSignal) async -> RuntimeOutcome? {
@@ -140,11 +147,11 @@ public final class BridgeRuntime: Sendable {
     }
 
     private func serve(
-        _ components: RuntimeComponents, routes: [SubscriptionRoute], activity: ActivityService,
-        sorting: SortService, stop: ShutdownSignal
+        _ components: RuntimeComponents, realtime: RealtimeSupervisor.Settings, routes: [SubscriptionRoute],
+        activity: ActivityService, sorting: SortService, stop: ShutdownSignal
     ) async -> RuntimeOutcome {
         let supervisor = RealtimeSupervisor(
-            settings: components.supervisorSettings, routes: routes, auth: components.auth, queue: components.queue,
+            settings: realtime, routes: routes, auth: components.auth, queue: components.queue,
             trigger: TriggerFanOut.of(activity.trigger, sorting.trigger), health: components.health,
             metrics: components.pipelineMetrics,
             reconnects: components.countReconnect, logger: logger.child(label: "realtime"))

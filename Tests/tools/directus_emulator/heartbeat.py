@@ -9,6 +9,19 @@ from .stats import Stats
 from .ws_client import OPEN, Client
 
 PING = {"type": "ping"}
+NODE_TIMEOUT_MAX_MS = 2**31 - 1  # Node's TIMEOUT_MAX
+
+
+def node_timer_seconds(period_seconds: float) -> float:
+    """The interval Node's `setInterval`/`setTimeout` really run for `WEBSOCKETS_HEARTBEAT_PERIOD` (§14.4).
+
+    Directus passes period × 1000 unchecked; Node takes 1 … 2³¹−1 ms and turns anything else (beyond 2147483.647 s,
+    zero, negative) into 1 ms with a TimeoutOverflowWarning. `/server/info` keeps reporting the configured value.
+    """
+    milliseconds = period_seconds * 1000
+    if not 1 <= milliseconds <= NODE_TIMEOUT_MAX_MS:
+        milliseconds = 1
+    return milliseconds / 1000
 
 
 class Heartbeat:
@@ -53,7 +66,7 @@ class Heartbeat:
 
     async def _run(self) -> None:
         while True:
-            await asyncio.sleep(self.settings.heartbeat_period)
+            await asyncio.sleep(node_timer_seconds(self.settings.heartbeat_period))
             self.tick()
 
     def tick(self) -> None:

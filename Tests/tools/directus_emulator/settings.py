@@ -20,7 +20,7 @@ class Settings:
     auth_mode: str = "handshake"             # WEBSOCKETS_REST_AUTH
     auth_timeout: float = 10.0               # WEBSOCKETS_REST_AUTH_TIMEOUT, seconds
     heartbeat_enabled: bool = True           # WEBSOCKETS_HEARTBEAT_ENABLED
-    heartbeat_period: float = 30.0           # WEBSOCKETS_HEARTBEAT_PERIOD, seconds (fractions allowed here)
+    heartbeat_period: float = 30.0           # WEBSOCKETS_HEARTBEAT_PERIOD, seconds; runs as Node would (§14.4)
     conn_limit: int | None = None            # WEBSOCKETS_REST_CONN_LIMIT (None = unlimited)
     rate_limit_points: int = 0               # RATE_LIMITER_POINTS per socket; 0 = RATE_LIMITER_ENABLED=false
     rate_limit_duration: float = 1.0         # RATE_LIMITER_DURATION, seconds
@@ -69,7 +69,7 @@ def _convert(key: str, value: Any, current: Any) -> Any:
         return bool(value)
     if isinstance(current, float):
         number = float(value)
-        if number <= 0 and key != "rate_limit_duration":
+        if number <= 0 and key not in ("rate_limit_duration", "heartbeat_period"):
             raise ValueError(f"{key} must be positive")
         return number
     if isinstance(current, int):
