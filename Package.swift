@@ -64,7 +64,10 @@ let package = Package(
         .executableTarget(name: "BridgeCLI", dependencies: ["BridgeApp"], swiftSettings: strict),
         .executableTarget(
             name: "BridgeBenchmarks",
-            dependencies: ["BridgeSystem", "BridgeTLS", "BridgeWebSocket", "BridgeJSON", "BridgeCore", "BridgeHTTP"],
+            dependencies: [
+                "BridgeSystem", "BridgeTLS", "BridgeWebSocket", "BridgeJSON", "BridgeCore", "BridgeHTTP", "BridgeKafka",
+                "BridgeNATS",
+            ],
             swiftSettings: strict
         ),
         // Fuzz targets (docs/RELIABILITY.md "Fuzzing"): libFuzzer with -DBRIDGE_FUZZING, a file replayer otherwise.

@@ -1,0 +1,61 @@
+"""Benchmark peer: a nats-py JetStream publisher waiting for every publish acknowledgement.
+
+    python bench_nats_publisher.py SERVER SUBJECT COUNT [--window N]
+
+Keeps WINDOW publishes in flight (each `js.publish` awaits its acknowledgement), with Nats-Msg-Id set like the
+bridge's, same ~450-byte JSON payload. Prints {"messages_per_second": R, "failures": F}.
+"""
+import argparse
+import asyncio
+import json
+import time
+
+import nats
+
+
+async def run(args) -> None:
+    nc = await nats.connect(servers=[args.server])
+    js = nc.jetstream(timeout=10)
+    body = "lorem ipsum " * 22
+    payloads = []
+    for index in range(args.count):
+        key = f"item-{index % 1000}"
+        event_id = f"py_{index:08d}"
+        data = (f'{{"id":"{event_id}","type":"items.update","collection":"articles","event":"update",'
+                f'"key":"{key}","seq":{index},"data":{{"id":"{key}","title":"Article {index}",'
+                f'"body":"{body}","tags":["a","b"],"rating":4.5,"draft":null}}}}').encode()
+        payloads.append((event_id, data))
+    failures = 0
+    semaphore = asyncio.Semaphore(args.window)
+
+    async def publish(event_id: str, data: bytes) -> None:
+        nonlocal failures
+        try:
+            await js.publish(args.subject, data, headers={"Nats-Msg-Id": event_id})
+        except Exception:
+            failures += 1
+        finally:
+            semaphore.release()
+
+    start = time.perf_counter()
+    tasks = []
+    for event_id, data in payloads:
+        await semaphore.acquire()
+        tasks.append(asyncio.ensure_future(publish(event_id, data)))
+    await asyncio.gather(*tasks)
+    elapsed = time.perf_counter() - start
+    await nc.close()
+    print(json.dumps({"messages_per_second": args.count / elapsed, "failures": failures}))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("server")
+    parser.add_argument("subject")
+    parser.add_argument("count", type=int)
+    parser.add_argument("--window", type=int, default=512)
+    asyncio.run(run(parser.parse_args()))
+
+
+if __name__ == "__main__":
+    main()
