@@ -27,6 +27,14 @@ struct JetStreamPublishScheduler {
         var outcomes: [JetStreamOutcome?]
         var remaining: Int
         let completion: @Sendable ([JetStreamOutcome]) -> Void
+
+        /// Stores the outcome of `index` (once) and returns how many are still missing; nil if already stored.
+        mutating func record(_ outcome: JetStreamOutcome, at index: Int) -> Int? {
+            guard outcomes[index] == nil else { return nil }
+            outcomes[index] = outcome
+            remaining -= 1
+            return remaining
+        }
     }
 
     let limit: Int
@@ -154,28 +162,24 @@ struct JetStreamPublishScheduler {
             return nil
         }
         held.removeValue(forKey: slot)
-        if let key = entry.key, var queue = keyQueues[key], let position = queue.firstIndex(of: slot) {
-            queue.remove(at: position)
-            if queue.isEmpty {
-                keyQueues.removeValue(forKey: key)
-            } else {
-                keyQueues[key] = queue
+        if let key = entry.key, let position = keyQueues[key]?.firstIndex(of: slot) {
+            keyQueues[key]?.remove(at: position)  // in place, like the batches below
+            if let next = keyQueues[key]?.first {
                 // Only a head is ever published; the next one's turn comes when the head finished.
-                if position == 0 && !closing { ready.append(queue[0]) }
+                if position == 0 && !closing { ready.append(next) }
+            } else {
+                keyQueues.removeValue(forKey: key)
             }
         }
         return record(outcome, batch: entry.batch, index: entry.index)
     }
 
     private mutating func record(_ outcome: JetStreamOutcome, batch: Int, index: Int) -> Completion? {
-        guard var entry = batches[batch], entry.outcomes[index] == nil else { return nil }
-        entry.outcomes[index] = outcome
-        entry.remaining -= 1
-        guard entry.remaining == 0 else {
-            batches[batch] = entry
+        // Changed in place (optional chaining through the dictionary's subscript): copying the batch out and back
+        // would copy its whole outcome array for every message.
+        guard batches[batch]?.record(outcome, at: index) == 0, let entry = batches.removeValue(forKey: batch) else {
             return nil
         }
-        batches.removeValue(forKey: batch)
         return Completion(completion: entry.completion, outcomes: entry.outcomes.map { $0! })
     }
 
