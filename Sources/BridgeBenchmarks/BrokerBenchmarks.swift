@@ -43,29 +43,15 @@ enum BrokerBenchmarks {
                 value: event.payload
             )
         }
-        let finished = Countdown(count / 1000 + (count % 1000 == 0 ? 0 : 1))
-        let failures = Countdown(0)
-        let start = ContinuousClock.now
-        var next = 0
-        while next < count {
-            let batch = Array(messages[next..<min(next + 1000, count)])
-            try await producer.submit(batch) { outcomes in
-                failures.add(outcomes.filter { !$0.isDelivered }.count)
-                finished.tick()
-            }
-            next += 1000
+        let ours = try await measure(messages, what: "producer") { batch, done in
+            try await producer.submit(batch) { outcomes in done(outcomes.filter { !$0.isDelivered }.count) }
         }
-        await finished.wait()
-        let ours = Double(count) / (ContinuousClock.now - start).inSeconds
         await producer.close(drainTimeout: .seconds(5))
         let peer = try HelperProcess.runToEnd(
             script: "broker_peers/bench_kafka_producer.py",
             arguments: [cluster.bootstrapServers, "bench-peer", "\(count)"]
         )
         let peerRate = try rate(fromPeer: peer)
-        guard failures.value == 0 else {
-            throw BenchmarkFailure.badPeerOutput("our producer had \(failures.value) failures")
-        }
         BenchmarkResult(
             benchmark: "kafka-produce",
             metric: "delivered messages/s (mock cluster, 3 brokers, acks=all)",
@@ -102,20 +88,9 @@ enum BrokerBenchmarks {
                 payload: event.payload
             )
         }
-        let finished = Countdown(count / 1000 + (count % 1000 == 0 ? 0 : 1))
-        let failures = Countdown(0)
-        let start = ContinuousClock.now
-        var next = 0
-        while next < count {
-            let batch = Array(messages[next..<min(next + 1000, count)])
-            try await publisher.submit(batch) { outcomes in
-                failures.add(outcomes.filter { $0.ack == nil }.count)
-                finished.tick()
-            }
-            next += 1000
+        let ours = try await measure(messages, what: "publisher") { batch, done in
+            try await publisher.submit(batch) { outcomes in done(outcomes.filter { $0.ack == nil }.count) }
         }
-        await finished.wait()
-        let ours = Double(count) / (ContinuousClock.now - start).inSeconds
         await publisher.close(drainTimeout: .seconds(5))
         await connection.close()
         let peer = try HelperProcess.runToEnd(
@@ -123,9 +98,6 @@ enum BrokerBenchmarks {
             arguments: [server.url, "bench.py.update", "\(count)"]
         )
         let peerRate = try rate(fromPeer: peer)
-        guard failures.value == 0 else {
-            throw BenchmarkFailure.badPeerOutput("our publisher had \(failures.value) failures")
-        }
         BenchmarkResult(
             benchmark: "jetstream-publish",
             metric: "acknowledged messages/s (file-storage stream, one server)",
@@ -134,6 +106,26 @@ enum BrokerBenchmarks {
             peer: "python-nats-py",
             peerValue: peerRate
         ).emit()
+    }
+
+    /// Submits `messages` in batches of 1000 (each `submit` reports its batch's failures once) and returns messages
+    /// per second from the first submit to the last completion; throws if any message failed.
+    private static func measure<Message>(
+        _ messages: [Message],
+        what: String,
+        submit: ([Message], @escaping @Sendable (_ failed: Int) -> Void) async throws -> Void
+    ) async throws -> Double {
+        let tally = BatchTally(batches: (messages.count + 999) / 1000)
+        let start = ContinuousClock.now
+        for first in stride(from: 0, to: messages.count, by: 1000) {
+            try await submit(Array(messages[first..<min(first + 1000, messages.count)])) { tally.completed(failed: $0) }
+        }
+        await tally.wait()
+        let rate = Double(messages.count) / (ContinuousClock.now - start).inSeconds
+        guard tally.failed == 0 else {
+            throw BenchmarkFailure.badPeerOutput("our \(what) had \(tally.failed) failures")
+        }
+        return rate
     }
 
     /// An event-shaped payload like the bridge writes (~450 bytes).
@@ -157,19 +149,24 @@ enum BrokerBenchmarks {
     }
 }
 
-/// Counts completions from any thread; `wait` returns once `tick` was called the expected number of times.
-final class Countdown: Sendable {
-    private let state: ConditionLock<Int>
-    private let total = ConditionLock(0)
+/// Batches still to complete and messages that failed, updated from the clients' threads.
+final class BatchTally: Sendable {
+    private let state: ConditionLock<(remaining: Int, failed: Int)>
 
-    init(_ expected: Int) { state = ConditionLock(expected) }
+    init(batches: Int) { state = ConditionLock((batches, 0)) }
 
-    func tick() { state.withLock { $0 -= 1 } }
-    func add(_ count: Int) { total.withLock { $0 += count } }
-    var value: Int { total.withLock { $0 } }
+    func completed(failed: Int) {
+        state.withLock {
+            $0.remaining -= 1
+            $0.failed += failed
+        }
+    }
 
+    var failed: Int { state.withLock { $0.failed } }
+
+    /// Waits (polling every millisecond: the wait is not what is measured) until every batch completed.
     func wait() async {
-        while state.withLock({ $0 > 0 }) { try? await Task.sleep(for: .milliseconds(1)) }
+        while state.withLock({ $0.remaining > 0 }) { try? await Task.sleep(for: .milliseconds(1)) }
     }
 }
 
