@@ -26,7 +26,9 @@ func kafkaDeliveryReport(
         outcome =
             partition >= 0 ? .delivered(partition: partition, offset: offset) : .delivered(partition: -1, offset: -1)
     } else {
-        let detail = context.redactor.redact(PeerText.string(rd_kafka_message_errstr(message)))
+        // Not `rd_kafka_message_errstr`: for a message with a payload it returns the payload as the error text,
+        // which for a producer is the event (not NUL-terminated, and data that must not reach a log).
+        let detail = context.redactor.redact(PeerText.string(rd_kafka_err2str(message.pointee.err)))
         outcome = .failed(KafkaError.from(code: code, detail: detail))
     }
     context.reported(delivered: code == 0, error: outcome.error)

@@ -150,6 +150,23 @@ struct KafkaProducerTests {
         await producer.close(drainTimeout: .seconds(5))
     }
 
+    /// Found by AddressSanitizer (docs/RELIABILITY.md "Sanitizers"): `rd_kafka_message_errstr` returns a failed
+    /// message's payload as its error text when the message has one, which for a producer is the event itself: not
+    /// NUL-terminated (a heap over-read), and the event's data in an error message and the log.
+    @Test func aFailedDeliveryNeverQuotesTheMessage() async throws {
+        let cluster = try KafkaMockCluster.make(brokers: 1)
+        try cluster.createTopic("private", partitions: 1, replicationFactor: 1)
+        let producer = try makeProducer(cluster.bootstrapServers)
+        #expect(
+            allDelivered(try await producer.send(eventMessages(topic: "private", count: 1, items: 1, prefix: "warm")))
+        )
+        cluster.failNextProduceRequests(with: [.topicAuthorizationFailed])
+        let denied = try await producer.send(eventMessages(topic: "private", count: 1, items: 1, prefix: "secret"))
+        let error = try #require(denied.first?.error)
+        #expect(!error.description.contains("secret_000000") && !error.description.contains("lorem"), "\(error)")
+        await producer.close(drainTimeout: .seconds(5))
+    }
+
     @Test func submitWaitsAtTheBoundAndCloseReportsWhatWasNeverDelivered() async throws {
         let cluster = try KafkaMockCluster.make(brokers: 1)
         try cluster.createTopic("bounded", partitions: 1, replicationFactor: 1)
