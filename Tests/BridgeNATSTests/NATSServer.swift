@@ -15,6 +15,7 @@ final class NATSServer: @unchecked Sendable {
     private var routes: [Int] = []
     private let authorization: String
     private var process: Process?
+    private var serverPID: Int32?
 
     /// A server named `name` on a free port; `clustered` gives it a route port (set the routes with `cluster`).
     init(name: String, in directory: URL, clustered: Bool = false, authorization: String = "") throws {
@@ -59,13 +60,29 @@ final class NATSServer: @unchecked Sendable {
         }
         let configFile = directory.appendingPathComponent("server.conf")
         try config.write(to: configFile, atomically: true, encoding: .utf8)
+        // Through nats_server.py: the server dies with the test process, however the test run ended.
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.executable)
-        process.arguments = ["-c", configFile.path, "-l", directory.appendingPathComponent("server.log").path]
-        process.standardOutput = FileHandle.nullDevice
+        process.executableURL = URL(fileURLWithPath: TestEnvironment.python)
+        process.arguments = [
+            "-u", TestEnvironment.tool("broker_peers/nats_server.py"), Self.executable, "-c", configFile.path, "-l",
+            directory.appendingPathComponent("server.log").path,
+        ]
+        let output = Pipe()
+        process.standardOutput = output
         process.standardError = FileHandle.nullDevice
         try process.run()
         self.process = process
+        var bytes = Data()
+        while !bytes.contains(0x0A) {
+            let chunk = output.fileHandleForReading.availableData  // blocks until the wrapper prints (or exits)
+            if chunk.isEmpty { break }
+            bytes.append(chunk)
+        }
+        let line = String(decoding: bytes, as: UTF8.self)
+        guard line.hasPrefix("PID "), let pid = Int32(line.dropFirst(4).prefix { $0.isNumber }) else {
+            throw NATSServerError.exited(name: name, log: line + log)
+        }
+        serverPID = pid
         let deadline = Date().addingTimeInterval(30)
         while Date() < deadline {
             if !process.isRunning { throw NATSServerError.exited(name: name, log: log) }
@@ -77,10 +94,12 @@ final class NATSServer: @unchecked Sendable {
 
     /// SIGKILLs the server (no goodbye to clients or peers) and waits for it.
     func kill() {
-        guard let process, process.isRunning else { return }
-        Foundation.kill(process.processIdentifier, SIGKILL)
+        guard let process else { return }
+        // The server itself, not its watchdog: a crash as the clients see it. The watchdog exits with it.
+        if let serverPID { Foundation.kill(serverPID, SIGKILL) }
         process.waitUntilExit()
         self.process = nil
+        self.serverPID = nil
     }
 
     /// The server's log file, for failure messages.
