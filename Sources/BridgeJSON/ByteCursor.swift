@@ -41,6 +41,20 @@ struct ByteCursor {
         pointer += raw.count
     }
 
+    /// Writes valid JSON text with its line breaks turned into spaces (`raw.count` bytes). In valid JSON a CR or
+    /// LF can only be whitespace between tokens (inside strings they must be escaped), so the value is unchanged,
+    /// and an event line stays one NDJSON line even when a peer pretty-prints its answers.
+    @inline(__always)
+    mutating func write(rawJSON raw: UnsafeRawBufferPointer) {
+        let start = pointer
+        write(raw: raw)
+        var byte = start
+        while byte < pointer {
+            if byte.pointee == 0x0A || byte.pointee == 0x0D { byte.pointee = 0x20 }
+            byte += 1
+        }
+    }
+
     /// The most ``writeQuoted(utf8:)`` writes for `count` bytes of text: every byte as `\u00XX`, plus quotes.
     static func quotedBound(_ count: Int) -> Int { count * 6 + 2 }
 

@@ -4,7 +4,8 @@ import BridgeSystem
 ///
 /// Fields are written in the contract's order: `id, type, event, collection, key, data, delta?, origin, seq, time,
 /// received_at, subscription, user?`. `data` and `delta` are raw JSON copied byte for byte (the bridge takes them
-/// from Directus's validated frames, so they are never re-encoded); the writer trusts them to be valid JSON.
+/// from Directus's validated frames, so they are never re-encoded); the writer trusts them to be valid JSON and
+/// only turns line breaks between tokens into spaces, so a line is always one line.
 /// A line ends with `\n`; a webhook body is the same object without it.
 public struct EventLineWriter: Sendable {
     /// Everything written since the last ``removeAll()``.
@@ -104,13 +105,13 @@ public struct EventLineWriter: Sendable {
         cursor.writeQuoted(fields.key)
         cursor.write(",\"data\":")
         if let data, data.count > 0 {
-            cursor.write(raw: data)
+            cursor.write(rawJSON: data)
         } else {
             cursor.write("null")
         }
         if let delta, delta.count > 0 {
             cursor.write(",\"delta\":")
-            cursor.write(raw: delta)
+            cursor.write(rawJSON: delta)
         }
         switch fields.origin {
         case .live: cursor.write(",\"origin\":\"live\",\"seq\":")

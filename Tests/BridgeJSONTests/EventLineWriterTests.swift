@@ -46,6 +46,27 @@ import Testing
         #expect(String(decoding: writer.bytes, as: UTF8.self) == Self.exampleLine + "\n")
     }
 
+    /// A peer (or a proxy) that pretty-prints its JSON puts line breaks between tokens: valid JSON, but copied
+    /// byte for byte it would split one event over several NDJSON lines. Found by the directus-message fuzzer.
+    @Test func lineBreaksBetweenTokensOfAFrameDoNotSplitTheLine() throws {
+        let frame = Array(
+            "{\"type\":\"subscription\",\"event\":\"update\",\"data\":[{\"id\":42,\r\n\"title\":\n\"Hello\"\n}],\"uid\":\"a\"}"
+                .utf8
+        )
+        let message = try DirectusServerMessage(decoding: frame)
+        guard case .array(let items) = message.data, let item = items.first else {
+            Issue.record("no item")
+            return
+        }
+        var writer = EventLineWriter()
+        writer.appendLine(Self.exampleFields, data: item, delta: item, in: frame)
+        let line = writer.bytes
+        #expect(line.last == 0x0A)
+        #expect(!line.dropLast().contains(0x0A) && !line.contains(0x0D))
+        let object = try #require(JSONSerialization.jsonObject(with: Data(line)) as? [String: Any])
+        #expect((object["data"] as? [String: Any])?["title"] as? String == "Hello")
+    }
+
     @Test func webhookBodyHasNoNewline() {
         var body: [UInt8] = []
         let data = Array(#"{"id":42,"title":"Hello","status":"published"}"#.utf8)
