@@ -128,7 +128,7 @@ enum DeadLetterCommandRunner {
         var configured: Set<String> = []
         for (index, sink) in config.sinks.enumerated() {
             if let webhook = sink.settings(as: WebhookSinkConfig.self) {
-                configured.insert(WebhookSinkIdentity.id(index: index, url: webhook.url))
+                configured.insert(WebhookSinkType.identity(of: webhook, index: index))
             }
         }
         return Set(letters.map(\.sink)).subtracting(configured)

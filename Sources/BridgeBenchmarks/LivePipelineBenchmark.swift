@@ -56,10 +56,10 @@ enum LivePipelineBenchmark {
         let metrics = PipelineMetrics(registry: registry)
         let health = HealthState(expectedSubscriptions: ["articles"])
         let queue = EventQueue(capacity: 100_000)
-        let sink = LatencyRecordingSink(inner: try NDJSONSink(path: "/dev/null", fsync: .never, filter: EventFilter()),
-            expected: count)
+        let sink = LatencyRecordingSink(inner: try NDJSONSink(path: "/dev/null", fsync: .never), expected: count)
         let dispatcher = Dispatcher(
-            queue: queue, sinks: [sink], recorder: nil, metrics: metrics, health: health, logger: .silent)
+            queue: queue, sinks: [ConfiguredSink(id: "bench", connector: sink, filter: EventFilter())], recorder: nil,
+            metrics: metrics, health: health, logger: .silent)
         let tokenBox = TokenBox()
         tokenBox.publish("admin-static-token")
         let stop = ShutdownSignal()
@@ -134,7 +134,7 @@ enum LivePipelineBenchmark {
 }
 
 /// Wraps a sink and records, per event, the time from frame receipt (`receivedAt`) to the line being written.
-final class LatencyRecordingSink: EventSink, @unchecked Sendable {
+final class LatencyRecordingSink: SinkConnector, @unchecked Sendable {
     // @unchecked: written by the dispatcher thread only; read after `waitUntilDone` returned.
     let inner: NDJSONSink
     let expected: Int
@@ -150,7 +150,6 @@ final class LatencyRecordingSink: EventSink, @unchecked Sendable {
     }
 
     var name: String { inner.name }
-    var filter: EventFilter { inner.filter }
 
     func accept(_ events: [EncodedEvent]) throws(SinkError) {
         try inner.accept(events)

@@ -87,9 +87,9 @@ enum WebhookDeliveryBenchmark {
         let store = try OutboxStore.open(stateDir: directory)
         let engine = try HTTPDeliveryEngine(
             // As a webhook sink makes it.
-            options: WebhookDeliveries.engineOptions(
+            options: WebhookSinkType.engineOptions(
                 timeout: .seconds(15), userAgent: "directus-bridge/bench", caFile: nil),
-            configuration: WebhookDeliveries.engineConfiguration(maxInFlight: concurrency)
+            configuration: WebhookSinkType.engineConfiguration(maxInFlight: concurrency)
         )
         let service = WebhookDeliveryService(
             sinkID: "bench",
@@ -112,7 +112,6 @@ enum WebhookDeliveryBenchmark {
             url: url,
             store: store,
             maxOutbox: 10_000_000,
-            filter: EventFilter(),
             metrics: nil,
             logger: .silent,
             outboxChanged: { service.outboxChanged() }

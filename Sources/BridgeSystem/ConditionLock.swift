@@ -41,6 +41,9 @@ package final class ConditionLock<Value>: @unchecked Sendable {
     /// Wakes the waiting thread (call after changing the value).
     package func signal() { pthread_cond_signal(condition) }
 
+    /// Wakes every waiting thread.
+    package func broadcast() { pthread_cond_broadcast(condition) }
+
     /// With the lock held: runs `body`; when it returns a delay, sleeps that long (nil: until signalled; .zero: not
     /// at all) and runs it again; returns `body`'s result once it gives one. Spurious wake-ups just run `body` again.
     package func wait<T>(_ body: (inout Value) -> (result: T?, sleep: Duration?)) -> T {

@@ -19,7 +19,8 @@ public protocol Service: Sendable {
 /// * **Forced.** Once `gracefulTimeout` has passed since shutdown began, every service still running is asked to
 ///   stop and its task is cancelled; the group waits for them to return (services answer cancellation promptly).
 ///
-/// `run` returns the failures: services that threw, or returned before they were asked to stop.
+/// `run` returns the failures: services that threw (but not `CancellationError` in the forced phase), or returned
+/// before they were asked to stop.
 public struct ServiceGroup: Sendable {
     /// A service that ended the group, and why.
     public struct Failure: Sendable, CustomStringConvertible {
@@ -41,6 +42,9 @@ public struct ServiceGroup: Sendable {
         self.logger = logger
     }
 
+    /// What a service that ended with `CancellationError` is reported with (not a failure in the forced phase).
+    private static let cancelled = "cancelled"
+
     private enum Event: Sendable {
         case ended(index: Int, error: String?)
         case triggered
@@ -57,6 +61,8 @@ public struct ServiceGroup: Sendable {
                     do {
                         try await service.run(until: signal)
                         return .ended(index: index, error: nil)
+                    } catch is CancellationError {
+                        return .ended(index: index, error: Self.cancelled)
                     } catch {
                         return .ended(index: index, error: "\(error)")
                     }
@@ -76,7 +82,7 @@ public struct ServiceGroup: Sendable {
                 switch event {
                 case .ended(let index, let error):
                     running.remove(index)
-                    if let error {
+                    if let error, !(forced && error == Self.cancelled) {
                         failures.append(Failure(service: services[index].name, reason: error))
                     } else if !signals[index].isTriggered {
                         failures.append(Failure(service: services[index].name, reason: "stopped on its own"))

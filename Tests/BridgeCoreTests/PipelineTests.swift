@@ -52,9 +52,10 @@ func makeEvent(_ n: Int, collection: String = "articles", event: ChangeEvent = .
 }
 
 /// A sink that records what it accepted and can be told to fail.
-final class RecordingSink: EventSink, @unchecked Sendable {
+final class RecordingSink: SinkConnector, @unchecked Sendable {
     let name: String
     let filter: EventFilter
+    var connects = 0
     var accepted: [String] = []
     var failuresLeft = 0
     var permanentFailure = false
@@ -72,10 +73,9 @@ final class RecordingSink: EventSink, @unchecked Sendable {
         }
         accepted += events.map(\.id)
     }
-    func tick(now: ContinuousClock.Instant) throws(SinkError) {}
+    func connect() throws(SinkError) { connects += 1 }
     var durableCalls = 0
     func makeDurable() throws(SinkError) { durableCalls += 1 }
-    func reopen() throws(SinkError) {}
     func close() throws(SinkError) {}
 }
 
@@ -85,11 +85,12 @@ final class RecordingRecorder: ProgressRecorder, @unchecked Sendable {
 }
 
 @Suite struct DispatcherTests {
-    func makeDispatcher(_ queue: EventQueue, _ sinks: [any EventSink], _ recorder: RecordingRecorder? = nil)
+    func makeDispatcher(_ queue: EventQueue, _ sinks: [RecordingSink], _ recorder: RecordingRecorder? = nil)
         -> Dispatcher
     {
         Dispatcher(
-            queue: queue, sinks: sinks, recorder: recorder, metrics: PipelineMetrics(registry: MetricsRegistry()),
+            queue: queue, sinks: sinks.map { ConfiguredSink(id: $0.name, connector: $0, filter: $0.filter) },
+            recorder: recorder, metrics: PipelineMetrics(registry: MetricsRegistry()),
             health: HealthState(expectedSubscriptions: []), logger: .silent)
     }
 
@@ -107,6 +108,7 @@ final class RecordingRecorder: ProgressRecorder, @unchecked Sendable {
         #expect(recorder.recorded == [ActivityProgress(resolvedIDs: [7])])
         // Both sinks were made durable before the cursor moved.
         #expect(good.durableCalls == 1 && flaky.durableCalls == 1)
+        #expect(good.connects == 1 && flaky.connects == 1)
     }
 
     @Test func filtersPerSink() throws {
@@ -140,7 +142,7 @@ final class RecordingRecorder: ProgressRecorder, @unchecked Sendable {
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
         let path = dir.appendingPathComponent("out.ndjson").path
-        let sink = try NDJSONSink(path: path, fsync: .always, filter: EventFilter())
+        let sink = try NDJSONSink(path: path, fsync: .always)
         try sink.accept([makeEvent(1), makeEvent(2)])
         // logrotate: move the file away, SIGHUP → reopen creates a new one.
         try FileManager.default.moveItem(atPath: path, toPath: path + ".1")
@@ -152,7 +154,7 @@ final class RecordingRecorder: ProgressRecorder, @unchecked Sendable {
     }
 
     @Test func aFullDiskIsARetriableError() throws {
-        let sink = try NDJSONSink(path: "/dev/full", fsync: .never, filter: EventFilter())
+        let sink = try NDJSONSink(path: "/dev/full", fsync: .never)
         #expect {
             try sink.accept([makeEvent(1)])
         } throws: { error in

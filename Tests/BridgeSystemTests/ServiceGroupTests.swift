@@ -11,7 +11,7 @@ private final class Journal: Sendable {
 
 /// A service that waits for its stop, then takes `drain` to finish (or ends/throws on its own when asked to).
 private struct ScriptedService: Service {
-    enum Ending: Sendable { case whenAsked, onItsOwn, throwing, ignoringStop }
+    enum Ending: Sendable { case whenAsked, onItsOwn, throwing, ignoringStop, throwingWhenCancelled }
     let name: String
     let journal: Journal
     var drain: Duration = .zero
@@ -36,6 +36,8 @@ private struct ScriptedService: Service {
             // Only cancellation ends it: the forced phase.
             while !Task.isCancelled { try? await Task.sleep(for: .milliseconds(5)) }
             journal.add("\(name) cancelled")
+        case .throwingWhenCancelled:
+            while true { try await Task.sleep(for: .milliseconds(5)) }
         }
     }
 }
@@ -115,6 +117,24 @@ struct ServiceGroupTests {
         #expect(journal.all.contains("stuck cancelled"))
         #expect(journal.all.contains("sinks ended"))
         #expect(ContinuousClock.now - started >= .milliseconds(200))
+    }
+
+    @Test func cancellationInTheForcedPhaseIsNoFailureButOnItsOwnItIs() async {
+        let trigger = ShutdownSignal()
+        trigger.trigger()
+        let forced = await ServiceGroup(
+            services: [ScriptedService(name: "stuck", journal: Journal(), ending: .throwingWhenCancelled)],
+            gracefulTimeout: .milliseconds(50),
+            logger: .silent
+        ).run(trigger: trigger)
+        #expect(forced.isEmpty)
+        struct CancelsItself: Service {
+            let name = "self-cancelling"
+            func run(until shutdown: ShutdownSignal) async throws { throw CancellationError() }
+        }
+        let early = await ServiceGroup(services: [CancelsItself()], gracefulTimeout: .seconds(1), logger: .silent)
+            .run(trigger: ShutdownSignal())
+        #expect(early.map(\.service) == ["self-cancelling"])
     }
 
     @Test func anEmptyGroupReturnsAtOnce() async {

@@ -1,7 +1,7 @@
 import BridgeHTTP
+import BridgeTestSupport
 import BridgeSystem
 import Foundation
-import Synchronization
 import Testing
 
 @testable import BridgeCore
@@ -37,14 +37,14 @@ import Testing
     @Test func theSinkLogsAndCountsAConflictAtErrorLevel() throws {
         let store = try makeStore()
         let registry = MetricsRegistry()
-        let log = CapturedLog()
+        let log = RecordingLogHandler()
         let sink = WebhookSink(
-            sinkID: "a", url: "http://127.0.0.1:1/hook", store: store, maxOutbox: 10, filter: EventFilter(),
+            sinkID: "a", url: "http://127.0.0.1:1/hook", store: store, maxOutbox: 10,
             metrics: WebhookMetrics(registry: registry, sink: "a", depths: WebhookDepths()),
-            logger: Logger(label: "test", handler: log), outboxChanged: {})
+            logger: log.logger(), outboxChanged: {})
         try sink.accept([webhookEvent(1), sameIDOtherSubscription(1)])
         #expect(registry.render().contains(#"directus_bridge_webhook_id_conflicts_total{sink="a"} 1"#))
-        let records = log.records
+        let records = log.all
         #expect(records.count == 1)
         #expect(records.first?.level == .error)
         #expect(records.first?.metadata[LogKey.eventID] == "evt_1")
@@ -66,22 +66,5 @@ import Testing
         for id in ["act_5", "act_5_articles%5Fdrafts", "evt_0193a0b2-7c4d-7e8f-9a0b-1c2d3e4f5a6b", "snap_a%25b_1_2"] {
             #expect(builder.request(id: id, body: body, timestamp: 1).header("webhook-id") == id)
         }
-    }
-}
-
-/// Keeps every log record, for tests that check what was logged.
-final class CapturedLog: LogHandler {
-    struct Record: Sendable {
-        var level: LogLevel
-        var message: String
-        var metadata: LogMetadata
-    }
-
-    private let stored = Mutex<[Record]>([])
-    var minimumLevel: LogLevel { .trace }
-    var records: [Record] { stored.withLock { $0 } }
-
-    func log(level: LogLevel, message: String, metadata: LogMetadata, label: String) {
-        stored.withLock { $0.append(Record(level: level, message: message, metadata: metadata)) }
     }
 }

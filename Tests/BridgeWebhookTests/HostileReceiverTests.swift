@@ -52,7 +52,7 @@ struct HostileReceiverTests {
         -> [WebhookReceiver.Request]
     {
         let store = try makeStore()
-        let engine = try HTTPDeliveryEngine(configuration: WebhookDeliveries.engineConfiguration(maxInFlight: 4))
+        let engine = try HTTPDeliveryEngine(configuration: WebhookSinkType.engineConfiguration(maxInFlight: 4))
         let service = try makeService(
             store: store,
             transport: engine,

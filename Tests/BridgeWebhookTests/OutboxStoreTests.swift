@@ -164,7 +164,6 @@ func makeStore() throws -> OutboxStore {
             url: "https://user:pw@example.com/hook?token=x",
             store: store,
             maxOutbox: 2,
-            filter: EventFilter(),
             metrics: nil,
             logger: .silent,
             outboxChanged: { woken.increment() }

@@ -10,7 +10,7 @@ import Testing
 /// outcomes back through a `DeliveryReceiver`), against the scriptable Python receiver.
 @Suite(.serialized, .timeLimit(.minutes(2)))
 struct WebhookEngineDeliveryTests {
-    /// 8 in flight runs on one driver thread, 16 on two (`WebhookDeliveries.engineConfiguration`).
+    /// 8 in flight runs on one driver thread, 16 on two (`WebhookSinkType.engineConfiguration`).
     @Test(arguments: [8, 16])
     func answersInRandomOrderKeepEachItemInOrder(maxInFlight: Int) async throws {
         let receiver = try WebhookReceiver()
@@ -18,7 +18,7 @@ struct WebhookEngineDeliveryTests {
         try receiver.script(randomDelayMs: [0, 15])
         let store = try makeStore()
         let engine = try HTTPDeliveryEngine(
-            configuration: WebhookDeliveries.engineConfiguration(maxInFlight: maxInFlight)
+            configuration: WebhookSinkType.engineConfiguration(maxInFlight: maxInFlight)
         )
         let service = try makeService(
             store: store,
@@ -55,7 +55,7 @@ struct WebhookEngineDeliveryTests {
         let registry = MetricsRegistry()
         let depths = WebhookDepths()
         let log = RecordingLogHandler()
-        let engine = try HTTPDeliveryEngine(configuration: WebhookDeliveries.engineConfiguration(maxInFlight: 2))
+        let engine = try HTTPDeliveryEngine(configuration: WebhookSinkType.engineConfiguration(maxInFlight: 2))
         let service = try makeService(
             store: store,
             transport: engine,
@@ -90,7 +90,7 @@ struct WebhookEngineDeliveryTests {
         defer { receiver.stop() }
         try receiver.script(defaultStep: ["hang": true])
         let store = try makeStore()
-        let engine = try HTTPDeliveryEngine(configuration: WebhookDeliveries.engineConfiguration(maxInFlight: 1))
+        let engine = try HTTPDeliveryEngine(configuration: WebhookSinkType.engineConfiguration(maxInFlight: 1))
         let service = try makeService(
             store: store,
             transport: engine,

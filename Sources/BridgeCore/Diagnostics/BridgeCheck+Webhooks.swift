@@ -3,18 +3,23 @@ import BridgeHTTP
 
 // MARK: - Webhook receivers
 
-extension BridgeCheck {
+extension WebhookSinkType {
+    /// `check`: whether the receiver answers.
+    package static func probe(_ webhook: WebhookSinkConfig, context: SinkProbeContext) async -> [CheckResult] {
+        [await checkWebhook(webhook, context)]
+    }
+
     /// Whether the receiver answers: a HEAD request (any answer below 500 but 404 and 410 counts, since many
     /// receivers route only POST), or with `--send-test-event` a signed test event that must be accepted with 2xx.
     /// 404 and 410 fail either way: every delivery answered so is dead-lettered.
-    func checkWebhook(_ webhook: WebhookSinkConfig) async -> CheckResult {
+    static func checkWebhook(_ webhook: WebhookSinkConfig, _ context: SinkProbeContext) async -> CheckResult {
         let name = "webhook \(webhook.summary.dropFirst("webhook:".count))"
         var headers = webhook.headers.map { (name: $0.name, value: $0.value) }
-        headers.append(("user-agent", userAgent))
+        headers.append(("user-agent", context.userAgent))
         var request = HTTPRequest(method: "HEAD", url: webhook.url.description, timeout: webhook.timeout)
         var event: WebhookTestEvent?
-        if sendTestEvent {
-            let test = WebhookTestEvent(collection: config.subscriptions.first?.collection ?? "")
+        if context.sendTestEvent {
+            let test = WebhookTestEvent(collection: context.testCollection)
             headers += [
                 ("content-type", "application/json"), ("webhook-id", test.id),
                 ("webhook-timestamp", "\(test.timestamp)"),
@@ -33,7 +38,7 @@ extension BridgeCheck {
         request.headers = headers
         let response: HTTPResponse
         do {
-            response = try await webhookTransport.send(request)
+            response = try await context.transport.send(request)
         } catch {
             let tls = (error as? HTTPClientError)?.kind == .tls
             return .fail(

@@ -4,12 +4,13 @@ import BridgeJSON
 public import BridgeSystem
 import Synchronization
 
-/// `directus-bridge check`: live checks against Directus and the webhook receivers, one `CheckResult` each, in
-/// the order a person would fix them — server reachable, credentials, version and WebSockets (`/server/info`),
-/// each subscription's collection and fields, the activity log (activity/auto mode), each webhook URL.
+/// `directus-bridge check`: live checks against Directus and the sinks, one `CheckResult` each, in the order a
+/// person would fix them — server reachable, credentials, version and WebSockets (`/server/info`), each
+/// subscription's collection and fields, the activity log (activity/auto mode), then each sink's own probes
+/// (`SinkType.probe`: a webhook URL answers, a broker is reachable).
 ///
 /// When the server cannot be reached or the credentials are refused, the Directus checks that depend on them are
-/// not attempted (they could only repeat the same failure); the webhook checks still run.
+/// not attempted (they could only repeat the same failure); the sink checks still run.
 public final class BridgeCheck: Sendable {
     /// The configuration under test.
     let config: BridgeConfig
@@ -102,8 +103,17 @@ public final class BridgeCheck: Sendable {
         if let session = await checkDirectusSide(emit: emit) {
             await session.end(client: client)
         }
-        for webhook in config.sinks.compactMap({ $0.settings(as: WebhookSinkConfig.self) }) {
-            emit(await checkWebhook(webhook))
+        for (index, sink) in config.sinks.enumerated() {
+            guard let registration = SinkCatalog.registration(of: sink) else { continue }
+            let context = SinkProbeContext(
+                index: index,
+                userAgent: userAgent,
+                sendTestEvent: sendTestEvent,
+                testCollection: config.subscriptions.first?.collection ?? "",
+                transport: webhookTransport,
+                logger: logger.child(label: "check")
+            )
+            for result in await registration.probe(sink, context: context) { emit(result) }
         }
         return passed
     }

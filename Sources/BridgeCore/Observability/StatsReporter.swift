@@ -46,8 +46,9 @@ public final class StatsReporter: Sendable {
         window = Mutex(Window(previous: lag.snapshot(), previousTime: .now))
     }
 
-    /// Adds a value to every stats line, e.g. `addGauge("outbox.depth") { Double(outbox.count) }`. Read on the
-    /// reporter's task: keep `read` cheap and non-blocking (a cached value, not a database query).
+    /// Adds a value to every stats line, e.g. `addGauge("outbox.depth") { Double(outbox.count) }`; gauges added
+    /// under one key are summed (every webhook sink adds its outbox). Read on the reporter's task: keep `read`
+    /// cheap and non-blocking (a cached value, not a database query).
     public func addGauge(_ key: String, read: @escaping @Sendable () -> Double) {
         gauges.withLock { $0.append((key, read)) }
     }
@@ -76,9 +77,9 @@ public final class StatsReporter: Sendable {
             Key.lagP50: Self.quantile(0.5, of: delta, buckets: lag.buckets).map(Self.formatSeconds) ?? "-",
             Key.lagP99: Self.quantile(0.99, of: delta, buckets: lag.buckets).map(Self.formatSeconds) ?? "-",
         ]
-        for gauge in gauges.withLock({ $0 }) {
-            line[gauge.key] = MetricsRegistry.format(gauge.read())
-        }
+        var sums: [String: Double] = [:]
+        for gauge in gauges.withLock({ $0 }) { sums[gauge.key, default: 0] += gauge.read() }
+        for (key, value) in sums { line[key] = MetricsRegistry.format(value) }
         return line
     }
 

@@ -14,11 +14,13 @@ public protocol ProgressRecorder: AnyObject {
 ///
 /// A sink that fails with a retriable error is retried (only that sink; sinks that took the batch are not offered
 /// it again) with a growing pause, while the queue fills up behind it: live mode then drops at the queue, activity
-/// mode waits at its cursor. A non-retriable failure (stdout closed) stops the dispatcher with that error.
-public final class Dispatcher: @unchecked Sendable {
+/// mode waits at its cursor. A non-retriable failure (stdout closed) stops the dispatcher with that error, and so
+/// does `abandon` (the forced phase of a shutdown): retries end, and what is not accepted stays unrecorded.
+package final class Dispatcher: @unchecked Sendable {
     // @unchecked: sinks and the recorder are touched only by the dispatcher thread (`run`); the flags are atomics.
     private let queue: EventQueue
-    private let sinks: [any EventSink]
+    private let sinks: [ConfiguredSink]
+    private let abandoned = ShutdownSignal()
     private let recorder: (any ProgressRecorder)?
     private let logger: Logger
     private let metrics: PipelineMetrics
@@ -27,8 +29,8 @@ public final class Dispatcher: @unchecked Sendable {
     private let stuckAfter: Duration
 
     /// Creates a dispatcher; call `run()` on a thread of its own.
-    public init(
-        queue: EventQueue, sinks: [any EventSink], recorder: (any ProgressRecorder)?, metrics: PipelineMetrics,
+    package init(
+        queue: EventQueue, sinks: [ConfiguredSink], recorder: (any ProgressRecorder)?, metrics: PipelineMetrics,
         health: HealthState, logger: Logger, stuckAfter: Duration = .seconds(30)
     ) {
         self.queue = queue
@@ -41,11 +43,23 @@ public final class Dispatcher: @unchecked Sendable {
     }
 
     /// Asks the dispatcher to reopen file sinks (SIGHUP) before its next batch.
-    public func requestReopen() { reopenRequested.store(true, ordering: .relaxed) }
+    package func requestReopen() { reopenRequested.store(true, ordering: .relaxed) }
 
-    /// Runs until the queue is closed and drained, then closes the sinks. Throws a non-retriable sink error.
-    public func run() throws {
+    /// Ends every retry at once (the forced phase of a shutdown): `run` throws `Abandoned` at its next retry.
+    package func abandon() { abandoned.trigger() }
+
+    /// Thrown by `run` after `abandon`.
+    package struct Abandoned: Error, CustomStringConvertible {
+        package var description: String { "sink retries abandoned at shutdown" }
+    }
+
+    /// Connects the sinks, then runs until the queue is closed and drained, then closes the sinks. Throws a
+    /// non-retriable sink error, or `Abandoned`.
+    package func run() throws {
         defer { closeSinks() }
+        for sink in sinks {
+            try retrying(what: sink.name) { try sink.connector.connect() }
+        }
         while true {
             if reopenRequested.exchange(false, ordering: .relaxed) { reopenSinks() }
             guard let batch = queue.take(timeout: .milliseconds(250)) else {
@@ -59,7 +73,7 @@ public final class Dispatcher: @unchecked Sendable {
     }
 
     private func deliver(_ batch: EventBatch) throws {
-        var touched: [any EventSink] = []
+        var touched: [ConfiguredSink] = []
         for sink in sinks {
             let events = sink.filter.passesEverything ? batch.events : batch.events.filter(sink.filter.matches)
             guard !events.isEmpty else { continue }
@@ -69,7 +83,7 @@ public final class Dispatcher: @unchecked Sendable {
         if let progress = batch.progress, !progress.isEmpty, let recorder {
             // The cursor may only move past events that are on disk in every sink (at-least-once).
             for sink in touched {
-                try retrying(what: sink.name) { try sink.makeDurable() }
+                try retrying(what: sink.name) { try sink.connector.makeDurable() }
             }
             try retrying(what: "cursor store") { try recorder.record(progress) }
         }
@@ -77,8 +91,8 @@ public final class Dispatcher: @unchecked Sendable {
         metrics.observeLatency(since: batch.receivedAt)
     }
 
-    private func deliver(_ events: [EncodedEvent], to sink: any EventSink) throws {
-        try retrying(what: sink.name) { try sink.accept(events) }
+    private func deliver(_ events: [EncodedEvent], to sink: ConfiguredSink) throws {
+        try retrying(what: sink.name) { try sink.connector.accept(events) }
     }
 
     /// Runs `body` until it succeeds; retriable failures pause 100 ms doubling to 5 s, and mark the sink stuck
@@ -87,6 +101,7 @@ public final class Dispatcher: @unchecked Sendable {
         var pause = Duration.milliseconds(100)
         var failingSince: ContinuousClock.Instant?
         while true {
+            if abandoned.isTriggered { throw Abandoned() }
             do {
                 try body()
                 if failingSince != nil {
@@ -116,32 +131,27 @@ public final class Dispatcher: @unchecked Sendable {
                     health.update { $0.stuckSinks[what] = reason }
                 }
                 if backpressure {
-                    Self.pause(.milliseconds(100))
+                    abandoned.pause(for: .milliseconds(100))
                     continue
                 }
                 metrics.sinkRetried()
-                Self.pause(pause)
+                abandoned.pause(for: pause)
                 pause = min(pause * 2, .seconds(5))
             }
         }
     }
 
-    private static func pause(_ duration: Duration) {
-        let micros = duration.components.seconds * 1_000_000 + duration.components.attoseconds / 1_000_000_000_000
-        usleep(UInt32(micros))
-    }
-
     private func tickSinks() throws {
         let now = ContinuousClock.now
         for sink in sinks {
-            try retrying(what: sink.name) { try sink.tick(now: now) }
+            try retrying(what: sink.name) { try sink.connector.tick(now: now) }
         }
     }
 
     private func reopenSinks() {
         for sink in sinks {
             do {
-                try sink.reopen()
+                try sink.connector.reopen()
             } catch {
                 logger.error("reopen failed", metadata: [LogKey.sink: sink.name, LogKey.error: "\(error)"])
             }
@@ -152,7 +162,7 @@ public final class Dispatcher: @unchecked Sendable {
     private func closeSinks() {
         for sink in sinks {
             do {
-                try sink.close()
+                try sink.connector.close()
             } catch {
                 logger.error("closing sink failed", metadata: [LogKey.sink: sink.name, LogKey.error: "\(error)"])
             }

@@ -5,10 +5,6 @@ import BridgeJSON
 public import BridgeSystem
 import BridgeTLS
 import BridgeWebSocket
-import Dispatch
-#if canImport(Glibc)
-@preconcurrency import Glibc
-#endif
 
 /// The `run` command's service: wires configuration, Directus session, queue, dispatcher and sinks, runs them until
 /// SIGINT/SIGTERM, then shuts down in order — stop intake (unsubscribe, close 1000), drain the queue into the
@@ -150,6 +146,28 @@ public final class BridgeRuntime: Sendable {
         _ components: RuntimeComponents, realtime: RealtimeSupervisor.Settings, routes: [SubscriptionRoute],
         activity: ActivityService, sorting: SortService, stop: ShutdownSignal
     ) async -> RuntimeOutcome {
+        let group = ServiceGroup(
+            services: [ClosureService("stats") { await components.stats.run(stop: $0) }]
+                + components.sinks.map { sink in ClosureService(sink.name) { try await sink.connector.run(until: $0) } }
+                + [pipeline(components), intake(components, routes: routes, activity: activity, sorting: sorting)],
+            gracefulTimeout: config.shutdownTimeout,
+            logger: logger
+        )
+        let failures = await group.run(trigger: stop)
+        await components.auth.logout()
+        if let failure = failures.first {
+            logger.error("stopped because a part of the bridge failed", metadata: [LogKey.error: failure.description])
+            return .failure(failure.description)
+        }
+        logger.info("stopped")
+        return .cleanShutdown
+    }
+
+    /// Reading Directus: the socket (live events and activity wake-ups), token renewal, the activity reader and
+    /// the manual-sort reads. Asked to stop first: readiness goes 503, the socket unsubscribes and closes with 1000.
+    private func intake(
+        _ components: RuntimeComponents, routes: [SubscriptionRoute], activity: ActivityService, sorting: SortService
+    ) -> ClosureService {
         let supervisor = RealtimeSupervisor(
             settings: realtime, routes: routes, auth: components.auth, queue: components.queue,
             trigger: TriggerFanOut.of(activity.trigger, sorting.trigger), health: components.health,
@@ -158,58 +176,48 @@ public final class BridgeRuntime: Sendable {
         let refresher = TokenRefresher(
             auth: components.auth, health: components.health, retryDelay: config.directus.reconnect.maxDelay,
             logger: logger.child(label: "auth"))
-        let dispatcher = components.dispatcher
-        let queue = components.queue
-
-        // The dispatcher has a thread of its own for the bridge's whole life; it ends when the queue is closed
-        // and drained, or with a sink error that cannot be retried (stdout closed).
-        async let dispatched: String? = {
-            do {
-                try await BlockingExecutor.shared.perform { try dispatcher.run() }
-                return nil
-            } catch {
-                stop.trigger()
-                return "\(error)"
-            }
-        }()
-        // Webhook deliveries run beside the pipeline from their outbox until shutdown.
-        async let deliveries: Void = components.webhooks.run(stop: stop, shutdownTimeout: config.shutdownTimeout)
-        async let intake: Void = {
-            async let realtime: Void = supervisor.run(stop: stop)
-            async let tokens: Void = refresher.run(stop: stop)
-            async let reader: Void = activity.run(stop: stop)
-            async let sorts: Void = sorting.run(stop: stop)
-            _ = await (realtime, tokens, reader, sorts)
-        }()
-
-        async let stats: Void = components.stats.run(stop: stop)
-        await stop.wait()
-        components.health.update { $0.shuttingDown = true }  // /readyz answers 503 while draining
-        armShutdownWatchdog()
-        await intake
-        queue.close()
-        let sinkFailure = await dispatched
-        await stats
-        await deliveries
-        await components.auth.logout()
-        if let sinkFailure {
-            logger.error("stopped because a sink failed", metadata: [LogKey.error: sinkFailure])
-            return .failure(sinkFailure)
+        let health = components.health
+        return ClosureService("intake") { shutdown in
+            async let marked: Void = {
+                await shutdown.wait()
+                health.update { $0.shuttingDown = true }  // /readyz answers 503 while draining
+            }()
+            async let realtime: Void = supervisor.run(stop: shutdown)
+            async let tokens: Void = refresher.run(stop: shutdown)
+            async let reader: Void = activity.run(stop: shutdown)
+            async let sorts: Void = sorting.run(stop: shutdown)
+            _ = await (marked, realtime, tokens, reader, sorts)
         }
-        logger.info("stopped")
-        return .cleanShutdown
     }
 
-    /// Bounds the graceful shutdown by `shutdown_timeout`: past it, exit at once. The state is consistent at any
-    /// point (event lines are written whole, the cursor and the outbox are committed transactionally), so this is
-    /// exit 0 (contract.md "Drain past shutdown_timeout").
-    private func armShutdownWatchdog() {
-        let timeout = config.shutdownTimeout
-        let logger = self.logger
-        let nanos = timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
-        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(nanos))) {
-            logger.warning("shutdown_timeout reached; exiting with the state saved")
-            exit(0)
+    /// The dispatcher's thread, from the queue to the sinks: asked to stop once the intake stopped, it drains the
+    /// queue into the sinks and closes them; forced, it abandons its retries and is no longer waited for (a write
+    /// to a pipe nobody reads cannot be interrupted, and must not hold the process).
+    private func pipeline(_ components: RuntimeComponents) -> ClosureService {
+        let dispatcher = components.dispatcher
+        let queue = components.queue
+        return ClosureService("pipeline") { shutdown in
+            try await withThrowingTaskGroup(of: Bool.self) { group in
+                group.addTask {
+                    await shutdown.wait()  // also returns when cancelled
+                    queue.close()
+                    return false
+                }
+                group.addTask {
+                    // Ends when the queue is closed and drained, or with a sink error that retrying cannot mend.
+                    try await withTaskCancellationHandler {
+                        try await BlockingExecutor.shared.performAbandoningOnCancel { try dispatcher.run() }
+                    } onCancel: {
+                        dispatcher.abandon()
+                    }
+                    return true
+                }
+                // Wait for the dispatcher itself: the queue's closing is only the signal to drain.
+                while let dispatcherEnded = try await group.next() {
+                    if dispatcherEnded { break }
+                }
+                group.cancelAll()
+            }
         }
     }
 }

@@ -16,7 +16,8 @@ struct RuntimeComponents: Sendable {
     let dispatcher: Dispatcher
     /// Records activity progress in the cursor store once activity mode is chosen.
     let progressRecorder = DeferredProgressRecorder()
-    let webhooks: WebhookDeliveries
+    /// The sinks, each with its connector (their background work runs as services).
+    let sinks: [ConfiguredSink]
     let supervisorSettings: RealtimeSupervisor.Settings
     let countReconnect: @Sendable (String) -> Void
     let version: String
@@ -62,10 +63,12 @@ struct RuntimeComponents: Sendable {
         stats = StatsReporter(
             interval: config.log.statsInterval, lag: pipelineMetrics.lagHistogram, logger: logger.child(label: "stats"))
         stats.addGauge(StatsReporter.Key.queueDepth) { [queue] in Double(queue.depth) }
-        webhooks = WebhookDeliveries(
-            stateDir: config.delivery.stateDir, version: version, caFile: directus.tls.caFile, registry: registry,
-            stats: stats, logger: logger)
-        let sinks = try SinkFactory.makeSinks(config.sinks, registry: registry, webhooks: webhooks)
+        sinks = try SinkFactory.makeSinks(
+            config.sinks,
+            context: SinkContext(
+                index: 0, sinkID: "", stateDir: config.delivery.stateDir, userAgent: "directus-bridge/\(version)",
+                caFile: directus.tls.caFile, shutdownTimeout: config.shutdownTimeout, registry: registry, stats: stats,
+                logger: logger, shared: SinkResources()))
         dispatcher = Dispatcher(
             queue: queue, sinks: sinks, recorder: progressRecorder, metrics: pipelineMetrics, health: health,
             logger: logger.child(label: "dispatcher"))

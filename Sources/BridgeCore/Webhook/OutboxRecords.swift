@@ -71,7 +71,7 @@ package enum OutboxWrite: Sendable, Equatable {
 package struct DeadLetter: Sendable, Equatable {
     /// The dead letter's row id.
     package var seq: Int64
-    /// The webhook sink it belongs to (see `WebhookSinkIdentity`).
+    /// The webhook sink it belongs to (see `WebhookSinkType.identity`).
     package var sink: String
     /// The event id (`webhook-id`); replay keeps it.
     package var eventID: String

@@ -1,16 +1,17 @@
 import BridgeHTTP
 import BridgeStore
-package import BridgeSystem
+public import BridgeSystem
 
-/// The `type: webhook` sink: `accept` makes events durable in the outbox (one transaction per batch) and wakes
-/// the delivery service, which does the HTTP side on its own schedule.
+/// The `type: webhook` connector: `accept` makes events durable in the outbox (one transaction per batch) and
+/// wakes the delivery service, which does the HTTP side on its own schedule as the connector's background work
+/// (`run(until:)`: the `WebhookDeliveryService` loop, then the HTTP engine's shutdown).
 ///
-/// Backpressure: while the sink's outbox holds `maxOutbox` events or more, `accept` throws a retriable error
-/// ("outbox full"), so the dispatcher pauses and retries; the queue fills up behind it (live mode then drops and
-/// counts at the queue, activity mode waits at its cursor), and memory stays bounded.
-public final class WebhookSink: EventSink {
+/// Backpressure: while the sink's outbox holds `maxOutbox` events or more, `accept` throws a backpressure error
+/// ("outbox full"): in activity mode the sink waits at its cursor, in live mode it drops and counts the batch.
+public final class WebhookSink: SinkConnector, @unchecked Sendable {
+    // @unchecked: `unsynced` and `lastSync` are touched only by the sink's runner, one call at a time
+    // (`SinkConnector`); the rest is immutable or thread-safe.
     public let name: String
-    public let filter: EventFilter
     /// The sink's id in the outbox.
     package let sinkID: String
     private let store: OutboxStore
@@ -18,28 +19,35 @@ public final class WebhookSink: EventSink {
     private let metrics: WebhookMetrics?
     private let logger: Logger
     private let outboxChanged: @Sendable () -> Void
+    private let background: (@Sendable (ShutdownSignal) async -> Void)?
     private var unsynced = false
     private var lastSync = ContinuousClock.now
 
-    /// Creates the sink for outbox id `sinkID`; `outboxChanged` is called after every batch that added rows.
+    /// Creates the sink for outbox id `sinkID`; `outboxChanged` is called after every batch that added rows, and
+    /// `background` (the delivery service) runs as the connector's background work.
     package init(
         sinkID: String,
         url: String,
         store: OutboxStore,
         maxOutbox: Int,
-        filter: EventFilter,
         metrics: WebhookMetrics?,
         logger: Logger,
-        outboxChanged: @escaping @Sendable () -> Void
+        outboxChanged: @escaping @Sendable () -> Void,
+        background: (@Sendable (ShutdownSignal) async -> Void)? = nil
     ) {
         self.name = "webhook:" + HTTPClientError.redacted(url)
         self.sinkID = sinkID
         self.store = store
         self.maxOutbox = maxOutbox
-        self.filter = filter
         self.metrics = metrics
         self.logger = logger
         self.outboxChanged = outboxChanged
+        self.background = background
+    }
+
+    /// Delivers the outbox until `shutdown`, then lets attempts in flight finish (see `WebhookDeliveryService`).
+    public func run(until shutdown: ShutdownSignal) async throws {
+        if let background { await background(shutdown) } else { await shutdown.wait() }
     }
 
     public func accept(_ events: [EncodedEvent]) throws(SinkError) {
@@ -91,8 +99,6 @@ public final class WebhookSink: EventSink {
     /// An event leaves the bridge's hands only when it is in the outbox on disk: the outbox commits with
     /// `synchronous=NORMAL` for speed, so before the activity cursor moves on, the WAL is fsynced here.
     public func makeDurable() throws(SinkError) { try sync() }
-
-    public func reopen() throws(SinkError) {}
 
     public func close() throws(SinkError) { try sync() }
 

@@ -9,9 +9,13 @@ import BridgeSystem
 /// fails part-way (disk full), the file is truncated back to where the batch started and the error is reported, so
 /// a retry never leaves a torn line. `fsync` policy: `always` (after every batch), `interval` (at least once a
 /// second, and at close), `never`. `reopen` (SIGHUP) reopens the path so logrotate can move the file.
-public final class NDJSONSink: EventSink {
+///
+/// `makeDurable` does nothing: lines are written and flushed when `accept` returns, and fsynced too with
+/// `fsync: always`; `interval` and `never` trade that for speed, by the user's choice.
+public final class NDJSONSink: SinkConnector, @unchecked Sendable {
+    // @unchecked: the descriptor and buffer are used only by the sink's runner, one call at a time
+    // (`SinkConnector`).
     public let name: String
-    public let filter: EventFilter
     private let path: String
     private let policy: FsyncPolicy
     private var fd: Int32
@@ -22,12 +26,11 @@ public final class NDJSONSink: EventSink {
     private let linesWritten: Counter?
 
     /// Opens `path` ("-" for stdout) for appending.
-    public init(path: String, fsync policy: FsyncPolicy, filter: EventFilter, linesWritten: Counter? = nil)
+    public init(path: String, fsync policy: FsyncPolicy, linesWritten: Counter? = nil)
         throws(SinkError)
     {
         self.path = path
         self.policy = policy
-        self.filter = filter
         self.name = "ndjson:\(path)"
         self.isStdout = path == "-"
         self.linesWritten = linesWritten
@@ -71,10 +74,6 @@ public final class NDJSONSink: EventSink {
     public func tick(now: ContinuousClock.Instant) throws(SinkError) {
         if policy == .interval, dirty, now - lastSync >= .seconds(1) { try sync() }
     }
-
-    /// The contract's promise: lines are written and flushed when `accept` returns, and fsynced too with
-    /// `fsync: always` (done in `accept`). `interval` and `never` trade that for speed, by the user's choice.
-    public func makeDurable() throws(SinkError) {}
 
     public func reopen() throws(SinkError) {
         guard !isStdout else { return }
