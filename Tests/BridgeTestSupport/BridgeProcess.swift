@@ -79,10 +79,11 @@ public final class BridgeProcess: @unchecked Sendable {
     /// The process id.
     public var pid: Int32 { process.processIdentifier }
 
-    /// Waits until `condition` holds (checked every 20 ms) or `timeout` passes; returns whether it held.
+    /// Waits until `condition` holds (checked every 20 ms) or `timeout` (stretched by `TestEnvironment.patience`)
+    /// passes; returns whether it held.
     @discardableResult
     public func waitUntil(timeout: TimeInterval = 10, _ condition: (BridgeProcess) -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
+        let deadline = Date().addingTimeInterval(TestEnvironment.patient(timeout))
         while Date() < deadline {
             if condition(self) { return true }
             usleep(20_000)
@@ -106,9 +107,10 @@ public final class BridgeProcess: @unchecked Sendable {
     /// Sends `signal` (SIGTERM, SIGINT, SIGKILL, SIGHUP).
     public func send(_ signal: Int32) { kill(process.processIdentifier, signal) }
 
-    /// Waits for the process to exit and returns its exit status (nil on timeout).
+    /// Waits for the process to exit and returns its exit status (nil when `timeout`, stretched by
+    /// `TestEnvironment.patience`, passed first).
     public func waitForExit(timeout: TimeInterval = 15) -> Int32? {
-        let deadline = Date().addingTimeInterval(timeout)
+        let deadline = Date().addingTimeInterval(TestEnvironment.patient(timeout))
         while process.isRunning && Date() < deadline { usleep(20_000) }
         if process.isRunning { return nil }
         return process.terminationStatus

@@ -13,7 +13,8 @@ public final class PythonServer: @unchecked Sendable {
     private let lock = NSLock()
     private var capturedLog = Data()
 
-    /// Starts `script` (a path under Tests/tools) with `arguments` and waits up to `timeout` for `READY <port>`.
+    /// Starts `script` (a path under Tests/tools) with `arguments` and waits up to `timeout` (stretched by
+    /// `TestEnvironment.patience`) for `READY <port>`.
     public init(
         script: String,
         arguments: [String] = [],
@@ -34,7 +35,8 @@ public final class PythonServer: @unchecked Sendable {
         try process.run()
         self.process = process
 
-        let readyLine = PythonServer.readLine(from: stdout.fileHandleForReading, timeout: timeout)
+        let readyLine = PythonServer.readLine(
+            from: stdout.fileHandleForReading, timeout: TestEnvironment.patient(timeout))
         guard let line = readyLine, line.hasPrefix("READY "), let port = Int(line.dropFirst(6)) else {
             process.terminate()
             let errorText = String(decoding: stderr.fileHandleForReading.availableData, as: UTF8.self)

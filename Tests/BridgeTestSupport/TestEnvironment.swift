@@ -30,6 +30,18 @@ public enum TestEnvironment {
         return repositoryRoot.appendingPathComponent(".build/debug/directus-bridge").path
     }
 
+    /// How much longer than written every positive wait of the test helpers may take (`waitUntil`, `waitForLog`,
+    /// `waitForExit`, a peer's start): `$BRIDGE_TEST_PATIENCE`, default 3. A wait returns as soon as its condition
+    /// holds, so patience costs a passing run nothing, while a machine loaded by parallel builds and other suites
+    /// (20 runnable threads on 2 cores was seen) stretches every step several-fold.
+    public static let patience: Double = {
+        let text = ProcessInfo.processInfo.environment["BRIDGE_TEST_PATIENCE"] ?? ""
+        return Double(text).map { max(1, $0) } ?? 3
+    }()
+
+    /// `seconds` stretched by `patience`.
+    public static func patient(_ seconds: TimeInterval) -> TimeInterval { seconds * patience }
+
     /// A fresh temporary directory, removed by the caller (or left for post-mortem when a test fails).
     public static func makeTemporaryDirectory(prefix: String = "bridge-test") throws -> URL {
         let url = FileManager.default.temporaryDirectory

@@ -37,7 +37,7 @@ import Testing
             var messages: [WebSocketMessage] = []
             var largestBatch = 0
             while messages.count < count {
-                let batch = try connection.receiveBatch(timeout: .seconds(5))
+                let batch = try connection.receiveBatch(timeout: .seconds(5) * TestEnvironment.patience)
                 if batch.isEmpty { break }
                 largestBatch = max(largestBatch, batch.count)
                 messages += batch
@@ -57,7 +57,7 @@ import Testing
         async let readerResult: [String] = blocking {
             var texts: [String] = []
             while texts.count < writers * perWriter {
-                let batch = try connection.receiveBatch(timeout: .seconds(5), maxMessages: 64)
+                let batch = try connection.receiveBatch(timeout: .seconds(5) * TestEnvironment.patience, maxMessages: 64)
                 if batch.isEmpty { break }
                 texts += batch.compactMap(\.text)
             }

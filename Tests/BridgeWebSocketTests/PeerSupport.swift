@@ -39,17 +39,18 @@ func connect(_ url: String, options: WebSocketOptions = WebSocketOptions()) asyn
 func makeID() -> String { String(UUID().uuidString.prefix(8)) }
 
 extension WebSocketConnection {
-    /// The next message, failing when none arrives within `timeout`.
+    /// The next message, failing when none arrives within `timeout` (stretched by `TestEnvironment.patience`).
     func next(timeout: Duration = .seconds(5)) async throws -> WebSocketMessage {
-        guard let message = try await receive(timeout: timeout) else {
+        guard let message = try await receive(timeout: timeout * TestEnvironment.patience) else {
             throw PeerStartError(description: "no message within \(timeout)")
         }
         return message
     }
 
-    /// Reads until the connection fails; returns the error (nil when nothing ends it within `timeout`).
+    /// Reads until the connection fails; returns the error (nil when nothing ends it within `timeout`, stretched by
+    /// `TestEnvironment.patience`).
     func nextError(timeout: Duration = .seconds(5)) async -> WebSocketError? {
-        let deadline = ContinuousClock.now + timeout
+        let deadline = ContinuousClock.now + timeout * TestEnvironment.patience
         while ContinuousClock.now < deadline {
             do {
                 _ = try await receive(timeout: .milliseconds(200))
@@ -63,7 +64,7 @@ extension WebSocketConnection {
 
 extension PythonServer {
     /// Waits for the line `RESULT <id> …` and returns what follows the id.
-    func result(_ id: String, timeout: Duration = .seconds(5)) async -> String? {
+    func result(_ id: String, timeout: Duration = .seconds(60)) async -> String? {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             for line in log.split(separator: "\n") where line.hasPrefix("RESULT \(id) ") {

@@ -53,7 +53,7 @@ extension TestCertificates {
         async let reader: Int = blocking {
             var received = 0
             while received < count {
-                let batch = try connection.receiveBatch(timeout: .seconds(5))
+                let batch = try connection.receiveBatch(timeout: .seconds(5) * TestEnvironment.patience)
                 if batch.isEmpty { break }
                 received += batch.count
             }
