@@ -63,6 +63,7 @@ struct WebhookEngineDeliveryTests {
             metrics: WebhookMetrics(registry: registry, sink: "s", depths: depths),
             depths: depths,
             url: receiver.hookURL(),
+            timeout: .seconds(300),  // the held requests must not time out, however long a loaded machine takes
             logger: log.logger()
         )
         try await whileRunning(service, drainTimeout: .seconds(60)) { stop in
