@@ -149,7 +149,10 @@ public final class BridgeRuntime: Sendable {
         let group = ServiceGroup(
             services: [ClosureService("stats") { await components.stats.run(stop: $0) }]
                 + components.sinks.map { sink in ClosureService(sink.name) { try await sink.connector.run(until: $0) } }
-                + [pipeline(components), intake(components, routes: routes, activity: activity, sorting: sorting)],
+                + [
+                    pipeline(components),
+                    intake(components, realtime: realtime, routes: routes, activity: activity, sorting: sorting),
+                ],
             gracefulTimeout: config.shutdownTimeout,
             logger: logger
         )
@@ -166,7 +169,8 @@ public final class BridgeRuntime: Sendable {
     /// Reading Directus: the socket (live events and activity wake-ups), token renewal, the activity reader and
     /// the manual-sort reads. Asked to stop first: readiness goes 503, the socket unsubscribes and closes with 1000.
     private func intake(
-        _ components: RuntimeComponents, routes: [SubscriptionRoute], activity: ActivityService, sorting: SortService
+        _ components: RuntimeComponents, realtime: RealtimeSupervisor.Settings, routes: [SubscriptionRoute],
+        activity: ActivityService, sorting: SortService
     ) -> ClosureService {
         let supervisor = RealtimeSupervisor(
             settings: realtime, routes: routes, auth: components.auth, queue: components.queue,
