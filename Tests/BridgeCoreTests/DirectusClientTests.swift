@@ -169,6 +169,22 @@ final class ScriptedTransport: HTTPTransport {
         }
         #expect(transport.requests.map(\.url) == ["http://d/users/me?fields=id", "http://d/users/me?fields=id"])
     }
+
+    @Test func aRESTCallRefusedForTheCredentialsAsksTheRefresherToCheckThem() async throws {
+        let transport = ScriptedTransport([
+            ScriptedTransport.json(
+                401, #"{"errors":[{"message":"Invalid user credentials.","extensions":{"code":"INVALID_CREDENTIALS"}}]}"#),
+            ScriptedTransport.json(403, #"{"errors":[{"message":"No.","extensions":{"code":"FORBIDDEN"}}]}"#),
+        ])
+        let client = DirectusClient(baseURL: "http://d", transport: transport, timeout: .seconds(1))
+        let auth = AuthSession(credentials: .staticToken("s"), client: client, logger: .silent)
+        let api = DirectusAPI(client: client, auth: auth)
+        await #expect(throws: DirectusError.self) { try await api.get("/activity") }
+        #expect(auth.tokenBox.takeRenewalRequest())
+        // A permission problem on one collection says nothing about the credentials.
+        await #expect(throws: DirectusError.self) { try await api.get("/items/secrets") }
+        #expect(!auth.tokenBox.takeRenewalRequest())
+    }
 }
 
 @Suite struct SubscriptionPlannerTests {

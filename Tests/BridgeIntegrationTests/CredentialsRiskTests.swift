@@ -92,4 +92,35 @@ import Testing
         #expect(bridge.waitForExit() == 0)
         #expect(!bridge.stderr.contains("admin-static-token"))
     }
+
+    @Test func inActivityModeARefusedStaticTokenIsReportedWhileTheSocketStaysOpenAndNothingIsLost() throws {
+        let emulator = try Emulator()
+        defer { emulator.stop() }
+        let bridge = try BridgeProcess.run(
+            config: config(emulator, auth: "    token: admin-static-token")
+                .replacingOccurrences(of: "mode: live", with: "mode: activity\n  poll_interval: 500ms"))
+        let base = try #require(bridge.operationsURL(), "\(bridge.stderr)")
+        #expect(bridge.waitUntilConnected(), "\(bridge.stderr)")
+        #expect(bridge.waitUntil { _ in readiness(base)?.status == 200 })
+
+        // Suspended: the open socket stays (Directus does not close it), but every activity read is refused.
+        try emulator.control("users/status", ["email": "admin@example.com", "status": "suspended"])
+        try emulator.rest("POST", "/items/articles", ["title": "during the suspension"], token: "reader-static-token")
+        let refused = "Directus no longer accepts the credentials; retrying"
+        #expect(bridge.waitUntil(timeout: 30) { lines($0, containing: refused).count >= 3 }, "\(bridge.stderr)")
+        #expect(bridge.waitUntil(timeout: 10) { _ in notReadyForCredentials(base) }, "\(readiness(base)?.text ?? "")")
+        let spacing = gaps(lines(bridge, containing: refused))
+        #expect(spacing.allSatisfy { $0 >= 0.95 }, "\(spacing)")
+        #expect(bridge.events.isEmpty)
+
+        try emulator.control("users/status", ["email": "admin@example.com", "status": "active"])
+        #expect(bridge.waitForLog("credentials accepted again", timeout: 30), "\(bridge.stderr)")
+        #expect(bridge.waitUntil(timeout: 30) { _ in readiness(base)?.status == 200 }, "\(readiness(base)?.text ?? "")")
+        // Read again from the activity log: the change made while the token was refused arrives.
+        #expect(bridge.waitUntil(timeout: 30) { $0.events.count == 1 }, "\(bridge.stderr)")
+        #expect((bridge.events.first?["data"] as? [String: Any])?["title"] as? String == "during the suspension")
+        bridge.send(SIGTERM)
+        #expect(bridge.waitForExit() == 0)
+    }
 }
+

@@ -1,7 +1,8 @@
 public import BridgeJSON
 
-/// REST calls with the session's token: renews the token once when Directus says it expired, and knows the
-/// few schema and permission questions the bridge asks (§8).
+/// REST calls with the session's token: renews the token once when Directus says it expired, has the token
+/// refresher check the credentials when Directus refuses them, and knows the few schema and permission questions
+/// the bridge asks (§8).
 public final class DirectusAPI: Sendable {
     /// The underlying client.
     public let client: DirectusClient
@@ -39,12 +40,19 @@ public final class DirectusAPI: Sendable {
     ) async throws(DirectusError) -> DirectusAnswer {
         let token = await auth.accessToken()
         do {
-            return try await client.exchange(
-                method, path, query: query, body: body, token: token, maxResponseBytes: maxResponseBytes)
-        } catch where error.isTokenExpired {
-            let renewed = try await auth.renew(replacing: token)
-            return try await client.exchange(
-                method, path, query: query, body: body, token: renewed, maxResponseBytes: maxResponseBytes)
+            do {
+                return try await client.exchange(
+                    method, path, query: query, body: body, token: token, maxResponseBytes: maxResponseBytes)
+            } catch where error.isTokenExpired {
+                let renewed = try await auth.renew(replacing: token)
+                return try await client.exchange(
+                    method, path, query: query, body: body, token: renewed, maxResponseBytes: maxResponseBytes)
+            }
+        } catch where error.isCredentialsRejected {
+            // A static token removed, a suspended user: the token refresher asks again and reports it (error log,
+            // /readyz 503) until it works, while an open socket may not notice (contract.md "Credentials").
+            auth.tokenBox.requestRenewal()
+            throw error
         }
     }
 

@@ -1,9 +1,9 @@
 public import BridgeSystem
 
 /// Keeps the access token fresh: renews it at 75 % of its lifetime and whenever the socket reports TOKEN_EXPIRED
-/// (`TokenBox.requestRenewal`). A rejected renewal (credentials revoked, password changed) is logged at error
-/// level, marks the bridge not ready, and is retried every `retryDelay` — the process does not exit
-/// (contract.md "Credentials").
+/// or a REST call finds the credentials refused (`TokenBox.requestRenewal`). A rejected renewal (credentials
+/// revoked, password changed, a static token removed) is logged at error level, marks the bridge not ready, and
+/// is retried every `retryDelay` until it succeeds — the process does not exit (contract.md "Credentials").
 public struct TokenRefresher: Sendable {
     let auth: AuthSession
     let health: HealthState
@@ -27,6 +27,7 @@ public struct TokenRefresher: Sendable {
             while !stop.isTriggered {
                 if auth.tokenBox.takeRenewalRequest() { break }
                 if let deadline, ContinuousClock.now >= deadline { break }
+                if failures > 0 { break }  // after the failure's delay: a static token has no deadline to wait for
                 await stop.sleep(for: .milliseconds(50))
             }
             if stop.isTriggered { return }
