@@ -54,12 +54,14 @@ import Testing
 
     @Test func tokenExpiredOnTheSocketIsRenewedInBandAndNothingIsLost() throws {
         // 15-minute tokens: the bridge's own renewal at 75 % is far away; the server expires the socket's token
-        // early, three times, while changes keep coming. Each must be answered within the 5 s auth timeout.
-        let emulator = try Emulator(arguments: ["--auth-timeout", "5"])
+        // early, three times, while changes keep coming. Each must be answered within Directus's default 10 s
+        // auth timeout. A 10 s heartbeat: no reconnect for a starved moment on a loaded machine.
+        let emulator = try Emulator(arguments: ["--auth-timeout", "10"])
         defer { emulator.stop() }
         let auth = "    email: admin@example.com\n    password: admin-password"
         let bridge = try BridgeProcess.run(
-            config: liveConfig(url: emulator.url, auth: auth, subscriptions: "  - collection: articles"))
+            config: liveConfig(url: emulator.url, auth: auth, subscriptions: "  - collection: articles")
+                .replacingOccurrences(of: "heartbeat: 2s", with: "heartbeat: 10s"))
         #expect(bridge.waitUntilConnected(), "\(bridge.stderr)")
         let authOKAtStart = (try stats(emulator))["auth_ok"] as? Int ?? 0
 
