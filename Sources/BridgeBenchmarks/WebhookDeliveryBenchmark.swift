@@ -94,7 +94,7 @@ enum WebhookDeliveryBenchmark {
         let service = WebhookDeliveryService(
             sinkID: "bench",
             store: store,
-            transport: engine,
+            engine: engine,
             builder: WebhookRequestBuilder(
                 url: url,
                 userAgent: "directus-bridge/bench",

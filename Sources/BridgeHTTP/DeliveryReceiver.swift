@@ -1,11 +1,11 @@
-/// Where `HTTPDeliveryEngine.submit(_:to:)` reports finished requests: many at once, once per turn of the
+/// Where a `DeliveryEngine` reports finished requests (`submit(_:to:)`): many at once, once per turn of the
 /// engine's driver, instead of resuming one waiting task per request.
 ///
 /// Made for a caller that keeps many requests in flight from one loop (the webhook delivery service): one hand-over
 /// per batch each way instead of a task, a continuation and a thread wake-up per request.
 public final class DeliveryReceiver: Sendable {
     /// One finished request: the caller's tag and the response, or why there is none (`.cancelled` after
-    /// `HTTPDeliveryEngine.cancelAll(of:)` or at shutdown).
+    /// `DeliveryEngine.cancelAll(of:)` or at shutdown).
     public struct Completion: Sendable {
         /// The tag given with the request.
         public var tag: Int64
@@ -13,6 +13,13 @@ public final class DeliveryReceiver: Sendable {
         public var result: Result<HTTPResponse, HTTPClientError>
         /// Whether the request was started; false when it was cancelled or refused while it waited for a slot.
         public var sent: Bool
+
+        /// Creates a completion (engines make them; a caller only reads them).
+        public init(tag: Int64, result: Result<HTTPResponse, HTTPClientError>, sent: Bool) {
+            self.tag = tag
+            self.result = result
+            self.sent = sent
+        }
     }
 
     private let handler: @Sendable ([Completion]) -> Void
@@ -23,7 +30,9 @@ public final class DeliveryReceiver: Sendable {
         self.handler = handler
     }
 
-    func deliver(_ completions: [Completion]) {
+    /// Hands `completions` to the handler; called by engines, on their own thread, never under a lock the
+    /// handler could need.
+    package func deliver(_ completions: [Completion]) {
         handler(completions)
     }
 }

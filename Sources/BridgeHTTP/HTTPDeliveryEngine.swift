@@ -17,7 +17,7 @@ import Synchronization
 /// With `drivers` > 1 the in-flight limit and the connection limits are split between independent drivers, each
 /// with its own multi handle, connections and thread, and every request goes to the driver with the fewest
 /// outstanding: curl's own work per request (most of the engine's CPU time) then runs on several cores.
-public final class HTTPDeliveryEngine: HTTPTransport, Sendable {
+public final class HTTPDeliveryEngine: HTTPTransport, DeliveryEngine, Sendable {
     /// Engine-wide limits (request-level settings are in `HTTPClientOptions`).
     public struct Configuration: Sendable {
         /// Transfers running at once; later requests wait their turn. Default: 64.

@@ -55,7 +55,7 @@ struct HostileReceiverTests {
         let engine = try HTTPDeliveryEngine(configuration: WebhookSinkType.engineConfiguration(maxInFlight: 4))
         let service = try makeService(
             store: store,
-            transport: engine,
+            engine: engine,
             schedule: Self.schedule,
             maxAttempts: 5,
             maxInFlight: 4,

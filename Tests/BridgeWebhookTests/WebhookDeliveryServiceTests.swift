@@ -8,13 +8,13 @@ import Testing
 @Suite struct WebhookDeliveryServiceTests {
     @Test func deliversEveryEventOnceInItemOrderAndEmptiesTheOutbox() async throws {
         let store = try makeStore()
-        let transport = FakeTransport()
-        let service = try makeService(store: store, transport: transport)
+        let engine = FakeEngine()
+        let service = try makeService(store: store, engine: engine)
         try await whileRunning(service) { _ in
             try enqueue((0..<30).map { webhookEvent($0, key: "\($0 % 10)") }, into: store, for: service)
             #expect(try await eventually { try store.outboxCount(sink: "s") == 0 })
         }
-        let sent = transport.sent
+        let sent = engine.sent
         #expect(sent.map(\.id).sorted() == (0..<30).map { "evt_\($0)" }.sorted())
         for item in 0..<10 {
             #expect(
@@ -24,7 +24,7 @@ import Testing
             )
         }
         #expect(sent.allSatisfy { $0.request.header("webhook-signature")?.hasPrefix("v1,") == true })
-        #expect(transport.overlaps == 0)
+        #expect(engine.overlaps == 0)
     }
 
     @Test func retriesKeepTheIdAndBodyAndFollowTheSchedule() async throws {
@@ -32,10 +32,10 @@ import Testing
         let registry = MetricsRegistry()
         let depths = WebhookDepths()
         let metrics = WebhookMetrics(registry: registry, sink: "s", depths: depths)
-        let transport = FakeTransport { _, attempt in HTTPResponse(status: attempt < 3 ? 503 : 200) }
+        let engine = FakeEngine { _, attempt in HTTPResponse(status: attempt < 3 ? 503 : 200) }
         let service = try makeService(
             store: store,
-            transport: transport,
+            engine: engine,
             schedule: [.milliseconds(150), .milliseconds(300)],
             metrics: metrics,
             depths: depths
@@ -44,7 +44,7 @@ import Testing
             try enqueue([webhookEvent(1)], into: store, for: service)
             #expect(try await eventually { try store.outboxCount(sink: "s") == 0 })
         }
-        let sent = transport.sent
+        let sent = engine.sent
         #expect(sent.count == 3)
         #expect(Set(sent.map(\.id)) == ["evt_1"])
         #expect(Set(sent.map { $0.request.body ?? [] }) == [webhookEvent(1).body])
@@ -65,13 +65,13 @@ import Testing
 
     @Test func randomAnswersKeepEachItemInOrderWithinTheInFlightLimit() async throws {
         let store = try makeStore()
-        let transport = FakeTransport { _, _ in
+        let engine = FakeEngine { _, _ in
             try await Task.sleep(for: .milliseconds(Int.random(in: 0...15)))
             return HTTPResponse(status: Int.random(in: 0..<5) == 0 ? 503 : 204)
         }
         let service = try makeService(
             store: store,
-            transport: transport,
+            engine: engine,
             schedule: [.milliseconds(5)],
             maxAttempts: 100
         )
@@ -81,9 +81,10 @@ import Testing
             }
             #expect(try await eventually(timeout: .seconds(20)) { try store.outboxCount(sink: "s") == 0 })
         }
-        #expect(transport.overlaps == 0)
-        #expect(transport.peakConcurrency <= 8)
-        let sent = transport.sent
+        #expect(engine.overlaps == 0)
+        #expect(engine.peakConcurrency <= 8)
+        #expect(engine.peakOutstanding <= 32)  // handed out ahead: at most 4 × max_in_flight
+        let sent = engine.sent
         for item in 0..<20 {
             // Retries repeat an id; the first attempts of an item's events come strictly in order.
             var firstSeen: [String] = []
@@ -101,7 +102,7 @@ import Testing
         let store = try makeStore()
         let probe = try OutboxStore(path: store.path)  // another connection sees committed rows only
         let violations = WakeCounter()
-        let transport = FakeTransport { request, _ in
+        let engine = FakeEngine { request, _ in
             let id = request.header("webhook-id") ?? ""
             let n = Int(id.dropFirst(4)) ?? 0
             if n >= 5 {
@@ -113,10 +114,10 @@ import Testing
             return HTTPResponse(status: 204)
         }
         // A long group-commit delay: only the per-item rule can make these commits happen in time.
-        let service = try makeService(store: store, transport: transport, commitDelay: .seconds(30))
+        let service = try makeService(store: store, engine: engine, commitDelay: .seconds(30))
         try await whileRunning(service) { _ in
             try enqueue((0..<20).map { webhookEvent($0, key: "\($0 % 5)") }, into: store, for: service)
-            #expect(await eventually { transport.sent.count == 20 })
+            #expect(await eventually { engine.sent.count == 20 })
         }
         #expect(violations.value == 0)
         #expect(try store.outboxCount(sink: "s") == 0)  // the last outcomes are committed when stopping
@@ -124,12 +125,12 @@ import Testing
 
     @Test func aFailingItemDoesNotHoldUpTheOthers() async throws {
         let store = try makeStore()
-        let transport = FakeTransport { request, _ in
+        let engine = FakeEngine(maxInFlight: 2) { request, _ in
             HTTPResponse(status: request.header("webhook-id") == "evt_0" ? 503 : 204)
         }
         let service = try makeService(
             store: store,
-            transport: transport,
+            engine: engine,
             schedule: [.milliseconds(50)],
             maxAttempts: 1_000_000,
             maxInFlight: 2
@@ -139,18 +140,18 @@ import Testing
             try enqueue((2..<40).map { webhookEvent($0) }, into: store, for: service)
             #expect(
                 try await eventually {
-                    try store.outboxCount(sink: "s") == 2 && transport.sent.filter { $0.id == "evt_0" }.count >= 3
+                    try store.outboxCount(sink: "s") == 2 && engine.sent.filter { $0.id == "evt_0" }.count >= 3
                 }
             )
         }
-        #expect(!transport.sent.contains { $0.id == "evt_1" })  // behind its failing predecessor
+        #expect(!engine.sent.contains { $0.id == "evt_1" })  // behind its failing predecessor
     }
 
     /// libcurl 7.88 reports curl 92 (HTTP/2 stream error) when a receiver answers before reading the body: that
     /// is retried like any failure without a usable answer.
     @Test func anHTTP2StreamErrorIsRetried() async throws {
         let store = try makeStore()
-        let transport = FakeTransport { request, attempt in
+        let engine = FakeEngine { request, attempt in
             guard attempt > 1 else {
                 throw HTTPClientError(
                     kind: .receiveFailed,
@@ -161,28 +162,28 @@ import Testing
             }
             return HTTPResponse(status: 200, httpVersion: "2")
         }
-        let service = try makeService(store: store, transport: transport, schedule: [.milliseconds(10)])
+        let service = try makeService(store: store, engine: engine, schedule: [.milliseconds(10)])
         try await whileRunning(service) { _ in
             try enqueue([webhookEvent(1)], into: store, for: service)
             #expect(try await eventually { try store.outboxCount(sink: "s") == 0 })
         }
-        #expect(transport.sent.map(\.id) == ["evt_1", "evt_1"])
+        #expect(engine.sent.map(\.id) == ["evt_1", "evt_1"])
         #expect(try store.deadLetterCount(sink: "s") == 0)
     }
 
     @Test func aRejectedEventIsDeadLetteredAtOnceAndItsItemMovesOn() async throws {
         let store = try makeStore()
         let answer = [UInt8](repeating: UInt8(ascii: "e"), count: 2000)
-        let transport = FakeTransport { request, _ in
+        let engine = FakeEngine { request, _ in
             request.header("webhook-id") == "evt_1"
                 ? HTTPResponse(status: 400, body: answer) : HTTPResponse(status: 200)
         }
-        let service = try makeService(store: store, transport: transport)
+        let service = try makeService(store: store, engine: engine)
         try await whileRunning(service) { _ in
             try enqueue([webhookEvent(1, key: "a"), webhookEvent(2, key: "a")], into: store, for: service)
             #expect(try await eventually { try store.outboxCount(sink: "s") == 0 })
         }
-        #expect(transport.sent.map(\.id) == ["evt_1", "evt_2"])
+        #expect(engine.sent.map(\.id) == ["evt_1", "evt_2"])
         let letter = try #require(try store.deadLetters(matching: DeadLetterFilter()).first)
         #expect(letter.eventID == "evt_1" && letter.lastStatus == 400 && letter.attempts == 1)
         #expect(letter.response == Array(answer.prefix(1024)))
@@ -192,10 +193,10 @@ import Testing
 
     @Test func aRestartResumesWithTheSameIdsAndAttemptCounts() async throws {
         let store = try makeStore()
-        let refused = FakeTransport { request, _ in
+        let refused = FakeEngine { request, _ in
             throw HTTPClientError(kind: .couldNotConnect, curlCode: 7, message: "refused", url: request.url)
         }
-        let first = try makeService(store: store, transport: refused, schedule: [.seconds(60)], maxAttempts: 10)
+        let first = try makeService(store: store, engine: refused, schedule: [.seconds(60)], maxAttempts: 10)
         try await whileRunning(first) { _ in
             try enqueue((1...5).map { webhookEvent($0) }, into: store, for: first)
             #expect(await eventually { refused.sent.count == 5 })
@@ -207,8 +208,8 @@ import Testing
         }
         // A new process: its own connection to the same file.
         let reopened = try OutboxStore(path: store.path)
-        let working = FakeTransport()
-        let second = try makeService(store: reopened, transport: working, schedule: [.seconds(60)], maxAttempts: 10)
+        let working = FakeEngine()
+        let second = try makeService(store: reopened, engine: working, schedule: [.seconds(60)], maxAttempts: 10)
         // The stored retry time is a minute away: move it to now, as time passing would.
         try reopened.apply(
             try reopened.pending(sink: "s", after: 0, limit: 10).map {
@@ -225,55 +226,55 @@ import Testing
 
     @Test func lettersReplayedByAnotherProcessAreDelivered() async throws {
         let store = try makeStore()
-        let transport = FakeTransport { _, attempt in HTTPResponse(status: attempt == 1 ? 410 : 202) }
-        let service = try makeService(store: store, transport: transport, pollInterval: .milliseconds(50))
+        let engine = FakeEngine { _, attempt in HTTPResponse(status: attempt == 1 ? 410 : 202) }
+        let service = try makeService(store: store, engine: engine, pollInterval: .milliseconds(50))
         try await whileRunning(service) { _ in
             try enqueue([webhookEvent(1)], into: store, for: service)
             #expect(try await eventually { try store.deadLetterCount(sink: "s") == 1 })
             let dlq = try OutboxStore(path: store.path)
             #expect(try dlq.replay(matching: DeadLetterFilter(ids: ["evt_1"]), now: 0).count == 1)
-            #expect(await eventually { transport.sent.count == 2 })
+            #expect(await eventually { engine.sent.count == 2 })
             #expect(try await eventually { try store.outboxCount(sink: "s") == 0 })
         }
-        #expect(transport.sent.map(\.id) == ["evt_1", "evt_1"])
+        #expect(engine.sent.map(\.id) == ["evt_1", "evt_1"])
         #expect(try store.deadLetterCount(sink: "s") == 0)
     }
 
     @Test func stoppingLetsAttemptsInFlightFinish() async throws {
         let store = try makeStore()
         let gate = ShutdownSignal()  // holds every answer until the test opens it
-        let transport = FakeTransport { _, _ in
+        let engine = FakeEngine { _, _ in
             await gate.wait()
             return HTTPResponse(status: 204)
         }
-        let service = try makeService(store: store, transport: transport)
+        let service = try makeService(store: store, engine: engine)
         try await whileRunning(service, drainTimeout: .seconds(30)) { stop in
             try enqueue((1...3).map { webhookEvent($0) }, into: store, for: service)
-            #expect(await eventually { transport.inFlight == 3 })
+            #expect(await eventually { engine.inFlight == 3 })
             stop.trigger()
             try enqueue([webhookEvent(4)], into: store, for: service)
             try? await Task.sleep(for: .milliseconds(50))
             gate.trigger()
         }
-        #expect(transport.sent.count == 3)  // nothing new started after the stop
+        #expect(engine.sent.count == 3)  // nothing new started after the stop
         #expect(try store.pending(sink: "s", after: 0, limit: 10).map(\.key) == ["4"])
-        #expect(transport.cancelled == 0)
+        #expect(engine.cancelled == 0)
     }
 
     @Test func pastTheDrainDeadlineAttemptsAreAbandonedAndStayQueued() async throws {
         let store = try makeStore()
-        let transport = FakeTransport { _, _ in
+        let engine = FakeEngine { _, _ in
             try await Task.sleep(for: .seconds(60))
             return HTTPResponse(status: 204)
         }
-        let service = try makeService(store: store, transport: transport)
+        let service = try makeService(store: store, engine: engine)
         let started = ContinuousClock.now
         try await whileRunning(service, drainTimeout: .milliseconds(200)) { _ in
             try enqueue((1...2).map { webhookEvent($0) }, into: store, for: service)
-            #expect(await eventually { transport.inFlight == 2 })
+            #expect(await eventually { engine.inFlight == 2 })
         }
         #expect(ContinuousClock.now - started < .seconds(30))
-        #expect(transport.cancelled == 2)
+        #expect(engine.cancelled == 2)
         let left = try store.pending(sink: "s", after: 0, limit: 10)
         #expect(left.map(\.key) == ["1", "2"])
         #expect(left.allSatisfy { $0.attempts == 0 })

@@ -22,7 +22,7 @@ struct WebhookEngineDeliveryTests {
         )
         let service = try makeService(
             store: store,
-            transport: engine,
+            engine: engine,
             maxInFlight: maxInFlight,
             url: receiver.hookURL()
         )
@@ -58,7 +58,7 @@ struct WebhookEngineDeliveryTests {
         let engine = try HTTPDeliveryEngine(configuration: WebhookSinkType.engineConfiguration(maxInFlight: 2))
         let service = try makeService(
             store: store,
-            transport: engine,
+            engine: engine,
             maxInFlight: 2,
             metrics: WebhookMetrics(registry: registry, sink: "s", depths: depths),
             depths: depths,
@@ -94,7 +94,7 @@ struct WebhookEngineDeliveryTests {
         let engine = try HTTPDeliveryEngine(configuration: WebhookSinkType.engineConfiguration(maxInFlight: 1))
         let service = try makeService(
             store: store,
-            transport: engine,
+            engine: engine,
             schedule: [.milliseconds(50)],
             maxAttempts: 100,
             maxInFlight: 1,

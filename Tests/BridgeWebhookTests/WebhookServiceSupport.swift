@@ -4,73 +4,10 @@ import Foundation
 
 @testable import BridgeCore
 
-/// A scripted HTTP transport for the delivery service: `respond` answers each request (it may sleep, throw, or
-/// wait to be cancelled); every request is recorded with its arrival time, and per-item concurrency is checked.
-final class FakeTransport: HTTPTransport, @unchecked Sendable {
-    // @unchecked: every mutable property is only touched under `lock`.
-    struct Sent {
-        var request: HTTPRequest
-        var at: ContinuousClock.Instant
-        var id: String
-        var item: String
-    }
-
-    typealias Respond = @Sendable (_ request: HTTPRequest, _ attempt: Int) async throws -> HTTPResponse
-
-    private let lock = NSLock()
-    private var sentRequests: [Sent] = []
-    private var attemptsByID: [String: Int] = [:]
-    private var busyItems: Set<String> = []
-    private var running = 0
-    private var overlapCount = 0
-    private var peak = 0
-    private var cancelledCount = 0
-    private let respond: Respond
-
-    init(_ respond: @escaping Respond = { _, _ in HTTPResponse(status: 204) }) {
-        self.respond = respond
-    }
-
-    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
-        let id = request.header("webhook-id") ?? ""
-        let object = (try? JSONSerialization.jsonObject(with: Data(request.body ?? []))) as? [String: Any]
-        let item = "\(object?["collection"] ?? "")/\(object?["key"] ?? "")"
-        let attempt = lock.withLock { () -> Int in
-            sentRequests.append(Sent(request: request, at: .now, id: id, item: item))
-            attemptsByID[id, default: 0] += 1
-            if !busyItems.insert(item).inserted { overlapCount += 1 }
-            running += 1
-            peak = max(peak, running)
-            return attemptsByID[id]!
-        }
-        defer {
-            lock.withLock {
-                busyItems.remove(item)
-                running -= 1
-            }
-        }
-        do {
-            return try await respond(request, attempt)
-        } catch is CancellationError {
-            lock.withLock { cancelledCount += 1 }
-            throw HTTPClientError(kind: .cancelled, message: "request cancelled", url: request.url)
-        }
-    }
-
-    var sent: [Sent] { lock.withLock { sentRequests } }
-    /// Times a request started while another one of the same item was running (must stay 0).
-    var overlaps: Int { lock.withLock { overlapCount } }
-    /// The most requests running at once.
-    var peakConcurrency: Int { lock.withLock { peak } }
-    /// Requests abandoned by cancellation.
-    var cancelled: Int { lock.withLock { cancelledCount } }
-    var inFlight: Int { lock.withLock { running } }
-}
-
 /// A delivery service for sink "s" of `store`, with a fixed jitter of 1 unless told otherwise.
 func makeService(
     store: OutboxStore,
-    transport: any HTTPTransport,
+    engine: any DeliveryEngine,
     schedule: [Duration] = [.milliseconds(20)],
     maxAttempts: Int = 5,
     maxInFlight: Int = 8,
@@ -86,7 +23,7 @@ func makeService(
     WebhookDeliveryService(
         sinkID: "s",
         store: store,
-        transport: transport,
+        engine: engine,
         builder: WebhookRequestBuilder(
             url: url,
             userAgent: "directus-bridge/test",

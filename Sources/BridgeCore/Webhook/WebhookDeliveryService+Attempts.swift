@@ -3,24 +3,9 @@ import BridgeSystem
 import Synchronization
 
 extension WebhookDeliveryService {
-    /// Sends one attempt (signed now, with the current secrets) and posts its outcome to the loop: the path for
-    /// transports other than `HTTPDeliveryEngine` (test doubles), one task per attempt.
-    func attempt(_ payload: OutboxPayload) async {
-        let request = builder.request(id: payload.eventID, body: payload.body, timestamp: Timestamp.now().unixSeconds)
-        let result: Result<HTTPResponse, any Error>
-        do {
-            result = .success(try await transport.send(request))
-        } catch {
-            result = .failure(error)
-        }
-        let outcome = Self.outcome(of: result, cancelled: Task.isCancelled)
-        finished.withLock { $0.append(FinishedAttempt(seq: payload.seq, eventID: payload.eventID, outcome: outcome)) }
-        doorbell.ring()
-    }
-
     /// Hands this turn's attempts (signed now, with the current secrets) to the engine in one batch; their
     /// outcomes come back through `receiver`.
-    func submit(_ payloads: [OutboxPayload], to engine: HTTPDeliveryEngine, in loop: inout Loop) {
+    func submit(_ payloads: [OutboxPayload], in loop: inout Loop) {
         let timestamp = Timestamp.now().unixSeconds
         var requests: [(tag: Int64, request: HTTPRequest)] = []
         requests.reserveCapacity(payloads.count)
@@ -32,7 +17,7 @@ extension WebhookDeliveryService {
     }
 
     /// What an attempt's transport result means for the retry policy.
-    static func outcome(of result: Result<HTTPResponse, any Error>, cancelled: Bool) -> AttemptOutcome {
+    static func outcome(of result: Result<HTTPResponse, HTTPClientError>) -> AttemptOutcome {
         switch result {
         case .success(let response):
             // Only a retried answer has a use for Retry-After: a 2xx or dead-lettering answer's header is not read.
@@ -40,9 +25,9 @@ extension WebhookDeliveryService {
                 RetryPolicy.isRetriable(status: response.status)
                 ? RetryAfter.parse(response.header("retry-after"), now: Timestamp.now().unixSeconds) : nil
             return .response(status: response.status, retryAfter: retryAfter, body: Array(response.body.prefix(1024)))
-        case .failure(let error as HTTPClientError) where error.kind == .cancelled:
+        case .failure(let error) where error.kind == .cancelled:
             return .cancelled
-        case .failure(let error as HTTPClientError) where error.kind == .tls && !cancelled:
+        case .failure(let error) where error.kind == .tls:
             // OpenSSL's reason can be as obscure as "asn1 encoding routines::EVP lib" (a CA of the same name with
             // another key): say what it most likely means. Retried all the same, the certificate may be fixed.
             return .failure(
@@ -51,7 +36,7 @@ extension WebhookDeliveryService {
         case .failure(let error):
             // Any other failure is retried, HTTP/2 stream errors (curl 92) included: libcurl 7.88 reports one when
             // a receiver answers before reading the whole body, and a retry is the safe reading of that.
-            return cancelled ? .cancelled : .failure("\(error)")
+            return .failure("\(error)")
         }
     }
 
@@ -90,7 +75,7 @@ extension WebhookDeliveryService {
                 logger.debug("webhook attempt failed; retrying", metadata: metadata)
             } else {
                 loop.receiverFailing = true
-                engine?.cancelWaiting(of: receiver)  // signed now, maybe sent much later: see `attemptLimit`
+                engine.cancelWaiting(of: receiver)  // signed now, maybe sent much later: see `attemptLimit`
                 logger.warning("webhook attempt failed; retrying", metadata: metadata)
             }
         case .deadLetter(let reason):

@@ -7,14 +7,13 @@ import Synchronization
 /// once with per-item order (`WebhookDeliveryState`), and writes each outcome back to the outbox — delete,
 /// reschedule or dead letter.
 ///
-/// The loop is the only place that touches the state. With an `HTTPDeliveryEngine` each turn hands its attempts to
-/// the engine in one batch (up to 4 × `maxInFlight` out while the receiver answers, so the engine has the next ones
-/// queued when a slot frees; it sends at most `maxInFlight` at once), and the engine hands finished ones back in
-/// batches that ring the doorbell; with any other transport attempts run as child tasks that post their outcome and
-/// ring. Outcomes are committed in groups (group commit): when an item whose outcome is not yet committed has its
-/// next event due — nothing is sent for an item before the previous outcome of that item is committed, so a crash
-/// can repeat a delivery (same `webhook-id`) but never reorder an item's events — or when `commitDelay` passed
-/// since the oldest uncommitted outcome, or `commitBatch` outcomes wait, or at shutdown.
+/// The loop is the only place that touches the state. Each turn hands its attempts to the sink's `DeliveryEngine`
+/// in one batch (up to 4 × `maxInFlight` out while the receiver answers, so the engine has the next ones queued
+/// when a slot frees; it sends at most `maxInFlight` at once), and the engine hands finished ones back in batches
+/// that ring the doorbell. Outcomes are committed in groups (group commit): when an item whose outcome is not yet
+/// committed has its next event due — nothing is sent for an item before the previous outcome of that item is
+/// committed, so a crash can repeat a delivery (same `webhook-id`) but never reorder an item's events — or when
+/// `commitDelay` passed since the oldest uncommitted outcome, or `commitBatch` outcomes wait, or at shutdown.
 ///
 /// Graceful stop: no new attempts once `stop` triggers (those queued in the engine and not sent are withdrawn);
 /// attempts in flight may finish within `drainTimeout`, then they are abandoned (cancelled, not counted) and their
@@ -59,7 +58,7 @@ package final class WebhookDeliveryService: Sendable {
         var eventID: String
         var outcome: AttemptOutcome
         /// False for an attempt withdrawn from the engine's queue before it was sent: not counted as an attempt.
-        var sent = true
+        var sent: Bool
     }
 
     /// Attempts handed out at once. The engine itself runs at most `maxInFlight` and queues the rest in order, so
@@ -72,13 +71,14 @@ package final class WebhookDeliveryService: Sendable {
     /// queued attempt would otherwise be sent several timeouts after it was signed, and a receiver checks the
     /// signature's timestamp against its clock (Standard Webhooks: 5 minutes of tolerance).
     func attemptLimit(_ loop: Loop) -> Int {
-        engine == nil || loop.receiverFailing ? settings.maxInFlight : settings.maxInFlight * 4
+        loop.receiverFailing ? settings.maxInFlight : settings.maxInFlight * 4
     }
 
     /// The sink's id in the outbox.
     package let sinkID: String
     let store: OutboxStore
-    let transport: any HTTPTransport
+    /// Sends the attempts: `HTTPDeliveryEngine` in production, a scripted engine in tests.
+    let engine: any DeliveryEngine
     let builder: WebhookRequestBuilder
     let policy: RetryPolicy
     let settings: Settings
@@ -89,10 +89,7 @@ package final class WebhookDeliveryService: Sendable {
     let executor = DedicatedThreadExecutor(name: "webhook")
     let doorbell: Doorbell
     private let newRows = Atomic<Bool>(true)
-    let finished = Mutex<[FinishedAttempt]>([])
-    /// The HTTP engine's batch interface when the transport is one: attempts go out in one hand-over per turn and
-    /// come back in batches (`engineCompletions`), instead of a task per attempt.
-    let engine: HTTPDeliveryEngine?
+    /// Finished attempts handed back by the engine, waiting for the loop's next turn.
     let engineCompletions = CompletionInbox()
     let receiver: DeliveryReceiver
 
@@ -100,7 +97,7 @@ package final class WebhookDeliveryService: Sendable {
     package init(
         sinkID: String,
         store: OutboxStore,
-        transport: any HTTPTransport,
+        engine: any DeliveryEngine,
         builder: WebhookRequestBuilder,
         policy: RetryPolicy,
         settings: Settings,
@@ -110,7 +107,7 @@ package final class WebhookDeliveryService: Sendable {
     ) {
         self.sinkID = sinkID
         self.store = store
-        self.transport = transport
+        self.engine = engine
         self.builder = builder
         self.policy = policy
         self.settings = settings
@@ -119,7 +116,6 @@ package final class WebhookDeliveryService: Sendable {
         self.logger = logger
         let doorbell = Doorbell(timer: executor)
         self.doorbell = doorbell
-        self.engine = transport as? HTTPDeliveryEngine
         self.receiver = DeliveryReceiver { [engineCompletions] completions in
             engineCompletions.list.withLock { $0.append(contentsOf: completions) }
             doorbell.ring()
@@ -134,8 +130,8 @@ package final class WebhookDeliveryService: Sendable {
 
     /// Delivers until `stop` triggers, then drains attempts in flight for at most `drainTimeout`.
     ///
-    /// The loop and its attempts run on a thread of the service's own (`DedicatedThreadExecutor`): the outbox's
-    /// short SQLite calls may block there, and resuming an attempt or the loop never crosses threads.
+    /// The loop runs on a thread of the service's own (`DedicatedThreadExecutor`): the outbox's short SQLite calls
+    /// may block there, and resuming the loop never crosses threads.
     package func run(stop: ShutdownSignal, drainTimeout: Duration) async {
         defer { executor.shutdown() }
         await withTaskExecutorPreference(executor) {
@@ -153,7 +149,7 @@ package final class WebhookDeliveryService: Sendable {
             while true {
                 if loop.drainDeadline == nil && stop.isTriggered {
                     loop.drainDeadline = .now + drainTimeout
-                    engine?.cancelWaiting(of: receiver)  // queued ahead, not sent: they stay in the outbox
+                    engine.cancelWaiting(of: receiver)  // queued ahead, not sent: they stay in the outbox
                     if loop.state.inFlightCount > 0 {
                         logger.info(
                             "finishing webhook attempts in flight",
@@ -170,21 +166,13 @@ package final class WebhookDeliveryService: Sendable {
                                 "shutdown deadline reached; abandoning webhook attempts in flight (they stay queued)",
                                 metadata: [LogKey.sink: sinkID, LogKey.count: "\(loop.state.inFlightCount)"]
                             )
-                            group.cancelAll()
-                            engine?.cancelAll(of: receiver)
+                            engine.cancelAll(of: receiver)
                         } else if ContinuousClock.now >= deadline + .seconds(2) {
                             break  // the store keeps failing: what is not written is delivered again next run
                         }
                     }
                 }
-                let started = await turn(&loop) { payloads, loop in
-                    if let engine {
-                        submit(payloads, to: engine, in: &loop)
-                    } else {
-                        for payload in payloads { group.addTask { await self.attempt(payload) } }
-                    }
-                }
-                if started { continue }
+                if await turn(&loop) { continue }
                 await doorbell.wait(
                     timeout: loop.waitTime(
                         now: Self.nowMilliseconds(),
@@ -198,15 +186,9 @@ package final class WebhookDeliveryService: Sendable {
 
     /// One turn: take in finished attempts, start due ones, read and write the outbox. Returns true when the loop
     /// should turn again at once (new rows were read and may be due).
-    private func turn(_ loop: inout Loop, startAttempts: ([OutboxPayload], inout Loop) -> Void) async -> Bool {
+    private func turn(_ loop: inout Loop) async -> Bool {
         let now = Self.nowMilliseconds()
         // Retry times count from the next whole millisecond, so a retry is never early by the rounding.
-        for attempt in finished.withLock({ list in
-            defer { list.removeAll() }
-            return list
-        }) {
-            conclude(attempt, in: &loop, now: now + 1)
-        }
         for completion in engineCompletions.list.withLock({ list in
             defer { list.removeAll(keepingCapacity: true) }
             return list
@@ -215,7 +197,7 @@ package final class WebhookDeliveryService: Sendable {
             let attempt = FinishedAttempt(
                 seq: completion.tag,
                 eventID: eventID,
-                outcome: Self.outcome(of: completion.result.mapError { $0 as any Error }, cancelled: false),
+                outcome: Self.outcome(of: completion.result),
                 sent: completion.sent
             )
             conclude(attempt, in: &loop, now: now + 1)
@@ -266,7 +248,7 @@ package final class WebhookDeliveryService: Sendable {
             loop.loadAfter = step.loaded.count == settings.loadBatch ? loop.state.lastSeq : nil
             let found = Set(step.payloads.map(\.seq))
             for seq in due where !found.contains(seq) { loop.state.forget(seq) }
-            if !step.payloads.isEmpty { startAttempts(step.payloads, &loop) }
+            if !step.payloads.isEmpty { submit(step.payloads, in: &loop) }
             return !step.loaded.isEmpty && loop.drainDeadline == nil
         } catch {
             if !loop.storeFailing {

@@ -53,7 +53,7 @@ package enum WebhookSinkType: SinkType {
         let service = WebhookDeliveryService(
             sinkID: context.sinkID,
             store: outbox.store,
-            transport: engine,
+            engine: engine,
             builder: WebhookRequestBuilder(
                 url: settings.url.description,
                 userAgent: context.userAgent,
