@@ -9,15 +9,26 @@ import Testing
 @Suite struct ActivityJumpTests {
     static let jump: Int64 = 1_000_000_000_000
 
-    @Test func aLateRowInsideAJumpIsDelivered() async throws {
+    /// A running reader that has read ids 1 and 10^12.
+    static func readAJump(gapTimeout: Duration, pollInterval: Duration) async throws -> (FakeDirectus, ReaderHarness) {
         let directus = FakeDirectus()
-        let harness = try ReaderHarness(directus: directus, subscriptions: [subscription()], gapTimeout: .seconds(60))
+        let harness = try ReaderHarness(
+            directus: directus,
+            subscriptions: [subscription()],
+            gapTimeout: gapTimeout,
+            pollInterval: pollInterval
+        )
         harness.start()
         try await harness.waitUntilCaughtUp()
         directus.commit(1, "create", "articles", "1", item: article(1))
-        directus.commit(Self.jump, "create", "articles", "2", item: article(2))
+        directus.commit(jump, "create", "articles", "2", item: article(2))
         harness.wakeup.changeSeen(collection: "articles")
-        #expect(try await harness.collect(2).map(\.seq) == [1, Self.jump])
+        #expect(try await harness.collect(2).map(\.seq) == [1, jump])
+        return (directus, harness)
+    }
+
+    @Test func aLateRowInsideAJumpIsDelivered() async throws {
+        let (directus, harness) = try await Self.readAJump(gapTimeout: .seconds(60), pollInterval: .seconds(60))
         #expect(harness.store.cursor == ActivityCursor(committed: 1, resolvedAbove: [Self.jump...Self.jump]))
 
         // A transaction that began before the reseed commits late: its row inside the jump still arrives.
@@ -30,19 +41,7 @@ import Testing
     }
 
     @Test func aJumpIsReadPastAsOneRangeOnceItsGapTimesOut() async throws {
-        let directus = FakeDirectus()
-        let harness = try ReaderHarness(
-            directus: directus,
-            subscriptions: [subscription()],
-            gapTimeout: .milliseconds(50),
-            pollInterval: .milliseconds(20)
-        )
-        harness.start()
-        try await harness.waitUntilCaughtUp()
-        directus.commit(1, "create", "articles", "1", item: article(1))
-        directus.commit(Self.jump, "create", "articles", "2", item: article(2))
-        harness.wakeup.changeSeen(collection: "articles")
-        #expect(try await harness.collect(2).map(\.seq) == [1, Self.jump])
+        let (_, harness) = try await Self.readAJump(gapTimeout: .milliseconds(50), pollInterval: .milliseconds(20))
         let deadline = ContinuousClock.now + .seconds(10)
         while harness.store.cursor?.committed != Self.jump && ContinuousClock.now < deadline {
             #expect(try await harness.next(timeout: .milliseconds(100))?.events.isEmpty ?? true)
@@ -62,13 +61,19 @@ import Testing
             try store.record(ActivityProgress(resolvedIDs: [101, Self.jump, Self.jump + 2]))
         }
         let database = try SQLiteDatabase(path: directory + "/" + CursorStore.fileName)
-        #expect(try database.query("SELECT low, high FROM resolved_range ORDER BY low") { "\($0.int64(at: 0))-\($0.int64(at: 1))" }
-            == ["\(Self.jump)-\(Self.jump)", "\(Self.jump + 2)-\(Self.jump + 2)"])
+        #expect(try Self.ranges(in: database) == ["\(Self.jump)-\(Self.jump)", "\(Self.jump + 2)-\(Self.jump + 2)"])
         let store = try CursorStore(directory: directory)
         #expect(store.cursor?.gaps == [102...(Self.jump - 1), (Self.jump + 1)...(Self.jump + 1)])
         try store.record(ActivityProgress(abandoned: store.cursor?.gaps ?? []))
         #expect(try database.query("SELECT count(*) FROM resolved_range") { $0.int64(at: 0) } == [0])
         #expect(try CursorStore(directory: directory).cursor == ActivityCursor(committed: Self.jump + 2))
+    }
+
+    /// The rows of `resolved_range` as `low-high`.
+    static func ranges(in database: SQLiteDatabase) throws -> [String] {
+        try database.query("SELECT low, high FROM resolved_range ORDER BY low") { row in
+            "\(row.int64(at: 0))-\(row.int64(at: 1))"
+        }
     }
 
     @Test func aStoreOfTheFirstSchemaIsMigratedToRanges() throws {
@@ -92,8 +97,7 @@ import Testing
         let store = try CursorStore(directory: directory)
         #expect(store.cursor == ActivityCursor(committed: 10, resolvedAbove: [12...14, 20...20]))
         let database = try SQLiteDatabase(path: directory + "/" + CursorStore.fileName)
-        #expect(try database.query("SELECT low, high FROM resolved_range ORDER BY low") { "\($0.int64(at: 0))-\($0.int64(at: 1))" }
-            == ["12-14", "20-20"])
+        #expect(try Self.ranges(in: database) == ["12-14", "20-20"])
         try store.record(ActivityProgress(resolvedIDs: [11]))
         #expect(try CursorStore(directory: directory).cursor == ActivityCursor(committed: 14, resolvedAbove: [20...20]))
     }

@@ -167,12 +167,7 @@ import Testing
     @Test func catchingUpIsBackfillUntilAShortPageThenLive() async throws {
         let directus = FakeDirectus()
         for id in 1...5 { directus.commit(Int64(id), "create", "articles", "\(id)", item: article(id)) }
-        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "activity").path
-        do {
-            let store = try CursorStore(directory: directory)
-            try store.startIfNew(at: 0)
-            try store.save(SubscriptionCursorState(startID: 0), for: "articles")
-        }
+        let directory = try ReaderHarness.stateFromTheStart()
         let harness = try ReaderHarness(
             directus: directus,
             subscriptions: [subscription()],
@@ -245,12 +240,7 @@ import Testing
     @Test func backfillWaitsWhileTheQueueIsFull() async throws {
         let directus = FakeDirectus()
         for id in 1...30 { directus.commit(Int64(id), "create", "articles", "\(id)", item: article(id)) }
-        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "activity").path
-        do {
-            let store = try CursorStore(directory: directory)
-            try store.startIfNew(at: 0)
-            try store.save(SubscriptionCursorState(startID: 0), for: "articles")
-        }
+        let directory = try ReaderHarness.stateFromTheStart()
         let harness = try ReaderHarness(
             directus: directus,
             subscriptions: [subscription()],

@@ -118,12 +118,7 @@ import Testing
         let source = DirectusActivitySource(api: directus.api, limits: Self.limits, report: { event in
             metrics.report(event, logger: logger)
         })
-        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "activity-size").path
-        do {
-            let store = try CursorStore(directory: directory)
-            try store.startIfNew(at: 0)
-            try store.save(SubscriptionCursorState(startID: 0), for: "articles")
-        }
+        let directory = try ReaderHarness.stateFromTheStart()
         let harness = try ReaderHarness(
             directus: FakeDirectus(),
             subscriptions: [subscription()],

@@ -81,6 +81,16 @@ final class FakeDirectus: ActivitySource {
         return state.withLock { $0.rows.keys.max() ?? 0 }
     }
 
+    func oldestActivityID() async throws(DirectusError) -> Int64? {
+        try maybeFail()
+        return state.withLock { $0.rows.keys.min() }
+    }
+
+    /// Deletes the rows below `id`, as Directus's retention job does.
+    func retain(from id: Int64) {
+        state.withLock { state in state.rows = state.rows.filter { $0.key >= id } }
+    }
+
     func activity(after id: Int64, limit: Int) async throws(DirectusError) -> [ActivityRow] {
         try maybeFail()
         return state.withLock { state in

@@ -61,6 +61,16 @@ final class ReaderHarness: @unchecked Sendable {
         )
     }
 
+    /// A state directory whose cursor and `articles` subscription start at activity id 0 (the reader then reads the
+    /// whole log, as after an outage).
+    static func stateFromTheStart() throws -> String {
+        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "activity").path
+        let store = try CursorStore(directory: directory)
+        try store.startIfNew(at: 0)
+        try store.save(SubscriptionCursorState(startID: 0), for: "articles")
+        return directory
+    }
+
     /// The reader and the harness's waits run here, not on Swift's cooperative pool: other suites running in
     /// parallel block that pool's two threads with synchronous waits, which would starve the reader and make
     /// every deadline below meaningless.

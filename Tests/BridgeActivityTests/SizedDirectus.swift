@@ -29,10 +29,11 @@ final class SizedDirectus: HTTPTransport {
 
     /// An article whose `body` is `size` bytes long, created (activity `id`) with that body as its delta.
     func create(_ id: Int64, key: Int, size: Int) {
-        let item: JSONValue = ["id": JSONValue(Int64(key)), "title": .string("t\(key)"), "body": .string(Self.text(size))]
+        let body = JSONValue.string(Self.text(size))
+        let item: JSONValue = ["id": JSONValue(Int64(key)), "title": .string("t\(key)"), "body": body]
         state.withLock { state in
             state.items[key] = item
-            state.rows[id] = ("create", key, ["body": .string(Self.text(size))])
+            state.rows[id] = ("create", key, ["body": body])
         }
     }
 
@@ -41,7 +42,8 @@ final class SizedDirectus: HTTPTransport {
     /// A client and an API over this transport.
     var api: DirectusAPI {
         let client = DirectusClient(baseURL: "http://directus", transport: self, timeout: .seconds(5))
-        return DirectusAPI(client: client, auth: AuthSession(credentials: .staticToken("t"), client: client, logger: .silent))
+        let auth = AuthSession(credentials: .staticToken("t"), client: client, logger: .silent)
+        return DirectusAPI(client: client, auth: auth)
     }
 
     func send(_ request: HTTPRequest) async throws -> HTTPResponse {

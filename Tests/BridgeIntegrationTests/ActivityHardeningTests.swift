@@ -15,7 +15,7 @@ extension BridgeProcess {
 }
 
 /// Activity mode against hostile or careless peers (issue 10): a jump of the activity id sequence, answers over the
-/// REST size limit.
+/// REST size limit, activity rows deleted by Directus's retention job.
 @Suite(.serialized) struct ActivityHardeningTests {
     @Test func aJumpOfTheActivityIdSequenceCostsNoMemoryAndLosesNoLateCommit() throws {
         let emulator = try Emulator()
@@ -75,7 +75,9 @@ extension BridgeProcess {
         let base = try #require(second.operationsURL(), "\(second.stderr)")
         // Before the fix the first page was cut at 16 MiB, failed to parse and was read again forever: no line.
         let lastID = Double(try emulator.newestActivityID())
-        let done = second.waitUntil(timeout: 90) { _ in Self.metric("directus_bridge_activity_cursor", at: base) == lastID }
+        let done = second.waitUntil(timeout: 90) { _ in
+            Self.metric("directus_bridge_activity_cursor", at: base) == lastID
+        }
         #expect(done, "\(second.stderr.suffix(3000))")
         // 70 MB of lines: ids from each line's head, and a few lines parsed in full.
         let output = try Data(contentsOf: second.directory.appendingPathComponent("stdout.1.log"))
@@ -98,6 +100,83 @@ extension BridgeProcess {
         #expect(metrics.value("directus_bridge_activity_omitted_for_size_total") == 0)
         second.send(SIGTERM)
         #expect(second.waitForExit() == 0)
+    }
+
+    @Test func rowsLostToRetentionAreReportedAndSnapshotSubscriptionsSnapshotAgain() throws {
+        let emulator = try Emulator()
+        defer { emulator.stop() }
+        let config = activityConfig(
+            url: emulator.url,
+            pollInterval: "300ms",
+            subscriptions: "  - collection: articles\n    snapshot: true\n  - collection: comments",
+            extra: "http:\n  listen: 127.0.0.1:0"
+        )
+        let first = try BridgeProcess.run(config: config)
+        #expect(first.waitForLog("snapshot done"), "\(first.stderr)")
+        #expect(first.waitUntil { $0.events.count == 3 }, "the seed's three articles: \(first.stderr)")
+        first.send(SIGTERM)
+        #expect(first.waitForExit() == 0)
+
+        // While the bridge is stopped: changes, then the retention job deletes the first of them.
+        let before = try emulator.newestActivityID()
+        let lostArticle = try emulator.create("articles", ["title": "lost"])
+        try emulator.rest("PATCH", "/items/articles/1", ["title": "changed while stopped"])
+        try emulator.create("comments", ["text": "lost comment", "article": 1])
+        let keptFrom = try emulator.newestActivityID() + 1
+        let keptArticle = try emulator.create("articles", ["title": "kept"])
+        let keptComment = try emulator.create("comments", ["text": "kept comment", "article": 1])
+        try emulator.control("retention", ["before_id": keptFrom])
+        let keptArticleRow = try #require(try emulator.activityIDs(["articles"]).last)
+        let keptCommentRow = try #require(try emulator.activityIDs(["comments"]).last)
+
+        // `check` says so while the cursor needs the deleted rows.
+        let range = "activity rows \(before + 1)-\(keptFrom - 1)"
+        let failing = try Self.check(in: first.directory)
+        #expect(failing.code == 1)
+        let line = failing.lines.first { $0.hasPrefix("FAIL activity retention:") }
+        #expect(line?.contains(range) == true, "\(failing.lines)")
+
+        // The rows still there arrive at once; the missing ids are gaps until the gap timeout (30 s) gives them up
+        // as lost, since they lie below the oldest row left.
+        let second = try BridgeProcess.run(config: config, in: first.directory)
+        let stillThere = ["act_\(keptArticleRow)", "act_\(keptCommentRow)"]
+        #expect(second.waitUntil { $0.eventIDs == stillThere }, "\(second.stderr)")
+        #expect(second.waitForLog("activity rows were lost to retention", timeout: 60), "\(second.stderr)")
+        let report = second.stderr.split(separator: "\n").first { $0.contains("lost to retention") } ?? ""
+        #expect(report.contains(" ERROR "))
+        #expect(report.contains("activity.lost_from=\(before + 1)"))
+        #expect(report.contains("activity.lost_to=\(keptFrom - 1)"))
+        // Then every article's current state arrives as a snapshot; comments go on from the oldest row still there.
+        let snapshotKeys = { (bridge: BridgeProcess) in
+            bridge.events.filter { $0["event"] as? String == "snapshot" }.compactMap { $0["key"] as? String }
+        }
+        #expect(second.waitUntil { snapshotKeys($0).count >= 5 }, "\(second.stderr)")
+        #expect(Set(snapshotKeys(second)) == ["1", "2", "3", lostArticle, keptArticle])
+        let changed = second.events.first { $0["event"] as? String == "snapshot" && $0["key"] as? String == "1" }
+        #expect((changed?["data"] as? [String: Any])?["title"] as? String == "changed while stopped")
+        usleep(300_000)
+        let streamed = second.events.filter { $0["event"] as? String != "snapshot" }
+        #expect(streamed.compactMap { $0["id"] as? String } == stillThere)
+        #expect(streamed.last?["key"] as? String == keptComment)
+
+        let base = try #require(second.operationsURL(), "\(second.stderr)")
+        #expect(Self.metric("directus_bridge_activity_retention_lost_total", at: base) == Double(keptFrom - 1 - before))
+        // Once the bridge has moved its cursor past the loss, `check` is satisfied again.
+        let moved = second.waitUntil { _ in
+            (Self.metric("directus_bridge_activity_cursor", at: base) ?? 0) >= Double(keptCommentRow)
+        }
+        #expect(moved)
+        let passing = try Self.check(in: first.directory)
+        #expect(passing.lines.contains { $0.hasPrefix("ok   activity retention:") }, "\(passing.lines)")
+        second.send(SIGTERM)
+        #expect(second.waitForExit() == 0)
+    }
+
+    /// Runs `directus-bridge check` with the `bridge.yaml` in `directory`.
+    static func check(in directory: URL) throws -> (code: Int32?, lines: [String]) {
+        let process = try BridgeProcess(arguments: ["check", "--config", "bridge.yaml"], directory: directory)
+        let code = process.waitForExit(timeout: 30)
+        return (code, process.lines)
     }
 
     /// The `id` of an event line, from its head (`{"id":"act_7",…`).

@@ -37,6 +37,17 @@ public struct ActivityEventBuilder: Sendable {
         self.byCollection = byCollection
     }
 
+    /// The same targets, those of the subscriptions in `uids` starting after `startID` (a new snapshot covers
+    /// everything up to it).
+    public func restarting(_ uids: Set<String>, after startID: Int64) -> ActivityEventBuilder {
+        ActivityEventBuilder(
+            targets: targets.map { target in
+                guard uids.contains(target.subscription.uid) else { return target }
+                return Target(subscription: target.subscription, startID: startID)
+            }
+        )
+    }
+
     /// Whether `row` is of interest to any target (the rest are only resolved).
     public func matches(_ row: ActivityRow) -> Bool { !pairs(for: row).isEmpty }
 

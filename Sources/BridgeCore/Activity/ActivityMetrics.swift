@@ -15,6 +15,8 @@ public final class ActivityMetrics: Sendable {
     let abandonedGaps: Counter
     /// Gaps wider than a jump given up on (a reseeded sequence, sparse ids), counted once per jump.
     let idJumps: Counter
+    /// Activity ids the cursor still needed whose rows Directus's retention had deleted.
+    let retentionLost: Counter
     /// Failed activity reads (Directus unreachable or refusing).
     let readFailures: Counter
     /// Item reads Directus refused (permissions, invalid query): those changes got no line.
@@ -64,6 +66,11 @@ public final class ActivityMetrics: Sendable {
         idJumps = registry.counter(
             "directus_bridge_activity_id_jumps_total",
             help: "Jumps of the activity id sequence read past (gaps wider than 10000 ids that never filled)."
+        )
+        retentionLost = registry.counter(
+            "directus_bridge_activity_retention_lost_total",
+            help: "Activity ids the cursor still needed whose rows were deleted (retention) before they were read; "
+                + "an upper bound of the changes lost."
         )
         readFailures = registry.counter(
             "directus_bridge_activity_read_failures_total",

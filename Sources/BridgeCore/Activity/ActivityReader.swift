@@ -133,8 +133,6 @@ final class ActivityReaderLoop {
     var lastRefusalLog: [String: ContinuousClock.Instant] = [:]
     /// The next page, read while the previous one was processed.
     var prefetched: (after: Int64, rows: [ActivityRow])?
-    /// Failures in a row after which a retried read is logged at error level.
-    static let persistentFailures = 5
     /// Largest number of gap ranges checked per read (the lowest first); more are checked as those resolve.
     static let maxGapRangesPerRead = 100
 
@@ -173,44 +171,9 @@ final class ActivityReaderLoop {
         }
     }
 
-    /// Runs `body` until it succeeds or the bridge stops (nil); failures are logged and retried with backoff.
-    ///
-    /// A failure that retrying cannot fix (`DirectusError.isRetriable` false), and any failure that came
-    /// `persistentFailures` times in a row, is logged at error level: the reader never retries a deterministic
-    /// failure forever with warnings only.
-    func retrying<T>(_ message: String, _ body: () async throws -> T) async -> T? {
-        var failures = 0
-        while !stop.isTriggered {
-            do {
-                let result = try await body()
-                backoff.reset()
-                return result
-            } catch is QueueClosed {
-                return nil
-            } catch {
-                reader.metrics.readFailures.increment()
-                failures += 1
-                let delay = backoff.nextDelay()
-                let deterministic = (error as? DirectusError).map { !$0.isRetriable } ?? false
-                let metadata: LogMetadata = [
-                    LogKey.error: "\(error)", LogKey.delay: delay.logText, "attempts": String(failures),
-                ]
-                if deterministic || failures >= Self.persistentFailures {
-                    let why = deterministic ? "retrying it as it is cannot help" : "it keeps failing"
-                    logger.error(message + " (" + why + ")", metadata: metadata)
-                } else {
-                    logger.warning(message, metadata: metadata)
-                }
-                if !catchingUp { startCatchingUp(reason: "read failed") }
-                await stop.sleep(for: delay)
-            }
-        }
-        return nil
-    }
-
     // MARK: - Catching up
 
-    private func startCatchingUp(reason: String) {
+    func startCatchingUp(reason: String) {
         catchingUp = true
         reader.metrics.backfilling.set(1)
         backfill = nil
@@ -266,9 +229,12 @@ final class ActivityReaderLoop {
         var next = cursor
         next.resolve(rows.map(\.id))
         let abandoned = gapTracker.expired(gaps: next.gaps, now: .now)
+        var lost: [ClosedRange<Int64>] = []
+        var watermark: Int64 = 0
         if !abandoned.isEmpty {
             next.resolve(ranges: abandoned)
-            reportAbandoned(abandoned)
+            lost = try await lostToRetention(abandoned)
+            if !lost.isEmpty { watermark = try await prepareSnapshotsAfterLoss() }
         }
         let output = try await builder.events(
             for: rows,
@@ -284,6 +250,8 @@ final class ActivityReaderLoop {
             if origin == .backfill { reader.metrics.backfillEvents.increment(by: UInt64(events.count)) }
         }
         cursor = next
+        reportAbandoned(Self.subtracting(lost, from: abandoned))
+        try await recover(from: lost, watermark: watermark)
         if let nextAfter, let rows = await nextPage { prefetched = (nextAfter, rows) }
         let caughtUp = page.count < reader.settings.pageSize
         if catchingUp && !caughtUp && backfill == nil {
@@ -298,19 +266,6 @@ final class ActivityReaderLoop {
             newest > Double(head) ? Int(min(newest - Double(head), 1e15)) : nil
         }
         return caughtUp
-    }
-
-    /// Logs that Directus refused to read a subscription's items (at most once a minute per subscription).
-    private func reportRefusal(uid: String, error: DirectusError) {
-        reader.metrics.refusedReads.increment()
-        let now = ContinuousClock.now
-        if let last = lastRefusalLog[uid], now - last < .seconds(60) { return }
-        lastRefusalLog[uid] = now
-        logger.error(
-            "Directus refused to read the subscription's items; its changes are skipped until the bridge's user "
-                + "may read the collection and the query's fields",
-            metadata: [LogKey.subscriptionUID: uid, LogKey.error: error.description]
-        )
     }
 
     /// The page after `after` (nil when there is nothing to prefetch, or when the read fails: it is read again).

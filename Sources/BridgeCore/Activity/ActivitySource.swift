@@ -4,6 +4,8 @@ public import BridgeJSON
 public protocol ActivitySource: Sendable {
     /// The newest activity id (0 when the log is empty).
     func newestActivityID() async throws(DirectusError) -> Int64
+    /// The oldest activity id still in the log (nil when it is empty).
+    func oldestActivityID() async throws(DirectusError) -> Int64?
     /// Up to `limit` rows with an id above `id`, in id order (fewer only when the log has no more).
     func activity(after id: Int64, limit: Int) async throws(DirectusError) -> [ActivityRow]
     /// Up to `limit` rows with an id in one of `ranges` (ascending, disjoint), in id order: gaps from transactions

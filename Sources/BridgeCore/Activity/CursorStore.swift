@@ -1,6 +1,10 @@
 import BridgeStore
 import Synchronization
 
+#if canImport(Glibc)
+    @preconcurrency import Glibc
+#endif
+
 /// What the cursor store keeps per subscription uid.
 public struct SubscriptionCursorState: Sendable, Equatable {
     /// Activity rows at or below this id are not emitted for the subscription (it did not exist then, or its
@@ -75,23 +79,13 @@ public final class CursorStore: ProgressRecorder, Sendable {
     public init(path: String) throws {
         let database = try SQLiteDatabase(path: path, options: .init(synchronous: .full))
         try database.migrate(Self.migrations)
-        let committed = try database.query("SELECT committed FROM cursor WHERE singleton = 1") { $0.int64(at: 0) }.first
-        var cursor: ActivityCursor?
-        if let committed {
-            let stored = try database.query("SELECT low, high FROM resolved_range ORDER BY low") { row in
-                (row.int64(at: 0), row.int64(at: 1))
+        let (cursor, stored) = try Self.loadCursor(database)
+        if let cursor, cursor.resolvedAbove != stored {
+            // Merged or cut at the committed mark (one-id rows of the first schema): store the normal form.
+            try database.transaction {
+                try database.run("DELETE FROM resolved_range")
+                try Self.insert(cursor.resolvedAbove, into: database)
             }
-            // A row whose high is below its low is damage, not a range: it is dropped rather than trapped on.
-            let ranges = stored.compactMap { $0.0 <= $0.1 ? $0.0...$0.1 : nil }
-            let loaded = ActivityCursor(committed: committed, resolvedAbove: ranges)
-            if loaded.resolvedAbove != ranges {
-                // Merged or cut at the committed mark (one-id rows of the first schema): store the normal form.
-                try database.transaction {
-                    try database.run("DELETE FROM resolved_range")
-                    try Self.insert(loaded.resolvedAbove, into: database)
-                }
-            }
-            cursor = loaded
         }
         var subscriptions: [String: SubscriptionCursorState] = [:]
         let rows = try database.query(
@@ -109,6 +103,31 @@ public final class CursorStore: ProgressRecorder, Sendable {
         for (uid, saved) in rows { subscriptions[uid] = saved }
         self.path = path
         state = Mutex(State(database: database, cursor: cursor, subscriptions: subscriptions))
+    }
+
+    /// The durable cursor in `<directory>/cursor.db`, read without changing the file (for `check`, while `run` may
+    /// be using it); nil when there is no such file or no cursor in it.
+    public static func readCursor(directory: String) throws -> ActivityCursor? {
+        let path = StateDirectory.join(directory, fileName)
+        guard access(path, F_OK) == 0 else { return nil }
+        return try loadCursor(SQLiteDatabase(path: path, options: .init(readOnly: true))).cursor
+    }
+
+    /// The cursor in `database` (either schema version) and its resolved ranges as stored.
+    private static func loadCursor(_ database: SQLiteDatabase) throws
+        -> (cursor: ActivityCursor?, stored: [ClosedRange<Int64>])
+    {
+        let committedSQL = "SELECT committed FROM cursor WHERE singleton = 1"
+        guard try database.userVersion() >= 1,
+            let committed = try database.query(committedSQL, row: { $0.int64(at: 0) }).first
+        else { return (nil, []) }
+        let sql =
+            try database.userVersion() >= 2
+            ? "SELECT low, high FROM resolved_range ORDER BY low" : "SELECT id, id FROM resolved ORDER BY id"
+        let rows = try database.query(sql) { ($0.int64(at: 0), $0.int64(at: 1)) }
+        // A row whose high is below its low is damage, not a range: it is dropped rather than trapped on.
+        let stored = rows.compactMap { $0.0 <= $0.1 ? $0.0...$0.1 : nil }
+        return (ActivityCursor(committed: committed, resolvedAbove: stored), stored)
     }
 
     /// The durable cursor, or nil when the bridge never started in activity mode with this state directory.

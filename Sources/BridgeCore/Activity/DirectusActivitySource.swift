@@ -46,6 +46,10 @@ public final class DirectusActivitySource: ActivitySource {
         try await api.latestActivityID()
     }
 
+    public func oldestActivityID() async throws(DirectusError) -> Int64? {
+        try await api.oldestActivityID()
+    }
+
     public func activity(after id: Int64, limit: Int) async throws(DirectusError) -> [ActivityRow] {
         try await rows(limit: limit) { after, count in
             [("filter[id][_gt]", String(after ?? id)), ("sort", "id"), ("limit", String(count))]

@@ -1,4 +1,5 @@
 import BridgeConfig
+import BridgeSystem
 
 // MARK: - Activity log (delivery.mode activity / auto)
 
@@ -50,7 +51,41 @@ extension BridgeCheck {
         for subscription in config.subscriptions where seen.insert(subscription.collection).inserted {
             results.append(await checkTracking(subscription.collection, session: session))
         }
+        if let retention = await checkRetention(session) { results.append(retention) }
         return results
+    }
+
+    /// Whether the activity log still holds every row the saved cursor needs (contract.md "Activity log
+    /// retention"): FAIL while rows it needs were deleted, as `run` would detect them. Nothing to say before the
+    /// bridge ever saved a cursor.
+    private func checkRetention(_ session: CheckSession) async -> CheckResult? {
+        let name = "activity retention"
+        let directory = config.delivery.stateDir
+        let cursor: ActivityCursor?
+        do {
+            cursor = try await BlockingExecutor.shared.perform { try CursorStore.readCursor(directory: directory) }
+        } catch {
+            return .fail(name, "the saved activity cursor is not readable: \(error)", remedy: "see the error")
+        }
+        guard let cursor else { return nil }
+        let oldest: Int64?
+        do {
+            oldest = try await session.api.oldestActivityID()
+        } catch {
+            return .fail(name, "could not read the oldest activity row: \(error)", remedy: "see the error")
+        }
+        let lost = oldest.map(cursor.unresolved(below:)) ?? []
+        guard let first = lost.first, let last = lost.last, let oldest else {
+            return .ok(name, "the activity log holds every row after the saved cursor (\(cursor.committed))")
+        }
+        return .fail(
+            name,
+            "activity rows \(first.lowerBound)-\(last.upperBound) that the saved cursor still needs were deleted "
+                + "(the oldest row left is \(oldest)): \(ActivityCursor.count(lost)) ids lost to retention",
+            remedy: "run the bridge: it reports the loss, snapshots the subscriptions with snapshot: true again and "
+                + "goes on from the oldest row; keep Directus's ACTIVITY_RETENTION longer than the bridge may be "
+                + "stopped"
+        )
     }
 
     /// `meta.accountability` of the collection: `all` (activity and revisions), `activity`, or off.

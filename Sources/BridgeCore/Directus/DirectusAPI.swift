@@ -104,4 +104,11 @@ public final class DirectusAPI: Sendable {
         let answer = try await get("/activity", query: [("sort", "-id"), ("limit", "1"), ("fields", "id")])
         return answer["data"]?[0]?["id"]?.int64Value ?? 0
     }
+
+    /// The oldest activity id still in the log (nil when it is empty): rows below it were deleted, by Directus's
+    /// retention job (`RETENTION_ENABLED`, `ACTIVITY_RETENTION`) or by hand.
+    public func oldestActivityID() async throws(DirectusError) -> Int64? {
+        let answer = try await get("/activity", query: [("sort", "id"), ("limit", "1"), ("fields", "id")])
+        return answer["data"]?[0]?["id"]?.int64Value
+    }
 }
