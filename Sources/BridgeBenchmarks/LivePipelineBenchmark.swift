@@ -55,10 +55,13 @@ enum LivePipelineBenchmark {
         let registry = MetricsRegistry()
         let metrics = PipelineMetrics(registry: registry)
         let health = HealthState(expectedSubscriptions: ["articles"])
-        let queue = EventQueue(capacity: 100_000)
         let sink = LatencyRecordingSink(inner: try NDJSONSink(path: "/dev/null", fsync: .never), expected: count)
-        let dispatcher = Dispatcher(
-            queue: queue, sinks: [ConfiguredSink(id: "bench", connector: sink, filter: EventFilter())], recorder: nil,
+        let inbox = SinkInbox(
+            sinkID: "bench", sinkName: "bench", capacity: 100_000, registry: registry, pipelineMetrics: metrics,
+            logger: .silent)
+        let sinks = SinkFanOut([inbox])
+        let runner = SinkRunner(
+            sink: ConfiguredSink(id: "bench", connector: sink, filter: EventFilter()), inbox: inbox, recorder: nil,
             metrics: metrics, health: health, logger: .silent)
         let tokenBox = TokenBox()
         tokenBox.publish("admin-static-token")
@@ -72,18 +75,18 @@ enum LivePipelineBenchmark {
         let cpuBefore = processCPUSeconds()
         async let reading: RealtimeConnectionDriver.End = BlockingExecutor.shared.perform {
             RealtimeConnectionDriver(
-                connection: connection, routes: [route], authMode: .handshake, heartbeat: .seconds(30), queue: queue,
+                connection: connection, routes: [route], authMode: .handshake, heartbeat: .seconds(30), sinks: sinks,
                 tokenBox: tokenBox, stop: stop, trigger: nil, health: health, metrics: metrics, logger: .silent
             ).run()
         }
-        async let dispatching: Void = BlockingExecutor.shared.perform { try dispatcher.run() }
+        async let dispatching: Void = BlockingExecutor.shared.perform { try runner.run() }
         while !health.snapshot.connected { try await Task.sleep(for: .milliseconds(10)) }
         try emulator.post("blast", ["collection": "articles", "count": count, "size": 300, "wait": false])
         await sink.waitUntilDone()
         let cpu = processCPUSeconds() - cpuBefore
         stop.trigger()
         _ = try await reading
-        queue.close()
+        sinks.close()
         try await dispatching
         var result = sink.measurement()
         result.cpuPerItem = cpu / Double(count)

@@ -60,18 +60,18 @@ import Testing
             try store.startIfNew(at: 100)
             try store.record(ActivityProgress(resolvedIDs: [101, Self.jump, Self.jump + 2]))
         }
-        let database = try SQLiteDatabase(path: directory + "/" + CursorStore.fileName)
+        let database = try SQLiteDatabase(path: directory + "/" + CursorDatabase.fileName)
         #expect(try Self.ranges(in: database) == ["\(Self.jump)-\(Self.jump)", "\(Self.jump + 2)-\(Self.jump + 2)"])
         let store = try CursorStore(directory: directory)
         #expect(store.cursor?.gaps == [102...(Self.jump - 1), (Self.jump + 1)...(Self.jump + 1)])
         try store.record(ActivityProgress(abandoned: store.cursor?.gaps ?? []))
-        #expect(try database.query("SELECT count(*) FROM resolved_range") { $0.int64(at: 0) } == [0])
+        #expect(try database.query("SELECT count(*) FROM sink_resolved_range") { $0.int64(at: 0) } == [0])
         #expect(try CursorStore(directory: directory).cursor == ActivityCursor(committed: Self.jump + 2))
     }
 
-    /// The rows of `resolved_range` as `low-high`.
+    /// The rows of `sink_resolved_range` as `low-high` (one sink).
     static func ranges(in database: SQLiteDatabase) throws -> [String] {
-        try database.query("SELECT low, high FROM resolved_range ORDER BY low") { row in
+        try database.query("SELECT low, high FROM sink_resolved_range ORDER BY low") { row in
             "\(row.int64(at: 0))-\(row.int64(at: 1))"
         }
     }
@@ -80,7 +80,7 @@ import Testing
         let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "cursor-v1").path
         do {
             // The version 1 layout: one row per resolved id above the committed mark.
-            let database = try SQLiteDatabase(path: directory + "/" + CursorStore.fileName)
+            let database = try SQLiteDatabase(path: directory + "/" + CursorDatabase.fileName)
             try database.execute(
                 """
                 CREATE TABLE cursor (singleton INTEGER PRIMARY KEY CHECK (singleton = 1), committed INTEGER NOT NULL);
@@ -96,7 +96,7 @@ import Testing
         }
         let store = try CursorStore(directory: directory)
         #expect(store.cursor == ActivityCursor(committed: 10, resolvedAbove: [12...14, 20...20]))
-        let database = try SQLiteDatabase(path: directory + "/" + CursorStore.fileName)
+        let database = try SQLiteDatabase(path: directory + "/" + CursorDatabase.fileName)
         #expect(try Self.ranges(in: database) == ["12-14", "20-20"])
         try store.record(ActivityProgress(resolvedIDs: [11]))
         #expect(try CursorStore(directory: directory).cursor == ActivityCursor(committed: 14, resolvedAbove: [20...20]))

@@ -1,4 +1,5 @@
 import BridgeTestSupport
+import BridgeStore
 import Testing
 
 @testable import BridgeCore
@@ -38,13 +39,70 @@ import Testing
         #expect(try CursorStore(directory: directory).cursor == ActivityCursor(committed: 0, resolvedAbove: [2...2]))
     }
 
-    @Test func theDeferredRecorderForwardsToTheConnectedStore() throws {
+    @Test func eachSinkHasItsOwnCursor() throws {
         let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "cursor").path
-        let store = try CursorStore(directory: directory)
-        try store.startIfNew(at: 0)
-        let recorder = DeferredProgressRecorder()
-        recorder.connect(store)
-        try recorder.record(ActivityProgress(resolvedIDs: [1]))
-        #expect(store.cursor?.committed == 1)
+        do {
+            let database = try CursorDatabase(directory: directory, sinks: ["ndjson", "webhook"])
+            let ndjson = try database.store(for: "ndjson")
+            let webhook = try database.store(for: "webhook")
+            try ndjson.startIfNew(at: 10)
+            try webhook.startIfNew(at: 10)
+            try ndjson.record(ActivityProgress(resolvedIDs: [11, 12, 13]))
+            try ndjson.save(SubscriptionCursorState(startID: 10), for: "posts")
+            try webhook.record(ActivityProgress(resolvedIDs: [11]))
+        }
+        let database = try CursorDatabase(directory: directory, sinks: ["ndjson", "webhook"])
+        #expect(try database.store(for: "ndjson").cursor == ActivityCursor(committed: 13))
+        #expect(try database.store(for: "webhook").cursor == ActivityCursor(committed: 11))
+        #expect(try database.store(for: "ndjson").subscriptions == ["posts": SubscriptionCursorState(startID: 10)])
+        #expect(try database.store(for: "webhook").subscriptions.isEmpty)
+        #expect(
+            try CursorDatabase.readCursors(directory: directory)
+                == ["ndjson": ActivityCursor(committed: 13), "webhook": ActivityCursor(committed: 11)])
+    }
+
+    @Test func aNewSinkStartsFromTheSinkFurthestBehindAndARemovedSinkIsForgotten() throws {
+        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "cursor").path
+        do {
+            let database = try CursorDatabase(directory: directory, sinks: ["ahead", "behind"])
+            try database.store(for: "ahead").record(ActivityProgress(resolvedIDs: Array(1...20)))
+            let behind = try database.store(for: "behind")
+            try behind.record(ActivityProgress(resolvedIDs: [1, 2, 3, 5]))
+            try behind.save(SubscriptionCursorState(startID: 0, snapshotWatermark: 3, snapshotDone: true), for: "s")
+        }
+        let database = try CursorDatabase(directory: directory, sinks: ["ahead", "new"])
+        let new = try database.store(for: "new")
+        #expect(new.cursor == ActivityCursor(committed: 3, resolvedAbove: [5...5]))
+        #expect(new.subscriptions == ["s": SubscriptionCursorState(startID: 0, snapshotWatermark: 3, snapshotDone: true)])
+        #expect(Set(try CursorDatabase.readCursors(directory: directory).keys) == ["ahead", "new"])
+    }
+
+    /// A state directory of version 0.1 (one cursor, schema version 2): every configured sink goes on from it, and
+    /// nothing is lost or replayed.
+    @Test func theSingleCursorOfAnOlderVersionIsHandedToEverySink() throws {
+        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "cursor").path
+        do {
+            let old = try SQLiteDatabase(path: directory + "/" + CursorDatabase.fileName)
+            try old.execute(
+                """
+                CREATE TABLE cursor (singleton INTEGER PRIMARY KEY CHECK (singleton = 1), committed INTEGER NOT NULL);
+                CREATE TABLE subscription_state (
+                    uid TEXT PRIMARY KEY, start_id INTEGER NOT NULL, snapshot_watermark INTEGER,
+                    snapshot_done INTEGER NOT NULL DEFAULT 0);
+                CREATE TABLE resolved_range (low INTEGER PRIMARY KEY, high INTEGER NOT NULL);
+                INSERT INTO cursor VALUES (1, 42);
+                INSERT INTO resolved_range VALUES (44, 45);
+                INSERT INTO subscription_state VALUES ('posts', 7, 9, 1);
+                PRAGMA user_version = 2;
+                """)
+        }
+        #expect(try CursorDatabase.readCursors(directory: directory) == ["": ActivityCursor(committed: 42, resolvedAbove: [44...45])])
+        let database = try CursorDatabase(directory: directory, sinks: ["ndjson", "webhook"])
+        for sink in ["ndjson", "webhook"] {
+            let store = try database.store(for: sink)
+            #expect(store.cursor == ActivityCursor(committed: 42, resolvedAbove: [44...45]))
+            #expect(store.subscriptions == ["posts": SubscriptionCursorState(startID: 7, snapshotWatermark: 9, snapshotDone: true)])
+        }
+        #expect(Set(try CursorDatabase.readCursors(directory: directory).keys) == ["ndjson", "webhook"])
     }
 }

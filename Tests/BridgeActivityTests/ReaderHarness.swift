@@ -49,6 +49,7 @@ final class ReaderHarness: @unchecked Sendable {
                 maxRetryDelay: .milliseconds(20),
                 progressInterval: .milliseconds(1)
             ),
+            sinkID: "default",
             subscriptions: subscriptions,
             source: source ?? directus,
             store: store,

@@ -144,14 +144,14 @@ import Testing
 
     @Test func checkReadsTheSavedCursorWithoutChangingTheFile() throws {
         let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "cursor-read").path
-        #expect(try CursorStore.readCursor(directory: directory) == nil, "no file: nothing to say, nothing created")
-        #expect(try CursorStore.readCursor(directory: directory + "/missing") == nil)
+        #expect(try CursorDatabase.readCursors(directory: directory).isEmpty, "no file: nothing to say, nothing created")
+        #expect(try CursorDatabase.readCursors(directory: directory + "/missing").isEmpty)
         do {
             let store = try CursorStore(directory: directory)
             try store.startIfNew(at: 10)
             try store.record(ActivityProgress(resolvedIDs: [12, 13]))
         }
-        let cursor = try #require(try CursorStore.readCursor(directory: directory))
+        let cursor = try #require(try CursorDatabase.readCursors(directory: directory)["default"])
         #expect(cursor == ActivityCursor(committed: 10, resolvedAbove: [12...13]))
         #expect(cursor.unresolved(below: 20) == [11...11, 14...19])
     }

@@ -47,7 +47,10 @@ extension FakeDirectus: SortSource {
 final class SortHarness: @unchecked Sendable {
     // @unchecked: immutable after init; each stored value is Sendable or only used by the test.
     let directus = FakeDirectus()
-    let queue = EventQueue(capacity: 1000)
+    let inbox = SinkInbox(
+        sinkID: "test", sinkName: "test", capacity: 1000, registry: MetricsRegistry(),
+        pipelineMetrics: PipelineMetrics(registry: MetricsRegistry()), logger: .silent)
+    var queue: EventQueue { inbox.queue }
     let wakeup = SortWakeup()
     let stop = ShutdownSignal()
     let watcher: SortWatcher
@@ -64,7 +67,7 @@ final class SortHarness: @unchecked Sendable {
                     name: "chapters", primaryKey: "id", sortField: "sort", subscriptions: [subscription],
                     fromActivityLog: fromActivityLog)
             ],
-            source: directus, queue: queue, wakeup: wakeup, maxItems: maxItems, pageSize: pageSize,
+            source: directus, sinks: SinkFanOut([inbox]), wakeup: wakeup, maxItems: maxItems, pageSize: pageSize,
             retryDelay: .milliseconds(5), maxRetryDelay: .milliseconds(20),
             metrics: PipelineMetrics(registry: MetricsRegistry()), logger: .silent)
     }

@@ -58,6 +58,8 @@ final class RecordingSink: SinkConnector, @unchecked Sendable {
     var connects = 0
     var accepted: [String] = []
     var failuresLeft = 0
+    /// Accept calls answered "full" (backpressure) before it takes events again.
+    var fullLeft = 0
     var permanentFailure = false
 
     init(name: String, filter: EventFilter = EventFilter()) {
@@ -71,6 +73,10 @@ final class RecordingSink: SinkConnector, @unchecked Sendable {
             failuresLeft -= 1
             throw SinkError(sink: name, message: "busy", isRetriable: true)
         }
+        if fullLeft > 0 {
+            fullLeft -= 1
+            throw SinkError(sink: name, message: "outbox full", isRetriable: true, isBackpressure: true)
+        }
         accepted += events.map(\.id)
     }
     func connect() throws(SinkError) { connects += 1 }
@@ -82,58 +88,6 @@ final class RecordingSink: SinkConnector, @unchecked Sendable {
 final class RecordingRecorder: ProgressRecorder, @unchecked Sendable {
     var recorded: [ActivityProgress] = []
     func record(_ progress: ActivityProgress) throws { recorded.append(progress) }
-}
-
-@Suite struct DispatcherTests {
-    func makeDispatcher(_ queue: EventQueue, _ sinks: [RecordingSink], _ recorder: RecordingRecorder? = nil)
-        -> Dispatcher
-    {
-        Dispatcher(
-            queue: queue, sinks: sinks.map { ConfiguredSink(id: $0.name, connector: $0, filter: $0.filter) },
-            recorder: recorder, metrics: PipelineMetrics(registry: MetricsRegistry()),
-            health: HealthState(expectedSubscriptions: []), logger: .silent)
-    }
-
-    @Test func retriesOnlyTheFailingSinkAndRecordsProgressAfterAll() throws {
-        let queue = EventQueue(capacity: 100)
-        let good = RecordingSink(name: "good")
-        let flaky = RecordingSink(name: "flaky")
-        flaky.failuresLeft = 2
-        let recorder = RecordingRecorder()
-        _ = queue.offer(EventBatch(events: [makeEvent(1), makeEvent(2)], progress: ActivityProgress(resolvedIDs: [7])))
-        queue.close()
-        try makeDispatcher(queue, [good, flaky], recorder).run()
-        #expect(good.accepted == ["evt_1", "evt_2"])
-        #expect(flaky.accepted == ["evt_1", "evt_2"])
-        #expect(recorder.recorded == [ActivityProgress(resolvedIDs: [7])])
-        // Both sinks were made durable before the cursor moved.
-        #expect(good.durableCalls == 1 && flaky.durableCalls == 1)
-        #expect(good.connects == 1 && flaky.connects == 1)
-    }
-
-    @Test func filtersPerSink() throws {
-        let queue = EventQueue(capacity: 100)
-        let tagsOnly = RecordingSink(name: "tags", filter: EventFilter(collections: ["tags"]))
-        let deletes = RecordingSink(name: "deletes", filter: EventFilter(events: [.delete]))
-        _ = queue.offer(EventBatch(events: [
-            makeEvent(1, collection: "tags"), makeEvent(2, event: .delete), makeEvent(3),
-        ]))
-        queue.close()
-        try makeDispatcher(queue, [tagsOnly, deletes]).run()
-        #expect(tagsOnly.accepted == ["evt_1"])
-        #expect(deletes.accepted == ["evt_2"])
-    }
-
-    @Test func aPermanentFailureStopsWithoutRecordingProgress() {
-        let queue = EventQueue(capacity: 100)
-        let broken = RecordingSink(name: "stdout")
-        broken.permanentFailure = true
-        let recorder = RecordingRecorder()
-        _ = queue.offer(EventBatch(events: [makeEvent(1)], progress: ActivityProgress(resolvedIDs: [1])))
-        queue.close()
-        #expect(throws: SinkError.self) { try makeDispatcher(queue, [broken], recorder).run() }
-        #expect(recorder.recorded.isEmpty)
-    }
 }
 
 @Suite struct NDJSONSinkTests {

@@ -1,4 +1,5 @@
 public import BridgeConfig
+import Synchronization
 
 /// The activity reader's metrics: cursor, head and lag of the activity log, backfill and snapshot counters, and
 /// which delivery mode is in force.
@@ -25,8 +26,8 @@ public final class ActivityMetrics: Sendable {
     let oversizedAnswers: Counter
     /// Items, deltas and revision snapshots too large to read even alone: their lines go out without them.
     let omittedForSize: Counter
-    /// 1 while the reader is catching up (events are `backfill`), else 0.
-    let backfilling: Gauge
+    /// The sinks whose reader is catching up (events are `backfill`).
+    private let backfilling = BackfillingSinks()
     private let registry: MetricsRegistry
     private let cursor: @Sendable () -> Int64?
 
@@ -43,7 +44,7 @@ public final class ActivityMetrics: Sendable {
         self.head = head
         registry.gaugeFunction(
             "directus_bridge_activity_cursor",
-            help: "Activity id up to which every change was accepted by every sink (the durable cursor)."
+            help: "Activity id up to which every change was accepted by every sink (the lowest sink cursor)."
         ) { Double(cursor() ?? 0) }
         self.cursor = cursor
         registry.gaugeFunction(
@@ -76,10 +77,11 @@ public final class ActivityMetrics: Sendable {
             "directus_bridge_activity_read_failures_total",
             help: "Activity-log reads that failed and were retried."
         )
-        backfilling = registry.gauge(
+        registry.gaugeFunction(
             "directus_bridge_activity_backfilling",
-            help: "1 while the activity reader catches up after start-up, a reconnect or a failed read."
-        )
+            help: "1 while an activity reader (one per sink) catches up after start-up, a reconnect, a failed read or "
+                + "a pause of its sink."
+        ) { [backfilling] in backfilling.isAnyOn ? 1 : 0 }
         oversizedAnswers = registry.counter(
             "directus_bridge_activity_oversized_answers_total",
             help: "REST answers over the size limit (16 MiB), read again with fewer keys per request."
@@ -111,8 +113,33 @@ public final class ActivityMetrics: Sendable {
         if fallback { fallbacks.increment() }
     }
 
+    /// Activity rows between the newest id seen and `store`'s cursor (one sink's lag).
+    func lag(of store: CursorStore) -> Int64 {
+        // The head gauge holds an id from Directus as a Double: clamped before it becomes an integer again.
+        let head = self.head.value
+        let newest = head >= 9.2e18 ? Int64.max : Int64(max(0, head))
+        let committed = store.cursor?.committed ?? newest
+        return newest > committed ? newest - committed : 0
+    }
+
+    /// Notes whether `sink`'s reader is catching up.
+    func setBackfilling(_ on: Bool, sink: String) { backfilling.set(on, sink: sink) }
+
     /// Notes the newest activity id seen.
     func saw(head id: Int64) {
         if Double(id) > head.value { head.set(Double(id)) }
     }
+}
+
+/// Which sinks' activity readers are catching up.
+private final class BackfillingSinks: Sendable {
+    private let sinks = Mutex<Set<String>>([])
+
+    func set(_ on: Bool, sink: String) {
+        sinks.withLock { sinks in
+            if on { sinks.insert(sink) } else { sinks.remove(sink) }
+        }
+    }
+
+    var isAnyOn: Bool { sinks.withLock { !$0.isEmpty } }
 }

@@ -43,8 +43,12 @@ public struct ActivityReaderSettings: Sendable {
     }
 }
 
-/// Reads `directus_activity` after the cursor and hands every change of the activity-mode subscriptions to the
-/// queue as event lines (at-least-once across socket drops, Directus restarts and bridge crashes).
+/// Reads `directus_activity` after one sink's cursor and hands every change of the activity-mode subscriptions to
+/// that sink's queue as event lines (at-least-once across socket drops, Directus restarts and bridge crashes).
+///
+/// Each sink has a reader of its own (contract: "Sinks are independent"): a sink that is down or full holds back
+/// only its own reader, which then catches up from its own cursor with the same event ids, while the readers of
+/// the other sinks go on. Readers that are level share their reads (`SharedActivitySource`).
 ///
 /// * Start-up: the cursor comes from the cursor store; the first start begins at the newest activity id (no
 ///   history replay), and so does a subscription new to the store. Snapshots that are due run first.
@@ -60,6 +64,8 @@ public struct ActivityReaderSettings: Sendable {
 public final class ActivityReader: Sendable {
     /// Settings.
     let settings: ActivityReaderSettings
+    /// The stable id of the sink this reader feeds.
+    let sinkID: String
     /// The subscriptions served from the activity log.
     let subscriptions: [ActivitySubscription]
     /// Where rows and items are read.
@@ -79,9 +85,10 @@ public final class ActivityReader: Sendable {
     /// Logs.
     let logger: Logger
 
-    /// Creates a reader for `subscriptions`.
+    /// Creates a reader of `subscriptions` for the sink `sinkID`.
     public init(
         settings: ActivityReaderSettings,
+        sinkID: String,
         subscriptions: [ActivitySubscription],
         source: any ActivitySource,
         store: CursorStore,
@@ -93,6 +100,7 @@ public final class ActivityReader: Sendable {
         logger: Logger
     ) {
         self.settings = settings
+        self.sinkID = sinkID
         self.subscriptions = subscriptions
         self.source = source
         self.store = store
@@ -153,7 +161,7 @@ final class ActivityReaderLoop {
 
     /// Start-up, due snapshots, then reads until `stop`.
     func run() async {
-        reader.metrics.backfilling.set(1)
+        reader.metrics.setBackfilling(true, sink: reader.sinkID)
         guard let snapshots = await retrying("cannot read the activity cursor", { try await self.prepare() }) else {
             return
         }
@@ -175,14 +183,14 @@ final class ActivityReaderLoop {
 
     func startCatchingUp(reason: String) {
         catchingUp = true
-        reader.metrics.backfilling.set(1)
+        reader.metrics.setBackfilling(true, sink: reader.sinkID)
         backfill = nil
         logger.debug("catching up", metadata: [LogKey.reason: reason, LogKey.cursor: String(cursor.head)])
     }
 
     private func finishCatchingUp() {
         catchingUp = false
-        reader.metrics.backfilling.set(0)
+        reader.metrics.setBackfilling(false, sink: reader.sinkID)
         if let backfill, backfill.done > 0 {
             logger.info(
                 "backfill done",
@@ -274,10 +282,13 @@ final class ActivityReaderLoop {
         return try? await source.activity(after: after, limit: limit)
     }
 
-    /// Puts `batch` on the queue, waiting while it is full.
+    /// Puts `batch` on the sink's queue, waiting while it is full. A wait of more than a second means the sink fell
+    /// behind (down, or full): what follows is read as `backfill` until this reader has caught up again.
     func hand(_ batch: EventBatch) async throws {
         reader.pipelineMetrics.received(batch.events)
+        let started = ContinuousClock.now
         guard await reader.queue.put(batch) else { throw QueueClosed() }
+        if !catchingUp && ContinuousClock.now - started > .seconds(1) { startCatchingUp(reason: "the sink was behind") }
     }
 }
 

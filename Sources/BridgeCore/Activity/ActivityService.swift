@@ -1,45 +1,56 @@
 public import BridgeConfig
 public import BridgeSystem
 
-/// Activity mode's part of `run`: opens the cursor store (and connects it as the dispatcher's recorder), builds the
-/// wake-up the socket reader triggers, and runs the activity reader. In live mode it does nothing.
+/// Activity mode's part of `run`: opens the cursor database for the configured sinks, builds one activity reader
+/// per sink (each from its own cursor into its own inbox) and the wake-up the socket reader triggers for all of
+/// them, and runs the readers. In live mode it does nothing.
 public struct ActivityService: Sendable {
     /// What the socket reader calls for subscriptions in activity mode (nil in live mode).
     public let trigger: (any ActivityTrigger)?
-    private let reader: ActivityReader?
+    private let readers: [ActivityReader]
+    private let stores: [String: CursorStore]
 
-    private init(trigger: (any ActivityTrigger)?, reader: ActivityReader?) {
+    private init(trigger: (any ActivityTrigger)?, readers: [ActivityReader], stores: [String: CursorStore]) {
         self.trigger = trigger
-        self.reader = reader
+        self.readers = readers
+        self.stores = stores
     }
 
     /// Nothing to run: live mode.
-    public static let live = ActivityService(trigger: nil, reader: nil)
+    public static let live = ActivityService(trigger: nil, readers: [], stores: [:])
 
-    /// Builds the service for `plan`; throws when the cursor store cannot be opened.
-    public static func make(
+    /// The cursor store a sink's runner records its progress in (nil in live mode).
+    package func recorder(for sinkID: String) -> (any ProgressRecorder)? { stores[sinkID] }
+
+    /// Builds the service for `plan`; throws when the cursor database cannot be opened.
+    package static func make(
         plan: DeliveryPlan,
         config: BridgeConfig,
         routes: [SubscriptionRoute],
         api: DirectusAPI,
-        queue: EventQueue,
+        inboxes: [SinkInbox],
         health: HealthState,
         registry: MetricsRegistry,
         pipelineMetrics: PipelineMetrics,
         stats: StatsReporter,
-        recorder: DeferredProgressRecorder,
         logger: Logger
     ) async throws -> ActivityService {
         guard plan.mode == .activity else { return .live }
         let directory = config.delivery.stateDir
-        let store = try await BlockingExecutor.shared.perform { try CursorStore(directory: directory) }
-        recorder.connect(store)
+        let sinkIDs = inboxes.map(\.sinkID)
+        let stores = try await BlockingExecutor.shared.perform { () throws -> [String: CursorStore] in
+            let database = try CursorDatabase(directory: directory, sinks: sinkIDs, logger: logger)
+            return try Dictionary(uniqueKeysWithValues: sinkIDs.map { ($0, try database.store(for: $0)) })
+        }
         let subscriptions = routes.filter { $0.handling == .trigger }.compactMap { route -> ActivitySubscription? in
             guard let configured = config.subscriptions.first(where: { $0.uid == route.uid }) else { return nil }
             return ActivitySubscription(configured, primaryKey: route.primaryKey, among: config.subscriptions)
         }
-        let wakeup = ActivityWakeup()
-        let metrics = ActivityMetrics(registry: registry) { store.cursor?.committed }
+        let allStores = Array(stores.values)
+        let metrics = ActivityMetrics(registry: registry) { allStores.compactMap { $0.cursor?.committed }.min() }
+        for (sink, store) in stores { registerSinkGauges(sink: sink, store: store, metrics: metrics, registry: registry) }
+        let named = inboxes.compactMap { inbox in stores[inbox.sinkID].map { (inbox.sinkName, $0) } }
+        health.setSinkLag { Dictionary(named.map { ($0.0, metrics.lag(of: $0.1)) }, uniquingKeysWith: max) }
         let source = DirectusActivitySource(api: api, report: { metrics.report($0, logger: logger) }) { error in
             logger.warning(
                 "directus_revisions is not readable: events carry no delta and deleted items no snapshot; grant "
@@ -49,27 +60,53 @@ public struct ActivityService: Sendable {
         }
         stats.addGauge("activity.lag") { metrics.lag }
         let reconnect = config.directus.reconnect
-        let reader = ActivityReader(
-            settings: ActivityReaderSettings(
-                pollInterval: config.delivery.pollInterval,
-                retryDelay: reconnect.initialDelay,
-                maxRetryDelay: reconnect.maxDelay
-            ),
-            subscriptions: subscriptions,
-            source: source,
-            store: store,
-            queue: queue,
-            wakeup: wakeup,
-            health: health,
-            metrics: metrics,
-            pipelineMetrics: pipelineMetrics,
-            logger: logger
+        let settings = ActivityReaderSettings(
+            pollInterval: config.delivery.pollInterval,
+            retryDelay: reconnect.initialDelay,
+            maxRetryDelay: reconnect.maxDelay
         )
-        return ActivityService(trigger: wakeup, reader: reader)
+        var readers: [ActivityReader] = []
+        var wakeups: [ActivityWakeup] = []
+        for inbox in inboxes {
+            guard let store = stores[inbox.sinkID] else { continue }
+            let wakeup = ActivityWakeup()
+            wakeups.append(wakeup)
+            readers.append(
+                ActivityReader(
+                    settings: settings,
+                    sinkID: inbox.sinkID,
+                    subscriptions: subscriptions,
+                    source: source,
+                    store: store,
+                    queue: inbox.queue,
+                    wakeup: wakeup,
+                    health: health,
+                    metrics: metrics,
+                    pipelineMetrics: pipelineMetrics,
+                    logger: logger.child(label: "activity", metadata: [LogKey.sink: inbox.sinkName])
+                ))
+        }
+        return ActivityService(trigger: TriggerFanOut.of(wakeups), readers: readers, stores: stores)
     }
 
-    /// Runs the reader until `stop` (returns at once in live mode).
+    /// `directus_bridge_sink_cursor{sink}` and `directus_bridge_sink_lag{sink}`.
+    private static func registerSinkGauges(
+        sink: String, store: CursorStore, metrics: ActivityMetrics, registry: MetricsRegistry
+    ) {
+        registry.gaugeFunction(
+            "directus_bridge_sink_cursor", help: "Activity id up to which the sink accepted every change (its cursor).",
+            labels: [("sink", sink)]
+        ) { Double(store.cursor?.committed ?? 0) }
+        registry.gaugeFunction(
+            "directus_bridge_sink_lag", help: "Activity rows between the newest id seen and the sink's cursor.",
+            labels: [("sink", sink)]
+        ) { Double(metrics.lag(of: store)) }
+    }
+
+    /// Runs every sink's reader until `stop` (returns at once in live mode).
     public func run(stop: ShutdownSignal) async {
-        await reader?.run(stop: stop)
+        await withTaskGroup(of: Void.self) { group in
+            for reader in readers { group.addTask { await reader.run(stop: stop) } }
+        }
     }
 }

@@ -61,26 +61,34 @@ extension BridgeCheck {
     private func checkRetention(_ session: CheckSession) async -> CheckResult? {
         let name = "activity retention"
         let directory = config.delivery.stateDir
-        let cursor: ActivityCursor?
+        let cursors: [String: ActivityCursor]
         do {
-            cursor = try await BlockingExecutor.shared.perform { try CursorStore.readCursor(directory: directory) }
+            cursors = try await BlockingExecutor.shared.perform { try CursorDatabase.readCursors(directory: directory) }
         } catch {
             return .fail(name, "the saved activity cursor is not readable: \(error)", remedy: "see the error")
         }
-        guard let cursor else { return nil }
+        guard !cursors.isEmpty else { return nil }
         let oldest: Int64?
         do {
             oldest = try await session.api.oldestActivityID()
         } catch {
             return .fail(name, "could not read the oldest activity row: \(error)", remedy: "see the error")
         }
-        let lost = oldest.map(cursor.unresolved(below:)) ?? []
-        guard let first = lost.first, let last = lost.last, let oldest else {
-            return .ok(name, "the activity log holds every row after the saved cursor (\(cursor.committed))")
+        // Each sink has its own cursor: the one furthest behind decides.
+        let losses = cursors.sorted { $0.key < $1.key }.compactMap { sink, cursor -> (String, [ClosedRange<Int64>])? in
+            let lost = oldest.map(cursor.unresolved(below:)) ?? []
+            return lost.isEmpty ? nil : (sink, lost)
         }
+        let committed = cursors.values.map(\.committed).min() ?? 0
+        guard let oldest, let (sink, lost) = losses.min(by: { $0.1[0].lowerBound < $1.1[0].lowerBound }),
+            let first = lost.first, let last = lost.last
+        else {
+            return .ok(name, "the activity log holds every row after the saved cursors (from \(committed))")
+        }
+        let whose = sink.isEmpty ? "the saved cursor" : "the cursor of sink \(sink)"
         return .fail(
             name,
-            "activity rows \(first.lowerBound)-\(last.upperBound) that the saved cursor still needs were deleted "
+            "activity rows \(first.lowerBound)-\(last.upperBound) that \(whose) still needs were deleted "
                 + "(the oldest row left is \(oldest)): \(ActivityCursor.count(lost)) ids lost to retention",
             remedy: "run the bridge: it reports the loss, snapshots the subscriptions with snapshot: true again and "
                 + "goes on from the oldest row; keep Directus's ACTIVITY_RETENTION longer than the bridge may be "

@@ -23,7 +23,7 @@ extension ActivityTrigger {
 ///
 /// It decodes every frame, feeds `RealtimeSessionStateMachine`, answers JSON pings at once, and turns subscription
 /// events into event lines (live routes) or activity-reader wake-ups (trigger routes). Batches are *offered* to
-/// the queue, never waited for: a slow sink cannot delay a pong (a full queue drops and counts).
+/// every sink's inbox, never waited for: a slow sink cannot delay a pong (a full inbox drops for its sink and counts).
 public final class RealtimeConnectionDriver {
     /// Why a connection ended.
     public enum End: Sendable, Equatable {
@@ -56,7 +56,7 @@ public final class RealtimeConnectionDriver {
     private let connection: WebSocketConnection
     private let routes: [SubscriptionRoute]
     private var machine: RealtimeSessionStateMachine
-    private let queue: EventQueue
+    private let sinks: SinkFanOut
     private let tokenBox: TokenBox
     private let stop: ShutdownSignal
     private let trigger: (any ActivityTrigger)?
@@ -66,12 +66,11 @@ public final class RealtimeConnectionDriver {
     private var idGenerator = UUIDv7Generator()
     private var pending: [EncodedEvent] = []
     private var body: [UInt8] = []
-    private var lastDropWarning: ContinuousClock.Instant?
 
     /// Prepares a driver for an open connection.
     package init(
         connection: WebSocketConnection, routes: [SubscriptionRoute], authMode: RealtimeSessionStateMachine.AuthMode,
-        heartbeat: Duration, deadAfter: Duration? = nil, resubscribeInterval: Duration = .seconds(30), queue: EventQueue,
+        heartbeat: Duration, deadAfter: Duration? = nil, resubscribeInterval: Duration = .seconds(30), sinks: SinkFanOut,
         tokenBox: TokenBox, stop: ShutdownSignal,
         trigger: (any ActivityTrigger)?, health: HealthState, metrics: PipelineMetrics, logger: Logger
     ) {
@@ -83,7 +82,7 @@ public final class RealtimeConnectionDriver {
             },
             authMode: authMode, heartbeat: heartbeat, deadAfter: deadAfter, unsubscribeTimeout: .seconds(2),
             resubscribeInterval: resubscribeInterval, now: .now)
-        self.queue = queue
+        self.sinks = sinks
         self.tokenBox = tokenBox
         self.stop = stop
         self.trigger = trigger
@@ -236,16 +235,7 @@ public final class RealtimeConnectionDriver {
         guard !pending.isEmpty else { return }
         let batch = EventBatch(events: pending)
         metrics.received(pending)
-        if !queue.offer(batch) {
-            metrics.dropped(pending.count)
-            let now = ContinuousClock.now
-            if lastDropWarning.map({ now - $0 >= .seconds(10) }) ?? true {
-                lastDropWarning = now
-                logger.warning(
-                    "queue full, dropping live events",
-                    metadata: [LogKey.count: "\(pending.count)", "queue.capacity": "\(queue.capacity)"])
-            }
-        }
+        sinks.offer(batch)
         pending.removeAll(keepingCapacity: true)
     }
 

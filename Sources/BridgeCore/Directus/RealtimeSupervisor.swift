@@ -48,7 +48,7 @@ package struct RealtimeSupervisor: Sendable {
     let settings: Settings
     let routes: [SubscriptionRoute]
     let auth: AuthSession
-    let queue: EventQueue
+    let sinks: SinkFanOut
     let trigger: (any ActivityTrigger)?
     let health: HealthState
     let metrics: PipelineMetrics
@@ -57,14 +57,14 @@ package struct RealtimeSupervisor: Sendable {
 
     /// Creates a supervisor; `reconnects(reason)` counts every reconnect by reason.
     package init(
-        settings: Settings, routes: [SubscriptionRoute], auth: AuthSession, queue: EventQueue,
+        settings: Settings, routes: [SubscriptionRoute], auth: AuthSession, sinks: SinkFanOut,
         trigger: (any ActivityTrigger)?, health: HealthState, metrics: PipelineMetrics,
         reconnects: @escaping @Sendable (String) -> Void, logger: Logger
     ) {
         self.settings = settings
         self.routes = routes
         self.auth = auth
-        self.queue = queue
+        self.sinks = sinks
         self.trigger = trigger
         self.health = health
         self.metrics = metrics
@@ -145,8 +145,8 @@ package struct RealtimeSupervisor: Sendable {
             if stop.isTriggered { return .shutdown }
             return .connectFailed(WebSocketError(.connectFailed, "\(error)"))
         }
-        let (routes, queue, tokenBox, trigger, health, metrics, logger, settings) = (
-            self.routes, self.queue, auth.tokenBox, self.trigger, self.health, self.metrics, self.logger,
+        let (routes, sinks, tokenBox, trigger, health, metrics, logger, settings) = (
+            self.routes, self.sinks, auth.tokenBox, self.trigger, self.health, self.metrics, self.logger,
             self.settings
         )
         let end: RealtimeConnectionDriver.End
@@ -155,7 +155,7 @@ package struct RealtimeSupervisor: Sendable {
                 RealtimeConnectionDriver(
                     connection: connection, routes: routes, authMode: settings.authMode,
                     heartbeat: settings.heartbeat, deadAfter: settings.deadAfter, resubscribeInterval: settings.maxDelay,
-                    queue: queue, tokenBox: tokenBox, stop: stop, trigger: trigger,
+                    sinks: sinks, tokenBox: tokenBox, stop: stop, trigger: trigger,
                     health: health, metrics: metrics, logger: logger
                 ).run()
             }

@@ -19,6 +19,9 @@ public final class HealthState: Sendable {
         public var lastDisconnectReason: String?
         /// Set once shutdown began.
         public var shuttingDown = false
+        /// Each sink's lag, by sink name: activity rows between the newest id seen and its cursor (activity mode only;
+        /// information, not a reason to be unready — a sink that cannot take events shows in `stuckSinks`).
+        public var sinkLag: [String: Int64] = [:]
 
         /// Whether the bridge is ready.
         public var isReady: Bool {
@@ -44,6 +47,7 @@ public final class HealthState: Sendable {
     }
 
     private let state: Mutex<Snapshot>
+    private let sinkLag = Mutex<(@Sendable () -> [String: Int64])?>(nil)
 
     /// Creates the state for the configured subscription uids.
     public init(expectedSubscriptions: Set<String>) {
@@ -53,7 +57,16 @@ public final class HealthState: Sendable {
     }
 
     /// The current readiness.
-    public var snapshot: Snapshot { state.withLock { $0 } }
+    public var snapshot: Snapshot {
+        var snapshot = state.withLock { $0 }
+        if let read = sinkLag.withLock({ $0 }) { snapshot.sinkLag = read() }
+        return snapshot
+    }
+
+    /// Where `snapshot` reads each sink's lag (the activity service's cursors).
+    package func setSinkLag(_ read: @escaping @Sendable () -> [String: Int64]) {
+        sinkLag.withLock { $0 = read }
+    }
 
     /// Applies `change` under the lock.
     public func update(_ change: (inout Snapshot) -> Void) {

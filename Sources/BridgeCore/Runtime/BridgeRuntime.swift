@@ -6,9 +6,9 @@ public import BridgeSystem
 import BridgeTLS
 import BridgeWebSocket
 
-/// The `run` command's service: wires configuration, Directus session, queue, dispatcher and sinks, runs them until
-/// SIGINT/SIGTERM, then shuts down in order — stop intake (unsubscribe, close 1000), drain the queue into the
-/// sinks, flush — within `shutdown_timeout`.
+/// The `run` command's service: wires configuration, Directus session, the sinks with their inboxes and runners,
+/// runs them until SIGINT/SIGTERM, then shuts down in order — stop intake (unsubscribe, close 1000), drain each
+/// inbox into its sink, flush — within `shutdown_timeout`.
 public final class BridgeRuntime: Sendable {
     private let config: BridgeConfig
     private let logHandler: StderrLogHandler
@@ -40,7 +40,7 @@ public final class BridgeRuntime: Sendable {
             return error
         }
         let signals = SignalHandlers(
-            stop: stop, reopen: { components.dispatcher.requestReopen() }, logger: logger)
+            stop: stop, reopen: { components.reopenRequests.request() }, logger: logger)
         defer { signals.cancel() }
         logger.info(
             "starting", metadata: [
@@ -81,9 +81,10 @@ public final class BridgeRuntime: Sendable {
         let activity: ActivityService
         do {
             activity = try await ActivityService.make(
-                plan: delivery, config: config, routes: routes, api: components.api, queue: components.queue,
-                health: components.health, registry: components.registry, pipelineMetrics: components.pipelineMetrics,
-                stats: components.stats, recorder: components.progressRecorder, logger: logger.child(label: "activity"))
+                plan: delivery, config: config, routes: routes, api: components.api,
+                inboxes: components.inboxes.inboxes, health: components.health, registry: components.registry,
+                pipelineMetrics: components.pipelineMetrics, stats: components.stats,
+                logger: logger.child(label: "activity"))
         } catch {
             // An unwritable delivery.state_dir: a configuration problem (exit 78).
             return .configurationProblem("cannot open the activity cursor store in delivery.state_dir: \(error)")
@@ -98,7 +99,7 @@ public final class BridgeRuntime: Sendable {
         }
         guard
             let sorting = await SortService.make(
-                config: config, routes: routes, api: components.api, queue: components.queue,
+                config: config, routes: routes, api: components.api, sinks: components.inboxes,
                 metrics: components.pipelineMetrics, stop: stop, logger: logger.child(label: "sort"))
         else { return .cleanShutdown }
 
@@ -150,7 +151,7 @@ public final class BridgeRuntime: Sendable {
             services: [ClosureService("stats") { await components.stats.run(stop: $0) }]
                 + components.sinks.map { sink in ClosureService(sink.name) { try await sink.connector.run(until: $0) } }
                 + [
-                    pipeline(components),
+                    pipeline(components, activity: activity),
                     intake(components, realtime: realtime, routes: routes, activity: activity, sorting: sorting),
                 ],
             gracefulTimeout: config.shutdownTimeout,
@@ -173,7 +174,7 @@ public final class BridgeRuntime: Sendable {
         activity: ActivityService, sorting: SortService
     ) -> ClosureService {
         let supervisor = RealtimeSupervisor(
-            settings: realtime, routes: routes, auth: components.auth, queue: components.queue,
+            settings: realtime, routes: routes, auth: components.auth, sinks: components.inboxes,
             trigger: TriggerFanOut.of(activity.trigger, sorting.trigger), health: components.health,
             metrics: components.pipelineMetrics,
             reconnects: components.countReconnect, logger: logger.child(label: "realtime"))
@@ -194,31 +195,39 @@ public final class BridgeRuntime: Sendable {
         }
     }
 
-    /// The dispatcher's thread, from the queue to the sinks: asked to stop once the intake stopped, it drains the
-    /// queue into the sinks and closes them; forced, it abandons its retries and is no longer waited for (a write
-    /// to a pipe nobody reads cannot be interrupted, and must not hold the process).
-    private func pipeline(_ components: RuntimeComponents) -> ClosureService {
-        let dispatcher = components.dispatcher
-        let queue = components.queue
+    /// The sinks' runners, a thread each, from each sink's inbox to the sink: asked to stop once the intake stopped,
+    /// they drain their inboxes into the sinks and close them; forced, they abandon their retries and are no longer
+    /// waited for (a write to a pipe nobody reads cannot be interrupted, and must not hold the process).
+    private func pipeline(_ components: RuntimeComponents, activity: ActivityService) -> ClosureService {
+        let inboxes = components.inboxes
+        let runners = zip(components.sinks, inboxes.inboxes).map { sink, inbox in
+            SinkRunner(
+                sink: sink, inbox: inbox, recorder: activity.recorder(for: sink.id),
+                metrics: components.pipelineMetrics, health: components.health,
+                reopenRequests: components.reopenRequests, logger: logger.child(label: "pipeline"))
+        }
         return ClosureService("pipeline") { shutdown in
             try await withThrowingTaskGroup(of: Bool.self) { group in
                 group.addTask {
                     await shutdown.wait()  // also returns when cancelled
-                    queue.close()
+                    inboxes.close()
                     return false
                 }
-                group.addTask {
-                    // Ends when the queue is closed and drained, or with a sink error that retrying cannot mend.
-                    try await withTaskCancellationHandler {
-                        try await BlockingExecutor.shared.performAbandoningOnCancel { try dispatcher.run() }
-                    } onCancel: {
-                        dispatcher.abandon()
+                for runner in runners {
+                    group.addTask {
+                        // Ends when the inbox is closed and drained, or with a sink error that retrying cannot mend.
+                        try await withTaskCancellationHandler {
+                            try await BlockingExecutor.shared.performAbandoningOnCancel { try runner.run() }
+                        } onCancel: {
+                            runner.abandon()
+                        }
+                        return true
                     }
-                    return true
                 }
-                // Wait for the dispatcher itself: the queue's closing is only the signal to drain.
-                while let dispatcherEnded = try await group.next() {
-                    if dispatcherEnded { break }
+                // Wait for the runners themselves: the inboxes' closing is only the signal to drain.
+                var running = runners.count
+                while running > 0, let runnerEnded = try await group.next() {
+                    if runnerEnded { running -= 1 }
                 }
                 group.cancelAll()
             }

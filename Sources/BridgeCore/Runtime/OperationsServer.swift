@@ -75,7 +75,8 @@ public enum OperationsServer {
     }
 
     /// `{"ready":false,"reasons":[…],"connected":…,"authenticated":…,"subscriptions":{"configured":[…],"live":[…]},
-    /// "stuck_sinks":{…},"shutting_down":…}` — the reasons are the ones `HealthState` gives a person.
+    /// "stuck_sinks":{…},"sink_lag":{…},"shutting_down":…}` — the reasons are the ones `HealthState` gives a person;
+    /// `sink_lag` is each sink's activity rows behind the newest id (activity mode).
     public static func readinessJSON(_ snapshot: HealthState.Snapshot) -> String {
         var bytes: [UInt8] = Array(#"{"ready":"#.utf8)
         bytes += Array((snapshot.isReady ? "true" : "false").utf8)
@@ -92,6 +93,12 @@ public enum OperationsServer {
             appendJSONString(sink, to: &bytes)
             bytes.append(UInt8(ascii: ":"))
             appendJSONString(snapshot.stuckSinks[sink] ?? "", to: &bytes)
+        }
+        bytes += Array(#"},"sink_lag":{"#.utf8)
+        for (index, sink) in snapshot.sinkLag.keys.sorted().enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            appendJSONString(sink, to: &bytes)
+            bytes += Array(":\(snapshot.sinkLag[sink] ?? 0)".utf8)
         }
         bytes += Array(#"},"shutting_down":\#(snapshot.shuttingDown)}"#.utf8)
         return String(decoding: bytes, as: UTF8.self)

@@ -12,12 +12,12 @@ struct RuntimeComponents: Sendable {
     let health: HealthState
     let api: DirectusAPI
     let auth: AuthSession
-    let queue: EventQueue
-    let dispatcher: Dispatcher
-    /// Records activity progress in the cursor store once activity mode is chosen.
-    let progressRecorder = DeferredProgressRecorder()
     /// The sinks, each with its connector (their background work runs as services).
     let sinks: [ConfiguredSink]
+    /// Each sink's inbox, as what reads Directus sees them.
+    let inboxes: SinkFanOut
+    /// SIGHUP's requests to reopen output files.
+    let reopenRequests = ReopenRequests()
     let supervisorSettings: RealtimeSupervisor.Settings
     let countReconnect: @Sendable (String) -> Void
     let version: String
@@ -55,23 +55,27 @@ struct RuntimeComponents: Sendable {
             logger.warning("TLS certificate verification is OFF (directus.tls.insecure_skip_verify)")
         }
 
-        queue = EventQueue(capacity: config.delivery.maxQueue)
-        registry.gaugeFunction("directus_bridge_queue_depth", help: "Events waiting between Directus and the sinks.") {
-            [queue] in Double(queue.depth)
-        }
         OperationsMetrics.register(in: registry, health: health, build: BuildInfo(version: version, commit: commit))
         stats = StatsReporter(
             interval: config.log.statsInterval, lag: pipelineMetrics.lagHistogram, logger: logger.child(label: "stats"))
-        stats.addGauge(StatsReporter.Key.queueDepth) { [queue] in Double(queue.depth) }
         sinks = try SinkFactory.makeSinks(
             config.sinks,
             context: SinkContext(
                 index: 0, sinkID: "", stateDir: config.delivery.stateDir, userAgent: "directus-bridge/\(version)",
                 caFile: directus.tls.caFile, shutdownTimeout: config.shutdownTimeout, registry: registry, stats: stats,
                 logger: logger, shared: SinkResources()))
-        dispatcher = Dispatcher(
-            queue: queue, sinks: sinks, recorder: progressRecorder, metrics: pipelineMetrics, health: health,
-            logger: logger.child(label: "dispatcher"))
+        let (registry, pipelineMetrics) = (registry, pipelineMetrics)
+        let inboxes = SinkFanOut(
+            sinks.map { sink in
+                SinkInbox(
+                    sinkID: sink.id, sinkName: sink.name, capacity: config.delivery.maxQueue, registry: registry,
+                    pipelineMetrics: pipelineMetrics, logger: logger.child(label: "pipeline"))
+            })
+        self.inboxes = inboxes
+        registry.gaugeFunction(
+            "directus_bridge_queue_depth", help: "Events waiting between Directus and a sink (the fullest sink queue)."
+        ) { Double(inboxes.depth) }
+        stats.addGauge(StatsReporter.Key.queueDepth) { Double(inboxes.depth) }
 
         let authMode: RealtimeSessionStateMachine.AuthMode =
             switch directus.auth.mode {
@@ -86,7 +90,6 @@ struct RuntimeComponents: Sendable {
                 tls: TLSConfiguration(caFile: directus.tls.caFile, insecureSkipVerify: directus.tls.insecureSkipVerify)),
             heartbeat: directus.heartbeat, initialDelay: directus.reconnect.initialDelay,
             maxDelay: directus.reconnect.maxDelay, resetAfter: directus.reconnect.resetAfter)
-        let registry = self.registry
         countReconnect = { reason in
             registry.counter(
                 "directus_bridge_reconnects_total", help: "Realtime reconnects by reason.", labels: [("reason", reason)]

@@ -52,7 +52,7 @@ enum StartupWarnings {
     static func looseFileModes(_ config: BridgeConfig) -> [Warning] {
         let stateDir = config.delivery.stateDir
         var paths = [
-            stateDir, StateDirectory.join(stateDir, CursorStore.fileName),
+            stateDir, StateDirectory.join(stateDir, CursorDatabase.fileName),
             StateDirectory.join(stateDir, OutboxStore.fileName),
         ]
         for sink in config.sinks {

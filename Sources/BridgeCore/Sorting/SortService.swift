@@ -19,8 +19,8 @@ public struct SortService: Sendable {
 
     /// Looks up the sort field of every collection whose subscriptions pass `update` (transport failures are
     /// retried until `stop`: nil when stopped first; a collection whose settings cannot be read is not followed).
-    public static func make(
-        config: BridgeConfig, routes: [SubscriptionRoute], api: DirectusAPI, queue: EventQueue,
+    package static func make(
+        config: BridgeConfig, routes: [SubscriptionRoute], api: DirectusAPI, sinks: SinkFanOut,
         metrics: PipelineMetrics, stop: ShutdownSignal, logger: Logger
     ) async -> SortService? {
         let reconnect = config.directus.reconnect
@@ -61,7 +61,7 @@ public struct SortService: Sendable {
         guard !collections.isEmpty else { return SortService.none }
         let wakeup = SortWakeup()
         let watcher = SortWatcher(
-            collections: collections, source: DirectusSortSource(api: api), queue: queue, wakeup: wakeup,
+            collections: collections, source: DirectusSortSource(api: api), sinks: sinks, wakeup: wakeup,
             retryDelay: reconnect.initialDelay, maxRetryDelay: reconnect.maxDelay, metrics: metrics, logger: logger)
         return SortService(trigger: wakeup, watcher: watcher)
     }

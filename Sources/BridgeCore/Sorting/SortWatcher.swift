@@ -40,7 +40,8 @@ public struct SortedCollection: Sendable, Equatable {
 public final class SortWatcher: Sendable {
     let collections: [SortedCollection]
     let source: any SortSource
-    let queue: EventQueue
+    /// Every sink's inbox (a full one drops the lines for that sink alone, as for live events).
+    let sinks: SinkFanOut
     let wakeup: SortWakeup
     /// Largest collection followed (memory: one key and value per item).
     let maxItems: Int
@@ -55,14 +56,14 @@ public final class SortWatcher: Sendable {
     public static let defaultMaxItems = 100_000
 
     /// Creates a watcher.
-    public init(
-        collections: [SortedCollection], source: any SortSource, queue: EventQueue, wakeup: SortWakeup,
+    package init(
+        collections: [SortedCollection], source: any SortSource, sinks: SinkFanOut, wakeup: SortWakeup,
         maxItems: Int = SortWatcher.defaultMaxItems, pageSize: Int = 1000,
         retryDelay: Duration, maxRetryDelay: Duration, metrics: PipelineMetrics, logger: Logger
     ) {
         self.collections = collections
         self.source = source
-        self.queue = queue
+        self.sinks = sinks
         self.wakeup = wakeup
         self.maxItems = max(1, maxItems)
         self.pageSize = max(1, pageSize)
@@ -253,6 +254,6 @@ final class SortWatcherLoop {
         logger.info(
             "manual sort moved items", metadata: [LogKey.collection: collection.name, LogKey.count: "\(keys.count)"])
         watcher.metrics.received(events)
-        _ = await watcher.queue.put(EventBatch(events: events))
+        watcher.sinks.offer(EventBatch(events: events))
     }
 }

@@ -1,12 +1,16 @@
-/// Several readers that follow socket events (the activity reader, the sort watcher) behind the one trigger the
-/// socket reader calls.
+/// Several readers that follow socket events (every sink's activity reader, the sort watcher) behind the one trigger
+/// the socket reader calls.
 public struct TriggerFanOut: ActivityTrigger {
     private let triggers: [any ActivityTrigger]
 
     /// The triggers that exist; nil when there is none.
     public static func of(_ triggers: (any ActivityTrigger)?...) -> (any ActivityTrigger)? {
-        let present = triggers.compactMap { $0 }
-        return present.count <= 1 ? present.first : TriggerFanOut(triggers: present)
+        of(triggers.compactMap { $0 })
+    }
+
+    /// The triggers; nil when there is none.
+    public static func of(_ triggers: [any ActivityTrigger]) -> (any ActivityTrigger)? {
+        triggers.count <= 1 ? triggers.first : TriggerFanOut(triggers: triggers)
     }
 
     public func changeSeen(collection: String) {

@@ -1,0 +1,79 @@
+public import BridgeSystem
+
+/// One sink's bounded buffer (`delivery.max_queue` events) between what reads Directus and the sink's runner.
+///
+/// Live batches are *offered*: when the inbox is full, or the sink itself is full (a webhook outbox at
+/// `max_outbox`), that sink alone drops them — counted in `directus_bridge_sink_dropped_total{sink}` and logged at
+/// error level — while the other sinks carry on. The sink's activity reader *puts* into `queue` instead (it waits:
+/// what it did not hand over it reads again from the sink's cursor).
+package final class SinkInbox: Sendable {
+    /// The sink's stable id (metric label).
+    package let sinkID: String
+    /// The sink's name (logs).
+    package let sinkName: String
+    /// The buffer the sink's runner takes from.
+    package let queue: EventQueue
+    let metrics: SinkMetrics
+    private let pipelineMetrics: PipelineMetrics
+    private let logger: Logger
+
+    /// Creates the inbox of one sink and registers its metrics.
+    package init(
+        sinkID: String, sinkName: String, capacity: Int, registry: MetricsRegistry, pipelineMetrics: PipelineMetrics,
+        logger: Logger
+    ) {
+        self.sinkID = sinkID
+        self.sinkName = sinkName
+        queue = EventQueue(capacity: capacity)
+        metrics = SinkMetrics(registry: registry, sink: sinkID, queue: queue)
+        self.pipelineMetrics = pipelineMetrics
+        self.logger = logger
+    }
+
+    /// Offers a live batch; false (the drop counted and logged) when the inbox is full or closed.
+    @discardableResult
+    package func offer(_ batch: EventBatch) -> Bool {
+        if queue.offer(batch) { return true }
+        dropped(batch.events.count, reason: "the sink's queue is full (delivery.max_queue)")
+        return false
+    }
+
+    /// Counts and logs (at most every 10 s, with the total) live events this sink drops.
+    func dropped(_ count: Int, reason: String) {
+        guard count > 0 else { return }
+        pipelineMetrics.dropped(count)
+        if metrics.dropped(count) {
+            logger.error(
+                "dropping live events for this sink; the other sinks still get them",
+                metadata: [
+                    LogKey.sink: sinkName, LogKey.reason: reason, LogKey.count: "\(count)",
+                    "dropped_total": "\(metrics.droppedTotal)",
+                ])
+        }
+    }
+}
+
+/// Every sink's inbox, as the socket reader and the sort watcher see them: a batch goes to each sink's inbox,
+/// and a full one drops it for that sink alone.
+package final class SinkFanOut: Sendable {
+    /// The inboxes, one per sink, in `sinks` order.
+    package let inboxes: [SinkInbox]
+
+    /// Creates the fan-out over `inboxes`.
+    package init(_ inboxes: [SinkInbox]) {
+        self.inboxes = inboxes
+    }
+
+    /// Offers `batch` to every sink's inbox (never waits).
+    package func offer(_ batch: EventBatch) {
+        for inbox in inboxes { inbox.offer(batch) }
+    }
+
+    /// Events waiting in the fullest inbox.
+    package var depth: Int { inboxes.map(\.queue.depth).max() ?? 0 }
+
+    /// Closes every inbox: the runners drain what is queued and stop.
+    package func close() {
+        for inbox in inboxes { inbox.queue.close() }
+    }
+}

@@ -1,0 +1,104 @@
+import BridgeSystem
+@testable import BridgeCore
+import Testing
+
+/// One sink's runner: retries, filtering, durability before progress, and what a full sink does with live and
+/// activity batches (contract: "Sinks are independent").
+@Suite struct SinkRunnerTests {
+    struct Harness {
+        let registry = MetricsRegistry()
+        let metrics: PipelineMetrics
+        let inbox: SinkInbox
+        let runner: SinkRunner
+
+        init(_ sink: RecordingSink, recorder: RecordingRecorder? = nil, capacity: Int = 100) {
+            metrics = PipelineMetrics(registry: registry)
+            inbox = SinkInbox(
+                sinkID: "id-" + sink.name, sinkName: sink.name, capacity: capacity, registry: registry,
+                pipelineMetrics: metrics, logger: .silent)
+            runner = SinkRunner(
+                sink: ConfiguredSink(id: "id-" + sink.name, connector: sink, filter: sink.filter), inbox: inbox,
+                recorder: recorder, metrics: metrics, health: HealthState(expectedSubscriptions: []), logger: .silent)
+        }
+
+        func metric(_ line: String) -> Bool { registry.render().contains(line + "\n") }
+    }
+
+    @Test func retriesAFailingSinkAndRecordsProgressOnlyAfterItIsDurable() throws {
+        let flaky = RecordingSink(name: "flaky")
+        flaky.failuresLeft = 2
+        let recorder = RecordingRecorder()
+        let harness = Harness(flaky, recorder: recorder)
+        harness.inbox.offer(EventBatch(events: [makeEvent(1), makeEvent(2)], progress: ActivityProgress(resolvedIDs: [7])))
+        harness.inbox.queue.close()
+        try harness.runner.run()
+        #expect(flaky.accepted == ["evt_1", "evt_2"])
+        #expect(flaky.durableCalls == 1 && flaky.connects == 1)
+        #expect(recorder.recorded == [ActivityProgress(resolvedIDs: [7])])
+        #expect(harness.metric(#"directus_bridge_sink_events_total{sink="id-flaky"} 2"#))
+    }
+
+    @Test func takesOnlyWhatItsFilterPasses() throws {
+        let tagsOnly = RecordingSink(name: "tags", filter: EventFilter(collections: ["tags"]))
+        let harness = Harness(tagsOnly)
+        harness.inbox.offer(EventBatch(events: [makeEvent(1, collection: "tags"), makeEvent(2, event: .delete)]))
+        harness.inbox.queue.close()
+        try harness.runner.run()
+        #expect(tagsOnly.accepted == ["evt_1"])
+    }
+
+    @Test func aPermanentFailureStopsWithoutRecordingProgress() {
+        let broken = RecordingSink(name: "stdout")
+        broken.permanentFailure = true
+        let recorder = RecordingRecorder()
+        let harness = Harness(broken, recorder: recorder)
+        harness.inbox.offer(EventBatch(events: [makeEvent(1)], progress: ActivityProgress(resolvedIDs: [1])))
+        harness.inbox.queue.close()
+        #expect(throws: SinkError.self) { try harness.runner.run() }
+        #expect(recorder.recorded.isEmpty)
+    }
+
+    @Test func aFullSinkDropsALiveBatchForItselfAndCountsIt() throws {
+        let full = RecordingSink(name: "webhook")
+        full.fullLeft = 1
+        let harness = Harness(full)
+        harness.inbox.offer(EventBatch(events: [makeEvent(1), makeEvent(2)]))
+        harness.inbox.offer(EventBatch(events: [makeEvent(3)]))
+        harness.inbox.queue.close()
+        try harness.runner.run()
+        #expect(full.accepted == ["evt_3"])
+        #expect(harness.metric(#"directus_bridge_sink_dropped_total{sink="id-webhook"} 2"#))
+    }
+
+    @Test func aFullSinkMakesAnActivityBatchWaitInsteadOfDroppingIt() throws {
+        let full = RecordingSink(name: "webhook")
+        full.fullLeft = 3
+        let recorder = RecordingRecorder()
+        let harness = Harness(full, recorder: recorder)
+        harness.inbox.offer(EventBatch(events: [makeEvent(1)], progress: ActivityProgress(resolvedIDs: [1])))
+        harness.inbox.queue.close()
+        try harness.runner.run()
+        #expect(full.accepted == ["evt_1"])
+        #expect(recorder.recorded == [ActivityProgress(resolvedIDs: [1])])
+        #expect(harness.metric(#"directus_bridge_sink_dropped_total{sink="id-webhook"} 0"#))
+    }
+
+    @Test func aFullInboxDropsForItsSinkAloneWhileTheOthersGetTheBatch() {
+        let registry = MetricsRegistry()
+        let metrics = PipelineMetrics(registry: registry)
+        let small = SinkInbox(
+            sinkID: "small", sinkName: "small", capacity: 1, registry: registry, pipelineMetrics: metrics,
+            logger: .silent)
+        let large = SinkInbox(
+            sinkID: "large", sinkName: "large", capacity: 100, registry: registry, pipelineMetrics: metrics,
+            logger: .silent)
+        let sinks = SinkFanOut([small, large])
+        sinks.offer(EventBatch(events: [makeEvent(1)]))
+        sinks.offer(EventBatch(events: [makeEvent(2), makeEvent(3)]))
+        #expect(small.queue.depth == 1)
+        #expect(large.queue.depth == 3)
+        let text = registry.render()
+        #expect(text.contains(#"directus_bridge_sink_dropped_total{sink="small"} 2"# + "\n"))
+        #expect(text.contains(#"directus_bridge_sink_dropped_total{sink="large"} 0"# + "\n"))
+    }
+}
