@@ -7,7 +7,7 @@ import BridgeSystem
 enum CheckCommand {
     static func run(configPath: String, sendTestEvent: Bool) async -> ExitCode {
         guard let config = BridgeApplication.loadConfig(path: configPath) else { return .configuration }
-        SignalWatcher.ignoreSIGPIPE()
+        ignoreSIGPIPE()
         let handler = StderrLogHandler(level: config.log.level, format: config.log.format, secrets: config.allSecrets)
         let logger = Logger(label: "check", handler: handler)
         let check = BridgeCheck(

@@ -109,7 +109,6 @@ enum DirectusMessageTarget {
             object["status"]?.stringValue.map(DirectusStatus.init(rawValue:)) == message.status,
             "status differs"
         )
-        require(object["refresh_token"]?.stringValue == message.refreshToken, "refresh_token differs")
         switch object["uid"] {
         case .string(let text)?: require(message.uid == text, "uid differs")
         case .number(let number)?: require(message.uid == number.text, "numeric uid differs")

@@ -16,6 +16,4 @@ enum CurlGlobal {
 
     /// The CA directory libcurl was built with (Debian: `/etc/ssl/certs`), if any.
     static let defaultCAPath: String? = ccurl_version_capath().map { String(cString: $0) }
-    /// The CA bundle libcurl was built with (Debian: `/etc/ssl/certs/ca-certificates.crt`), if any.
-    static let defaultCAInfo: String? = ccurl_version_cainfo().map { String(cString: $0) }
 }

@@ -49,12 +49,6 @@ public struct HTTPResponse: Sendable {
         return headers.first { $0.name == wanted }?.value
     }
 
-    /// All values of header `name` (case-insensitive), in order.
-    public func headerValues(_ name: String) -> [String] {
-        let wanted = name.lowercased()
-        return headers.filter { $0.name == wanted }.map(\.value)
-    }
-
     /// Whether the status is 2xx.
     public var isSuccess: Bool { (200..<300).contains(status) }
 

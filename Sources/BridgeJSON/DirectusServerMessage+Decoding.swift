@@ -25,7 +25,6 @@ extension DirectusServerMessage {
             status: decoder.status,
             uid: decoder.uid,
             error: decoder.error,
-            refreshToken: decoder.refreshToken,
             data: decoder.data
         )
     }
@@ -33,7 +32,7 @@ extension DirectusServerMessage {
 
 /// The envelope fields the decoder recognises.
 private enum EnvelopeField {
-    case type, event, status, uid, data, error, refreshToken, code, message, other
+    case type, event, status, uid, data, error, code, message, other
 
     init(_ name: UnsafeBufferPointer<UInt8>) {
         switch name.count {
@@ -43,7 +42,6 @@ private enum EnvelopeField {
         case 5: self = name.matches("event") ? .event : name.matches("error") ? .error : .other
         case 6: self = name.matches("status") ? .status : .other
         case 7: self = name.matches("message") ? .message : .other
-        case 13: self = name.matches("refresh_token") ? .refreshToken : .other
         default: self = .other
         }
     }
@@ -57,7 +55,6 @@ private struct DirectusMessageDecoder {
     var status: DirectusStatus?
     var uid: String?
     var error: DirectusErrorPayload?
-    var refreshToken: String?
     var data: DirectusMessageData = .absent
     /// The first wrong-typed field; reported only when the whole frame is valid JSON (syntax errors win).
     var problem: DirectusMessageError?
@@ -77,10 +74,6 @@ private struct DirectusMessageDecoder {
             case .event: decoder.event = try decoder.readStringValue(field: "event", map: DirectusEvent.init(utf8:))
             case .status: decoder.status = try decoder.readStringValue(field: "status", map: DirectusStatus.init(utf8:))
             case .uid: decoder.uid = try decoder.readUID()
-            case .refreshToken:
-                decoder.refreshToken = try decoder.readStringValue(field: "refresh_token") {
-                    String(decoding: $0, as: UTF8.self)
-                }
             case .data: try decoder.readData()
             case .error: try decoder.readError()
             case .code, .message, .other: _ = try decoder.scanner.skipValue(depth: 1)

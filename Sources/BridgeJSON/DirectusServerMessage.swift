@@ -3,7 +3,7 @@
 /// Only the envelope fields the bridge acts on are decoded into values; `data` is described by byte ranges into the
 /// frame, so the caller must keep the frame's bytes while it uses them (see ``DirectusMessageData``).
 /// Shapes (directus-protocol.md §3, §5.3): `{"type":"subscription","event":"create","data":[{…}],"uid":"s1"}`,
-/// `{"type":"auth","status":"ok","refresh_token":"…"}`, `{"type":"ping"}`,
+/// `{"type":"auth","status":"ok"}`, `{"type":"ping"}`,
 /// `{"type":"subscribe","status":"error","error":{"code":"FORBIDDEN","message":"…"}}`.
 public struct DirectusServerMessage: Sendable, Hashable {
     /// `type`: the message kind, or the context of an error.
@@ -16,8 +16,6 @@ public struct DirectusServerMessage: Sendable, Hashable {
     public var uid: String?
     /// `error` of `status:error` envelopes.
     public var error: DirectusErrorPayload?
-    /// `refresh_token` of an `auth` ok reply (email/password or refresh-token logins over the socket).
-    public var refreshToken: String?
     /// Where `data` sits in the frame.
     public var data: DirectusMessageData
 
@@ -28,7 +26,6 @@ public struct DirectusServerMessage: Sendable, Hashable {
         status: DirectusStatus? = nil,
         uid: String? = nil,
         error: DirectusErrorPayload? = nil,
-        refreshToken: String? = nil,
         data: DirectusMessageData = .absent
     ) {
         self.type = type
@@ -36,7 +33,6 @@ public struct DirectusServerMessage: Sendable, Hashable {
         self.status = status
         self.uid = uid
         self.error = error
-        self.refreshToken = refreshToken
         self.data = data
     }
 }

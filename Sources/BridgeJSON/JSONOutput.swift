@@ -47,10 +47,4 @@ public enum JSONOutput {
     public static func appendRFC3339(_ time: Timestamp, to bytes: inout [UInt8]) {
         bytes.appendWriting(bound: ByteCursor.rfc3339Length) { $0.writeRFC3339(time) }
     }
-
-    /// Appends raw bytes (already valid JSON) unchanged.
-    @inline(__always)
-    public static func appendRaw(_ raw: UnsafeRawBufferPointer, to bytes: inout [UInt8]) {
-        bytes.append(contentsOf: raw)
-    }
 }

@@ -14,9 +14,6 @@ public enum JSONKind: UInt8, Sendable, Hashable {
     case `false`
     /// `null`
     case null
-
-    /// Objects and arrays.
-    public var isContainer: Bool { self == .object || self == .array }
 }
 
 /// Where one complete, validated JSON value sits in a byte buffer: `start..<end` (quotes and brackets included).

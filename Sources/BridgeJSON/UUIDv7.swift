@@ -58,14 +58,6 @@ public struct UUIDv7: Sendable, Hashable, Comparable, CustomStringConvertible {
         }
     }
 
-    /// Appends the lowercase canonical text (36 bytes) without building a string.
-    public func appendText(to bytes: inout [UInt8]) {
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 36) { text in
-            write(into: text)
-            bytes.append(contentsOf: text)
-        }
-    }
-
     /// Writes the 36 bytes of canonical text to the start of `output`.
     private func write(into output: UnsafeMutableBufferPointer<UInt8>) {
         let digits: StaticString = "0123456789abcdef"

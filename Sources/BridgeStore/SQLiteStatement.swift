@@ -96,14 +96,6 @@ public final class SQLiteStatement {
 
     // MARK: - Reading the current row (indexes start at 0)
 
-    /// How many columns a row has.
-    public var columnCount: Int32 { sqlite3_column_count(raw) }
-
-    /// The name of column `index`.
-    public func columnName(at index: Int32) -> String {
-        sqlite3_column_name(raw, index).map { String(cString: $0) } ?? ""
-    }
-
     /// Whether column `index` is NULL.
     public func isNull(at index: Int32) -> Bool { sqlite3_column_type(raw, index) == SQLITE_NULL }
 

@@ -37,18 +37,6 @@ package enum Crypto {
         }
     }
 
-    /// The 32-byte SHA-256 digest of `bytes`.
-    package static func sha256(_ bytes: some Collection<UInt8>) -> [UInt8] {
-        withContiguousBytes(bytes) { input in
-            [UInt8](unsafeUninitializedCapacity: 32) { output, initialized in
-                var length: UInt32 = 0
-                let result = EVP_Digest(input.baseAddress, input.count, output.baseAddress, &length, EVP_sha256(), nil)
-                precondition(result == 1 && length == 32, "EVP_Digest(SHA-256) failed")
-                initialized = 32
-            }
-        }
-    }
-
     // MARK: - HMAC
 
     /// HMAC-SHA256 of `message` under `key` (32 bytes).

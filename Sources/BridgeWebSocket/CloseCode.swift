@@ -2,8 +2,6 @@
 package enum CloseCode {
     /// Normal closure.
     package static let normal: UInt16 = 1000
-    /// The endpoint is going away (server shutdown, browser navigation).
-    package static let goingAway: UInt16 = 1001
     /// The peer broke the protocol.
     package static let protocolError: UInt16 = 1002
     /// A text message or close reason was not UTF-8.

@@ -56,7 +56,7 @@ extension WebSocketConnection {
         }
         let stream: any ByteStream
         if url.isSecure {
-            SignalWatcher.ignoreSIGPIPE()  // OpenSSL writes with write(2), which raises SIGPIPE on a closed peer
+            ignoreSIGPIPE()  // OpenSSL writes with write(2), which raises SIGPIPE on a closed peer
             do {
                 let context = try TLSContext.make(configuration: options.tls)
                 stream = try TLSStream.connect(

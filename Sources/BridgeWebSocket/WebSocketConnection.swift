@@ -79,12 +79,6 @@ public final class WebSocketConnection: Sendable {
         try bytes.withUnsafeBytes { try sendFrame(.binary, payload: $0) }
     }
 
-    /// Sends a protocol-level ping (at most 125 bytes). The server's pong is consumed by the reader.
-    public func sendPing(_ payload: [UInt8] = []) throws {
-        precondition(payload.count <= 125, "ping payloads are at most 125 bytes")
-        try payload.withUnsafeBytes { try sendFrame(.ping, payload: $0) }
-    }
-
     /// Drops the connection at once, without a close handshake (fatal errors, tests). Readers get `.closed`
     /// with 1006.
     public func abort() {

@@ -57,11 +57,6 @@ static inline const char *ccurl_version_capath(void) {
     const curl_version_info_data *info = curl_version_info(CURLVERSION_NOW);
     return info->age >= CURLVERSION_SEVENTH ? info->capath : NULL;
 }
-/// The CA bundle libcurl was built with (NULL if none).
-static inline const char *ccurl_version_cainfo(void) {
-    const curl_version_info_data *info = curl_version_info(CURLVERSION_NOW);
-    return info->age >= CURLVERSION_SEVENTH ? info->cainfo : NULL;
-}
 static inline CURLMcode ccurl_multi_setopt_long(CURLM *handle, CURLMoption option, long value) {
     return curl_multi_setopt(handle, option, value);
 }

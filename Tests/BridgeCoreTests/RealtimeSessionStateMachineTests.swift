@@ -19,7 +19,7 @@ import Testing
         #expect(sm.connected(accessToken: "tok", now: start) == [.send(#"{"type":"auth","access_token":"tok"}"#)])
         // Nothing else is sent until auth ok (§2.2): a tick before it sends no ping.
         #expect(sm.tick(now: start + .seconds(11)) == [])
-        #expect(sm.received(.authOK(refreshToken: nil), now: start) == [.send("SUB-A")])
+        #expect(sm.received(.authOK, now: start) == [.send("SUB-A")])
         #expect(sm.received(.subscriptionInit(uid: "a"), now: start) == [.subscriptionLive(index: 0), .send("SUB-T")])
         #expect(sm.received(.subscriptionInit(uid: "t"), now: start) == [.subscriptionLive(index: 1), .established])
         #expect(sm.isEstablished)
@@ -73,14 +73,42 @@ import Testing
     @Test func tokenExpiryAsksForARefreshAndReauthenticatesInBand() {
         var sm = machine()
         _ = sm.connected(accessToken: "old", now: start)
-        _ = sm.received(.authOK(refreshToken: nil), now: start)
+        _ = sm.received(.authOK, now: start)
         _ = sm.received(.subscriptionInit(uid: "a"), now: start)
         _ = sm.received(.subscriptionInit(uid: "t"), now: start)
         #expect(sm.received(.authError(code: "TOKEN_EXPIRED", message: "Token expired."), now: start)
             == [.refreshTokenNow])
         #expect(sm.tokenRefreshed(accessToken: "new") == [.send(#"{"type":"auth","access_token":"new"}"#)])
-        #expect(sm.received(.authOK(refreshToken: "r2"), now: start) == [.storeRefreshToken("r2"), .reauthenticated])
+        #expect(sm.received(.authOK, now: start) == [.reauthenticated])
         #expect(sm.isEstablished)
+    }
+
+    /// A re-authentication sent while subscribing is still pending once every subscription is answered: its
+    /// `auth ok` is reported then. An `auth ok` nobody waits for changes nothing.
+    @Test func aReauthenticationOutlivesTheSubscribingState() {
+        var sm = machine()
+        _ = sm.connected(accessToken: "old", now: start)
+        _ = sm.received(.authOK, now: start)
+        #expect(sm.tokenRefreshed(accessToken: "new") == [.send(#"{"type":"auth","access_token":"new"}"#)])
+        _ = sm.received(.subscriptionInit(uid: "a"), now: start)
+        #expect(sm.received(.subscriptionInit(uid: "t"), now: start) == [.subscriptionLive(index: 1), .established])
+        #expect(sm.received(.authOK, now: start) == [.reauthenticated])
+        #expect(sm.received(.authOK, now: start) == [])
+        #expect(sm.isEstablished)
+    }
+
+    /// Nothing is re-sent for an `auth` before the handshake's own answer, after shutdown started, or on a public
+    /// socket (no token to renew).
+    @Test func aTokenRefreshOutsideARunningSessionSendsNothing() {
+        var sm = machine()
+        _ = sm.connected(accessToken: "old", now: start)
+        #expect(sm.tokenRefreshed(accessToken: "new") == [])
+        _ = sm.received(.authOK, now: start)
+        _ = sm.shutdownRequested(now: start)
+        #expect(sm.tokenRefreshed(accessToken: "new") == [])
+        var open = machine(.publicAccess)
+        _ = open.connected(accessToken: nil, now: start)
+        #expect(open.tokenRefreshed(accessToken: "new") == [])
     }
 
     @Test func authTimeoutAndFailureClose() {

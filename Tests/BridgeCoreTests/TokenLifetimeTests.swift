@@ -74,8 +74,7 @@ import Testing
         for generation in 0..<50 {
             try await session.renew(replacing: "access-token-\(generation)")
         }
-        await session.adoptRotatedRefreshToken("refresh-token-from-the-socket")
-        let probe = "access-token-50 access-token-49 refresh-token-from-the-socket access-token-1"
+        let probe = "access-token-50 access-token-49 refresh-token-50 access-token-1"
         let (count, text) = redactor.withLock { ($0.secrets.count, $0.redact(probe)) }
         #expect(count == 1 + 2 * Redactor.generationsKept)
         #expect(text == "[REDACTED] [REDACTED] [REDACTED] access-token-1")

@@ -107,9 +107,6 @@ public struct LogConfig: Sendable, Equatable {
     /// (`log.stats_interval`); zero turns it off. Default: 1m.
     public var statsInterval: Duration
 
-    /// The default of `statsInterval`.
-    public static let defaultStatsInterval: Duration = .seconds(60)
-
     /// Creates a log configuration with the defaults.
     public init(level: LogLevel = .info, format: LogFormat = .text, statsInterval: Duration = .seconds(60)) {
         self.level = level

@@ -98,12 +98,6 @@ public actor AuthSession {
         }
     }
 
-    /// Stores the refresh token Directus rotated on the socket (`auth ok` with `refresh_token`, §2.3).
-    public func adoptRotatedRefreshToken(_ refreshToken: String) {
-        redact(refreshToken, .refreshToken)
-        tokens?.refreshToken = refreshToken
-    }
-
     /// Logs out at shutdown so the refresh token does not linger (best effort).
     public func logout() async {
         if case .login = credentials, let refreshToken = tokens?.refreshToken {

@@ -165,8 +165,7 @@ public final class RealtimeConnectionDriver {
         case .ping: return .ping
         case .pong: return .pong
         case .auth:
-            return message.status == .error ? .authError(code: code, message: text)
-                : .authOK(refreshToken: message.refreshToken)
+            return message.status == .error ? .authError(code: code, message: text) : .authOK
         case .subscription:
             switch message.event {
             case .initial: return .subscriptionInit(uid: message.uid)
@@ -269,10 +268,6 @@ public final class RealtimeConnectionDriver {
             case .refreshTokenNow:
                 logger.info("access token expired on the socket, renewing")
                 tokenBox.requestRenewal()
-            case .storeRefreshToken:
-                // Only socket logins with email/password or refresh_token rotate tokens (§2.3); the bridge always
-                // authenticates the socket with an access token, so there is nothing to keep.
-                break
             case .reauthenticated:
                 logger.debug("socket re-authenticated with the renewed token")
             case .logUnexpected(let type, let code, let message):

@@ -9,8 +9,9 @@ package enum RealtimeInbound: Sendable, Equatable {
     case ping
     /// `{"type":"pong"}` — the answer to our own ping.
     case pong
-    /// `{"type":"auth","status":"ok"}`, with the rotated refresh token when the server issued one (§2.2, §2.5).
-    case authOK(refreshToken: String?)
+    /// `{"type":"auth","status":"ok"}` (§2.2, §2.5). A refresh token in it is not read: only socket logins with
+    /// email/password or a refresh token get one (§2.3), and the bridge authenticates the socket with an access token.
+    case authOK
     /// `{"type":"auth","status":"error"}`: AUTH_FAILED, TOKEN_EXPIRED or AUTH_TIMEOUT (§2, §7.2).
     case authError(code: String, message: String)
     /// `{"type":"subscription","event":"init"}` for `uid` (§5.3).

@@ -2,87 +2,36 @@ import BridgeSystem
 
 /// The Directus side of one realtime socket connection, as a pure state machine (no I/O, no clock of its own).
 ///
-/// It follows directus-protocol.md: wait for `auth ok` before sending anything else (§2.2, §13.1), answer every
-/// JSON ping at once (§4), send our own JSON ping every `heartbeat` and declare the connection dead after
-/// `deadAfter` without traffic (§14.4), re-authenticate in band on TOKEN_EXPIRED and after every token refresh (§2.5, §2.6),
-/// subscribe one subscription at a time so that errors without a uid can be attributed (§3.1, §13.6), and
-/// unsubscribe before a clean close.
+/// It follows docs/directus-protocol.md: wait for `auth ok` before sending anything else (§2.2, §13.1), answer
+/// every JSON ping at once (§4), send our own JSON ping every `heartbeat` and declare the connection dead after
+/// `deadAfter` without traffic (§14.4), re-authenticate in band on TOKEN_EXPIRED and after every token refresh
+/// (§2.5, §2.6), subscribe one subscription at a time so that errors without a uid can be attributed (§3.1, §13.6),
+/// and unsubscribe before a clean close.
 ///
 /// The driver feeds it events (`connected`, `received`, `tick`, `tokenRefreshed`, `shutdownRequested`) and
 /// performs the returned actions in order.
 package struct RealtimeSessionStateMachine: Sendable {
-    /// One subscription to establish on this connection.
-    package struct Subscription: Sendable, Equatable {
-        /// The socket uid (starts with the configured subscription uid).
-        package var uid: String
-        /// The collection, for log lines.
-        package var collection: String
-        /// The complete `subscribe` message text.
-        package var subscribeMessage: String
-
-        /// Creates a subscription description.
-        package init(uid: String, collection: String, subscribeMessage: String) {
-            self.uid = uid
-            self.collection = collection
-            self.subscribeMessage = subscribeMessage
-        }
-    }
-
-    /// How the socket authenticates (`directus.auth.mode`).
-    package enum AuthMode: Sendable, Equatable {
-        /// An `auth` message first, then wait for `auth ok` (§2.2).
-        case handshake
-        /// The token rode on the upgrade URL; no message exchange (§2.4).
-        case strict
-        /// No authentication (§2.1 step 5).
-        case publicAccess
-    }
-
-    /// What the driver must do.
-    package enum Action: Sendable, Equatable {
-        /// Send this text frame.
-        case send(String)
-        /// A subscription's `init` arrived: it is live now.
-        case subscriptionLive(index: Int)
-        /// Directus refused a subscription (attributed by order; see type docs).
-        case subscriptionFailed(index: Int, code: String, message: String)
-        /// A change event arrived for subscription `index`; the driver reads the items from the frame.
-        case deliverEvent(index: Int, event: ChangeEvent)
-        /// Every subscription got an answer (live or failed): the connection is established.
-        case established
-        /// The access token expired on the socket: get a fresh one now and call `tokenRefreshed`.
-        case refreshTokenNow
-        /// Directus rotated the refresh token in an `auth ok` (keep the newest).
-        case storeRefreshToken(String)
-        /// An in-band re-authentication succeeded.
-        case reauthenticated
-        /// Close the connection (with 1000 when `clean`) and report `reason`.
-        case close(reason: CloseReason)
-        /// Something worth a log line that changes nothing (an unexpected error envelope).
-        case logUnexpected(type: String, code: String, message: String)
-    }
-
-    /// Why the state machine ends a connection.
-    package enum CloseReason: Sendable, Equatable {
-        /// Shutdown completed (unsubscribed, or the wait for acks ran out).
-        case shutdown
-        /// No traffic for `deadAfter`.
-        case heartbeatTimeout
-        /// The handshake `auth` was refused (credentials or token no longer valid).
-        case authenticationFailed(message: String)
-        /// The server gave up waiting for re-authentication after TOKEN_EXPIRED (it closes next).
-        case authenticationTimedOut
-    }
-
+    /// Where the connection is. Each state carries what only it needs: the subscription in flight while
+    /// subscribing, the pending acknowledgements while unsubscribing, and from the first subscribe on the `Session`.
     private enum State: Sendable, Equatable {
         case idle
         case authenticating
-        case subscribing(next: Int)
-        case established
+        case subscribing(next: Int, Session)
+        case established(Session)
         /// A refused subscription is asked for again (one at a time, so the answer can be attributed).
-        case resubscribing(index: Int)
+        case resubscribing(index: Int, Session)
         case unsubscribing(pending: Int, deadline: ContinuousClock.Instant)
         case closed
+    }
+
+    /// What an authenticated connection keeps from its first subscribe until shutdown.
+    private struct Session: Sendable, Equatable {
+        /// Subscriptions Directus refused, asked for again one at a time (the first one next).
+        var refused: [Int] = []
+        /// When the first of `refused` is asked for again.
+        var nextResubscribe: ContinuousClock.Instant
+        /// An in-band `auth` was sent and its `auth ok` has not arrived yet.
+        var awaitingReauth = false
     }
 
     private let subscriptions: [Subscription]
@@ -91,13 +40,9 @@ package struct RealtimeSessionStateMachine: Sendable {
     private let authMode: AuthMode
     private let unsubscribeTimeout: Duration
     private let resubscribeInterval: Duration
-    private var failedSubscriptions: [Int] = []
-    private var nextResubscribe: ContinuousClock.Instant
     private var state: State = .idle
     private var lastTraffic: ContinuousClock.Instant
     private var lastPingSent: ContinuousClock.Instant
-    private var awaitingReauth = false
-    private var tokenExpired = false
 
     /// Subscriptions that were answered `init` on this connection.
     package private(set) var liveSubscriptions: Set<Int> = []
@@ -110,7 +55,6 @@ package struct RealtimeSessionStateMachine: Sendable {
         unsubscribeTimeout: Duration, resubscribeInterval: Duration = .seconds(30), now: ContinuousClock.Instant
     ) {
         self.resubscribeInterval = resubscribeInterval
-        self.nextResubscribe = now + resubscribeInterval
         self.subscriptions = subscriptions
         self.authMode = authMode
         self.heartbeat = heartbeat
@@ -121,7 +65,10 @@ package struct RealtimeSessionStateMachine: Sendable {
     }
 
     /// Whether every subscription is answered and the session runs normally.
-    package var isEstablished: Bool { state == .established }
+    package var isEstablished: Bool {
+        if case .established = state { return true }
+        return false
+    }
 
     /// Whether the machine has asked for the connection to close.
     package var isClosed: Bool { state == .closed }
@@ -141,7 +88,7 @@ package struct RealtimeSessionStateMachine: Sendable {
             state = .authenticating
             return [.send(Self.authMessage(accessToken: accessToken))]
         case .strict, .publicAccess:
-            return startSubscribing()
+            return subscribe(from: 0, Session(nextResubscribe: now + resubscribeInterval))
         }
     }
 
@@ -155,29 +102,12 @@ package struct RealtimeSessionStateMachine: Sendable {
             return [.send(#"{"type":"pong"}"#)]
         case .pong, .ignored:
             return []
-        case .authOK(let refreshToken):
-            var actions: [Action] = refreshToken.map { [.storeRefreshToken($0)] } ?? []
-            if state == .authenticating {
-                actions += startSubscribing()
-            } else if awaitingReauth {
-                awaitingReauth = false
-                tokenExpired = false
-                actions.append(.reauthenticated)
-            }
-            return actions
+        case .authOK:
+            return receivedAuthOK(now: now)
         case .authError(let code, let errorMessage):
             return receivedAuthError(code: code, message: errorMessage)
         case .subscriptionInit(let uid):
-            if case .resubscribing(let index) = state, uid == subscriptions[index].uid {
-                liveSubscriptions.insert(index)
-                failedSubscriptions.removeAll { $0 == index }
-                state = .established
-                return [.subscriptionLive(index: index)]
-            }
-            guard case .subscribing(let next) = state, next < subscriptions.count, uid == subscriptions[next].uid
-            else { return [] }  // a stray init (e.g. after a replaced subscription) changes nothing
-            liveSubscriptions.insert(next)
-            return [.subscriptionLive(index: next)] + subscribe(from: next + 1)
+            return receivedInit(uid: uid)
         case .subscriptionEvent(let uid, let event):
             guard let uid, let index = subscriptions.firstIndex(where: { $0.uid == uid }) else { return [] }
             return [.deliverEvent(index: index, event: event)]
@@ -190,22 +120,7 @@ package struct RealtimeSessionStateMachine: Sendable {
             state = .unsubscribing(pending: pending - 1, deadline: deadline)
             return []
         case .subscribeError(let code, let errorMessage, let uid):
-            // §3.1: most subscribe errors carry no uid; we send one subscribe at a time, so the error belongs to
-            // the one in flight (or to the uid, when the server named it).
-            if case .resubscribing(let index) = state, uid == nil || uid == subscriptions[index].uid {
-                state = .established
-                nextResubscribe = now + resubscribeInterval
-                return [.subscriptionFailed(index: index, code: code, message: errorMessage)]
-            }
-            guard case .subscribing(let next) = state, next < subscriptions.count else {
-                return [.logUnexpected(type: "subscribe", code: code, message: errorMessage)]
-            }
-            if let uid, uid != subscriptions[next].uid {
-                return [.logUnexpected(type: "subscribe", code: code, message: errorMessage)]
-            }
-            failedSubscriptions.append(next)
-            nextResubscribe = now + resubscribeInterval
-            return [.subscriptionFailed(index: next, code: code, message: errorMessage)] + subscribe(from: next + 1)
+            return receivedSubscribeError(code: code, message: errorMessage, uid: uid, now: now)
         case .otherError(let type, let code, let errorMessage):
             return [.logUnexpected(type: type, code: code, message: errorMessage)]
         }
@@ -228,9 +143,11 @@ package struct RealtimeSessionStateMachine: Sendable {
                 return [.close(reason: .heartbeatTimeout)]
             }
             // A refused subscription (FORBIDDEN until someone grants access) is asked for again now and then.
-            if state == .established, let index = failedSubscriptions.first, now >= nextResubscribe {
-                state = .resubscribing(index: index)
-                nextResubscribe = now + resubscribeInterval
+            if case .established(var session) = state, let index = session.refused.first,
+                now >= session.nextResubscribe
+            {
+                session.nextResubscribe = now + resubscribeInterval
+                state = .resubscribing(index: index, session)
                 return [.send(subscriptions[index].subscribeMessage)]
             }
             // No ping before auth ok: Directus drops frames sent before it (§2.2).
@@ -244,11 +161,14 @@ package struct RealtimeSessionStateMachine: Sendable {
 
     /// The next instant at which `tick` has something to do (the driver's read timeout).
     package func nextDeadline() -> ContinuousClock.Instant {
+        let heartbeatDeadline = min(lastPingSent + heartbeat, lastTraffic + deadAfter)
         switch state {
-        case .unsubscribing(_, let deadline): return deadline
+        case .unsubscribing(_, let deadline):
+            return deadline
+        case .established(let session) where !session.refused.isEmpty:
+            return min(heartbeatDeadline, session.nextResubscribe)
         default:
-            let heartbeatDeadline = min(lastPingSent + heartbeat, lastTraffic + deadAfter)
-            return failedSubscriptions.isEmpty ? heartbeatDeadline : min(heartbeatDeadline, nextResubscribe)
+            return heartbeatDeadline
         }
     }
 
@@ -258,12 +178,19 @@ package struct RealtimeSessionStateMachine: Sendable {
         // auth too (§2.5). Public sockets have no token to renew.
         guard authMode != .publicAccess else { return [] }
         switch state {
-        case .subscribing, .established, .resubscribing:
-            awaitingReauth = true
-            return [.send(Self.authMessage(accessToken: accessToken))]
-        default:
+        case .subscribing(let next, var session):
+            session.awaitingReauth = true
+            state = .subscribing(next: next, session)
+        case .established(var session):
+            session.awaitingReauth = true
+            state = .established(session)
+        case .resubscribing(let index, var session):
+            session.awaitingReauth = true
+            state = .resubscribing(index: index, session)
+        case .idle, .authenticating, .unsubscribing, .closed:
             return []
         }
+        return [.send(Self.authMessage(accessToken: accessToken))]
     }
 
     /// Shutdown: unsubscribe every subscription and close once acknowledged (or after `unsubscribeTimeout`).
@@ -286,11 +213,30 @@ package struct RealtimeSessionStateMachine: Sendable {
 
     // MARK: - Private
 
+    /// `auth ok`: the handshake's answer starts subscribing; after an in-band re-authentication it confirms it.
+    private mutating func receivedAuthOK(now: ContinuousClock.Instant) -> [Action] {
+        switch state {
+        case .authenticating:
+            return subscribe(from: 0, Session(nextResubscribe: now + resubscribeInterval))
+        case .subscribing(let next, var session) where session.awaitingReauth:
+            session.awaitingReauth = false
+            state = .subscribing(next: next, session)
+        case .established(var session) where session.awaitingReauth:
+            session.awaitingReauth = false
+            state = .established(session)
+        case .resubscribing(let index, var session) where session.awaitingReauth:
+            session.awaitingReauth = false
+            state = .resubscribing(index: index, session)
+        default:
+            return []
+        }
+        return [.reauthenticated]
+    }
+
     private mutating func receivedAuthError(code: String, message: String) -> [Action] {
         switch code {
         case "TOKEN_EXPIRED":
             // §2.6: the server waits AUTH_TIMEOUT for any auth frame; events keep flowing meanwhile.
-            tokenExpired = true
             return [.refreshTokenNow]
         case "AUTH_TIMEOUT":
             state = .closed
@@ -302,16 +248,50 @@ package struct RealtimeSessionStateMachine: Sendable {
         }
     }
 
-    private mutating func startSubscribing() -> [Action] {
-        subscribe(from: 0)
+    /// `init` for `uid`: the subscription in flight is live (a stray init, e.g. after a replaced subscription,
+    /// changes nothing).
+    private mutating func receivedInit(uid: String?) -> [Action] {
+        switch state {
+        case .resubscribing(let index, var session) where uid == subscriptions[index].uid:
+            liveSubscriptions.insert(index)
+            session.refused.removeAll { $0 == index }
+            state = .established(session)
+            return [.subscriptionLive(index: index)]
+        case .subscribing(let next, let session) where next < subscriptions.count && uid == subscriptions[next].uid:
+            liveSubscriptions.insert(next)
+            return [.subscriptionLive(index: next)] + subscribe(from: next + 1, session)
+        default:
+            return []
+        }
     }
 
-    private mutating func subscribe(from index: Int) -> [Action] {
+    /// A `subscribe` error. §3.1: most carry no uid; we send one subscribe at a time, so the error belongs to the
+    /// one in flight (or to the uid, when the server named it).
+    private mutating func receivedSubscribeError(
+        code: String, message: String, uid: String?, now: ContinuousClock.Instant
+    ) -> [Action] {
+        switch state {
+        case .resubscribing(let index, var session) where uid == nil || uid == subscriptions[index].uid:
+            session.nextResubscribe = now + resubscribeInterval
+            state = .established(session)
+            return [.subscriptionFailed(index: index, code: code, message: message)]
+        case .subscribing(let next, var session) where next < subscriptions.count
+            && (uid == nil || uid == subscriptions[next].uid):
+            session.refused.append(next)
+            session.nextResubscribe = now + resubscribeInterval
+            return [.subscriptionFailed(index: next, code: code, message: message)] + subscribe(from: next + 1, session)
+        default:
+            return [.logUnexpected(type: "subscribe", code: code, message: message)]
+        }
+    }
+
+    /// Sends the subscribe of `index`, or reports the connection established when every one was answered.
+    private mutating func subscribe(from index: Int, _ session: Session) -> [Action] {
         guard index < subscriptions.count else {
-            state = .established
+            state = .established(session)
             return [.established]
         }
-        state = .subscribing(next: index)
+        state = .subscribing(next: index, session)
         return [.send(subscriptions[index].subscribeMessage)]
     }
 

@@ -107,9 +107,9 @@ public final class EventQueue: @unchecked Sendable {
             batches.removeFirst(head)
             head = 0
         }
-        let wake = wakeProducers()
+        let wake = admitWaitingProducer()
         pthread_mutex_unlock(mutex)
-        for continuation in wake { continuation.resume() }
+        wake?.resume()
         return batch
     }
 
@@ -136,15 +136,12 @@ public final class EventQueue: @unchecked Sendable {
         queuedEvents += batch.events.count
     }
 
-    private func wakeProducers() -> [CheckedContinuation<Void, Never>] {
-        var woken: [CheckedContinuation<Void, Never>] = []
-        while let first = waitingProducers.first, fits(first.needed) {
-            woken.append(first.resume)
-            waitingProducers.removeFirst()
-            // Only one waiter is admitted per check of the room it needs; the rest re-check after it appends.
-            break
-        }
-        return woken
+    /// The first waiting producer, removed from the waiters, when its batch fits now. One per `take`: the rest
+    /// wait for the next take, after the admitted one has appended (room checked once is not room for two).
+    private func admitWaitingProducer() -> CheckedContinuation<Void, Never>? {
+        guard let first = waitingProducers.first, fits(first.needed) else { return nil }
+        waitingProducers.removeFirst()
+        return first.resume
     }
 
     private func locked<T>(_ body: () -> T) -> T {

@@ -30,7 +30,7 @@ public final class BridgeRuntime: Sendable {
 
     /// Runs the bridge until a signal ends it.
     public func run() async -> RuntimeOutcome {
-        SignalWatcher.ignoreSIGPIPE()
+        ignoreSIGPIPE()
         let stop = ShutdownSignal()
         let components: RuntimeComponents
         do {
