@@ -88,9 +88,9 @@ package struct JetStreamPublisherSettings: Sendable, Equatable {
 
 /// NATS's rule for subjects: dot-separated tokens of printable ASCII without spaces; publish subjects have no
 /// wildcards. Quotes and backslashes are refused too: libnats copies a probe's subject into JSON unescaped.
-enum NATSSubject {
+package enum NATSSubject {
     /// Throws a `rejected` error naming what is wrong with `subject`.
-    static func validate(_ subject: String, wildcards: Bool = false) throws(NATSError) {
+    package static func validate(_ subject: String, wildcards: Bool = false) throws(NATSError) {
         let bytes = Array(subject.utf8)
         let printable = bytes.allSatisfy { $0 > 0x20 && $0 < 0x7F && $0 != 0x22 && $0 != 0x5C }
         let tokens = subject.split(separator: ".", omittingEmptySubsequences: false)

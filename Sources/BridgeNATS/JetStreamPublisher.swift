@@ -198,9 +198,11 @@ package final class JetStreamPublisher {
         let closedError = NATSError(kind: .retriable, message: "not acknowledged before the publisher closed")
         // Closing first: from here on a retriable failure finishes its message instead of retrying it.
         var completions = core.lock.withLock { $0.scheduler.close(error: closedError) }
-        // Messages libnats still waits on come back to us (no acknowledgement callback for them afterwards).
+        // Messages libnats still waits on come back to us (no acknowledgement callback for them afterwards). Only
+        // after a publish: libnats makes its table of pending publishes then, and reads it here without a check.
         var pending = natsMsgList()
-        if js_PublishAsyncGetPendingList(&pending, handle.pointer) == NATS_OK {
+        let published = core.lock.withLock { $0.everPublished }
+        if published, js_PublishAsyncGetPendingList(&pending, handle.pointer) == NATS_OK {
             natsMsgList_Destroy(&pending)
         }
         // Whatever is still in flight (taken back above, or answered too late) fails now; a late answer finds no

@@ -17,6 +17,8 @@ final class JetStreamPublisherCore: Sendable {
         var scheduler: JetStreamPublishScheduler
         var connected = true
         var stopping = false
+        /// Whether a message was ever handed to libnats: its table of pending publishes exists only from then on.
+        var everPublished = false
         var capacityWaiter: CheckedContinuation<Void, Never>?
         /// The JetStream context, set once by `attach` before the driver starts.
         var context: JetStreamHandle?
@@ -93,6 +95,7 @@ final class JetStreamPublisherCore: Sendable {
         }
         lock.withLock { state in
             for entry in made { state.scheduler.published(slot: entry.slot, token: UInt(bitPattern: entry.pointer)) }
+            if !made.isEmpty { state.everPublished = true }
         }
         for entry in made {
             var options = jsPubOptions()

@@ -35,6 +35,22 @@ struct JetStreamPublisherTests {
         await connection.close()
     }
 
+    /// Found by the JetStream sink's integration tests (a bridge restarted with nothing left to send crashed at
+    /// SIGTERM): libnats makes a context's table of pending publishes at the first asynchronous publish, and
+    /// `js_PublishAsyncGetPendingList` reads it without a check, so closing a publisher that never published read
+    /// through a null pointer.
+    @Test func closingAPublisherThatNeverPublishedIsSafe() async throws {
+        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "nats")
+        let server = try NATSServer(name: "idle", in: directory)
+        try server.start()
+        let connection = try await NATSConnection.connect(
+            settings: NATSSettings(servers: [server.url]), logger: .silent)
+        let publisher = try JetStreamPublisher.make(connection: connection)
+        #expect(publisher.outstanding.held == 0)
+        await publisher.close(drainTimeout: .seconds(1))
+        await connection.close()
+    }
+
     @Test func aResentMessageIsStoredOnceWithinTheDuplicateWindow() async throws {
         let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "nats")
         let server = try NATSServer(name: "dedup", in: directory)
