@@ -52,7 +52,7 @@ let package = Package(
             name: "BridgeCore",
             dependencies: [
                 "BridgeSystem", "BridgeTLS", "BridgeWebSocket", "BridgeHTTP", "BridgeStore", "BridgeJSON",
-                "BridgeConfig", "BridgeHTTPServer",
+                "BridgeConfig", "BridgeHTTPServer", "BridgeKafka", "BridgeNATS",
             ],
             swiftSettings: strict
         ),

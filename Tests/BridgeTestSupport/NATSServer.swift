@@ -1,24 +1,23 @@
 import BridgeSystem
-import BridgeTestSupport
 import Foundation
 
 /// A real `nats-server` (Debian's package) with JetStream, started and stopped by a test on loopback ports.
 ///
 /// It keeps its ports and store directory across `kill()`/`start()`, so a restarted node comes back as the same
 /// server with its streams. The process is killed when the object goes away.
-final class NATSServer: @unchecked Sendable {
+public final class NATSServer: @unchecked Sendable {
     // @unchecked: used by one test task at a time; `process` changes only in start/stop/kill.
-    let name: String
-    let port: Int
-    let clusterPort: Int?
-    let directory: URL
+    public let name: String
+    public let port: Int
+    public let clusterPort: Int?
+    public let directory: URL
     private var routes: [Int] = []
     private let authorization: String
     private var process: Process?
     private var serverPID: Int32?
 
     /// A server named `name` on a free port; `clustered` gives it a route port (set the routes with `cluster`).
-    init(name: String, in directory: URL, clustered: Bool = false, authorization: String = "") throws {
+    public init(name: String, in directory: URL, clustered: Bool = false, authorization: String = "") throws {
         self.name = name
         self.port = try Self.freePort()
         self.clusterPort = clustered ? try Self.freePort() : nil
@@ -30,15 +29,15 @@ final class NATSServer: @unchecked Sendable {
     deinit { kill() }
 
     /// Debian installs nats-server in /usr/sbin, which a user's PATH may lack.
-    static let executable =
+    public static let executable =
         ["/usr/sbin/nats-server", "/usr/bin/nats-server", "/usr/local/bin/nats-server"]
         .first { FileManager.default.isExecutableFile(atPath: $0) } ?? "nats-server"
 
     /// `nats://127.0.0.1:<port>`.
-    var url: String { "nats://127.0.0.1:\(port)" }
+    public var url: String { "nats://127.0.0.1:\(port)" }
 
     /// Three clustered servers routed to each other, started.
-    static func cluster(in directory: URL) throws -> [NATSServer] {
+    public static func cluster(in directory: URL) throws -> [NATSServer] {
         let servers = try (1...3).map { try NATSServer(name: "n\($0)", in: directory, clustered: true) }
         for server in servers { server.routes = servers.filter { $0 !== server }.compactMap(\.clusterPort) }
         for server in servers { try server.start() }
@@ -46,7 +45,7 @@ final class NATSServer: @unchecked Sendable {
     }
 
     /// Starts the server and waits until it accepts connections.
-    func start() throws {
+    public func start() throws {
         var config = """
             server_name: \(name)
             listen: 127.0.0.1:\(port)
@@ -93,7 +92,7 @@ final class NATSServer: @unchecked Sendable {
     }
 
     /// SIGKILLs the server (no goodbye to clients or peers) and waits for it.
-    func kill() {
+    public func kill() {
         guard let process else { return }
         // The server itself, not its watchdog: a crash as the clients see it. The watchdog exits with it.
         if let serverPID { Foundation.kill(serverPID, SIGKILL) }
@@ -102,8 +101,18 @@ final class NATSServer: @unchecked Sendable {
         self.serverPID = nil
     }
 
+    /// Freezes the server (SIGSTOP): connections stay open, nothing is answered. `resume()` thaws it.
+    public func pause() {
+        if let serverPID { Foundation.kill(serverPID, SIGSTOP) }
+    }
+
+    /// Lets a paused server run again (SIGCONT).
+    public func resume() {
+        if let serverPID { Foundation.kill(serverPID, SIGCONT) }
+    }
+
     /// The server's log file, for failure messages.
-    var log: String {
+    public var log: String {
         (try? String(contentsOf: directory.appendingPathComponent("server.log"), encoding: .utf8)).map {
             String($0.suffix(3000))
         } ?? ""
@@ -121,10 +130,10 @@ final class NATSServer: @unchecked Sendable {
 }
 
 /// Why a test server could not be used.
-enum NATSServerError: Error, CustomStringConvertible {
+public enum NATSServerError: Error, CustomStringConvertible {
     case exited(name: String, log: String)
 
-    var description: String {
+    public var description: String {
         switch self {
         case .exited(let name, let log): "nats-server \(name) did not start: \(log)"
         }
@@ -132,7 +141,7 @@ enum NATSServerError: Error, CustomStringConvertible {
 }
 
 /// Runs Tests/tools/broker_peers/nats_admin.py with `arguments`, off the cooperative pool.
-func natsAdmin(_ arguments: [String]) async throws -> PythonTool.Result {
+public func natsAdmin(_ arguments: [String]) async throws -> PythonTool.Result {
     try await BlockingExecutor.shared.perform {
         try PythonTool.run(script: "broker_peers/nats_admin.py", arguments: arguments, timeout: 120)
     }

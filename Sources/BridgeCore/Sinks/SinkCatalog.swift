@@ -6,6 +6,7 @@ package enum SinkCatalog {
     package static let registrations: [SinkRegistration] = [
         SinkRegistration(NDJSONSinkType.self),
         SinkRegistration(WebhookSinkType.self),
+        SinkRegistration(JetStreamSinkType.self),
     ]
 
     /// How each type reads its `sinks` entries (passed to `ConfigLoader`).

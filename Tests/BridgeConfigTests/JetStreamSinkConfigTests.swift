@@ -1,0 +1,69 @@
+import BridgeConfig
+import BridgeCore
+import Testing
+
+/// `type: jetstream` entries: defaults, credentials (one way at most, secrets redacted), subject templates.
+@Suite struct JetStreamSinkConfigTests {
+    func yaml(_ lines: [String]) -> String {
+        let entry = (["- type: jetstream"] + lines).map { "  \($0)\n" }.joined()
+        return minimalYAML.replacingOnce("  - type: ndjson\n", with: entry)
+    }
+
+    func jetstream(_ lines: [String], files: InMemoryFiles = InMemoryFiles()) throws -> JetStreamSinkConfig? {
+        try config(yaml(lines), files: files).sinks.first?.settings(as: JetStreamSinkConfig.self)
+    }
+
+    @Test func defaultsFollowTheContract() throws {
+        let sink = try #require(try jetstream(["  servers: [\"nats://127.0.0.1:4222\"]"]))
+        #expect(sink == JetStreamSinkConfig(servers: ["nats://127.0.0.1:4222"]))
+        #expect(sink.subject == "directus.{collection}.{event}")
+        #expect(sink.credentials == .none && sink.maxOutstanding == 10_000 && sink.ackTimeout == .seconds(5))
+        #expect(sink.summary == "jetstream:nats://127.0.0.1:4222/directus.{collection}.{event}")
+    }
+
+    @Test func everyKeyIsRead() throws {
+        let files = InMemoryFiles(["/etc/nats/ca.pem": "-----BEGIN CERTIFICATE-----", "/run/pw": "hunter2\n"])
+        let sink = try #require(
+            try jetstream(
+                [
+                    "  servers: [\"tls://a:4222\", \"tls://b:4222\"]", "  subject: \"cdc.{collection}.x.{event}\"",
+                    "  user: bridge", "  password_file: /run/pw", "  ca_file: /etc/nats/ca.pem",
+                    "  max_outstanding: 500", "  ack_timeout: 2s",
+                ],
+                files: files))
+        #expect(sink.servers == ["tls://a:4222", "tls://b:4222"] && sink.subject == "cdc.{collection}.x.{event}")
+        #expect(sink.credentials == .userPassword(user: "bridge", password: "hunter2"))
+        #expect(sink.secrets == ["hunter2"] && !sink.yamlLines.joined().contains("hunter2"))
+        #expect(sink.caFile == "/etc/nats/ca.pem" && sink.maxOutstanding == 500 && sink.ackTimeout == .seconds(2))
+    }
+
+    @Test func tokenIsASecretAndOnlyOneWayOfAuthenticating() throws {
+        let sink = try #require(try jetstream(["  servers: [\"nats://h:4222\"]", "  token: s3cret-token"]))
+        #expect(sink.credentials == .token("s3cret-token") && sink.secrets == ["s3cret-token"])
+        #expect(sink.yamlLines.contains("token: \"[REDACTED]\""))
+        let both = issues(yaml(["  servers: [\"nats://h:4222\"]", "  token: t", "  user: u", "  password: p"]))
+        #expect(both.count == 1 && both[0].contains("set one of credentials_file, token or user+password"), "\(both)")
+        let alone = issues(yaml(["  servers: [\"nats://h:4222\"]", "  user: u"]))
+        #expect(alone.count == 1 && alone[0].contains("\"user\" and \"password\" go together"), "\(alone)")
+        let missing = issues(yaml(["  servers: [\"nats://h:4222\"]", "  credentials_file: /nowhere.creds"]))
+        #expect(missing.count == 1 && missing[0].contains("cannot read \"/nowhere.creds\""), "\(missing)")
+    }
+
+    @Test func serversAreRequiredAndAreURLs() {
+        let none = issues(yaml(["  subject: a.b"]))
+        #expect(none.count == 1 && none[0].contains("missing required key \"servers\""), "\(none)")
+        let empty = issues(yaml(["  servers: []"]))
+        #expect(empty.count == 1 && empty[0].contains("list at least one server"), "\(empty)")
+        let bare = issues(yaml(["  servers: [\"127.0.0.1:4222\"]"]))
+        #expect(bare.count == 1 && bare[0].contains("must start with nats:// or tls://"), "\(bare)")
+    }
+
+    @Test func subjectTemplatesAreChecked() {
+        for bad in ["directus.>", "directus.*.{event}", "directus..{event}", "has space.{event}"] {
+            let found = issues(yaml(["  servers: [\"nats://h:4222\"]", "  subject: \"\(bad)\""]))
+            #expect(found.count == 1 && found[0].contains("is not a NATS subject"), "\(bad): \(found)")
+        }
+        let typo = issues(yaml(["  servers: [\"nats://h:4222\"]", "  subject: \"directus.{colection}\""]))
+        #expect(typo.count == 1 && typo[0].contains("unknown placeholder \"{colection}\""), "\(typo)")
+    }
+}

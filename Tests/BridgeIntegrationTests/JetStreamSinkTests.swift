@@ -1,0 +1,240 @@
+import BridgeTestSupport
+import Foundation
+import Testing
+
+/// The real binary with a `type: jetstream` sink against Debian's nats-server (single node and a three-node
+/// cluster on loopback), read back with nats-py (Tests/tools/broker_peers/nats_admin.py): every change stored once
+/// under its event id, the same bytes as its NDJSON line, in order per item — across a killed node, a SIGKILLed
+/// bridge, a server down for 10 s; and a refused credential shows in the log and in `/readyz`.
+@Suite(.serialized, .timeLimit(.minutes(10))) struct JetStreamSinkTests {
+    /// A jetstream sink entry for `webhookConfig` (an NDJSON sink on stdout comes first, to compare bodies).
+    func sinks(_ servers: [NATSServer], _ extra: String = "") -> String {
+        let urls = servers.map { "\"\($0.url)\"" }.joined(separator: ", ")
+        return "  - type: ndjson\n    path: \"-\"\n  - type: jetstream\n    servers: [\(urls)]\n    ack_timeout: 1s\n"
+            + extra.split(separator: "\n").map { "    \($0)\n" }.joined()
+    }
+
+    func urls(_ servers: [NATSServer]) -> String { servers.map(\.url).joined(separator: ",") }
+
+    func createStream(_ servers: [NATSServer], replicas: Int) throws {
+        let result = try PythonTool.run(
+            script: "broker_peers/nats_admin.py",
+            arguments: ["create-stream", urls(servers), "EVENTS", "directus.>", "--replicas", String(replicas)])
+        try #require(result.status == 0, "create-stream: \(result.stderr)")
+    }
+
+    /// One message of the stream EVENTS as nats-py read it, with its event parsed.
+    struct Stored: Decodable {
+        var seq: Int
+        var subject: String
+        var msg_id: String
+        var data: String
+
+        var event: [String: Any] {
+            (try? JSONSerialization.jsonObject(with: Data(data.utf8))) as? [String: Any] ?? [:]
+        }
+    }
+
+    func readStream(_ servers: [NATSServer]) -> [Stored] {
+        guard
+            let result = try? PythonTool.run(
+                script: "broker_peers/nats_admin.py", arguments: ["read-stream", urls(servers), "EVENTS"]),
+            result.status == 0, let line = result.stdout.split(separator: "\n").last
+        else { return [] }
+        struct Output: Decodable { var messages: [Stored] }
+        return (try? JSONDecoder().decode(Output.self, from: Data(line.utf8)).messages) ?? []
+    }
+
+    /// Reads the stream (once a second: each read starts a Python process) until it holds `count` messages.
+    func waitForStream(_ servers: [NATSServer], count: Int, timeout: TimeInterval = 60) -> [Stored] {
+        let deadline = Date().addingTimeInterval(TestEnvironment.patient(timeout))
+        var stored = readStream(servers)
+        while stored.count < count && Date() < deadline {
+            sleep(1)
+            stored = readStream(servers)
+        }
+        return stored
+    }
+
+    /// Each event once (ids unique), under its subject, and each item's events in activity order.
+    func expectOncePerEventInItemOrder(_ stored: [Stored], sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(
+            Set(stored.map(\.msg_id)).count == stored.count, "an event stored twice", sourceLocation: sourceLocation)
+        var lastSeq: [String: Int] = [:]
+        for message in stored {
+            let event = message.event
+            let key = "\(event["key"] ?? "")"
+            #expect(message.msg_id == event["id"] as? String, sourceLocation: sourceLocation)
+            let subject = "directus.articles.\(event["event"] as? String ?? "")"
+            #expect(message.subject == subject, sourceLocation: sourceLocation)
+            let seq = event["seq"] as? Int ?? -1
+            #expect(seq > lastSeq[key, default: -1], "item \(key) out of order", sourceLocation: sourceLocation)
+            lastSeq[key] = seq
+        }
+    }
+
+    /// Creates `count` articles (one request) and returns their keys.
+    @discardableResult
+    func createArticles(_ emulator: Emulator, _ count: Int, title: String) throws -> [String] {
+        let created = try emulator.rest("POST", "/items/articles", (0..<count).map { ["title": "\(title) \($0)"] })
+        return ((created as? [String: Any])?["data"] as? [[String: Any]] ?? []).map { "\($0["id"]!)" }
+    }
+
+    func updateArticles(_ emulator: Emulator, _ keys: [String], round: Int) throws {
+        for key in keys { try emulator.rest("PATCH", "/items/articles/\(key)", ["title": "round \(round)"]) }
+    }
+
+    @Test func singleNodeStoresEveryChangeOnceAsItsEventLine() throws {
+        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "jetstream-single")
+        let server = try NATSServer(name: "single", in: directory)
+        try server.start()
+        try createStream([server], replicas: 1)
+        let emulator = try Emulator()
+        defer { emulator.stop() }
+        let bridge = try BridgeProcess.run(
+            config: webhookConfig(url: emulator.url, sinks: sinks([server]), mode: "activity"))
+        #expect(bridge.waitUntilConnected(), "\(bridge.stderr)")
+
+        let keys = try createArticles(emulator, 20, title: "single")
+        try updateArticles(emulator, Array(keys.prefix(5)), round: 1)
+        try emulator.rest("DELETE", "/items/articles/\(keys[19])")
+        let stored = waitForStream([server], count: 26)
+        #expect(stored.count == 26, "\(bridge.stderr.suffix(3000))")
+        expectOncePerEventInItemOrder(stored)
+        // The message value is the event exactly as its NDJSON line, without the newline.
+        #expect(bridge.waitUntil { $0.lines.count >= 26 })
+        #expect(Set(stored.map(\.data)) == Set(bridge.lines))
+        #expect(Set(stored.map(\.subject)) == ["directus.articles.create", "directus.articles.update",
+                                               "directus.articles.delete"])
+        bridge.send(SIGTERM)
+        #expect(bridge.waitForExit() == 0, "\(bridge.stderr.suffix(2000))")
+    }
+
+    @Test func aClusterNodeKilledDuringAStreamOfChangesLosesNothing() throws {
+        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "jetstream-cluster")
+        let servers = try NATSServer.cluster(in: directory)
+        try createStream(servers, replicas: 3)
+        let emulator = try Emulator()
+        defer { emulator.stop() }
+        let bridge = try BridgeProcess.run(
+            config: webhookConfig(url: emulator.url, sinks: sinks(servers), mode: "activity"))
+        #expect(bridge.waitUntilConnected(), "\(bridge.stderr)")
+
+        var expected = 0
+        var keys: [String] = []
+        for round in 0..<8 {
+            keys += try createArticles(emulator, 15, title: "cluster \(round)")
+            try updateArticles(emulator, Array(keys.suffix(20)), round: round)
+            expected += 15 + min(20, keys.count)
+            if round == 2 {
+                // The stream's leader goes away without a goodbye while changes keep coming.
+                let leader = try PythonTool.run(
+                    script: "broker_peers/nats_admin.py", arguments: ["stream-leader", urls(servers), "EVENTS"])
+                let name = leader.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+                let victim = servers.first { $0.name == name } ?? servers[0]
+                victim.kill()
+            }
+        }
+        let alive = servers.filter { $0.port != 0 }
+        let stored = waitForStream(alive, count: expected, timeout: 120)
+        #expect(stored.count == expected, "\(bridge.stderr.suffix(3000))")
+        expectOncePerEventInItemOrder(stored)
+        #expect(bridge.waitUntil { $0.lines.count >= expected })
+        #expect(Set(stored.map(\.msg_id)) == Set(bridge.events.compactMap { $0["id"] as? String }))
+        bridge.send(SIGTERM)
+        #expect(bridge.waitForExit() == 0, "\(bridge.stderr.suffix(2000))")
+    }
+
+    @Test func aBridgeKilledAndRestartedStoresNoDuplicate() throws {
+        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "jetstream-sigkill")
+        let server = try NATSServer(name: "single", in: directory)
+        try server.start()
+        try createStream([server], replicas: 1)
+        let emulator = try Emulator()
+        defer { emulator.stop() }
+        let config = webhookConfig(url: emulator.url, sinks: sinks([server]), mode: "activity")
+        let bridge = try BridgeProcess.run(config: config)
+        #expect(bridge.waitUntilConnected(), "\(bridge.stderr)")
+        try createArticles(emulator, 50, title: "stored")
+        #expect(waitForStream([server], count: 50).count == 50)
+
+        // The server freezes: the next events are published (they sit in its socket) but never acknowledged, so
+        // the activity cursor cannot move past them. The bridge dies; the server stores them when it thaws; the
+        // restarted bridge sends them again from its cursor, and the stream keeps one copy of each.
+        server.pause()
+        try createArticles(emulator, 50, title: "in flight")
+        #expect(bridge.waitUntil(timeout: 30) { $0.lines.count >= 100 }, "\(bridge.stderr.suffix(2000))")
+        sleep(1)  // libnats's flusher hands the published messages to the socket
+        bridge.send(SIGKILL)
+        #expect(bridge.waitForExit() == SIGKILL)
+        server.resume()
+
+        let restarted = try BridgeProcess.run(config: config, in: bridge.directory)
+        #expect(restarted.waitUntil(timeout: 30) { $0.lines.count >= 50 }, "\(restarted.stderr.suffix(2000))")
+        // Sent again under the same ids (as backfill, with a new received_at): the stream keeps the first copy.
+        let ids = { (process: BridgeProcess) in Set(process.events.compactMap { $0["id"] as? String }) }
+        #expect(ids(restarted).intersection(ids(bridge)).count == 50, "the unacknowledged events are sent again")
+        let stored = waitForStream([server], count: 100, timeout: 60)
+        #expect(stored.count == 100, "\(restarted.stderr.suffix(3000))")
+        expectOncePerEventInItemOrder(stored)
+        #expect(Set(stored.map(\.msg_id)) == ids(bridge))
+        restarted.send(SIGTERM)
+        #expect(restarted.waitForExit() == 0, "\(restarted.stderr.suffix(2000))")
+        // Read after the restarted bridge is gone: a late copy would show as a 101st message.
+        #expect(readStream([server]).count == 100)
+    }
+
+    @Test func eventsWaitWhileTheServerIsDownThenArriveInOrder() throws {
+        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "jetstream-down")
+        let server = try NATSServer(name: "single", in: directory)
+        try server.start()
+        try createStream([server], replicas: 1)
+        let emulator = try Emulator()
+        defer { emulator.stop() }
+        let bridge = try BridgeProcess.run(
+            config: webhookConfig(url: emulator.url, sinks: sinks([server]), mode: "activity"))
+        #expect(bridge.waitUntilConnected(), "\(bridge.stderr)")
+        let keys = try createArticles(emulator, 10, title: "before")
+        #expect(waitForStream([server], count: 10).count == 10)
+
+        server.kill()
+        try updateArticles(emulator, keys, round: 1)
+        try createArticles(emulator, 10, title: "while down")
+        try updateArticles(emulator, keys, round: 2)
+        // Down for 10 s: the bridge keeps the events and says why.
+        #expect(bridge.waitForLog("sink failed, retrying", timeout: 30), "\(bridge.stderr.suffix(2000))")
+        sleep(10)
+        try server.start()
+        let stored = waitForStream([server], count: 40, timeout: 90)
+        #expect(stored.count == 40, "\(bridge.stderr.suffix(3000))")
+        expectOncePerEventInItemOrder(stored)
+        bridge.send(SIGTERM)
+        #expect(bridge.waitForExit() == 0, "\(bridge.stderr.suffix(2000))")
+    }
+
+    @Test func aRefusedCredentialIsLoggedAndMakesReadinessFail() throws {
+        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "jetstream-auth")
+        let server = try NATSServer(
+            name: "guarded", in: directory, authorization: "authorization { token: \"right-token-123\" }")
+        try server.start()
+        let emulator = try Emulator()
+        defer { emulator.stop() }
+        let bridge = try BridgeProcess.run(
+            config: webhookConfig(
+                url: emulator.url, sinks: sinks([server], "token: wrong-token-456"), operations: true, mode: "live"))
+        let base = try #require(bridge.operationsURL(), "\(bridge.stderr)")
+        #expect(bridge.waitForLog("sink failed, retrying", timeout: 30), "\(bridge.stderr.suffix(2000))")
+        let line = bridge.stderr.split(separator: "\n").first { $0.contains("sink failed, retrying") } ?? ""
+        #expect(line.contains("ERROR") && line.lowercased().contains("authoriz"), "\(line)")
+        // After the dispatcher's stuck threshold (30 s) the sink is a readiness reason.
+        #expect(
+            bridge.waitUntil(timeout: 90) { _ in
+                guard let answer = try? HTTPFetch.get(base + "/readyz") else { return false }
+                return answer.status == 503 && String(decoding: answer.body, as: UTF8.self).contains("jetstream:")
+            },
+            "\(bridge.stderr.suffix(2000))")
+        #expect(!bridge.stderr.contains("wrong-token-456"))
+        bridge.send(SIGTERM)
+        #expect(bridge.waitForExit(timeout: 30) != nil)
+    }
+}
