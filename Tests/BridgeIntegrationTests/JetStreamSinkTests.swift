@@ -212,6 +212,40 @@ import Testing
         #expect(bridge.waitForExit() == 0, "\(bridge.stderr.suffix(2000))")
     }
 
+    @Test func checkFindsTheStreamAndStoresATestEvent() throws {
+        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "jetstream-check")
+        let server = try NATSServer(name: "checked", in: directory)
+        try server.start()
+        let emulator = try Emulator()
+        defer { emulator.stop() }
+        func check(_ arguments: [String] = []) throws -> (code: Int32?, line: String) {
+            let run = try BridgeProcess(
+                arguments: ["check", "--config", "bridge.yaml"] + arguments, directory: try configDirectory())
+            let code = run.waitForExit(timeout: 60)
+            return (code, run.lines.first { $0.contains("jetstream nats://") } ?? "missing: \(run.lines)")
+        }
+        func configDirectory() throws -> URL {
+            let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "jetstream-check-run")
+            try webhookConfig(url: emulator.url, sinks: sinks([server]))
+                .write(to: directory.appendingPathComponent("bridge.yaml"), atomically: true, encoding: .utf8)
+            return directory
+        }
+        // No stream yet: FAIL, saying which subjects need one.
+        let missing = try check()
+        #expect(missing.code == 1 && missing.line.hasPrefix("FAIL ") && missing.line.contains("directus.*.*"),
+                "\(missing.line)")
+        try createStream([server], replicas: 1)
+        let found = try check()
+        #expect(
+            found.code == 0 && found.line.hasPrefix("ok   ") && found.line.contains("stream EVENTS"), "\(found.line)")
+        let sent = try check(["--send-test-event"])
+        #expect(sent.code == 0 && sent.line.contains("stored in stream EVENTS"), "\(sent.line)")
+        let stored = readStream([server])
+        #expect(stored.count == 1 && stored.first?.subject == "directus.articles.test")
+        #expect(stored.first?.msg_id.hasPrefix("evt_test_") == true)
+        #expect(stored.first?.event["type"] as? String == "directus.bridge.test")
+    }
+
     @Test func aRefusedCredentialIsLoggedAndMakesReadinessFail() throws {
         let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "jetstream-auth")
         let server = try NATSServer(
