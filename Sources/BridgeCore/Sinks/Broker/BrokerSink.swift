@@ -8,7 +8,7 @@ import BridgeSystem
 ///   mode the sink waits at its cursor, in live mode the queue in front of it fills and drops. A batch larger than
 ///   the bound is taken whole: what does not fit waits in the sink and follows as confirmations free room.
 /// * `makeDurable` returns once every accepted event is confirmed. While the broker makes no progress for
-///   `stallAfter`, it throws a retriable error naming the client's problem (the dispatcher logs it at error level,
+///   `stallAfter`, it throws a retriable error naming the client's problem (the sink runner logs it at error level,
 ///   backs off and, after its stuck threshold, makes `/readyz` answer 503 with that reason).
 /// * An event that failed but can be delivered (a connection closed for good, a fatal producer error, a refused
 ///   credential) is sent again, before anything newer, on a new client when the old one broke; JetStream drops

@@ -18,7 +18,7 @@ final class JetStreamBrokerClient: BrokerClient {
     }
 
     /// Connects to `settings.servers`; a server that cannot be reached or refuses the credentials is a retriable
-    /// error (the dispatcher retries with backoff; an operator may fix the credentials), an unusable setting is not.
+    /// error (the sink runner retries with backoff; an operator may fix the credentials), an unusable setting is not.
     static func open(_ settings: JetStreamSinkConfig, sinkName: String, logger: Logger) throws(SinkError)
         -> JetStreamBrokerClient
     {
