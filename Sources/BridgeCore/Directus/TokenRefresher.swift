@@ -20,36 +20,42 @@ public struct TokenRefresher: Sendable {
 
     /// Runs until `stop` is triggered.
     public func run(stop: ShutdownSignal) async {
-        var failures = 0
-        while !stop.isTriggered {
-            let deadline = await auth.renewalDeadline()
-            // Poll at 50 ms: cheap, and the socket's TOKEN_EXPIRED is answered well within Directus's auth timeout.
-            while !stop.isTriggered {
-                if auth.tokenBox.takeRenewalRequest() { break }
-                if let deadline, ContinuousClock.now >= deadline { break }
-                if failures > 0 { break }  // after the failure's delay: a static token has no deadline to wait for
-                await stop.sleep(for: .milliseconds(50))
-            }
-            if stop.isTriggered { return }
-            do {
+        // A renewal that fails for another reason (Directus unreachable) is retried sooner: from 0.5 s up to
+        // `retryDelay`, with the bridge's one backoff.
+        var backoff = Backoff(initialDelay: min(.milliseconds(500), retryDelay), maxDelay: retryDelay)
+        while await renewalDue(stop: stop) {
+            var failed = false
+            let renewed: Void? = await retrying(until: stop, backoff: &backoff) {
                 try await auth.renew(replacing: await auth.accessToken())
-                if failures > 0 || !health.snapshot.authenticated { logger.info("credentials accepted again") }
-                failures = 0
-                health.update { $0.authenticated = true }
-            } catch where error.isCredentialsRejected {
-                failures += 1
-                health.update { $0.authenticated = false }
-                logger.error(
-                    "Directus no longer accepts the credentials; retrying",
-                    metadata: [LogKey.error: error.description, LogKey.delay: "\(retryDelay)"])
-                await stop.sleep(for: retryDelay)
-            } catch {
-                failures += 1
-                let delay = min(retryDelay, .milliseconds(250) * (1 << min(failures, 10)))
+            } failed: { error, delay in
+                failed = true
+                if let error = error as? DirectusError, error.isCredentialsRejected {
+                    health.update { $0.authenticated = false }
+                    logger.error(
+                        "Directus no longer accepts the credentials; retrying",
+                        metadata: [LogKey.error: error.description, LogKey.delay: retryDelay.logText])
+                    return retryDelay
+                }
                 logger.warning(
-                    "token renewal failed; retrying", metadata: [LogKey.error: error.description, LogKey.delay: "\(delay)"])
-                await stop.sleep(for: delay)
+                    "token renewal failed; retrying", metadata: [LogKey.error: "\(error)", LogKey.delay: delay.logText])
+                return delay
             }
+            guard renewed != nil else { return }
+            if failed || !health.snapshot.authenticated { logger.info("credentials accepted again") }
+            health.update { $0.authenticated = true }
         }
+    }
+
+    /// Waits until the token is due for renewal (75 % of its lifetime) or a renewal is requested; false when
+    /// stopped first. Polls at 50 ms: cheap, and the socket's TOKEN_EXPIRED is answered well within Directus's
+    /// auth timeout.
+    private func renewalDue(stop: ShutdownSignal) async -> Bool {
+        let deadline = await auth.renewalDeadline()
+        while !stop.isTriggered {
+            if auth.tokenBox.takeRenewalRequest() { return true }
+            if let deadline, ContinuousClock.now >= deadline { return true }
+            await stop.sleep(for: .milliseconds(50))
+        }
+        return false
     }
 }
