@@ -85,7 +85,10 @@ let package = Package(
         .testTarget(name: "BridgeSystemTests", dependencies: ["BridgeSystem", "BridgeTestSupport"]),
         .testTarget(
             name: "BridgeCoreTests",
-            dependencies: ["BridgeCore", "BridgeSystem", "BridgeHTTP", "BridgeJSON", "BridgeConfig", "BridgeTestSupport"]
+            dependencies: [
+                "BridgeCore", "BridgeSystem", "BridgeHTTP", "BridgeJSON", "BridgeConfig", "BridgeWebSocket",
+                "BridgeTestSupport",
+            ]
         ),
         .testTarget(name: "BridgeAppTests", dependencies: ["BridgeApp", "BridgeTestSupport"]),
         .testTarget(name: "BridgeIntegrationTests", dependencies: ["BridgeCLI", "BridgeTestSupport"]),

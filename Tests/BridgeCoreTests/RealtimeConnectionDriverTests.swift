@@ -1,0 +1,115 @@
+import BridgeJSON
+import BridgeSystem
+import BridgeTestSupport
+import BridgeWebSocket
+import Testing
+
+@testable import BridgeCore
+
+/// `RealtimeConnectionDriver` on one real connection to the emulator: frames become event lines or reader wake-ups,
+/// a renewed token is sent in band, and each way a connection ends is reported as such.
+@Suite(.serialized) struct RealtimeConnectionDriverTests {
+    /// Connects to the rig's emulator and runs a driver for `routes` on the blocking pool until it ends.
+    private func start(
+        _ rig: RealtimeRig, routes: [SubscriptionRoute], tokenBox: TokenBox
+    ) async throws -> Task<RealtimeConnectionDriver.End, any Error> {
+        let connection = try await WebSocketConnection.connect(
+            to: try WebSocketURL(rig.socketURL), options: WebSocketOptions(), logger: .silent)
+        return Task {
+            try await BlockingExecutor.shared.perform {
+                RealtimeConnectionDriver(
+                    connection: connection, routes: routes, authMode: .handshake, heartbeat: .seconds(30),
+                    sinks: rig.sinks, tokenBox: tokenBox, stop: rig.stop, trigger: rig.trigger, health: rig.health,
+                    metrics: rig.metrics, logger: .silent
+                ).run()
+            }
+        }
+    }
+
+    private func staticToken() -> TokenBox {
+        let box = TokenBox()
+        box.publish("admin-static-token")
+        return box
+    }
+
+    @Test func liveRoutesGiveEventLinesAndTriggerRoutesWakeTheReader() async throws {
+        let rig = try RealtimeRig(subscriptions: ["articles", "tags"])
+        let routes = [
+            RealtimeRig.route("articles", handling: .emit),
+            RealtimeRig.route("tags", handling: .trigger, primaryKey: "slug"),
+        ]
+        let driver = try await start(rig, routes: routes, tokenBox: staticToken())
+        #expect(await pollUntil { rig.health.snapshot.connected })
+        #expect(rig.health.snapshot.liveSubscriptions == ["articles", "tags"])
+
+        let key = try rig.emulator.create("articles", ["title": "from the socket"])
+        let event = try #require(await rig.nextEvent(of: "articles"))
+        #expect(event.id.hasPrefix("evt_") && event.event == .create && event.key == key && event.origin == .live)
+        #expect(event.seq == nil && event.subscription == "articles")
+        let line = try JSONValue.parse(event.body)
+        #expect(line["data"]?["title"] == "from the socket")
+
+        // A trigger route's events wake the reader instead of giving lines; every update names its keys.
+        try rig.emulator.create("tags", ["slug": "fresh", "label": "new"])
+        try rig.emulator.rest("PATCH", "/items/articles/\(key)", ["title": "changed"])
+        #expect(await pollUntil { rig.trigger.calls.withLock { $0.changes.contains("tags") } })
+        #expect(await pollUntil {
+            rig.trigger.calls.withLock {
+                $0.updates.contains { $0.collection == "articles" && $0.keys == [key] && $0.delivered }
+            }
+        })
+        #expect(await rig.nextEvent(of: "articles")?.event == .update)
+        #expect(rig.trigger.calls.withLock { $0.reconnects } == 1, "established once: one reconnect notice")
+
+        rig.stop.trigger()
+        #expect(try await driver.value == .shutdown)
+        #expect(!rig.health.snapshot.connected && rig.health.snapshot.liveSubscriptions.isEmpty)
+        #expect(await pollUntil { rig.stat("clients_current") == 0 })
+    }
+
+    @Test func aRenewedTokenIsSentInBandOnTheSameConnection() async throws {
+        let rig = try RealtimeRig(subscriptions: ["articles"])
+        let tokenBox = staticToken()
+        let driver = try await start(rig, routes: [RealtimeRig.route("articles", handling: .emit)], tokenBox: tokenBox)
+        #expect(await pollUntil { rig.health.snapshot.connected })
+        let authOKBefore = rig.stat("auth_ok")
+        let minted = try rig.emulator.control("token", ["email": "admin@example.com", "ttl_ms": 600_000])
+        let token = try #require((minted as? [String: Any])?["access_token"] as? String)
+        tokenBox.publish(token)
+        #expect(await pollUntil { rig.stat("auth_ok") > authOKBefore })
+        #expect(rig.stat("connections_total") == 1, "re-authenticated in band, not by reconnecting")
+        try rig.emulator.create("articles", ["title": "after the renewal"])
+        #expect(await rig.nextEvent(of: "articles") != nil)
+        rig.stop.trigger()
+        #expect(try await driver.value == .shutdown)
+    }
+
+    @Test func aDroppedConnectionEndsAsClosedWith1006() async throws {
+        let rig = try RealtimeRig(subscriptions: ["articles"])
+        let routes = [RealtimeRig.route("articles", handling: .emit)]
+        let driver = try await start(rig, routes: routes, tokenBox: staticToken())
+        #expect(await pollUntil { rig.health.snapshot.connected })
+        try rig.emulator.control("drop", ["reset": true])
+        let end = try await driver.value
+        guard case .closed(let code, _) = end else {
+            Issue.record("ended \(end)")
+            return
+        }
+        #expect(code == 1006)
+        #expect(!rig.health.snapshot.connected)
+    }
+
+    @Test func aRefusedSocketAuthenticationEndsTheConnection() async throws {
+        let rig = try RealtimeRig(subscriptions: ["articles"])
+        let tokenBox = TokenBox()
+        tokenBox.publish("no-such-token")
+        let driver = try await start(rig, routes: [RealtimeRig.route("articles", handling: .emit)], tokenBox: tokenBox)
+        let end = try await driver.value
+        guard case .authenticationFailed(let message) = end else {
+            Issue.record("ended \(end)")
+            return
+        }
+        #expect(message.hasPrefix("AUTH_FAILED"), "\(message)")
+        #expect(!rig.health.snapshot.connected)
+    }
+}
