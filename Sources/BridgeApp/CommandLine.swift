@@ -1,4 +1,4 @@
-/// A parsed command line (contract.md "Command line").
+/// A parsed command line (the manual page, packaging/directus-bridge.1: SYNOPSIS, COMMANDS).
 public enum Command: Sendable, Equatable {
     /// `run`: the service.
     case run(configPath: String)

@@ -1,4 +1,4 @@
-/// The process exit codes of the contract (contract.md "Exit codes").
+/// The process exit codes (the manual page, packaging/directus-bridge.1: EXIT STATUS).
 public enum ExitCode: Int32, Sendable, CaseIterable {
     /// Clean shutdown after SIGINT/SIGTERM (drained, state saved); also `validate`/`check` success.
     case success = 0

@@ -5,7 +5,7 @@ import Testing
 @testable import BridgeCore
 
 /// Event ids are unique per sink whatever the subscriptions, collection names and keys, stable across runs, and
-/// safe in an HTTP header (contract.md, "Safety of what leaves the bridge").
+/// safe in an HTTP header (README.md "Event ids").
 @Suite struct EventIDTests {
     @Test func twoSubscriptionsOnOneCollectionGiveEachChangeTwoIds() async throws {
         let directus = FakeDirectus()

@@ -4,8 +4,8 @@ import Testing
 
 @testable import BridgeCore
 
-/// Nothing outside a subscription's `query.fields` leaves the bridge (contract.md, "Safety of what leaves the
-/// bridge"): `delta` and revision snapshots, which Directus does not shape by the query, are cut down by the reader.
+/// Nothing outside a subscription's `query.fields` leaves the bridge (docs/configuration.md "What `fields` lets out"):
+/// `delta` and revision snapshots, which Directus does not shape by the query, are cut down by the reader.
 @Suite struct FieldSafetyTests {
     @Test func deltaCarriesOnlyTheQueryFieldsAndAnUntouchedQueryGivesAnEmptyDelta() async throws {
         let directus = FakeDirectus()

@@ -6,8 +6,8 @@ import Testing
 
 @testable import BridgeCore
 
-/// contract.md "Activity log retention": rows the cursor still needs that Directus deleted are reported (error log
-/// with the id range, metric), `snapshot: true` subscriptions snapshot again, the others go on from the oldest row.
+/// Activity log retention (docs/ARCHITECTURE.md): rows the cursor still needs that Directus deleted are reported (error
+/// log with the id range, metric), `snapshot: true` subscriptions snapshot again, the others go on from the oldest row.
 @Suite struct RetentionTests {
     static let subscriptions = [subscription(snapshot: true), subscription("comments")]
     static let lostMessage =

@@ -161,7 +161,8 @@ final class ScriptedTransport: HTTPTransport {
         let client = DirectusClient(baseURL: "http://d", transport: transport, timeout: .seconds(1))
         let session = AuthSession(credentials: .staticToken("s"), client: client, logger: .silent)
         #expect(try await session.renew(replacing: "s") == "s")
-        // A removed token or a suspended user: refused like a changed password (contract.md "Credentials").
+        // A removed token or a suspended user: refused like a changed password (README.md "Credentials that stop
+        // working").
         await #expect {
             try await session.renew(replacing: "s")
         } throws: { error in

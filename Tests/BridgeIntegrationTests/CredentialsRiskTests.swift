@@ -2,8 +2,9 @@ import BridgeTestSupport
 import Foundation
 import Testing
 
-/// Issue 10: credentials that Directus stops accepting after start-up (contract.md "Credentials"): an error-level
-/// log, `/readyz` 503, no exit, retries no faster than `reconnect.max_delay`, and recovery once they work again.
+/// Issue 10: credentials that Directus stops accepting after start-up (README.md "Credentials that stop working"): an
+/// error-level log, `/readyz` 503, no exit, retries no faster than `reconnect.max_delay`, and recovery once they work
+/// again.
 @Suite(.serialized) struct CredentialsRiskTests {
     /// liveConfig with the operations endpoint; `reconnect.max_delay` is 1s there.
     func config(_ emulator: Emulator, auth: String) -> String {

@@ -2,7 +2,7 @@ import BridgeTestSupport
 import Foundation
 import Testing
 
-/// Event ids end to end (contract.md, "Safety of what leaves the bridge"): unique per sink when two subscriptions
+/// Event ids end to end (README.md "Event ids"): unique per sink when two subscriptions
 /// cover one collection, and safe in the `webhook-id` header whatever a key holds.
 @Suite(.serialized) struct EventIDEndToEndTests {
     /// Activity mode, `subscriptions` (YAML lines), one NDJSON sink on stdout and one signed webhook sink.

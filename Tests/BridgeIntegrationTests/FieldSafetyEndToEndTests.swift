@@ -2,9 +2,9 @@ import BridgeTestSupport
 import Foundation
 import Testing
 
-/// Nothing outside a subscription's `query.fields` leaves the real binary (contract.md, "Safety of what leaves the
-/// bridge"), in either mode: every field the emulator holds for an article is written, only `id` and `title` may
-/// appear in a line.
+/// Nothing outside a subscription's `query.fields` leaves the real binary (docs/configuration.md "What `fields` lets
+/// out"), in either mode: every field the emulator holds for an article is written, only `id` and `title` may appear in
+/// a line.
 @Suite(.serialized) struct FieldSafetyEndToEndTests {
     private static let subscription = "  - collection: articles\n    query:\n      fields: [id, title]"
     private static let allowed: Set<String> = ["id", "title"]

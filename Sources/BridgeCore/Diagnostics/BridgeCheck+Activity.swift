@@ -4,7 +4,7 @@ import BridgeSystem
 // MARK: - Activity log (delivery.mode activity / auto)
 
 extension BridgeCheck {
-    /// Whether the activity log is readable for every user (contract.md "delivery.mode: auto — readable") and
+    /// Whether the activity log is readable for every user (docs/configuration.md, `delivery`) and
     /// whether each subscribed collection records activity. Nothing to check in live mode.
     ///
     /// In `auto` mode an unreadable log is a warning (the bridge runs in live mode); in `activity` mode it is a
@@ -55,8 +55,8 @@ extension BridgeCheck {
         return results
     }
 
-    /// Whether the activity log still holds every row the saved cursor needs (contract.md "Activity log
-    /// retention"): FAIL while rows it needs were deleted, as `run` would detect them. Nothing to say before the
+    /// Whether the activity log still holds every row the saved cursor needs (docs/ARCHITECTURE.md "Activity
+    /// log retention"): FAIL while rows it needs were deleted, as `run` would detect them. Nothing to say before the
     /// bridge ever saved a cursor.
     private func checkRetention(_ session: CheckSession) async -> CheckResult? {
         let name = "activity retention"

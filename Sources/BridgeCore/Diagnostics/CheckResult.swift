@@ -1,4 +1,4 @@
-/// One line of `directus-bridge check` (contract.md "`check` lines").
+/// One line of `directus-bridge check` (README.md "Check the setup").
 public struct CheckResult: Sendable, Equatable {
     /// How the check came out.
     public enum Status: Sendable, Equatable {

@@ -3,7 +3,7 @@ import BridgeSystem
 
 /// The signed test request `check --send-test-event` POSTs to a webhook: an event-shaped body with
 /// `type: directus.bridge.test` (so receivers can recognise and ignore it) and the Standard Webhooks headers of
-/// contract.md "The webhook request".
+/// real deliveries (README.md "Webhooks", "Check the setup").
 ///
 /// It is signed exactly like real deliveries, by `WebhookSigner`.
 struct WebhookTestEvent {

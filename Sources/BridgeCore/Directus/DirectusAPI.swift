@@ -50,14 +50,15 @@ public final class DirectusAPI: Sendable {
             }
         } catch where error.isCredentialsRejected {
             // A static token removed, a suspended user: the token refresher asks again and reports it (error log,
-            // /readyz 503) until it works, while an open socket may not notice (contract.md "Credentials").
+            // /readyz 503) until it works, while an open socket may not notice (README.md "Credentials that stop
+            // working").
             auth.tokenBox.requestRenewal()
             throw error
         }
     }
 
     /// The primary-key field of `collection` from `GET /fields/<collection>` (`schema.is_primary_key`), never
-    /// assumed to be `id` (contract.md "Primary key").
+    /// assumed to be `id` (README.md "The event line": `key`).
     public func primaryKey(of collection: String) async throws(DirectusError) -> String {
         let answer = try await get("/fields/\(URLQuery.escape(collection))")
         for field in answer["data"]?.arrayValue ?? [] where field["schema"]?["is_primary_key"]?.boolValue == true {
@@ -84,7 +85,7 @@ public final class DirectusAPI: Sendable {
         return name
     }
 
-    /// Whether the user can read every user's activity rows (contract.md "delivery.mode: auto — readable"):
+    /// Whether the user can read every user's activity rows (docs/configuration.md, `delivery`):
     /// `read.access == "full"` on `directus_activity` from `GET /permissions/me` (§8.9), else the admin flag of
     /// `GET /users/me` on servers without that route. A 403 means not readable.
     public func canReadAllActivity() async throws(DirectusError) -> Bool {

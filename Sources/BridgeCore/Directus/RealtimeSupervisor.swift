@@ -4,10 +4,10 @@ public import BridgeWebSocket
 /// Keeps one realtime connection up for as long as the bridge runs: connect, run the connection on a thread of its
 /// own, and reconnect forever with exponential backoff and full jitter (`directus.reconnect`).
 ///
-/// Each attempt logs one line with the reason and the next delay. An upgrade refused with 401/403 or a refused
-/// socket `auth` renews the token before the next attempt (re-login when the refresh token is refused). When
-/// Directus refuses the credentials themselves (contract.md "Credentials"), that is logged at error level, the
-/// bridge is not ready, and they are tried again every `max_delay` before the next connection, until they work.
+/// Each attempt logs one line with the reason and the next delay. An upgrade refused with 401/403 or a refused socket
+/// `auth` renews the token before the next attempt (re-login when the refresh token is refused). When Directus refuses
+/// the credentials themselves (README.md "Credentials that stop working"), that is logged at error level, the bridge is
+/// not ready, and they are tried again every `max_delay` before the next connection, until they work.
 package struct RealtimeSupervisor: Sendable {
     /// What the supervisor needs to build connections.
     package struct Settings: Sendable {

@@ -1,9 +1,9 @@
 public import BridgeSystem
 
-/// Keeps the access token fresh: renews it at 75 % of its lifetime and whenever the socket reports TOKEN_EXPIRED
-/// or a REST call finds the credentials refused (`TokenBox.requestRenewal`). A rejected renewal (credentials
-/// revoked, password changed, a static token removed) is logged at error level, marks the bridge not ready, and
-/// is retried every `retryDelay` until it succeeds — the process does not exit (contract.md "Credentials").
+/// Keeps the access token fresh: renews it at 75 % of its lifetime and whenever the socket reports TOKEN_EXPIRED or a
+/// REST call finds the credentials refused (`TokenBox.requestRenewal`). A rejected renewal (credentials revoked,
+/// password changed, a static token removed) is logged at error level, marks the bridge not ready, and is retried every
+/// `retryDelay` until it succeeds — the process does not exit (README.md "Credentials that stop working").
 public struct TokenRefresher: Sendable {
     let auth: AuthSession
     let health: HealthState

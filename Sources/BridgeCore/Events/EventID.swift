@@ -1,5 +1,5 @@
 /// How event ids are made: unique per sink, the same in every run, and safe as an HTTP header value
-/// (contract.md, "Safety of what leaves the bridge").
+/// (README.md "Event ids").
 ///
 /// - Activity mode: `act_<activity id>` for the first subscription (in file order) on a collection,
 ///   `act_<activity id>_<uid>` for each other one on it.

@@ -1,4 +1,4 @@
-/// What happens after a webhook attempt (contract.md "The webhook request", "Retries").
+/// What happens after a webhook attempt (README.md "Webhooks": retries and dead letters).
 package struct RetryPolicy: Sendable, Equatable {
     /// The outcome of one attempt.
     package enum Outcome: Sendable, Equatable {

@@ -1,6 +1,6 @@
 package import BridgeHTTP
 
-/// Builds the POST of one webhook attempt (contract.md "The webhook request").
+/// Builds the POST of one webhook attempt (README.md "Webhooks").
 ///
 /// The body is the stored event object, byte for byte, on every attempt; only `webhook-timestamp` and the
 /// signature change between attempts, and the signature is made with the secrets configured now (a replayed

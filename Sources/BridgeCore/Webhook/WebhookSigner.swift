@@ -1,6 +1,6 @@
 import BridgeTLS
 
-/// Signs webhook requests the Standard Webhooks way (contract.md "The webhook request").
+/// Signs webhook requests the Standard Webhooks way (README.md "Webhooks").
 ///
 /// `webhook-signature: v1,<base64 HMAC-SHA256(key, "<webhook-id>.<webhook-timestamp>.<body>")>`; the key of a
 /// `whsec_<base64>` secret is the decoded base64, any other secret is used as its UTF-8 bytes. With several
