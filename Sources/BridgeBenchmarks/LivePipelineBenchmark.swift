@@ -57,8 +57,8 @@ enum LivePipelineBenchmark {
         let health = HealthState(expectedSubscriptions: ["articles"])
         let sink = LatencyRecordingSink(inner: try NDJSONSink(path: "/dev/null", fsync: .never), expected: count)
         let inbox = SinkInbox(
-            sinkID: "bench", sinkName: "bench", capacity: 100_000, registry: registry, pipelineMetrics: metrics,
-            logger: .silent)
+            sinkID: "bench", sinkName: "bench", capacity: 100_000, maxBytes: 256 << 20, registry: registry,
+            pipelineMetrics: metrics, logger: .silent)
         let sinks = SinkFanOut([inbox])
         let runner = SinkRunner(
             sink: ConfiguredSink(id: "bench", connector: sink, filter: EventFilter()), inbox: inbox, recorder: nil,

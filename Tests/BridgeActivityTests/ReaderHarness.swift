@@ -30,13 +30,14 @@ final class ReaderHarness: @unchecked Sendable {
         gapTimeout: Duration = .seconds(30),
         pollInterval: Duration = .seconds(60),
         capacity: Int = 100_000,
+        maxBytes: Int = 256 << 20,
         source: (any ActivitySource)? = nil,
         logger: Logger = .silent
     ) throws {
         self.directus = directus
         self.directory = try directory ?? TestEnvironment.makeTemporaryDirectory(prefix: "activity").path
         store = try CursorStore(directory: self.directory)
-        queue = EventQueue(capacity: capacity)
+        queue = EventQueue(capacity: capacity, maxBytes: maxBytes)
         health.update { $0.connected = true }
         let store = self.store
         reader = ActivityReader(

@@ -98,6 +98,7 @@ import Testing
           poll_interval: 2s
           state_dir: /var/lib/bridge
           max_queue: 500
+          max_queue_bytes: 64MiB
         sinks:
           - type: ndjson
             path: /var/log/changes.ndjson
@@ -159,7 +160,8 @@ import Testing
                 mode: .activity,
                 pollInterval: .seconds(2),
                 stateDir: "/var/lib/bridge",
-                maxQueue: 500
+                maxQueue: 500,
+                maxQueueBytes: 64 << 20
             ),
             sinks: [
                 SinkConfig(

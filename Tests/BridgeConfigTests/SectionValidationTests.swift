@@ -17,6 +17,34 @@ import Testing
         let valid = try config(minimalYAML + "delivery: { mode: live, max_queue: 0x10 }\n")
         #expect(valid.delivery.mode == .live)
         #expect(valid.delivery.maxQueue == 16)
+        #expect(valid.delivery.maxQueueBytes == 256 << 20, "the default")
+    }
+
+    @Test func maxQueueBytesTakesBytesOrASizeWithAUnit() throws {
+        for (text, bytes) in [("2MiB", 2 << 20), ("1GiB", 1 << 30), ("1048576", 1 << 20), ("4096KiB", 4 << 20)] {
+            #expect(try config(minimalYAML + "delivery:\n  max_queue_bytes: \(text)\n").delivery.maxQueueBytes == bytes)
+        }
+        let yaml =
+            minimalYAML
+            + "delivery:\n  max_queue_bytes: 12XB\n  max_queu_bytes: 1MiB\n"
+        #expect(
+            issues(yaml) == [
+                "bridge.yaml:10:20: delivery.max_queue_bytes: invalid size \"12XB\" (use a whole number of bytes, or a "
+                    + "whole number and a unit: B, KiB, MiB, GiB or TiB, e.g. \"256MiB\")",
+                "bridge.yaml:11:3: unknown key \"max_queu_bytes\" (did you mean \"max_queue_bytes\"?)",
+            ]
+        )
+        for text in ["512KiB", "0", "-1", "2TiB", "1.5MiB", "\"1048576\"", "99999999999999999999TiB"] {
+            let problems = issues(minimalYAML + "delivery:\n  max_queue_bytes: \(text)\n")
+            #expect(problems.count == 1, "\(text): \(problems)")
+            #expect(problems.first?.contains("delivery.max_queue_bytes") == true)
+        }
+        #expect(
+            issues(minimalYAML + "delivery:\n  max_queue_bytes: 512KiB\n") == [
+                "bridge.yaml:10:20: delivery.max_queue_bytes must be between 1MiB and 1TiB, got 512KiB"
+            ]
+        )
+        #expect(ByteSizeText.format(3 << 19) == "1536KiB" && ByteSizeText.format(1000) == "1000B")
     }
 
     @Test(arguments: [

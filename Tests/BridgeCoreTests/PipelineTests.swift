@@ -12,7 +12,7 @@ func makeEvent(_ n: Int, collection: String = "articles", event: ChangeEvent = .
 
 @Suite struct EventQueueTests {
     @Test func offerRefusesWhenFullAndTakeDrainsInOrder() {
-        let queue = EventQueue(capacity: 3)
+        let queue = EventQueue(capacity: 3, maxBytes: 256 << 20)
         #expect(queue.offer(EventBatch(events: [makeEvent(1), makeEvent(2)])))
         #expect(!queue.offer(EventBatch(events: [makeEvent(3), makeEvent(4)])))
         #expect(queue.offer(EventBatch(events: [makeEvent(3)])))
@@ -23,12 +23,12 @@ func makeEvent(_ n: Int, collection: String = "articles", event: ChangeEvent = .
     }
 
     @Test func anOversizedBatchIsAcceptedWhenEmpty() {
-        let queue = EventQueue(capacity: 1)
+        let queue = EventQueue(capacity: 1, maxBytes: 256 << 20)
         #expect(queue.offer(EventBatch(events: [makeEvent(1), makeEvent(2)])))
     }
 
     @Test func putWaitsForRoomInsteadOfDropping() async {
-        let queue = EventQueue(capacity: 1)
+        let queue = EventQueue(capacity: 1, maxBytes: 256 << 20)
         #expect(queue.offer(EventBatch(events: [makeEvent(1)])))
         async let second = queue.put(EventBatch(events: [makeEvent(2)]))
         try? await Task.sleep(for: .milliseconds(20))
@@ -39,7 +39,7 @@ func makeEvent(_ n: Int, collection: String = "articles", event: ChangeEvent = .
     }
 
     @Test func closeWakesWaitersAndLetsTheConsumerDrain() async {
-        let queue = EventQueue(capacity: 1)
+        let queue = EventQueue(capacity: 1, maxBytes: 256 << 20)
         _ = queue.offer(EventBatch(events: [makeEvent(1)]))
         async let blocked = queue.put(EventBatch(events: [makeEvent(2)]))
         try? await Task.sleep(for: .milliseconds(20))

@@ -16,7 +16,10 @@ extension ConfigDecoder {
             }
         }
         let maxQueue = integer(map, "max_queue", default: defaults.maxQueue, range: DeliveryConfig.maxQueueRange)
-        return DeliveryConfig(mode: mode, pollInterval: pollInterval, stateDir: stateDir, maxQueue: maxQueue)
+        let maxQueueBytes = byteSize(
+            map, "max_queue_bytes", default: defaults.maxQueueBytes, range: DeliveryConfig.maxQueueBytesRange)
+        return DeliveryConfig(
+            mode: mode, pollInterval: pollInterval, stateDir: stateDir, maxQueue: maxQueue, maxQueueBytes: maxQueueBytes)
     }
 
     /// `http`.

@@ -139,6 +139,38 @@ package struct ConfigDecoder {
         return value
     }
 
+    /// A byte size: a whole number of bytes, or a number and a unit such as `256MiB` (``ByteSizeText``).
+    package mutating func byteSize(_ map: MappingView, _ key: String, default fallback: Int, range: ClosedRange<Int>)
+        -> Int
+    {
+        guard let node = map[key],
+            let scalar = scalar(node, field: map.field(key), expected: "a size such as \"256MiB\"")
+        else { return fallback }
+        let bytes: Int?
+        if case .integer(let text) = YAMLCoreSchema.resolve(scalar) {
+            bytes = Int(text)
+        } else {
+            bytes = ByteSizeText.parse(scalar.text)
+        }
+        guard let bytes else {
+            report(
+                "\(map.field(key)): invalid size \"\(scalar.text)\" (use a whole number of bytes, or a whole number "
+                    + "and a unit: B, KiB, MiB, GiB or TiB, e.g. \"256MiB\")",
+                at: node.mark
+            )
+            return fallback
+        }
+        guard range.contains(bytes) else {
+            report(
+                "\(map.field(key)) must be between \(ByteSizeText.format(range.lowerBound)) and "
+                    + "\(ByteSizeText.format(range.upperBound)), got \(scalar.text)",
+                at: node.mark
+            )
+            return fallback
+        }
+        return bytes
+    }
+
     /// A duration such as `250ms`, `10s`, `1m30s`; zero only when `allowZero`.
     package mutating func duration(
         _ map: MappingView,

@@ -8,7 +8,7 @@ enum ConfigKeys {
     static let tls = ["ca_file", "insecure_skip_verify"]
     static let reconnect = ["initial_delay", "max_delay", "reset_after"]
     static let subscription = ["collection", "uid", "events", "query", "snapshot"]
-    static let delivery = ["mode", "poll_interval", "state_dir", "max_queue"]
+    static let delivery = ["mode", "poll_interval", "state_dir", "max_queue", "max_queue_bytes"]
     /// Every key a sink of any of `types` may have, in a stable order.
     static func sinkKeys(of types: [SinkConfigType]) -> [String] {
         var keys = SinkConfigType.sharedKeys

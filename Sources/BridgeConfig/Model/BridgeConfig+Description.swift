@@ -42,6 +42,7 @@ extension BridgeConfig: CustomStringConvertible {
         lines.append("  poll_interval: \(format(delivery.pollInterval))")
         lines.append("  state_dir: \(quoted(delivery.stateDir))")
         lines.append("  max_queue: \(delivery.maxQueue)")
+        lines.append("  max_queue_bytes: \(ByteSizeText.format(delivery.maxQueueBytes))")
         lines.append("sinks:")
         for sink in sinks { lines += describe(sink) }
         lines.append("http:")

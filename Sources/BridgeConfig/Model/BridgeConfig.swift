@@ -57,21 +57,29 @@ public struct DeliveryConfig: Sendable, Equatable {
     /// Events held in memory between the socket and the sinks (`delivery.max_queue`), 1…10,000,000.
     /// Default: 100000.
     public var maxQueue: Int
+    /// *Extension.* Bytes of event lines held in memory between the socket and the sinks
+    /// (`delivery.max_queue_bytes`), 1MiB…1TiB, a whole number of bytes or a size such as `256MiB`.
+    /// Default: 256MiB.
+    public var maxQueueBytes: Int
 
     /// The allowed range of `maxQueue`.
     public static let maxQueueRange: ClosedRange<Int> = 1...10_000_000
+    /// The allowed range of `maxQueueBytes`.
+    public static let maxQueueBytesRange: ClosedRange<Int> = (1 << 20)...(1 << 40)
 
     /// Creates a delivery configuration with the contract's defaults.
     public init(
         mode: DeliveryMode = .auto,
         pollInterval: Duration = .seconds(5),
         stateDir: String = "./.bridge-state",
-        maxQueue: Int = 100_000
+        maxQueue: Int = 100_000,
+        maxQueueBytes: Int = 256 << 20
     ) {
         self.mode = mode
         self.pollInterval = pollInterval
         self.stateDir = stateDir
         self.maxQueue = maxQueue
+        self.maxQueueBytes = maxQueueBytes
     }
 }
 

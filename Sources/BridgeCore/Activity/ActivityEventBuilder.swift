@@ -129,7 +129,6 @@ public struct ActivityEventBuilder: Sendable {
 
         var events: [EncodedEvent] = []
         events.reserveCapacity(work.count)
-        var body: [UInt8] = []
         for (row, index) in work where refused[index] == nil {
             guard let change = row.change, let key = row.item else { continue }
             let subscription = targets[index].subscription
@@ -159,7 +158,7 @@ public struct ActivityEventBuilder: Sendable {
                 subscription: subscription.uid,
                 user: row.user
             )
-            body.removeAll(keepingCapacity: true)
+            var body: [UInt8] = []  // sized by the writer (see `EventQueue.byteCount(of:)`)
             EventLineWriter.append(
                 fields,
                 dataValue: data,

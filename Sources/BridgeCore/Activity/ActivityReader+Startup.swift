@@ -88,7 +88,6 @@ extension ActivityReaderLoop {
         var progress = ProgressLog("snapshot progress", interval: reader.settings.progressInterval, logger: logger)
         var total: Int?
         var after: JSONValue?
-        var body: [UInt8] = []
         while true {
             let position = after
             guard
@@ -123,7 +122,7 @@ extension ActivityReaderLoop {
                     receivedAt: receivedAt,
                     subscription: subscription.uid
                 )
-                body.removeAll(keepingCapacity: true)
+                var body: [UInt8] = []  // sized by the writer (see `EventQueue.byteCount(of:)`)
                 EventLineWriter.append(
                     fields,
                     dataValue: item.map(query.shape) ?? .null,

@@ -65,7 +65,6 @@ public final class RealtimeConnectionDriver {
     private let logger: Logger
     private var idGenerator = UUIDv7Generator()
     private var pending: [EncodedEvent] = []
-    private var body: [UInt8] = []
 
     /// Prepares a driver for an open connection.
     package init(
@@ -224,7 +223,9 @@ public final class RealtimeConnectionDriver {
             let fields = EventLineFields(
                 id: id, event: event, collection: route.collection, key: key, origin: .live, seq: nil,
                 time: receivedAt, receivedAt: receivedAt, subscription: route.uid, user: nil)
-            body.removeAll(keepingCapacity: true)
+            // A fresh array per event, sized by the writer: a reused buffer would hand every later event a copy
+            // with the capacity of the largest line so far, which the queue's byte limit does not see.
+            var body: [UInt8] = []
             EventLineWriter.append(fields, data: data, delta: nil, in: bytes, newline: false, to: &body)
             pending.append(EncodedEvent(fields: fields, body: body))
         }
@@ -235,7 +236,9 @@ public final class RealtimeConnectionDriver {
         let batch = EventBatch(events: pending)
         metrics.received(pending)
         sinks.offer(batch)
-        pending.removeAll(keepingCapacity: true)
+        // Not `removeAll(keepingCapacity:)`: the batch shares the array, so that would allocate one as large as
+        // the largest frame's for every later frame (memory the queues' byte limit does not see).
+        pending = []
     }
 
     // MARK: - Actions

@@ -2,28 +2,50 @@
 @preconcurrency import Glibc
 #endif
 
-/// The bounded buffer between the producers (socket reader, activity reader) and the dispatcher thread.
+/// A sink's bounded buffer (its inbox) between the producers (socket reader, the sink's activity reader) and the
+/// sink's runner thread.
 ///
-/// Bounded by events, not batches (`delivery.max_queue`). The socket reader never waits on it — `offer` fails when
-/// full and the caller counts the drop — so Directus pings are answered however slow a sink is. The activity reader
-/// waits (`put`) instead, because it can re-read what it did not hand over: that is how backfill pauses while
-/// sinks are behind. The dispatcher blocks in `take` on its own thread.
+/// Bounded by events, not batches (`delivery.max_queue`), and by the bytes of their lines
+/// (`delivery.max_queue_bytes`): whichever limit is reached first makes it full, so neither many small events nor a
+/// few large ones can grow memory without bound. The socket reader never waits on it — `offer` fails when full and
+/// the caller counts the drop — so Directus pings are answered however slow a sink is. The activity reader waits
+/// (`put`) instead, because it can re-read what it did not hand over: that is how backfill pauses while sinks are
+/// behind. The sink's runner blocks in `take` on its own thread.
+///
+/// A batch over either limit on its own is accepted when the queue is empty, alone: memory then holds that one
+/// batch (at most a frame's or a REST page's events), and no producer waits for room that can never come.
 public final class EventQueue: @unchecked Sendable {
     // @unchecked: every mutable field is guarded by `mutex` (a pthread mutex owned by this object).
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let notEmpty = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
-    private var batches: [EventBatch] = []
+    private var batches: [Slot] = []
     private var head = 0
     private var queuedEvents = 0
-    private var waitingProducers: [(needed: Int, resume: CheckedContinuation<Void, Never>)] = []
+    private var queuedBytes = 0
+    private var waitingProducers: [(needed: Size, resume: CheckedContinuation<Void, Never>)] = []
     private var closed = false
     /// The most events held at once.
     public let capacity: Int
+    /// The most bytes (``byteCount(of:)``) held at once.
+    public let maxBytes: Int
 
-    /// Creates a queue holding at most `capacity` events (a single batch larger than that is still accepted when
-    /// the queue is empty, so an oversized batch cannot deadlock).
-    public init(capacity: Int) {
+    /// A queued batch and its size, remembered so that `take` subtracts exactly what `append` added.
+    private struct Slot {
+        var batch: EventBatch
+        var bytes: Int
+    }
+
+    /// What a batch takes of the queue's limits.
+    private struct Size {
+        var events: Int
+        var bytes: Int
+    }
+
+    /// Creates a queue holding at most `capacity` events and `maxBytes` bytes of them (a single batch larger than
+    /// either is still accepted when the queue is empty, so an oversized batch cannot deadlock).
+    public init(capacity: Int, maxBytes: Int) {
         self.capacity = max(1, capacity)
+        self.maxBytes = max(1, maxBytes)
         pthread_mutex_init(mutex, nil)
         pthread_cond_init(notEmpty, nil)
     }
@@ -38,14 +60,29 @@ public final class EventQueue: @unchecked Sendable {
     /// Events currently queued.
     public var depth: Int { locked { queuedEvents } }
 
+    /// Bytes currently queued (``byteCount(of:)`` of every queued batch).
+    public var bytes: Int { locked { queuedBytes } }
+
+    /// What `batch` counts against `maxBytes`: each event's line plus its fixed share (the event value and its
+    /// strings), so that empty or tiny lines still count.
+    public static func byteCount(of batch: EventBatch) -> Int {
+        var total = 0
+        for event in batch.events {
+            total &+= event.body.count &+ MemoryLayout<EncodedEvent>.stride &+ event.id.utf8.count
+                &+ event.collection.utf8.count &+ event.key.utf8.count &+ event.subscription.utf8.count
+        }
+        return total
+    }
+
     /// Whether `close()` was called and every batch has been taken.
     public var isClosedAndEmpty: Bool { locked { closed && head >= batches.count } }
 
     /// Adds `batch` if it fits; returns false (and queues nothing) when full or closed. Never blocks.
     public func offer(_ batch: EventBatch) -> Bool {
+        let size = Size(events: batch.events.count, bytes: Self.byteCount(of: batch))
         let accepted = locked { () -> Bool in
-            guard !closed, fits(batch.events.count) else { return false }
-            append(batch)
+            guard !closed, fits(size) else { return false }
+            append(batch, size: size)
             return true
         }
         if accepted { pthread_cond_signal(notEmpty) }
@@ -54,11 +91,12 @@ public final class EventQueue: @unchecked Sendable {
 
     /// Adds `batch`, waiting (without blocking a thread) until there is room. Returns false if the queue closed.
     public func put(_ batch: EventBatch) async -> Bool {
+        let size = Size(events: batch.events.count, bytes: Self.byteCount(of: batch))
         while true {
             let outcome = locked { () -> Bool? in
                 if closed { return false }
-                if fits(batch.events.count) {
-                    append(batch)
+                if fits(size) {
+                    append(batch, size: size)
                     return true
                 }
                 return nil
@@ -69,8 +107,8 @@ public final class EventQueue: @unchecked Sendable {
             }
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let resumeNow = locked { () -> Bool in
-                    if closed || fits(batch.events.count) { return true }
-                    waitingProducers.append((batch.events.count, continuation))
+                    if closed || fits(size) { return true }
+                    waitingProducers.append((size, continuation))
                     return false
                 }
                 if resumeNow { continuation.resume() }
@@ -97,12 +135,14 @@ public final class EventQueue: @unchecked Sendable {
             pthread_mutex_unlock(mutex)
             return nil
         }
-        let batch = batches[head]
+        let slot = batches[head]
+        let batch = slot.batch
         // Release the taken batch's events now: the slot itself is only compacted away every ~1024 batches, and
         // 1024 backfill batches of 500 events would otherwise stay in memory long after the sinks took them.
-        batches[head] = EventBatch(events: [], receivedAt: batch.receivedAt)
+        batches[head] = Slot(batch: EventBatch(events: [], receivedAt: batch.receivedAt), bytes: 0)
         head += 1
         queuedEvents -= batch.events.count
+        queuedBytes -= slot.bytes
         if head > 1024 && head * 2 > batches.count {
             batches.removeFirst(head)
             head = 0
@@ -127,13 +167,15 @@ public final class EventQueue: @unchecked Sendable {
 
     // MARK: - Private (call with the mutex held)
 
-    private func fits(_ count: Int) -> Bool {
-        queuedEvents == 0 || queuedEvents + count <= capacity
+    private func fits(_ size: Size) -> Bool {
+        queuedEvents == 0 && queuedBytes == 0
+            || queuedEvents + size.events <= capacity && queuedBytes <= maxBytes - size.bytes
     }
 
-    private func append(_ batch: EventBatch) {
-        batches.append(batch)
-        queuedEvents += batch.events.count
+    private func append(_ batch: EventBatch, size: Size) {
+        batches.append(Slot(batch: batch, bytes: size.bytes))
+        queuedEvents += size.events
+        queuedBytes += size.bytes
     }
 
     /// The first waiting producer, removed from the waiters, when its batch fits now. One per `take`: the rest

@@ -1,6 +1,7 @@
 public import BridgeSystem
 
-/// One sink's bounded buffer (`delivery.max_queue` events) between what reads Directus and the sink's runner.
+/// One sink's bounded buffer (`delivery.max_queue` events, `delivery.max_queue_bytes` bytes of their lines) between
+/// what reads Directus and the sink's runner.
 ///
 /// Live batches are *offered*: when the inbox is full, or the sink itself is full (a webhook outbox at
 /// `max_outbox`), that sink alone drops them — counted in `directus_bridge_sink_dropped_total{sink}` and logged at
@@ -19,12 +20,12 @@ package final class SinkInbox: Sendable {
 
     /// Creates the inbox of one sink and registers its metrics.
     package init(
-        sinkID: String, sinkName: String, capacity: Int, registry: MetricsRegistry, pipelineMetrics: PipelineMetrics,
-        logger: Logger
+        sinkID: String, sinkName: String, capacity: Int, maxBytes: Int, registry: MetricsRegistry,
+        pipelineMetrics: PipelineMetrics, logger: Logger
     ) {
         self.sinkID = sinkID
         self.sinkName = sinkName
-        queue = EventQueue(capacity: capacity)
+        queue = EventQueue(capacity: capacity, maxBytes: maxBytes)
         metrics = SinkMetrics(registry: registry, sink: sinkID, queue: queue)
         self.pipelineMetrics = pipelineMetrics
         self.logger = logger
@@ -34,7 +35,13 @@ package final class SinkInbox: Sendable {
     @discardableResult
     package func offer(_ batch: EventBatch) -> Bool {
         if queue.offer(batch) { return true }
-        dropped(batch.events.count, reason: "the sink's queue is full (delivery.max_queue)")
+        let reason =
+            EventQueue.byteCount(of: batch) > queue.maxBytes
+            // It fits only into an empty queue, which a busy live stream rarely leaves.
+            ? "a batch larger than delivery.max_queue_bytes arrived while the sink's queue held others; raise "
+                + "max_queue_bytes if items this large must pass"
+            : "the sink's queue is full (delivery.max_queue events or delivery.max_queue_bytes bytes)"
+        dropped(batch.events.count, reason: reason)
         return false
     }
 
@@ -71,6 +78,9 @@ package final class SinkFanOut: Sendable {
 
     /// Events waiting in the fullest inbox.
     package var depth: Int { inboxes.map(\.queue.depth).max() ?? 0 }
+
+    /// Bytes waiting in the fullest inbox (``EventQueue/byteCount(of:)``).
+    package var bytes: Int { inboxes.map(\.queue.bytes).max() ?? 0 }
 
     /// Closes every inbox: the runners drain what is queued and stop.
     package func close() {

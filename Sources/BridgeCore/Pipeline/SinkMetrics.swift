@@ -19,6 +19,10 @@ final class SinkMetrics: Sendable {
         registry.gaugeFunction(
             "directus_bridge_sink_queue_depth", help: "Events waiting in a sink's queue.", labels: [("sink", sink)]
         ) { [queue] in Double(queue.depth) }
+        registry.gaugeFunction(
+            "directus_bridge_sink_queue_bytes", help: "Bytes of event lines waiting in a sink's queue.",
+            labels: [("sink", sink)]
+        ) { [queue] in Double(queue.bytes) }
     }
 
     /// Counts accepted events.

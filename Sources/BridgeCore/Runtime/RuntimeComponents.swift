@@ -68,13 +68,18 @@ struct RuntimeComponents: Sendable {
         let inboxes = SinkFanOut(
             sinks.map { sink in
                 SinkInbox(
-                    sinkID: sink.id, sinkName: sink.name, capacity: config.delivery.maxQueue, registry: registry,
+                    sinkID: sink.id, sinkName: sink.name, capacity: config.delivery.maxQueue,
+                    maxBytes: config.delivery.maxQueueBytes, registry: registry,
                     pipelineMetrics: pipelineMetrics, logger: logger.child(label: "pipeline"))
             })
         self.inboxes = inboxes
         registry.gaugeFunction(
             "directus_bridge_queue_depth", help: "Events waiting between Directus and a sink (the fullest sink queue)."
         ) { Double(inboxes.depth) }
+        registry.gaugeFunction(
+            "directus_bridge_queue_bytes",
+            help: "Bytes of event lines waiting between Directus and a sink (the fullest sink queue)."
+        ) { Double(inboxes.bytes) }
         stats.addGauge(StatsReporter.Key.queueDepth) { Double(inboxes.depth) }
 
         let authMode: RealtimeSessionStateMachine.AuthMode =
