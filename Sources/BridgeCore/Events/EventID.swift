@@ -1,3 +1,5 @@
+import BridgeSystem
+
 /// How event ids are made: unique per sink, the same in every run, and safe as an HTTP header value
 /// (README.md "Event ids").
 ///
@@ -31,53 +33,13 @@ public enum EventID {
     /// `text` as one part of an id: its UTF-8 bytes, each one that is not an ASCII letter, digit, `-`, `.` or `~`
     /// written as `%XX` (upper-case hex). Distinct texts give distinct parts, none of which holds a `_`.
     public static func component(_ text: String) -> String {
-        if text.utf8.allSatisfy(isUnreserved) { return text }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(text.utf8.count * 3)
-        for byte in text.utf8 {
-            if isUnreserved(byte) {
-                bytes.append(byte)
-            } else {
-                appendPercentEncoded(byte, to: &bytes)
-            }
-        }
-        return String(decoding: bytes, as: UTF8.self)
+        PercentEncoding.encode(text) { $0 != UInt8(ascii: "_") && PercentEncoding.isUnreserved($0) }
     }
 
     /// `id` as an HTTP header value (`webhook-id`, and what the signature covers): ids the bridge makes are visible
     /// ASCII and go as they are; in an id stored by an older version, every byte outside `!`…`~` (controls, space,
     /// non-ASCII) is percent-encoded, so no CR, LF or NUL can end or split a header.
     public static func headerValue(_ id: String) -> String {
-        if id.utf8.allSatisfy(isVisibleASCII) { return id }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(id.utf8.count * 3)
-        for byte in id.utf8 {
-            if isVisibleASCII(byte) {
-                bytes.append(byte)
-            } else {
-                appendPercentEncoded(byte, to: &bytes)
-            }
-        }
-        return String(decoding: bytes, as: UTF8.self)
-    }
-
-    private static func isUnreserved(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "~"):
-            true
-        default:
-            false
-        }
-    }
-
-    private static func isVisibleASCII(_ byte: UInt8) -> Bool { (0x21...0x7E).contains(byte) }
-
-    private static let hexDigits: [UInt8] = Array("0123456789ABCDEF".utf8)
-
-    private static func appendPercentEncoded(_ byte: UInt8, to bytes: inout [UInt8]) {
-        bytes.append(UInt8(ascii: "%"))
-        bytes.append(hexDigits[Int(byte >> 4)])
-        bytes.append(hexDigits[Int(byte & 0x0F)])
+        PercentEncoding.encode(id) { (0x21...0x7E).contains($0) }
     }
 }
