@@ -54,17 +54,18 @@ enum DeadLetterCommandRunner {
         }
     }
 
-    /// `--since`: an RFC 3339 time, or a duration meaning "newer than now minus the duration".
+    /// `--since`: an RFC 3339 time, or a duration meaning "newer than now minus the duration" (any number of days
+    /// is accepted: more than the calendar holds means "since the beginning", not an overflow).
     static func parseSince(_ text: String, now: Timestamp) -> Timestamp? {
         if let time = Timestamp(rfc3339: text) { return time }
         var duration = DurationText.parse(text)
         if duration == nil, text.hasSuffix("d"), let days = Int64(text.dropLast()), days >= 0 {
-            duration = .seconds(days * 86_400)
+            let (seconds, overflow) = days.multipliedReportingOverflow(by: 86_400)
+            duration = .seconds(overflow ? Int64.max : seconds)
         }
         guard let duration else { return nil }
-        let (seconds, attoseconds) = duration.components
-        let micros = seconds * 1_000_000 + attoseconds / 1_000_000_000_000
-        return Timestamp(microsecondsSinceEpoch: now.microsecondsSinceEpoch - micros)
+        let (start, overflow) = now.microsecondsSinceEpoch.subtractingReportingOverflow(duration.wholeMicroseconds)
+        return Timestamp(microsecondsSinceEpoch: overflow ? Int64.min : start)
     }
 
     private static func printLetters(_ letters: [DeadLetter], json: Bool) {
@@ -120,7 +121,8 @@ enum DeadLetterCommandRunner {
     }
 
     private static func time(_ milliseconds: Int64) -> String {
-        Timestamp(microsecondsSinceEpoch: milliseconds * 1000).rfc3339
+        let (micros, overflow) = milliseconds.multipliedReportingOverflow(by: 1000)  // a value read from the file
+        return Timestamp(microsecondsSinceEpoch: overflow ? (milliseconds < 0 ? .min : .max) : micros).rfc3339
     }
 
     /// Sinks of `letters` that bridge.yaml no longer has (their replayed events would wait for it forever).

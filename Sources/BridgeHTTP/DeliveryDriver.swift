@@ -40,18 +40,17 @@ final class DeliveryDriver {
         self.logger = logger
     }
 
-    /// Starts the driver thread; from here on only that thread touches this object.
-    func start() {
-        // +1 handed to the thread, released when `run()` returns: the thread owns the driver from now on.
-        let context = Unmanaged.passRetained(self).toOpaque()
-        var thread = pthread_t()
-        let result = pthread_create(&thread, nil, { raw in
-            let driver = Unmanaged<DeliveryDriver>.fromOpaque(raw!).takeRetainedValue()
-            driver.run()
-            return nil
-        }, context)
-        precondition(result == 0, "pthread_create failed: \(result)")
-        pthread_detach(thread)
+    /// Starts the driver thread with `starter`; from here on only that thread touches this object. Throws the
+    /// `SystemError` of a thread that could not be started (the process's thread limit).
+    func start(with starter: DetachedThread.Starter) throws(SystemError) {
+        let handOff = HandOff(driver: self)
+        try starter { handOff.driver.run() }
+    }
+
+    /// The driver on its way to its thread.
+    private struct HandOff: @unchecked Sendable {
+        // @unchecked: ownership moves to the new thread; the starting thread no longer touches the driver.
+        let driver: DeliveryDriver
     }
 
     private func run() {

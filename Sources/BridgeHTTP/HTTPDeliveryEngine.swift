@@ -81,11 +81,14 @@ public final class HTTPDeliveryEngine: HTTPTransport, DeliveryEngine, Sendable {
     private let queues: [DeliveryQueue]
     private let nextID = Atomic<UInt64>(1)
 
-    /// Creates the engine and starts its driver threads.
+    /// Creates the engine and starts its driver threads (with `threadStarter`). Throws `HTTPClientError` when curl
+    /// cannot be set up and the `SystemError` of a driver thread that could not be started (every driver started
+    /// before it stops again).
     public init(
         options: HTTPClientOptions = HTTPClientOptions(),
         configuration: Configuration = Configuration(),
-        logger: Logger = .silent
+        logger: Logger = .silent,
+        threadStarter: DetachedThread.Starter = DetachedThread.defaultStarter
     ) throws {
         precondition(configuration.maxInFlight > 0, "maxInFlight must be positive")
         self.options = options
@@ -105,7 +108,9 @@ public final class HTTPDeliveryEngine: HTTPTransport, DeliveryEngine, Sendable {
                 logger: logger), queue))
         }
         queues = drivers.map(\.1)
-        for (driver, _) in drivers { driver.start() }  // only once every handle was made: a throw starts none
+        // Only once every handle was made: a throw above starts none. A driver that cannot start throws here, and
+        // `deinit` stops the ones started before it.
+        for (driver, _) in drivers { try driver.start(with: threadStarter) }
     }
 
     deinit {

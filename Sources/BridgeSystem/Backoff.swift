@@ -24,7 +24,7 @@ package struct Backoff: Sendable {
         let low = Self.seconds(initialDelay)
         let high = Self.seconds(ceiling)
         guard high > low else { return initialDelay }
-        return .nanoseconds(Int64(Double.random(in: low...high, using: &random) * 1e9))
+        return .nanoseconds(Int64(saturating: Double.random(in: low...high, using: &random) * 1e9))
     }
 
     /// The delay before the next attempt, from the system random generator.

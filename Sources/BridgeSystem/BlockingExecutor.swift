@@ -1,3 +1,5 @@
+import Dispatch
+
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #endif
@@ -9,25 +11,43 @@
 /// queue, a blocked job never delays another: every queued job gets a thread at once.
 ///
 /// Use it as a `TaskExecutor` (`withTaskExecutorPreference(executor) { … }`) or through `perform(_:)`.
+///
+/// When no thread can be started (`DetachedThread`: the process's thread limit) and no worker is left to run the
+/// queue, `perform` throws that `SystemError` (retriable) and executor jobs and `submit`ted work run on a
+/// Dispatch worker instead: slower, but nothing traps and nothing is stranded. With a worker left, queued work
+/// waits for it.
 public final class BlockingExecutor: TaskExecutor, @unchecked Sendable {
     // @unchecked: all mutable state (`jobs`, `idleWorkers`, `threadCount`) is guarded by `mutex`/`condition`,
     // a pthread mutex and condition variable owned by this object and destroyed in deinit.
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
-    private var jobs: [() -> Void] = []
+    private var jobs: [Job] = []
     private var idleWorkers = 0
     private var threadCount = 0
     private let idleTimeout: Int
+    private let threadStarter: DetachedThread.Starter
     /// A name for debugging.
     public let label: String
+
+    /// Queued work, and what happens to it when no thread can run it.
+    private struct Job {
+        let run: () -> Void
+        let cannotStart: (SystemError) -> Void
+    }
 
     /// The process-wide executor for blocking calls.
     public static let shared = BlockingExecutor(name: "bridge-blocking")
 
     /// Creates a pool labelled `name` whose threads exit after `idleTimeoutSeconds` without work.
-    public init(name: String, idleTimeoutSeconds: Int = 30) {
+    public init(
+        name: String, idleTimeoutSeconds: Int = 30,
+        threadStarter: @escaping DetachedThread.Starter = { body throws(SystemError) in
+            try DetachedThread.start(stackSize: 1 << 20, body)
+        }
+    ) {
         self.label = name
         self.idleTimeout = idleTimeoutSeconds
+        self.threadStarter = threadStarter
         pthread_mutex_init(mutex, nil)
         pthread_cond_init(condition, nil)
     }
@@ -44,7 +64,8 @@ public final class BlockingExecutor: TaskExecutor, @unchecked Sendable {
     public func enqueue(_ job: consuming ExecutorJob) {
         let unowned = UnownedJob(job)
         let executor = asUnownedTaskExecutor()
-        submit { unowned.runSynchronously(on: executor) }
+        let run = { unowned.runSynchronously(on: executor) }
+        submit(Job(run: run, cannotStart: { _ in Self.runOnDispatch(run) }))
     }
 
     /// Runs `body` on a pool thread and returns its result to the calling task.
@@ -53,16 +74,34 @@ public final class BlockingExecutor: TaskExecutor, @unchecked Sendable {
     /// is not forwarded to a thread that is inside a C call.
     public func perform<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
-            submit {
-                continuation.resume(with: Result { try body() })
-            }
+            submit(
+                Job(
+                    run: { continuation.resume(with: Result { try body() }) },
+                    cannotStart: { continuation.resume(throwing: $0) }
+                ))
         }
     }
 
-    /// Queues `work` and makes sure a thread will pick it up.
+    /// Queues `work` and makes sure a thread will pick it up (a Dispatch worker when no thread can be started).
     public func submit(_ work: @escaping () -> Void) {
+        submit(Job(run: work, cannotStart: { _ in Self.runOnDispatch(work) }))
+    }
+
+    /// Hands work that no pool thread can run to a Dispatch worker.
+    private static func runOnDispatch(_ work: @escaping () -> Void) {
+        let handOff = HandOff(work: work)
+        DispatchQueue.global().async { handOff.work() }
+    }
+
+    /// Work on its way from this queue to Dispatch.
+    private struct HandOff: @unchecked Sendable {
+        // @unchecked: the work left the queue (under the mutex) and is run exactly once, by Dispatch.
+        let work: () -> Void
+    }
+
+    private func submit(_ job: Job) {
         pthread_mutex_lock(mutex)
-        jobs.append(work)
+        jobs.append(job)
         let needsThread = idleWorkers < jobs.count
         if needsThread { threadCount += 1 }
         pthread_mutex_unlock(mutex)
@@ -74,19 +113,19 @@ public final class BlockingExecutor: TaskExecutor, @unchecked Sendable {
     }
 
     private func startWorker() {
-        let context = Unmanaged.passRetained(self).toOpaque()  // +1, consumed by the thread's entry point
-        var thread = pthread_t()
-        var attributes = pthread_attr_t()
-        pthread_attr_init(&attributes)
-        pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
-        pthread_attr_setstacksize(&attributes, 1 << 20)
-        let result = pthread_create(&thread, &attributes, { raw in
-            let pool = Unmanaged<BlockingExecutor>.fromOpaque(raw!).takeRetainedValue()
-            pool.workerLoop()
-            return nil
-        }, context)
-        pthread_attr_destroy(&attributes)
-        precondition(result == 0, "pthread_create failed: \(result)")
+        do {
+            try threadStarter { [self] in workerLoop() }  // the thread holds the pool until its loop ends
+        } catch {
+            pthread_mutex_lock(mutex)
+            threadCount -= 1
+            // Workers leave only when the queue is empty: with one left, it runs what is queued. With none, the
+            // queued work would wait forever; it goes to its fallback instead.
+            var stranded: [Job] = []
+            if threadCount == 0 { swap(&stranded, &jobs) }
+            pthread_mutex_unlock(mutex)
+            pthread_cond_signal(condition)
+            for job in stranded { job.cannotStart(error) }
+        }
     }
 
     private func workerLoop() {
@@ -95,7 +134,7 @@ public final class BlockingExecutor: TaskExecutor, @unchecked Sendable {
             if !jobs.isEmpty {
                 let job = jobs.removeFirst()
                 pthread_mutex_unlock(mutex)
-                job()
+                job.run()
                 pthread_mutex_lock(mutex)
                 continue
             }

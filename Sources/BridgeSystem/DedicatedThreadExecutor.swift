@@ -1,3 +1,5 @@
+import Dispatch
+
 #if canImport(Glibc)
     @preconcurrency import Glibc
 #endif
@@ -12,6 +14,9 @@
 ///
 /// It also has one timer (`setTimer`): the thread sleeps on its condition variable until a job or the deadline,
 /// so a timed wait costs no `Task.sleep` (a dispatch timer, a task and a cross-thread wake-up each).
+///
+/// When the thread cannot be started (`DetachedThread`: the process's thread limit), the same loop runs on a
+/// Dispatch worker instead: jobs still run one at a time and in order, and `threadStartFailures` counts it.
 public final class DedicatedThreadExecutor: TaskExecutor, @unchecked Sendable {
     // @unchecked: `jobs`, `running`, `stopping` and the timer are guarded by `mutex`/`condition`, a pthread mutex
     // and condition variable owned by this object and destroyed in deinit (the thread holds a strong reference).
@@ -22,12 +27,14 @@ public final class DedicatedThreadExecutor: TaskExecutor, @unchecked Sendable {
     private var stopping = false
     private var timerDeadline: timespec?
     private var timerAction: (@Sendable () -> Void)?
+    private let threadStarter: DetachedThread.Starter
     /// A name for debugging.
     public let name: String
 
     /// Creates the executor; its thread starts with the first job.
-    public init(name: String) {
+    public init(name: String, threadStarter: @escaping DetachedThread.Starter = DetachedThread.defaultStarter) {
         self.name = name
+        self.threadStarter = threadStarter
         pthread_mutex_init(mutex, nil)
         var attributes = pthread_condattr_t()
         pthread_condattr_init(&attributes)
@@ -82,20 +89,12 @@ public final class DedicatedThreadExecutor: TaskExecutor, @unchecked Sendable {
     }
 
     private func startThread() {
-        let context = Unmanaged.passRetained(self).toOpaque()  // +1, consumed by the thread's entry point
-        var thread = pthread_t()
-        let result = pthread_create(
-            &thread,
-            nil,
-            { raw in
-                let executor = Unmanaged<DedicatedThreadExecutor>.fromOpaque(raw!).takeRetainedValue()
-                executor.runJobs()
-                return nil
-            },
-            context
-        )
-        precondition(result == 0, "pthread_create failed: \(result)")
-        pthread_detach(thread)
+        do {
+            try threadStarter { [self] in runJobs() }  // the thread holds the executor until its loop ends
+        } catch {
+            // `running` stays set: the loop below owns the queue, wherever it runs.
+            DispatchQueue.global().async { [self] in runJobs() }
+        }
     }
 
     private func runJobs() {

@@ -59,10 +59,12 @@ public struct Timestamp: Sendable, Hashable, Comparable {
         bytes.append(UInt8(ascii: "Z"))
     }
 
+    /// Appends `value` as exactly `count` digits, clamped to 0…10^count−1 (a year before 0 or after 9999, from a
+    /// peer's timestamp, is written as 0000 or 9999 instead of trapping on a negative digit).
     private static func appendDigits(_ value: Int, count: Int, to bytes: inout [UInt8]) {
         var divisor = 1
         for _ in 1..<count { divisor *= 10 }
-        var rest = value
+        var rest = min(max(value, 0), divisor * 10 - 1)
         while divisor > 0 {
             bytes.append(UInt8(ascii: "0") + UInt8((rest / divisor) % 10))
             rest %= divisor
@@ -71,7 +73,8 @@ public struct Timestamp: Sendable, Hashable, Comparable {
     }
 
     /// Parses RFC 3339 / ISO 8601 UTC or offset times as Directus writes them
-    /// (`2026-12-02T10:15:00.123Z`, `2026-12-02T10:15:00+00:00`, `2026-12-02 10:15:00`).
+    /// (`2026-12-02T10:15:00.123Z`, `2026-12-02T10:15:00+00:00`, `2026-12-02 10:15:00`); nil when a field is out
+    /// of range (month 1–12, day 1–31, 00:00:00–23:59:60, offset up to ±23:59).
     public init?(rfc3339 text: String) {
         let b = Array(text.utf8)
         guard b.count >= 19 else { return nil }
@@ -86,7 +89,8 @@ public struct Timestamp: Sendable, Hashable, Comparable {
         guard let year = number(0, 4), b[4] == UInt8(ascii: "-"), let month = number(5, 2),
             b[7] == UInt8(ascii: "-"), let day = number(8, 2), b[10] == UInt8(ascii: "T") || b[10] == 32,
             let hour = number(11, 2), b[13] == UInt8(ascii: ":"), let minute = number(14, 2),
-            b[16] == UInt8(ascii: ":"), let second = number(17, 2)
+            b[16] == UInt8(ascii: ":"), let second = number(17, 2),
+            (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second <= 60
         else { return nil }
         var index = 19
         var micros = 0
@@ -112,6 +116,7 @@ public struct Timestamp: Sendable, Hashable, Comparable {
                 } else if let m = number(index + 3, 2) {
                     om = m
                 }
+                guard oh < 24, om < 60 else { return nil }
                 offsetSeconds = (oh * 3600 + om * 60) * (b[index] == UInt8(ascii: "+") ? 1 : -1)
             default: return nil
             }

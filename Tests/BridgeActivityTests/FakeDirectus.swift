@@ -18,11 +18,16 @@ final class FakeDirectus: ActivitySource {
         var activityReads = 0
         var gapReads = 0
         var itemReads = 0
+        var pageReads = 0
         var existenceReads = 0
         var forbidden: Set<String> = []
         /// Sort watcher: reads of a collection's sort order, and a server that ignores the page cursor.
         var orderReads = 0
         var ignoreCursor = false
+        /// A hostile or broken server's pagination: the `filter_count` it reports, and whether it ignores the
+        /// keyset position (answering every page from the start).
+        var reportedTotal: Int?
+        var ignoresPagePosition = false
     }
 
     let state = Mutex(State())
@@ -153,13 +158,15 @@ final class FakeDirectus: ActivitySource {
     func itemsPage(_ query: ItemQuery, after: JSONValue?, limit: Int) async throws(DirectusError) -> ItemsPage {
         try maybeFail()
         return state.withLock { state in
+            state.pageReads += 1
             let matches = state.matches[query.collection] ?? { _ in true }
             let all = (state.items[query.collection] ?? [:]).values.filter(matches).sorted {
                 ($0[query.primaryKey]?.int64Value ?? 0) < ($1[query.primaryKey]?.int64Value ?? 0)
             }
-            let start = after?.int64Value ?? Int64.min
+            let start = state.ignoresPagePosition ? Int64.min : after?.int64Value ?? Int64.min
             let page = all.filter { ($0[query.primaryKey]?.int64Value ?? 0) > start }.prefix(limit)
-            return ItemsPage(items: page.map { Self.select(query, $0) }, total: after == nil ? all.count : nil)
+            let total = state.reportedTotal ?? (after == nil ? all.count : nil)
+            return ItemsPage(items: page.map { Self.select(query, $0) }, total: total)
         }
     }
 }

@@ -29,6 +29,7 @@ final class ReaderHarness: @unchecked Sendable {
         snapshotPageSize: Int = 500,
         gapTimeout: Duration = .seconds(30),
         pollInterval: Duration = .seconds(60),
+        progressInterval: Duration = .milliseconds(1),
         capacity: Int = 100_000,
         maxBytes: Int = 256 << 20,
         source: (any ActivitySource)? = nil,
@@ -48,7 +49,7 @@ final class ReaderHarness: @unchecked Sendable {
                 gapTimeout: gapTimeout,
                 retryDelay: .milliseconds(5),
                 maxRetryDelay: .milliseconds(20),
-                progressInterval: .milliseconds(1)
+                progressInterval: progressInterval
             ),
             sinkID: "default",
             subscriptions: subscriptions,

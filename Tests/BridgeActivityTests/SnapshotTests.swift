@@ -35,6 +35,46 @@ import Testing
         await harness.halt()
     }
 
+    /// A `filter_count` from the server is only a progress estimate: any value, however hostile, leaves the
+    /// snapshot as it is (Int.min minus the items done overflowed before).
+    @Test(arguments: [Int.min, Int.max, -1, 0, 2])
+    func anyReportedTotalLeavesTheSnapshotIntact(total: Int) async throws {
+        let directus = FakeDirectus()
+        for id in 1...5 { directus.seed("articles", "\(id)", article(id)) }
+        directus.commit(1, "update", "articles", "1", item: article(1))
+        directus.state.withLock { $0.reportedTotal = total }
+        let harness = try ReaderHarness(
+            directus: directus, subscriptions: [subscription(snapshot: true)], snapshotPageSize: 2,
+            progressInterval: .zero  // a progress line (with what remains) after every page
+        )
+        harness.start()
+        let snapshot = try await harness.collect(5)
+        #expect(snapshot.map(\.id) == (1...5).map { "snap_articles_\($0)_1" })
+        try await harness.wait { harness.store.subscriptions["articles"]?.snapshotDone == true }
+        await harness.halt()
+    }
+
+    /// A server that answers every page from the start (it ignores the keyset position) must not make the
+    /// snapshot run forever: a page that does not move past the previous one ends it with an error.
+    @Test func aPageThatDoesNotAdvanceEndsTheSnapshot() async throws {
+        let directus = FakeDirectus()
+        for id in 1...5 { directus.seed("articles", "\(id)", article(id)) }
+        directus.commit(1, "update", "articles", "1", item: article(1))
+        directus.state.withLock { $0.ignoresPagePosition = true }
+        let harness = try ReaderHarness(
+            directus: directus, subscriptions: [subscription(snapshot: true)], snapshotPageSize: 2)
+        harness.start()
+        let first = try #require(try await harness.next())
+        #expect(first.events.map(\.id) == ["snap_articles_1_1", "snap_articles_2_1"])
+        // The reader moves on to the activity log once the snapshot ends (it never did before).
+        try await harness.wait { directus.state.withLock { $0.activityReads } > 0 }
+        let (pages, reads) = directus.state.withLock { ($0.pageReads, $0.activityReads) }
+        await harness.halt()
+        #expect(reads > 0)
+        #expect(pages == 2)
+        #expect(harness.store.subscriptions["articles"]?.snapshotDone != true)
+    }
+
     @Test func aSnapshotCutShortRunsAgainWithTheSameIds() async throws {
         let directus = FakeDirectus()
         for id in 1...5 { directus.seed("articles", "\(id)", article(id)) }

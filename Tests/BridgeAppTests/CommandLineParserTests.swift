@@ -1,4 +1,5 @@
 @testable import BridgeApp
+import BridgeSystem
 import Testing
 
 @Suite struct CommandLineParserTests {
@@ -40,5 +41,23 @@ import Testing
         } throws: { error in
             (error as? UsageError)?.message.contains(message) == true
         }
+    }
+}
+
+/// `dlq --since` takes any duration or day count without overflowing (docs/RELIABILITY.md, "Wire numbers and
+/// traps: audit").
+@Suite struct DeadLetterSinceTests {
+    let now = Timestamp(microsecondsSinceEpoch: 1_796_206_500_000_000)
+
+    @Test func daysAndDurationsCountBackFromNow() {
+        #expect(DeadLetterCommandRunner.parseSince("1d", now: now)?.microsecondsSinceEpoch == 1_796_120_100_000_000)
+        #expect(DeadLetterCommandRunner.parseSince("90s", now: now)?.microsecondsSinceEpoch == 1_796_206_410_000_000)
+        #expect(DeadLetterCommandRunner.parseSince("soon", now: now) == nil)
+    }
+
+    @Test(arguments: ["9223372036854775807d", "106751991167301d", "99999999999999d", "2562047h47m16s"])
+    func hugeDurationsMeanSinceTheBeginning(text: String) throws {
+        let start = try #require(DeadLetterCommandRunner.parseSince(text, now: now))
+        #expect(start.microsecondsSinceEpoch < 0)
     }
 }

@@ -12,7 +12,11 @@ import Testing
         #expect(DurationText.parse(text) == expected)
     }
 
-    @Test(arguments: ["", "10", "s", "-1s", "+1s", "1 s", "1.s", "1sec", "1d", "1m30", "99999999999999999h"])
+    @Test(arguments: [
+        "", "10", "s", "-1s", "+1s", "1 s", "1.s", "1sec", "1d", "1m30", "99999999999999999h",
+        // The whole part fits in Int64 nanoseconds, whole plus fraction does not (it trapped before).
+        "2562047.9h", "9223372036.9s", "2562047h47m16.9s", "9223372036854775807ns1ns",
+    ])
     func rejects(text: String) {
         #expect(DurationText.parse(text) == nil)
     }
@@ -25,6 +29,13 @@ import Testing
         for duration in [Duration.milliseconds(3_723_004), .nanoseconds(1_500), .seconds(86_400)] {
             #expect(DurationText.parse(DurationText.format(duration)) == duration)
         }
+    }
+
+    @Test func formatsDurationsBeyondNanosecondRangeAsTheBound() {
+        let bound = DurationText.format(.nanoseconds(Int64.max))
+        #expect(DurationText.format(.seconds(Int64.max)) == bound)
+        #expect(DurationText.format(.seconds(Int64.min)) == "-" + bound)
+        #expect(DurationText.format(.nanoseconds(Int64.min)) == "-" + bound)
     }
 }
 

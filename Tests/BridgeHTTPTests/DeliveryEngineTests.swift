@@ -1,4 +1,5 @@
 @testable import BridgeHTTP
+import BridgeSystem
 import BridgeTestSupport
 import Foundation
 import Synchronization
@@ -11,6 +12,26 @@ struct DeliveryEngineTests {
 
     init() throws {
         peer = try HTTPPeer()
+    }
+
+    /// A driver thread the system refuses (its thread limit) is a thrown `SystemError`, not a trap; the driver
+    /// started before it stops with the engine, and an engine that could start serves requests as before.
+    @Test func aRefusedDriverThreadIsAnError() async throws {
+        let starts = StartCount()
+        let secondRefused: DetachedThread.Starter = { body throws(SystemError) in
+            guard starts.value.add(1, ordering: .relaxed).newValue == 1 else {
+                throw SystemError(operation: "starting a thread (pthread_create)", errno: EAGAIN)
+            }
+            try DetachedThread.start(stackSize: nil, body)
+        }
+        #expect {
+            try HTTPDeliveryEngine(configuration: .init(maxInFlight: 4, drivers: 2), threadStarter: secondRefused)
+        } throws: { error in
+            (error as? SystemError).map { $0.errno == EAGAIN && $0.isRetriable } ?? false
+        }
+        let engine = try HTTPDeliveryEngine(configuration: .init(maxInFlight: 4, drivers: 2))
+        #expect(try await engine.send(HTTPRequest(method: "GET", url: peer.url("/status/204"))).status == 204)
+        await engine.shutdown()
     }
 
     @Test func sixtyFourConcurrentRequestsAllSucceedAndOverlap() async throws {
@@ -271,4 +292,9 @@ private final class CompletionCollector: Sendable {
     var all: [DeliveryReceiver.Completion] { state.withLock { $0.completions } }
     var count: Int { state.withLock { $0.completions.count } }
     var batches: Int { state.withLock { $0.batches } }
+}
+
+/// Thread starts counted across threads.
+private final class StartCount: Sendable {
+    let value = Atomic<Int>(0)
 }

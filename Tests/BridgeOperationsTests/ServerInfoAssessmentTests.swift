@@ -44,6 +44,15 @@ func serverInfo(
         #expect(all["heartbeat"]?.detail.contains("reconnects after 1m of silence") == true)
     }
 
+    /// The server's heartbeat is any JSON number: huge, infinite (`1e400`) or negative ones must not trap.
+    @Test(arguments: ["1e400", "-1e400", "1e300", "9223372036854775807", "-9223372036854775808", "-5", "0.0001"])
+    func anyHeartbeatNumberIsJudgedWithoutTrapping(heartbeat: String) throws {
+        let websocket = #"{"rest":{"authentication":"handshake","path":"/websocket"},"heartbeat":\#(heartbeat)}"#
+        let info = try serverInfo(websocket: websocket)
+        let all = results(info, config: directusConfig(heartbeat: .seconds(30)))
+        #expect(all["heartbeat"] != nil)
+    }
+
     @Test func disabledWebSocketsFail() throws {
         let all = results(try serverInfo(websocket: "false"))
         #expect(all["websocket"]?.status == .fail)

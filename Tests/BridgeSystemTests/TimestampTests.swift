@@ -28,6 +28,31 @@ import Testing
         #expect(Timestamp(rfc3339: "yesterday") == nil)
         #expect(Timestamp(rfc3339: "2026-12-02X10:15:00Z") == nil)
     }
+
+    /// Activity rows carry the server's timestamps: fields out of range are refused, and whatever parses can be
+    /// written back (year 0000 with a positive offset is year -1, whose digits trapped before).
+    @Test(arguments: [
+        "2026-00-02T10:15:00Z", "2026-13-02T10:15:00Z", "2026-12-00T10:15:00Z", "2026-12-32T10:15:00Z",
+        "2026-12-02T24:00:00Z", "2026-12-02T10:60:00Z", "2026-12-02T10:15:61Z", "2026-12-02T10:15:00+24:00",
+        "2026-12-02T10:15:00-99:99", "2026-12-02T10:15:00+01:60",
+    ])
+    func rejectsFieldsOutOfRange(text: String) {
+        #expect(Timestamp(rfc3339: text) == nil)
+    }
+
+    @Test(arguments: [
+        "0000-01-01T00:00:00+23:59", "0000-01-01T00:00:00Z", "9999-12-31T23:59:60-23:59",
+        "0000-01-01T00:00:00.999999999999999999999999+01:00",
+    ])
+    func extremeButValidTimesFormatWithoutTrapping(text: String) throws {
+        let time = try #require(Timestamp(rfc3339: text))
+        #expect(time.rfc3339.utf8.count == 24)
+    }
+
+    @Test(arguments: [Int64.min, Int64.max, -62_167_219_200_000_001, 253_402_300_800_000_000])
+    func anyMicrosecondCountFormatsAsFourDigitYears(micros: Int64) {
+        #expect(Timestamp(microsecondsSinceEpoch: micros).rfc3339.utf8.count == 24)
+    }
 }
 
 @Suite struct RedactorTests {

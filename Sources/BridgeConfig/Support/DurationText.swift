@@ -46,13 +46,18 @@ package enum DurationText {
             if scale == 0 { break }
             fractionPart += Int64(digit.asciiValue! - 48) * scale
         }
-        return wholePart + fractionPart
+        // `2562047.9h` has a whole part that fits and a sum that does not.
+        let (sum, sumOverflow) = wholePart.addingReportingOverflow(fractionPart)
+        return sumOverflow ? nil : sum
     }
 
     /// `duration` in the same notation, largest units first (`1m30s`, `500ms`, `0s`); parses back exactly.
     package static func format(_ duration: Duration) -> String {
         let components = duration.components
-        var nanoseconds = components.seconds * 1_000_000_000 + components.attoseconds / 1_000_000_000
+        let (whole, overflow) = components.seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        let (sum, carry) = whole.addingReportingOverflow(components.attoseconds / 1_000_000_000)
+        // Beyond ±292 years (not from a configuration, which parses into nanoseconds) is shown as the bound.
+        var nanoseconds = overflow || carry || sum == .min ? (components.seconds < 0 ? -Int64.max : Int64.max) : sum
         guard nanoseconds > 0 else { return nanoseconds == 0 ? "0s" : "-" + format(.nanoseconds(-nanoseconds)) }
         var text = ""
         for (suffix, size) in [

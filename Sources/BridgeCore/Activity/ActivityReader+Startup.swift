@@ -96,6 +96,15 @@ extension ActivityReaderLoop {
                     { try await self.reader.source.itemsPage(query, after: position, limit: pageSize) }
                 )
             else { return false }
+            // Keyset pages move forward: a page ending where the previous one ended (a server that ignores the
+            // position answers every page from the start) would repeat forever.
+            if let position, let last = page.lastKey(query.primaryKey), last == position {
+                logger.error(
+                    "snapshot pages do not advance (the server ignores the page position); snapshot cut short",
+                    metadata: [LogKey.subscriptionUID: subscription.uid, "primary_key": query.primaryKey]
+                )
+                return true
+            }
             if let count = page.total { total = count }
             let receivedAt = Timestamp.now()
             var events: [EncodedEvent] = []
@@ -144,7 +153,7 @@ extension ActivityReaderLoop {
             reader.metrics.snapshotItems.increment(by: UInt64(events.count))
             let soFar = progress.done + events.count
             progress.advance(by: events.count, metadata: [LogKey.subscriptionUID: subscription.uid]) {
-                total.map { max(0, $0 - soFar) }
+                total.map { $0 > soFar ? $0 - soFar : 0 }  // the server's count: Int.min - soFar would overflow
             }
             if isLast { break }
             guard let last = page.lastKey(query.primaryKey) else {

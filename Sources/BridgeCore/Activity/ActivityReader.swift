@@ -195,7 +195,7 @@ final class ActivityReaderLoop {
             logger.info(
                 "backfill done",
                 metadata: [
-                    LogKey.count: String(backfill.done), "rate_per_second": String(Int(backfill.rate)),
+                    LogKey.count: String(backfill.done), "rate_per_second": String(Int(saturating: backfill.rate)),
                     LogKey.cursor: String(cursor.head),
                 ]
             )

@@ -27,10 +27,11 @@ struct ProgressLog {
         lastLine = .now
         var fields = metadata
         fields[LogKey.count] = String(done)
-        fields["rate_per_second"] = String(Int(rate))
+        fields["rate_per_second"] = String(Int(saturating: rate))
         if let left = remaining() {
             fields["remaining"] = String(left)
-            if rate > 0 { fields["eta_seconds"] = String(Int(Double(left) / rate)) }
+            // `left` comes from a server's count: a tiny rate makes the estimate beyond any integer.
+            if rate > 0 { fields["eta_seconds"] = String(Int(saturating: Double(left) / rate)) }
         }
         logger.info(message, metadata: fields)
     }

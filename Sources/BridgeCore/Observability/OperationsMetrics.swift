@@ -54,5 +54,9 @@ enum OperationsMetrics {
         registry.counterFunction("process_cpu_seconds_total", help: "Total user and system CPU time in seconds.") {
             ProcessStatistics.cpuSeconds() ?? .nan
         }
+        registry.gaugeFunction(
+            "directus_bridge_thread_start_failures",
+            help: "Threads the system refused to start since the process began (thread limit reached)."
+        ) { Double(DetachedThread.startFailures) }
     }
 }

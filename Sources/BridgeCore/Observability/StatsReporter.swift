@@ -110,14 +110,14 @@ public final class StatsReporter: Sendable {
 
     /// `12.3` (one decimal).
     static func formatRate(_ rate: Double) -> String {
-        let tenths = Int64((rate * 10).rounded())
+        let tenths = Int64(saturating: (rate * 10).rounded())
         return "\(tenths / 10).\(tenths % 10)"
     }
 
     /// `500us`, `25ms`, `2.5s`, `5m`, `>1h`.
     static func formatSeconds(_ seconds: Double) -> String {
         if seconds == .infinity { return ">1h" }
-        if seconds < 0.001 { return "\(Int((seconds * 1e6).rounded()))us" }
+        if seconds < 0.001 { return "\(Int(saturating: (seconds * 1e6).rounded()))us" }
         if seconds < 1 { return trimmed(seconds * 1000) + "ms" }
         if seconds < 60 { return trimmed(seconds) + "s" }
         if seconds < 3600 { return trimmed(seconds / 60) + "m" }
@@ -126,6 +126,6 @@ public final class StatsReporter: Sendable {
 
     private static func trimmed(_ value: Double) -> String {
         let rounded = (value * 10).rounded() / 10
-        return rounded == rounded.rounded() ? "\(Int64(rounded))" : "\(rounded)"
+        return rounded == rounded.rounded() ? "\(Int64(saturating: rounded))" : "\(rounded)"
     }
 }

@@ -280,19 +280,19 @@ async def handle_raw(reader: asyncio.StreamReader, writer: asyncio.StreamWriter)
         writer.close()
         return
     if url.path == "/answer":
-        # Any answer, byte for byte (`hex`), then `flood` KiB of `flood_byte` (default "f": an endless chunk size)
-        # or, with flood=-1, as many as the client takes until it closes the connection.
+        # Any answer, byte for byte (`hex`), then up to `flood` KiB (at most 64 MiB) of `flood_byte` (default "f": an
+        # endless chunk size), stopping early when the client closes or stops reading for 2 s: the peer is shared
+        # by the whole test run and must not spend it writing to a client that has given up.
         writer.write(bytes.fromhex(params.get("hex", "")))
-        flood = int(params.get("flood", "0"))
+        flood = min(int(params.get("flood", "0")), 64 << 10)
         filler = params.get("flood_byte", "f").encode() * 1024
         sent = 0
         try:
-            while flood < 0 or sent < flood:
+            while sent < flood:
                 writer.write(filler)
-                await writer.drain()
+                await asyncio.wait_for(writer.drain(), 2)
                 sent += 1
-            await writer.drain()
-        except ConnectionError:
+        except (ConnectionError, asyncio.TimeoutError):
             pass
         log(f"RESULT {params.get('id', '')} flooded {sent}")
         writer.close()
