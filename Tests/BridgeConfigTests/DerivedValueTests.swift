@@ -110,4 +110,32 @@ import Testing
         #expect(reparsed.directus.websocketURL == original.directus.websocketURL)
         #expect(reparsed.allSecrets.allSatisfy { $0.contains("[REDACTED]") })
     }
+
+    /// Found by the `config` fuzzer: the dump wrote `$` as is, but `$$` in bridge.yaml is a literal `$`, so reading
+    /// the dump back halved every run of dollars, and a literal `${HOME}` (written `$${HOME}`) came back as the
+    /// environment's HOME.
+    @Test func dollarsInValuesSurviveTheDump() throws {
+        let yaml = """
+            directus:
+              url: http://127.0.0.1:8055
+              auth:
+                token: secret-token
+            subscriptions:
+              - collection: price$$$$list
+                query: {filter: {title: {_eq: "$${HOME}"}, owner: {_eq: "$CURRENT_USER"}}}
+            delivery:
+              state_dir: ./state$$1
+            sinks:
+              - type: ndjson
+                path: ./out$${HOME}.ndjson
+
+            """
+        let original = try config(yaml, environment: ["HOME": "/root"])
+        #expect(original.subscriptions[0].collection == "price$$list")
+        #expect(original.delivery.stateDir == "./state$1")
+        let reparsed = try config(original.description, environment: ["HOME": "/root"])
+        #expect(reparsed.subscriptions == original.subscriptions)
+        #expect(reparsed.delivery == original.delivery)
+        #expect(reparsed.description == original.description)
+    }
 }

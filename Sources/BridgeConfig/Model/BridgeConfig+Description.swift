@@ -34,7 +34,7 @@ extension BridgeConfig: CustomStringConvertible {
             lines.append("  - collection: \(quoted(subscription.collection))")
             lines.append("    uid: \(quoted(subscription.uid))")
             lines.append("    events: \(list(subscription.events.map(\.rawValue)))")
-            if let query = subscription.query { lines.append("    query: \(query.jsonText)") }
+            if let query = subscription.query { lines.append("    query: \(ConfigText.query(query))") }
             lines.append("    snapshot: \(subscription.snapshot)")
         }
         lines.append("delivery:")
