@@ -4,6 +4,7 @@
 # (kept between runs, not checked in); a crash, a broken invariant, a timeout or running out of memory saves the
 # input under Fuzz/artifacts/<target>/ and makes the script exit 1 after the other targets ran.
 # Usage: scripts/fuzz.sh [SECONDS] [TARGET...]     (targets: .build/debug/bridge-fuzz --list)
+# BRIDGE_FUZZ_SEED=N fixes libFuzzer's random seed (scripts/test.sh does, for CI); unset, each run picks its own.
 # Reproduce a saved input: .build-fuzz/release/bridge-fuzz TARGET Fuzz/artifacts/TARGET/crash-…
 # (or, without the fuzzing build, .build/debug/bridge-fuzz TARGET FILE). See docs/RELIABILITY.md "Fuzzing".
 set -euo pipefail
@@ -54,11 +55,12 @@ for target in "${targets[@]}"; do
     artifacts="Fuzz/artifacts/$target"
     log="$BUILD/logs/$target.log"
     mkdir -p "$work" "$artifacts" "$(dirname "$log")"
-    dictionary=()
-    [[ -f "Fuzz/dictionaries/$target.dict" ]] && dictionary=(-dict="Fuzz/dictionaries/$target.dict")
+    extra=()
+    [[ -f "Fuzz/dictionaries/$target.dict" ]] && extra+=(-dict="Fuzz/dictionaries/$target.dict")
+    [[ -n "${BRIDGE_FUZZ_SEED:-}" ]] && extra+=(-seed="$BRIDGE_FUZZ_SEED")
     echo "== fuzz: $target for ${SECONDS_EACH}s (log $log)" >&2
     if "$BIN" "$target" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 -max_len="$(max_len "$target")" \
-        -print_final_stats=1 -artifact_prefix="$artifacts/" "${dictionary[@]}" "$work" "$seeds" >"$log" 2>&1; then
+        -print_final_stats=1 -artifact_prefix="$artifacts/" "${extra[@]}" "$work" "$seeds" >"$log" 2>&1; then
         executions="$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")"
         last="$(grep -E '^#[0-9]+' "$log" | tail -1)"
         cov="$(sed -n 's/.* cov: \([0-9]*\) ft: \([0-9]*\) corp: \([0-9]*\)\/.*/cov \1 ft \2 corpus \3/p' <<<"$last")"

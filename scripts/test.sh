@@ -2,12 +2,85 @@
 # The whole test suite, from a fresh Debian/Ubuntu machine: installs what is missing, builds, runs every test.
 # Unit tests, the WebSocket conformance suite against Python peers, and integration tests that run the real
 # binary against the bundled Directus emulator. Every server a test needs is started and stopped by that test.
+#
+# Usage: scripts/test.sh [--sanitize=address|thread] [SWIFT TEST ARGUMENTS…]
+#   (nothing)              build, integration tests, the unit tests under AddressSanitizer (a second build, in
+#                          .build-address), then every fuzz target for 15 s (BRIDGE_FUZZ_SECONDS; 0 skips it).
+#                          This is what CI runs.
+#   --sanitize=SANITIZER   everything built with AddressSanitizer or ThreadSanitizer (in .build-address or
+#                          .build-thread), then the unit and the integration suites; the integration suite runs the
+#                          binary built with the same sanitizer. A report from any process fails the run, and the
+#                          reports stay in .build-SANITIZER/sanitizer-reports. See docs/RELIABILITY.md "Sanitizers".
+#   SWIFT TEST ARGUMENTS   run only those tests (e.g. --filter WebSocketTests), with or without a sanitizer.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 scripts/bootstrap.sh
 export PATH="/opt/swift/usr/bin:$PATH"
 export BRIDGE_PYTHON="$ROOT/.venv/bin/python"
+
+build_flags=()
+reports=""
+
+# Builds into .build-$1 with sanitizer $1 from now on; every process of the run (the test runner, the bridge the
+# integration tests start) writes its reports to files in $reports, which `check_reports` reads.
+use_sanitizer() {
+    local build=".build-$1"
+    build_flags=(--sanitize="$1" --build-path "$build")
+    reports="$ROOT/$build/sanitizer-reports"
+    rm -rf "$reports"
+    mkdir -p "$reports"
+    # Swift's crash backtracer reads the stack in a way AddressSanitizer reports as a stack-buffer-underflow.
+    export SWIFT_BACKTRACE=enable=no
+    export ASAN_OPTIONS="log_path=$reports/asan:detect_leaks=1:strict_string_checks=1:check_initialization_order=1"
+    export LSAN_OPTIONS="suppressions=$ROOT/Tests/sanitizers/lsan.supp:print_suppressions=0"
+    export TSAN_OPTIONS="log_path=$reports/tsan:suppressions=$ROOT/Tests/sanitizers/tsan.supp:print_suppressions=0"
+}
+
+# Prints the sanitizer reports any process wrote and fails the run when there is one, or when $1 (the exit status
+# of the suites) is not 0: a process that AddressSanitizer stopped fails its suite, and its report says why.
+check_reports() {
+    local status="$1"
+    if compgen -G "$reports/*" >/dev/null; then
+        echo "test.sh: sanitizer reports in $reports:" >&2
+        cat "$reports"/* >&2
+        exit 1
+    fi
+    ((status == 0)) || exit "$status"
+}
+
+# Two runs: unit and component tests, and the integration tests that drive the real binary. Integration tests wait
+# on processes synchronously; kept apart, they cannot starve the timing-sensitive unit tests of Swift's cooperative
+# threads (two on a 2-core machine).
+unit_tests() {
+    echo "== swift test${reports:+ (${build_flags[0]})}: unit and component tests" >&2
+    swift test --skip-build "${build_flags[@]}" --skip BridgeIntegrationTests
+}
+integration_tests() {
+    echo "== swift test${reports:+ (${build_flags[0]})}: integration tests (the real binary against the emulator)" >&2
+    swift test --skip-build "${build_flags[@]}" --filter BridgeIntegrationTests
+}
+
+if [[ "${1:-}" == --sanitize=* ]]; then
+    sanitizer="${1#--sanitize=}"
+    shift
+    [[ "$sanitizer" == address || "$sanitizer" == thread ]] || {
+        echo "test.sh: --sanitize takes address or thread" >&2
+        exit 2
+    }
+    use_sanitizer "$sanitizer"
+    echo "== build (${build_flags[0]})" >&2
+    swift build --build-tests "${build_flags[@]}"
+    status=0
+    if (($#)); then
+        swift test --skip-build "${build_flags[@]}" "$@" || status=$?
+    else
+        unit_tests || status=$?
+        integration_tests || status=$?
+    fi
+    check_reports "$status"
+    exit
+fi
 
 echo "== build" >&2
 swift build --build-tests
@@ -17,19 +90,29 @@ if compgen -G "Tests/tools/test_*.py" >/dev/null; then
     .venv/bin/python -m pytest -q -p no:cacheprovider Tests/tools
 fi
 
-# Two runs: unit and component tests first, then the integration tests that drive the real binary. Integration
-# tests wait on processes synchronously; kept apart, they cannot starve the timing-sensitive unit tests of Swift's
-# cooperative threads (two on a 2-core machine).
 if (($#)); then
     swift test --skip-build "$@"
-else
-    echo "== swift test: unit and component tests" >&2
-    swift test --skip-build --skip BridgeIntegrationTests
-    echo "== swift test: integration tests (the real binary against the emulator)" >&2
-    swift test --skip-build --filter BridgeIntegrationTests
-    # Every fuzz target briefly over its seed corpus (docs/RELIABILITY.md "Fuzzing"); a crash fails the run.
-    # BRIDGE_FUZZ_SECONDS=0 skips it.
-    if ((${BRIDGE_FUZZ_SECONDS:-15} > 0)); then
-        scripts/fuzz.sh "${BRIDGE_FUZZ_SECONDS:-15}"
-    fi
+    exit
+fi
+integration_tests
+
+# The unit tests run once, under AddressSanitizer: they catch what a plain run catches and memory errors besides, and
+# CI's 30-minute budget has room for the second build but not for running the unit suite twice (.ci/run). In a
+# subshell: the sanitizer's options must not reach the fuzzers below, which report through libFuzzer's log.
+(
+    started=$SECONDS
+    use_sanitizer address
+    echo "== build (${build_flags[0]})" >&2
+    swift build --build-tests "${build_flags[@]}"
+    status=0
+    unit_tests || status=$?
+    echo "== AddressSanitizer build and unit tests: $((SECONDS - started)) s" >&2
+    check_reports "$status"
+)
+
+# Every fuzz target briefly over its seed corpus (docs/RELIABILITY.md "Fuzzing"); a crash fails the run. A fixed
+# seed: CI explores the same inputs on the same code (as many as the machine manages in the time), so a red run
+# points at a change, not at luck; the long runs (scripts/fuzz.sh 600) are where new inputs are found.
+if ((${BRIDGE_FUZZ_SECONDS:-15} > 0)); then
+    BRIDGE_FUZZ_SEED="${BRIDGE_FUZZ_SEED:-1}" scripts/fuzz.sh "${BRIDGE_FUZZ_SECONDS:-15}"
 fi

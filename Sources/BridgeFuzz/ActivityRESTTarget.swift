@@ -16,8 +16,9 @@ import Synchronization
 ///
 /// Invariants:
 /// - Nothing traps, whatever the answers (errors are `DirectusError`s).
-/// - Every event line is a JSON object whose `id`, `seq`, `key`, `collection` and `subscription` are those of an
-///   activity row and a subscription that wants it, in activity order.
+/// - Every event line is a JSON object on one line (a server that pretty-prints its answers must not split it)
+///   whose `id`, `seq`, `key`, `collection` and `subscription` are those of an activity row and a subscription that
+///   wants it, in activity order.
 /// - A subscription limited to `fields: [title, author.name]` never carries another top-level field in `delta`
 ///   (contract "Safety of what leaves the bridge"). `data` is left out of this check: Directus shapes it by the
 ///   query itself (functions such as `year(date_created)` and aliases name fields that `fields` does not list),
@@ -103,6 +104,7 @@ enum ActivityRESTTarget {
         let rowsByID = Dictionary(grouping: rows, by: \.id)
         var lastSeq: Int64 = .min
         for event in events {
+            require(!event.body.contains(0x0A) && !event.body.contains(0x0D), "an event line spans several lines")
             guard case .object(let line)? = try? JSONValue.parse(event.body) else {
                 fatalError("invariant broken: an event body that is not a JSON object")
             }

@@ -1,0 +1,418 @@
+"""The soak run behind scripts/soak.sh (docs/RELIABILITY.md "Soak").
+
+    python scripts/lib/soak.py --minutes M --bridge PATH --work DIR [--rate CHANGES_PER_SECOND]
+
+Runs the bridge binary at PATH against the bundled Directus emulator for M minutes while the emulator's change
+generator writes to `articles` and `comments` at a steady rate, and breaks things on a fixed timetable:
+
+- access tokens live 60 s (the bridge logs in with e-mail and password and refreshes them; a socket whose token
+  ran out gets TOKEN_EXPIRED);
+- every 3 minutes every socket is dropped without a close frame (TCP RST and FIN by turns);
+- every 2 minutes the webhook receiver goes down for 15 s (connections refused), and a minute later answers five
+  requests with 503 and `Retry-After: 1`;
+  (runs shorter than 10 minutes do both faster: drops every 30 s, receiver faults every 40 s);
+- halfway through, the NDJSON file is moved away and the bridge gets SIGHUP (logrotate).
+
+Every 10 s it samples the bridge's resident memory, open descriptors and threads from /proc. At the end it stops
+the generator, waits until both sinks have caught up (or 3 minutes), stops the bridge with SIGTERM and reconciles
+every change Directus recorded (its activity log) against what each sink got: lost, duplicate and unexpected event
+ids per sink. The report goes to stdout and to DIR/report.json; the exit status is 0 only when nothing was lost,
+every NDJSON line parsed, the bridge exited 0, memory grew less than 10 % after the warm-up and descriptors and
+threads stayed flat.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+TOOLS = ROOT / "Tests" / "tools"
+COLLECTIONS = ("articles", "comments")
+SAMPLE_SECONDS = 10
+TOKEN_TTL_MS = 60_000
+# The fault timetable in seconds (period, offset within it); runs shorter than 10 minutes use the short one so that
+# every fault happens at least once.
+LONG_TIMETABLE = {"drop": (180, 90), "down": (120, 45), "503": (120, 105)}
+SHORT_TIMETABLE = {"drop": (30, 15), "down": (40, 10), "503": (40, 30)}
+FLAP_DOWN_MS = 15_000
+CATCH_UP_SECONDS = 180
+# Slack for "flat": descriptors and threads may differ by this much between the first and the last stretch of the
+# run (webhook connections open and close with the flaps; a reconnect may be in progress at a sample).
+FD_SLACK = 4
+THREAD_SLACK = 2
+
+
+def log(text: str) -> None:
+    print(f"soak {time.strftime('%H:%M:%S')}: {text}", file=sys.stderr, flush=True)
+
+
+def start_peer(script: str, arguments: list[str], log_file: Path) -> tuple[subprocess.Popen, int]:
+    """Starts a Tests/tools server through run_peer.py (it exits with us) and returns it with its READY port."""
+    process = subprocess.Popen(
+        [sys.executable, "-u", str(TOOLS / "run_peer.py"), str(TOOLS / script), *arguments],
+        stdout=subprocess.PIPE, stderr=log_file.open("wb"), text=True)
+    line = process.stdout.readline().strip()
+    if not line.startswith("READY "):
+        raise SystemExit(f"soak: {script} did not start: {line!r} (see {log_file})")
+    return process, int(line.split()[1])
+
+
+def call(url: str, body: object | None = None, token: str | None = None, timeout: float = 30) -> object:
+    """A JSON request: POST with `body`, GET without."""
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(url, data=data, method="GET" if body is None else "POST")
+    if data is not None:
+        request.add_header("Content-Type", "application/json")
+    if token:
+        request.add_header("Authorization", f"Bearer {token}")
+    with urllib.request.urlopen(request, timeout=timeout) as answer:
+        text = answer.read()
+    return json.loads(text) if text else {}
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def write_config(path: Path, directus: int, hook: int, metrics: int, work: Path) -> None:
+    path.write_text(f"""# Written by scripts/lib/soak.py.
+directus:
+  url: http://127.0.0.1:{directus}
+  auth:
+    email: admin@example.com
+    password: admin-password
+  reconnect:
+    initial_delay: 200ms
+    max_delay: 5s
+subscriptions:
+  - collection: articles
+  - collection: comments
+delivery:
+  mode: activity
+  poll_interval: 5s
+  state_dir: {work / "state"}
+sinks:
+  - type: ndjson
+    path: {work / "events.ndjson"}
+    fsync: interval
+  - type: webhook
+    url: http://127.0.0.1:{hook}/hook
+    secret: soak-secret
+    timeout: 5s
+    max_attempts: 1000
+    retry_schedule: [500ms, 1s, 2s, 5s]
+http:
+  listen: 127.0.0.1:{metrics}
+log:
+  level: info
+  format: json
+  stats_interval: 1m
+""")
+
+
+def sample(pid: int) -> dict:
+    status = Path(f"/proc/{pid}/status").read_text()
+    fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+    return {
+        "t": time.monotonic(),
+        "rss_kib": int(fields["VmRSS"].split()[0]),
+        "threads": int(fields["Threads"]),
+        "fds": len(os.listdir(f"/proc/{pid}/fd")),
+    }
+
+
+def ndjson_ids(paths: list[Path]) -> tuple[list[str], int]:
+    """Event ids of every line in `paths`, and the number of lines that are not a JSON object with an id."""
+    ids, malformed = [], 0
+    for path in paths:
+        if not path.exists():
+            continue
+        for line in path.read_bytes().split(b"\n"):
+            if not line:
+                continue
+            try:
+                ids.append(json.loads(line)["id"])
+            except (ValueError, KeyError, TypeError):
+                malformed += 1
+    return ids, malformed
+
+
+def webhook_ids(control: str) -> tuple[list[str], int]:
+    """Ids of the webhook requests answered 2xx, and the number of requests in all (retries included)."""
+    requests = call(f"{control}/_control/requests", timeout=120)["requests"]
+    delivered = [r["id"] for r in requests if r["status"] is not None and 200 <= r["status"] < 300
+                 and not r["aborted"]]
+    return delivered, len(requests)
+
+
+def expected_ids(directus: str) -> set[str]:
+    """`act_<id>` for every activity row Directus recorded on the subscribed collections."""
+    query = ("/activity?limit=-1&fields=id&sort=id"
+             f"&filter[collection][_in]={','.join(COLLECTIONS)}&filter[action][_in]=create,update,delete")
+    rows = call(directus + query, token="admin-static-token", timeout=120)["data"]
+    return {f"act_{row['id']}" for row in rows}
+
+
+def reconcile(expected: set[str], got: list[str]) -> dict:
+    counts = Counter(got)
+    return {
+        "received": len(got),
+        "unique": len(counts),
+        "lost": len(expected - counts.keys()),
+        "lost_examples": sorted(expected - counts.keys())[:10],
+        "duplicate_ids": sum(1 for n in counts.values() if n > 1),
+        "duplicate_deliveries": sum(n - 1 for n in counts.values() if n > 1),
+        "unexpected": len(counts.keys() - expected),
+    }
+
+
+def metrics(url: str) -> dict[str, float]:
+    """Unlabelled and summed samples of the bridge's /metrics, by name."""
+    try:
+        with urllib.request.urlopen(url, timeout=10) as answer:
+            text = answer.read().decode()
+    except OSError:
+        return {}
+    values: dict[str, float] = {}
+    for line in text.splitlines():
+        if line.startswith("#") or not line.strip():
+            continue
+        name_part, _, value = line.rpartition(" ")
+        name = name_part.split("{", 1)[0]
+        try:
+            values[name] = values.get(name, 0.0) + float(value)
+        except ValueError:
+            pass
+    return values
+
+
+def trend(samples: list[dict], warm_up: float, start: float) -> dict:
+    """Growth after the warm-up: the first and the last minute after it compared (medians for memory, maxima for
+    descriptors and threads)."""
+    steady = [s for s in samples if s["t"] - start >= warm_up]
+    if len(steady) < 4:
+        return {"enough_samples": False}
+    window = max(2, min(6, len(steady) // 3))
+    first, last = steady[:window], steady[-window:]
+    rss_first = statistics.median(s["rss_kib"] for s in first)
+    rss_last = statistics.median(s["rss_kib"] for s in last)
+    return {
+        "enough_samples": True,
+        "samples_after_warm_up": len(steady),
+        "rss_kib_first": rss_first,
+        "rss_kib_last": rss_last,
+        "rss_kib_max": max(s["rss_kib"] for s in steady),
+        "rss_growth_percent": round(100 * (rss_last - rss_first) / rss_first, 2),
+        "fds_first_max": max(s["fds"] for s in first),
+        "fds_last_max": max(s["fds"] for s in last),
+        "fds_range": [min(s["fds"] for s in steady), max(s["fds"] for s in steady)],
+        "threads_first_max": max(s["threads"] for s in first),
+        "threads_last_max": max(s["threads"] for s in last),
+        "threads_range": [min(s["threads"] for s in steady), max(s["threads"] for s in steady)],
+    }
+
+
+def stop(process: subprocess.Popen) -> None:
+    """SIGTERM, then SIGKILL after 30 s; waits for the exit."""
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+def log_levels(path: Path) -> tuple[Counter, Counter]:
+    """Log lines per level and the most frequent warning and error messages of the bridge's JSON log."""
+    levels, messages = Counter(), Counter()
+    for line in path.read_text(errors="replace").splitlines():
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            levels["unparsed"] += 1
+            continue
+        level = entry.get("level", "?")
+        levels[level] += 1
+        if level in ("warning", "warn", "error", "critical"):
+            messages[f"{level}: {entry.get('message', '')[:120]}"] += 1
+    return levels, messages
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--minutes", type=float, required=True)
+    parser.add_argument("--bridge", required=True)
+    parser.add_argument("--work", required=True)
+    parser.add_argument("--rate", type=float, default=4.0, help="changes per second, both collections together")
+    args = parser.parse_args()
+    work = Path(args.work)
+    work.mkdir(parents=True, exist_ok=True)
+    duration = args.minutes * 60
+    warm_up = min(300.0, duration / 3)
+
+    emulator, directus_port = start_peer(
+        "directus_emulator/server.py",
+        ["--port", "0", "--log-level", "warning", "--token-ttl-ms", str(TOKEN_TTL_MS)], work / "emulator.log")
+    receiver, control_port = start_peer("http_peers/webhook_receiver.py", [], work / "receiver.log")
+    directus = f"http://127.0.0.1:{directus_port}"
+    control = f"http://127.0.0.1:{control_port}"
+    hook_port = call(f"{control}/_control/info")["hook_port"]
+    metrics_port = free_port()
+    metrics_url = f"http://127.0.0.1:{metrics_port}/metrics"
+    config = work / "bridge.yaml"
+    write_config(config, directus_port, hook_port, metrics_port, work)
+
+    bridge = subprocess.Popen([args.bridge, "run", "--config", str(config)], stdout=subprocess.DEVNULL,
+                              stderr=(work / "bridge.log").open("wb"))
+    log(f"bridge pid {bridge.pid}, emulator {directus}, receiver {control}, work {work}")
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/readyz", timeout=2).close()
+                break
+            except OSError:
+                if bridge.poll() is not None or time.monotonic() > deadline:
+                    raise SystemExit(f"soak: the bridge did not become ready (see {work / 'bridge.log'})")
+                time.sleep(0.5)
+
+        interval_ms = 1000 * len(COLLECTIONS) / args.rate
+        for collection in COLLECTIONS:
+            call(f"{directus}/_emulator/generator",
+                 {"collection": collection, "count": -1, "interval_ms": interval_ms, "kind": "mixed"})
+        start = time.monotonic()
+        log(f"generating {args.rate:g} changes/s for {args.minutes:g} min")
+
+        samples: list[dict] = []
+        faults: Counter = Counter()
+        hup_done = False
+        timetable = LONG_TIMETABLE if duration >= 600 else SHORT_TIMETABLE
+
+        def due(fault: str) -> bool:
+            period, offset = timetable[fault]
+            return second % period == offset
+
+        next_sample = start
+        second = 0
+        while time.monotonic() - start < duration:
+            if bridge.poll() is not None:
+                raise SystemExit(f"soak: the bridge exited with {bridge.returncode} (see {work / 'bridge.log'})")
+            now = time.monotonic()
+            if now >= next_sample:
+                samples.append(sample(bridge.pid))
+                next_sample += SAMPLE_SECONDS
+            elapsed = int(now - start)
+            if elapsed != second:
+                second = elapsed
+                if due("drop"):
+                    reset = faults["socket_drops"] % 2 == 0
+                    call(f"{directus}/_emulator/drop", {"reset": reset})
+                    faults["socket_drops"] += 1
+                    log(f"dropped every socket ({'RST' if reset else 'FIN'})")
+                if due("down"):
+                    call(f"{control}/_control/down", {"ms": FLAP_DOWN_MS})
+                    faults["receiver_down"] += 1
+                    log(f"webhook receiver down for {FLAP_DOWN_MS} ms")
+                if due("503"):
+                    call(f"{control}/_control/script",
+                         {"steps": [{"status": 503, "headers": {"retry-after": "1"}}] * 5})
+                    faults["receiver_503_bursts"] += 1
+                if not hup_done and second >= duration / 2:
+                    (work / "events.ndjson").rename(work / "events.ndjson.1")
+                    bridge.send_signal(signal.SIGHUP)
+                    hup_done = True
+                    faults["sighup"] += 1
+                    log("moved events.ndjson away, sent SIGHUP")
+            time.sleep(0.2)
+
+        call(f"{directus}/_emulator/generator/stop", {})
+        generated = call(f"{directus}/_emulator/generator")["jobs"]
+        expected = expected_ids(directus)
+        log(f"generator stopped: {len(expected)} changes recorded; waiting for the sinks to catch up")
+        ndjson_paths = [work / "events.ndjson.1", work / "events.ndjson"]
+        catch_up_start = time.monotonic()
+        while True:
+            file_ids, _ = ndjson_ids(ndjson_paths)
+            hook_ids, _ = webhook_ids(control)
+            missing = len(expected - set(file_ids)) + len(expected - set(hook_ids))
+            if missing == 0 or time.monotonic() - catch_up_start > CATCH_UP_SECONDS:
+                break
+            time.sleep(2)
+        catch_up = time.monotonic() - catch_up_start
+        final_metrics = metrics(metrics_url)
+        samples.append(sample(bridge.pid))
+        emulator_stats = call(f"{directus}/_emulator/stats")
+        stop(bridge)
+        hook_ids, hook_requests = webhook_ids(control)
+        file_ids, malformed = ndjson_ids(ndjson_paths)
+    finally:
+        stop(bridge)
+        for peer in (emulator, receiver):
+            stop(peer)
+
+    levels, messages = log_levels(work / "bridge.log")
+    resources = trend(samples, warm_up, start)
+    report = {
+        "minutes": args.minutes,
+        "rate_per_second": args.rate,
+        "changes": len(expected),
+        "generator_jobs": generated,
+        "faults": dict(faults),
+        "catch_up_seconds": round(catch_up, 1),
+        "bridge_exit_status": bridge.returncode,
+        "ndjson": {**reconcile(expected, file_ids), "malformed_lines": malformed,
+                   "lines_after_sighup": len(ndjson_ids([work / "events.ndjson"])[0])},
+        "webhook": {**reconcile(expected, hook_ids), "requests": hook_requests},
+        "resources": resources,
+        "samples": [{"s": round(s["t"] - start), **{k: s[k] for k in ("rss_kib", "fds", "threads")}}
+                    for s in samples],
+        "emulator": {key: emulator_stats.get(key) for key in
+                     ("connections_total", "closes", "auth_ok", "auth_failed", "tokens_expired", "activity_max_id")},
+        "bridge_metrics": {key: value for key, value in final_metrics.items() if key in (
+            "directus_bridge_reconnects_total", "directus_bridge_auth_refreshes_total",
+            "directus_bridge_webhook_attempts_total", "directus_bridge_webhook_retries_total",
+            "directus_bridge_webhook_dead_letters_total", "directus_bridge_events_emitted_total",
+            "directus_bridge_activity_read_failures_total", "directus_bridge_events_dropped_total")},
+        "log_levels": dict(levels),
+        "frequent_warnings_and_errors": dict(messages.most_common(12)),
+    }
+    failures = []
+    for sink in ("ndjson", "webhook"):
+        if report[sink]["lost"]:
+            failures.append(f"{sink} lost {report[sink]['lost']} changes")
+    if malformed:
+        failures.append(f"{malformed} NDJSON lines did not parse")
+    if bridge.returncode != 0:
+        failures.append(f"the bridge exited with {bridge.returncode}")
+    if not resources.get("enough_samples"):
+        failures.append("too few samples after the warm-up to judge memory")
+    else:
+        if resources["rss_growth_percent"] >= 10:
+            failures.append(f"memory grew {resources['rss_growth_percent']} % after the warm-up")
+        if resources["fds_last_max"] > resources["fds_first_max"] + FD_SLACK:
+            failures.append("open descriptors grew")
+        if resources["threads_last_max"] > resources["threads_first_max"] + THREAD_SLACK:
+            failures.append("threads grew")
+    report["failures"] = failures
+    (work / "report.json").write_text(json.dumps(report, indent=2) + "\n")
+    summary = {key: value for key, value in report.items() if key != "samples"}
+    print(json.dumps(summary, indent=2))
+    log("PASS" if not failures else "FAIL: " + "; ".join(failures))
+    return 0 if not failures else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
