@@ -91,6 +91,8 @@ import Testing
         let missing = names.subtracting(served).sorted()
         #expect(missing.isEmpty, "the dashboard queries metrics that /metrics does not serve: \(missing)")
         #expect((scrape.value("process_resident_memory_bytes") ?? 0) > 1_000_000)
+        // A counter, named as one: threads the system refused to start (none here).
+        #expect(scrape.value("directus_bridge_thread_start_failures_total") == 0)
         bridge.send(SIGTERM)
         #expect(bridge.waitForExit() == 0)
     }

@@ -54,8 +54,8 @@ enum OperationsMetrics {
         registry.counterFunction("process_cpu_seconds_total", help: "Total user and system CPU time in seconds.") {
             ProcessStatistics.cpuSeconds() ?? .nan
         }
-        registry.gaugeFunction(
-            "directus_bridge_thread_start_failures",
+        registry.counterFunction(
+            "directus_bridge_thread_start_failures_total",
             help: "Threads the system refused to start since the process began (thread limit reached)."
         ) { Double(DetachedThread.startFailures) }
     }
