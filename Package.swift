@@ -2,7 +2,8 @@
 // directus-bridge: mirrors Directus realtime changes as NDJSON lines or signed webhooks.
 //
 // Module layers run one way (see docs/ARCHITECTURE.md):
-//   C wrappers → BridgeSystem → BridgeTLS → BridgeWebSocket / BridgeHTTP → BridgeCore → BridgeApp → BridgeCLI
+//   C wrappers → BridgeSystem → BridgeTLS → BridgeWebSocket / BridgeHTTP → BridgeEvents → BridgeDirectus →
+//   BridgeActivity / BridgeSinks → BridgeCore (runtime) → BridgeApp → BridgeCLI
 // Each C library is imported by exactly one Swift target.
 import PackageDescription
 
@@ -45,19 +46,46 @@ let package = Package(
         .target(name: "BridgeJSON", dependencies: ["BridgeSystem"], swiftSettings: strict),
         .target(name: "BridgeConfig", dependencies: ["BridgeSystem", "CYAML"], swiftSettings: strict),
         .target(name: "BridgeHTTPServer", dependencies: ["BridgeSystem", "CMicroHTTPD"], swiftSettings: strict),
-        // Broker clients: independent of BridgeCore, so the sinks built on them can live anywhere above.
+        // Broker clients: independent of the bridge's own layers; the broker sinks (BridgeSinks) are built on them.
         .target(name: "BridgeKafka", dependencies: ["BridgeSystem", "CRdKafka"], swiftSettings: strict),
         .target(name: "BridgeNATS", dependencies: ["BridgeSystem", "CNats"], swiftSettings: strict),
+        // The bridge itself, in one-way layers (docs/ARCHITECTURE.md "Layers"): the event vocabulary, the Directus
+        // session, the activity log, the sinks, and the runtime that wires them.
         .target(
-            name: "BridgeCore",
+            name: "BridgeEvents", dependencies: ["BridgeSystem", "BridgeJSON", "BridgeConfig"], swiftSettings: strict
+        ),
+        .target(
+            name: "BridgeDirectus",
             dependencies: [
-                "BridgeSystem", "BridgeTLS", "BridgeWebSocket", "BridgeHTTP", "BridgeStore", "BridgeJSON",
-                "BridgeConfig", "BridgeHTTPServer", "BridgeKafka", "BridgeNATS",
+                "BridgeEvents", "BridgeSystem", "BridgeTLS", "BridgeWebSocket", "BridgeHTTP", "BridgeJSON", "BridgeConfig",
             ],
             swiftSettings: strict
         ),
         .target(
-            name: "BridgeApp", dependencies: ["BridgeCore", "BridgeConfig", "BridgeSystem"], swiftSettings: strict,
+            name: "BridgeActivity",
+            dependencies: [
+                "BridgeEvents", "BridgeDirectus", "BridgeSystem", "BridgeHTTP", "BridgeStore", "BridgeJSON", "BridgeConfig",
+            ],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "BridgeSinks",
+            dependencies: [
+                "BridgeEvents", "BridgeSystem", "BridgeTLS", "BridgeHTTP", "BridgeStore", "BridgeJSON", "BridgeConfig",
+                "BridgeKafka", "BridgeNATS",
+            ],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "BridgeCore",
+            dependencies: [
+                "BridgeEvents", "BridgeDirectus", "BridgeActivity", "BridgeSinks", "BridgeSystem", "BridgeTLS",
+                "BridgeWebSocket", "BridgeHTTP", "BridgeStore", "BridgeJSON", "BridgeConfig", "BridgeHTTPServer",
+            ],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "BridgeApp", dependencies: ["BridgeCore", "BridgeEvents", "BridgeDirectus", "BridgeActivity", "BridgeSinks", "BridgeConfig", "BridgeSystem"], swiftSettings: strict,
             plugins: ["BuildInfoPlugin"]
         ),
         .plugin(name: "BuildInfoPlugin", capability: .buildTool()),
@@ -65,7 +93,7 @@ let package = Package(
         .executableTarget(
             name: "BridgeBenchmarks",
             dependencies: [
-                "BridgeSystem", "BridgeTLS", "BridgeWebSocket", "BridgeJSON", "BridgeCore", "BridgeHTTP", "BridgeKafka",
+                "BridgeSystem", "BridgeTLS", "BridgeWebSocket", "BridgeJSON", "BridgeCore", "BridgeEvents", "BridgeDirectus", "BridgeActivity", "BridgeSinks", "BridgeHTTP", "BridgeKafka",
                 "BridgeNATS",
             ],
             swiftSettings: strict
@@ -75,7 +103,7 @@ let package = Package(
             name: "BridgeFuzz",
             dependencies: [
                 "BridgeSystem", "BridgeTLS", "BridgeWebSocket", "BridgeJSON", "BridgeHTTP", "BridgeConfig",
-                "BridgeHTTPServer", "BridgeCore", "CLibFuzzer",
+                "BridgeHTTPServer", "BridgeCore", "BridgeEvents", "BridgeDirectus", "BridgeActivity", "BridgeSinks", "CLibFuzzer",
             ],
             swiftSettings: strict
         ),
@@ -86,24 +114,24 @@ let package = Package(
         .testTarget(
             name: "BridgeCoreTests",
             dependencies: [
-                "BridgeCore", "BridgeSystem", "BridgeHTTP", "BridgeJSON", "BridgeConfig", "BridgeWebSocket",
-                "BridgeTestSupport",
+                "BridgeCore", "BridgeEvents", "BridgeDirectus", "BridgeActivity", "BridgeSinks", "BridgeSystem",
+                "BridgeHTTP", "BridgeJSON", "BridgeConfig", "BridgeWebSocket", "BridgeTestSupport",
             ]
         ),
         .testTarget(name: "BridgeAppTests", dependencies: ["BridgeApp", "BridgeSystem", "BridgeTestSupport"]),
         .testTarget(name: "BridgeIntegrationTests", dependencies: ["BridgeCLI", "BridgeTestSupport"]),
-        .testTarget(name: "BridgeConfigTests", dependencies: ["BridgeConfig", "BridgeCore", "BridgeSystem", "BridgeTestSupport"]),
+        .testTarget(name: "BridgeConfigTests", dependencies: ["BridgeConfig", "BridgeCore", "BridgeEvents", "BridgeDirectus", "BridgeActivity", "BridgeSinks", "BridgeSystem", "BridgeTestSupport"]),
         .testTarget(name: "BridgeJSONTests", dependencies: ["BridgeJSON", "BridgeSystem"]),
         .testTarget(name: "BridgeTLSTests", dependencies: ["BridgeTLS", "BridgeSystem", "BridgeTestSupport"]),
         .testTarget(name: "BridgeWebSocketTests", dependencies: ["BridgeWebSocket", "BridgeTLS", "BridgeTestSupport"]),
         .testTarget(name: "BridgeHTTPTests", dependencies: ["BridgeHTTP", "BridgeSystem", "BridgeTestSupport"]),
         .testTarget(name: "BridgeStoreTests", dependencies: ["BridgeStore", "BridgeTestSupport"]),
         .testTarget(name: "BridgeHTTPServerTests", dependencies: ["BridgeHTTPServer", "BridgeSystem", "BridgeTestSupport"]),
-        .testTarget(name: "BridgeOperationsTests", dependencies: ["BridgeCore", "BridgeConfig", "BridgeJSON", "BridgeHTTPServer", "BridgeSystem"]),
-        .testTarget(name: "BridgeActivityTests", dependencies: ["BridgeCore", "BridgeConfig", "BridgeJSON", "BridgeSystem", "BridgeTestSupport"]),
+        .testTarget(name: "BridgeOperationsTests", dependencies: ["BridgeCore", "BridgeEvents", "BridgeDirectus", "BridgeActivity", "BridgeSinks", "BridgeConfig", "BridgeJSON", "BridgeHTTPServer", "BridgeSystem"]),
+        .testTarget(name: "BridgeActivityTests", dependencies: ["BridgeCore", "BridgeEvents", "BridgeDirectus", "BridgeActivity", "BridgeSinks", "BridgeConfig", "BridgeJSON", "BridgeSystem", "BridgeTestSupport"]),
         .testTarget(name: "BridgeKafkaTests", dependencies: ["BridgeKafka", "BridgeSystem", "BridgeTestSupport"]),
         .testTarget(name: "BridgeNATSTests", dependencies: ["BridgeNATS", "BridgeSystem", "BridgeTestSupport"]),
-        .testTarget(name: "BridgeWebhookTests", dependencies: ["BridgeCore", "BridgeHTTP", "BridgeStore", "BridgeSystem", "BridgeTestSupport"]),
+        .testTarget(name: "BridgeWebhookTests", dependencies: ["BridgeCore", "BridgeEvents", "BridgeDirectus", "BridgeActivity", "BridgeSinks", "BridgeHTTP", "BridgeStore", "BridgeSystem", "BridgeTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -3,6 +3,10 @@
 #endif
 import BridgeConfig
 import BridgeCore
+import BridgeEvents
+import BridgeDirectus
+import BridgeActivity
+import BridgeSinks
 import BridgeSystem
 import Foundation
 

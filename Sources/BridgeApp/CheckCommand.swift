@@ -1,5 +1,9 @@
 import BridgeConfig
 import BridgeCore
+import BridgeEvents
+import BridgeDirectus
+import BridgeActivity
+import BridgeSinks
 import BridgeSystem
 
 /// `check`: live checks against Directus and the webhook receivers. One line per check on stdout (the command's

@@ -1,5 +1,9 @@
 import BridgeConfig
 import BridgeCore
+import BridgeEvents
+import BridgeDirectus
+import BridgeActivity
+import BridgeSinks
 
 /// `bridge.yaml` text through `ConfigLoader.parse`: libyaml, the tree builder, `${VAR}` interpolation and the typed
 /// decoder with every validation.

@@ -1,4 +1,8 @@
 import BridgeCore
+import BridgeEvents
+import BridgeDirectus
+import BridgeActivity
+import BridgeSinks
 import BridgeHTTP
 
 /// Response header lines as curl hands them over, through `HTTPHeaderLine` (what every transfer keeps of a

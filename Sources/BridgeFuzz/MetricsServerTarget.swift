@@ -1,4 +1,8 @@
 import BridgeCore
+import BridgeEvents
+import BridgeDirectus
+import BridgeActivity
+import BridgeSinks
 import BridgeHTTPServer
 import BridgeSystem
 

@@ -3,6 +3,10 @@ import BridgeSystem
 import Testing
 
 @testable import BridgeCore
+@testable import BridgeEvents
+@testable import BridgeDirectus
+@testable import BridgeActivity
+@testable import BridgeSinks
 
 /// `ActivityEventBuilder` on its own: which (row, subscription) pairs give a line, in which order, with which
 /// `data` — without the reader around it.

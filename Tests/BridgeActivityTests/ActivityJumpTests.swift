@@ -3,6 +3,10 @@ import BridgeTestSupport
 import Testing
 
 @testable import BridgeCore
+@testable import BridgeEvents
+@testable import BridgeDirectus
+@testable import BridgeActivity
+@testable import BridgeSinks
 
 /// Issue 10, defect 3: an activity id that jumps by 10^12 (a reseeded sequence, sparse ids) costs memory and time
 /// independent of the size of the jump — in the reader, its gap checks and the cursor store.

@@ -4,6 +4,10 @@ import BridgeTestSupport
 import Testing
 
 @testable import BridgeCore
+@testable import BridgeEvents
+@testable import BridgeDirectus
+@testable import BridgeActivity
+@testable import BridgeSinks
 
 @Suite struct ActivityReaderTests {
     @Test func changesBecomeOneLinePerRowInActivityOrder() async throws {

@@ -5,6 +5,10 @@ import Synchronization
 import Testing
 
 @testable import BridgeCore
+@testable import BridgeEvents
+@testable import BridgeDirectus
+@testable import BridgeActivity
+@testable import BridgeSinks
 
 /// Issue 10, defect 6: a REST answer over the size limit (large items, 500 keys per read) was cut, failed to parse,
 /// and the same page was read again forever. Reads are now bounded by answer size. The limits are scaled down here

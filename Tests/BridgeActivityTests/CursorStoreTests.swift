@@ -3,6 +3,10 @@ import BridgeStore
 import Testing
 
 @testable import BridgeCore
+@testable import BridgeEvents
+@testable import BridgeDirectus
+@testable import BridgeActivity
+@testable import BridgeSinks
 
 @Suite struct CursorStoreTests {
     @Test func aReopenedStoreRestoresExactlyWhatWasRecorded() throws {

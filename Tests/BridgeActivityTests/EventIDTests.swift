@@ -3,6 +3,10 @@ import BridgeJSON
 import Testing
 
 @testable import BridgeCore
+@testable import BridgeEvents
+@testable import BridgeDirectus
+@testable import BridgeActivity
+@testable import BridgeSinks
 
 /// Event ids are unique per sink whatever the subscriptions, collection names and keys, stable across runs, and
 /// safe in an HTTP header (README.md "Event ids").

@@ -3,6 +3,10 @@ import BridgeSystem
 import Synchronization
 
 @testable import BridgeCore
+@testable import BridgeEvents
+@testable import BridgeDirectus
+@testable import BridgeActivity
+@testable import BridgeSinks
 
 /// An in-memory Directus for the activity reader: visible activity rows, items per collection, revision snapshots,
 /// and a filter per collection standing in for the subscription's `query.filter`.

@@ -3,6 +3,10 @@ import BridgeJSON
 import Testing
 
 @testable import BridgeCore
+@testable import BridgeEvents
+@testable import BridgeDirectus
+@testable import BridgeActivity
+@testable import BridgeSinks
 
 /// Nothing outside a subscription's `query.fields` leaves the bridge (docs/configuration.md "What `fields` lets out"):
 /// `delta` and revision snapshots, which Directus does not shape by the query, are cut down by the reader.

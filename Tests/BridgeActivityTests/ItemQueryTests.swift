@@ -3,6 +3,10 @@ import BridgeJSON
 import Testing
 
 @testable import BridgeCore
+@testable import BridgeEvents
+@testable import BridgeDirectus
+@testable import BridgeActivity
+@testable import BridgeSinks
 
 @Suite struct ItemQueryTests {
     private func query(_ members: [(key: String, value: QueryValue)]?) -> ItemQuery {

@@ -3,6 +3,10 @@ import BridgeTestSupport
 import Testing
 
 @testable import BridgeCore
+@testable import BridgeEvents
+@testable import BridgeDirectus
+@testable import BridgeActivity
+@testable import BridgeSinks
 
 /// The reader retries every failed read (Directus may come back), but never a deterministic failure forever
 /// without saying so at error level (issue 10, defect 6).

@@ -5,6 +5,10 @@ import BridgeTestSupport
 import Foundation
 
 @testable import BridgeCore
+@testable import BridgeEvents
+@testable import BridgeDirectus
+@testable import BridgeActivity
+@testable import BridgeSinks
 
 /// Runs an `ActivityReader` against a `FakeDirectus` with a real cursor store and queue; the test plays the
 /// dispatcher: it takes batches and records their progress (or not, to simulate a crash before acceptance).

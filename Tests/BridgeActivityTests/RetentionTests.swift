@@ -5,6 +5,10 @@ import BridgeTestSupport
 import Testing
 
 @testable import BridgeCore
+@testable import BridgeEvents
+@testable import BridgeDirectus
+@testable import BridgeActivity
+@testable import BridgeSinks
 
 /// Activity log retention (docs/ARCHITECTURE.md): rows the cursor still needs that Directus deleted are reported (error
 /// log with the id range, metric), `snapshot: true` subscriptions snapshot again, the others go on from the oldest row.

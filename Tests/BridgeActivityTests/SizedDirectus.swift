@@ -5,6 +5,10 @@ import Foundation
 import Synchronization
 
 @testable import BridgeCore
+@testable import BridgeEvents
+@testable import BridgeDirectus
+@testable import BridgeActivity
+@testable import BridgeSinks
 
 /// Directus's REST reads of the activity reader, served from memory with items and deltas of any size, behind a
 /// client that cuts answers at their size limit the way `HTTPClient` does by default (`bodyTruncated`): enough of

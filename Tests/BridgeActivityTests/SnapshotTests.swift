@@ -2,6 +2,10 @@ import BridgeJSON
 import Testing
 
 @testable import BridgeCore
+@testable import BridgeEvents
+@testable import BridgeDirectus
+@testable import BridgeActivity
+@testable import BridgeSinks
 
 @Suite struct SnapshotTests {
     @Test func aSnapshotEmitsEveryMatchingItemThenStreamsFromItsWatermark() async throws {

@@ -5,6 +5,10 @@ import Synchronization
 import Testing
 
 @testable import BridgeCore
+@testable import BridgeEvents
+@testable import BridgeDirectus
+@testable import BridgeActivity
+@testable import BridgeSinks
 
 extension FakeDirectus: SortSource {
     func orderPage(collection: String, primaryKey: String, sortField: String, after: JSONValue?, limit: Int)

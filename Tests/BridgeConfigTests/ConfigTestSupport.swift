@@ -1,5 +1,9 @@
 import BridgeConfig
 import BridgeCore
+import BridgeEvents
+import BridgeDirectus
+import BridgeActivity
+import BridgeSinks
 
 /// Files served from memory, so loader tests never depend on the machine.
 struct InMemoryFiles: ConfigFileSystem {

@@ -4,6 +4,10 @@ import Testing
 
 @testable import BridgeConfig
 import BridgeCore
+import BridgeEvents
+import BridgeDirectus
+import BridgeActivity
+import BridgeSinks
 
 /// docs/configuration.md is the full reference: every key the decoder accepts has a row (or a dotted row such as
 /// `reconnect.initial_delay`) in its tables.

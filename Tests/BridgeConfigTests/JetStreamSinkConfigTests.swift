@@ -1,5 +1,9 @@
 import BridgeConfig
 import BridgeCore
+import BridgeEvents
+import BridgeDirectus
+import BridgeActivity
+import BridgeSinks
 import Testing
 
 /// `type: jetstream` entries: defaults, credentials (one way at most, secrets redacted), subject templates.

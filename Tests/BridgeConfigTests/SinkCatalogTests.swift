@@ -1,5 +1,9 @@
 import BridgeConfig
 import BridgeCore
+import BridgeEvents
+import BridgeDirectus
+import BridgeActivity
+import BridgeSinks
 import Testing
 
 /// The sink registry (`SinkCatalog`, `SinkRegistration`): every registered type decodes its entries and is found

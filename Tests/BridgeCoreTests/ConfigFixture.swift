@@ -1,5 +1,9 @@
 import BridgeConfig
 import BridgeCore
+import BridgeEvents
+import BridgeDirectus
+import BridgeActivity
+import BridgeSinks
 
 /// Builds config values from YAML snippets through the real loader.
 enum ConfigFixture {

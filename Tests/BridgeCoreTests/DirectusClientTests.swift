@@ -1,6 +1,10 @@
 import BridgeHTTP
 import BridgeJSON
 @testable import BridgeCore
+@testable import BridgeEvents
+@testable import BridgeDirectus
+@testable import BridgeActivity
+@testable import BridgeSinks
 import Synchronization
 import Testing
 

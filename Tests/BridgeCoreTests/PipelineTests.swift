@@ -1,5 +1,9 @@
 import BridgeSystem
 @testable import BridgeCore
+@testable import BridgeEvents
+@testable import BridgeDirectus
+@testable import BridgeActivity
+@testable import BridgeSinks
 import Foundation
 import Testing
 

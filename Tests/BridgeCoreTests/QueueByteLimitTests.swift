@@ -3,6 +3,10 @@ import Foundation
 import Testing
 
 @testable import BridgeCore
+@testable import BridgeEvents
+@testable import BridgeDirectus
+@testable import BridgeActivity
+@testable import BridgeSinks
 
 /// The queue is bounded in bytes as well as in events (`delivery.max_queue_bytes`): large events fill it long
 /// before `max_queue` does, and one event larger than the whole budget neither wedges nor traps it.

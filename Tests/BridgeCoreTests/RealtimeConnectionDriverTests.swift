@@ -5,6 +5,10 @@ import BridgeWebSocket
 import Testing
 
 @testable import BridgeCore
+@testable import BridgeEvents
+@testable import BridgeDirectus
+@testable import BridgeActivity
+@testable import BridgeSinks
 
 /// `RealtimeConnectionDriver` on one real connection to the emulator: frames become event lines or reader wake-ups,
 /// a renewed token is sent in band, and each way a connection ends is reported as such.

@@ -4,6 +4,10 @@ import BridgeTestSupport
 import Synchronization
 
 @testable import BridgeCore
+@testable import BridgeEvents
+@testable import BridgeDirectus
+@testable import BridgeActivity
+@testable import BridgeSinks
 
 /// What a realtime connection is wired to in production — a sink inbox, health, metrics, a token box, the shutdown
 /// signal and an activity trigger that records what woke it — around the bundled Directus emulator.

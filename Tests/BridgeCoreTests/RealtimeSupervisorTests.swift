@@ -6,6 +6,10 @@ import Synchronization
 import Testing
 
 @testable import BridgeCore
+@testable import BridgeEvents
+@testable import BridgeDirectus
+@testable import BridgeActivity
+@testable import BridgeSinks
 
 /// `RealtimeSupervisor` against the emulator: it reconnects after a lost connection and after refused upgrades,
 /// with the reason counted, renews refused credentials before trying again, and returns when stopped.

@@ -2,6 +2,10 @@ import BridgeJSON
 import Testing
 
 @testable import BridgeCore
+@testable import BridgeEvents
+@testable import BridgeDirectus
+@testable import BridgeActivity
+@testable import BridgeSinks
 
 /// The interval Directus really pings at (directus-protocol.md §14.4) and the bridge's dead-connection rule.
 @Suite struct ServerHeartbeatTests {

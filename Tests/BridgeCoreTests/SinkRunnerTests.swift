@@ -1,5 +1,9 @@
 import BridgeSystem
 @testable import BridgeCore
+@testable import BridgeEvents
+@testable import BridgeDirectus
+@testable import BridgeActivity
+@testable import BridgeSinks
 import Testing
 
 /// One sink's runner: retries, filtering, durability before progress, and what a full sink does with live and

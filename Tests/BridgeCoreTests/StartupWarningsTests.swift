@@ -4,6 +4,10 @@ import Foundation
 import Testing
 
 @testable import BridgeCore
+@testable import BridgeEvents
+@testable import BridgeDirectus
+@testable import BridgeActivity
+@testable import BridgeSinks
 
 /// Start-up warnings (docs/RELIABILITY.md, "Files and transport").
 @Suite struct StartupWarningsTests {

@@ -4,6 +4,10 @@ import Synchronization
 import Testing
 
 @testable import BridgeCore
+@testable import BridgeEvents
+@testable import BridgeDirectus
+@testable import BridgeActivity
+@testable import BridgeSinks
 
 
 /// Token lifetimes from the server (issue 10, defect 7): docs/RELIABILITY.md — a lifetime under

@@ -1,4 +1,8 @@
 @testable import BridgeCore
+@testable import BridgeEvents
+@testable import BridgeDirectus
+@testable import BridgeActivity
+@testable import BridgeSinks
 import Testing
 
 @Suite struct RetryPolicyTests {

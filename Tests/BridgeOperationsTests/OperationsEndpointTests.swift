@@ -5,6 +5,10 @@ import BridgeSystem
 import Testing
 
 @testable import BridgeCore
+@testable import BridgeEvents
+@testable import BridgeDirectus
+@testable import BridgeActivity
+@testable import BridgeSinks
 
 @Suite struct OperationsEndpointTests {
     func makeHealth() -> HealthState { HealthState(expectedSubscriptions: ["articles", "tags"]) }

@@ -3,6 +3,10 @@ import BridgeJSON
 import Testing
 
 @testable import BridgeCore
+@testable import BridgeEvents
+@testable import BridgeDirectus
+@testable import BridgeActivity
+@testable import BridgeSinks
 
 func directusConfig(mode: AuthMode = .handshake, heartbeat: Duration = .seconds(25), path: String = "/websocket")
     -> DirectusConfig

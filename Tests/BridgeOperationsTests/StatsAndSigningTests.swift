@@ -3,6 +3,10 @@ import BridgeSystem
 import Testing
 
 @testable import BridgeCore
+@testable import BridgeEvents
+@testable import BridgeDirectus
+@testable import BridgeActivity
+@testable import BridgeSinks
 
 @Suite struct StatsReporterTests {
     let buckets: [Double] = [0.001, 0.01, 0.1, 1]

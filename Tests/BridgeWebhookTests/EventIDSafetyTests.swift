@@ -5,6 +5,10 @@ import Foundation
 import Testing
 
 @testable import BridgeCore
+@testable import BridgeEvents
+@testable import BridgeDirectus
+@testable import BridgeActivity
+@testable import BridgeSinks
 
 /// The outbox never silently swallows an event whose id another event holds, and no id reaches a header unencoded.
 @Suite struct EventIDSafetyTests {

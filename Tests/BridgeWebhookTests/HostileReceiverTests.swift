@@ -3,6 +3,10 @@ import BridgeTestSupport
 import Testing
 
 @testable import BridgeCore
+@testable import BridgeEvents
+@testable import BridgeDirectus
+@testable import BridgeActivity
+@testable import BridgeSinks
 
 /// A receiver that answers with hostile `Retry-After` values (issue 10, defect 1), against the real
 /// `HTTPDeliveryEngine`: the service survives, and the row is retried as docs/RELIABILITY.md

@@ -5,6 +5,10 @@ import Foundation
 import Testing
 
 @testable import BridgeCore
+@testable import BridgeEvents
+@testable import BridgeDirectus
+@testable import BridgeActivity
+@testable import BridgeSinks
 
 /// An event of `collection`/`key` with id `evt_<n>` and a body naming both.
 func webhookEvent(_ n: Int, key: String? = nil, collection: String = "articles") -> EncodedEvent {

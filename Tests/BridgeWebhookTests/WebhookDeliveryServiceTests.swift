@@ -4,6 +4,10 @@ import Foundation
 import Testing
 
 @testable import BridgeCore
+@testable import BridgeEvents
+@testable import BridgeDirectus
+@testable import BridgeActivity
+@testable import BridgeSinks
 
 @Suite struct WebhookDeliveryServiceTests {
     @Test func deliversEveryEventOnceInItemOrderAndEmptiesTheOutbox() async throws {

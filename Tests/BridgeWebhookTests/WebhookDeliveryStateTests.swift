@@ -1,6 +1,10 @@
 import Testing
 
 @testable import BridgeCore
+@testable import BridgeEvents
+@testable import BridgeDirectus
+@testable import BridgeActivity
+@testable import BridgeSinks
 
 @Suite struct WebhookDeliveryStateTests {
     let policy = RetryPolicy(schedule: [.seconds(1), .seconds(10)], maxAttempts: 3)

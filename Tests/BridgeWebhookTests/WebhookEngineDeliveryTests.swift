@@ -5,6 +5,10 @@ import Foundation
 import Testing
 
 @testable import BridgeCore
+@testable import BridgeEvents
+@testable import BridgeDirectus
+@testable import BridgeActivity
+@testable import BridgeSinks
 
 /// The delivery service on the real `HTTPDeliveryEngine` (the batch path: attempts handed out ahead of free slots,
 /// outcomes back through a `DeliveryReceiver`), against the scriptable Python receiver.

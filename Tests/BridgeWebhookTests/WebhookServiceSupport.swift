@@ -3,6 +3,10 @@ import BridgeSystem
 import Foundation
 
 @testable import BridgeCore
+@testable import BridgeEvents
+@testable import BridgeDirectus
+@testable import BridgeActivity
+@testable import BridgeSinks
 
 /// A delivery service for sink "s" of `store`, with a fixed jitter of 1 unless told otherwise.
 func makeService(

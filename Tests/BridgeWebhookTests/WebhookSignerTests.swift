@@ -5,6 +5,10 @@ import Foundation
 import Testing
 
 @testable import BridgeCore
+@testable import BridgeEvents
+@testable import BridgeDirectus
+@testable import BridgeActivity
+@testable import BridgeSinks
 
 @Suite struct WebhookSignerTests {
     /// The example of the Standard Webhooks specification (and Svix's documentation).

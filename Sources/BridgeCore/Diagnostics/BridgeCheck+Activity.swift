@@ -1,5 +1,9 @@
-import BridgeConfig
-import BridgeSystem
+package import BridgeConfig
+package import BridgeSystem
+package import BridgeEvents
+package import BridgeDirectus
+package import BridgeActivity
+package import BridgeSinks
 
 // MARK: - Activity log (delivery.mode activity / auto)
 
@@ -9,7 +13,7 @@ extension BridgeCheck {
     ///
     /// In `auto` mode an unreadable log is a warning (the bridge runs in live mode); in `activity` mode it is a
     /// failure (`run` would exit 77). Tracking is checked only when activity mode will be used.
-    func checkActivity(_ session: CheckSession) async -> [CheckResult] {
+    package func checkActivity(_ session: CheckSession) async -> [CheckResult] {
         let mode = config.delivery.mode
         guard mode != .live else { return [] }
         let readable: Bool

@@ -1,12 +1,16 @@
-import BridgeConfig
-import BridgeHTTP
-import BridgeJSON
+package import BridgeConfig
+package import BridgeHTTP
+package import BridgeJSON
+package import BridgeEvents
+package import BridgeDirectus
+package import BridgeActivity
+package import BridgeSinks
 
 // MARK: - Server, credentials, /server/info, collections
 
 extension BridgeCheck {
     /// `GET /server/ping` answers `pong` (§8.6).
-    func checkServer() async -> CheckResult {
+    package func checkServer() async -> CheckResult {
         let url = config.directus.restBaseURL
         let start = ContinuousClock.now
         do {
@@ -40,7 +44,7 @@ extension BridgeCheck {
     }
 
     /// Logs in (email/password), or reads `/users/me` with the static token; public access has nothing to check.
-    func checkCredentials() async -> (CheckResult, CheckSession?) {
+    package func checkCredentials() async -> (CheckResult, CheckSession?) {
         switch config.directus.auth.credentials {
         case .none:
             let session = CheckSession(api: makeAPI(token: nil), isUser: false, refreshToken: nil)
@@ -99,7 +103,7 @@ extension BridgeCheck {
     }
 
     /// `GET /server/info` with the token: version, WebSockets, socket auth mode, heartbeat.
-    func checkServerInfo(_ session: CheckSession) async -> [CheckResult] {
+    package func checkServerInfo(_ session: CheckSession) async -> [CheckResult] {
         do {
             let info = try await session.api.get("/server/info")
             return ServerInfoAssessment.assess(info["data"] ?? .null, asUser: session.isUser, config: config.directus)
@@ -116,7 +120,7 @@ extension BridgeCheck {
 
     /// `GET /items/<collection>?limit=1&fields=…&filter=…` with the subscription's query: the same permission and
     /// field checks Directus makes when the bridge subscribes, plus the primary key the bridge needs.
-    func checkCollection(_ subscription: SubscriptionConfig, session: CheckSession) async -> CheckResult {
+    package func checkCollection(_ subscription: SubscriptionConfig, session: CheckSession) async -> CheckResult {
         let collection = subscription.collection
         let name =
             subscription.uid == collection
@@ -153,7 +157,7 @@ extension BridgeCheck {
     }
 
     /// `query.fields` as Directus's `fields` parameter: a list joined with commas, a string as is, else `*`.
-    static func fieldsParameter(_ query: QueryValue?) -> String {
+    package static func fieldsParameter(_ query: QueryValue?) -> String {
         switch query?["fields"] {
         case .array(let items):
             let names = items.compactMap { item -> String? in

@@ -1,8 +1,12 @@
 public import BridgeConfig
-import BridgeHTTP
-import BridgeJSON
+public import BridgeHTTP
+public import BridgeJSON
 public import BridgeSystem
-import Synchronization
+public import Synchronization
+public import BridgeEvents
+public import BridgeDirectus
+public import BridgeActivity
+public import BridgeSinks
 
 /// `directus-bridge check`: live checks against Directus and the sinks, one `CheckResult` each, in the order a
 /// person would fix them — server reachable, credentials, version and WebSockets (`/server/info`), each
@@ -13,22 +17,22 @@ import Synchronization
 /// not attempted (they could only repeat the same failure); the sink checks still run.
 public final class BridgeCheck: Sendable {
     /// The configuration under test.
-    let config: BridgeConfig
+    package let config: BridgeConfig
     /// `directus-bridge/<version>`, sent to webhook receivers.
-    let userAgent: String
+    package let userAgent: String
     /// Whether webhooks get a signed test event instead of a HEAD request.
-    let sendTestEvent: Bool
+    package let sendTestEvent: Bool
     /// Directus's requests go through this (`directus.tls` as it is configured).
-    let transport: any HTTPTransport
+    package let transport: any HTTPTransport
     /// Webhook probes go through this: the system store plus `directus.tls.ca_file`, never unverified, as `run`
     /// delivers.
-    let webhookTransport: any HTTPTransport
+    package let webhookTransport: any HTTPTransport
     /// Directus REST without token management.
-    let client: DirectusClient
+    package let client: DirectusClient
     /// Logs (stderr).
-    let logger: Logger
+    package let logger: Logger
     /// Told about tokens learned while checking, so log lines never show them.
-    let logHandler: StderrLogHandler?
+    package let logHandler: StderrLogHandler?
     private let redactor: Mutex<Redactor>
 
     /// Prepares the checks for `config`. `sendTestEvent` POSTs a signed test event to each webhook instead of a
@@ -68,7 +72,7 @@ public final class BridgeCheck: Sendable {
 
     /// Prepares the checks over given transports (tests); webhooks use `transport` too unless `webhookTransport`
     /// is given.
-    init(
+    package init(
         config: BridgeConfig,
         userAgent: String,
         sendTestEvent: Bool,
@@ -135,7 +139,7 @@ public final class BridgeCheck: Sendable {
     }
 
     /// Remembers a secret learned while checking (a login's tokens) so no line or log shows it.
-    func learnSecret(_ secret: String) {
+    package func learnSecret(_ secret: String) {
         redactor.withLock { $0.add(secret) }
         logHandler?.addSecret(secret)
     }
@@ -152,16 +156,16 @@ public final class BridgeCheck: Sendable {
 }
 
 /// Who the checks run as: the token to send (nil for public access), and what to do at the end.
-struct CheckSession: Sendable {
+package struct CheckSession: Sendable {
     /// The DirectusAPI over the token (renewal is never needed within a check).
-    var api: DirectusAPI
+    package var api: DirectusAPI
     /// Whether a user is behind the token (not public access).
-    var isUser: Bool
+    package var isUser: Bool
     /// The refresh token of a login, to log out at the end.
-    var refreshToken: String?
+    package var refreshToken: String?
 
     /// Logs out a login session so `check` leaves nothing behind.
-    func end(client: DirectusClient) async {
+    package func end(client: DirectusClient) async {
         if let refreshToken { await client.logout(refreshToken: refreshToken) }
     }
 }

@@ -1,5 +1,9 @@
 public import BridgeConfig
 public import BridgeJSON
+public import BridgeEvents
+public import BridgeDirectus
+public import BridgeActivity
+public import BridgeSinks
 
 /// Judges `GET /server/info` against the bridge's configuration (directus-protocol.md §8.6): the version, whether
 /// WebSockets are on at the configured path, whether the server's socket auth mode works with ours, and how the
@@ -45,7 +49,7 @@ public enum ServerInfoAssessment {
     }
 
     /// The `version` line: Directus shows its version only to users.
-    static func version(_ version: String?, asUser: Bool) -> CheckResult {
+    package static func version(_ version: String?, asUser: Bool) -> CheckResult {
         if let version { return .ok("version", "Directus \(version)") }
         return asUser
             ? .warning("version", "Directus did not report its version", remedy: "none needed unless `run` fails")
@@ -53,7 +57,7 @@ public enum ServerInfoAssessment {
     }
 
     /// The `websocket` line for the `rest` block: enabled, at the configured path, with a compatible auth mode.
-    static func restSocket(_ rest: JSONValue?, config: DirectusConfig) -> CheckResult {
+    package static func restSocket(_ rest: JSONValue?, config: DirectusConfig) -> CheckResult {
         guard let rest, rest.boolValue != false else {
             return .fail(
                 "websocket",
@@ -82,7 +86,7 @@ public enum ServerInfoAssessment {
     /// Why the bridge's socket auth mode cannot work with the server's (`WEBSOCKETS_REST_AUTH`), if it cannot
     /// (directus-protocol.md §2.1): a token in the URL works everywhere, an `auth` message works unless the server
     /// insists on strict, and no authentication works only on a public server.
-    static func authProblem(server: String, bridge: AuthMode) -> (detail: String, remedy: String)? {
+    package static func authProblem(server: String, bridge: AuthMode) -> (detail: String, remedy: String)? {
         switch (server, bridge) {
         case (_, .strict), ("public", _), ("handshake", .handshake):
             return nil
@@ -105,7 +109,7 @@ public enum ServerInfoAssessment {
     }
 
     /// `25s`, `2.5s`, `500ms`.
-    static func text(_ duration: Duration) -> String {
+    package static func text(_ duration: Duration) -> String {
         StatsReporter.formatSeconds(
             Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
         )
@@ -113,7 +117,7 @@ public enum ServerInfoAssessment {
 
     /// The `heartbeat` line: off fails, a period Node's timers ignore fails (the server then pings every
     /// millisecond, §14.4), a server period longer than the bridge's warns.
-    static func heartbeat(_ heartbeat: JSONValue, config: DirectusConfig) -> CheckResult {
+    package static func heartbeat(_ heartbeat: JSONValue, config: DirectusConfig) -> CheckResult {
         let ours = text(config.heartbeat)
         let server = ServerHeartbeat(info: ["websocket": ["heartbeat": heartbeat]])
         let deadAfter = text(server.deadAfter(bridgeHeartbeat: config.heartbeat))

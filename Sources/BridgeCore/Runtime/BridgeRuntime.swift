@@ -1,10 +1,14 @@
 public import BridgeConfig
-import BridgeHTTP
+public import BridgeHTTP
 public import BridgeHTTPServer
-import BridgeJSON
+public import BridgeJSON
 public import BridgeSystem
-import BridgeTLS
-import BridgeWebSocket
+public import BridgeTLS
+public import BridgeWebSocket
+public import BridgeEvents
+public import BridgeDirectus
+public import BridgeActivity
+public import BridgeSinks
 
 /// The `run` command's service: wires configuration, Directus session, the sinks with their inboxes and runners,
 /// runs them until SIGINT/SIGTERM, then shuts down in order — stop intake (unsubscribe, close 1000), drain each

@@ -1,29 +1,33 @@
-import BridgeConfig
-import BridgeHTTP
-import BridgeJSON
-import BridgeSystem
-import BridgeTLS
-import BridgeWebSocket
+package import BridgeConfig
+package import BridgeHTTP
+package import BridgeJSON
+package import BridgeSystem
+package import BridgeTLS
+package import BridgeWebSocket
+package import BridgeEvents
+package import BridgeDirectus
+package import BridgeActivity
+package import BridgeSinks
 
 /// Everything `run` builds from the config before it connects.
-struct RuntimeComponents: Sendable {
-    let registry: MetricsRegistry
-    let pipelineMetrics: PipelineMetrics
-    let health: HealthState
-    let api: DirectusAPI
-    let auth: AuthSession
+package struct RuntimeComponents: Sendable {
+    package let registry: MetricsRegistry
+    package let pipelineMetrics: PipelineMetrics
+    package let health: HealthState
+    package let api: DirectusAPI
+    package let auth: AuthSession
     /// The sinks, each with its connector (their background work runs as services).
-    let sinks: [ConfiguredSink]
+    package let sinks: [ConfiguredSink]
     /// Each sink's inbox, as what reads Directus sees them.
-    let inboxes: SinkFanOut
+    package let inboxes: SinkFanOut
     /// SIGHUP's requests to reopen output files.
-    let reopenRequests = ReopenRequests()
-    let supervisorSettings: RealtimeSupervisor.Settings
-    let countReconnect: @Sendable (String) -> Void
-    let version: String
-    let stats: StatsReporter
+    package let reopenRequests = ReopenRequests()
+    package let supervisorSettings: RealtimeSupervisor.Settings
+    package let countReconnect: @Sendable (String) -> Void
+    package let version: String
+    package let stats: StatsReporter
 
-    init(config: BridgeConfig, version: String, commit: String, logHandler: StderrLogHandler, logger: Logger)
+    package init(config: BridgeConfig, version: String, commit: String, logHandler: StderrLogHandler, logger: Logger)
         throws(RuntimeOutcome)
     {
         registry = MetricsRegistry()

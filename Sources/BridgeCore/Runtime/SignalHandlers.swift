@@ -1,18 +1,23 @@
+package import BridgeSystem
+package import Dispatch
+package import Synchronization
+package import BridgeEvents
+package import BridgeDirectus
+package import BridgeActivity
+package import BridgeSinks
+
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #endif
-import BridgeSystem
-import Dispatch
-import Synchronization
 
 /// SIGINT/SIGTERM start a graceful shutdown; a second one exits at once (the outbox and the cursor are committed
 /// transactionally, so state stays consistent); SIGHUP reopens NDJSON files.
-final class SignalHandlers: @unchecked Sendable {
+package final class SignalHandlers: @unchecked Sendable {
     // @unchecked: `sources` is written once in init; dispatch sources are thread-safe to cancel.
     private let sources: [any DispatchSourceSignal]
     private let count = SignalCount()
 
-    init(stop: ShutdownSignal, reopen: @escaping @Sendable () -> Void, logger: Logger) {
+    package init(stop: ShutdownSignal, reopen: @escaping @Sendable () -> Void, logger: Logger) {
         let queue = DispatchQueue(label: "directus-bridge.signals")
         var made: [any DispatchSourceSignal] = []
         for number in [SIGINT, SIGTERM, SIGHUP] {
@@ -45,13 +50,13 @@ final class SignalHandlers: @unchecked Sendable {
         }
     }
 
-    func cancel() {
+    package func cancel() {
         for source in sources { source.cancel() }
     }
 }
 
 /// How many stop signals arrived (a class so the dispatch handlers can share it).
 private final class SignalCount: Sendable {
-    let value = Atomic<Int>(0)
-    let first = Mutex<ContinuousClock.Instant?>(nil)
+    package let value = Atomic<Int>(0)
+    package let first = Mutex<ContinuousClock.Instant?>(nil)
 }

@@ -1,27 +1,31 @@
-import BridgeConfig
-import BridgeSystem
+package import BridgeConfig
+package import BridgeSystem
+package import BridgeEvents
+package import BridgeDirectus
+package import BridgeActivity
+package import BridgeSinks
 
 /// Warnings logged once by `run` at start-up about what the configuration exposes (docs/RELIABILITY.md, "Files
 /// and transport"): credentials that travel unencrypted beyond this machine, and state or output files that
 /// other users can read.
-enum StartupWarnings {
+package enum StartupWarnings {
     /// One warning: a constant message and its metadata.
-    struct Warning: Equatable {
+    package struct Warning: Equatable {
         /// The log message.
-        var message: String
+        package var message: String
         /// The log metadata.
-        var metadata: LogMetadata
+        package var metadata: LogMetadata
     }
 
     /// Every start-up warning for `config`.
-    static func all(_ config: BridgeConfig) -> [Warning] {
+    package static func all(_ config: BridgeConfig) -> [Warning] {
         plaintextCredentials(config) + looseFileModes(config)
     }
 
     /// Credentials sent over `http://` or `ws://` to a host that is not a loopback address: the Directus token or
     /// login (REST and the socket share the URL's scheme), and webhook sinks whose URL carries a query (often a
     /// token) or that have a credential header (`HTTPHeader.isSensitive`, the ones redacted from logs).
-    static func plaintextCredentials(_ config: BridgeConfig) -> [Warning] {
+    package static func plaintextCredentials(_ config: BridgeConfig) -> [Warning] {
         var warnings: [Warning] = []
         let directus = config.directus.url
         if config.directus.auth.credentials != .none && exposes(directus) {
@@ -49,7 +53,7 @@ enum StartupWarnings {
 
     /// State and output files the bridge keeps that group or others can access (they hold event bodies): the
     /// bridge creates them 0700/0600 but leaves existing ones as they are.
-    static func looseFileModes(_ config: BridgeConfig) -> [Warning] {
+    package static func looseFileModes(_ config: BridgeConfig) -> [Warning] {
         let stateDir = config.delivery.stateDir
         var paths = [
             stateDir, StateDirectory.join(stateDir, CursorDatabase.fileName),

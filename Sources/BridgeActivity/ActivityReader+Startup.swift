@@ -1,0 +1,185 @@
+package import BridgeJSON
+package import BridgeSystem
+package import BridgeEvents
+package import BridgeDirectus
+
+extension ActivityReaderLoop {
+    /// A snapshot to run before streaming: the subscription and the activity id read before it began.
+    package struct PendingSnapshot {
+        package var subscription: ActivitySubscription
+        package var watermark: Int64
+    }
+
+    /// Loads the cursor and the subscription states, saves what is new (the first cursor, new subscriptions,
+    /// snapshot watermarks) and returns the snapshots that are due.
+    package func prepare() async throws -> [PendingSnapshot] {
+        let store = reader.store
+        let saved = store.subscriptions
+        let stored = store.cursor
+        // The newest id now: where a first start, a new subscription and a snapshot's watermark begin. Read before
+        // any item is read, so a change made during a snapshot has a higher id and is streamed afterwards.
+        let start = try await reader.source.newestActivityID()
+        reader.metrics.saw(head: start)
+        if let stored, start < stored.head {
+            // Nothing above the cursor can appear until the log's ids pass it again.
+            logger.warning(
+                "the activity log ends below the saved cursor (another Directus database, or a restored backup?); "
+                    + "changes are delivered once its ids pass the cursor; delete cursor.db in delivery.state_dir "
+                    + "to start again from the newest activity id",
+                metadata: [LogKey.cursor: String(stored.head), "activity.newest": String(start)]
+            )
+        }
+        let cursor: ActivityCursor
+        if let stored {
+            cursor = stored
+        } else {
+            cursor = try await BlockingExecutor.shared.perform { try store.startIfNew(at: start) }
+            logger.info("activity cursor created at the newest activity id", metadata: [LogKey.cursor: String(start)])
+        }
+        var targets: [ActivityEventBuilder.Target] = []
+        var pending: [PendingSnapshot] = []
+        for subscription in reader.subscriptions {
+            var state = saved[subscription.uid]
+            if state == nil {
+                let fresh =
+                    subscription.snapshot
+                    ? SubscriptionCursorState(startID: start, snapshotWatermark: start)
+                    : SubscriptionCursorState(startID: start)
+                let uid = subscription.uid
+                try await BlockingExecutor.shared.perform { try store.save(fresh, for: uid) }
+                logger.info(
+                    "new subscription starts at the newest activity id",
+                    metadata: [LogKey.subscriptionUID: uid, LogKey.cursor: String(start)]
+                )
+                state = fresh
+            }
+            guard let state else { continue }
+            if state.snapshotPending, let watermark = state.snapshotWatermark {
+                pending.append(PendingSnapshot(subscription: subscription, watermark: watermark))
+            }
+            targets.append(.init(subscription: subscription, startID: state.startID))
+        }
+        self.cursor = cursor
+        builder = ActivityEventBuilder(targets: targets)
+        logger.info(
+            "reading the activity log",
+            metadata: [
+                LogKey.cursor: String(cursor.committed), "cursor.head": String(cursor.head),
+                "gaps": String(cursor.gaps.count),
+                "subscriptions": reader.subscriptions.map(\.uid).joined(separator: ","),
+            ]
+        )
+        return pending
+    }
+
+    /// Emits every item matching the subscription's query as `snapshot` lines (keyset pagination in primary-key
+    /// order), then marks the snapshot done with the last batch. Ids derive from the watermark, so a snapshot
+    /// repeated after a crash gives the same ids. Returns false when stopped before the end.
+    package func snapshot(_ pending: PendingSnapshot) async -> Bool {
+        let subscription = pending.subscription
+        let query = subscription.query
+        let watermark = pending.watermark
+        let pageSize = reader.settings.snapshotPageSize
+        logger.info(
+            "snapshot started",
+            metadata: [
+                LogKey.subscriptionUID: subscription.uid, LogKey.collection: subscription.collection,
+                "watermark": String(watermark),
+            ]
+        )
+        var progress = ProgressLog("snapshot progress", interval: reader.settings.progressInterval, logger: logger)
+        var total: Int?
+        var after: JSONValue?
+        while true {
+            let position = after
+            guard
+                let page = await retrying(
+                    "reading the snapshot failed",
+                    { try await self.reader.source.itemsPage(query, after: position, limit: pageSize) }
+                )
+            else { return false }
+            // Keyset pages move forward: a page ending where the previous one ended (a server that ignores the
+            // position answers every page from the start) would repeat forever.
+            if let position, let last = page.lastKey(query.primaryKey), last == position {
+                logger.error(
+                    "snapshot pages do not advance (the server ignores the page position); snapshot cut short",
+                    metadata: [LogKey.subscriptionUID: subscription.uid, "primary_key": query.primaryKey]
+                )
+                return true
+            }
+            if let count = page.total { total = count }
+            let receivedAt = Timestamp.now()
+            var events: [EncodedEvent] = []
+            events.reserveCapacity(page.entries.count)
+            for entry in page.entries {
+                // An item too large to read even alone gives its line with `data: null` (the source logged it).
+                let (item, key): (JSONValue?, String?) =
+                    switch entry {
+                    case .item(let item): (item, query.key(of: item))
+                    case .tooLarge(let key): (nil, key.keyString)
+                    }
+                guard let key else { continue }
+                let id = EventID.snapshot(
+                    collection: subscription.collection, key: key, watermark: watermark,
+                    subscriptionSuffix: subscription.idSuffix)
+                let fields = EventLineFields(
+                    id: id,
+                    event: .snapshot,
+                    collection: subscription.collection,
+                    key: key,
+                    origin: .snapshot,
+                    seq: nil,
+                    time: receivedAt,
+                    receivedAt: receivedAt,
+                    subscription: subscription.uid
+                )
+                var body: [UInt8] = []  // sized by the writer (see `EventQueue.byteCount(of:)`)
+                EventLineWriter.append(
+                    fields,
+                    dataValue: item.map(query.shape) ?? .null,
+                    deltaValue: nil,
+                    newline: false,
+                    to: &body
+                )
+                events.append(EncodedEvent(fields: fields, body: body))
+            }
+            let isLast = page.entries.count < pageSize
+            let done = isLast ? ActivityProgress(completedSnapshots: [subscription.uid: watermark]) : nil
+            if !events.isEmpty || done != nil {
+                do {
+                    try await hand(EventBatch(events: events, progress: done))
+                } catch {
+                    return false
+                }
+            }
+            reader.metrics.snapshotItems.increment(by: UInt64(events.count))
+            let soFar = progress.done + events.count
+            progress.advance(by: events.count, metadata: [LogKey.subscriptionUID: subscription.uid]) {
+                total.map { $0 > soFar ? $0 - soFar : 0 }  // the server's count: Int.min - soFar would overflow
+            }
+            if isLast { break }
+            guard let last = page.lastKey(query.primaryKey) else {
+                logger.error(
+                    "snapshot items carry no primary key; snapshot cut short",
+                    metadata: [LogKey.subscriptionUID: subscription.uid, "primary_key": query.primaryKey]
+                )
+                return true
+            }
+            after = last
+        }
+        logger.info(
+            "snapshot done",
+            metadata: [
+                LogKey.subscriptionUID: subscription.uid, LogKey.count: String(progress.done),
+                "seconds": format3(progress.elapsedSeconds),
+            ]
+        )
+        return true
+    }
+
+    private func format3(_ value: Double) -> String {
+        let milliseconds = Int((value * 1000).rounded())
+        let fraction = String(milliseconds % 1000)
+        return "\(milliseconds / 1000)." + String(repeating: "0", count: 3 - fraction.count) + fraction
+    }
+}

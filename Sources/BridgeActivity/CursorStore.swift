@@ -1,0 +1,107 @@
+public import Synchronization
+public import BridgeEvents
+public import BridgeDirectus
+
+/// What the cursor store keeps per subscription uid.
+public struct SubscriptionCursorState: Sendable, Equatable {
+    /// Activity rows at or below this id are not emitted for the subscription (it did not exist then, or its
+    /// snapshot already covers them).
+    public var startID: Int64
+    /// The activity id read before the subscription's snapshot began, when it has one.
+    public var snapshotWatermark: Int64?
+    /// Whether that snapshot was accepted by every sink.
+    public var snapshotDone: Bool
+
+    /// Creates a state.
+    public init(startID: Int64, snapshotWatermark: Int64? = nil, snapshotDone: Bool = false) {
+        self.startID = startID
+        self.snapshotWatermark = snapshotWatermark
+        self.snapshotDone = snapshotDone
+    }
+
+    /// A snapshot was started (the watermark is saved) but not finished: it must run again with the same watermark.
+    public var snapshotPending: Bool { snapshotWatermark != nil && !snapshotDone }
+}
+
+/// One sink's durable activity progress in `<state_dir>/cursor.db` (`CursorDatabase`): its cursor and its
+/// subscription states (contract: "Sinks are independent" — each sink has its own cursor).
+///
+/// The sink's runner records each batch's progress here once the sink made the batch durable (`ProgressRecorder`);
+/// the sink's activity reader reads the cursor and the subscription states at start-up and saves new subscriptions
+/// and snapshot watermarks. Every call may fsync: call it off Swift's cooperative pool.
+public final class CursorStore: ProgressRecorder, Sendable {
+    private struct State {
+        package var cursor: ActivityCursor?
+        package var subscriptions: [String: SubscriptionCursorState]
+    }
+
+    /// The file.
+    package let database: CursorDatabase
+    /// The sink's id (`SinkType.identity`).
+    public let sink: String
+    private let state: Mutex<State>
+
+    /// The store of `sink` in `database`, loaded.
+    package init(database: CursorDatabase, sink: String, cursor: ActivityCursor?, subscriptions: [String: SubscriptionCursorState]) {
+        self.database = database
+        self.sink = sink
+        state = Mutex(State(cursor: cursor, subscriptions: subscriptions))
+    }
+
+    /// Opens (creating it and the directory when missing) `<directory>/cursor.db` for a single sink, `sink` (tools and
+    /// tests; `run` opens a `CursorDatabase` for all its sinks).
+    public convenience init(directory: String, sink: String = "default") throws {
+        let database = try CursorDatabase(directory: directory, sinks: [sink])
+        let loaded = try database.load(sink: sink)
+        self.init(database: database, sink: sink, cursor: loaded.cursor, subscriptions: loaded.subscriptions)
+    }
+
+    /// The durable cursor, or nil when this sink never started in activity mode with this state directory.
+    public var cursor: ActivityCursor? { state.withLock { $0.cursor } }
+
+    /// Every saved subscription state by uid.
+    public var subscriptions: [String: SubscriptionCursorState] { state.withLock { $0.subscriptions } }
+
+    /// Creates the cursor at `head` (first start: no history replay) unless one exists; returns the cursor in force.
+    @discardableResult
+    public func startIfNew(at head: Int64) throws -> ActivityCursor {
+        try state.withLock { state in
+            if let cursor = state.cursor { return cursor }
+            try database.writeCursor(sink: sink, committed: head)
+            let cursor = ActivityCursor(committed: head)
+            state.cursor = cursor
+            return cursor
+        }
+    }
+
+    /// Saves (replaces) the state of subscription `uid`.
+    public func save(_ subscription: SubscriptionCursorState, for uid: String) throws {
+        try state.withLock { state in
+            try database.write(subscription, uid: uid, sink: sink)
+            state.subscriptions[uid] = subscription
+        }
+    }
+
+    /// Makes a batch's progress durable in one transaction: resolved and abandoned ids, finished snapshots.
+    public func record(_ progress: ActivityProgress) throws {
+        guard !progress.isEmpty else { return }
+        try state.withLock { state in
+            var cursor = state.cursor ?? ActivityCursor(committed: 0)
+            let before = cursor
+            cursor.apply(progress)
+            var subscriptions = state.subscriptions
+            for (uid, watermark) in progress.completedSnapshots {
+                var saved = subscriptions[uid] ?? SubscriptionCursorState(startID: watermark)
+                saved.snapshotWatermark = watermark
+                saved.snapshotDone = true
+                subscriptions[uid] = saved
+            }
+            let changed = cursor != before || state.cursor == nil
+            let finished = progress.completedSnapshots.keys.compactMap { uid in subscriptions[uid].map { (uid, $0) } }
+            try database.record(
+                sink: sink, cursor: changed ? cursor : nil, previous: before, subscriptions: finished)
+            state.cursor = cursor
+            state.subscriptions = subscriptions
+        }
+    }
+}

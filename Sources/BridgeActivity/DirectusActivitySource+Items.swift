@@ -1,0 +1,166 @@
+public import BridgeJSON
+public import BridgeEvents
+public import BridgeDirectus
+
+extension DirectusActivitySource {
+    public func revisionSnapshots(activityIDs: [Int64]) async throws(DirectusError) -> [Int64: JSONValue] {
+        guard revisionsReadable else { return [:] }
+        let read = try await keyed(activityIDs, kind: "revisions", operation: "GET /activity") {
+            (chunk: [Int64], limit: Int) async throws(DirectusError) -> DirectusAnswer in
+            let ids = chunk.map(String.init).joined(separator: ",")
+            return try await self.api.get(
+                "/activity",
+                query: [("filter[id][_in]", ids), ("fields", "id,revisions.data"), ("limit", String(chunk.count))],
+                maxResponseBytes: limit
+            )
+        }
+        if !read.tooLarge.isEmpty {
+            omitted("snapshot", collection: nil, keys: read.tooLarge.map(String.init))
+        }
+        var snapshots: [Int64: JSONValue] = [:]
+        for answer in read.answers {
+            for row in answer["data"]?.arrayValue ?? [] {
+                guard let id = row["id"]?.int64Value, let data = row["revisions"]?[0]?["data"], !data.isNull else {
+                    continue
+                }
+                snapshots[id] = data
+            }
+        }
+        return snapshots
+    }
+
+    public func items(_ query: ItemQuery, keys: [String]) async throws(DirectusError) -> ItemRead {
+        let path = itemsPath(query)
+        let read = try await keyed(keys, kind: Self.itemsKind(query), operation: "GET " + path) {
+            (chunk: [String], limit: Int) async throws(DirectusError) -> DirectusAnswer in
+            try await self.api.get(path, query: query.parameters(keys: chunk), maxResponseBytes: limit)
+        }
+        if !read.tooLarge.isEmpty { omitted("data", collection: query.collection, keys: read.tooLarge) }
+        return ItemRead(items: read.answers.flatMap { $0["data"]?.arrayValue ?? [] }, tooLarge: Set(read.tooLarge))
+    }
+
+    public func existingKeys(_ query: ItemQuery, keys: [String]) async throws(DirectusError) -> Set<String> {
+        var found: Set<String> = []
+        for chunk in Self.batches(of: keys) {
+            // Primary keys only: an answer of at most 500 of them is far below any limit.
+            let answer = try await api.get(itemsPath(query), query: query.existenceParameters(keys: chunk))
+            for item in answer["data"]?.arrayValue ?? [] {
+                if let key = query.key(of: item) { found.insert(key) }
+            }
+        }
+        return found
+    }
+
+    public func itemsPage(_ query: ItemQuery, after: JSONValue?, limit: Int) async throws(DirectusError) -> ItemsPage {
+        let path = itemsPath(query)
+        let kind = Self.itemsKind(query)
+        let limits = sizer.limits
+        var page = ItemsPage(entries: [])
+        var position = after
+        while page.entries.count < limit {
+            let count = min(limit - page.entries.count, sizer.keysPerRequest(kind, maximum: limit))
+            let parameters = query.pageParameters(after: position, limit: count)
+            let answer: DirectusAnswer
+            do {
+                answer = try await api.get(path, query: parameters, maxResponseBytes: limits.normal)
+                sizer.record(kind, bytes: answer.bytes, keys: count)
+            } catch where error.kind == .tooLarge && count > 1 {
+                sizer.tooLarge(kind, keys: count)
+                report(.split(operation: "GET " + path, keys: count))
+                continue
+            } catch where error.kind == .tooLarge {
+                do {
+                    answer = try await api.get(path, query: parameters, maxResponseBytes: limits.single)
+                } catch where error.kind == .tooLarge {
+                    // Too large even alone: its key, read on its own, lets the snapshot name it and go on after it.
+                    let keys = try await api.get(path, query: query.pageKeyParameters(after: position))
+                    guard let key = keys["data"]?[0]?[query.primaryKey] else { break }
+                    omitted("data", collection: query.collection, keys: [key.keyString ?? key.serializedString()])
+                    page.entries.append(.tooLarge(key: key))
+                    position = key
+                    continue
+                }
+            }
+            if position == nil, let total = answer.json["meta"]?["filter_count"]?.intValue { page.total = total }
+            let items = answer.json["data"]?.arrayValue ?? []
+            page.entries += items.map(ItemsPage.Entry.item)
+            guard items.count == count, let last = items.last?[query.primaryKey] else { break }
+            position = last
+        }
+        return page
+    }
+
+    /// The kind of read items of `query` are sized as: their weight depends on the collection and the fields.
+    package static func itemsKind(_ query: ItemQuery) -> String {
+        "items " + query.collection + " " + (query.fields?.joined(separator: ",") ?? "*")
+    }
+
+    /// Reads `keys` in requests whose answers fit the normal limit: batches of at most `keysPerRequest` keys and
+    /// `keyBytesPerRequest` URL bytes, fewer as the sizer learns; an answer over the limit is asked for again in
+    /// halves; a key over it alone is asked for with the single limit, else returned in `tooLarge`.
+    package func keyed<Key: Sendable>(
+        _ keys: [Key],
+        kind: String,
+        operation: String,
+        read: ([Key], Int) async throws(DirectusError) -> DirectusAnswer
+    ) async throws(DirectusError) -> (answers: [JSONValue], tooLarge: [Key]) {
+        let limits = sizer.limits
+        var answers: [JSONValue] = []
+        var tooLarge: [Key] = []
+        var start = 0
+        while start < keys.count {
+            let count = Self.batchLength(keys[start...], at: sizer.keysPerRequest(kind, maximum: Self.keysPerRequest))
+            let chunk = Array(keys[start..<start + count])
+            do {
+                let answer = try await read(chunk, limits.normal)
+                sizer.record(kind, bytes: answer.bytes, keys: count)
+                answers.append(answer.json)
+            } catch where error.kind == .tooLarge && count > 1 {
+                sizer.tooLarge(kind, keys: count)
+                report(.split(operation: operation, keys: count))
+                continue
+            } catch where error.kind == .tooLarge {
+                do {
+                    answers.append(try await read(chunk, limits.single).json)
+                } catch where error.kind == .tooLarge {
+                    tooLarge += chunk
+                }
+            }
+            start += count
+        }
+        return (answers, tooLarge)
+    }
+
+    /// How many of `keys` go into the next request: at most `maximum`, and (for text keys) at most
+    /// `keyBytesPerRequest` encoded bytes — a key costs its percent-encoded length, at most three bytes per byte,
+    /// plus the quotes and comma around it. Always at least one.
+    package static func batchLength<Key>(_ keys: ArraySlice<Key>, at maximum: Int) -> Int {
+        var count = 0
+        var bytes = 0
+        for key in keys.prefix(max(1, maximum)) {
+            let cost = (key as? String).map { $0.utf8.count * 3 + 9 } ?? 0
+            if count > 0 && bytes + cost > keyBytesPerRequest { break }
+            count += 1
+            bytes += cost
+        }
+        return max(1, count)
+    }
+
+    /// Splits `keys` into requests of at most `keysPerRequest` keys and `keyBytesPerRequest` encoded bytes.
+    package static func batches(of keys: [String]) -> [[String]] {
+        var batches: [[String]] = []
+        var start = 0
+        while start < keys.count {
+            let count = batchLength(keys[start...], at: keysPerRequest)
+            batches.append(Array(keys[start..<start + count]))
+            start += count
+        }
+        return batches
+    }
+
+    private func omitted(_ part: String, collection: String?, keys: [String]) {
+        report(.omitted(OmittedForSize(part: part, collection: collection, keys: keys, limit: sizer.limits.single)))
+    }
+
+    private func itemsPath(_ query: ItemQuery) -> String { "/items/" + URLQuery.escape(query.collection) }
+}

@@ -1,0 +1,116 @@
+public import BridgeConfig
+public import BridgeSystem
+public import BridgeEvents
+public import BridgeDirectus
+public import BridgeActivity
+public import BridgeSinks
+
+/// Activity mode's part of `run`: opens the cursor database for the configured sinks, builds one activity reader
+/// per sink (each from its own cursor into its own inbox) and the wake-up the socket reader triggers for all of
+/// them, and runs the readers. In live mode it does nothing.
+public struct ActivityService: Sendable {
+    /// What the socket reader calls for subscriptions in activity mode (nil in live mode).
+    public let trigger: (any ActivityTrigger)?
+    private let readers: [ActivityReader]
+    private let stores: [String: CursorStore]
+
+    private init(trigger: (any ActivityTrigger)?, readers: [ActivityReader], stores: [String: CursorStore]) {
+        self.trigger = trigger
+        self.readers = readers
+        self.stores = stores
+    }
+
+    /// Nothing to run: live mode.
+    public static let live = ActivityService(trigger: nil, readers: [], stores: [:])
+
+    /// The cursor store a sink's runner records its progress in (nil in live mode).
+    package func recorder(for sinkID: String) -> (any ProgressRecorder)? { stores[sinkID] }
+
+    /// Builds the service for `plan`; throws when the cursor database cannot be opened.
+    package static func make(
+        plan: DeliveryPlan,
+        config: BridgeConfig,
+        routes: [SubscriptionRoute],
+        api: DirectusAPI,
+        inboxes: [SinkInbox],
+        health: HealthState,
+        registry: MetricsRegistry,
+        pipelineMetrics: PipelineMetrics,
+        stats: StatsReporter,
+        logger: Logger
+    ) async throws -> ActivityService {
+        guard plan.mode == .activity else { return .live }
+        let directory = config.delivery.stateDir
+        let sinkIDs = inboxes.map(\.sinkID)
+        let stores = try await BlockingExecutor.shared.perform { () throws -> [String: CursorStore] in
+            let database = try CursorDatabase(directory: directory, sinks: sinkIDs, logger: logger)
+            return try Dictionary(uniqueKeysWithValues: sinkIDs.map { ($0, try database.store(for: $0)) })
+        }
+        let subscriptions = routes.filter { $0.handling == .trigger }.compactMap { route -> ActivitySubscription? in
+            guard let configured = config.subscriptions.first(where: { $0.uid == route.uid }) else { return nil }
+            return ActivitySubscription(configured, primaryKey: route.primaryKey, among: config.subscriptions)
+        }
+        let allStores = Array(stores.values)
+        let metrics = ActivityMetrics(registry: registry) { allStores.compactMap { $0.cursor?.committed }.min() }
+        for (sink, store) in stores { registerSinkGauges(sink: sink, store: store, metrics: metrics, registry: registry) }
+        let named = inboxes.compactMap { inbox in stores[inbox.sinkID].map { (inbox.sinkName, $0) } }
+        health.setSinkLag { Dictionary(named.map { ($0.0, metrics.lag(of: $0.1)) }, uniquingKeysWith: max) }
+        let source = DirectusActivitySource(api: api, report: { metrics.report($0, logger: logger) }) { error in
+            logger.warning(
+                "directus_revisions is not readable: events carry no delta and deleted items no snapshot; grant "
+                    + "the bridge user's role read access to directus_revisions",
+                metadata: [LogKey.error: error.description]
+            )
+        }
+        stats.addGauge("activity.lag") { metrics.lag }
+        let reconnect = config.directus.reconnect
+        let settings = ActivityReaderSettings(
+            pollInterval: config.delivery.pollInterval,
+            retryDelay: reconnect.initialDelay,
+            maxRetryDelay: reconnect.maxDelay
+        )
+        var readers: [ActivityReader] = []
+        var wakeups: [ActivityWakeup] = []
+        for inbox in inboxes {
+            guard let store = stores[inbox.sinkID] else { continue }
+            let wakeup = ActivityWakeup()
+            wakeups.append(wakeup)
+            readers.append(
+                ActivityReader(
+                    settings: settings,
+                    sinkID: inbox.sinkID,
+                    subscriptions: subscriptions,
+                    source: source,
+                    store: store,
+                    queue: inbox.queue,
+                    wakeup: wakeup,
+                    health: health,
+                    metrics: metrics,
+                    pipelineMetrics: pipelineMetrics,
+                    logger: logger.child(label: "activity", metadata: [LogKey.sink: inbox.sinkName])
+                ))
+        }
+        return ActivityService(trigger: TriggerFanOut.of(wakeups), readers: readers, stores: stores)
+    }
+
+    /// `directus_bridge_sink_cursor{sink}` and `directus_bridge_sink_lag{sink}`.
+    private static func registerSinkGauges(
+        sink: String, store: CursorStore, metrics: ActivityMetrics, registry: MetricsRegistry
+    ) {
+        registry.gaugeFunction(
+            "directus_bridge_sink_cursor", help: "Activity id up to which the sink accepted every change (its cursor).",
+            labels: [("sink", sink)]
+        ) { Double(store.cursor?.committed ?? 0) }
+        registry.gaugeFunction(
+            "directus_bridge_sink_lag", help: "Activity rows between the newest id seen and the sink's cursor.",
+            labels: [("sink", sink)]
+        ) { Double(metrics.lag(of: store)) }
+    }
+
+    /// Runs every sink's reader until `stop` (returns at once in live mode).
+    public func run(stop: ShutdownSignal) async {
+        await withTaskGroup(of: Void.self) { group in
+            for reader in readers { group.addTask { await reader.run(stop: stop) } }
+        }
+    }
+}

@@ -1,0 +1,83 @@
+public import BridgeSystem
+public import BridgeJSON
+
+
+public typealias ChangeEvent = EventLineFields.Event
+
+/// Where an event came from (`live`, `backfill`, `snapshot`); shared with the event-line writer.
+public typealias EventOrigin = EventLineFields.Origin
+
+/// One change of one item, already encoded as the event line's JSON object.
+///
+/// The body is built once (on the socket reader or the activity reader) and shared by every sink: the NDJSON sink
+/// appends a newline, the webhook sink uses it as the request body. The other fields are what sinks route, order
+/// and store by.
+public struct EncodedEvent: Sendable, Equatable {
+    /// The event id (`act_<activity id>[_<uid>]`, `evt_<uuidv7>`, `snap_<collection>_<key>_<watermark>[_<uid>]`;
+    /// see ``EventID``).
+    public var id: String
+    /// The change.
+    public var event: ChangeEvent
+    /// The collection.
+    public var collection: String
+    /// The item's primary key as text.
+    public var key: String
+    /// Where it came from.
+    public var origin: EventOrigin
+    /// The activity id, when known.
+    public var seq: Int64?
+    /// When the change happened (activity timestamp, else receipt time).
+    public var time: Timestamp
+    /// When the bridge received it.
+    public var receivedAt: Timestamp
+    /// The configured subscription uid.
+    public var subscription: String
+    /// The event line's JSON object, without a trailing newline.
+    public var body: [UInt8]
+
+    /// The event whose line `body` was written from `fields` (the routing fields are taken from them).
+    public init(fields: EventLineFields, body: [UInt8]) {
+        self.init(
+            id: fields.id, event: fields.event, collection: fields.collection, key: fields.key,
+            origin: fields.origin, seq: fields.seq, time: fields.time, receivedAt: fields.receivedAt,
+            subscription: fields.subscription, body: body)
+    }
+
+    /// Creates an event.
+    public init(
+        id: String, event: ChangeEvent, collection: String, key: String, origin: EventOrigin, seq: Int64?,
+        time: Timestamp, receivedAt: Timestamp, subscription: String, body: [UInt8]
+    ) {
+        self.id = id
+        self.event = event
+        self.collection = collection
+        self.key = key
+        self.origin = origin
+        self.seq = seq
+        self.time = time
+        self.receivedAt = receivedAt
+        self.subscription = subscription
+        self.body = body
+    }
+}
+
+/// Events handed to the sinks together, and the activity-log progress they complete.
+///
+/// The dispatcher commits `progress` to the cursor store only after every sink accepted every event of the batch:
+/// at-least-once, never at-most-once.
+public struct EventBatch: Sendable {
+    /// The events, in order.
+    public var events: [EncodedEvent]
+    /// What to record in the cursor store once the events are accepted (activity mode), or nil.
+    public var progress: ActivityProgress?
+    /// Monotonic time the batch's source frame arrived (latency measurement).
+    public var receivedAt: ContinuousClock.Instant
+
+    /// Creates a batch.
+    public init(events: [EncodedEvent], progress: ActivityProgress? = nil, receivedAt: ContinuousClock.Instant = .now)
+    {
+        self.events = events
+        self.progress = progress
+        self.receivedAt = receivedAt
+    }
+}

@@ -1,0 +1,75 @@
+package import Synchronization
+
+/// What `/readyz` reports: the bridge is ready only when connected, authenticated, every subscription initialised
+/// and no sink stuck. Components update their part; the HTTP server reads a snapshot.
+public final class HealthState: Sendable {
+    /// A point-in-time view of readiness.
+    public struct Snapshot: Sendable, Equatable {
+        /// The socket is open and authenticated.
+        public var connected = false
+        /// The credentials are currently accepted (false after a rejected refresh/login).
+        public var authenticated = false
+        /// Subscriptions that answered `init` on the current connection.
+        public var liveSubscriptions: Set<String> = []
+        /// Every configured subscription uid.
+        public var expectedSubscriptions: Set<String> = []
+        /// Sinks that have failed for longer than the stuck threshold, with the last error.
+        public var stuckSinks: [String: String] = [:]
+        /// Why the last connection ended, if it did.
+        public var lastDisconnectReason: String?
+        /// Set once shutdown began.
+        public var shuttingDown = false
+        /// Each sink's lag, by sink name: activity rows between the newest id seen and its cursor (activity mode only;
+        /// information, not a reason to be unready — a sink that cannot take events shows in `stuckSinks`).
+        public var sinkLag: [String: Int64] = [:]
+
+        /// Whether the bridge is ready.
+        public var isReady: Bool {
+            connected && authenticated && expectedSubscriptions.isSubset(of: liveSubscriptions) && stuckSinks.isEmpty
+                && !shuttingDown
+        }
+
+        /// Human-readable reasons it is not ready (empty when ready).
+        public var reasons: [String] {
+            var reasons: [String] = []
+            if shuttingDown { reasons.append("shutting down") }
+            if !connected {
+                reasons.append("not connected to Directus" + (lastDisconnectReason.map { " (\($0))" } ?? ""))
+            }
+            if !authenticated { reasons.append("credentials not accepted") }
+            let missing = expectedSubscriptions.subtracting(liveSubscriptions).sorted()
+            if !missing.isEmpty { reasons.append("subscriptions not initialised: " + missing.joined(separator: ", ")) }
+            for (sink, error) in stuckSinks.sorted(by: { $0.key < $1.key }) {
+                reasons.append("sink \(sink) stuck: \(error)")
+            }
+            return reasons
+        }
+    }
+
+    private let state: Mutex<Snapshot>
+    private let sinkLag = Mutex<(@Sendable () -> [String: Int64])?>(nil)
+
+    /// Creates the state for the configured subscription uids.
+    public init(expectedSubscriptions: Set<String>) {
+        var initial = Snapshot()
+        initial.expectedSubscriptions = expectedSubscriptions
+        state = Mutex(initial)
+    }
+
+    /// The current readiness.
+    public var snapshot: Snapshot {
+        var snapshot = state.withLock { $0 }
+        if let read = sinkLag.withLock({ $0 }) { snapshot.sinkLag = read() }
+        return snapshot
+    }
+
+    /// Where `snapshot` reads each sink's lag (the activity service's cursors).
+    package func setSinkLag(_ read: @escaping @Sendable () -> [String: Int64]) {
+        sinkLag.withLock { $0 = read }
+    }
+
+    /// Applies `change` under the lock.
+    public func update(_ change: (inout Snapshot) -> Void) {
+        state.withLock { change(&$0) }
+    }
+}

@@ -1,0 +1,111 @@
+public import BridgeSystem
+package import BridgeJSON
+package import Synchronization
+
+/// Latency buckets in seconds, from sub-millisecond (live events) to an hour (webhook retries after an outage).
+package let latencyBuckets: [Double] = [
+    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600,
+]
+
+/// The metrics of the event path: events received and emitted by collection/event/origin, drops, lag.
+///
+/// Per-label counters are cached here, so the hot path pays one dictionary lookup per (collection, event, origin)
+/// per batch, not a registry lookup per event.
+public final class PipelineMetrics: Sendable {
+    private struct LabelKey: Hashable {
+        package var collection: String
+        package var event: ChangeEvent
+        package var origin: EventOrigin
+    }
+
+    private let registry: MetricsRegistry
+    private let emittedCounters = Mutex<[LabelKey: Counter]>([:])
+    private let receivedCounters = Mutex<[LabelKey: Counter]>([:])
+    private let lag: Histogram
+    private let pipelineLatency: Histogram
+    private let lastEventTime: Gauge
+    private let sinkRetries: Counter
+    private let droppedQueueFull: Counter
+
+    /// Registers the pipeline metrics in `registry`.
+    public init(registry: MetricsRegistry) {
+        self.registry = registry
+        lag = registry.histogram(
+            "directus_bridge_event_lag_seconds",
+            help: "End-to-end lag from the change (activity timestamp, else receipt) to the event being emitted.",
+            buckets: latencyBuckets)
+        pipelineLatency = registry.histogram(
+            "directus_bridge_pipeline_latency_seconds",
+            help: "Time from a batch's source frame or read to every sink having accepted it.",
+            buckets: latencyBuckets)
+        lastEventTime = registry.gauge(
+            "directus_bridge_last_event_timestamp_seconds",
+            help: "Unix time of the last event emitted to the sinks (0 before the first).")
+        sinkRetries = registry.counter(
+            "directus_bridge_sink_retries_total", help: "Failed sink writes that were retried.")
+        droppedQueueFull = registry.counter(
+            "directus_bridge_events_dropped_total", help: "Live events dropped because the queue was full.",
+            labels: [("reason", "queue_full")])
+        let startTime = Timestamp.now()
+        registry.gaugeFunction(
+            "directus_bridge_last_event_age_seconds",
+            help: "Seconds since the last event was emitted (since start before the first).",
+            read: { [lastEventTime] in
+                let last = lastEventTime.value
+                let now = Double(Timestamp.now().microsecondsSinceEpoch) / 1e6
+                return now - (last > 0 ? last : Double(startTime.microsecondsSinceEpoch) / 1e6)
+            })
+    }
+
+    /// Counts events handed to the queue (received from Directus).
+    public func received(_ events: [EncodedEvent]) {
+        count(events, in: receivedCounters, name: "directus_bridge_events_received_total",
+            help: "Events received from Directus (socket or activity log), by collection, event and origin.")
+    }
+
+    /// Counts emitted events and their lag (called by the dispatcher after every sink accepted a batch).
+    public func emitted(_ events: [EncodedEvent], now: Timestamp) {
+        guard !events.isEmpty else { return }
+        count(events, in: emittedCounters, name: "directus_bridge_events_emitted_total",
+            help: "Events accepted by every sink, by collection, event and origin.")
+        lag.observe(events.lazy.map { Double(now.microsecondsSinceEpoch - $0.time.microsecondsSinceEpoch) / 1e6 })
+        lastEventTime.set(Double(now.microsecondsSinceEpoch) / 1e6)
+    }
+
+    /// Records how long a batch took from arrival to acceptance.
+    public func observeLatency(since start: ContinuousClock.Instant) {
+        let elapsed = ContinuousClock.now - start
+        pipelineLatency.observe(
+            Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+    }
+
+    /// Counts a retried sink write.
+    public func sinkRetried() { sinkRetries.increment() }
+
+    /// Counts live events dropped at a full queue.
+    public func dropped(_ count: Int) { droppedQueueFull.increment(by: UInt64(count)) }
+
+    /// The end-to-end lag histogram (for the periodic stats line).
+    public var lagHistogram: Histogram { lag }
+
+    private func count(_ events: [EncodedEvent], in cache: borrowing Mutex<[LabelKey: Counter]>, name: String, help: String) {
+        var tally: [LabelKey: UInt64] = [:]
+        for event in events {
+            tally[LabelKey(collection: event.collection, event: event.event, origin: event.origin), default: 0] += 1
+        }
+        for (key, amount) in tally {
+            counter(for: key, in: cache, name: name, help: help).increment(by: amount)
+        }
+    }
+
+    private func counter(for key: LabelKey, in cache: borrowing Mutex<[LabelKey: Counter]>, name: String, help: String)
+        -> Counter
+    {
+        if let existing = cache.withLock({ $0[key] }) { return existing }
+        let created = registry.counter(
+            name, help: help,
+            labels: [("collection", key.collection), ("event", key.event.rawValue), ("origin", key.origin.rawValue)])
+        cache.withLock { $0[key] = created }
+        return created
+    }
+}

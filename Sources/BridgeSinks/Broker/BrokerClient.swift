@@ -1,0 +1,35 @@
+package import BridgeEvents
+
+/// What a broker sink (`BrokerSink`) needs from a broker's client: Kafka's producer and JetStream's publisher are
+/// adapted to this, so the delivery rules (bounded outstanding, acknowledgement before the cursor moves, sending
+/// again what failed, draining) are written once.
+///
+/// Called by the sink's runner only, one call at a time.
+package protocol BrokerClient: AnyObject {
+    /// Hands `events` (in order) to the client; `completion` gets one outcome per event, in the same order, once
+    /// the last is known (on a thread of the client's; keep it short). Returns once every event is held by the
+    /// client (the sink never submits more than the client's bound), throwing only when nothing was handed over.
+    func submit(_ events: [EncodedEvent], completion: @escaping @Sendable ([BrokerOutcome]) -> Void)
+        throws(SinkError)
+    /// Why the client cannot deliver right now (connection lost, credentials refused), for logs and readiness;
+    /// nil while healthy.
+    var problem: String? { get }
+    /// True when the client can never deliver again (a closed connection, a fatal producer error): the sink closes
+    /// it and opens a new one.
+    var isBroken: Bool { get }
+    /// Waits up to `drainTimeout` for what it holds, then releases everything; what is still held gets a `retry`
+    /// outcome before this returns.
+    func close(drainTimeout: Duration)
+}
+
+/// What became of one event handed to a broker.
+package enum BrokerOutcome: Sendable {
+    /// The broker has it (a JetStream acknowledgement, a Kafka delivery report); `duplicate` when the broker
+    /// already had it (a re-sent event JetStream dropped by its `Nats-Msg-Id`).
+    case delivered(duplicate: Bool)
+    /// The broker will never take it (too large, an invalid subject or topic): logged at error level, counted and
+    /// passed over, like a webhook's dead letter.
+    case rejected(String)
+    /// Not delivered but deliverable: the sink sends it again (on a new client if this one broke).
+    case retry(String)
+}

@@ -1,0 +1,213 @@
+package import BridgeSystem
+package import BridgeEvents
+
+/// The connector of a broker sink (`type: kafka`, `type: jetstream`): hands events to a `BrokerClient` and
+/// counts them delivered only on the broker's confirmation (docs/ARCHITECTURE.md, "Broker sinks").
+///
+/// * `accept` hands a batch to the client once fewer than `maxOutstanding` events wait for confirmation (the
+///   sink's bounded buffer). When there is no room within a second, it throws a backpressure error: in activity
+///   mode the sink waits at its cursor, in live mode the queue in front of it fills and drops. A batch larger than
+///   the bound is taken whole: what does not fit waits in the sink and follows as confirmations free room.
+/// * `makeDurable` returns once every accepted event is confirmed. While the broker makes no progress for
+///   `stallAfter`, it throws a retriable error naming the client's problem (the sink runner logs it at error level,
+///   backs off and, after its stuck threshold, makes `/readyz` answer 503 with that reason).
+/// * An event that failed but can be delivered (a connection closed for good, a fatal producer error, a refused
+///   credential) is sent again, before anything newer, on a new client when the old one broke; JetStream drops
+///   the copy it already stored by its `Nats-Msg-Id`. An event the broker will never take is logged and counted.
+/// * `close` waits up to `drainTimeout` for the confirmations, then closes the client.
+///
+/// The sink takes the encoded event bytes it is given (`EncodedEvent.body`), so an output format applies to it
+/// like to every sink.
+package final class BrokerSink: SinkConnector, @unchecked Sendable {
+    // @unchecked: `client`, `waiting` and the resend schedule are used only by the sink's runner, one call at a
+    // time (`SinkConnector`); the tracker is thread-safe.
+    package let name: String
+    private let open: () throws(SinkError) -> any BrokerClient
+    private let settings: Settings
+    private let tracker: BrokerDeliveryTracker
+    private let metrics: BrokerSinkMetrics?
+    private let logger: Logger
+    private var client: (any BrokerClient)?
+    /// Accepted events not handed to the client yet (the rest of an oversized batch, events to send again).
+    private var waiting: ArraySlice<EncodedEvent> = []
+    private var resendDelay: Duration = .zero
+    private var resendAt = ContinuousClock.now
+
+    /// How the sink bounds and waits.
+    package struct Settings: Sendable {
+        /// Events handed over and not confirmed, at most.
+        package var maxOutstanding: Int
+        /// How long the broker may make no progress before `makeDurable` reports it.
+        package var stallAfter: Duration
+        /// How long `close` waits for confirmations.
+        package var drainTimeout: Duration
+        /// How long `accept` waits for room before it reports backpressure.
+        package var roomWait: Duration = .seconds(1)
+    }
+
+    /// A sink named `name` whose clients `open` makes (it throws a retriable error while the broker cannot be
+    /// reached).
+    package init(
+        name: String,
+        settings: Settings,
+        tracker: BrokerDeliveryTracker,
+        metrics: BrokerSinkMetrics?,
+        logger: Logger,
+        open: @escaping () throws(SinkError) -> any BrokerClient
+    ) {
+        self.name = name
+        self.settings = settings
+        self.tracker = tracker
+        self.metrics = metrics
+        self.logger = logger
+        self.open = open
+    }
+
+    /// The sink of `context`'s entry, with its metrics and a drain within the shutdown timeout (like the webhook
+    /// sink's: most of it, the rest is margin for saving state).
+    package static func make(
+        name: String,
+        context: SinkContext,
+        maxOutstanding: Int,
+        stallAfter: Duration,
+        logger: Logger,
+        open: @escaping () throws(SinkError) -> any BrokerClient
+    ) -> BrokerSink {
+        let metrics = BrokerSinkMetrics(registry: context.registry, sink: context.sinkID)
+        let tracker = BrokerDeliveryTracker(metrics: metrics, logger: logger)
+        metrics.observeOutstanding { Double(tracker.pending) }
+        let drainTimeout = context.shutdownTimeout - min(.seconds(1), context.shutdownTimeout / 5)
+        return BrokerSink(
+            name: name,
+            settings: Settings(maxOutstanding: maxOutstanding, stallAfter: stallAfter, drainTimeout: drainTimeout),
+            tracker: tracker, metrics: metrics, logger: logger, open: open)
+    }
+
+    package func connect() throws(SinkError) {
+        _ = try currentClient()
+    }
+
+    package func accept(_ events: [EncodedEvent]) throws(SinkError) {
+        guard !events.isEmpty else { return }
+        try feed()
+        if let reason = tracker.redoReason {
+            // Events that failed go first: nothing newer is taken before them (per-item order).
+            throw SinkError(sink: name, message: "events to send again: \(reason)", isRetriable: true)
+        }
+        guard waiting.isEmpty,
+            tracker.waitForRoom(events.count, limit: settings.maxOutstanding, timeout: settings.roomWait)
+        else {
+            let held = tracker.pending + waiting.count
+            let problem = client?.problem
+            throw SinkError(
+                sink: name,
+                message: "\(held) events wait for the broker (max_outstanding \(settings.maxOutstanding))"
+                    + (problem.map { "; \($0)" } ?? ""),
+                isRetriable: true,
+                isBackpressure: problem == nil
+            )
+        }
+        waiting = ArraySlice(events)
+        try feed()
+    }
+
+    package func makeDurable() throws(SinkError) {
+        while true {
+            try feed()
+            if waiting.isEmpty && tracker.pending == 0 {
+                if let reason = tracker.redoReason {
+                    throw SinkError(sink: name, message: "events to send again: \(reason)", isRetriable: true)
+                }
+                return
+            }
+            if !tracker.waitUntilSettled(stallAfter: settings.stallAfter) {
+                throw SinkError(sink: name, message: stalledMessage(), isRetriable: true)
+            }
+        }
+    }
+
+    /// Hands over what waits; reports a broker that stalls with events pending, or events that failed and wait to
+    /// be sent again (so readiness shows it in live mode too).
+    package func tick(now: ContinuousClock.Instant) throws(SinkError) {
+        metrics?.healthy.set(client?.problem == nil ? 1 : 0)
+        try feed()
+        if let reason = tracker.redoReason {
+            throw SinkError(sink: name, message: "events to send again: \(reason)", isRetriable: true)
+        }
+        if tracker.isStalled(after: settings.stallAfter), client?.problem != nil {
+            throw SinkError(sink: name, message: stalledMessage(), isRetriable: true)
+        }
+    }
+
+    package func close() throws(SinkError) {
+        let deadline = ContinuousClock.now + settings.drainTimeout
+        while ContinuousClock.now < deadline, !(waiting.isEmpty && tracker.pending == 0) {
+            try? feed()
+            _ = tracker.waitUntilSettled(stallAfter: min(.milliseconds(200), deadline - ContinuousClock.now))
+        }
+        let left = tracker.pending + waiting.count
+        client?.close(drainTimeout: max(.zero, deadline - ContinuousClock.now))
+        client = nil
+        let unsent = left + tracker.takeRedo().count
+        if unsent > 0 {
+            logger.warning(
+                "events not confirmed by the broker at shutdown (activity mode sends them again after a restart)",
+                metadata: [LogKey.count: "\(unsent)"]
+            )
+        }
+    }
+
+    // MARK: - Handing over
+
+    private func stalledMessage() -> String {
+        let reason = client?.problem ?? "no confirmation for \(settings.stallAfter.logText)"
+        return "\(tracker.pending + waiting.count) events wait for the broker: \(reason)"
+    }
+
+    /// The client, opened anew when there is none or it broke (what the broken one held comes back to be sent
+    /// again).
+    private func currentClient() throws(SinkError) -> any BrokerClient {
+        if let client, !client.isBroken { return client }
+        if let broken = client {
+            logger.warning("broker client broken, opening a new one", metadata: [LogKey.error: broken.problem ?? ""])
+            broken.close(drainTimeout: .zero)
+            client = nil
+        }
+        let opened = try open()
+        client = opened
+        metrics?.healthy.set(1)
+        return opened
+    }
+
+    /// Sends again what failed (when its backoff is due), then hands waiting events to the client while it has
+    /// room.
+    private func feed() throws(SinkError) {
+        let client = try currentClient()
+        if tracker.redoCount > 0, ContinuousClock.now >= resendAt {
+            let reason = tracker.redoReason ?? ""
+            let again = tracker.takeRedo()
+            logger.error(
+                "sending events again", metadata: [LogKey.count: "\(again.count)", LogKey.error: reason])
+            metrics?.resent.increment(by: UInt64(again.count))
+            waiting = ArraySlice(again) + waiting
+            resendDelay = min(max(resendDelay * 2, .milliseconds(500)), .seconds(30))
+            resendAt = .now + resendDelay
+        } else if tracker.redoCount == 0 && tracker.pending == 0 && waiting.isEmpty {
+            resendDelay = .zero
+        }
+        while !waiting.isEmpty {
+            let room = tracker.pending == 0 ? waiting.count : settings.maxOutstanding - tracker.pending
+            guard room > 0 else { return }
+            let batch = Array(waiting.prefix(min(room, settings.maxOutstanding)))
+            let first = tracker.handOver(batch.count)
+            let tracker = self.tracker
+            do {
+                try client.submit(batch) { outcomes in tracker.finished(batch, first: first, outcomes: outcomes) }
+            } catch {
+                tracker.withdraw(batch.count)  // still in `waiting`: handed over again next time
+                throw error
+            }
+            waiting.removeFirst(batch.count)
+        }
+    }
+}

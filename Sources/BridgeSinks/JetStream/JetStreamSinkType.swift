@@ -1,0 +1,99 @@
+package import BridgeConfig
+package import BridgeNATS
+package import BridgeSystem
+package import BridgeEvents
+
+/// `type: jetstream`: events published to NATS JetStream, delivered on their publish acknowledgement
+/// (`BrokerSink` over `JetStreamBrokerClient`).
+package enum JetStreamSinkType: SinkType {
+    package static var configType: SinkConfigType { JetStreamSinkConfig.configType }
+
+    package static func makeConnector(_ settings: JetStreamSinkConfig, context: SinkContext) throws(RuntimeOutcome)
+        -> any SinkConnector
+    {
+        let name = settings.summary
+        let logger = context.logger.child(label: "jetstream", metadata: [LogKey.sink: context.sinkID])
+        // No acknowledgement for two ack timeouts: every publish in flight was retried at least once without one.
+        return BrokerSink.make(
+            name: name, context: context, maxOutstanding: settings.maxOutstanding,
+            stallAfter: settings.ackTimeout * 2, logger: logger
+        ) { () throws(SinkError) in
+            try JetStreamBrokerClient.open(settings, sinkName: name, logger: logger)
+        }
+    }
+
+    /// `check`: the servers answer and accept the credentials, and a stream takes the sink's subjects; with
+    /// `--send-test-event`, a test event is stored and acknowledged.
+    package static func probe(_ settings: JetStreamSinkConfig, context: SinkProbeContext) async -> [CheckResult] {
+        let check = "jetstream \(settings.servers.joined(separator: ","))"
+        let connection: NATSConnection
+        let publisher: JetStreamPublisher
+        do {
+            connection = try await NATSConnection.connect(settings: settings.natsSettings, logger: context.logger)
+            publisher = try JetStreamPublisher.make(connection: connection)
+        } catch {
+            let nats = error as? NATSError
+            return [
+                .fail(
+                    check, "cannot connect: \(nats.map(JetStreamBrokerClient.describe) ?? "\(error)")",
+                    remedy: nats?.kind == .authentication
+                        ? "check credentials_file, token or user/password against the server's accounts"
+                        : "check servers and that nats-server runs, with JetStream, and is reachable from this host")
+            ]
+        }
+        let result = await probe(settings, publisher: publisher, check: check, context: context)
+        await publisher.close(drainTimeout: .zero)
+        await connection.close()
+        return [result]
+    }
+
+    private static func probe(
+        _ settings: JetStreamSinkConfig, publisher: JetStreamPublisher, check: String, context: SinkProbeContext
+    ) async -> CheckResult {
+        let template = EventNameTemplate(text: settings.subject)
+        // Every token that holds a placeholder may be anything: the streams must cover them all.
+        let pattern = settings.subject.split(separator: ".", omittingEmptySubsequences: false)
+            .map { $0.contains("{") ? "*" : String($0) }.joined(separator: ".")
+        let streams: [String]
+        do {
+            streams = try await publisher.streamNames(matching: pattern, timeout: .seconds(5))
+        } catch {
+            let text = (error as? NATSError).map(JetStreamBrokerClient.describe) ?? "\(error)"
+            return .fail(check, "cannot list streams: \(text)", remedy: "check that JetStream is enabled for this account")
+        }
+        guard let stream = streams.first else {
+            return .fail(
+                check, "no stream takes the subjects \(pattern)",
+                remedy: "create one, e.g. nats stream add DIRECTUS --subjects '\(pattern)'")
+        }
+        let covered = "stream \(streams.joined(separator: ", ")) takes \(pattern)"
+        guard context.sendTestEvent else { return .ok(check, "connected; \(covered)") }
+        let test = WebhookTestEvent(collection: context.testCollection)
+        let message = JetStreamMessage(
+            subject: template.render(collection: context.testCollection, event: "test"), messageID: test.id,
+            payload: test.body)
+        let owned = RunnerOwned(value: publisher)
+        let outcome = await withTaskGroup(of: JetStreamOutcome?.self) { group in
+            group.addTask { try? await owned.value.send([message]).first }
+            group.addTask {
+                try? await Task.sleep(for: .seconds(10))
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+        switch outcome {
+        case .acknowledged(let ack):
+            return .ok(check, "test event \(test.id) stored in stream \(ack.stream) (sequence \(ack.sequence))")
+        case .failed(let error):
+            return .fail(
+                check, "test event not stored: \(JetStreamBrokerClient.describe(error))",
+                remedy: "see \(stream)'s limits and the account's permissions")
+        case nil:
+            return .fail(
+                check, "test event to \(message.subject) not acknowledged within 10 s",
+                remedy: "check that \(stream) takes \(message.subject) and has a leader")
+        }
+    }
+}

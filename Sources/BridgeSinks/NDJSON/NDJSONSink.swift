@@ -1,0 +1,120 @@
+public import BridgeSystem
+public import BridgeEvents
+
+#if canImport(Glibc)
+@preconcurrency import Glibc
+#endif
+
+/// Writes one event line per event to stdout (`path: "-"`) or appends to a file.
+///
+/// A batch goes out in one `write(2)` where possible. A line is written whole or not at all: if a write to a file
+/// fails part-way (disk full), the file is truncated back to where the batch started and the error is reported, so
+/// a retry never leaves a torn line. `fsync` policy: `always` (after every batch), `interval` (at least once a
+/// second, and at close), `never`. `reopen` (SIGHUP) reopens the path so logrotate can move the file.
+///
+/// `makeDurable` does nothing: lines are written and flushed when `accept` returns, and fsynced too with
+/// `fsync: always`; `interval` and `never` trade that for speed, by the user's choice.
+public final class NDJSONSink: SinkConnector, @unchecked Sendable {
+    // @unchecked: the descriptor and buffer are used only by the sink's runner, one call at a time
+    // (`SinkConnector`).
+    public let name: String
+    private let path: String
+    private let policy: FsyncPolicy
+    private var fd: Int32
+    private let isStdout: Bool
+    private var buffer: [UInt8] = []
+    private var dirty = false
+    private var lastSync = ContinuousClock.now
+    private let linesWritten: Counter?
+
+    /// Opens `path` ("-" for stdout) for appending.
+    public init(path: String, fsync policy: FsyncPolicy, linesWritten: Counter? = nil)
+        throws(SinkError)
+    {
+        self.path = path
+        self.policy = policy
+        self.name = "ndjson:\(path)"
+        self.isStdout = path == "-"
+        self.linesWritten = linesWritten
+        self.fd = isStdout ? 1 : -1
+        if !isStdout { fd = try Self.open(path: path, sinkName: name) }
+        buffer.reserveCapacity(1 << 16)
+    }
+
+    deinit {
+        if !isStdout && fd >= 0 { Glibc.close(fd) }
+    }
+
+    public func accept(_ events: [EncodedEvent]) throws(SinkError) {
+        guard !events.isEmpty else { return }
+        buffer.removeAll(keepingCapacity: true)
+        for event in events {
+            buffer.append(contentsOf: event.body)
+            buffer.append(0x0A)
+        }
+        var startOffset: off_t = -1
+        if !isStdout { startOffset = lseek(fd, 0, SEEK_END) }
+        let failure: SystemError? = buffer.withUnsafeBytes { bytes in
+            do throws(SystemError) {
+                try FileDescriptorWriter.write(fd: fd, bytes: bytes)
+                return nil
+            } catch {
+                return error
+            }
+        }
+        if let error = failure {
+            if startOffset >= 0 { _ = ftruncate(fd, startOffset) }  // no torn line left behind
+            throw SinkError(
+                sink: name, message: "write failed: \(error)",
+                isRetriable: !(isStdout && (error.errno == EPIPE || error.errno == EBADF)))
+        }
+        linesWritten?.increment(by: UInt64(events.count))
+        dirty = true
+        if policy == .always { try sync() }
+    }
+
+    public func tick(now: ContinuousClock.Instant) throws(SinkError) {
+        if policy == .interval, dirty, now - lastSync >= .seconds(1) { try sync() }
+    }
+
+    public func reopen() throws(SinkError) {
+        guard !isStdout else { return }
+        try sync()
+        let newFD = try Self.open(path: path, sinkName: name)
+        Glibc.close(fd)
+        fd = newFD
+    }
+
+    public func close() throws(SinkError) {
+        if policy != .never { try sync() }
+        if !isStdout && fd >= 0 {
+            Glibc.close(fd)
+            fd = -1
+        }
+    }
+
+    private func sync() throws(SinkError) {
+        defer { lastSync = .now }
+        guard dirty else { return }
+        dirty = false
+        // fsync on a pipe or terminal fails with EINVAL: nothing to force there.
+        if fsync(fd) != 0 {
+            let code = errno
+            if code == EINVAL || code == EROFS { return }
+            dirty = true
+            throw SinkError(sink: name, message: "\(SystemError(operation: "fsync", errno: code))", isRetriable: true)
+        }
+    }
+
+    /// Opens `path` for appending; a file the sink creates is 0600 (docs/RELIABILITY.md, "Files and transport"), an
+    /// existing one keeps its mode.
+    private static func open(path: String, sinkName: String) throws(SinkError) -> Int32 {
+        do {
+            return try PrivateFile.open(path, flags: O_WRONLY | O_APPEND)
+        } catch {
+            let code = error.errno
+            throw SinkError(
+                sink: sinkName, message: "\(error)", isRetriable: code != EACCES && code != EISDIR && code != ENOENT)
+        }
+    }
+}

@@ -1,0 +1,181 @@
+public import BridgeSystem
+package import Synchronization
+package import BridgeEvents
+
+/// Feeds one sink from its own inbox on a thread of its own, so that its progress never waits for another sink's.
+///
+/// Each batch is filtered for the sink, accepted (retried with backoff while the error is retriable), and — for an
+/// activity batch — made durable and recorded in the sink's own cursor (at-least-once). A full sink
+/// (`SinkError.isBackpressure`) drops a live batch for itself alone (counted, logged at error level); an activity
+/// batch waits instead. A sink failing for longer than `stuckAfter` shows in `/readyz`. A non-retriable error
+/// (stdout closed) ends `run` with it, and so does `abandon` (the forced phase of a shutdown).
+package final class SinkRunner: Sendable {
+    /// The sink.
+    package let sink: ConfiguredSink
+    /// Its inbox.
+    package let inbox: SinkInbox
+    private let recorder: (any ProgressRecorder)?
+    private let metrics: PipelineMetrics
+    private let health: HealthState
+    private let logger: Logger
+    private let stuckAfter: Duration
+    private let abandoned = ShutdownSignal()
+    private let reopenRequests: ReopenRequests
+    /// The reopen request last acted on (touched only by the runner's thread).
+    private let reopenSeen = Atomic<Int>(0)
+    /// Whether the last live batch was dropped because the sink was full (touched only by the runner's thread).
+    private let dropping = Atomic<Bool>(false)
+
+    /// Creates the runner; `recorder` keeps the sink's activity cursor (nil in live mode).
+    package init(
+        sink: ConfiguredSink, inbox: SinkInbox, recorder: (any ProgressRecorder)?, metrics: PipelineMetrics,
+        health: HealthState, reopenRequests: ReopenRequests = ReopenRequests(), logger: Logger,
+        stuckAfter: Duration = .seconds(30)
+    ) {
+        self.sink = sink
+        self.inbox = inbox
+        self.recorder = recorder
+        self.metrics = metrics
+        self.health = health
+        self.reopenRequests = reopenRequests
+        reopenSeen.store(reopenRequests.current, ordering: .relaxed)
+        self.logger = logger
+        self.stuckAfter = stuckAfter
+    }
+
+    /// Ends every retry at once (the forced phase of a shutdown): `run` throws `Abandoned` at its next retry.
+    package func abandon() { abandoned.trigger() }
+
+    /// Thrown by `run` after `abandon`.
+    package struct Abandoned: Error, CustomStringConvertible {
+        package var description: String { "sink retries abandoned at shutdown" }
+    }
+
+    /// Connects the sink, feeds it until its inbox is closed and drained, then closes it. Call on a thread of its
+    /// own. Throws a non-retriable sink error, or `Abandoned`.
+    package func run() throws {
+        defer { close() }
+        try retrying { try sink.connector.connect() }
+        let queue = inbox.queue
+        while true {
+            let requested = reopenRequests.current
+            if reopenSeen.exchange(requested, ordering: .relaxed) != requested { reopen() }
+            // A second at most between ticks (`fsync: interval`); a closed and drained inbox ends the loop.
+            guard let batch = queue.take(timeout: .seconds(1)) else {
+                if queue.isClosedAndEmpty { return }
+                try tick()
+                continue
+            }
+            try deliver(batch)
+            try tick()
+        }
+    }
+
+    private func deliver(_ batch: EventBatch) throws {
+        let filter = sink.filter
+        let events = filter.passesEverything ? batch.events : batch.events.filter(filter.matches)
+        if !events.isEmpty {
+            let live = batch.progress == nil
+            if let full = try retrying(dropWhenFull: live, { try sink.connector.accept(events) }) {
+                dropping.store(true, ordering: .relaxed)
+                inbox.dropped(events.count, reason: full)
+                return
+            }
+            if dropping.exchange(false, ordering: .relaxed) {
+                logger.info(
+                    "sink accepting again after dropping live events",
+                    metadata: [LogKey.sink: sink.name, "dropped_total": "\(inbox.metrics.droppedTotal)"])
+            }
+            inbox.metrics.accepted(events.count)
+            metrics.emitted(events, now: Timestamp.now())
+        }
+        if let progress = batch.progress, !progress.isEmpty, let recorder {
+            // The cursor may only move past events that are on disk in the sink, or acknowledged by it.
+            if !events.isEmpty { try retrying { try sink.connector.makeDurable() } }
+            try retrying { try recorder.record(progress) }
+        }
+        metrics.observeLatency(since: batch.receivedAt)
+    }
+
+    /// Runs `body` until it succeeds (nil); retriable failures pause with backoff from 100 ms to 5 s, a full sink
+    /// 100 ms each time, and after `stuckAfter` the sink shows as stuck in readiness. With `dropWhenFull`, a full
+    /// sink gives up at once and its message is returned.
+    @discardableResult
+    private func retrying(dropWhenFull: Bool = false, _ body: () throws -> Void) throws -> String? {
+        var backoff = Backoff(initialDelay: .milliseconds(100), maxDelay: .seconds(5))
+        var failingSince: ContinuousClock.Instant?
+        while true {
+            if abandoned.isTriggered { throw Abandoned() }
+            do {
+                try body()
+                if failingSince != nil {
+                    logger.info("sink accepting again", metadata: [LogKey.sink: sink.name])
+                    health.update { $0.stuckSinks[sink.name] = nil }
+                }
+                return nil
+            } catch let error as SinkError where !error.isRetriable {
+                logger.error("sink failed permanently", metadata: [LogKey.sink: sink.name, LogKey.error: error.message])
+                throw error
+            } catch {
+                let full = (error as? SinkError)?.isBackpressure == true
+                let reason = (error as? SinkError)?.message ?? "\(error)"
+                if full && dropWhenFull { return reason }
+                let now = ContinuousClock.now
+                if failingSince == nil {
+                    failingSince = now
+                    if full {
+                        logger.warning(
+                            "sink full, waiting at its cursor", metadata: [LogKey.sink: sink.name, LogKey.error: reason])
+                    } else {
+                        logger.error("sink failed, retrying", metadata: [LogKey.sink: sink.name, LogKey.error: reason])
+                    }
+                }
+                if let since = failingSince, now - since >= stuckAfter {
+                    health.update { $0.stuckSinks[sink.name] = reason }
+                }
+                if full {
+                    abandoned.pause(for: .milliseconds(100))
+                    continue
+                }
+                metrics.sinkRetried()
+                abandoned.pause(for: backoff.nextDelay())
+            }
+        }
+    }
+
+    private func tick() throws {
+        let now = ContinuousClock.now
+        try retrying { try sink.connector.tick(now: now) }
+    }
+
+    private func reopen() {
+        do {
+            try sink.connector.reopen()
+            logger.info("reopened output files", metadata: [LogKey.sink: sink.name])
+        } catch {
+            logger.error("reopen failed", metadata: [LogKey.sink: sink.name, LogKey.error: "\(error)"])
+        }
+    }
+
+    private func close() {
+        do {
+            try sink.connector.close()
+        } catch {
+            logger.error("closing sink failed", metadata: [LogKey.sink: sink.name, LogKey.error: "\(error)"])
+        }
+    }
+}
+
+/// SIGHUP's request to reopen output files (logrotate), seen by every sink runner before its next batch.
+package final class ReopenRequests: Sendable {
+    private let generation = Atomic<Int>(0)
+
+    /// No request yet.
+    package init() {}
+
+    /// Asks every runner to reopen its sink's files.
+    package func request() { generation.add(1, ordering: .relaxed) }
+
+    /// Requests so far.
+    package var current: Int { generation.load(ordering: .relaxed) }
+}

@@ -1,0 +1,98 @@
+public import BridgeHTTP
+public import BridgeSystem
+package import Synchronization
+package import BridgeEvents
+
+/// What a sink type gets to build a connector (`SinkType.makeConnector`).
+package struct SinkContext: Sendable {
+    /// The entry's position in `sinks`.
+    package var index: Int
+    /// The sink's stable id (`SinkType.identity`).
+    package var sinkID: String
+    /// `delivery.state_dir`.
+    package var stateDir: String
+    /// `directus-bridge/<version>`.
+    package var userAgent: String
+    /// `directus.tls.ca_file`: an in-house CA usually signs the sinks' endpoints too (trusted beside the system
+    /// store, never instead of verification).
+    package var caFile: String?
+    /// `shutdown_timeout`: the whole graceful shutdown, of which a sink's draining is a part.
+    package var shutdownTimeout: Duration
+    /// Where the sink registers its metrics.
+    package var registry: MetricsRegistry
+    /// The periodic stats line, for the sink's gauges.
+    package var stats: StatsReporter?
+    /// The sink's logger.
+    package var logger: Logger
+    /// Resources the sinks of one run share (the webhook outbox file).
+    package var shared: SinkResources
+
+    /// Creates a context.
+    package init(
+        index: Int, sinkID: String, stateDir: String, userAgent: String, caFile: String?, shutdownTimeout: Duration,
+        registry: MetricsRegistry, stats: StatsReporter?, logger: Logger, shared: SinkResources
+    ) {
+        self.index = index
+        self.sinkID = sinkID
+        self.stateDir = stateDir
+        self.userAgent = userAgent
+        self.caFile = caFile
+        self.shutdownTimeout = shutdownTimeout
+        self.registry = registry
+        self.stats = stats
+        self.logger = logger
+        self.shared = shared
+    }
+}
+
+/// Resources shared by the sinks of one run, made by the first sink that asks for them.
+package final class SinkResources: Sendable {
+    private let values = Mutex<[ObjectIdentifier: any Sendable]>([:])
+
+    /// Creates an empty set.
+    package init() {}
+
+    /// The shared `T`, made by `make` the first time (a failure is thrown and nothing is kept).
+    package func value<T: Sendable>(_ type: T.Type = T.self, make: () throws -> T) rethrows -> T {
+        try values.withLock { values in
+            if let existing = values[ObjectIdentifier(type)] as? T { return existing }
+            let made = try make()
+            values[ObjectIdentifier(type)] = made
+            return made
+        }
+    }
+
+    /// The shared `T`, when a sink made one.
+    package func existing<T: Sendable>(_ type: T.Type) -> T? {
+        values.withLock { $0[ObjectIdentifier(type)] as? T }
+    }
+}
+
+/// What a sink type gets for `check` (`SinkType.probe`).
+package struct SinkProbeContext: Sendable {
+    /// The entry's position in `sinks`.
+    package var index: Int
+    /// `directus-bridge/<version>`.
+    package var userAgent: String
+    /// `--send-test-event`: deliver a test event instead of only probing.
+    package var sendTestEvent: Bool
+    /// The collection a test event names (the first subscription's).
+    package var testCollection: String
+    /// HTTP for probes that need it, verifying like deliveries do (tests inject a fake).
+    package var transport: any HTTPTransport
+    /// Logs (stderr).
+    package var logger: Logger
+
+    /// Creates a context.
+    package init(
+        index: Int, userAgent: String, sendTestEvent: Bool, testCollection: String, transport: any HTTPTransport,
+        logger: Logger
+    ) {
+        self.index = index
+        self.userAgent = userAgent
+        self.sendTestEvent = sendTestEvent
+        self.testCollection = testCollection
+        self.transport = transport
+        self.logger = logger
+    }
+}

@@ -1,0 +1,38 @@
+package import BridgeSystem
+package import Synchronization
+package import BridgeEvents
+
+/// The outbox file every webhook sink of a run shares (`<state_dir>/webhooks.db`), opened by the first webhook
+/// sink (`SinkResources`), and what is known about the sinks that use it.
+package final class WebhookOutbox: Sendable {
+    /// The store.
+    package let store: OutboxStore
+    private let logger: Logger
+    private let configured = Mutex<Set<String>>([])
+    private let checkedLeftovers = Atomic<Bool>(false)
+
+    /// Opens the outbox under `stateDir`.
+    package init(stateDir: String, logger: Logger) throws {
+        store = try OutboxStore.open(stateDir: stateDir)
+        self.logger = logger
+    }
+
+    /// Notes that sink `sinkID` is configured in this run.
+    package func register(_ sinkID: String) {
+        configured.withLock { _ = $0.insert(sinkID) }
+    }
+
+    /// Once per run (the first sink to start calls it, after every sink registered): rows of a sink that is no
+    /// longer in bridge.yaml (its URL or position changed) are kept, not delivered — say so.
+    package func warnAboutLeftovers() {
+        guard !checkedLeftovers.exchange(true, ordering: .relaxed), let counts = try? store.outboxCountsBySink()
+        else { return }
+        let configured = configured.withLock { $0 }
+        for (sink, count) in counts where !configured.contains(sink) && count > 0 {
+            logger.warning(
+                "the webhook outbox holds events of a sink that is no longer configured; they are kept, not sent",
+                metadata: [LogKey.sink: sink, LogKey.count: "\(count)"]
+            )
+        }
+    }
+}

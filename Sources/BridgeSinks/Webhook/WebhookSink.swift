@@ -1,0 +1,116 @@
+public import BridgeHTTP
+public import BridgeStore
+public import BridgeSystem
+public import BridgeEvents
+
+/// The `type: webhook` connector: `accept` makes events durable in the outbox (one transaction per batch) and
+/// wakes the delivery service, which does the HTTP side on its own schedule as the connector's background work
+/// (`run(until:)`: the `WebhookDeliveryService` loop, then the HTTP engine's shutdown).
+///
+/// Backpressure: while the sink's outbox holds `maxOutbox` events or more, `accept` throws a backpressure error
+/// ("outbox full"): in activity mode the sink waits at its cursor, in live mode it drops and counts the batch.
+public final class WebhookSink: SinkConnector, @unchecked Sendable {
+    // @unchecked: `unsynced` and `lastSync` are touched only by the sink's runner, one call at a time
+    // (`SinkConnector`); the rest is immutable or thread-safe.
+    public let name: String
+    /// The sink's id in the outbox.
+    package let sinkID: String
+    private let store: OutboxStore
+    private let maxOutbox: Int
+    private let metrics: WebhookMetrics?
+    private let logger: Logger
+    private let outboxChanged: @Sendable () -> Void
+    private let background: (@Sendable (ShutdownSignal) async -> Void)?
+    private var unsynced = false
+    private var lastSync = ContinuousClock.now
+
+    /// Creates the sink for outbox id `sinkID`; `outboxChanged` is called after every batch that added rows, and
+    /// `background` (the delivery service) runs as the connector's background work.
+    package init(
+        sinkID: String,
+        url: String,
+        store: OutboxStore,
+        maxOutbox: Int,
+        metrics: WebhookMetrics?,
+        logger: Logger,
+        outboxChanged: @escaping @Sendable () -> Void,
+        background: (@Sendable (ShutdownSignal) async -> Void)? = nil
+    ) {
+        self.name = "webhook:" + HTTPClientError.redacted(url)
+        self.sinkID = sinkID
+        self.store = store
+        self.maxOutbox = maxOutbox
+        self.metrics = metrics
+        self.logger = logger
+        self.outboxChanged = outboxChanged
+        self.background = background
+    }
+
+    /// Delivers the outbox until `shutdown`, then lets attempts in flight finish (see `WebhookDeliveryService`).
+    public func run(until shutdown: ShutdownSignal) async throws {
+        if let background { await background(shutdown) } else { await shutdown.wait() }
+    }
+
+    public func accept(_ events: [EncodedEvent]) throws(SinkError) {
+        guard !events.isEmpty else { return }
+        let insertion: OutboxInsertion
+        do {
+            insertion = try store.insert(events, sink: sinkID, now: Timestamp.now().unixMilliseconds, limit: maxOutbox)
+        } catch let full as OutboxFull {
+            metrics?.refusedBatch()
+            throw SinkError(
+                sink: name,
+                message: "outbox full (\(full.depth) events waiting, max_outbox \(maxOutbox))",
+                isRetriable: true, isBackpressure: true
+            )
+        } catch let error as SQLiteError {
+            // A lock held too long, a full disk: retried. A damaged file cannot get better by waiting.
+            throw SinkError(sink: name, message: "outbox: \(error)", isRetriable: !error.isCorrupt)
+        } catch {
+            throw SinkError(sink: name, message: "outbox: \(error)", isRetriable: true)
+        }
+        if insertion.inserted > 0 {
+            unsynced = true
+            outboxChanged()
+        }
+        if !insertion.conflicts.isEmpty { report(insertion.conflicts) }
+    }
+
+    /// Event ids are unique per sink (``EventID``), so an id held by another event is a bug: it is logged at error
+    /// level and counted, never dropped silently.
+    private func report(_ conflicts: [EncodedEvent]) {
+        metrics?.idConflicts(conflicts.count)
+        for event in conflicts.prefix(10) {
+            logger.error(
+                "event id already taken in the webhook outbox by another event; this event is not delivered (a bug: "
+                    + "please report it)",
+                metadata: [
+                    LogKey.eventID: event.id, LogKey.collection: event.collection,
+                    LogKey.subscriptionUID: event.subscription, LogKey.count: "\(conflicts.count)",
+                ]
+            )
+        }
+    }
+
+    /// Forces accepted events to disk at least once a second (see `OutboxStore`, "Durability").
+    public func tick(now: ContinuousClock.Instant) throws(SinkError) {
+        if unsynced, now - lastSync >= .seconds(1) { try sync() }
+    }
+
+    /// An event leaves the bridge's hands only when it is in the outbox on disk: the outbox commits with
+    /// `synchronous=NORMAL` for speed, so before the activity cursor moves on, the WAL is fsynced here.
+    public func makeDurable() throws(SinkError) { try sync() }
+
+    public func close() throws(SinkError) { try sync() }
+
+    private func sync() throws(SinkError) {
+        lastSync = .now
+        guard unsynced else { return }
+        do {
+            try store.syncToDisk()
+            unsynced = false
+        } catch {
+            throw SinkError(sink: name, message: "outbox: \(error)", isRetriable: true)
+        }
+    }
+}
