@@ -64,24 +64,33 @@ enum HTTPMultiBenchmark {
         return Double(total) / seconds
     }
 
+    /// Keeps `concurrency` requests submitted through the engine's batch interface, as the webhook delivery
+    /// service does: each batch of completions is replaced by as many new requests, until `total` were answered.
     private static func drive(
         _ engine: HTTPDeliveryEngine,
         _ request: HTTPRequest,
         concurrency: Int,
         total: Int
     ) async throws {
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for worker in 0..<concurrency {
-                let share = total / concurrency + (worker < total % concurrency ? 1 : 0)
-                group.addTask {
-                    for _ in 0..<share {
-                        let response = try await engine.send(request)
-                        guard response.status == 204 else { throw BenchmarkFailure.unexpectedStatus(response.status) }
-                    }
-                }
+        let (answered, continuation) = AsyncStream<[DeliveryReceiver.Completion]>.makeStream()
+        let receiver = DeliveryReceiver { completions in continuation.yield(completions) }
+        var submitted = min(concurrency, total)
+        engine.submit(Array(repeating: (tag: 0, request: request), count: submitted), to: receiver)
+        var done = 0
+        for await completions in answered {
+            for completion in completions {
+                let status = try completion.result.get().status
+                guard status == 204 else { throw BenchmarkFailure.unexpectedStatus(status) }
             }
-            try await group.waitForAll()
+            done += completions.count
+            if done == total { break }
+            let more = min(completions.count, total - submitted)
+            if more > 0 {
+                engine.submit(Array(repeating: (tag: 0, request: request), count: more), to: receiver)
+                submitted += more
+            }
         }
+        continuation.finish()
     }
 
     /// Runs Tests/tools/http_peers/bench_sender.py with the same load; returns its requests/s.

@@ -9,9 +9,8 @@ import CCurl
 ///
 /// Each turn: take new jobs and cancellations from the queue, start waiting jobs while fewer than
 /// `maxInFlight` run, let curl move every transfer forward (`curl_multi_perform`), hand finished ones back to
-/// their callers, then sleep in `curl_multi_poll` until a socket is ready, a curl timer fires, or the queue
-/// wakes it. Resuming a caller only schedules its task, and receivers get each turn's outcomes in one call, so the
-/// driver never waits on a caller.
+/// their receivers, then sleep in `curl_multi_poll` until a socket is ready, a curl timer fires, or the queue
+/// wakes it. Receivers get each turn's outcomes in one call, so the driver never waits on a caller.
 final class DeliveryDriver {
     private let multi: CurlMultiHandle
     private let queue: DeliveryQueue
@@ -57,7 +56,6 @@ final class DeliveryDriver {
         while true {
             let work = queue.takeWork()
             if !work.jobs.isEmpty { waiting.append(contentsOf: work.jobs) }
-            if !work.cancelled.isEmpty { cancel(work.cancelled) }
             for (receiver, onlyWaiting) in work.cancelledReceivers { cancelJobs(of: receiver, onlyWaiting: onlyWaiting) }
             if work.stopping { break }
             startWaitingJobs()
@@ -130,7 +128,7 @@ final class DeliveryDriver {
         complete(entry.job, result, sent: true)
     }
 
-    /// Hands `job`'s outcome to its task at once, or to its receiver with the rest of this turn's.
+    /// Hands `job`'s outcome to its receiver with the rest of this turn's.
     /// `sent`: the transfer was started (a cancelled job that waited for a slot never reached the server).
     private func complete(_ job: DeliveryJob, _ result: Result<HTTPResponse, HTTPClientError>, sent: Bool) {
         queue.answered(1)

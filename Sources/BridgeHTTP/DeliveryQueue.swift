@@ -1,33 +1,21 @@
 import Synchronization
 
-/// One request handed to the delivery driver, with whoever waits for its outcome.
+/// One request handed to the delivery driver, with the receiver that gets its outcome.
 struct DeliveryJob: Sendable {
-    /// Who gets the outcome, exactly once: a waiting task, or a receiver with the caller's tag.
-    enum Reply: Sendable {
-        case task(CheckedContinuation<HTTPResponse, any Error>)
-        case receiver(DeliveryReceiver, tag: Int64)
-    }
-
-    /// Unique per engine; cancellations name jobs by it.
+    /// Unique per engine; the driver names running transfers by it.
     let id: UInt64
     /// What to send.
     let request: HTTPRequest
-    /// Answered exactly once, by the driver (or by `submit` when the job is refused).
-    let reply: Reply
-
-    /// The receiver of a job submitted with `HTTPDeliveryEngine.submit(_:to:)`.
-    var receiver: DeliveryReceiver? {
-        if case .receiver(let receiver, _) = reply { return receiver }
-        return nil
-    }
+    /// Gets the outcome exactly once, with `tag`: from the driver, or from `submit` when the job is refused.
+    let receiver: DeliveryReceiver
+    /// The caller's tag for the request.
+    let tag: Int64
 }
 
 /// What the driver picks up on each turn of its loop.
 struct DeliveryWork: Sendable {
     /// New jobs, in arrival order.
     var jobs: [DeliveryJob] = []
-    /// Ids of jobs whose callers were cancelled.
-    var cancelled: [UInt64] = []
     /// Receivers whose jobs are to be cancelled: all of them, or only those not started yet.
     var cancelledReceivers: [(receiver: DeliveryReceiver, onlyWaiting: Bool)] = []
     /// Whether the engine is shutting down.
@@ -65,16 +53,10 @@ final class DeliveryQueue: Sendable {
         state = Mutex(State(waker: waker))
     }
 
-    /// Queues `jobs` (in order), or fails them at once when the engine is stopping — or, for a task's job, when
-    /// its task is already cancelled.
+    /// Queues `jobs` (in order), or fails them at once when the engine is stopping.
     func submit(_ jobs: [DeliveryJob]) {
         guard !jobs.isEmpty else { return }
         let refusal: HTTPClientError? = state.withLock { state in
-            // Checked under the lock: a cancellation handler that ran earlier has set Task.isCancelled, and one
-            // that runs later queues its cancel after this job, so the driver sees the job first.
-            if jobs.count == 1, case .task = jobs[0].reply, Task.isCancelled {
-                return HTTPClientError(kind: .cancelled, message: "request cancelled", url: jobs[0].request.url)
-            }
             if state.closed || state.work.stopping {
                 return HTTPClientError(kind: .cancelled, message: "delivery engine shut down", url: jobs[0].request.url)
             }
@@ -96,15 +78,6 @@ final class DeliveryQueue: Sendable {
         state.withLock { state in
             guard !state.closed else { return }
             state.work.cancelledReceivers.append((receiver, onlyWaiting))
-            state.waker?.wakeUp()
-        }
-    }
-
-    /// Asks the driver to abort job `id` (ignored when it already finished).
-    func cancel(_ id: UInt64) {
-        state.withLock { state in
-            guard !state.closed else { return }
-            state.work.cancelled.append(id)
             state.waker?.wakeUp()
         }
     }
@@ -139,7 +112,6 @@ final class DeliveryQueue: Sendable {
         state.withLock { state in
             let work = state.work
             state.work.jobs.removeAll(keepingCapacity: true)
-            state.work.cancelled.removeAll(keepingCapacity: true)
             state.work.cancelledReceivers.removeAll(keepingCapacity: true)
             return work
         }

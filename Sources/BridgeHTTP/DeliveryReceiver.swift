@@ -37,20 +37,15 @@ public final class DeliveryReceiver: Sendable {
     }
 }
 
-/// Answers delivery jobs: a waiting task at once, a receiver's jobs collected and handed over in one call each
-/// by `flush()` — the one place that turns an outcome into a reply, for the driver and for refused submissions.
+/// Answers delivery jobs: each receiver's outcomes collected and handed over in one call by `flush()` — the one
+/// place that turns an outcome into a reply, for the driver and for refused submissions.
 struct DeliveryAnswers {
     private var batches: [ObjectIdentifier: (DeliveryReceiver, [DeliveryReceiver.Completion])] = [:]
 
     /// Answers `job`; `sent`: the transfer was started (a job cancelled or refused while it waited never was).
     mutating func answer(_ job: DeliveryJob, _ result: Result<HTTPResponse, HTTPClientError>, sent: Bool) {
-        switch job.reply {
-        case .task(let continuation):
-            continuation.resume(with: result.mapError { $0 as any Error })
-        case .receiver(let receiver, let tag):
-            batches[ObjectIdentifier(receiver), default: (receiver, [])].1
-                .append(DeliveryReceiver.Completion(tag: tag, result: result, sent: sent))
-        }
+        batches[ObjectIdentifier(job.receiver), default: (job.receiver, [])].1
+            .append(DeliveryReceiver.Completion(tag: job.tag, result: result, sent: sent))
     }
 
     /// Hands each receiver the outcomes collected since the last flush.

@@ -8,16 +8,16 @@ import Synchronization
 
 /// Many HTTP requests in flight at once on libcurl multi handles, each driven by a dedicated thread.
 ///
-/// Built for webhook delivery: any number of tasks call `send(_:)` concurrently, or one loop hands over batches
-/// (`submit(_:to:)`); the drivers run up to `maxInFlight` transfers at a time between them (the rest wait in
-/// arrival order), reuse connections and easy handles, multiplex HTTP/2 streams when a TLS server offers h2, and
-/// resume each caller without blocking themselves. Cancelling a caller aborts its transfer; `shutdown()` aborts
-/// everything and frees the handles.
+/// Built for webhook delivery: one loop hands over batches (`submit(_:to:)`, the `DeliveryEngine` interface) and
+/// gets the outcomes back in batches through a `DeliveryReceiver`; the drivers run up to `maxInFlight` transfers at
+/// a time between them (the rest wait in arrival order), reuse connections and easy handles, and multiplex HTTP/2
+/// streams when a TLS server offers h2, without ever blocking on a caller. `cancelAll(of:)` and
+/// `cancelWaiting(of:)` abort a receiver's transfers; `shutdown()` aborts everything and frees the handles.
 ///
 /// With `drivers` > 1 the in-flight limit and the connection limits are split between independent drivers, each
 /// with its own multi handle, connections and thread, and every request goes to the driver with the fewest
 /// outstanding: curl's own work per request (most of the engine's CPU time) then runs on several cores.
-public final class HTTPDeliveryEngine: HTTPTransport, DeliveryEngine, Sendable {
+public final class HTTPDeliveryEngine: DeliveryEngine, Sendable {
     /// Engine-wide limits (request-level settings are in `HTTPClientOptions`).
     public struct Configuration: Sendable {
         /// Transfers running at once; later requests wait their turn. Default: 64.
@@ -126,27 +126,13 @@ public final class HTTPDeliveryEngine: HTTPTransport, DeliveryEngine, Sendable {
         load.indices.min { load[$0] < load[$1] }!
     }
 
-    /// Sends `request` once the engine has room and returns the final response (redirects are not followed).
-    /// Throws `HTTPClientError` (`.cancelled` when the caller is cancelled or the engine shuts down).
-    public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
-        let id = nextID.wrappingAdd(1, ordering: .relaxed).oldValue
-        let queue = leastLoaded()
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
-                queue.submit([DeliveryJob(id: id, request: request, reply: .task(continuation))])
-            }
-        } onCancel: {
-            queue.cancel(id)
-        }
-    }
-
     /// Queues `requests` in order and returns at once; `receiver` gets each outcome with the request's tag, in
     /// batches from the driver thread. For a caller that keeps many requests in flight from one loop: one
     /// hand-over per batch each way instead of a task per request. `cancelAll(of:)` aborts them.
     public func submit(_ requests: [(tag: Int64, request: HTTPRequest)], to receiver: DeliveryReceiver) {
         let first = nextID.wrappingAdd(UInt64(requests.count), ordering: .relaxed).oldValue
         let jobs = requests.enumerated().map { offset, entry in
-            DeliveryJob(id: first + UInt64(offset), request: entry.request, reply: .receiver(receiver, tag: entry.tag))
+            DeliveryJob(id: first + UInt64(offset), request: entry.request, receiver: receiver, tag: entry.tag)
         }
         guard queues.count > 1 else { return queues[0].submit(jobs) }
         // Each job to the driver with the fewest outstanding, counting the ones assigned here.
@@ -172,7 +158,7 @@ public final class HTTPDeliveryEngine: HTTPTransport, DeliveryEngine, Sendable {
     }
 
     /// Aborts every transfer in flight or waiting (their callers get `.cancelled`), stops the driver threads,
-    /// frees every curl handle, and returns once that is done. Later `send` calls fail with `.cancelled`.
+    /// frees every curl handle, and returns once that is done. Later submissions are answered `.cancelled`.
     public func shutdown() async {
         for queue in queues { await queue.stopAndWait() }
     }

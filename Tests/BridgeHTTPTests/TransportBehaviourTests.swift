@@ -1,4 +1,4 @@
-import BridgeHTTP
+@testable import BridgeHTTP
 import BridgeTestSupport
 import Foundation
 import Testing
@@ -21,7 +21,7 @@ enum TransportKind: String, CaseIterable, Sendable, CustomTestStringConvertible 
         case .engine:
             let engine = try HTTPDeliveryEngine(options: options)
             do {
-                let result = try await body(engine)
+                let result = try await body(EngineTransport(engine: engine))
                 await engine.shutdown()
                 return result
             } catch {
