@@ -17,20 +17,10 @@ import Testing
         "jetstream": ["  servers: [\"nats://127.0.0.1:4222\"]"],
     ]
 
-    /// A configuration whose sinks are `entries`, each a list of lines after `- type: <name>`.
+    /// The minimal configuration with `entries` as its sinks, each a list of lines after `- type: <name>`.
     private func yaml(_ entries: [(type: String, lines: [String])]) -> String {
-        let sinks = entries.map { entry in (["  - type: \(entry.type)"] + entry.lines.map { "  " + $0 }) }
-        return """
-            directus:
-              url: http://127.0.0.1:8055
-              auth:
-                token: secret-token
-            subscriptions:
-              - collection: articles
-            sinks:
-            \(sinks.joined().joined(separator: "\n"))
-
-            """
+        let sinks = entries.flatMap { entry in ["  - type: \(entry.type)"] + entry.lines.map { "  " + $0 } }
+        return minimalYAML.replacingOnce("  - type: ndjson\n", with: sinks.joined(separator: "\n") + "\n")
     }
 
     @Test func everyRegisteredTypeHasADistinctNameAndAMinimalEntryHere() {
