@@ -22,7 +22,9 @@ final class RealtimeRig: Sendable {
     let trigger = RecordingTrigger()
 
     init(subscriptions: Set<String>) throws {
-        emulator = try Emulator()
+        // The driver may start seconds after its connection on a loaded machine: Directus's 10 s auth timeout would
+        // end the connection before the driver says a word.
+        emulator = try Emulator(arguments: ["--auth-timeout", "120"])
         metrics = PipelineMetrics(registry: registry)
         health = HealthState(expectedSubscriptions: subscriptions)
         inbox = SinkInbox(

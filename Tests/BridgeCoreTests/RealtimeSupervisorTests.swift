@@ -53,7 +53,7 @@ import Testing
 
     @Test func refusedUpgradesAreRetriedUntilOneIsAccepted() async throws {
         let rig = try RealtimeRig(subscriptions: ["articles"])
-        try rig.emulator.control("refuse-upgrades", ["ms": 1500, "status": 503])
+        try rig.emulator.control("refuse-upgrades", ["count": 2, "status": 503])
         let reasons = Reasons()
         let supervisor = start(rig, token: "admin-static-token", reasons: reasons)
         #expect(await pollUntil { rig.health.snapshot.connected })

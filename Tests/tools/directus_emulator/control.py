@@ -131,7 +131,9 @@ class Control:
         ms = float(body.get("ms", 0))
         self.emulator.ws.refuse_until = time.monotonic() + ms / 1000
         self.emulator.ws.refuse_status = int(body.get("status", 503))
-        return _ok({"ms": ms, "status": self.emulator.ws.refuse_status})
+        # `count`: the next N upgrades, whenever they come (a window in time assumes an idle machine).
+        self.emulator.ws.refuse_count = int(body.get("count", 0))
+        return _ok({"ms": ms, "count": self.emulator.ws.refuse_count, "status": self.emulator.ws.refuse_status})
 
     async def restart(self, request: web.Request) -> web.StreamResponse:
         body = await self._body(request)

@@ -32,13 +32,15 @@ class WebSocketServer:
         self.subscriptions = Subscriptions(db, reader, stats, lambda: self.clients)
         self.socket_auth = SocketAuth(auth, settings, stats, self._established)
         self.refuse_until = 0.0
+        self.refuse_count = 0                 # the next N upgrades are refused (besides refuse_until)
         self.refuse_status = 503
 
     # Upgrade (§2.1) ---------------------------------------------------------------------------------------
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         settings = self.settings
-        if time.monotonic() < self.refuse_until:
+        if self.refuse_count > 0 or time.monotonic() < self.refuse_until:
+            self.refuse_count = max(0, self.refuse_count - 1)
             self.stats.upgrades_rejected["refused"] += 1
             return web.Response(status=self.refuse_status, text="Service Unavailable\n")
         if settings.conn_limit is not None and len(self.clients) >= settings.conn_limit:
