@@ -4,7 +4,7 @@ public import BridgeEvents
 public import BridgeDirectus
 
 /// Turns a page of activity rows into event lines: one line per (row, subscription) whose collection and event
-/// match, in activity order, never coalesced (contract.md "One line per change").
+/// match, in activity order, never coalesced (README.md "Gap-free delivery: activity mode").
 ///
 /// `data` is the item as the subscription's query reads it now (the "state now" semantics of Directus's own socket
 /// events). An item that still exists but no longer matches the filter gives no line, as Directus's socket gives

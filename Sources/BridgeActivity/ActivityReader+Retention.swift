@@ -2,7 +2,7 @@ package import BridgeSystem
 package import BridgeEvents
 package import BridgeDirectus
 
-/// Activity log retention (contract.md "Activity log retention", docs/ARCHITECTURE.md "Activity log retention").
+/// Activity log retention (docs/ARCHITECTURE.md "Activity log retention").
 ///
 /// Directus deletes old activity rows when `RETENTION_ENABLED=true`. Rows the cursor needs that were deleted leave
 /// ids the reader never sees: gaps, like the ids of transactions not committed yet. So they are handled as gaps —

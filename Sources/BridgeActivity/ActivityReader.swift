@@ -48,7 +48,7 @@ public struct ActivityReaderSettings: Sendable {
 /// Reads `directus_activity` after one sink's cursor and hands every change of the activity-mode subscriptions to
 /// that sink's queue as event lines (at-least-once across socket drops, Directus restarts and bridge crashes).
 ///
-/// Each sink has a reader of its own (contract: "Sinks are independent"): a sink that is down or full holds back
+/// Each sink has a reader of its own (docs/ARCHITECTURE.md "Independent sinks"): a sink that is down or full holds back
 /// only its own reader, which then catches up from its own cursor with the same event ids, while the readers of
 /// the other sinks go on. Readers that are level share their reads (`SharedActivitySource`).
 ///

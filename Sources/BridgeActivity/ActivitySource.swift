@@ -75,8 +75,8 @@ public struct ItemsPage: Sendable {
     }
 }
 
-/// Something a REST read left out because its answer was too large even alone (contract.md "Hostile or broken
-/// peers"): the reader emits the line with what it knows, and says so at error level.
+/// Something a REST read left out because its answer was too large even alone (docs/ARCHITECTURE.md
+/// "Answers too large"): the reader emits the line with what it knows, and says so at error level.
 public struct OmittedForSize: Sendable, Equatable {
     /// What is left out: `data` (an item), `delta` (an activity row's revision), `snapshot` (a gone item's revision).
     public var part: String

@@ -4,8 +4,8 @@ package import BridgeDirectus
 
 extension ActivityMetrics {
     /// Logs and counts what the REST source tells about answer sizes: a split read at debug level (it costs requests,
-    /// not data), a part left out at error level with the collection, the keys and the reason (contract.md "Hostile
-    /// or broken peers": nothing is lost silently).
+    /// not data), a part left out at error level with the collection, the keys and the reason (docs/ARCHITECTURE.md
+    /// "Answers too large": nothing is lost silently).
     package func report(_ event: AnswerSizeEvent, logger: Logger) {
         switch event {
         case .split(let operation, let keys):

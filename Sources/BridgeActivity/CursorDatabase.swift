@@ -11,8 +11,8 @@ package import BridgeDirectus
 /// `<state_dir>/cursor.db`: every sink's activity progress (`CursorStore`), a SQLite file of its own (WAL,
 /// `synchronous=FULL`, so a recorded batch survives a crash and a power loss).
 ///
-/// Each sink has its own cursor, resolved ranges and subscription states, keyed by its stable id (contract: "Sinks
-/// are independent"). Opening the file for the configured sinks brings it to that set:
+/// Each sink has its own cursor, resolved ranges and subscription states, keyed by its stable id (docs/ARCHITECTURE.md
+/// "Independent sinks"). Opening the file for the configured sinks brings it to that set:
 /// * a sink the file does not know starts from the progress of the sink furthest behind (the single cursor of a
 ///   state directory written before 0.2 counts as one) — a renamed or re-ordered sink repeats events rather than
 ///   missing any — or, in an empty file, at the newest activity id when its reader starts;

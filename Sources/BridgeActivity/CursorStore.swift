@@ -24,7 +24,7 @@ public struct SubscriptionCursorState: Sendable, Equatable {
 }
 
 /// One sink's durable activity progress in `<state_dir>/cursor.db` (`CursorDatabase`): its cursor and its
-/// subscription states (contract: "Sinks are independent" — each sink has its own cursor).
+/// subscription states (docs/ARCHITECTURE.md "Independent sinks": each sink has its own cursor).
 ///
 /// The sink's runner records each batch's progress here once the sink made the batch durable (`ProgressRecorder`);
 /// the sink's activity reader reads the cursor and the subscription states at start-up and saves new subscriptions

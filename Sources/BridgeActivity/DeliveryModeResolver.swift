@@ -25,7 +25,7 @@ public struct DeliveryPlan: Sendable, Equatable {
     }
 }
 
-/// Decides between activity and live delivery (contract.md "delivery.mode: auto — readable").
+/// Decides between activity and live delivery (docs/configuration.md, `delivery.mode`).
 ///
 /// * `live`: live.
 /// * `auto`: activity when the user can read every user's activity rows (`DirectusAPI.canReadAllActivity`), else

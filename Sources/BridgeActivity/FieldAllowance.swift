@@ -2,8 +2,8 @@ public import BridgeJSON
 package import BridgeEvents
 package import BridgeDirectus
 
-/// The top-level fields a subscription's `query.fields` lets leave the bridge (contract.md, "Safety of what leaves
-/// the bridge": nothing outside `query.fields` goes out, not in `data`, not in `delta`, not in a revision snapshot).
+/// The top-level fields a subscription's `query.fields` lets leave the bridge (README.md "The event line":
+/// nothing outside `query.fields` goes out, not in `data`, not in `delta`, not in a revision snapshot).
 ///
 /// Directus shapes `data` itself when it reads items for the query; `delta` and revision snapshots come from
 /// `directus_revisions` unshaped and are cut down to these fields. How each form of a `fields` entry counts:

@@ -24,7 +24,7 @@ import Synchronization
 ///   whose `id`, `seq`, `key`, `collection` and `subscription` are those of an activity row and a subscription that
 ///   wants it, in activity order.
 /// - A subscription limited to `fields: [title, author.name]` never carries another top-level field in `delta`
-///   (contract "Safety of what leaves the bridge"). `data` is left out of this check: Directus shapes it by the
+///   (docs/RELIABILITY.md, defect 4: fields outside `query.fields` never leave the bridge). `data` is left out of this check: Directus shapes it by the
 ///   query itself (functions such as `year(date_created)` and aliases name fields that `fields` does not list),
 ///   see `FieldAllowance`.
 enum ActivityRESTTarget {

@@ -1,6 +1,6 @@
 public import BridgeSystem
 
-/// Every field of an event line except the raw JSON of `data` and `delta` (contract: "The event line").
+/// Every field of an event line except the raw JSON of `data` and `delta` (README.md "The event line").
 ///
 /// `Event` and `Origin` are nested so they do not clash with BridgeCore's `ChangeEvent` and `EventOrigin`; the raw
 /// values are the same strings, so `EventLineFields.Origin(rawValue: origin.rawValue)` converts.

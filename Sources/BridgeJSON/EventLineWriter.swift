@@ -1,6 +1,6 @@
 import BridgeSystem
 
-/// Writes event lines (contract: "The event line") into one reusable byte buffer.
+/// Writes event lines (README.md "The event line") into one reusable byte buffer.
 ///
 /// Fields are written in the contract's order: `id, type, event, collection, key, data, delta?, origin, seq, time,
 /// received_at, subscription, user?`. `data` and `delta` are raw JSON copied byte for byte (the bridge takes them

@@ -7,7 +7,7 @@ import BridgeSystem
 import Testing
 
 /// One sink's runner: retries, filtering, durability before progress, and what a full sink does with live and
-/// activity batches (contract: "Sinks are independent").
+/// activity batches (docs/ARCHITECTURE.md "Independent sinks").
 @Suite struct SinkRunnerTests {
     struct Harness {
         let registry = MetricsRegistry()
