@@ -4,12 +4,12 @@ import BridgeTestSupport
 import Synchronization
 import Testing
 
-/// The producer against librdkafka's mock cluster (3 brokers on loopback TCP, in this process), read back with a
-/// real client (confluent-kafka, in a Python process) to check what the brokers really stored.
+/// The producer against librdkafka's mock cluster (3 brokers on loopback TCP, in a helper process: `KafkaMockPeer`),
+/// read back with a real client (confluent-kafka, in a Python process) to check what the brokers really stored.
 @Suite(.timeLimit(.minutes(5)))
 struct KafkaProducerTests {
     @Test func producesKeysHeadersAndValuesInOrderPerKey() async throws {
-        let cluster = try KafkaMockCluster.make(brokers: 3)
+        let cluster = try KafkaMockPeer(brokers: 3)
         try cluster.createTopic("events", partitions: 4, replicationFactor: 3)
         let producer = try makeProducer(cluster.bootstrapServers)
         let messages = eventMessages(topic: "events", count: 2_000, items: 50)
@@ -33,7 +33,7 @@ struct KafkaProducerTests {
     }
 
     @Test func describeTopicReportsPartitionsAndAnUnreachableClusterIsRetriable() async throws {
-        let cluster = try KafkaMockCluster.make(brokers: 3)
+        let cluster = try KafkaMockPeer(brokers: 3)
         try cluster.createTopic("described", partitions: 6, replicationFactor: 2)
         let producer = try makeProducer(cluster.bootstrapServers)
         let description = try await producer.describeTopic("described", timeout: .seconds(20))
@@ -52,7 +52,7 @@ struct KafkaProducerTests {
     }
 
     @Test func aBrokerDownHoldsItsPartitionsUntilItIsBack() async throws {
-        let cluster = try KafkaMockCluster.make(brokers: 3)
+        let cluster = try KafkaMockPeer(brokers: 3)
         try cluster.createTopic("down", partitions: 3, replicationFactor: 3)
         for partition in Int32(0)..<3 {
             try cluster.setLeader(topic: "down", partition: partition, broker: partition + 1)
@@ -84,7 +84,7 @@ struct KafkaProducerTests {
     }
 
     @Test func leaderChangesDuringAStreamLoseAndReorderNothing() async throws {
-        let cluster = try KafkaMockCluster.make(brokers: 3)
+        let cluster = try KafkaMockPeer(brokers: 3)
         try cluster.createTopic("moving", partitions: 4, replicationFactor: 3)
         let producer = try makeProducer(cluster.bootstrapServers, maxOutstanding: 200)
         let messages = eventMessages(topic: "moving", count: 3_000, items: 40)
@@ -114,15 +114,14 @@ struct KafkaProducerTests {
     }
 
     @Test func injectedRetriableProduceErrorsAreRetriedWithoutDuplicates() async throws {
-        let cluster = try KafkaMockCluster.make(brokers: 3)
+        let cluster = try KafkaMockPeer(brokers: 3)
         try cluster.createTopic("flaky", partitions: 2, replicationFactor: 3)
         let producer = try makeProducer(cluster.bootstrapServers)
         #expect(
             allDelivered(try await producer.send(eventMessages(topic: "flaky", count: 10, items: 5, prefix: "warm")))
         )
-        cluster.failNextProduceRequests(with: [
-            .notLeaderForPartition, .requestTimedOut, .notEnoughReplicas, .transport, .notEnoughReplicas,
-        ])
+        try cluster.failNextProduceRequests(
+            with: codes(.notLeaderForPartition, .requestTimedOut, .notEnoughReplicas, .transport, .notEnoughReplicas))
         let messages = eventMessages(topic: "flaky", count: 1_000, items: 25)
         let outcomes = try await producer.send(messages)
         #expect(allDelivered(outcomes), firstFailure(outcomes))
@@ -132,14 +131,14 @@ struct KafkaProducerTests {
     }
 
     @Test func permanentProduceErrorsAreTypedFailures() async throws {
-        let cluster = try KafkaMockCluster.make(brokers: 1)
+        let cluster = try KafkaMockPeer(brokers: 1)
         try cluster.createTopic("refused", partitions: 1, replicationFactor: 1)
         let producer = try makeProducer(cluster.bootstrapServers)
         #expect(
             allDelivered(try await producer.send(eventMessages(topic: "refused", count: 1, items: 1, prefix: "warm")))
         )
 
-        cluster.failNextProduceRequests(with: [.topicAuthorizationFailed])
+        try cluster.failNextProduceRequests(with: codes(.topicAuthorizationFailed))
         let denied = try await producer.send(eventMessages(topic: "refused", count: 1, items: 1, prefix: "denied"))
         let error = try #require(denied.first?.error)
         #expect(error.kind == .authentication && error.code == .topicAuthorizationFailed, "\(error)")
@@ -154,13 +153,13 @@ struct KafkaProducerTests {
     /// message's payload as its error text when the message has one, which for a producer is the event itself: not
     /// NUL-terminated (a heap over-read), and the event's data in an error message and the log.
     @Test func aFailedDeliveryNeverQuotesTheMessage() async throws {
-        let cluster = try KafkaMockCluster.make(brokers: 1)
+        let cluster = try KafkaMockPeer(brokers: 1)
         try cluster.createTopic("private", partitions: 1, replicationFactor: 1)
         let producer = try makeProducer(cluster.bootstrapServers)
         #expect(
             allDelivered(try await producer.send(eventMessages(topic: "private", count: 1, items: 1, prefix: "warm")))
         )
-        cluster.failNextProduceRequests(with: [.topicAuthorizationFailed])
+        try cluster.failNextProduceRequests(with: codes(.topicAuthorizationFailed))
         let denied = try await producer.send(eventMessages(topic: "private", count: 1, items: 1, prefix: "secret"))
         let error = try #require(denied.first?.error)
         #expect(!error.description.contains("secret_000000") && !error.description.contains("lorem"), "\(error)")
@@ -168,7 +167,7 @@ struct KafkaProducerTests {
     }
 
     @Test func submitWaitsAtTheBoundAndCloseReportsWhatWasNeverDelivered() async throws {
-        let cluster = try KafkaMockCluster.make(brokers: 1)
+        let cluster = try KafkaMockPeer(brokers: 1)
         try cluster.createTopic("bounded", partitions: 1, replicationFactor: 1)
         let producer = try makeProducer(cluster.bootstrapServers, maxOutstanding: 10)
         #expect(

@@ -27,31 +27,16 @@ func eventMessages(topic: String, count: Int, items: Int, prefix: String = "evt"
 }
 
 /// One message as the Python reader (confluent-kafka) saw it.
-struct ReadMessage: Decodable {
-    var partition: Int
-    var offset: Int
-    var key: String
-    var headers: [[String]]
-    var value: String
-}
+typealias ReadMessage = KafkaReadMessage
 
-/// Reads `topic` back with confluent-kafka (Tests/tools/broker_peers/kafka_read.py).
-func readTopic(_ cluster: KafkaMockCluster, topic: String, expected: Int) async throws -> [ReadMessage] {
+/// Reads `topic` back with confluent-kafka.
+func readTopic(_ cluster: KafkaMockPeer, topic: String, expected: Int) async throws -> [ReadMessage] {
     let servers = cluster.bootstrapServers
-    let result = try await BlockingExecutor.shared.perform {
-        try PythonTool.run(
-            script: "broker_peers/kafka_read.py",
-            arguments: [servers, topic, String(expected), "--timeout", "90"]
-        )
+    let read = try await BlockingExecutor.shared.perform {
+        try KafkaTopicReader.read(servers: servers, topic: topic, expected: expected)
     }
-    struct Output: Decodable { var messages: [ReadMessage] }
-    guard result.status == 0, let line = result.stdout.split(separator: "\n").last,
-        let output = try? JSONDecoder().decode(Output.self, from: Data(line.utf8))
-    else {
-        Issue.record("kafka_read.py failed (\(result.status)): \(result.stderr.suffix(2000))")
-        return []
-    }
-    return output.messages
+    if let problem = read.problem { Issue.record(Comment(rawValue: problem)) }
+    return read.messages
 }
 
 /// Checks that `read` holds exactly `sent` (nothing missing, nothing twice), with their keys, headers and values,
@@ -107,3 +92,6 @@ func makeProducer(
         logger: .silent
     )
 }
+
+/// librdkafka's numbers for `codes`, for the mock cluster's error injection.
+func codes(_ codes: KafkaError.Code...) -> [Int32] { codes.map(\.rawValue) }

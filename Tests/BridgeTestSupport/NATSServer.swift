@@ -19,8 +19,8 @@ public final class NATSServer: @unchecked Sendable {
     /// A server named `name` on a free port; `clustered` gives it a route port (set the routes with `cluster`).
     public init(name: String, in directory: URL, clustered: Bool = false, authorization: String = "") throws {
         self.name = name
-        self.port = try Self.freePort()
-        self.clusterPort = clustered ? try Self.freePort() : nil
+        self.port = try freeLoopbackPort()
+        self.clusterPort = clustered ? try freeLoopbackPort() : nil
         self.directory = directory.appendingPathComponent(name)
         self.authorization = authorization
         try FileManager.default.createDirectory(at: self.directory, withIntermediateDirectories: true)
@@ -116,11 +116,6 @@ public final class NATSServer: @unchecked Sendable {
         (try? String(contentsOf: directory.appendingPathComponent("server.log"), encoding: .utf8)).map {
             String($0.suffix(3000))
         } ?? ""
-    }
-
-    private static func freePort() throws -> Int {
-        // The kernel's choice for port 0, released at once: nats-server binds it a moment later.
-        try ListeningSocket(binding: SocketAddress(ipAddress: "127.0.0.1", port: 0)!).port
     }
 
     private static func accepts(port: Int) -> Bool {
