@@ -55,9 +55,9 @@ final class KafkaProducerResources: @unchecked Sendable {
 }
 
 /// Kafka's rule for topic names: 1 to 249 characters of `a-z A-Z 0-9 . _ -`, and not `.` or `..`.
-enum KafkaTopicName {
+package enum KafkaTopicName {
     /// Throws a `rejected` error naming what is wrong with `name`.
-    static func validate(_ name: String) throws(KafkaError) {
+    package static func validate(_ name: String) throws(KafkaError) {
         let bytes = Array(name.utf8)
         let allowed = bytes.allSatisfy { byte in
             (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x30 && byte <= 0x39)

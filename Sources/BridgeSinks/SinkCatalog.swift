@@ -8,6 +8,7 @@ package enum SinkCatalog {
         SinkRegistration(NDJSONSinkType.self),
         SinkRegistration(WebhookSinkType.self),
         SinkRegistration(JetStreamSinkType.self),
+        SinkRegistration(KafkaSinkType.self),
     ]
 
     /// How each type reads its `sinks` entries (passed to `ConfigLoader`).

@@ -117,6 +117,15 @@ package final class BrokerDeliveryTracker: Sendable {
         }
     }
 
+    /// Waits until nothing is pending or `deadline` passed; returns whether nothing is pending.
+    func waitUntilSettled(before deadline: ContinuousClock.Instant) -> Bool {
+        state.wait { state in
+            if state.pending == 0 { return (true, nil) }
+            let now = ContinuousClock.now
+            return now >= deadline ? (false, nil) : (nil, deadline - now)
+        }
+    }
+
     /// Whether events are pending and no outcome arrived for `stallAfter`.
     package func isStalled(after stallAfter: Duration) -> Bool {
         state.withLock { $0.pending > 0 && ContinuousClock.now - $0.progressAt >= stallAfter }

@@ -143,7 +143,7 @@ package final class BrokerSink: SinkConnector, @unchecked Sendable {
         let deadline = ContinuousClock.now + settings.drainTimeout
         while ContinuousClock.now < deadline, !(waiting.isEmpty && tracker.pending == 0) {
             try? feed()
-            _ = tracker.waitUntilSettled(stallAfter: min(.milliseconds(200), deadline - ContinuousClock.now))
+            _ = tracker.waitUntilSettled(before: min(deadline, .now + .milliseconds(200)))
         }
         let left = tracker.pending + waiting.count
         client?.close(drainTimeout: max(.zero, deadline - ContinuousClock.now))

@@ -1,0 +1,135 @@
+package import BridgeConfig
+import BridgeKafka
+
+/// A Kafka sink (`type: kafka`): each event is produced to a topic with the item key as message key, headers `id`,
+/// `type`, `collection`, `event`, and counts as delivered on its delivery report (idempotent producer, `acks=all`).
+package struct KafkaSinkConfig: SinkSettings, Equatable {
+    /// Bootstrap servers, `host:port` each (`brokers`). Required.
+    package var brokers: [String]
+    /// The topic template (`topic`); `{collection}` and `{event}` are replaced per event.
+    /// Default: `directus.{collection}`.
+    package var topic: String
+    /// librdkafka's own settings (`properties`: `security.protocol`, `sasl.*`, `ssl.*`, `compression.type`, …), as
+    /// text. Default: none.
+    package var properties: [String: String]
+    /// Events produced and not reported yet, at most (`max_outstanding`), 1…1,000,000. Default: 10000.
+    package var maxOutstanding: Int
+
+    /// The default of `topic`.
+    package static let defaultTopic = "directus.{collection}"
+    /// The allowed range of `maxOutstanding`.
+    package static let maxOutstandingRange: ClosedRange<Int> = 1...1_000_000
+    /// The default of `maxOutstanding`.
+    package static let defaultMaxOutstanding = 10_000
+
+    /// Creates a configuration with the contract's defaults for everything but `brokers`.
+    package init(
+        brokers: [String],
+        topic: String = KafkaSinkConfig.defaultTopic,
+        properties: [String: String] = [:],
+        maxOutstanding: Int = KafkaSinkConfig.defaultMaxOutstanding
+    ) {
+        self.brokers = brokers
+        self.topic = topic
+        self.properties = properties
+        self.maxOutstanding = maxOutstanding
+    }
+
+    /// The values of secret-looking properties (`sasl.password`, `ssl.key.password`, …).
+    package var secrets: [String] { producerSettings.secretValues }
+
+    /// `kafka:host:9092,other:9092/<topic>`.
+    package var summary: String { "kafka:" + brokers.joined(separator: ",") + "/" + topic }
+
+    package var yamlLines: [String] {
+        var lines = [
+            "brokers: \(ConfigText.list(brokers.map(ConfigText.quoted)))",
+            "topic: \(ConfigText.quoted(topic))",
+            properties.isEmpty ? "properties: {}" : "properties:",
+        ]
+        for name in properties.keys.sorted() {
+            let value =
+                KafkaProducerSettings.isSecret(property: name)
+                ? ConfigText.redacted : ConfigText.quoted(properties[name] ?? "")
+            lines.append("  \(ConfigText.quoted(name)): \(value)")
+        }
+        lines.append("max_outstanding: \(maxOutstanding)")
+        return lines
+    }
+
+    /// The producer's settings.
+    var producerSettings: KafkaProducerSettings {
+        KafkaProducerSettings(bootstrapServers: brokers, properties: properties, maxOutstanding: maxOutstanding)
+    }
+
+    /// How `sinks` entries of `type: kafka` are read.
+    package static let configType = SinkConfigType(
+        name: "kafka", keys: ["brokers", "topic", "properties", "max_outstanding"],
+        decode: { decoder, map in decode(&decoder, map) }
+    )
+
+    private static func decode(_ decoder: inout ConfigDecoder, _ map: MappingView) -> KafkaSinkConfig? {
+        let present = decoder.requirePresent(map, "brokers", hint: " (kafka sinks need at least one broker)")
+        let brokers = decoder.stringList(map, "brokers")
+        for broker in brokers where broker.text.contains("://") || !broker.text.contains(":") {
+            decoder.report("\(map.field("brokers")): \"\(broker.text)\" must be host:port", at: broker.mark)
+        }
+        if present, brokers.isEmpty, let node = map["brokers"] {
+            decoder.report("\(map.field("brokers")): list at least one broker", at: node.mark)
+        }
+        var config = KafkaSinkConfig(brokers: brokers.map(\.text))
+        if let topic = decoder.string(map, "topic") {
+            config.topic = topic
+            checkTopic(topic, &decoder, map)
+        }
+        config.properties = properties(&decoder, map)
+        config.maxOutstanding = decoder.integer(
+            map, "max_outstanding", default: defaultMaxOutstanding, range: maxOutstandingRange)
+        return present && !brokers.isEmpty ? config : nil
+    }
+
+    /// A topic template must name no unknown placeholder and give a valid Kafka topic name.
+    private static func checkTopic(_ topic: String, _ decoder: inout ConfigDecoder, _ map: MappingView) {
+        let mark = map["topic"]?.mark ?? map.mark
+        let template = EventNameTemplate(text: topic)
+        if let unknown = template.unknownPlaceholder {
+            decoder.report(
+                "\(map.field("topic")): unknown placeholder \"\(unknown)\" (use {collection} and {event})", at: mark)
+            return
+        }
+        do {
+            try KafkaTopicName.validate(template.render(collection: "articles", event: "update"))
+        } catch {
+            decoder.report(
+                "\(map.field("topic")): \"\(topic)\" is not a Kafka topic name (1-249 of a-z A-Z 0-9 . _ -)", at: mark)
+        }
+    }
+
+    /// `properties`: a mapping of librdkafka setting names to scalar values, none of those the bridge sets itself.
+    private static func properties(_ decoder: inout ConfigDecoder, _ map: MappingView) -> [String: String] {
+        guard let node = map["properties"] else { return [:] }
+        guard case .mapping(let entries) = node.content else {
+            if node.scalar?.alreadyReported != true {
+                decoder.report(
+                    "\(map.field("properties")): expected a mapping such as { security.protocol: SASL_SSL }, got "
+                        + node.kindDescription,
+                    at: node.mark)
+            }
+            return [:]
+        }
+        var properties: [String: String] = [:]
+        for entry in entries {
+            let field = "\(map.field("properties")).\(entry.key)"
+            if KafkaProducerSettings.reservedProperties.contains(entry.key) {
+                decoder.report(
+                    "\(field) is set by the bridge (servers from brokers; idempotent producer with acks=all, "
+                        + "retried until delivered)",
+                    at: entry.keyMark)
+                continue
+            }
+            guard let scalar = decoder.scalar(entry.value, field: field, expected: "a value") else { continue }
+            properties[entry.key] = scalar.text
+        }
+        return properties
+    }
+}

@@ -1,0 +1,94 @@
+package import BridgeConfig
+import BridgeKafka
+import BridgeSystem
+
+/// `type: kafka`: events produced to Kafka, delivered on their delivery report (`BrokerSink` over
+/// `KafkaBrokerClient`).
+package enum KafkaSinkType: SinkType {
+    package static var configType: SinkConfigType { KafkaSinkConfig.configType }
+
+    /// No delivery report for this long while events are outstanding: the cluster is reported as failing.
+    static let stallAfter: Duration = .seconds(10)
+
+    package static func makeConnector(_ settings: KafkaSinkConfig, context: SinkContext) throws(RuntimeOutcome)
+        -> any SinkConnector
+    {
+        let name = settings.summary
+        let logger = context.logger.child(label: "kafka", metadata: [LogKey.sink: context.sinkID])
+        return BrokerSink.make(
+            name: name, context: context, maxOutstanding: settings.maxOutstanding, stallAfter: stallAfter,
+            logger: logger
+        ) { () throws(SinkError) in
+            try KafkaBrokerClient.open(settings, sinkName: name, logger: logger)
+        }
+    }
+
+    /// `check`: the cluster answers and accepts the credentials, and the topic of the first subscription's events
+    /// exists; with `--send-test-event`, a test event is delivered.
+    package static func probe(_ settings: KafkaSinkConfig, context: SinkProbeContext) async -> [CheckResult] {
+        let check = "kafka \(settings.brokers.joined(separator: ","))"
+        let producer: KafkaProducer
+        do {
+            producer = try KafkaProducer.make(settings: settings.producerSettings, logger: context.logger)
+        } catch {
+            return [.fail(check, "\(error)", remedy: "fix the sink's properties")]
+        }
+        let result = await probe(settings, producer: producer, check: check, context: context)
+        await producer.close(drainTimeout: .zero)
+        return [result]
+    }
+
+    private static func probe(
+        _ settings: KafkaSinkConfig, producer: KafkaProducer, check: String, context: SinkProbeContext
+    ) async -> CheckResult {
+        let topic = EventNameTemplate(text: settings.topic).render(collection: context.testCollection, event: "create")
+        let description: KafkaTopicDescription
+        do {
+            description = try await producer.describeTopic(topic, timeout: .seconds(10))
+        } catch {
+            let kafka = error as? KafkaError
+            let remedy =
+                switch kafka?.kind {
+                case .authentication: "check the sasl.*/ssl.* properties and the principal's ACLs"
+                case _ where kafka?.code == .unknownTopicOrPartition: "create the topic \(topic)"
+                default: "check brokers and that the cluster is reachable from this host"
+                }
+            return .fail(check, "\(kafka.map(KafkaBrokerClient.describe) ?? "\(error)")", remedy: remedy)
+        }
+        let found =
+            "topic \(topic): \(description.partitionCount) partitions, \(description.brokerCount) brokers"
+        guard context.sendTestEvent else { return .ok(check, found) }
+        let test = WebhookTestEvent(collection: context.testCollection)
+        let message = KafkaMessage(
+            topic: topic, key: "",
+            headers: [
+                KafkaHeader(name: "id", value: test.id), KafkaHeader(name: "type", value: "directus.bridge.test"),
+                KafkaHeader(name: "collection", value: context.testCollection),
+                KafkaHeader(name: "event", value: "test"),
+            ],
+            value: test.body)
+        let owned = RunnerOwned(value: producer)
+        let outcome = await withTaskGroup(of: KafkaDeliveryOutcome?.self) { group in
+            group.addTask { try? await owned.value.send([message]).first }
+            group.addTask {
+                try? await Task.sleep(for: .seconds(15))
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+        switch outcome {
+        case .delivered(let partition, let offset):
+            return .ok(check, "test event \(test.id) delivered to \(topic) (partition \(partition), offset \(offset))")
+        case .failed(let error):
+            return .fail(
+                check, "test event not delivered: \(KafkaBrokerClient.describe(error))",
+                remedy: "see the topic's configuration and the principal's ACLs")
+        case nil:
+            return .fail(
+                check, "test event to \(topic) not delivered within 15 s",
+                remedy: "check that every partition of \(topic) has a leader")
+        }
+    }
+}

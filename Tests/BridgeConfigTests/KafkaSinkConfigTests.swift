@@ -1,0 +1,66 @@
+import BridgeConfig
+import BridgeCore
+import Testing
+
+/// `type: kafka` entries: defaults, librdkafka properties (secret values redacted, the bridge's own refused),
+/// topic templates.
+@Suite struct KafkaSinkConfigTests {
+    func yaml(_ lines: [String]) -> String {
+        let entry = (["- type: kafka"] + lines).map { "  \($0)\n" }.joined()
+        return minimalYAML.replacingOnce("  - type: ndjson\n", with: entry)
+    }
+
+    func kafka(_ lines: [String]) throws -> KafkaSinkConfig? {
+        try config(yaml(lines)).sinks.first?.settings(as: KafkaSinkConfig.self)
+    }
+
+    @Test func defaultsFollowTheContract() throws {
+        let sink = try #require(try kafka(["  brokers: [\"kafka-1:9092\", \"kafka-2:9092\"]"]))
+        #expect(sink == KafkaSinkConfig(brokers: ["kafka-1:9092", "kafka-2:9092"]))
+        #expect(sink.topic == "directus.{collection}" && sink.properties.isEmpty && sink.maxOutstanding == 10_000)
+        #expect(sink.summary == "kafka:kafka-1:9092,kafka-2:9092/directus.{collection}")
+    }
+
+    @Test func propertiesPassThroughAndSecretsAreRedacted() throws {
+        let sink = try #require(
+            try kafka([
+                "  brokers: [\"k:9093\"]", "  topic: \"cdc.{collection}.{event}\"", "  properties:",
+                "    security.protocol: SASL_SSL", "    sasl.mechanism: PLAIN", "    sasl.username: bridge",
+                "    sasl.password: pa55word", "    linger.ms: 5", "  max_outstanding: 200",
+            ]))
+        #expect(sink.topic == "cdc.{collection}.{event}" && sink.maxOutstanding == 200)
+        #expect(
+            sink.properties == [
+                "security.protocol": "SASL_SSL", "sasl.mechanism": "PLAIN", "sasl.username": "bridge",
+                "sasl.password": "pa55word", "linger.ms": "5",
+            ])
+        #expect(sink.secrets == ["pa55word"])
+        #expect(!sink.yamlLines.joined().contains("pa55word"))
+        #expect(sink.yamlLines.contains("  \"sasl.username\": \"bridge\""))
+    }
+
+    @Test func theBridgesOwnSettingsAreRefused() {
+        for key in ["acks", "enable.idempotence", "bootstrap.servers", "message.timeout.ms"] {
+            let found = issues(yaml(["  brokers: [\"k:9092\"]", "  properties:", "    \(key): x"]))
+            #expect(found.count == 1 && found[0].contains("is set by the bridge"), "\(key): \(found)")
+        }
+        let scalar = issues(yaml(["  brokers: [\"k:9092\"]", "  properties: none"]))
+        #expect(scalar.count == 1 && scalar[0].contains("expected a mapping"), "\(scalar)")
+    }
+
+    @Test func brokersAreRequiredHostPorts() {
+        let none = issues(yaml(["  topic: t"]))
+        #expect(none.count == 1 && none[0].contains("missing required key \"brokers\""), "\(none)")
+        let url = issues(yaml(["  brokers: [\"kafka://k:9092\"]"]))
+        #expect(url.count == 1 && url[0].contains("must be host:port"), "\(url)")
+    }
+
+    @Test func topicTemplatesAreChecked() {
+        for bad in ["has space", "slash/{collection}", String(repeating: "x", count: 250)] {
+            let found = issues(yaml(["  brokers: [\"k:9092\"]", "  topic: \"\(bad)\""]))
+            #expect(found.count == 1 && found[0].contains("is not a Kafka topic name"), "\(bad): \(found)")
+        }
+        let typo = issues(yaml(["  brokers: [\"k:9092\"]", "  topic: \"cdc.{Collection}\""]))
+        #expect(typo.count == 1 && typo[0].contains("unknown placeholder \"{Collection}\""), "\(typo)")
+    }
+}

@@ -1,0 +1,170 @@
+import BridgeSystem
+@testable import BridgeCore
+import Foundation
+import Synchronization
+import Testing
+
+/// A broker client whose outcomes the test decides: it records every hand-over and answers when told.
+final class ScriptedBrokerClient: BrokerClient, @unchecked Sendable {
+    struct HandOver {
+        var events: [EncodedEvent]
+        var completion: @Sendable ([BrokerOutcome]) -> Void
+    }
+
+    /// Hand-overs not answered yet.
+    let handOvers = Mutex<[HandOver]>([])
+    /// Every id handed over, in order.
+    let history = Mutex<[String]>([])
+    let broken = Atomic<Bool>(false)
+    let closed = Atomic<Bool>(false)
+    let problemText = Mutex<String?>(nil)
+
+    func submit(_ events: [EncodedEvent], completion: @escaping @Sendable ([BrokerOutcome]) -> Void)
+        throws(SinkError)
+    {
+        handOvers.withLock { $0.append(HandOver(events: events, completion: completion)) }
+        history.withLock { $0 += events.map(\.id) }
+    }
+
+    var problem: String? { problemText.withLock { $0 } }
+    var isBroken: Bool { broken.load(ordering: .relaxed) }
+
+    func close(drainTimeout: Duration) {
+        closed.store(true, ordering: .relaxed)
+        // What is still held gets its outcome, as a real client's purge does.
+        let open = handOvers.withLock { list in
+            defer { list.removeAll() }
+            return list
+        }
+        for handOver in open { handOver.completion(handOver.events.map { _ in .retry("closed") }) }
+    }
+
+    /// The ids handed over so far, in order.
+    var ids: [String] { history.withLock { $0 } }
+
+    /// Answers the oldest open hand-over with `outcome` for each of its events.
+    func answerOldest(_ outcome: (EncodedEvent) -> BrokerOutcome) {
+        let first = handOvers.withLock { $0.isEmpty ? nil : $0.removeFirst() }
+        guard let first else { return }
+        first.completion(first.events.map(outcome))
+    }
+
+    func answerAll(_ outcome: BrokerOutcome = .delivered(duplicate: false)) {
+        while handOvers.withLock({ !$0.isEmpty }) { answerOldest { _ in outcome } }
+    }
+}
+
+/// The clients a sink opened, in order.
+final class OpenedClients: Sendable {
+    let list = Mutex<[ScriptedBrokerClient]>([])
+}
+
+/// `BrokerSink`'s delivery rules with a scripted client: bounded outstanding, confirmation before `makeDurable`
+/// returns, failures sent again before anything newer, broken clients replaced, rejected events passed over.
+@Suite struct BrokerSinkTests {
+    func makeSink(
+        limit: Int = 4, stallAfter: Duration = .milliseconds(300), clients: OpenedClients
+    ) -> (BrokerSink, MetricsRegistry) {
+        let registry = MetricsRegistry()
+        let metrics = BrokerSinkMetrics(registry: registry, sink: "0-test")
+        let tracker = BrokerDeliveryTracker(metrics: metrics, logger: .silent)
+        let sink = BrokerSink(
+            name: "test",
+            settings: .init(
+                maxOutstanding: limit, stallAfter: stallAfter, drainTimeout: .milliseconds(300),
+                roomWait: .milliseconds(100)),
+            tracker: tracker, metrics: metrics, logger: .silent
+        ) { () throws(SinkError) in
+            let client = ScriptedBrokerClient()
+            clients.list.withLock { $0.append(client) }
+            return client
+        }
+        return (sink, registry)
+    }
+
+    func events(_ range: Range<Int>) -> [EncodedEvent] { range.map { makeEvent($0) } }
+
+    @Test func atTheBoundAcceptReportsBackpressureAndAnOversizedBatchIsFedAsRoomFrees() throws {
+        let clients = OpenedClients()
+        let (sink, _) = makeSink(clients: clients)
+        try sink.connect()
+        let client = try #require(clients.list.withLock { $0.first })
+        try sink.accept(events(0..<3))
+        let full = #expect(throws: SinkError.self) { try sink.accept(events(3..<5)) }
+        #expect(full?.isBackpressure == true && full?.isRetriable == true)
+        client.answerAll()
+        // Ten events with room for four: four now, the rest as confirmations come.
+        try sink.accept(events(3..<13))
+        #expect(client.ids.count == 3 + 4)
+        for _ in 0..<3 {
+            client.answerAll()
+            try sink.tick(now: ContinuousClock.now)
+        }
+        #expect(client.ids == (0..<13).map { "evt_\($0)" })
+    }
+
+    @Test func makeDurableWaitsForEveryConfirmationAndReportsAStall() throws {
+        let clients = OpenedClients()
+        let (sink, _) = makeSink(clients: clients)
+        try sink.connect()
+        let client = try #require(clients.list.withLock { $0.first })
+        try sink.accept(events(0..<2))
+        client.problemText.withLock { $0 = "connection lost" }
+        let stalled = #expect(throws: SinkError.self) { try sink.makeDurable() }
+        #expect(stalled?.isRetriable == true && stalled?.message.contains("connection lost") == true, "\(stalled!)")
+        client.answerAll()
+        try sink.makeDurable()
+        #expect(client.handOvers.withLock { $0.isEmpty })
+    }
+
+    @Test func failedEventsAreSentAgainBeforeNewerOnesAndRejectedOnesArePassedOver() throws {
+        let clients = OpenedClients()
+        let (sink, registry) = makeSink(limit: 100, clients: clients)
+        try sink.connect()
+        let client = try #require(clients.list.withLock { $0.first })
+        try sink.accept(events(0..<4))
+        client.answerOldest { event in
+            switch event.id {
+            case "evt_1": .retry("not authorized")
+            case "evt_2": .rejected("too large")
+            default: .delivered(duplicate: event.id == "evt_3")
+            }
+        }
+        // The failed event goes out again before the next batch.
+        try sink.accept(events(4..<5))
+        #expect(client.ids == ["evt_0", "evt_1", "evt_2", "evt_3", "evt_1", "evt_4"])
+        // It fails again: until its backoff is due, nothing newer is taken, and the error says why.
+        client.answerOldest { _ in .retry("not authorized") }
+        let waiting = #expect(throws: SinkError.self) { try sink.accept(events(5..<6)) }
+        #expect(waiting?.message.contains("not authorized") == true && waiting?.isBackpressure == false)
+        #expect(throws: SinkError.self) { try sink.tick(now: ContinuousClock.now) }
+        Thread.sleep(forTimeInterval: 0.6)
+        try sink.tick(now: ContinuousClock.now)
+        #expect(client.ids.suffix(2) == ["evt_4", "evt_1"])
+        client.answerAll()
+        try sink.makeDurable()
+        try sink.accept(events(5..<6))
+        #expect(client.ids.last == "evt_5")
+        let text = registry.render()
+        #expect(text.contains(#"directus_bridge_broker_rejected_total{sink="0-test"} 1"#), "\(text)")
+        #expect(text.contains(#"directus_bridge_broker_resent_total{sink="0-test"} 2"#))
+        #expect(text.contains(#"directus_bridge_broker_duplicates_total{sink="0-test"} 1"#))
+        #expect(text.contains(#"directus_bridge_broker_delivered_total{sink="0-test"} 4"#))
+    }
+
+    @Test func aBrokenClientIsReplacedAndWhatItHeldIsSentOnTheNewOne() throws {
+        let clients = OpenedClients()
+        let (sink, _) = makeSink(limit: 100, clients: clients)
+        try sink.connect()
+        let first = try #require(clients.list.withLock { $0.first })
+        try sink.accept(events(0..<3))
+        first.broken.store(true, ordering: .relaxed)
+        try? sink.makeDurable()  // replaces the client: its three come back and go out on the new one
+        let second = try #require(clients.list.withLock { $0.count == 2 ? $0[1] : nil })
+        let firstClosed = first.closed.load(ordering: .relaxed)
+        #expect(firstClosed)
+        #expect(second.ids == ["evt_0", "evt_1", "evt_2"])
+        second.answerAll()
+        try sink.makeDurable()
+    }
+}

@@ -1,0 +1,199 @@
+import BridgeTestSupport
+import Foundation
+import Testing
+
+/// The real binary with a `type: kafka` sink against librdkafka's mock cluster (3 brokers on loopback TCP, in a
+/// helper process), read back with confluent-kafka: value = the event line, key = the item key, headers, per-item
+/// order within a partition, nothing missing or twice — across a broker down, leader changes and injected produce
+/// errors; an unreachable cluster shows in the log and in `/readyz`.
+@Suite(.serialized, .timeLimit(.minutes(10))) struct KafkaSinkTests {
+    static let topic = "directus.articles"
+
+    /// An NDJSON sink on stdout (to compare values) and a kafka sink on `servers`.
+    func sinks(_ servers: String, _ extra: String = "") -> String {
+        let brokers = servers.split(separator: ",").map { "\"\($0)\"" }.joined(separator: ", ")
+        return "  - type: ndjson\n    path: \"-\"\n  - type: kafka\n    brokers: [\(brokers)]\n"
+            + "    properties:\n      linger.ms: \"5\"\n" + extra.split(separator: "\n").map { "    \($0)\n" }.joined()
+    }
+
+    func read(_ cluster: KafkaMockPeer, expected: Int) throws -> [KafkaReadMessage] {
+        let read = try KafkaTopicReader.read(servers: cluster.bootstrapServers, topic: Self.topic, expected: expected)
+        if let problem = read.problem { Issue.record(Comment(rawValue: problem)) }
+        return read.messages
+    }
+
+    /// Every event of `bridge`'s NDJSON lines once in the topic (the very bytes of its line with `sameBytes`: in live
+    /// mode every sink gets the same bytes, in activity mode each sink reads the log on its own), keyed by its item,
+    /// with its headers; offsets grow per partition and each item's events come in order (activity order, or for
+    /// live events the order of the lines).
+    func expectEveryLineOnce(
+        _ read: [KafkaReadMessage], lines: [String], sameBytes: Bool = false,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        func id(_ text: String) -> String {
+            ((try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any])?["id"] as? String ?? ""
+        }
+        let lineIDs = lines.map(id)
+        let position = Dictionary(lineIDs.enumerated().map { ($1, $0) }) { first, _ in first }
+        #expect(read.count == lines.count, "read \(read.count) of \(lines.count)", sourceLocation: sourceLocation)
+        #expect(Set(read.map { id($0.value) }) == Set(lineIDs), sourceLocation: sourceLocation)
+        if sameBytes { #expect(Set(read.map(\.value)) == Set(lines), sourceLocation: sourceLocation) }
+        #expect(Set(read.map { id($0.value) }).count == read.count, "read twice", sourceLocation: sourceLocation)
+        var lastOffset: [Int: Int] = [:]
+        var lastSeq: [String: Int] = [:]
+        var partitionOf: [String: Int] = [:]
+        for message in read {
+            let event = (try? JSONSerialization.jsonObject(with: Data(message.value.utf8))) as? [String: Any] ?? [:]
+            let key = "\(event["key"] ?? "")"
+            #expect(message.key == key, sourceLocation: sourceLocation)
+            let kind = event["event"] as? String ?? ""
+            #expect(
+                message.headers == [
+                    ["id", event["id"] as? String ?? ""], ["type", "directus.items.\(kind)"],
+                    ["collection", "articles"], ["event", kind],
+                ],
+                sourceLocation: sourceLocation)
+            #expect(message.offset > lastOffset[message.partition, default: -1], sourceLocation: sourceLocation)
+            lastOffset[message.partition] = message.offset
+            #expect(partitionOf[key, default: message.partition] == message.partition, sourceLocation: sourceLocation)
+            partitionOf[key] = message.partition
+            let seq = event["seq"] as? Int ?? position[event["id"] as? String ?? ""] ?? -1
+            #expect(seq > lastSeq[key, default: -1], "item \(key) out of order", sourceLocation: sourceLocation)
+            lastSeq[key] = seq
+        }
+    }
+
+    @discardableResult
+    func createArticles(_ emulator: Emulator, _ count: Int, title: String) throws -> [String] {
+        let created = try emulator.rest("POST", "/items/articles", (0..<count).map { ["title": "\(title) \($0)"] })
+        return ((created as? [String: Any])?["data"] as? [[String: Any]] ?? []).map { "\($0["id"]!)" }
+    }
+
+    func updateArticles(_ emulator: Emulator, _ keys: [String], round: Int) throws {
+        for key in keys { try emulator.rest("PATCH", "/items/articles/\(key)", ["title": "round \(round)"]) }
+    }
+
+    @Test func everyChangeIsDeliveredWithItsKeyHeadersAndLine() throws {
+        let cluster = try KafkaMockPeer(brokers: 3)
+        try cluster.createTopic(Self.topic, partitions: 4, replicationFactor: 3)
+        let emulator = try Emulator()
+        defer { emulator.stop() }
+        // Live mode: every sink gets the very bytes of each event.
+        let bridge = try BridgeProcess.run(
+            config: webhookConfig(url: emulator.url, sinks: sinks(cluster.bootstrapServers), mode: "live"))
+        #expect(bridge.waitUntilConnected(), "\(bridge.stderr)")
+        let keys = try createArticles(emulator, 30, title: "kafka")
+        try updateArticles(emulator, Array(keys.prefix(10)), round: 1)
+        try updateArticles(emulator, Array(keys.prefix(10)), round: 2)
+        for key in keys.suffix(3) { try emulator.rest("DELETE", "/items/articles/\(key)") }
+        #expect(bridge.waitUntil(timeout: 30) { $0.lines.count >= 53 }, "\(bridge.stderr.suffix(2000))")
+        expectEveryLineOnce(try read(cluster, expected: 53), lines: bridge.lines, sameBytes: true)
+        bridge.send(SIGTERM)
+        #expect(bridge.waitForExit() == 0, "\(bridge.stderr.suffix(2000))")
+    }
+
+    @Test func aBrokerDownLeaderChangesAndProduceErrorsLoseNothing() throws {
+        let cluster = try KafkaMockPeer(brokers: 3)
+        try cluster.createTopic(Self.topic, partitions: 3, replicationFactor: 3)
+        for partition in Int32(0)..<3 {
+            try cluster.setLeader(topic: Self.topic, partition: partition, broker: partition + 1)
+        }
+        let emulator = try Emulator()
+        defer { emulator.stop() }
+        let bridge = try BridgeProcess.run(
+            config: webhookConfig(url: emulator.url, sinks: sinks(cluster.bootstrapServers), mode: "activity"))
+        #expect(bridge.waitUntilConnected(), "\(bridge.stderr)")
+        var keys = try createArticles(emulator, 30, title: "before")
+        #expect(bridge.waitUntil(timeout: 30) { $0.lines.count >= 30 })
+
+        // Broker 1 (leader of partition 0) goes down while changes keep coming: its partition's events wait.
+        try cluster.setBrokerDown(1)
+        keys += try createArticles(emulator, 30, title: "broker down")
+        try updateArticles(emulator, Array(keys.prefix(15)), round: 1)
+        sleep(2)
+        try cluster.setBrokerUp(1)
+        // Every leader moves, and the next produce requests fail with retriable errors.
+        for partition in Int32(0)..<3 {
+            try cluster.setLeader(topic: Self.topic, partition: partition, broker: (partition + 1) % 3 + 1)
+        }
+        try cluster.failNextProduceRequests(with: [6, 7, 19, 19, 6])  // not leader, timed out, not enough replicas
+        try updateArticles(emulator, Array(keys.suffix(20)), round: 2)
+        keys += try createArticles(emulator, 20, title: "after")
+        let expected = 30 + 30 + 15 + 20 + 20
+        #expect(bridge.waitUntil(timeout: 30) { $0.lines.count >= expected }, "\(bridge.stderr.suffix(2000))")
+        expectEveryLineOnce(try read(cluster, expected: expected), lines: bridge.lines)
+        bridge.send(SIGTERM)
+        #expect(bridge.waitForExit() == 0, "\(bridge.stderr.suffix(2000))")
+    }
+
+    @Test func refusedAuthorizationIsLoggedAndTheEventsAreSentAgain() throws {
+        let cluster = try KafkaMockPeer(brokers: 1)
+        try cluster.createTopic(Self.topic, partitions: 1, replicationFactor: 1)
+        let emulator = try Emulator()
+        defer { emulator.stop() }
+        let bridge = try BridgeProcess.run(
+            config: webhookConfig(url: emulator.url, sinks: sinks(cluster.bootstrapServers), mode: "activity"))
+        #expect(bridge.waitUntilConnected(), "\(bridge.stderr)")
+        try createArticles(emulator, 5, title: "allowed")
+        #expect(bridge.waitUntil(timeout: 30) { $0.lines.count >= 5 })
+        // The principal loses write access to the topic for two produce requests (TOPIC_AUTHORIZATION_FAILED).
+        try cluster.failNextProduceRequests(with: [29, 29])
+        try createArticles(emulator, 5, title: "refused, then allowed")
+        #expect(bridge.waitForLog("sending events again", timeout: 30), "\(bridge.stderr.suffix(2000))")
+        let line = bridge.stderr.split(separator: "\n").first { $0.contains("sending events again") } ?? ""
+        #expect(line.contains("ERROR") && line.contains("ACLs"), "\(line)")
+        #expect(bridge.waitUntil(timeout: 30) { $0.lines.count >= 10 })
+        expectEveryLineOnce(try read(cluster, expected: 10), lines: bridge.lines)
+        bridge.send(SIGTERM)
+        #expect(bridge.waitForExit() == 0, "\(bridge.stderr.suffix(2000))")
+    }
+
+    @Test func anUnreachableClusterHoldsTheEventsAndMakesReadinessFail() throws {
+        let emulator = try Emulator()
+        defer { emulator.stop() }
+        let nowhere = try freeLoopbackPort()
+        let bridge = try BridgeProcess.run(
+            config: webhookConfig(
+                url: emulator.url, sinks: sinks("127.0.0.1:\(nowhere)"), operations: true, mode: "activity"))
+        let base = try #require(bridge.operationsURL(), "\(bridge.stderr)")
+        #expect(bridge.waitUntilConnected(), "\(bridge.stderr)")
+        try createArticles(emulator, 3, title: "waiting")
+        #expect(bridge.waitForLog("sink failed, retrying", timeout: 60), "\(bridge.stderr.suffix(2000))")
+        #expect(
+            bridge.waitUntil(timeout: 90) { _ in
+                guard let answer = try? HTTPFetch.get(base + "/readyz") else { return false }
+                return answer.status == 503 && answer.text.contains("kafka:")
+            },
+            "\(bridge.stderr.suffix(2000))")
+        bridge.send(SIGTERM)
+        #expect(bridge.waitForExit(timeout: 30) != nil)
+    }
+
+    @Test func checkDescribesTheTopicAndDeliversATestEvent() throws {
+        let cluster = try KafkaMockPeer(brokers: 3)
+        try cluster.createTopic(Self.topic, partitions: 2, replicationFactor: 3)
+        let emulator = try Emulator()
+        defer { emulator.stop() }
+        func check(_ servers: String, _ arguments: [String] = []) throws -> (code: Int32?, line: String) {
+            let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "kafka-check")
+            try webhookConfig(url: emulator.url, sinks: sinks(servers))
+                .write(to: directory.appendingPathComponent("bridge.yaml"), atomically: true, encoding: .utf8)
+            let run = try BridgeProcess(
+                arguments: ["check", "--config", "bridge.yaml"] + arguments, directory: directory)
+            let code = run.waitForExit(timeout: 60)
+            return (code, run.lines.first { $0.contains("kafka 127.0.0.1") } ?? "missing: \(run.lines)")
+        }
+        let found = try check(cluster.bootstrapServers)
+        #expect(found.code == 0 && found.line.contains("topic \(Self.topic): 2 partitions, 3 brokers"), "\(found.line)")
+        let sent = try check(cluster.bootstrapServers, ["--send-test-event"])
+        #expect(sent.code == 0 && sent.line.contains("delivered to \(Self.topic)"), "\(sent.line)")
+        let read = try read(cluster, expected: 1)
+        #expect(read.count == 1 && read.first?.headers.first?.first == "id")
+        #expect(read.first?.value.contains("directus.bridge.test") == true)
+        // Nothing listens there: FAIL with what to check.
+        let nowhere = try check("127.0.0.1:\(try freeLoopbackPort())")
+        #expect(
+            nowhere.code == 1 && nowhere.line.hasPrefix("FAIL ") && nowhere.line.contains("reachable"),
+            "\(nowhere.line)")
+    }
+}
