@@ -15,6 +15,7 @@ import Testing
         "ndjson": ["  path: \"-\""],
         "webhook": ["  url: http://127.0.0.1:9000/hook?token=abc123"],
         "jetstream": ["  servers: [\"nats://127.0.0.1:4222\"]"],
+        "kafka": ["  brokers: [\"127.0.0.1:9092\"]"],
     ]
 
     /// The minimal configuration with `entries` as its sinks, each a list of lines after `- type: <name>`.
