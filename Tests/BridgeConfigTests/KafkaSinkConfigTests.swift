@@ -1,5 +1,7 @@
 import BridgeConfig
 import BridgeCore
+import BridgeEvents
+import BridgeSinks
 import Testing
 
 /// `type: kafka` entries: defaults, librdkafka properties (secret values redacted, the bridge's own refused),

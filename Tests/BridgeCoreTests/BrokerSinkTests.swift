@@ -1,5 +1,6 @@
+import BridgeEvents
 import BridgeSystem
-@testable import BridgeCore
+@testable import BridgeSinks
 import Foundation
 import Synchronization
 import Testing

@@ -1,6 +1,7 @@
-import BridgeJSON
-import BridgeKafka
-import BridgeSystem
+package import BridgeJSON
+package import BridgeKafka
+package import BridgeSystem
+package import BridgeEvents
 
 /// A Kafka sink's client: one idempotent producer (`acks=all`, retried until delivered). Each event goes to its
 /// topic with the item key as message key (so an item's changes share a partition, in order), the headers `id`,

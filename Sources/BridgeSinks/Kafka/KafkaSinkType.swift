@@ -1,6 +1,7 @@
 package import BridgeConfig
-import BridgeKafka
-import BridgeSystem
+package import BridgeKafka
+package import BridgeSystem
+package import BridgeEvents
 
 /// `type: kafka`: events produced to Kafka, delivered on their delivery report (`BrokerSink` over
 /// `KafkaBrokerClient`).

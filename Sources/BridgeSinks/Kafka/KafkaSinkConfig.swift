@@ -1,5 +1,6 @@
 package import BridgeConfig
-import BridgeKafka
+package import BridgeKafka
+package import BridgeEvents
 
 /// A Kafka sink (`type: kafka`): each event is produced to a topic with the item key as message key, headers `id`,
 /// `type`, `collection`, `event`, and counts as delivered on its delivery report (idempotent producer, `acks=all`).
