@@ -57,7 +57,7 @@ struct KafkaProducerTests {
         for partition in Int32(0)..<3 {
             try cluster.setLeader(topic: "down", partition: partition, broker: partition + 1)
         }
-        let producer = try makeProducer(cluster.bootstrapServers)
+        let producer = try makeProducer(cluster.bootstrapServers, properties: mockSafe)
         // Connected first, so the broker going down is a running producer losing a leader.
         #expect(
             allDelivered(try await producer.send(eventMessages(topic: "down", count: 30, items: 30, prefix: "warm")))
@@ -86,7 +86,7 @@ struct KafkaProducerTests {
     @Test func leaderChangesDuringAStreamLoseAndReorderNothing() async throws {
         let cluster = try KafkaMockPeer(brokers: 3)
         try cluster.createTopic("moving", partitions: 4, replicationFactor: 3)
-        let producer = try makeProducer(cluster.bootstrapServers, maxOutstanding: 200)
+        let producer = try makeProducer(cluster.bootstrapServers, maxOutstanding: 200, properties: mockSafe)
         let messages = eventMessages(topic: "moving", count: 3_000, items: 40)
         let done = OutcomeBox()
         var moves = 0
@@ -116,7 +116,7 @@ struct KafkaProducerTests {
     @Test func injectedRetriableProduceErrorsAreRetriedWithoutDuplicates() async throws {
         let cluster = try KafkaMockPeer(brokers: 3)
         try cluster.createTopic("flaky", partitions: 2, replicationFactor: 3)
-        let producer = try makeProducer(cluster.bootstrapServers)
+        let producer = try makeProducer(cluster.bootstrapServers, properties: mockSafe)
         #expect(
             allDelivered(try await producer.send(eventMessages(topic: "flaky", count: 10, items: 5, prefix: "warm")))
         )
