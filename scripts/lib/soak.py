@@ -301,12 +301,10 @@ def main() -> int:
         hup_done = False
         timetable = LONG_TIMETABLE if duration >= 600 else SHORT_TIMETABLE
 
-        def due(fault: str) -> bool:
-            period, offset = timetable[fault]
-            return second % period == offset
-
+        # Each fault has its next due time: on a loaded machine one pass of the loop can take longer than a second,
+        # and a fault planned for an exact second would be skipped.
+        next_due = {fault: start + offset for fault, (_, offset) in timetable.items()}
         next_sample = start
-        second = 0
         while time.monotonic() - start < duration:
             if bridge.poll() is not None:
                 raise SystemExit(f"soak: the bridge exited with {bridge.returncode} (see {work / 'bridge.log'})")
@@ -314,28 +312,28 @@ def main() -> int:
             if now >= next_sample:
                 samples.append(sample(bridge.pid))
                 next_sample += SAMPLE_SECONDS
-            elapsed = int(now - start)
-            if elapsed != second:
-                second = elapsed
-                if due("drop"):
-                    reset = faults["socket_drops"] % 2 == 0
-                    call(f"{directus}/_emulator/drop", {"reset": reset})
-                    faults["socket_drops"] += 1
-                    log(f"dropped every socket ({'RST' if reset else 'FIN'})")
-                if due("down"):
-                    call(f"{control}/_control/down", {"ms": FLAP_DOWN_MS})
-                    faults["receiver_down"] += 1
-                    log(f"webhook receiver down for {FLAP_DOWN_MS} ms")
-                if due("503"):
-                    call(f"{control}/_control/script",
-                         {"steps": [{"status": 503, "headers": {"retry-after": "1"}}] * 5})
-                    faults["receiver_503_bursts"] += 1
-                if not hup_done and second >= duration / 2:
-                    (work / "events.ndjson").rename(work / "events.ndjson.1")
-                    bridge.send_signal(signal.SIGHUP)
-                    hup_done = True
-                    faults["sighup"] += 1
-                    log("moved events.ndjson away, sent SIGHUP")
+            due = [fault for fault, when in next_due.items() if now >= when]
+            for fault in due:
+                next_due[fault] += timetable[fault][0]
+            if "drop" in due:
+                reset = faults["socket_drops"] % 2 == 0
+                call(f"{directus}/_emulator/drop", {"reset": reset})
+                faults["socket_drops"] += 1
+                log(f"dropped every socket ({'RST' if reset else 'FIN'})")
+            if "down" in due:
+                call(f"{control}/_control/down", {"ms": FLAP_DOWN_MS})
+                faults["receiver_down"] += 1
+                log(f"webhook receiver down for {FLAP_DOWN_MS} ms")
+            if "503" in due:
+                call(f"{control}/_control/script",
+                     {"steps": [{"status": 503, "headers": {"retry-after": "1"}}] * 5})
+                faults["receiver_503_bursts"] += 1
+            if not hup_done and now - start >= duration / 2:
+                (work / "events.ndjson").rename(work / "events.ndjson.1")
+                bridge.send_signal(signal.SIGHUP)
+                hup_done = True
+                faults["sighup"] += 1
+                log("moved events.ndjson away, sent SIGHUP")
             time.sleep(0.2)
 
         call(f"{directus}/_emulator/generator/stop", {})
