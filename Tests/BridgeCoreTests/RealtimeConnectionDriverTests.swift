@@ -13,21 +13,44 @@ import Testing
 /// `RealtimeConnectionDriver` on one real connection to the emulator: frames become event lines or reader wake-ups,
 /// a renewed token is sent in band, and each way a connection ends is reported as such.
 @Suite(.serialized) struct RealtimeConnectionDriverTests {
-    /// Connects to the rig's emulator and runs a driver for `routes` on the blocking pool until it ends.
-    private func start(
-        _ rig: RealtimeRig, routes: [SubscriptionRoute], tokenBox: TokenBox
-    ) async throws -> Task<RealtimeConnectionDriver.End, any Error> {
-        let connection = try await WebSocketConnection.connect(
-            to: try WebSocketURL(rig.socketURL), options: WebSocketOptions(), logger: .silent)
-        return Task {
-            try await BlockingExecutor.shared.perform {
-                RealtimeConnectionDriver(
+    /// A driver running on a blocking-pool thread; `value` waits for how its connection ended.
+    struct Running: Sendable {
+        let rig: RealtimeRig
+
+        var value: RealtimeConnectionDriver.End {
+            get async throws {
+                var end: RealtimeConnectionDriver.End?
+                _ = await pollUntil(timeout: .seconds(60)) {
+                    end = rig.end.withLock { $0 }
+                    return end != nil
+                }
+                return try #require(end, "the driver did not end: \(rig.diagnosis())")
+            }
+        }
+    }
+
+    /// Connects to the rig's emulator and runs a driver for `routes` until it ends, both on one blocking-pool
+    /// thread, as the socket reader runs in production: Directus fails a handshake whose `auth` does not come
+    /// within its auth timeout, and hops through a starved cooperative pool (the whole unit run on two cores) once
+    /// took longer than that between the upgrade and the driver's first frame.
+    private func start(_ rig: RealtimeRig, routes: [SubscriptionRoute], tokenBox: TokenBox) throws -> Running {
+        let url = try WebSocketURL(rig.socketURL)
+        BlockingExecutor.shared.submit {
+            let end: RealtimeConnectionDriver.End
+            do {
+                let connection = try WebSocketConnection.connectBlocking(
+                    to: url, options: WebSocketOptions(), logger: .silent)
+                end = RealtimeConnectionDriver(
                     connection: connection, routes: routes, authMode: .handshake, heartbeat: .seconds(30),
                     sinks: rig.sinks, tokenBox: tokenBox, stop: rig.stop, trigger: rig.trigger, health: rig.health,
                     metrics: rig.metrics, logger: .silent
                 ).run()
+            } catch {
+                end = .failed("connect: \(error)")
             }
+            rig.end.withLock { $0 = end }
         }
+        return Running(rig: rig)
     }
 
     private func staticToken() -> TokenBox {
@@ -42,8 +65,8 @@ import Testing
             RealtimeRig.route("articles", handling: .emit),
             RealtimeRig.route("tags", handling: .trigger, primaryKey: "slug"),
         ]
-        let driver = try await start(rig, routes: routes, tokenBox: staticToken())
-        #expect(await pollUntil { rig.health.snapshot.connected })
+        let driver = try start(rig, routes: routes, tokenBox: staticToken())
+        #expect(await pollUntil { rig.health.snapshot.connected }, "\(rig.diagnosis())")
         #expect(rig.health.snapshot.liveSubscriptions == ["articles", "tags"])
 
         let key = try rig.emulator.create("articles", ["title": "from the socket"])
@@ -74,7 +97,7 @@ import Testing
     @Test func aRenewedTokenIsSentInBandOnTheSameConnection() async throws {
         let rig = try RealtimeRig(subscriptions: ["articles"])
         let tokenBox = staticToken()
-        let driver = try await start(rig, routes: [RealtimeRig.route("articles", handling: .emit)], tokenBox: tokenBox)
+        let driver = try start(rig, routes: [RealtimeRig.route("articles", handling: .emit)], tokenBox: tokenBox)
         #expect(await pollUntil { rig.health.snapshot.connected })
         let authOKBefore = rig.stat("auth_ok")
         let minted = try rig.emulator.control("token", ["email": "admin@example.com", "ttl_ms": 600_000])
@@ -91,7 +114,7 @@ import Testing
     @Test func aDroppedConnectionEndsAsClosedWith1006() async throws {
         let rig = try RealtimeRig(subscriptions: ["articles"])
         let routes = [RealtimeRig.route("articles", handling: .emit)]
-        let driver = try await start(rig, routes: routes, tokenBox: staticToken())
+        let driver = try start(rig, routes: routes, tokenBox: staticToken())
         #expect(await pollUntil { rig.health.snapshot.connected })
         try rig.emulator.control("drop", ["reset": true])
         let end = try await driver.value
@@ -107,7 +130,7 @@ import Testing
         let rig = try RealtimeRig(subscriptions: ["articles"])
         let tokenBox = TokenBox()
         tokenBox.publish("no-such-token")
-        let driver = try await start(rig, routes: [RealtimeRig.route("articles", handling: .emit)], tokenBox: tokenBox)
+        let driver = try start(rig, routes: [RealtimeRig.route("articles", handling: .emit)], tokenBox: tokenBox)
         let end = try await driver.value
         guard case .authenticationFailed(let message) = end else {
             Issue.record("ended \(end)")

@@ -60,6 +60,17 @@ final class RealtimeRig: Sendable {
         return found
     }
 
+    /// How the driver's connection ended, once it did.
+    let end = Mutex<RealtimeConnectionDriver.End?>(nil)
+
+    /// What a failed wait should say: how the connection ended and what the emulator saw.
+    func diagnosis() -> String {
+        let stats = (try? emulator.controlGet("stats")) ?? [:]
+        let seen = ["connections_total", "auth_messages", "auth_ok", "auth_failed", "dropped_before_auth", "closes"]
+            .map { "\($0)=\(stats[$0] ?? "-")" }.joined(separator: " ")
+        return "driver ended: \(end.withLock { $0 }.map { "\($0)" } ?? "not yet"); emulator: \(seen)"
+    }
+
     /// A counter of the emulator's `/_emulator/stats`.
     func stat(_ name: String) -> Int {
         ((try? emulator.controlGet("stats"))?[name] as? Int) ?? 0
