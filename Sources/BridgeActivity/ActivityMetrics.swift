@@ -124,6 +124,50 @@ public final class ActivityMetrics: Sendable {
         return newest > committed ? newest - committed : 0
     }
 
+    /// The progress gauges of a snapshot of subscription `uid` by `sink`'s reader (each sink's reader takes its own).
+    func snapshotProgress(uid: String, sink: String) -> ProgressGauges {
+        let labels = [("subscription", uid), ("sink", sink)]
+        let registry = registry
+        return ProgressGauges(
+            running: registry.gauge(
+                "directus_bridge_snapshot_running", help: "1 while the subscription's snapshot runs.", labels: labels),
+            done: registry.gauge(
+                "directus_bridge_snapshot_done_items", help: "Items emitted by the subscription's current or last snapshot.",
+                labels: labels),
+            rate: registry.gauge(
+                "directus_bridge_snapshot_rate_items_per_second",
+                help: "Items per second of the subscription's current or last snapshot.", labels: labels),
+            eta: registry.gauge(
+                "directus_bridge_snapshot_eta_seconds",
+                help: "Estimated seconds until the subscription's snapshot is done (0 when none runs).", labels: labels),
+            total: {
+                registry.gauge(
+                    "directus_bridge_snapshot_expected_items",
+                    help: "Items the subscription's snapshot reads, as Directus counted them at its start.",
+                    labels: labels)
+            })
+    }
+
+    /// The progress gauges of a long backfill (one that needs more than one page of the activity log) by `sink`'s
+    /// reader; registered when the reader starts (`registerBackfillProgress`), so that they exist before the first.
+    func backfillProgress(sink: String) -> ProgressGauges {
+        let labels = [("sink", sink)]
+        return ProgressGauges(
+            running: registry.gauge(
+                "directus_bridge_backfill_running", help: "1 while a long backfill runs.", labels: labels),
+            done: registry.gauge(
+                "directus_bridge_backfill_done_events", help: "Events recovered by the current or last long backfill.",
+                labels: labels),
+            rate: registry.gauge(
+                "directus_bridge_backfill_rate_events_per_second",
+                help: "Events per second of the current or last long backfill.", labels: labels),
+            eta: registry.gauge(
+                "directus_bridge_backfill_eta_seconds",
+                help: "Estimated seconds until the backfill reaches the newest activity id (0 when none runs).",
+                labels: labels),
+            total: nil)
+    }
+
     /// Notes whether `sink`'s reader is catching up.
     package func setBackfilling(_ on: Bool, sink: String) { backfilling.set(on, sink: sink) }
 

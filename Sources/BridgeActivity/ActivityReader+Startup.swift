@@ -40,7 +40,17 @@ extension ActivityReaderLoop {
         var pending: [PendingSnapshot] = []
         for subscription in reader.subscriptions {
             var state = saved[subscription.uid]
-            if state == nil {
+            if let requested = state, requested.resyncRequested {
+                // `directus-bridge resync`: a fresh watermark, a snapshot from it, then the stream after it.
+                let fresh = SubscriptionCursorState(startID: start, snapshotWatermark: start)
+                let uid = subscription.uid
+                try await BlockingExecutor.shared.perform { try store.save(fresh, for: uid, clearingResync: true) }
+                logger.info(
+                    "resync requested: the subscription is snapshotted again from the newest activity id",
+                    metadata: [LogKey.subscriptionUID: uid, "watermark": String(start)]
+                )
+                state = fresh
+            } else if state == nil {
                 let fresh =
                     subscription.snapshot
                     ? SubscriptionCursorState(startID: start, snapshotWatermark: start)
@@ -87,7 +97,10 @@ extension ActivityReaderLoop {
                 "watermark": String(watermark),
             ]
         )
-        var progress = ProgressLog("snapshot progress", interval: reader.settings.progressInterval, logger: logger)
+        var progress = ProgressLog(
+            "snapshot progress", interval: reader.settings.progressInterval, logger: logger,
+            gauges: reader.metrics.snapshotProgress(uid: subscription.uid, sink: reader.sinkID))
+        defer { progress.finish() }
         var total: Int?
         var after: JSONValue?
         while true {
@@ -154,9 +167,10 @@ extension ActivityReaderLoop {
             }
             reader.metrics.snapshotItems.increment(by: UInt64(events.count))
             let soFar = progress.done + events.count
-            progress.advance(by: events.count, metadata: [LogKey.subscriptionUID: subscription.uid]) {
-                total.map { $0 > soFar ? $0 - soFar : 0 }  // the server's count: Int.min - soFar would overflow
-            }
+            progress.advance(
+                by: events.count, metadata: [LogKey.subscriptionUID: subscription.uid], total: total,
+                // The server's count: Int.min - soFar would overflow.
+                remaining: total.map { $0 > soFar ? $0 - soFar : 0 })
             if isLast { break }
             guard let last = page.lastKey(query.primaryKey) else {
                 logger.error(

@@ -163,6 +163,7 @@ package final class ActivityReaderLoop {
 
     /// Start-up, due snapshots, then reads until `stop`.
     package func run() async {
+        _ = reader.metrics.backfillProgress(sink: reader.sinkID)  // the gauges exist before the first backfill
         reader.metrics.setBackfilling(true, sink: reader.sinkID)
         guard let snapshots = await retrying("cannot read the activity cursor", { try await self.prepare() }) else {
             return
@@ -186,6 +187,7 @@ package final class ActivityReaderLoop {
     package func startCatchingUp(reason: String) {
         catchingUp = true
         reader.metrics.setBackfilling(true, sink: reader.sinkID)
+        backfill?.finish()
         backfill = nil
         logger.debug("catching up", metadata: [LogKey.reason: reason, LogKey.cursor: String(cursor.head)])
     }
@@ -202,6 +204,7 @@ package final class ActivityReaderLoop {
                 ]
             )
         }
+        backfill?.finish()
         backfill = nil
     }
 
@@ -266,15 +269,16 @@ package final class ActivityReaderLoop {
         let caughtUp = page.count < reader.settings.pageSize
         if catchingUp && !caughtUp && backfill == nil {
             // A long backfill: count it and say how far along it is (rows up to the newest id now).
-            backfill = ProgressLog("backfill progress", interval: reader.settings.progressInterval, logger: logger)
+            backfill = ProgressLog(
+                "backfill progress", interval: reader.settings.progressInterval, logger: logger,
+                gauges: reader.metrics.backfillProgress(sink: reader.sinkID))
             reader.metrics.saw(head: try await reader.source.newestActivityID())
         }
         let head = cursor.head
         let newest = reader.metrics.head.value
-        backfill?.advance(by: events.count, metadata: [LogKey.cursor: String(head)]) {
-            // Ids left, not rows (ids can be sparse); capped so that a jump of the sequence cannot trap here.
-            newest > Double(head) ? Int(min(newest - Double(head), 1e15)) : nil
-        }
+        // Ids left, not rows (ids can be sparse); capped so that a jump of the sequence cannot trap here.
+        let idsLeft = newest > Double(head) ? Int(min(newest - Double(head), 1e15)) : 0
+        backfill?.advance(by: events.count, metadata: [LogKey.cursor: String(head)], remaining: idsLeft)
         return caughtUp
     }
 

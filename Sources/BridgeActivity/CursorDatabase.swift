@@ -64,9 +64,14 @@ public final class CursorDatabase: Sendable {
                 DROP TABLE subscription_state;
                 """
         ),
+        // `directus-bridge resync` (README.md "Resync"): a request each sink's next start acts on.
+        SQLiteMigration(
+            version: 4,
+            sql: "ALTER TABLE sink_subscription_state ADD COLUMN resync_requested INTEGER NOT NULL DEFAULT 0;"
+        ),
     ]
 
-    private let database: Mutex<SQLiteDatabase>
+    let database: Mutex<SQLiteDatabase>
     /// The database file.
     public let path: String
 
@@ -136,14 +141,15 @@ public final class CursorDatabase: Sendable {
                 }
             }
             let rows = try database.query(
-                "SELECT uid, start_id, snapshot_watermark, snapshot_done FROM sink_subscription_state WHERE sink = ?",
+                "SELECT uid, start_id, snapshot_watermark, snapshot_done, resync_requested FROM sink_subscription_state "
+                    + "WHERE sink = ?",
                 [.text(sink)]
             ) { row in
                 (
                     row.string(at: 0),
                     SubscriptionCursorState(
                         startID: row.int64(at: 1), snapshotWatermark: row.optionalInt64(at: 2),
-                        snapshotDone: row.int64(at: 3) != 0)
+                        snapshotDone: row.int64(at: 3) != 0, resyncRequested: row.int64(at: 4) != 0)
                 )
             }
             return Loaded(cursor: cursor, subscriptions: Dictionary(rows, uniquingKeysWith: { first, _ in first }))
@@ -191,10 +197,11 @@ public final class CursorDatabase: Sendable {
                         "INSERT INTO sink_resolved_range (sink, low, high) "
                             + "SELECT ?, low, high FROM sink_resolved_range WHERE sink = ?",
                         [.text(sink), .text(origin.0)])
+                    // OR IGNORE: a sink that never started may already hold a `resync` request of its own.
                     try database.run(
-                        "INSERT INTO sink_subscription_state "
-                            + "(sink, uid, start_id, snapshot_watermark, snapshot_done) "
-                            + "SELECT ?, uid, start_id, snapshot_watermark, snapshot_done "
+                        "INSERT OR IGNORE INTO sink_subscription_state "
+                            + "(sink, uid, start_id, snapshot_watermark, snapshot_done, resync_requested) "
+                            + "SELECT ?, uid, start_id, snapshot_watermark, snapshot_done, resync_requested "
                             + "FROM sink_subscription_state WHERE sink = ?",
                         [.text(sink), .text(origin.0)])
                 }
@@ -229,8 +236,10 @@ public final class CursorDatabase: Sendable {
         }
     }
 
-    package func write(_ subscription: SubscriptionCursorState, uid: String, sink: String) throws {
-        try database.withLock { database in try Self.write(subscription, uid: uid, sink: sink, to: database) }
+    package func write(_ subscription: SubscriptionCursorState, uid: String, sink: String, clearingResync: Bool) throws {
+        try database.withLock { database in
+            try Self.write(subscription, uid: uid, sink: sink, clearingResync: clearingResync, to: database)
+        }
     }
 
     /// Writes one batch's progress of `sink` in one transaction: the cursor when it moved (only the ranges that
@@ -270,20 +279,26 @@ public final class CursorDatabase: Sendable {
         }
     }
 
+    /// Upserts a subscription's state. A resync request in the file is kept unless `clearingResync` (only the start
+    /// that acts on it clears it): `directus-bridge resync` writes it beside a running bridge, whose own writes (a
+    /// snapshot finishing) must not undo it.
     private static func write(
-        _ subscription: SubscriptionCursorState, uid: String, sink: String, to database: SQLiteDatabase
+        _ subscription: SubscriptionCursorState, uid: String, sink: String, clearingResync: Bool = false,
+        to database: SQLiteDatabase
     ) throws {
         try database.run(
             """
-            INSERT INTO sink_subscription_state (sink, uid, start_id, snapshot_watermark, snapshot_done)
-            VALUES (?, ?, ?, ?, ?)
+            INSERT INTO sink_subscription_state (sink, uid, start_id, snapshot_watermark, snapshot_done, resync_requested)
+            VALUES (?, ?, ?, ?, ?, ?)
             ON CONFLICT (sink, uid) DO UPDATE SET start_id = excluded.start_id,
-                snapshot_watermark = excluded.snapshot_watermark, snapshot_done = excluded.snapshot_done
+                snapshot_watermark = excluded.snapshot_watermark, snapshot_done = excluded.snapshot_done,
+                resync_requested = CASE WHEN ? THEN excluded.resync_requested ELSE resync_requested END
             """,
             [
                 .text(sink), .text(uid), .integer(subscription.startID),
                 subscription.snapshotWatermark.map(SQLiteValue.integer) ?? .null,
-                .integer(subscription.snapshotDone ? 1 : 0),
+                .integer(subscription.snapshotDone ? 1 : 0), .integer(subscription.resyncRequested ? 1 : 0),
+                .integer(clearingResync ? 1 : 0),
             ])
     }
 }

@@ -11,12 +11,17 @@ public struct SubscriptionCursorState: Sendable, Equatable {
     public var snapshotWatermark: Int64?
     /// Whether that snapshot was accepted by every sink.
     public var snapshotDone: Bool
+    /// `directus-bridge resync` asked for a new snapshot: the next start takes a fresh watermark and snapshots.
+    public var resyncRequested: Bool
 
     /// Creates a state.
-    public init(startID: Int64, snapshotWatermark: Int64? = nil, snapshotDone: Bool = false) {
+    public init(
+        startID: Int64, snapshotWatermark: Int64? = nil, snapshotDone: Bool = false, resyncRequested: Bool = false
+    ) {
         self.startID = startID
         self.snapshotWatermark = snapshotWatermark
         self.snapshotDone = snapshotDone
+        self.resyncRequested = resyncRequested
     }
 
     /// A snapshot was started (the watermark is saved) but not finished: it must run again with the same watermark.
@@ -74,10 +79,11 @@ public final class CursorStore: ProgressRecorder, Sendable {
         }
     }
 
-    /// Saves (replaces) the state of subscription `uid`.
-    public func save(_ subscription: SubscriptionCursorState, for uid: String) throws {
+    /// Saves (replaces) the state of subscription `uid`; a resync request in the file stays unless `clearingResync`
+    /// (the start that acts on it).
+    public func save(_ subscription: SubscriptionCursorState, for uid: String, clearingResync: Bool = false) throws {
         try state.withLock { state in
-            try database.write(subscription, uid: uid, sink: sink)
+            try database.write(subscription, uid: uid, sink: sink, clearingResync: clearingResync)
             state.subscriptions[uid] = subscription
         }
     }

@@ -36,6 +36,10 @@ public enum BridgeApplication {
             return await CheckCommand.run(configPath: path, sendTestEvent: sendTestEvent)
         case .deadLetters(let command):
             return DeadLetterCommandRunner.run(command)
+        case .resync(let uid, let path):
+            return ResyncCommand.run(uid: uid, configPath: path)
+        case .status(let path):
+            return await StatusCommand.run(configPath: path)
         }
     }
 

@@ -8,6 +8,10 @@ public enum Command: Sendable, Equatable {
     case check(configPath: String, sendTestEvent: Bool)
     /// `dlq list|replay|purge`: dead-lettered webhook deliveries.
     case deadLetters(DeadLetterCommand)
+    /// `resync SUBSCRIPTION_UID`: the next run re-snapshots that subscription.
+    case resync(uid: String, configPath: String)
+    /// `status`: cursors, lag, dead letters, snapshot progress and role, from the state and a running service.
+    case status(configPath: String)
     /// `--version`.
     case version
     /// `--help` or `help`.
@@ -69,6 +73,18 @@ public enum CommandLineParser {
             return .check(
                 configPath: options.value("--config") ?? defaultConfigPath,
                 sendTestEvent: options.flags.contains("--send-test-event"))
+        case "resync":
+            let (positional, optionArguments) = splitPositional(rest, valued: ["--config"])
+            var remaining = optionArguments
+            let options = try parseOptions(&remaining, flags: [], valued: ["--config"])
+            guard let uid = positional.first else { throw UsageError(message: "resync needs a SUBSCRIPTION_UID") }
+            if let extra = positional.dropFirst().first {
+                throw UsageError(message: "unexpected argument \"\(extra)\" (resync takes one SUBSCRIPTION_UID)")
+            }
+            return .resync(uid: uid, configPath: options.value("--config") ?? defaultConfigPath)
+        case "status":
+            let options = try parseOptions(&rest, flags: [], valued: ["--config"])
+            return .status(configPath: options.value("--config") ?? defaultConfigPath)
         case "dlq":
             guard let actionName = rest.popFirst() else {
                 throw UsageError(message: "dlq needs an action: list, replay or purge")
@@ -107,6 +123,9 @@ public enum CommandLineParser {
           directus-bridge dlq purge  [--config PATH] [--dry-run] [FILTERS]
                                                      dead-lettered webhook deliveries
               FILTERS: --collection NAME  --since RFC3339|DURATION  --id ID (repeatable)
+          directus-bridge resync SUBSCRIPTION_UID [--config PATH]
+                                                     the next run re-snapshots that subscription
+          directus-bridge status [--config PATH]     cursors, lag, dead letters, snapshots, role
           directus-bridge --version | --help
 
         stdout carries data only (the NDJSON stream when a sink writes to "-"); logs go to stderr.
@@ -147,6 +166,29 @@ public enum CommandLineParser {
             }
         }
         return options
+    }
+
+    /// Separates operands from options (`--` ends the options: a uid may start with `-` after it).
+    private static func splitPositional(_ arguments: ArraySlice<String>, valued: Set<String>)
+        -> (positional: [String], options: ArraySlice<String>)
+    {
+        var rest = arguments
+        var positional: [String] = []
+        var options: ArraySlice<String> = []
+        while let argument = rest.popFirst() {
+            if argument == "--" {
+                positional += rest
+                break
+            } else if valued.contains(argument) {
+                options.append(argument)
+                if let value = rest.popFirst() { options.append(value) }
+            } else if argument.hasPrefix("-") && argument != "-" {
+                options.append(argument)
+            } else {
+                positional.append(argument)
+            }
+        }
+        return (positional, options)
     }
 
     private static func expectEnd(_ rest: ArraySlice<String>) throws(UsageError) {

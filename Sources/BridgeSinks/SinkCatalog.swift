@@ -14,6 +14,14 @@ package enum SinkCatalog {
     /// How each type reads its `sinks` entries (passed to `ConfigLoader`).
     package static let configTypes: [SinkConfigType] = registrations.map(\.configType)
 
+    /// The stable id of each of `sinks` (their state and metric labels), in order.
+    package static func identities(of sinks: [SinkConfig]) -> [String] {
+        sinks.enumerated().map { index, sink in
+            registration(of: sink)?.identity(of: sink, index: index)
+                ?? SinkIdentity.id(index: index, type: sink.type, target: sink.settings.summary)
+        }
+    }
+
     /// The registration of `sink`'s type (nil only for a type the catalog does not know, which the config
     /// decoder refuses).
     package static func registration(of sink: SinkConfig) -> SinkRegistration? {

@@ -9,6 +9,9 @@ package struct SinkContext: Sendable {
     package var index: Int
     /// The sink's stable id (`SinkType.identity`).
     package var sinkID: String
+    /// The sink's `format`: the runner encodes events with it before `accept`; the sink reads its `contentType`
+    /// for the headers it sends.
+    package var encoder: EventEncoder
     /// `delivery.state_dir`.
     package var stateDir: String
     /// `directus-bridge/<version>`.
@@ -29,11 +32,13 @@ package struct SinkContext: Sendable {
 
     /// Creates a context.
     package init(
-        index: Int, sinkID: String, stateDir: String, userAgent: String, caFile: String?, shutdownTimeout: Duration,
-        registry: MetricsRegistry, stats: StatsReporter?, logger: Logger, shared: SinkResources
+        index: Int, sinkID: String, encoder: EventEncoder = .plain, stateDir: String, userAgent: String,
+        caFile: String?, shutdownTimeout: Duration, registry: MetricsRegistry, stats: StatsReporter?, logger: Logger,
+        shared: SinkResources
     ) {
         self.index = index
         self.sinkID = sinkID
+        self.encoder = encoder
         self.stateDir = stateDir
         self.userAgent = userAgent
         self.caFile = caFile
@@ -74,6 +79,8 @@ package struct SinkProbeContext: Sendable {
     package var index: Int
     /// `directus-bridge/<version>`.
     package var userAgent: String
+    /// The sink's `format`, for the test event.
+    package var encoder: EventEncoder
     /// `--send-test-event`: deliver a test event instead of only probing.
     package var sendTestEvent: Bool
     /// The collection a test event names (the first subscription's).
@@ -85,11 +92,12 @@ package struct SinkProbeContext: Sendable {
 
     /// Creates a context.
     package init(
-        index: Int, userAgent: String, sendTestEvent: Bool, testCollection: String, transport: any HTTPTransport,
-        logger: Logger
+        index: Int, userAgent: String, encoder: EventEncoder = .plain, sendTestEvent: Bool, testCollection: String,
+        transport: any HTTPTransport, logger: Logger
     ) {
         self.index = index
         self.userAgent = userAgent
+        self.encoder = encoder
         self.sendTestEvent = sendTestEvent
         self.testCollection = testCollection
         self.transport = transport

@@ -2,7 +2,7 @@ package import BridgeConfig
 package import BridgeSystem
 package import BridgeEvents
 
-/// One sink of this run: its connector, the filter of its `sinks` entry, and its stable id.
+/// One sink of this run: its connector, the filter and format of its `sinks` entry, and its stable id.
 package struct ConfiguredSink: Sendable {
     /// The stable id (`SinkType.identity`): state and metric labels.
     package let id: String
@@ -10,22 +10,32 @@ package struct ConfiguredSink: Sendable {
     package let connector: any SinkConnector
     /// Which events it takes.
     package let filter: EventFilter
+    /// How its events are written (`format`).
+    package let encoder: EventEncoder
 
     /// The connector's name, for logs.
     package var name: String { connector.name }
 
     /// Creates the entry.
-    package init(id: String, connector: any SinkConnector, filter: EventFilter) {
+    package init(id: String, connector: any SinkConnector, filter: EventFilter, encoder: EventEncoder = .plain) {
         self.id = id
         self.connector = connector
         self.filter = filter
+        self.encoder = encoder
+    }
+
+    /// Hands `events` (already filtered) to the connector in the sink's format.
+    package func accept(_ events: [EncodedEvent]) throws(SinkError) {
+        try connector.accept(encoder.encode(events))
     }
 }
 
 /// Builds the configured sinks through their registrations (`SinkCatalog`).
 package enum SinkFactory {
+    /// The connectors of `configs`; `source` (the Directus URL) is the `source` of their CloudEvents.
     package static func makeSinks(
         _ configs: [SinkConfig],
+        source: String,
         context base: SinkContext
     ) throws(RuntimeOutcome) -> [ConfiguredSink] {
         var sinks: [ConfiguredSink] = []
@@ -36,9 +46,12 @@ package enum SinkFactory {
             var context = base
             context.index = index
             context.sinkID = registration.identity(of: config, index: index)
+            context.encoder = EventEncoder(format: config.format, source: source)
             context.logger = base.logger.child(label: "sink", metadata: [LogKey.sink: context.sinkID])
             let connector = try registration.makeConnector(config, context: context)
-            sinks.append(ConfiguredSink(id: context.sinkID, connector: connector, filter: EventFilter(config)))
+            sinks.append(
+                ConfiguredSink(
+                    id: context.sinkID, connector: connector, filter: EventFilter(config), encoder: context.encoder))
         }
         return sinks
     }

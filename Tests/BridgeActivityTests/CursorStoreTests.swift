@@ -36,6 +36,31 @@ import Testing
         #expect(again.cursor == ActivityCursor(committed: 107))
     }
 
+    /// `directus-bridge resync` writes beside a running bridge: the bridge's own writes (a snapshot finishing, in its
+    /// own connection) must not undo the request, every configured sink gets it, and only the start that acts on it
+    /// clears it (for its own sink).
+    @Test func aResyncRequestSurvivesTheRunningBridgesWritesUntilAStartClearsIt() throws {
+        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "cursor").path
+        let sinks = ["0-ndjson-a", "1-webhook-b"]
+        let running = try CursorDatabase(directory: directory, sinks: sinks).store(for: "0-ndjson-a")
+        try running.save(SubscriptionCursorState(startID: 10, snapshotWatermark: 10), for: "articles")
+        let command = try CursorDatabase(directory: directory, sinks: sinks)
+        try command.requestResync(of: "articles", sinks: sinks)
+        try command.requestResync(of: "never-started", sinks: sinks)
+        try running.record(ActivityProgress(resolvedIDs: [11], completedSnapshots: ["articles": 10]))
+        try running.save(SubscriptionCursorState(startID: 10, snapshotWatermark: 10, snapshotDone: true), for: "articles")
+        let next = try CursorDatabase(directory: directory, sinks: sinks)
+        let first = try next.store(for: "0-ndjson-a")
+        #expect(first.subscriptions["articles"] == SubscriptionCursorState(
+            startID: 10, snapshotWatermark: 10, snapshotDone: true, resyncRequested: true))
+        #expect(try next.store(for: "1-webhook-b").subscriptions["articles"]?.resyncRequested == true)
+        #expect(first.subscriptions["never-started"]?.resyncRequested == true)
+        try first.save(SubscriptionCursorState(startID: 20, snapshotWatermark: 20), for: "articles", clearingResync: true)
+        let states = try CursorDatabase.readSubscriptionStates(directory: directory)
+        #expect(states["0-ndjson-a"]?["articles"]?.resyncRequested == false)
+        #expect(states["1-webhook-b"]?["articles"]?.resyncRequested == true, "the other sink's start clears its own")
+    }
+
     @Test func recordingBeforeAStartCreatesTheCursor() throws {
         let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "cursor").path
         let store = try CursorStore(directory: directory)

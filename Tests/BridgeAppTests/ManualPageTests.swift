@@ -21,11 +21,13 @@ import Testing
         return String(rest[..<(rest.range(of: "\n.SH ")?.lowerBound ?? rest.endIndex)])
     }
 
-    /// `run`, `validate`, `check`, `dlq list`, …: what follows `directus-bridge` on the help's usage lines.
+    /// `run`, `validate`, `check`, `dlq list`, …: what follows `directus-bridge` on the help's usage lines (an
+    /// operand in capitals, `resync SUBSCRIPTION_UID`, is not part of the command).
     static let helpCommands: [String] = CommandLineParser.helpText.split(separator: "\n").compactMap { line in
         let words = line.split(separator: " ")
         guard line.hasPrefix("  directus-bridge "), !words[1].hasPrefix("-") else { return nil }
-        let subcommand = words.count > 2 && !words[2].hasPrefix("[") ? " \(words[2])" : ""
+        let isSubcommand = words.count > 2 && !words[2].hasPrefix("[") && words[2].lowercased() == words[2]
+        let subcommand = isSubcommand ? " \(words[2])" : ""
         return "\(words[1])\(subcommand)"
     }
 
@@ -37,6 +39,7 @@ import Testing
 
     @Test func helpTextListsTheCommandsThisTestLooksFor() {
         #expect(Self.helpCommands.contains("run") && Self.helpCommands.contains("dlq replay"))
+        #expect(Self.helpCommands.contains("resync") && Self.helpCommands.contains("status"))
         #expect(Self.helpOptions.isSuperset(of: ["--config", "--send-test-event", "--version", "--help"]))
     }
 

@@ -54,7 +54,7 @@ import Testing
     @Test func keysOfTheOtherSinkTypeAreUnknown() {
         #expect(
             issues(yaml(sinks: ["- type: ndjson", "  url: http://h"])) == [
-                "bridge.yaml:9:5: unknown key \"url\" in sinks[0] (allowed: type, path, fsync, collections, events)"
+                "bridge.yaml:9:5: unknown key \"url\" in sinks[0] (allowed: type, path, fsync, collections, events, format)"
             ]
         )
     }
@@ -205,6 +205,21 @@ import Testing
         let lines = ["- type: webhook", "  url: http://h", "  headers:", "    X-Token: \(value)"]
         #expect(
             issues(yaml(sinks: lines)) == ["bridge.yaml:11:16: sinks[0].headers.X-Token: a header value must be one line"]
+        )
+    }
+
+    /// `format` is a key of every sink type (docs/configuration.md "Output format"), `event` unless set.
+    @Test func formatIsSharedByEverySinkTypeAndChecked() throws {
+        let both = ["- type: ndjson", "  format: cloudevents", "- type: webhook", "  url: http://h", "  path: x"]
+        #expect(issues(yaml(sinks: both)).count == 1, "only the webhook's path is unknown")
+        let sinks = try config(yaml(sinks: ["- type: ndjson", "  format: cloudevents", "- type: webhook",
+            "  url: http://h", "  format: cloudevents", "- type: webhook", "  url: http://i"])).sinks
+        #expect(sinks.map(\.format) == [.cloudevents, .cloudevents, .event])
+        #expect(
+            issues(yaml(sinks: ["- type: webhook", "  url: http://h", "  format: CloudEvents"])) == [
+                "bridge.yaml:10:13: sinks[0].format: unknown value \"CloudEvents\" (did you mean \"cloudevents\"? "
+                    + "allowed: event, cloudevents)"
+            ]
         )
     }
 }

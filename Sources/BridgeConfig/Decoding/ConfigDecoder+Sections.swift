@@ -53,6 +53,7 @@ extension ConfigDecoder {
             config.format = format
         }
         config.statsInterval = duration(map, "stats_interval", default: config.statsInterval, allowZero: true)
+        config.progressInterval = duration(map, "progress_interval", default: config.progressInterval)
         return config
     }
 }

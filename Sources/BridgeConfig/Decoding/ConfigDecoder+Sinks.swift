@@ -1,5 +1,5 @@
 extension ConfigDecoder {
-    /// `sinks`: at least one. Each entry's shared keys (`type`, `collections`, `events`) are decoded here, the rest
+    /// `sinks`: at least one. Each entry's shared keys (`type`, `collections`, `events`, `format`) are decoded here, the rest
     /// by its type's `SinkConfigType`. `subscribed` are the subscribed collections, which sink filters must name.
     mutating func decodeSinks(_ root: MappingView, subscribed: [String]) -> [SinkConfig] {
         guard requirePresent(root, "sinks") else { return [] }
@@ -26,8 +26,11 @@ extension ConfigDecoder {
             let map = mapping(item, name: name, keys: type.allKeys, fallback: item.mark)
             let collections = collectionFilter(map, subscribed: subscribed)
             let events = events(map, "events", allowed: EventKind.allCases, default: [])
+            let format = choice(map, "format", default: EventFormat.event)
             guard let settings = type.decode(&self, map) else { continue }
-            result.append(SinkConfig(type: type.name, settings: settings, collections: collections, events: events))
+            result.append(
+                SinkConfig(
+                    type: type.name, settings: settings, collections: collections, events: events, format: format))
         }
         return result
     }

@@ -16,7 +16,7 @@ enum ConfigKeys {
         return keys
     }
     static let http = ["listen"]
-    static let log = ["level", "format", "stats_interval"]
+    static let log = ["level", "format", "stats_interval", "progress_interval"]
 
     /// Sections by dotted name (list entries as `name[]`), searched to say where a misplaced key belongs.
     static func sections(sinkTypes: [SinkConfigType]) -> [(name: String, keys: [String])] {

@@ -2,7 +2,7 @@
 /// and a decoder for them. Registered by the sinks layer (`SinkCatalog`), which this module does not know.
 public struct SinkConfigType: Sendable {
     /// The keys of every sink entry, decoded into `SinkConfig` itself.
-    public static let sharedKeys = ["type", "collections", "events"]
+    public static let sharedKeys = ["type", "collections", "events", "format"]
 
     /// The `type` value (`ndjson`, `webhook`).
     public let name: String

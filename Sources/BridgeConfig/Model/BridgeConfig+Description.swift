@@ -51,6 +51,7 @@ extension BridgeConfig: CustomStringConvertible {
         lines.append("  level: \(log.level)")
         lines.append("  format: \(log.format.rawValue)")
         lines.append("  stats_interval: \(format(log.statsInterval))")
+        lines.append("  progress_interval: \(format(log.progressInterval))")
         lines.append("shutdown_timeout: \(format(shutdownTimeout))")
         return lines.joined(separator: "\n")
     }
@@ -62,6 +63,7 @@ extension BridgeConfig: CustomStringConvertible {
         lines += sink.settings.yamlLines.map { "    " + $0 }
         lines.append("    collections: [\(sink.collections.map(quoted).joined(separator: ", "))]")
         lines.append("    events: \(list(sink.events.map(\.rawValue)))")
+        lines.append("    format: \(sink.format.rawValue)")
         return lines
     }
 

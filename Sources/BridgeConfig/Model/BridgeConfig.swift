@@ -114,12 +114,19 @@ public struct LogConfig: Sendable, Equatable {
     /// How often the periodic stats line (events/s, lag, queue, outbox, dead letters) is logged at info level
     /// (`log.stats_interval`); zero turns it off. Default: 1m.
     public var statsInterval: Duration
+    /// How often long work (snapshots, backfills) logs a progress line at info level (`log.progress_interval`).
+    /// Default: 5s.
+    public var progressInterval: Duration
 
     /// Creates a log configuration with the defaults.
-    public init(level: LogLevel = .info, format: LogFormat = .text, statsInterval: Duration = .seconds(60)) {
+    public init(
+        level: LogLevel = .info, format: LogFormat = .text, statsInterval: Duration = .seconds(60),
+        progressInterval: Duration = .seconds(5)
+    ) {
         self.level = level
         self.format = format
         self.statsInterval = statsInterval
+        self.progressInterval = progressInterval
     }
 }
 

@@ -1,6 +1,6 @@
 /// One destination for change events: an entry of `sinks`.
 ///
-/// The keys every sink type shares (`type`, `collections`, `events`) are decoded here; the rest by the type's
+/// The keys every sink type shares (`type`, `collections`, `events`, `format`) are decoded here; the rest by the type's
 /// `SinkConfigType` into `settings`. Which types exist is not known to this module: the sinks layer registers
 /// them (`SinkCatalog`) and passes them to `ConfigLoader`.
 public struct SinkConfig: Sendable, Equatable {
@@ -10,15 +10,21 @@ public struct SinkConfig: Sendable, Equatable {
     public var collections: [String]
     /// Only these events (`events`: create, update, delete, snapshot); empty means all. Default: `[]`.
     public var events: [EventKind]
+    /// How each event is written (`format`). Default: `event`.
+    public var format: EventFormat
     /// The type's own settings.
     public var settings: any SinkSettings
 
     /// Creates a sink configuration.
-    public init(type: String, settings: any SinkSettings, collections: [String] = [], events: [EventKind] = []) {
+    public init(
+        type: String, settings: any SinkSettings, collections: [String] = [], events: [EventKind] = [],
+        format: EventFormat = .event
+    ) {
         self.type = type
         self.settings = settings
         self.collections = collections
         self.events = events
+        self.format = format
     }
 
     /// The settings as the type that decoded them, or nil for another type.
@@ -33,8 +39,16 @@ public struct SinkConfig: Sendable, Equatable {
 
     public static func == (lhs: SinkConfig, rhs: SinkConfig) -> Bool {
         lhs.type == rhs.type && lhs.collections == rhs.collections && lhs.events == rhs.events
-            && lhs.settings.isEqual(to: rhs.settings)
+            && lhs.format == rhs.format && lhs.settings.isEqual(to: rhs.settings)
     }
+}
+
+/// How a sink writes each event (`format`, docs/configuration.md "Output format"); every sink type has it.
+public enum EventFormat: String, Sendable, Equatable, CaseIterable {
+    /// The event object itself (an NDJSON line, a webhook body, a broker message value).
+    case event
+    /// A CloudEvents 1.0 JSON object in structured mode whose `data` is the event object.
+    case cloudevents
 }
 
 /// The settings of one sink type (an NDJSON path and fsync policy, a webhook URL and its retry schedule, …).

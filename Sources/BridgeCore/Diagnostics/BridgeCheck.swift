@@ -112,6 +112,7 @@ public final class BridgeCheck: Sendable {
             let context = SinkProbeContext(
                 index: index,
                 userAgent: userAgent,
+                encoder: EventEncoder(format: sink.format, source: config.directus.restBaseURL),
                 sendTestEvent: sendTestEvent,
                 testCollection: config.subscriptions.first?.collection ?? "",
                 transport: webhookTransport,

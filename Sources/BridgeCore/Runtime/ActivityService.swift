@@ -67,7 +67,8 @@ public struct ActivityService: Sendable {
         let settings = ActivityReaderSettings(
             pollInterval: config.delivery.pollInterval,
             retryDelay: reconnect.initialDelay,
-            maxRetryDelay: reconnect.maxDelay
+            maxRetryDelay: reconnect.maxDelay,
+            progressInterval: config.log.progressInterval
         )
         var readers: [ActivityReader] = []
         var wakeups: [ActivityWakeup] = []

@@ -64,8 +64,9 @@ package struct RuntimeComponents: Sendable {
             interval: config.log.statsInterval, lag: pipelineMetrics.lagHistogram, logger: logger.child(label: "stats"))
         sinks = try SinkFactory.makeSinks(
             config.sinks,
+            source: directus.restBaseURL,
             context: SinkContext(
-                index: 0, sinkID: "", stateDir: config.delivery.stateDir, userAgent: "directus-bridge/\(version)",
+                index: 0, sinkID: "", encoder: .plain, stateDir: config.delivery.stateDir, userAgent: "directus-bridge/\(version)",
                 caFile: directus.tls.caFile, shutdownTimeout: config.shutdownTimeout, registry: registry, stats: stats,
                 logger: logger, shared: SinkResources()))
         let (registry, pipelineMetrics) = (registry, pipelineMetrics)

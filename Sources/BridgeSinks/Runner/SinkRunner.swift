@@ -76,7 +76,7 @@ package final class SinkRunner: Sendable {
         let events = filter.passesEverything ? batch.events : batch.events.filter(filter.matches)
         if !events.isEmpty {
             let live = batch.progress == nil
-            if let full = try retrying(dropWhenFull: live, { try sink.connector.accept(events) }) {
+            if let full = try retrying(dropWhenFull: live, { try sink.accept(events) }) {
                 dropping.store(true, ordering: .relaxed)
                 inbox.dropped(events.count, reason: full)
                 return

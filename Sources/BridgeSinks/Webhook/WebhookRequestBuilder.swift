@@ -11,6 +11,8 @@ package struct WebhookRequestBuilder: Sendable {
     package var url: String
     /// `directus-bridge/<version>`.
     package var userAgent: String
+    /// The body's media type: `application/json`, or `application/cloudevents+json` for `format: cloudevents`.
+    package var contentType: String
     /// The sink's extra headers, sent after the bridge's own.
     package var extraHeaders: [(name: String, value: String)]
     /// The per-attempt time limit.
@@ -22,12 +24,14 @@ package struct WebhookRequestBuilder: Sendable {
     package init(
         url: String,
         userAgent: String,
+        contentType: String = EventEncoder.plain.contentType,
         extraHeaders: [(name: String, value: String)],
         timeout: Duration,
         signer: WebhookSigner
     ) {
         self.url = url
         self.userAgent = userAgent
+        self.contentType = contentType
         self.extraHeaders = extraHeaders
         self.timeout = timeout
         self.signer = signer
@@ -39,7 +43,7 @@ package struct WebhookRequestBuilder: Sendable {
     package func request(id: String, body: [UInt8], timestamp: Int64) -> HTTPRequest {
         let webhookID = EventID.headerValue(id)
         var headers: [(name: String, value: String)] = [
-            ("content-type", "application/json"),
+            ("content-type", contentType),
             ("user-agent", userAgent),
             ("webhook-id", webhookID),
             ("webhook-timestamp", String(timestamp)),

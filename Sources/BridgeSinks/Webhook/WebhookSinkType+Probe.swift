@@ -20,9 +20,9 @@ extension WebhookSinkType {
         var request = HTTPRequest(method: "HEAD", url: webhook.url.description, timeout: webhook.timeout)
         var event: WebhookTestEvent?
         if context.sendTestEvent {
-            let test = WebhookTestEvent(collection: context.testCollection)
+            let test = WebhookTestEvent(collection: context.testCollection, encoder: context.encoder)
             headers += [
-                ("content-type", "application/json"), ("webhook-id", test.id),
+                ("content-type", context.encoder.contentType), ("webhook-id", test.id),
                 ("webhook-timestamp", "\(test.timestamp)"),
             ]
             if let signature = test.signature(secrets: webhook.signingSecrets) {

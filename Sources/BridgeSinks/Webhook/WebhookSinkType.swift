@@ -58,6 +58,7 @@ package enum WebhookSinkType: SinkType {
             builder: WebhookRequestBuilder(
                 url: settings.url.description,
                 userAgent: context.userAgent,
+                contentType: context.encoder.contentType,
                 extraHeaders: settings.headers.map { ($0.name, $0.value) },
                 timeout: settings.timeout,
                 signer: signer

@@ -15,8 +15,8 @@ package struct WebhookTestEvent {
     /// The unix time of the attempt, the `webhook-timestamp`.
     package var timestamp: Int64
 
-    /// A test event for `collection` (the first subscription's) at `now`.
-    package init(collection: String, now: Timestamp = .now()) {
+    /// A test event for `collection` (the first subscription's) at `now`, in the sink's format (`encoder`).
+    package init(collection: String, encoder: EventEncoder = .plain, now: Timestamp = .now()) {
         id = UUIDv7.random(at: now).text(prefix: "evt_test_")
         timestamp = now.unixSeconds
         var bytes: [UInt8] = Array(#"{"id":"#.utf8)
@@ -29,8 +29,11 @@ package struct WebhookTestEvent {
         bytes += Array(#"","received_at":""#.utf8)
         now.appendRFC3339(to: &bytes)
         bytes += Array(#"","subscription":""}"#.utf8)
-        body = bytes
+        body = encoder.encode(body: bytes, id: id, type: Self.type, subject: collection + "/", time: now)
     }
+
+    /// The test event's `type`.
+    static let type = "directus.bridge.test"
 
     /// `v1,<sig>` for each secret, space-separated, signed by the sink's own `WebhookSigner`; nil without secrets
     /// (the request goes unsigned) or when a secret is unusable (config validation rejects those).

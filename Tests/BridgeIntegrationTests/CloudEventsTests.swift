@@ -1,0 +1,110 @@
+import BridgeTestSupport
+import Foundation
+import Testing
+
+/// `format: cloudevents` end to end: NDJSON lines and webhook requests of the real binary, parsed by the
+/// `cloudevents` PyPI SDK (Tests/tools/cloudevents_parse.py) as a consumer would.
+@Suite(.serialized) struct CloudEventsTests {
+    /// The SDK's reading of `structured` texts and `http` requests, one dictionary per event.
+    private func parse(structured: [String], http: [WebhookReceiver.Request]) throws -> [[String: Any]] {
+        let input: [String: Any] = [
+            "structured": structured,
+            "http": http.map { ["headers": $0.headers, "body": $0.body] },
+        ]
+        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "cloudevents")
+        let file = directory.appendingPathComponent("input.json")
+        try JSONSerialization.data(withJSONObject: input).write(to: file)
+        let result = try PythonTool.run(script: "cloudevents_parse.py", arguments: [file.path])
+        #expect(result.status == 0, "the SDK refused: \(result.stderr)")
+        return result.stdout.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+    }
+
+    @Test func ndjsonLinesAndWebhookBodiesAreCloudEventsThatTheSDKReads() throws {
+        let emulator = try Emulator()
+        let receiver = try WebhookReceiver()
+        defer {
+            emulator.stop()
+            receiver.stop()
+        }
+        let secret = "whsec_" + Data((0..<32).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
+        try receiver.setSecrets(["/ce": [secret]])
+        let sinks =
+            "  - type: ndjson\n    path: \"-\"\n    format: cloudevents\n"
+            + "  - type: ndjson\n    path: ./plain.ndjson\n    fsync: always\n"
+            + webhookSink(receiver.hookURL("/ce"), "secret: \(secret)\nformat: cloudevents")
+            + webhookSink(receiver.hookURL("/plain"), "format: event")
+        let bridge = try BridgeProcess.run(config: webhookConfig(url: emulator.url + "/", sinks: sinks))
+        #expect(bridge.waitUntilConnected(), "\(bridge.stderr)")
+        let key = try emulator.create("articles", ["title": "Grüße \"quoted\" / ✓", "status": "draft"])
+        try emulator.rest("PATCH", "/items/articles/\(key)", ["status": "published"])
+        try emulator.rest("DELETE", "/items/articles/\(key)")
+        #expect(bridge.waitUntil { $0.lines.count >= 3 }, "\(bridge.stderr)")
+        #expect(bridge.waitUntil(timeout: 20) { _ in ((try? receiver.delivered().count) ?? 0) >= 6 }, "\(bridge.stderr)")
+        bridge.send(SIGTERM)
+        #expect(bridge.waitForExit() == 0, "\(bridge.stderr)")
+
+        let plainText = try String(contentsOf: bridge.directory.appendingPathComponent("plain.ndjson"), encoding: .utf8)
+        let plain = plainText.split(separator: "\n").map(String.init)
+        let plainByID = Dictionary(
+            plain.compactMap { line -> (String, NSDictionary)? in
+                guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? NSDictionary,
+                    let id = object["id"] as? String
+                else { return nil }
+                return (id, object)
+            },
+            uniquingKeysWith: { first, _ in first })
+        #expect(plainByID.count == 3, "plain lines: \(plain)")
+
+        let requests = try receiver.delivered()
+        let cloudRequests = requests.filter { $0.path == "/ce" }
+        let plainRequests = requests.filter { $0.path == "/plain" }
+        #expect(cloudRequests.count == 3 && plainRequests.count == 3)
+        // Structured mode announces itself; the default format keeps the contract's header.
+        for request in cloudRequests {
+            #expect(request.headers["content-type"] == "application/cloudevents+json")
+            #expect(request.verified.first as? Bool == true, "signature over the CloudEvent body: \(request.verified)")
+        }
+        for request in plainRequests {
+            #expect(request.headers["content-type"] == "application/json")
+            #expect(plainByID[request.id]?.isEqual(to: request.json) == true, "plain body changed: \(request.body)")
+        }
+
+        let parsed = try parse(structured: bridge.lines, http: cloudRequests)
+        #expect(parsed.count == 6, "\(parsed)")
+        for event in parsed {
+            let id = event["id"] as? String ?? ""
+            let data = event["data"] as? NSDictionary
+            // `data` is the whole event object, exactly what the default format writes.
+            #expect(data != nil && data == plainByID[id], "data of \(id): \(String(describing: data))")
+            #expect(event["specversion"] as? String == "1.0")
+            #expect(event["source"] as? String == emulator.url, "source is directus.url without the trailing slash")
+            #expect(event["type"] as? String == data?["type"] as? String)
+            #expect(event["subject"] as? String == "articles/\(key)")
+            #expect(event["time"] as? String == (data?["time"] as? String).map { isoTime($0) })
+            #expect(event["datacontenttype"] as? String == "application/json")
+            if let request = cloudRequests.first(where: { $0.id == id }), event["origin_of_parse"] as? String == "http" {
+                #expect(request.headers["webhook-id"] == id)
+            }
+        }
+        let types = Set(parsed.compactMap { $0["type"] as? String })
+        #expect(types == ["directus.items.create", "directus.items.update", "directus.items.delete"])
+    }
+
+    @Test func anUnknownFormatIsAConfigurationErrorWithASuggestion() throws {
+        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "cloudevents-config")
+        let config = webhookConfig(
+            url: "http://127.0.0.1:9", sinks: "  - type: ndjson\n    path: \"-\"\n    format: cloudevent\n")
+        try config.write(to: directory.appendingPathComponent("bridge.yaml"), atomically: true, encoding: .utf8)
+        let process = try BridgeProcess(arguments: ["validate", "--config", "bridge.yaml"], directory: directory)
+        #expect(process.waitForExit() == 78)
+        #expect(process.stderr.contains("sinks[0].format"), "\(process.stderr)")
+        #expect(process.stderr.contains("did you mean \"cloudevents\"?"), "\(process.stderr)")
+    }
+
+    /// The SDK prints times as `2026-12-02T10:15:00.123+00:00`; the bridge writes `…Z`.
+    private func isoTime(_ text: String) -> String {
+        text.hasSuffix("Z") ? String(text.dropLast()) + "+00:00" : text
+    }
+}
