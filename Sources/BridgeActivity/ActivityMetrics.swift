@@ -149,7 +149,7 @@ public final class ActivityMetrics: Sendable {
     }
 
     /// The progress gauges of a long backfill (one that needs more than one page of the activity log) by `sink`'s
-    /// reader; registered when the reader starts (`registerBackfillProgress`), so that they exist before the first.
+    /// reader; the reader asks for them when it starts, so that they exist before the first backfill.
     func backfillProgress(sink: String) -> ProgressGauges {
         let labels = [("sink", sink)]
         return ProgressGauges(

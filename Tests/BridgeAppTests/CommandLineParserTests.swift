@@ -11,6 +11,21 @@ import Testing
             == .check(configPath: "bridge.yaml", sendTestEvent: true))
         #expect(try CommandLineParser.parse(["--version"]) == .version)
         #expect(try CommandLineParser.parse(["--help"]) == .help)
+        #expect(try CommandLineParser.parse(["status"]) == .status(configPath: "bridge.yaml"))
+        #expect(try CommandLineParser.parse(["status", "--config", "s.yaml"]) == .status(configPath: "s.yaml"))
+    }
+
+    @Test func resyncTakesOneUidBeforeOrAfterItsOptions() throws {
+        #expect(try CommandLineParser.parse(["resync", "articles"]) == .resync(uid: "articles", configPath: "bridge.yaml"))
+        #expect(
+            try CommandLineParser.parse(["resync", "--config", "x.yaml", "articles"])
+                == .resync(uid: "articles", configPath: "x.yaml"))
+        #expect(
+            try CommandLineParser.parse(["resync", "articles", "--config=x.yaml"])
+                == .resync(uid: "articles", configPath: "x.yaml"))
+        #expect(
+            try CommandLineParser.parse(["resync", "--config", "x.yaml", "--", "-odd-uid"])
+                == .resync(uid: "-odd-uid", configPath: "x.yaml"))
     }
 
     @Test func parsesDeadLetterFilters() throws {
@@ -34,6 +49,11 @@ import Testing
         (["dlq"], "dlq needs an action"),
         (["dlq", "list", "--dry-run"], "unknown option --dry-run"),
         (["check", "--send-test-event=yes"], "takes no value"),
+        (["resync"], "resync needs a SUBSCRIPTION_UID"),
+        (["resync", "--config", "x.yaml"], "resync needs a SUBSCRIPTION_UID"),
+        (["resync", "a", "b"], "unexpected argument \"b\""),
+        (["resync", "a", "--json"], "unknown option --json"),
+        (["status", "extra"], "unexpected argument"),
     ])
     func rejectsBadUsage(arguments: [String], message: String) {
         #expect {

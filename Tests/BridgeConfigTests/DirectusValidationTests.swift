@@ -11,7 +11,7 @@ import Testing
     @Test func unknownKeyWithoutCloseMatchListsTheAllowedKeys() {
         #expect(
             issues(minimalYAML + "log:\n  colour: true\n") == [
-                "bridge.yaml:10:3: unknown key \"colour\" in log (allowed: level, format, stats_interval)"
+                "bridge.yaml:10:3: unknown key \"colour\" in log (allowed: level, format, stats_interval, progress_interval)"
             ]
         )
     }

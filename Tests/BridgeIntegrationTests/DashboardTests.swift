@@ -4,7 +4,8 @@ import Testing
 
 /// packaging/grafana/directus-bridge.json asks only for metrics the bridge serves: every metric name in the
 /// dashboard's queries is among the samples of the real binary's /metrics, scraped after the events that create
-/// the labelled series (changes in activity mode, webhook deliveries with a retry and a dead letter, a reconnect).
+/// the labelled series (a snapshot and changes in activity mode, webhook deliveries with a retry and a dead letter, a
+/// reconnect).
 @Suite(.serialized) struct DashboardTests {
     static let dashboardURL = TestEnvironment.repositoryRoot.appendingPathComponent(
         "packaging/grafana/directus-bridge.json"
@@ -64,15 +65,18 @@ import Testing
         let sinks =
             "  - type: ndjson\n    path: \"-\"\n"
             + webhookSink(receiver.hookURL(), "retry_schedule: [100ms]\nmax_attempts: 3")
-        let bridge = try BridgeProcess.run(
-            config: webhookConfig(url: emulator.url, sinks: sinks, operations: true, mode: "activity")
-        )
+        // A snapshot publishes the progress gauges labelled by subscription.
+        let config = webhookConfig(url: emulator.url, sinks: sinks, operations: true, mode: "activity")
+            .replacingOccurrences(of: "  - collection: articles\n", with: "  - collection: articles\n    snapshot: true\n")
+        let bridge = try BridgeProcess.run(config: config)
         defer { bridge.send(SIGKILL) }
         #expect(bridge.waitUntilConnected(), "bridge did not connect: \(bridge.stderr)")
         let base = try #require(bridge.operationsURL(), "no operations address logged: \(bridge.stderr)")
 
+        #expect(bridge.waitForLog("snapshot done", timeout: 20), "\(bridge.stderr)")
         for title in ["one", "two", "three"] { try emulator.create("articles", ["title": title]) }
-        #expect(bridge.waitUntil(timeout: 20) { $0.lines.count >= 3 }, "lines: \(bridge.lines)")
+        let created = { (bridge: BridgeProcess) in bridge.events.filter { $0["event"] as? String == "create" }.count }
+        #expect(bridge.waitUntil(timeout: 20) { created($0) >= 3 }, "lines: \(bridge.lines)")
         let answered = bridge.waitUntil(timeout: 20) { _ in
             let requests = (try? receiver.requests()) ?? []
             return requests.contains { $0.status == 410 } && requests.filter(\.delivered).count >= 2

@@ -38,6 +38,21 @@ import Testing
         #expect(try store.depth(sink: "a") == 1)
     }
 
+    /// With `format: cloudevents` the stored body is a CloudEvent whose `data` is the event object: the change is
+    /// told apart by the event inside it, not by the envelope (whose top level has no `subscription` or `seq`).
+    @Test func cloudEventBodiesAreComparedByTheEventTheyCarry() throws {
+        let store = try makeStore()
+        let encoder = EventEncoder(format: .cloudevents, source: "http://directus")
+        let wrapped = encoder.encode([webhookEvent(1), sameIDOtherSubscription(1)])
+        let first = try store.insert(wrapped, sink: "a", now: 0, limit: 10)
+        #expect(first.inserted == 1)
+        #expect(first.conflicts.map(\.subscription) == ["articles-drafts"], "another subscription's change")
+        var again = webhookEvent(1)
+        again.body = Array(#"{"id":"evt_1","collection":"articles","key":"1","received_at":"later"}"#.utf8)
+        let repeated = try store.insert(encoder.encode([again]), sink: "a", now: 0, limit: 10)
+        #expect(repeated.inserted == 0 && repeated.conflicts.isEmpty, "the same change read again")
+    }
+
     @Test func theSinkLogsAndCountsAConflictAtErrorLevel() throws {
         let store = try makeStore()
         let registry = MetricsRegistry()
