@@ -78,8 +78,12 @@ extension OutboxStore {
     }
 
     /// The members of a stored event line that say which change it is (not when it was read, nor the item's state).
+    /// A CloudEvent (`format: cloudevents`) carries the event line as its `data`: its own top level names none of
+    /// them, and comparing the envelopes would take every event with the same id for a repeat.
     private static func identity(of body: [UInt8]) -> [JSONValue?]? {
-        guard let line = try? JSONValue.parse(body), case .object = line else { return nil }
+        guard let parsed = try? JSONValue.parse(body), case .object = parsed else { return nil }
+        let line = parsed["specversion"] != nil ? parsed["data"] : parsed
+        guard let line, case .object = line else { return nil }
         return ["event", "collection", "key", "subscription", "seq"].map { line[$0] }
     }
 
