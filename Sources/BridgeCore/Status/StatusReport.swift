@@ -3,6 +3,7 @@ import BridgeSinks
 import BridgeEvents
 package import BridgeConfig
 import BridgeJSON
+import BridgeSystem
 
 /// What `directus-bridge status` prints: the stored state (``StateReading``) and, when the service runs, what its
 /// `/metrics` and `/readyz` say. Pure: the command gathers the inputs, this only words them.
@@ -69,7 +70,7 @@ package struct StatusReport: Sendable {
     private var sinkIDs: [String] { SinkCatalog.identities(of: config.sinks) }
 
     private var activityLine: String? {
-        let head = metrics?.value("directus_bridge_activity_head").map { Int64($0) }
+        let head = metrics?.value("directus_bridge_activity_head").map { Int64(saturating: $0) }
         guard !stored.sinkCursors.isEmpty || head != nil else {
             return "activity      no cursor in \(config.delivery.stateDir) (never ran in activity mode there)"
         }
@@ -78,7 +79,7 @@ package struct StatusReport: Sendable {
             parts.append("lowest sink cursor \(lowest)")
         }
         if let head { parts.append("head \(head)") }
-        if let lag = metrics?.value("directus_bridge_activity_lag") { parts.append("lag \(Int64(lag))") }
+        if let lag = metrics?.value("directus_bridge_activity_lag") { parts.append("lag \(Int64(saturating: lag))") }
         if metrics?.value("directus_bridge_activity_backfilling") == 1 { parts.append("catching up") }
         return "activity      " + parts.joined(separator: ", ")
     }
@@ -100,10 +101,13 @@ package struct StatusReport: Sendable {
         if let saved, saved.startID > 0 { parts.append("starts after activity id \(saved.startID)") }
         let labels = ["subscription": uid, "sink": sink]
         if let metrics, metrics.value("directus_bridge_snapshot_running", labels) == 1 {
-            let done = metrics.value("directus_bridge_snapshot_done_items", labels).map { Int64($0) } ?? 0
-            let total = metrics.value("directus_bridge_snapshot_expected_items", labels).map { Int64($0) }
+            let done = metrics.value("directus_bridge_snapshot_done_items", labels).map { Int64(saturating: $0) } ?? 0
+            let total = metrics.value("directus_bridge_snapshot_expected_items", labels).map { Int64(saturating: $0) }
             var progress = "snapshot running: \(done)" + (total.map { " of \($0) items" } ?? " items")
-            if let total, total > 0 { progress += " (\(min(100, done * 100 / total)) %)" }
+            // Numbers of another process: the share is computed in floating point, so no product can overflow.
+            if let total, total > 0 {
+                progress += " (\(Int64(saturating: min(100, max(0, Double(done) * 100 / Double(total))))) %)"
+            }
             progress += ", " + Self.pace(
                 rate: metrics.value("directus_bridge_snapshot_rate_items_per_second", labels),
                 eta: metrics.value("directus_bridge_snapshot_eta_seconds", labels))
@@ -126,13 +130,13 @@ package struct StatusReport: Sendable {
         let labels = ["sink": id]
         var parts: [String] = []
         if let metrics, let cursor = metrics.value("directus_bridge_sink_cursor", labels) {
-            parts.append("cursor \(Int64(cursor))")
+            parts.append("cursor \(Int64(saturating: cursor))")
         } else if let stored = stored.cursor(ofSink: id) {
             parts.append("cursor \(stored.cursor.committed)" + (stored.legacy ? " (the 0.1 cursor it takes over)" : ""))
         }
-        if let lag = metrics?.value("directus_bridge_sink_lag", labels) { parts.append("lag \(Int64(lag))") }
+        if let lag = metrics?.value("directus_bridge_sink_lag", labels) { parts.append("lag \(Int64(saturating: lag))") }
         if let metrics, metrics.value("directus_bridge_backfill_running", labels) == 1 {
-            let done = metrics.value("directus_bridge_backfill_done_events", labels).map { Int64($0) } ?? 0
+            let done = metrics.value("directus_bridge_backfill_done_events", labels).map { Int64(saturating: $0) } ?? 0
             parts.append(
                 "backfill running: \(done) events, "
                     + Self.pace(
@@ -140,13 +144,13 @@ package struct StatusReport: Sendable {
                         eta: metrics.value("directus_bridge_backfill_eta_seconds", labels)))
         }
         if sink.settings is WebhookSinkConfig {
-            let depth = metrics?.value("directus_bridge_webhook_outbox_depth", labels).map { Int($0) }
+            let depth = metrics?.value("directus_bridge_webhook_outbox_depth", labels).map { Int(saturating: $0) }
             parts.append("outbox \(depth ?? stored.outboxDepths[id] ?? 0)")
-            let dead = metrics?.value("directus_bridge_webhook_dead_letter_depth", labels).map { Int($0) }
+            let dead = metrics?.value("directus_bridge_webhook_dead_letter_depth", labels).map { Int(saturating: $0) }
             parts.append("dead letters \(dead ?? stored.deadLetters[id] ?? 0)")
         }
         if let dropped = metrics?.value("directus_bridge_sink_dropped_total", labels), dropped > 0 {
-            parts.append("dropped \(Int64(dropped))")
+            parts.append("dropped \(Int64(saturating: dropped))")
         }
         if sink.format != .event { parts.append("format \(sink.format.rawValue)") }
         let detail = parts.isEmpty ? "" : ": " + parts.joined(separator: ", ")
@@ -160,8 +164,8 @@ package struct StatusReport: Sendable {
     }
 
     private static func pace(rate: Double?, eta: Double?) -> String {
-        var text = "\(rate.map { String(Int64($0)) } ?? "-")/s"
-        if let eta, eta > 0 { text += ", about \(Int64(eta.rounded(.up))) s left" }
+        var text = "\(rate.map { String(Int64(saturating: $0)) } ?? "-")/s"
+        if let eta, eta > 0 { text += ", about \(Int64(saturating: eta.rounded(.up))) s left" }
         return text
     }
 }

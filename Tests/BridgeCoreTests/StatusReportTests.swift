@@ -1,0 +1,64 @@
+import BridgeConfig
+import Testing
+
+@testable import BridgeCore
+import BridgeSinks
+
+/// `status` words what another process's `/metrics` says: whatever numbers it serves (NaN, infinities, values
+/// beyond any integer — a broken bridge, or another service on that port), the report is written, never trapped on.
+@Suite struct StatusReportTests {
+    static let config: BridgeConfig = {
+        let yaml = """
+            directus:
+              url: http://127.0.0.1:8055
+              auth:
+                token: t
+            subscriptions:
+              - collection: articles
+            delivery:
+              mode: activity
+            sinks:
+              - type: ndjson
+              - type: webhook
+                url: http://127.0.0.1:9/hook
+            """
+        guard case .success(let config) = ConfigLoader.parse(
+            text: yaml, path: "bridge.yaml", environment: [:], sinkTypes: SinkCatalog.configTypes)
+        else { preconditionFailure("the test's config does not load") }
+        return config
+    }()
+
+    @Test(arguments: ["NaN", "+Inf", "-Inf", "1e300", "-1e300", "9.3e18"])
+    func hostileMetricValuesAreWordedWithoutTrapping(value: String) throws {
+        let ids = SinkCatalog.identities(of: Self.config.sinks)
+        var series = [
+            "directus_bridge_activity_head", "directus_bridge_activity_lag", "directus_bridge_activity_backfilling",
+        ].map { "\($0) \(value)" }
+        let sinkSeries = [
+            "directus_bridge_sink_cursor", "directus_bridge_sink_lag", "directus_bridge_backfill_done_events",
+            "directus_bridge_backfill_rate_events_per_second", "directus_bridge_backfill_eta_seconds",
+            "directus_bridge_webhook_outbox_depth", "directus_bridge_webhook_dead_letter_depth",
+            "directus_bridge_sink_dropped_total",
+        ]
+        let snapshotSeries = [
+            "directus_bridge_snapshot_done_items", "directus_bridge_snapshot_expected_items",
+            "directus_bridge_snapshot_rate_items_per_second", "directus_bridge_snapshot_eta_seconds",
+        ]
+        for id in ids {
+            for name in sinkSeries { series.append("\(name){sink=\"\(id)\"} \(value)") }
+            series.append("directus_bridge_backfill_running{sink=\"\(id)\"} 1")
+            for name in snapshotSeries {
+                series.append("\(name){subscription=\"articles\",sink=\"\(id)\"} \(value)")
+            }
+            series.append("directus_bridge_snapshot_running{subscription=\"articles\",sink=\"\(id)\"} 1")
+        }
+        let metrics = MetricSamples(text: series.joined(separator: "\n"))
+        #expect(metrics.samples.count == series.count)
+        let report = StatusReport(
+            config: Self.config, stored: StoredState(),
+            service: .running(url: "http://127.0.0.1:9464", metrics: metrics, ready: true, readiness: "{}"))
+        let lines = report.lines
+        #expect(lines.count == 3 + 1 + 2, "\(lines)")
+        #expect(lines.contains { $0.contains("snapshot running") }, "\(lines)")
+    }
+}
