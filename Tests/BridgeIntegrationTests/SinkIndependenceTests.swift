@@ -14,9 +14,11 @@ import Testing
     }
 
     /// 150 creates then an update of each, ten per request (a live batch each): 300 changes, two per item.
-    private func makeChanges(_ emulator: Emulator) throws -> [String] {
+    /// `afterFirstSixty` runs once the first 60 creates are made (so a test can wait for them to arrive first).
+    private func makeChanges(_ emulator: Emulator, afterFirstSixty: () -> Void = {}) throws -> [String] {
         var keys: [String] = []
         for chunk in 0..<15 {
+            if chunk == 6 { afterFirstSixty() }
             let created = try emulator.rest("POST", "/items/articles", (0..<10).map { ["title": "new \(chunk)-\($0)"] })
             keys += ((created as? [String: Any])?["data"] as? [[String: Any]] ?? []).map { "\($0["id"] ?? "")" }
         }
@@ -37,7 +39,12 @@ import Testing
         try receiver.down()
         let bridge = try BridgeProcess.run(config: config(emulator, receiver, mode: "activity"))
         #expect(bridge.waitUntilConnected(), "\(bridge.stderr)")
-        let keys = try makeChanges(emulator)
+        // The first 60 reach the webhook's outbox (one page may hold them all): past max_outbox, every later batch
+        // finds it full, however the reader pages the rest.
+        let stateDir = bridge.directory.appendingPathComponent("state")
+        let keys = try makeChanges(emulator) {
+            _ = bridge.waitUntil(timeout: 20) { _ in OutboxProbe.pendingIDs(stateDir: stateDir).count >= 50 }
+        }
         #expect(keys.count == 150)
 
         // The NDJSON sink gets all 300 while the webhook outbox is full.
