@@ -228,12 +228,7 @@ public final class CursorDatabase: Sendable {
     // MARK: - Writing (called by `CursorStore` under its own lock)
 
     package func writeCursor(sink: String, committed: Int64) throws {
-        try database.withLock { database in
-            try database.run(
-                "INSERT INTO sink_cursor (sink, committed) VALUES (?, ?) "
-                    + "ON CONFLICT (sink) DO UPDATE SET committed = excluded.committed",
-                [.text(sink), .integer(committed)])
-        }
+        try database.withLock { database in try Self.upsertCursor(sink: sink, committed: committed, in: database) }
     }
 
     package func write(_ subscription: SubscriptionCursorState, uid: String, sink: String, clearingResync: Bool) throws {
@@ -251,10 +246,7 @@ public final class CursorDatabase: Sendable {
         try database.withLock { database in
             try database.transaction {
                 if let cursor {
-                    try database.run(
-                        "INSERT INTO sink_cursor (sink, committed) VALUES (?, ?) "
-                            + "ON CONFLICT (sink) DO UPDATE SET committed = excluded.committed",
-                        [.text(sink), .integer(cursor.committed)])
+                    try Self.upsertCursor(sink: sink, committed: cursor.committed, in: database)
                     let kept = Set(cursor.resolvedAbove)
                     let before = Set(previous.resolvedAbove)
                     for range in previous.resolvedAbove where !kept.contains(range) {
@@ -269,6 +261,13 @@ public final class CursorDatabase: Sendable {
                 }
             }
         }
+    }
+
+    private static func upsertCursor(sink: String, committed: Int64, in database: SQLiteDatabase) throws {
+        try database.run(
+            "INSERT INTO sink_cursor (sink, committed) VALUES (?, ?) "
+                + "ON CONFLICT (sink) DO UPDATE SET committed = excluded.committed",
+            [.text(sink), .integer(committed)])
     }
 
     private static func insert(_ ranges: [ClosedRange<Int64>], sink: String, into database: SQLiteDatabase) throws {
