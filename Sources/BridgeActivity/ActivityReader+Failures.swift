@@ -8,39 +8,34 @@ extension ActivityReaderLoop {
     /// Failures in a row after which a retried read is logged at error level.
     package static let persistentFailures = 5
 
-    /// Runs `body` until it succeeds or the bridge stops (nil); failures are logged and retried with backoff.
+    /// Runs `body` until it succeeds or the bridge stops (nil); failures are logged and retried with backoff by the
+    /// bridge's one retry loop (`retrying(until:backoff:_:failed:)`).
     ///
     /// A failure that retrying cannot fix (`DirectusError.isRetriable` false), and any failure that came
     /// `persistentFailures` times in a row, is logged at error level: the reader never retries a deterministic
-    /// failure forever with warnings only.
+    /// failure forever with warnings only. A closed queue (the bridge is stopping) ends the retries.
     package func retrying<T>(_ message: String, _ body: () async throws -> T) async -> T? {
         var failures = 0
-        while !stop.isTriggered {
-            do {
-                let result = try await body()
-                backoff.reset()
-                return result
-            } catch is QueueClosed {
-                return nil
-            } catch {
-                reader.metrics.readFailures.increment()
-                failures += 1
-                let delay = backoff.nextDelay()
-                let deterministic = (error as? DirectusError).map { !$0.isRetriable } ?? false
-                let metadata: LogMetadata = [
-                    LogKey.error: "\(error)", LogKey.delay: delay.logText, "attempts": String(failures),
-                ]
-                if deterministic || failures >= Self.persistentFailures {
-                    let why = deterministic ? "retrying it as it is cannot help" : "it keeps failing"
-                    logger.error(message + " (" + why + ")", metadata: metadata)
-                } else {
-                    logger.warning(message, metadata: metadata)
-                }
-                if !catchingUp { startCatchingUp(reason: "read failed") }
-                await stop.sleep(for: delay)
+        // A local copy: the loop's `backoff` must not stay in an inout access across the body's suspensions.
+        var backoff = self.backoff
+        defer { self.backoff = backoff }
+        return await BridgeSystem.retrying(until: stop, backoff: &backoff, body) { error, delay in
+            if error is QueueClosed { return nil }
+            reader.metrics.readFailures.increment()
+            failures += 1
+            let deterministic = (error as? DirectusError).map { !$0.isRetriable } ?? false
+            let metadata: LogMetadata = [
+                LogKey.error: "\(error)", LogKey.delay: delay.logText, "attempts": String(failures),
+            ]
+            if deterministic || failures >= Self.persistentFailures {
+                let why = deterministic ? "retrying it as it is cannot help" : "it keeps failing"
+                logger.error(message + " (" + why + ")", metadata: metadata)
+            } else {
+                logger.warning(message, metadata: metadata)
             }
+            if !catchingUp { startCatchingUp(reason: "read failed") }
+            return delay
         }
-        return nil
     }
 
     /// Logs that Directus refused to read a subscription's items (at most once a minute per subscription).
