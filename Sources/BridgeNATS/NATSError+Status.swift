@@ -56,6 +56,8 @@ extension NATSError {
             return .rejected
         case 10039, 10076:  // JetStream not enabled (for the account)
             return .configuration
+        case 10071:  // wrong last sequence: a key-value compare-and-set lost to another writer
+            return .conflict
         default:
             return .retriable
         }

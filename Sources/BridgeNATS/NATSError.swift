@@ -17,6 +17,9 @@ package struct NATSError: Error, Sendable, CustomStringConvertible {
         case rejected
         /// The settings are wrong (no server, an unreadable credentials or CA file, an invalid subject).
         case configuration
+        /// A key-value write expected a revision the key no longer has (JetStream's "wrong last sequence"):
+        /// another writer got there first. Never retried over: the caller must read again, or give way.
+        case conflict
     }
 
     /// What a caller can do about it.
