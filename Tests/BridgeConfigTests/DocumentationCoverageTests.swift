@@ -20,7 +20,7 @@ import BridgeSinks
         let sections: [[String]] = [
             ConfigKeys.root, ConfigKeys.directus, ConfigKeys.auth, ConfigKeys.tls, ConfigKeys.reconnect,
             ConfigKeys.subscription, ConfigKeys.delivery, ConfigKeys.sinkKeys(of: SinkCatalog.configTypes),
-            ConfigKeys.http, ConfigKeys.log,
+            ConfigKeys.http, ConfigKeys.log, ConfigKeys.state,
         ]
         for key in sections.joined() where key != "type" {
             let documented =

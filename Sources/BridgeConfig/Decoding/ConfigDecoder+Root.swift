@@ -16,6 +16,7 @@ extension ConfigDecoder {
         let sinks = decodeSinks(root, subscribed: subscriptions.map(\.collection))
         let http = decodeHTTP(root)
         let log = decodeLog(root)
+        let state = decodeState(root, mode: delivery.mode)
         let shutdownTimeout = duration(root, "shutdown_timeout", default: BridgeConfig.defaultShutdownTimeout)
         guard let directus, !subscriptions.isEmpty, !sinks.isEmpty else { return nil }
         return BridgeConfig(
@@ -25,6 +26,7 @@ extension ConfigDecoder {
             sinks: sinks,
             http: http,
             log: log,
+            state: state,
             shutdownTimeout: shutdownTimeout
         )
     }

@@ -1,6 +1,6 @@
 /// The keys each section of `bridge.yaml` accepts, in one place (documented in docs/configuration.md).
 enum ConfigKeys {
-    static let root = ["directus", "subscriptions", "delivery", "sinks", "http", "log", "shutdown_timeout"]
+    static let root = ["directus", "subscriptions", "delivery", "sinks", "http", "log", "state", "shutdown_timeout"]
     static let directus = [
         "url", "websocket_path", "auth", "tls", "connect_timeout", "request_timeout", "heartbeat", "reconnect",
     ]
@@ -17,13 +17,14 @@ enum ConfigKeys {
     }
     static let http = ["listen"]
     static let log = ["level", "format", "stats_interval", "progress_interval"]
+    static let state = ["backend", "servers", "bucket", "name", "lease"]
 
     /// Sections by dotted name (list entries as `name[]`), searched to say where a misplaced key belongs.
     static func sections(sinkTypes: [SinkConfigType]) -> [(name: String, keys: [String])] {
         [
             ("", root), ("directus", directus), ("directus.auth", auth), ("directus.tls", tls),
             ("directus.reconnect", reconnect), ("subscriptions[]", subscription), ("delivery", delivery),
-            ("sinks[]", sinkKeys(of: sinkTypes)), ("http", http), ("log", log),
+            ("sinks[]", sinkKeys(of: sinkTypes)), ("http", http), ("log", log), ("state", state),
         ]
     }
 

@@ -52,6 +52,12 @@ extension BridgeConfig: CustomStringConvertible {
         lines.append("  format: \(log.format.rawValue)")
         lines.append("  stats_interval: \(format(log.statsInterval))")
         lines.append("  progress_interval: \(format(log.progressInterval))")
+        lines.append("state:")
+        lines.append("  backend: \(state.backend.rawValue)")
+        lines.append("  servers: \(list(state.servers.map(quoted)))")
+        lines.append("  bucket: \(quoted(state.bucket))")
+        lines.append("  name: \(quoted(state.name))")
+        lines.append("  lease: \(format(state.lease))")
         lines.append("shutdown_timeout: \(format(shutdownTimeout))")
         return lines.joined(separator: "\n")
     }

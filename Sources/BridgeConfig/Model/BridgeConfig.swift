@@ -17,6 +17,8 @@ public struct BridgeConfig: Sendable, Equatable {
     public var http: HTTPConfig
     /// Logging on stderr (`log`).
     public var log: LogConfig
+    /// Where progress is kept, and whether bridges share it (`state`).
+    public var state: StateConfig
     /// How long SIGTERM/SIGINT may spend draining before the bridge gives up (`shutdown_timeout`).
     /// Default: 10s.
     public var shutdownTimeout: Duration
@@ -32,6 +34,7 @@ public struct BridgeConfig: Sendable, Equatable {
         sinks: [SinkConfig],
         http: HTTPConfig = HTTPConfig(),
         log: LogConfig = LogConfig(),
+        state: StateConfig = StateConfig(),
         shutdownTimeout: Duration = BridgeConfig.defaultShutdownTimeout
     ) {
         self.directus = directus
@@ -40,6 +43,7 @@ public struct BridgeConfig: Sendable, Equatable {
         self.sinks = sinks
         self.http = http
         self.log = log
+        self.state = state
         self.shutdownTimeout = shutdownTimeout
     }
 }

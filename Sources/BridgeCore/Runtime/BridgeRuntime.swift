@@ -35,6 +35,11 @@ public final class BridgeRuntime: Sendable {
     /// Runs the bridge until a signal ends it.
     public func run() async -> RuntimeOutcome {
         ignoreSIGPIPE()
+        // The shared state backend is decoded and validated but not wired into the runtime yet: refuse it rather
+        // than run with local state while the operator believes the cursors are shared.
+        if config.state.backend == .jetstream {
+            return .configurationProblem("state.backend: jetstream is not supported by this build yet")
+        }
         let stop = ShutdownSignal()
         let components: RuntimeComponents
         do {
