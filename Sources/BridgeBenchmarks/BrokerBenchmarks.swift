@@ -1,5 +1,8 @@
+import BridgeEvents
+import BridgeJSON
 import BridgeKafka
 import BridgeNATS
+import BridgeSinks
 import BridgeSystem
 import Foundation
 
@@ -7,63 +10,64 @@ import Foundation
     @preconcurrency import Glibc
 #endif
 
-/// Event-sized messages (~450-byte JSON, key = item key over 1000 items) into a broker, each against a Python
-/// client doing the same job in the same run.
+/// Encoded events (~450-byte JSON, key = item key over 1000 items) through a broker sink's connector, driven as the
+/// sink runner drives it, each against a Python client doing the same job in the same run.
 ///
-/// - `kafka-produce`: librdkafka's mock cluster (3 brokers, 6 partitions, replication 3, in this process), our
-///   `KafkaProducer` (idempotent, acks=all) counting delivery reports vs confluent-kafka's producer with the
-///   same settings and messages (Tests/tools/broker_peers/bench_kafka_producer.py).
-/// - `jetstream-publish`: a local nats-server with a file-storage stream, our `JetStreamPublisher` waiting for
-///   every acknowledgement vs nats-py keeping 512 acknowledged publishes in flight
+///     bridge-benchmarks kafka-sink [COUNT [runs=N]]        (default 200000 events, 3 runs)
+///     bridge-benchmarks jetstream-sink [COUNT [runs=N]]    (default 100000 events, 3 runs)
+///
+/// Two ways of driving, as the runner does in each mode (`SinkRunner.deliver`):
+/// - `pages`: activity mode — pages of 500 events (the activity reader's page), each `accept`ed and then
+///   `makeDurable` (every event of the page confirmed) before the next, as the cursor may only move past confirmed
+///   events. The peer does the same: produces/publishes a page, waits for every confirmation, then the next page.
+/// - `stream`: live mode — every batch `accept`ed (which waits only while `max_outstanding` events are unconfirmed),
+///   one `makeDurable` at the end. The peer keeps producing/publishing and waits for every confirmation at the end.
+///
+/// - `kafka-sink`: librdkafka's mock cluster (3 brokers, 6 partitions, replication 3, in this process), a `type: kafka`
+///   sink with the contract's defaults vs confluent-kafka's producer with the same settings and messages
+///   (Tests/tools/broker_peers/bench_kafka_producer.py).
+/// - `jetstream-sink`: a local nats-server with a file-storage stream, a `type: jetstream` sink with the contract's
+///   defaults vs nats-py publishing with the same `Nats-Msg-Id` and payloads
 ///   (Tests/tools/broker_peers/bench_nats_publisher.py).
+///
+/// Each reported value is the median of the runs (ours and the peer alternately): a shared VM's speed drifts.
 enum BrokerBenchmarks {
+    /// How the runner feeds the sink.
+    enum Drive: String, CaseIterable {
+        case pages, stream
+
+        /// Events per `accept`: an activity page, or a live burst the runner takes from its inbox at once.
+        var batchSize: Int { 500 }
+
+        /// The peer's `--page` argument (0: no page barrier).
+        var peerPage: Int { self == .pages ? batchSize : 0 }
+    }
+
     static func runKafka(_ arguments: [String]) async throws {
-        let count = arguments.first.flatMap(Int.init) ?? 200_000
+        let (count, runs) = options(arguments, defaultCount: 200_000)
         let cluster = try KafkaMockCluster.make(brokers: 3)
         try cluster.createTopic("bench-ours", partitions: 6, replicationFactor: 3)
         try cluster.createTopic("bench-peer", partitions: 6, replicationFactor: 3)
-        let producer = try KafkaProducer.make(
-            settings: KafkaProducerSettings(
-                bootstrapServers: [cluster.bootstrapServers],
-                properties: ["linger.ms": "5"],
-                maxOutstanding: 100_000
-            ),
-            logger: .silent
-        )
-        _ = try await producer.send([KafkaMessage(topic: "bench-ours", key: "warm", value: Array("warm".utf8))])
-        let messages = (0..<count).map { index in
-            let event = eventPayload(index: index, prefix: "evt")
-            return KafkaMessage(
-                topic: "bench-ours",
-                key: event.key,
-                headers: [
-                    KafkaHeader(name: "id", value: event.id), KafkaHeader(name: "type", value: "items.update"),
-                    KafkaHeader(name: "collection", value: "articles"), KafkaHeader(name: "event", value: "update"),
-                ],
-                value: event.payload
-            )
+        let config = KafkaSinkConfig(brokers: [cluster.bootstrapServers], topic: "bench-ours")
+        let events = makeEvents(count: count, prefix: "evt")
+        for drive in Drive.allCases {
+            var ours: [Double] = []
+            var peers: [Double] = []
+            for _ in 0..<runs {
+                let sink = try KafkaSinkType.makeConnector(config, context: benchContext())
+                ours.append(try await measure(sink, events: events, drive: drive))
+                peers.append(
+                    try peerRate(
+                        script: "broker_peers/bench_kafka_producer.py",
+                        arguments: [cluster.bootstrapServers, "bench-peer", "\(count)", "--page", "\(drive.peerPage)"]))
+            }
+            report("kafka-sink", drive: drive, what: "delivery-reported events/s (mock cluster, 3 brokers, acks=all)",
+                ours: ours, peer: "python-confluent-kafka", peers: peers)
         }
-        let ours = try await measure(messages, what: "producer") { batch, done in
-            try await producer.submit(batch) { outcomes in done(outcomes.filter { !$0.isDelivered }.count) }
-        }
-        await producer.close(drainTimeout: .seconds(5))
-        let peer = try HelperProcess.runToEnd(
-            script: "broker_peers/bench_kafka_producer.py",
-            arguments: [cluster.bootstrapServers, "bench-peer", "\(count)"]
-        )
-        let peerRate = try rate(fromPeer: peer)
-        BenchmarkResult(
-            benchmark: "kafka-produce",
-            metric: "delivered messages/s (mock cluster, 3 brokers, acks=all)",
-            value: ours,
-            unit: "1/s",
-            peer: "python-confluent-kafka",
-            peerValue: peerRate
-        ).emit()
     }
 
     static func runJetStream(_ arguments: [String]) async throws {
-        let count = arguments.first.flatMap(Int.init) ?? 100_000
+        let (count, runs) = options(arguments, defaultCount: 100_000)
         let server = try BenchNATSServer.start()
         defer { server.stop() }
         let admin = try HelperProcess.runToEnd(
@@ -71,102 +75,130 @@ enum BrokerBenchmarks {
             arguments: ["create-stream", server.url, "BENCH", "bench.>", "--storage", "file"]
         )
         guard admin.hasSuffix("OK") else { throw BenchmarkFailure.badPeerOutput(admin) }
-        let connection = try await NATSConnection.connect(
-            settings: NATSSettings(servers: [server.url]),
-            logger: .silent
-        )
-        let publisher = try JetStreamPublisher.make(
-            connection: connection,
-            settings: JetStreamPublisherSettings(maxOutstanding: 4096)
-        )
-        let messages = (0..<count).map { index in
-            let event = eventPayload(index: index, prefix: "evt")
-            return JetStreamMessage(
-                subject: "bench.articles.update",
-                messageID: event.id,
-                orderingKey: event.key,
-                payload: event.payload
-            )
+        let config = JetStreamSinkConfig(servers: [server.url], subject: "bench.{collection}.{event}")
+        for drive in Drive.allCases {
+            var ours: [Double] = []
+            var peers: [Double] = []
+            for run in 0..<runs {
+                // Ids of their own per run: the stream would drop repeated ones as duplicates (acknowledged anyway).
+                let events = makeEvents(count: count, prefix: "evt\(drive.rawValue)\(run)")
+                let sink = try JetStreamSinkType.makeConnector(config, context: benchContext())
+                ours.append(try await measure(sink, events: events, drive: drive))
+                peers.append(
+                    try peerRate(
+                        script: "broker_peers/bench_nats_publisher.py",
+                        arguments: [
+                            server.url, "bench.py.update", "\(count)", "--page", "\(drive.peerPage)",
+                            "--prefix", "py\(drive.rawValue)\(run)",
+                        ]))
+            }
+            report("jetstream-sink", drive: drive, what: "acknowledged events/s (file-storage stream, one server)",
+                ours: ours, peer: "python-nats-py", peers: peers)
         }
-        let ours = try await measure(messages, what: "publisher") { batch, done in
-            try await publisher.submit(batch) { outcomes in done(outcomes.filter { $0.ack == nil }.count) }
-        }
-        await publisher.close(drainTimeout: .seconds(5))
-        await connection.close()
-        let peer = try HelperProcess.runToEnd(
-            script: "broker_peers/bench_nats_publisher.py",
-            arguments: [server.url, "bench.py.update", "\(count)"]
-        )
-        let peerRate = try rate(fromPeer: peer)
-        BenchmarkResult(
-            benchmark: "jetstream-publish",
-            metric: "acknowledged messages/s (file-storage stream, one server)",
-            value: ours,
-            unit: "1/s",
-            peer: "python-nats-py",
-            peerValue: peerRate
-        ).emit()
     }
 
-    /// Submits `messages` in batches of 1000 (each `submit` reports its batch's failures once) and returns messages
-    /// per second from the first submit to the last completion; throws if any message failed.
-    private static func measure<Message>(
-        _ messages: [Message],
-        what: String,
-        submit: ([Message], @escaping @Sendable (_ failed: Int) -> Void) async throws -> Void
-    ) async throws -> Double {
-        let tally = BatchTally(batches: (messages.count + 999) / 1000)
-        let start = ContinuousClock.now
-        for first in stride(from: 0, to: messages.count, by: 1000) {
-            try await submit(Array(messages[first..<min(first + 1000, messages.count)])) { tally.completed(failed: $0) }
-        }
-        await tally.wait()
-        let rate = Double(messages.count) / (ContinuousClock.now - start).inSeconds
-        guard tally.failed == 0 else {
-            throw BenchmarkFailure.badPeerOutput("our \(what) had \(tally.failed) failures")
-        }
-        return rate
+    /// COUNT and `runs=N` from the arguments.
+    private static func options(_ arguments: [String], defaultCount: Int) -> (count: Int, runs: Int) {
+        let count = arguments.first.flatMap(Int.init) ?? defaultCount
+        let runs = arguments.compactMap { $0.hasPrefix("runs=") ? Int($0.dropFirst(5)) : nil }.first ?? 3
+        return (max(1, count), max(1, runs))
     }
 
-    /// An event-shaped payload like the bridge writes (~450 bytes).
-    private static func eventPayload(index: Int, prefix: String) -> (id: String, key: String, payload: [UInt8]) {
-        let key = "item-\(index % 1000)"
-        let id = "\(prefix)_\(index)"
-        let text = """
-            {"id":"\(id)","type":"items.update","collection":"articles","event":"update","key":"\(key)",\
-            "seq":\(index),"data":{"id":"\(key)","title":"Article \(index)",\
-            "body":"\(String(repeating: "lorem ipsum ", count: 22))","tags":["a","b"],"rating":4.5,"draft":null}}
-            """
-        return (id, key, Array(text.utf8))
+    /// A sink's context as the runtime makes it, with metrics registered but not served.
+    private static func benchContext() -> SinkContext {
+        SinkContext(
+            index: 0, sinkID: "bench", stateDir: FileManager.default.temporaryDirectory.path,
+            userAgent: "directus-bridge/bench", caFile: nil, shutdownTimeout: .seconds(10),
+            registry: MetricsRegistry(), stats: nil, logger: .silent, shared: SinkResources())
     }
 
-    private static func rate(fromPeer output: String) throws -> Double {
+    /// Events per second through `sink` from the first `accept` until every event is confirmed, on a blocking
+    /// thread as the runner runs (after a warm-up page that connects and learns the topic's partitions). The sink
+    /// is closed afterwards.
+    private static func measure(_ sink: any SinkConnector, events: [EncodedEvent], drive: Drive) async throws
+        -> Double
+    {
+        nonisolated(unsafe) let sink = sink  // used by one blocking job at a time, while this task waits
+        let warmUp = events.prefix(drive.batchSize).map { event in
+            var copy = event
+            copy.id = "warm_" + event.id
+            return copy
+        }
+        let pages = stride(from: 0, to: events.count, by: drive.batchSize).map {
+            Array(events[$0..<min($0 + drive.batchSize, events.count)])
+        }
+        return try await BlockingExecutor.shared.perform {
+            try sink.connect()
+            try sink.accept(warmUp)
+            try sink.makeDurable()
+            let start = ContinuousClock.now
+            for page in pages {
+                try acceptWaiting(sink, page)
+                if drive == .pages { try sink.makeDurable() }
+            }
+            try sink.makeDurable()
+            let rate = Double(events.count) / (ContinuousClock.now - start).inSeconds
+            try sink.close()
+            return rate
+        }
+    }
+
+    /// `accept`, trying again while the sink reports backpressure (`max_outstanding` unconfirmed), as the runner
+    /// does for an activity batch; any other error ends the benchmark.
+    private static func acceptWaiting(_ sink: any SinkConnector, _ page: [EncodedEvent]) throws {
+        while true {
+            do {
+                try sink.accept(page)
+                return
+            } catch let error where error.isBackpressure {
+                continue  // `accept` already waited a second for room
+            }
+        }
+    }
+
+    /// Event-shaped encoded events like the bridge makes (~450-byte bodies), `update`s of 1000 items of
+    /// `articles`.
+    static func makeEvents(count: Int, prefix: String) -> [EncodedEvent] {
+        let now = Timestamp.now()
+        return (0..<count).map { index in
+            let key = "item-\(index % 1000)"
+            let id = prefix + "_" + String(format: "%08d", index)
+            let text = """
+                {"id":"\(id)","type":"directus.items.update","collection":"articles","event":"update",\
+                "key":"\(key)","seq":\(index),"data":{"id":"\(key)","title":"Article \(index)",\
+                "body":"\(String(repeating: "lorem ipsum ", count: 22))","tags":["a","b"],"rating":4.5,"draft":null}}
+                """
+            return EncodedEvent(
+                id: id, event: .update, collection: "articles", key: key, origin: .backfill, seq: Int64(index),
+                time: now, receivedAt: now, subscription: "bench", body: Array(text.utf8))
+        }
+    }
+
+    private static func peerRate(script: String, arguments: [String]) throws -> Double {
+        let output = try HelperProcess.runToEnd(script: script, arguments: arguments)
         guard let line = output.split(separator: "\n").last,
             let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
             let rate = object["messages_per_second"] as? Double, (object["failures"] as? Int) == 0
         else { throw BenchmarkFailure.badPeerOutput(output) }
         return rate
     }
-}
 
-/// Batches still to complete and messages that failed, updated from the clients' threads.
-final class BatchTally: Sendable {
-    private let state: ConditionLock<(remaining: Int, failed: Int)>
-
-    init(batches: Int) { state = ConditionLock((batches, 0)) }
-
-    func completed(failed: Int) {
-        state.withLock {
-            $0.remaining -= 1
-            $0.failed += failed
-        }
+    private static func report(
+        _ benchmark: String, drive: Drive, what: String, ours: [Double], peer: String, peers: [Double]
+    ) {
+        let each = zip(ours, peers).map { String(format: "%.0f/%.0f", $0, $1) }.joined(separator: " ")
+        FileHandle.standardError.write(Data("\(benchmark) \(drive.rawValue): runs (ours/peer) \(each)\n".utf8))
+        let mode = drive == .pages ? "pages of 500, confirmed before the next" : "stream, max_outstanding 10000"
+        BenchmarkResult(
+            benchmark: benchmark, metric: "\(what), \(mode), median of \(ours.count)", value: median(ours),
+            unit: "1/s", peer: peer, peerValue: median(peers)
+        ).emit()
     }
 
-    var failed: Int { state.withLock { $0.failed } }
-
-    /// Waits (polling every millisecond: the wait is not what is measured) until every batch completed.
-    func wait() async {
-        while state.withLock({ $0.remaining > 0 }) { try? await Task.sleep(for: .milliseconds(1)) }
+    private static func median(_ values: [Double]) -> Double {
+        let sorted = values.sorted()
+        return sorted.count % 2 == 1
+            ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
     }
 }
 

@@ -31,9 +31,10 @@ let benchmarks: [Benchmark] = [
         run: ActivityBenchmark.run),
     Benchmark(name: "webhook-delivery", summary: "outbox → signed POST → row deleted, deliveries/s (1/8/64) vs aiohttp",
         run: WebhookDeliveryBenchmark.run),
-    Benchmark(name: "kafka-produce", summary: "delivery-reported messages/s into librdkafka's mock cluster vs confluent-kafka",
+    Benchmark(name: "kafka-sink",
+        summary: "events/s through a kafka sink into librdkafka's mock cluster vs confluent-kafka",
         run: BrokerBenchmarks.runKafka),
-    Benchmark(name: "jetstream-publish", summary: "acknowledged JetStream publishes/s to a local nats-server vs nats-py",
+    Benchmark(name: "jetstream-sink", summary: "events/s through a jetstream sink to a local nats-server vs nats-py",
         run: BrokerBenchmarks.runJetStream),
 ]
 

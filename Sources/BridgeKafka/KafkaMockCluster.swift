@@ -1,5 +1,9 @@
 internal import CRdKafka
 
+#if canImport(Glibc)
+    @preconcurrency import Glibc
+#endif
+
 /// librdkafka's mock Kafka cluster (`rdkafka_mock.h`): brokers that speak the Kafka protocol on loopback TCP
 /// ports, in this process, for tests and benchmarks. Any Kafka client can reach them through `bootstrapServers`.
 ///
@@ -43,6 +47,8 @@ package final class KafkaMockCluster {
             rd_kafka_destroy(host)
             throw KafkaError(kind: .retriable, message: "librdkafka could not start a mock cluster")
         }
+        let ports = String(cString: servers).split(separator: ",").compactMap { $0.split(separator: ":").last }
+        disableNagle(onListenersAt: Set(ports.compactMap { UInt16($0) }))
         return KafkaMockCluster(
             host: host,
             cluster: cluster,
@@ -82,6 +88,38 @@ package final class KafkaMockCluster {
         let codes = errors.map { rd_kafka_resp_err_t(rawValue: $0.rawValue) }
         codes.withUnsafeBufferPointer { codes in
             rd_kafka_mock_push_request_errors_array(cluster, crdkafka_api_key_produce, codes.count, codes.baseAddress)
+        }
+    }
+
+    /// Sets TCP_NODELAY on the brokers' listening sockets (their connections inherit it), as Kafka brokers set it.
+    ///
+    /// librdkafka 2.0.2's mock brokers leave Nagle's algorithm on: when one broker leads two partitions, its second
+    /// small produce response waits for the client's delayed ACK (about 40 ms), so every wait for delivery reports
+    /// took 40 ms or more. The sockets are found among this process's descriptors by their port (a broker that goes
+    /// down and up gets a new listener without it: only timing changes).
+    private static func disableNagle(onListenersAt ports: Set<UInt16>) {
+        guard let directory = opendir("/proc/self/fd") else { return }
+        defer { closedir(directory) }
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) {
+                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            guard let descriptor = Int32(name) else { continue }
+            var address = sockaddr_in()
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let named = withUnsafeMutablePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+            }
+            guard named == 0, address.sin_family == sa_family_t(AF_INET),
+                ports.contains(UInt16(bigEndian: address.sin_port))
+            else { continue }
+            var listening: Int32 = 0
+            var size = socklen_t(MemoryLayout<Int32>.size)
+            guard getsockopt(descriptor, SOL_SOCKET, SO_ACCEPTCONN, &listening, &size) == 0, listening == 1 else {
+                continue
+            }
+            var on: Int32 = 1
+            _ = setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
         }
     }
 

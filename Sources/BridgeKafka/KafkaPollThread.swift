@@ -19,21 +19,34 @@ final class KafkaPollThread {
     private final class Loop: Sendable {
         let handle: KafkaHandle
         let stopping = Atomic<Bool>(false)
+        let expediting = Atomic<Bool>(false)
 
         init(handle: KafkaHandle) { self.handle = handle }
 
         func run() {
             // A 100 ms timeout bounds how long `stop()` waits; reports are served as soon as they arrive.
-            while !stopping.load(ordering: .acquiring) { rd_kafka_poll(handle.pointer, 100) }
+            while !stopping.load(ordering: .acquiring) {
+                if expediting.exchange(false, ordering: .acquiringAndReleasing) {
+                    // While a flush runs, librdkafka sends what it holds back for linger.ms at once; the flush
+                    // serves reports like a poll, and returns as soon as none is outstanding.
+                    _ = rd_kafka_flush(handle.pointer, 100)
+                } else {
+                    rd_kafka_poll(handle.pointer, 100)
+                }
+            }
         }
     }
 
     private let loop: Loop
     private var thread: pthread_t?
+    /// The queue `rd_kafka_poll` serves, to wake the thread with `rd_kafka_queue_yield` (from any thread, unlike
+    /// `rd_kafka_yield`, which only works inside a callback). Released when the thread stopped.
+    private let mainQueue: OpaquePointer?
 
     /// Starts polling `handle`; throws when the system refuses a thread.
     init(handle: KafkaHandle) throws(KafkaError) {
         loop = Loop(handle: handle)
+        mainQueue = rd_kafka_queue_get_main(handle.pointer)
         // +1 handed to the thread, released when its loop returns: the loop outlives this object if need be.
         let context = Unmanaged.passRetained(loop).toOpaque()
         var thread = pthread_t()
@@ -49,6 +62,7 @@ final class KafkaPollThread {
         )
         guard result == 0 else {
             Unmanaged<Loop>.fromOpaque(context).release()  // no thread took the +1
+            if let mainQueue { rd_kafka_queue_destroy(mainQueue) }
             throw KafkaError(kind: .retriable, message: "could not start the delivery-report thread (error \(result))")
         }
         self.thread = thread
@@ -56,11 +70,21 @@ final class KafkaPollThread {
 
     deinit { stop() }
 
+    /// Makes the thread flush instead of poll, once: messages held back for `linger.ms` go out now. Returns at once
+    /// (the yield ends the poll in progress).
+    func expedite() {
+        guard thread != nil, let mainQueue else { return }
+        loop.expediting.store(true, ordering: .releasing)
+        rd_kafka_queue_yield(mainQueue)
+    }
+
     /// Stops polling and waits for the thread to end (at most one poll timeout). Idempotent.
     func stop() {
         guard let thread else { return }
         loop.stopping.store(true, ordering: .releasing)
         pthread_join(thread, nil)
         self.thread = nil
+        // Before the handle is destroyed: a queue reference left over would keep rd_kafka_destroy waiting.
+        if let mainQueue { rd_kafka_queue_destroy(mainQueue) }
     }
 }

@@ -190,6 +190,14 @@ package final class KafkaProducer {
         }
     }
 
+    /// Sends the messages librdkafka holds back to fill a batch (`linger.ms`) at once, without waiting for them: for
+    /// a caller about to wait for their delivery reports, when nothing more will come to fill the batch. Returns at
+    /// once.
+    package func expedite() {
+        precondition(!closed, "KafkaProducer.expedite after close")
+        resources.expedite()
+    }
+
     /// Waits until every outstanding message has its outcome, at most `timeout`; true if none is left.
     package func flush(timeout: Duration) async -> Bool {
         let handle = self.handle

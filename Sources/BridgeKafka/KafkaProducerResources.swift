@@ -35,6 +35,12 @@ final class KafkaProducerResources: @unchecked Sendable {
         return .success(made)
     }
 
+    /// Has the poll thread flush once (`KafkaPollThread.expedite`); nothing after release.
+    func expedite() {
+        guard !released else { return }
+        pollThread.expedite()
+    }
+
     /// Purges what librdkafka still holds, serves the purge's delivery reports (so every batch completes and
     /// every ticket's retain is consumed), then destroys the handles. Blocks for up to about a second. Idempotent.
     func release() {

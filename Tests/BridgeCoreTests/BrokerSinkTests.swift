@@ -19,12 +19,19 @@ final class ScriptedBrokerClient: BrokerClient, @unchecked Sendable {
     let broken = Atomic<Bool>(false)
     let closed = Atomic<Bool>(false)
     let problemText = Mutex<String?>(nil)
+    /// `expedite` calls, each with how many hand-overs were open then.
+    let expedited = Mutex<[Int]>([])
 
     func submit(_ events: [EncodedEvent], completion: @escaping @Sendable ([BrokerOutcome]) -> Void)
         throws(SinkError)
     {
         handOvers.withLock { $0.append(HandOver(events: events, completion: completion)) }
         history.withLock { $0 += events.map(\.id) }
+    }
+
+    func expedite() {
+        let open = handOvers.withLock { $0.count }
+        expedited.withLock { $0.append(open) }
     }
 
     var problem: String? { problemText.withLock { $0 } }
@@ -113,9 +120,12 @@ final class OpenedClients: Sendable {
         client.problemText.withLock { $0 = "connection lost" }
         let stalled = #expect(throws: SinkError.self) { try sink.makeDurable() }
         #expect(stalled?.isRetriable == true && stalled?.message.contains("connection lost") == true, "\(stalled!)")
+        // Before waiting, the client was asked to send what it holds back to fill a batch: nothing more comes.
+        #expect(client.expedited.withLock { $0 } == [1])
         client.answerAll()
         try sink.makeDurable()
         #expect(client.handOvers.withLock { $0.isEmpty })
+        #expect(client.expedited.withLock { $0 } == [1], "nothing pending: no need to expedite")
     }
 
     @Test func failedEventsAreSentAgainBeforeNewerOnesAndRejectedOnesArePassedOver() throws {

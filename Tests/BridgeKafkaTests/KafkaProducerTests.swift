@@ -166,6 +166,20 @@ struct KafkaProducerTests {
         await producer.close(drainTimeout: .seconds(5))
     }
 
+    @Test func expediteSendsWhatLingersAtOnce() async throws {
+        let cluster = try KafkaMockPeer(brokers: 1)
+        try cluster.createTopic("lingering", partitions: 2, replicationFactor: 1)
+        // librdkafka's longest linger, 15 minutes: without expedite, none of these would be sent before the wait below
+        // gives up.
+        let producer = try makeProducer(cluster.bootstrapServers, properties: ["linger.ms": "900000"])
+        let done = OutcomeBox()
+        try await producer.submit(eventMessages(topic: "lingering", count: 100, items: 10)) { done.store($0) }
+        producer.expedite()
+        let outcomes = try #require(await done.wait(timeout: .seconds(20)))
+        #expect(allDelivered(outcomes), firstFailure(outcomes))
+        await producer.close(drainTimeout: .seconds(5))
+    }
+
     @Test func submitWaitsAtTheBoundAndCloseReportsWhatWasNeverDelivered() async throws {
         let cluster = try KafkaMockPeer(brokers: 1)
         try cluster.createTopic("bounded", partitions: 1, replicationFactor: 1)

@@ -11,6 +11,10 @@ package protocol BrokerClient: AnyObject {
     /// client (the sink never submits more than the client's bound), throwing only when nothing was handed over.
     func submit(_ events: [EncodedEvent], completion: @escaping @Sendable ([BrokerOutcome]) -> Void)
         throws(SinkError)
+    /// Sends at once what the client holds back to fill a batch (Kafka's `linger.ms`), without waiting: called when
+    /// the sink is about to wait for outcomes (`makeDurable`), as nothing more will come to fill the batch.
+    /// Default: nothing (the client holds nothing back).
+    func expedite()
     /// Why the client cannot deliver right now (connection lost, credentials refused), for logs and readiness;
     /// nil while healthy.
     var problem: String? { get }
@@ -20,6 +24,10 @@ package protocol BrokerClient: AnyObject {
     /// Waits up to `drainTimeout` for what it holds, then releases everything; what is still held gets a `retry`
     /// outcome before this returns.
     func close(drainTimeout: Duration)
+}
+
+extension BrokerClient {
+    package func expedite() {}
 }
 
 /// What became of one event handed to a broker.

@@ -94,6 +94,8 @@ package final class BrokerSink: SinkConnector, @unchecked Sendable {
             // Events that failed go first: nothing newer is taken before them (per-item order).
             throw SinkError(sink: name, message: "events to send again: \(reason)", isRetriable: true)
         }
+        // About to wait for room: nothing more comes meanwhile to fill the client's batches.
+        if !waiting.isEmpty || tracker.pending + events.count > settings.maxOutstanding { client?.expedite() }
         guard waiting.isEmpty,
             tracker.waitForRoom(events.count, limit: settings.maxOutstanding, timeout: settings.roomWait)
         else {
@@ -120,6 +122,8 @@ package final class BrokerSink: SinkConnector, @unchecked Sendable {
                 }
                 return
             }
+            // Nothing more comes until these are confirmed: no use holding them back to fill a batch.
+            client?.expedite()
             if !tracker.waitUntilSettled(stallAfter: settings.stallAfter) {
                 throw SinkError(sink: name, message: stalledMessage(), isRetriable: true)
             }

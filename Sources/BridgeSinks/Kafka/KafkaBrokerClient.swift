@@ -58,6 +58,9 @@ final class KafkaBrokerClient: BrokerClient {
         )
     }
 
+    /// A page of an activity batch would otherwise wait `linger.ms` for messages that do not come.
+    func expedite() { producer.expedite() }
+
     var problem: String? { producer.status.lastError.map(Self.describe) }
 
     var isBroken: Bool { producer.status.lastError?.requiresNewProducer == true }

@@ -1,32 +1,41 @@
 """Benchmark peer: a confluent-kafka producer sending event-shaped messages and waiting for every delivery report.
 
-    python bench_kafka_producer.py BOOTSTRAP TOPIC COUNT
+    python bench_kafka_producer.py BOOTSTRAP TOPIC COUNT [--page N]
 
-Same settings as the bridge's producer (idempotent, acks=all), same message shape (key = item key, headers
-id/type/collection/event, a ~450-byte JSON value). Prints {"messages_per_second": R, "failures": F}.
+Same settings as the bridge's Kafka sink (idempotent, acks=all, librdkafka's defaults otherwise), same message
+shape (key = item key, headers id/type/collection/event, a ~450-byte JSON value). With --page N it does what the
+bridge does in activity mode: produces N messages, waits for all their delivery reports (flush), then the next N;
+without (or 0) it keeps producing and waits for every report at the end. Prints
+{"messages_per_second": R, "failures": F}.
 """
+import argparse
 import json
-import sys
 import time
 
 from confluent_kafka import Producer
 
 
 def main() -> None:
-    bootstrap, topic, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    parser = argparse.ArgumentParser()
+    parser.add_argument("bootstrap")
+    parser.add_argument("topic")
+    parser.add_argument("count", type=int)
+    parser.add_argument("--page", type=int, default=0)
+    args = parser.parse_args()
     producer = Producer({
-        "bootstrap.servers": bootstrap, "enable.idempotence": True, "acks": "all", "linger.ms": 5,
+        "bootstrap.servers": args.bootstrap, "enable.idempotence": True, "acks": "all",
         "queue.buffering.max.messages": 100000, "log_level": 3,
     })
     body = "lorem ipsum " * 22
     messages = []
-    for index in range(count):
+    for index in range(args.count):
         key = f"item-{index % 1000}"
         event_id = f"evt_{index:08d}"
-        value = (f'{{"id":"{event_id}","type":"items.update","collection":"articles","event":"update",'
+        value = (f'{{"id":"{event_id}","type":"directus.items.update","collection":"articles","event":"update",'
                  f'"key":"{key}","seq":{index},"data":{{"id":"{key}","title":"Article {index}",'
                  f'"body":"{body}","tags":["a","b"],"rating":4.5,"draft":null}}}}')
-        headers = [("id", event_id), ("type", "items.update"), ("collection", "articles"), ("event", "update")]
+        headers = [("id", event_id), ("type", "directus.items.update"), ("collection", "articles"),
+                   ("event", "update")]
         messages.append((key, value, headers))
     delivered = 0
     failures = 0
@@ -38,20 +47,26 @@ def main() -> None:
         else:
             failures += 1
 
-    producer.produce(topic, key="warm", value="warm", on_delivery=report)
+    # Warm-up: connected, the topic's partitions and leaders known.
+    for key, value, headers in messages[:500]:
+        producer.produce(args.topic, key=key, value=value, headers=headers, on_delivery=report)
     producer.flush(30)
     delivered = 0
+    page = args.page if args.page > 0 else len(messages)
     start = time.perf_counter()
-    for key, value, headers in messages:
-        while True:
-            try:
-                producer.produce(topic, key=key, value=value, headers=headers, on_delivery=report)
-                break
-            except BufferError:
-                producer.poll(0.01)
-        producer.poll(0)
-    producer.flush(120)
+    for first in range(0, len(messages), page):
+        for key, value, headers in messages[first:first + page]:
+            while True:
+                try:
+                    producer.produce(args.topic, key=key, value=value, headers=headers, on_delivery=report)
+                    break
+                except BufferError:
+                    producer.poll(0.01)
+            producer.poll(0)
+        producer.flush(120)
     elapsed = time.perf_counter() - start
+    if delivered != len(messages):
+        failures += len(messages) - delivered
     print(json.dumps({"messages_per_second": delivered / elapsed, "failures": failures}))
 
 

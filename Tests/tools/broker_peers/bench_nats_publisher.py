@@ -1,9 +1,11 @@
 """Benchmark peer: a nats-py JetStream publisher waiting for every publish acknowledgement.
 
-    python bench_nats_publisher.py SERVER SUBJECT COUNT [--window N]
+    python bench_nats_publisher.py SERVER SUBJECT COUNT [--window N] [--page N] [--prefix P]
 
 Keeps WINDOW publishes in flight (each `js.publish` awaits its acknowledgement), with Nats-Msg-Id set like the
-bridge's, same ~450-byte JSON payload. Prints {"messages_per_second": R, "failures": F}.
+bridge's (ids P_00000000…), same ~450-byte JSON payload. With --page N it does what the bridge does in activity
+mode: publishes N messages (WINDOW in flight), waits for all their acknowledgements, then the next N; without (or
+0) it waits for every acknowledgement at the end. Prints {"messages_per_second": R, "failures": F}.
 """
 import argparse
 import asyncio
@@ -20,8 +22,8 @@ async def run(args) -> None:
     payloads = []
     for index in range(args.count):
         key = f"item-{index % 1000}"
-        event_id = f"py_{index:08d}"
-        data = (f'{{"id":"{event_id}","type":"items.update","collection":"articles","event":"update",'
+        event_id = f"{args.prefix}_{index:08d}"
+        data = (f'{{"id":"{event_id}","type":"directus.items.update","collection":"articles","event":"update",'
                 f'"key":"{key}","seq":{index},"data":{{"id":"{key}","title":"Article {index}",'
                 f'"body":"{body}","tags":["a","b"],"rating":4.5,"draft":null}}}}').encode()
         payloads.append((event_id, data))
@@ -37,12 +39,19 @@ async def run(args) -> None:
         finally:
             semaphore.release()
 
+    async def publish_all(items) -> None:
+        tasks = []
+        for event_id, data in items:
+            await semaphore.acquire()
+            tasks.append(asyncio.ensure_future(publish(event_id, data)))
+        await asyncio.gather(*tasks)
+
+    # Warm-up, with ids of its own.
+    await publish_all([("warm_" + event_id, data) for event_id, data in payloads[:500]])
+    page = args.page if args.page > 0 else len(payloads)
     start = time.perf_counter()
-    tasks = []
-    for event_id, data in payloads:
-        await semaphore.acquire()
-        tasks.append(asyncio.ensure_future(publish(event_id, data)))
-    await asyncio.gather(*tasks)
+    for first in range(0, len(payloads), page):
+        await publish_all(payloads[first:first + page])
     elapsed = time.perf_counter() - start
     await nc.close()
     print(json.dumps({"messages_per_second": args.count / elapsed, "failures": failures}))
@@ -54,6 +63,8 @@ def main() -> None:
     parser.add_argument("subject")
     parser.add_argument("count", type=int)
     parser.add_argument("--window", type=int, default=512)
+    parser.add_argument("--page", type=int, default=0)
+    parser.add_argument("--prefix", default="py")
     asyncio.run(run(parser.parse_args()))
 
 
