@@ -41,16 +41,23 @@ public final class BridgeRuntime: Sendable {
             return .configurationProblem("state.backend: jetstream is not supported by this build yet")
         }
         let stop = ShutdownSignal()
+        // Signals are handled from here on: a supervisor may signal as soon as it sees the first log line.
+        let reopenRequests = ReopenRequests()
+        let signals: SignalHandlers
+        do {
+            signals = try SignalHandlers(stop: stop, reopen: { reopenRequests.request() }, logger: logger)
+        } catch {
+            return .failure("cannot start the signal handling thread: \(error)")
+        }
+        defer { signals.cancel() }
         let components: RuntimeComponents
         do {
             components = try RuntimeComponents(
-                config: config, version: version, commit: commit, logHandler: logHandler, logger: logger)
+                config: config, version: version, commit: commit, logHandler: logHandler,
+                reopenRequests: reopenRequests, logger: logger)
         } catch {
             return error
         }
-        let signals = SignalHandlers(
-            stop: stop, reopen: { components.reopenRequests.request() }, logger: logger)
-        defer { signals.cancel() }
         logger.info(
             "starting", metadata: [
                 "version": components.version, "commit": commit, LogKey.url: config.directus.restBaseURL,

@@ -21,15 +21,17 @@ package struct RuntimeComponents: Sendable {
     /// Each sink's inbox, as what reads Directus sees them.
     package let inboxes: SinkFanOut
     /// SIGHUP's requests to reopen output files.
-    package let reopenRequests = ReopenRequests()
+    package let reopenRequests: ReopenRequests
     package let supervisorSettings: RealtimeSupervisor.Settings
     package let countReconnect: @Sendable (String) -> Void
     package let version: String
     package let stats: StatsReporter
 
-    package init(config: BridgeConfig, version: String, commit: String, logHandler: StderrLogHandler, logger: Logger)
-        throws(RuntimeOutcome)
-    {
+    package init(
+        config: BridgeConfig, version: String, commit: String, logHandler: StderrLogHandler,
+        reopenRequests: ReopenRequests, logger: Logger
+    ) throws(RuntimeOutcome) {
+        self.reopenRequests = reopenRequests
         registry = MetricsRegistry()
         pipelineMetrics = PipelineMetrics(registry: registry)
         health = HealthState(expectedSubscriptions: Set(config.subscriptions.map(\.uid)))
