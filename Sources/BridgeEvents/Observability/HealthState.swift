@@ -46,8 +46,16 @@ public final class HealthState: Sendable {
         }
     }
 
+    /// Where the sinks' lag is read. A closure stored directly as a `Mutex`'s value is reabstracted into
+    /// `withLock`'s generic `inout` and written back wrapped in two more thunks on every read (swiftlang/swift#91348):
+    /// each snapshot made it bigger and one thunk pair deeper until calling it overflowed the stack. Inside a struct
+    /// it has one representation and is stored as it is.
+    private struct LagReader: Sendable {
+        let read: @Sendable () -> [String: Int64]
+    }
+
     private let state: Mutex<Snapshot>
-    private let sinkLag = Mutex<(@Sendable () -> [String: Int64])?>(nil)
+    private let sinkLag = Mutex<LagReader?>(nil)
 
     /// Creates the state for the configured subscription uids.
     public init(expectedSubscriptions: Set<String>) {
@@ -59,13 +67,13 @@ public final class HealthState: Sendable {
     /// The current readiness.
     public var snapshot: Snapshot {
         var snapshot = state.withLock { $0 }
-        if let read = sinkLag.withLock({ $0 }) { snapshot.sinkLag = read() }
+        if let reader = sinkLag.withLock({ $0 }) { snapshot.sinkLag = reader.read() }
         return snapshot
     }
 
     /// Where `snapshot` reads each sink's lag (the activity service's cursors).
     package func setSinkLag(_ read: @escaping @Sendable () -> [String: Int64]) {
-        sinkLag.withLock { $0 = read }
+        sinkLag.withLock { $0 = LagReader(read: read) }
     }
 
     /// Applies `change` under the lock.

@@ -1,0 +1,31 @@
+import Testing
+
+@testable import BridgeEvents
+
+/// `HealthState` is read on every activity page and every `/readyz`/`/metrics` request, for as long as the bridge
+/// runs: a read must leave nothing behind.
+@Suite struct HealthStateTests {
+    /// The address of a local of the calling frame: how deep the stack is where it is called.
+    @inline(never) static func stackDepthMarker() -> Int64 {
+        var marker: UInt8 = 0
+        return withUnsafeMutablePointer(to: &marker) { Int64(bitPattern: UInt64(UInt(bitPattern: $0))) }
+    }
+
+    /// A closure stored directly as a `Mutex`'s value is reabstracted on the way into `withLock`'s generic `inout`
+    /// and written back wrapped in thunks even when the body only reads it (swiftlang/swift#91348): every read of
+    /// the snapshot wrapped the lag reader in two more thunks. Memory grew with every activity page (the soak's
+    /// climbing heap, docs/RELIABILITY.md "Soak"), each read got slower, and calling the lag reader went one
+    /// thunk pair deeper each time until the stack overflowed. The reader must run as deep after many reads as
+    /// after the first.
+    @Test func readingTheSnapshotLeavesTheSinkLagReaderAsItWas() {
+        let health = HealthState(expectedSubscriptions: [])
+        health.setSinkLag { ["depth": Self.stackDepthMarker()] }
+        // One synchronous stretch: every read runs on this thread from this frame.
+        let first = health.snapshot.sinkLag["depth"]
+        for _ in 0..<2_000 { _ = health.snapshot }
+        let last = health.snapshot.sinkLag["depth"]
+        let deeper = (first ?? 0) - (last ?? 0)
+        // With the thunk chain 2 000 reads put the reader 4 000 frames (well over 64 KiB) deeper.
+        #expect(first != nil && abs(deeper) < 4_096, "the lag reader ran \(deeper) bytes deeper after 2 000 reads")
+    }
+}
