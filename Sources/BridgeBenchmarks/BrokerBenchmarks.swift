@@ -13,8 +13,10 @@ import Foundation
 /// Encoded events (~450-byte JSON, key = item key over 1000 items) through a broker sink's connector, driven as the
 /// sink runner drives it, each against a Python client doing the same job in the same run.
 ///
-///     bridge-benchmarks kafka-sink [COUNT [runs=N]]        (default 200000 events, 3 runs)
-///     bridge-benchmarks jetstream-sink [COUNT [runs=N]]    (default 100000 events, 3 runs)
+///     bridge-benchmarks kafka-sink [COUNT [runs=N] [nopeer]]        (default 200000 events, 3 runs)
+///     bridge-benchmarks jetstream-sink [COUNT [runs=N] [nopeer]]    (default 100000 events, 3 runs)
+///
+/// `nopeer` skips the Python client (for profiling ours alone).
 ///
 /// Two ways of driving, as the runner does in each mode (`SinkRunner.deliver`):
 /// - `pages`: activity mode — pages of 500 events (the activity reader's page), each `accept`ed and then
@@ -44,7 +46,7 @@ enum BrokerBenchmarks {
     }
 
     static func runKafka(_ arguments: [String]) async throws {
-        let (count, runs) = options(arguments, defaultCount: 200_000)
+        let (count, runs, withPeer) = options(arguments, defaultCount: 200_000)
         let cluster = try KafkaMockCluster.make(brokers: 3)
         try cluster.createTopic("bench-ours", partitions: 6, replicationFactor: 3)
         try cluster.createTopic("bench-peer", partitions: 6, replicationFactor: 3)
@@ -55,11 +57,13 @@ enum BrokerBenchmarks {
             var peers: [Double] = []
             for _ in 0..<runs {
                 let sink = try KafkaSinkType.makeConnector(config, context: benchContext())
-                ours.append(try await measure(sink, events: events, drive: drive))
+                ours.append(try await measure(sink, events: events, drive: drive).rate)
+                guard withPeer else { continue }
                 peers.append(
-                    try peerRate(
+                    try peerResult(
                         script: "broker_peers/bench_kafka_producer.py",
-                        arguments: [cluster.bootstrapServers, "bench-peer", "\(count)", "--page", "\(drive.peerPage)"]))
+                        arguments: [cluster.bootstrapServers, "bench-peer", "\(count)", "--page", "\(drive.peerPage)"]
+                    ).rate)
             }
             report("kafka-sink", drive: drive, what: "delivery-reported events/s (mock cluster, 3 brokers, acks=all)",
                 ours: ours, peer: "python-confluent-kafka", peers: peers)
@@ -67,7 +71,7 @@ enum BrokerBenchmarks {
     }
 
     static func runJetStream(_ arguments: [String]) async throws {
-        let (count, runs) = options(arguments, defaultCount: 100_000)
+        let (count, runs, withPeer) = options(arguments, defaultCount: 100_000)
         let server = try BenchNATSServer.start()
         defer { server.stop() }
         let admin = try HelperProcess.runToEnd(
@@ -79,29 +83,45 @@ enum BrokerBenchmarks {
         for drive in Drive.allCases {
             var ours: [Double] = []
             var peers: [Double] = []
+            var cpu: [String] = []
             for run in 0..<runs {
                 // Ids of their own per run: the stream would drop repeated ones as duplicates (acknowledged anyway).
                 let events = makeEvents(count: count, prefix: "evt\(drive.rawValue)\(run)")
                 let sink = try JetStreamSinkType.makeConnector(config, context: benchContext())
-                ours.append(try await measure(sink, events: events, drive: drive))
-                peers.append(
-                    try peerRate(
-                        script: "broker_peers/bench_nats_publisher.py",
-                        arguments: [
-                            server.url, "bench.py.update", "\(count)", "--page", "\(drive.peerPage)",
-                            "--prefix", "py\(drive.rawValue)\(run)",
-                        ]))
+                let serverBefore = server.cpuSeconds()
+                let measured = try await measure(sink, events: events, drive: drive)
+                ours.append(measured.rate)
+                cpu.append(perEvent("ours", measured.cpuSeconds, "server", server.cpuSeconds() - serverBefore, count))
+                guard withPeer else { continue }
+                let peerServerBefore = server.cpuSeconds()
+                let peer = try peerResult(
+                    script: "broker_peers/bench_nats_publisher.py",
+                    arguments: [
+                        server.url, "bench.py.update", "\(count)", "--page", "\(drive.peerPage)",
+                        "--prefix", "py\(drive.rawValue)\(run)",
+                    ])
+                peers.append(peer.rate)
+                cpu.append(perEvent("peer", peer.cpuSeconds, "server", server.cpuSeconds() - peerServerBefore, count))
             }
+            FileHandle.standardError.write(
+                Data("jetstream-sink \(drive.rawValue): CPU µs/event \(cpu.joined(separator: "; "))\n".utf8))
             report("jetstream-sink", drive: drive, what: "acknowledged events/s (file-storage stream, one server)",
                 ours: ours, peer: "python-nats-py", peers: peers)
         }
     }
 
-    /// COUNT and `runs=N` from the arguments.
-    private static func options(_ arguments: [String], defaultCount: Int) -> (count: Int, runs: Int) {
+    /// `ours 12.3 + server 14.0`: CPU microseconds per event of a client and of the server.
+    private static func perEvent(_ client: String, _ clientCPU: Double, _ other: String, _ otherCPU: Double, _ count: Int)
+        -> String
+    {
+        String(format: "%@ %.1f + %@ %.1f", client, clientCPU / Double(count) * 1e6, other, otherCPU / Double(count) * 1e6)
+    }
+
+    /// COUNT, `runs=N` and `nopeer` from the arguments.
+    private static func options(_ arguments: [String], defaultCount: Int) -> (count: Int, runs: Int, withPeer: Bool) {
         let count = arguments.first.flatMap(Int.init) ?? defaultCount
         let runs = arguments.compactMap { $0.hasPrefix("runs=") ? Int($0.dropFirst(5)) : nil }.first ?? 3
-        return (max(1, count), max(1, runs))
+        return (max(1, count), max(1, runs), !arguments.contains("nopeer"))
     }
 
     /// A sink's context as the runtime makes it, with metrics registered but not served.
@@ -113,10 +133,10 @@ enum BrokerBenchmarks {
     }
 
     /// Events per second through `sink` from the first `accept` until every event is confirmed, on a blocking
-    /// thread as the runner runs (after a warm-up page that connects and learns the topic's partitions). The sink
-    /// is closed afterwards.
+    /// thread as the runner runs (after a warm-up page that connects and learns the topic's partitions), and this
+    /// process's CPU time meanwhile. The sink is closed afterwards.
     private static func measure(_ sink: any SinkConnector, events: [EncodedEvent], drive: Drive) async throws
-        -> Double
+        -> (rate: Double, cpuSeconds: Double)
     {
         nonisolated(unsafe) let sink = sink  // used by one blocking job at a time, while this task waits
         let warmUp = events.prefix(drive.batchSize).map { event in
@@ -131,6 +151,7 @@ enum BrokerBenchmarks {
             try sink.connect()
             try sink.accept(warmUp)
             try sink.makeDurable()
+            let cpuBefore = LivePipelineBenchmark.processCPUSeconds()
             let start = ContinuousClock.now
             for page in pages {
                 try acceptWaiting(sink, page)
@@ -138,8 +159,9 @@ enum BrokerBenchmarks {
             }
             try sink.makeDurable()
             let rate = Double(events.count) / (ContinuousClock.now - start).inSeconds
+            let cpu = LivePipelineBenchmark.processCPUSeconds() - cpuBefore
             try sink.close()
-            return rate
+            return (rate, cpu)
         }
     }
 
@@ -174,24 +196,28 @@ enum BrokerBenchmarks {
         }
     }
 
-    private static func peerRate(script: String, arguments: [String]) throws -> Double {
+    /// The peer's rate and CPU seconds (its process's, over the timed part).
+    private static func peerResult(script: String, arguments: [String]) throws -> (rate: Double, cpuSeconds: Double) {
         let output = try HelperProcess.runToEnd(script: script, arguments: arguments)
         guard let line = output.split(separator: "\n").last,
             let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
             let rate = object["messages_per_second"] as? Double, (object["failures"] as? Int) == 0
         else { throw BenchmarkFailure.badPeerOutput(output) }
-        return rate
+        return (rate, object["cpu_seconds"] as? Double ?? .nan)
     }
 
     private static func report(
         _ benchmark: String, drive: Drive, what: String, ours: [Double], peer: String, peers: [Double]
     ) {
-        let each = zip(ours, peers).map { String(format: "%.0f/%.0f", $0, $1) }.joined(separator: " ")
-        FileHandle.standardError.write(Data("\(benchmark) \(drive.rawValue): runs (ours/peer) \(each)\n".utf8))
+        let each = ours.indices.map { index in
+            String(format: "%.0f", ours[index]) + (index < peers.count ? String(format: "/%.0f", peers[index]) : "")
+        }
+        FileHandle.standardError.write(
+            Data("\(benchmark) \(drive.rawValue): runs (ours/peer) \(each.joined(separator: " "))\n".utf8))
         let mode = drive == .pages ? "pages of 500, confirmed before the next" : "stream, max_outstanding 10000"
         BenchmarkResult(
             benchmark: benchmark, metric: "\(what), \(mode), median of \(ours.count)", value: median(ours),
-            unit: "1/s", peer: peer, peerValue: median(peers)
+            unit: "1/s", peer: peers.isEmpty ? nil : peer, peerValue: peers.isEmpty ? nil : median(peers)
         ).emit()
     }
 
@@ -228,6 +254,17 @@ struct BenchNATSServer {
             usleep(50_000)
         }
         return BenchNATSServer(process: process, url: "nats://127.0.0.1:\(port)", directory: directory)
+    }
+
+    /// The server's CPU time so far (user + system, from /proc), 0 when it cannot be read.
+    func cpuSeconds() -> Double {
+        guard let text = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8),
+            let end = text.lastIndex(of: ")")
+        else { return 0 }
+        // After the command's closing parenthesis: state is field 3; utime and stime are fields 14 and 15.
+        let fields = text[text.index(after: end)...].split(separator: " ")
+        guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 
     func stop() {

@@ -129,6 +129,9 @@ struct JetStreamPublishScheduler {
     /// Whether messages are waiting to be published now.
     var hasReady: Bool { readyHead < ready.count }
 
+    /// Messages waiting for their retry.
+    var retryCount: Int { retrying.count }
+
     /// When the next retry is due, if one waits.
     var nextRetry: ContinuousClock.Instant? { retrying.compactMap { held[$0]?.retryAt }.min() }
 
@@ -154,14 +157,14 @@ struct JetStreamPublishScheduler {
     var inFlight: [UInt: Int] { tokens }
 
     private mutating func finish(slot: Int, _ outcome: JetStreamOutcome, now: ContinuousClock.Instant) -> Completion? {
-        guard var entry = held[slot] else { return nil }
+        // Taken out (not copied) on the common path: a copy retains every string of the message.
+        guard var entry = held.removeValue(forKey: slot) else { return nil }
         if case .failed(let error) = outcome, error.isRetriable, !closing {
             entry.retryAt = now + entry.backoff.nextDelay()
             held[slot] = entry
             retrying.insert(slot)
             return nil
         }
-        held.removeValue(forKey: slot)
         if let key = entry.key, let position = keyQueues[key]?.firstIndex(of: slot) {
             keyQueues[key]?.remove(at: position)  // in place, like the batches below
             if let next = keyQueues[key]?.first {

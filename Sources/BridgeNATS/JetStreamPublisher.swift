@@ -113,14 +113,20 @@ package final class JetStreamPublisher {
             }
             for completion in completions { completion.completion(completion.outcomes) }
         }
+        // A sink's messages go to the few subjects its template names: each is checked once per batch.
+        var lastValid: String?
         while next < messages.count {
             try Task.checkCancellation()
             let added = core.lock.withLock { state -> Int in
                 guard !state.stopping else { return 0 }
                 let count = min(state.scheduler.room, messages.count - next)
                 for index in next..<(next + count) {
+                    let subject = messages[index].subject
                     do throws(NATSError) {
-                        try NATSSubject.validate(messages[index].subject)
+                        if subject != lastValid {
+                            try NATSSubject.validate(subject)
+                            lastValid = subject
+                        }
                         state.scheduler.add(messages[index], batch: batch, index: index)
                     } catch {
                         rejected.append((index, error))

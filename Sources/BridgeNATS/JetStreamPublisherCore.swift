@@ -127,11 +127,15 @@ final class JetStreamPublisherCore: Sendable {
 
     /// An acknowledgement or error for the message `token` (libnats's reply thread).
     func received(token: UInt, _ outcome: JetStreamOutcome) {
-        let (completion, waiter) = lock.withLock { state in
+        let (completion, waiter, wake) = lock.withLock { state in
+            let retries = state.scheduler.retryCount
             let completion = state.scheduler.answered(token: token, outcome, now: .now)
-            return (completion, Self.takeWaiterIfRoom(&state))
+            // The driver has work only when the key's next message became ready or a retry is to be timed; an
+            // acknowledgement that releases nothing need not wake it (most of them, with many items in flight).
+            let wake = state.scheduler.hasReady || state.scheduler.retryCount != retries
+            return (completion, Self.takeWaiterIfRoom(&state), wake)
         }
-        lock.signal()  // the key's next message, or a retry, may be ready now
+        if wake { lock.signal() }
         waiter?.resume()
         completion.map { $0.completion($0.outcomes) }
     }

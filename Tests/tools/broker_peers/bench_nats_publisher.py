@@ -5,7 +5,8 @@
 Keeps WINDOW publishes in flight (each `js.publish` awaits its acknowledgement), with Nats-Msg-Id set like the
 bridge's (ids P_00000000…), same ~450-byte JSON payload. With --page N it does what the bridge does in activity
 mode: publishes N messages (WINDOW in flight), waits for all their acknowledgements, then the next N; without (or
-0) it waits for every acknowledgement at the end. Prints {"messages_per_second": R, "failures": F}.
+0) it waits for every acknowledgement at the end. Prints {"messages_per_second": R, "failures": F, "cpu_seconds": C}
+(C: its own CPU time while timed).
 """
 import argparse
 import asyncio
@@ -50,11 +51,13 @@ async def run(args) -> None:
     await publish_all([("warm_" + event_id, data) for event_id, data in payloads[:500]])
     page = args.page if args.page > 0 else len(payloads)
     start = time.perf_counter()
+    cpu_start = time.process_time()
     for first in range(0, len(payloads), page):
         await publish_all(payloads[first:first + page])
     elapsed = time.perf_counter() - start
+    cpu = time.process_time() - cpu_start
     await nc.close()
-    print(json.dumps({"messages_per_second": args.count / elapsed, "failures": failures}))
+    print(json.dumps({"messages_per_second": args.count / elapsed, "failures": failures, "cpu_seconds": cpu}))
 
 
 def main() -> None:
