@@ -23,3 +23,25 @@ package func retrying<T>(
     }
     return nil
 }
+
+/// `retrying(until:backoff:_:failed:)` for a thread of its own (a sink runner): the same loop, pausing the thread
+/// on `stop` between attempts. `failed` may also throw to end the retries with an error (one retrying cannot fix).
+package func retryingOnThisThread<T>(
+    until stop: ShutdownSignal,
+    backoff: inout Backoff,
+    _ operation: () throws -> T,
+    failed: (_ error: any Error, _ delay: Duration) throws -> Duration?
+) rethrows -> T? {
+    while !stop.isTriggered {
+        do {
+            let value = try operation()
+            backoff.reset()
+            return value
+        } catch {
+            if stop.isTriggered { return nil }
+            guard let delay = try failed(error, backoff.nextDelay()) else { return nil }
+            stop.pause(for: delay)
+        }
+    }
+    return nil
+}

@@ -97,50 +97,49 @@ package final class SinkRunner: Sendable {
         metrics.observeLatency(since: batch.receivedAt)
     }
 
-    /// Runs `body` until it succeeds (nil); retriable failures pause with backoff from 100 ms to 5 s, a full sink
-    /// 100 ms each time, and after `stuckAfter` the sink shows as stuck in readiness. With `dropWhenFull`, a full
-    /// sink gives up at once and its message is returned.
+    /// Runs `body` until it succeeds (nil) through the bridge's one retry loop; retriable failures pause with
+    /// backoff from 100 ms to 5 s, a full sink 100 ms each time, and after `stuckAfter` the sink shows as stuck in
+    /// readiness. With `dropWhenFull`, a full sink gives up at once and its message is returned.
     @discardableResult
     private func retrying(dropWhenFull: Bool = false, _ body: () throws -> Void) throws -> String? {
         var backoff = Backoff(initialDelay: .milliseconds(100), maxDelay: .seconds(5))
         var failingSince: ContinuousClock.Instant?
-        while true {
-            if abandoned.isTriggered { throw Abandoned() }
-            do {
-                try body()
-                if failingSince != nil {
-                    logger.info("sink accepting again", metadata: [LogKey.sink: sink.name])
-                    health.update { $0.stuckSinks[sink.name] = nil }
-                }
-                return nil
-            } catch let error as SinkError where !error.isRetriable {
+        var dropped: String?
+        let succeeded: Void? = try retryingOnThisThread(until: abandoned, backoff: &backoff, body) { error, delay in
+            if let error = error as? SinkError, !error.isRetriable {
                 logger.error("sink failed permanently", metadata: [LogKey.sink: sink.name, LogKey.error: error.message])
                 throw error
-            } catch {
-                let full = (error as? SinkError)?.isBackpressure == true
-                let reason = (error as? SinkError)?.message ?? "\(error)"
-                if full && dropWhenFull { return reason }
-                let now = ContinuousClock.now
-                if failingSince == nil {
-                    failingSince = now
-                    if full {
-                        logger.warning(
-                            "sink full, waiting at its cursor", metadata: [LogKey.sink: sink.name, LogKey.error: reason])
-                    } else {
-                        logger.error("sink failed, retrying", metadata: [LogKey.sink: sink.name, LogKey.error: reason])
-                    }
-                }
-                if let since = failingSince, now - since >= stuckAfter {
-                    health.update { $0.stuckSinks[sink.name] = reason }
-                }
-                if full {
-                    abandoned.pause(for: .milliseconds(100))
-                    continue
-                }
-                metrics.sinkRetried()
-                abandoned.pause(for: backoff.nextDelay())
             }
+            let full = (error as? SinkError)?.isBackpressure == true
+            let reason = (error as? SinkError)?.message ?? "\(error)"
+            if full && dropWhenFull {
+                dropped = reason
+                return nil
+            }
+            let now = ContinuousClock.now
+            if failingSince == nil {
+                failingSince = now
+                if full {
+                    logger.warning(
+                        "sink full, waiting at its cursor", metadata: [LogKey.sink: sink.name, LogKey.error: reason])
+                } else {
+                    logger.error("sink failed, retrying", metadata: [LogKey.sink: sink.name, LogKey.error: reason])
+                }
+            }
+            if let since = failingSince, now - since >= stuckAfter {
+                health.update { $0.stuckSinks[sink.name] = reason }
+            }
+            if full { return .milliseconds(100) }
+            metrics.sinkRetried()
+            return delay
         }
+        if let dropped { return dropped }
+        guard succeeded != nil else { throw Abandoned() }
+        if failingSince != nil {
+            logger.info("sink accepting again", metadata: [LogKey.sink: sink.name])
+            health.update { $0.stuckSinks[sink.name] = nil }
+        }
+        return nil
     }
 
     private func tick() throws {
