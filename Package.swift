@@ -65,6 +65,7 @@ let package = Package(
             name: "BridgeActivity",
             dependencies: [
                 "BridgeEvents", "BridgeDirectus", "BridgeSystem", "BridgeHTTP", "BridgeStore", "BridgeJSON", "BridgeConfig",
+                "BridgeNATS",
             ],
             swiftSettings: strict
         ),

@@ -98,8 +98,7 @@ public final class CursorDatabase: Sendable {
 
     /// The store of one configured sink.
     public func store(for sink: String) throws -> CursorStore {
-        let loaded = try load(sink: sink)
-        return CursorStore(database: self, sink: sink, cursor: loaded.cursor, subscriptions: loaded.subscriptions)
+        try CursorStore(backend: self, sink: sink)
     }
 
     /// Every sink's durable cursor in `<directory>/cursor.db`, read without changing the file (for `check` and

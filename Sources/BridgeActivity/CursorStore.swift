@@ -28,8 +28,8 @@ public struct SubscriptionCursorState: Sendable, Equatable {
     public var snapshotPending: Bool { snapshotWatermark != nil && !snapshotDone }
 }
 
-/// One sink's durable activity progress in `<state_dir>/cursor.db` (`CursorDatabase`): its cursor and its
-/// subscription states (docs/ARCHITECTURE.md "Independent sinks": each sink has its own cursor).
+/// One sink's durable activity progress — in `<state_dir>/cursor.db` (`CursorDatabase`) or in the shared bucket
+/// (`SharedCursorBackend`), whichever `CursorBackend` it was given: its cursor and its subscription states (docs/ARCHITECTURE.md "Independent sinks": each sink has its own cursor).
 ///
 /// The sink's runner records each batch's progress here once the sink made the batch durable (`ProgressRecorder`);
 /// the sink's activity reader reads the cursor and the subscription states at start-up and saves new subscriptions
@@ -40,15 +40,18 @@ public final class CursorStore: ProgressRecorder, Sendable {
         package var subscriptions: [String: SubscriptionCursorState]
     }
 
-    /// The file.
-    package let database: CursorDatabase
+    /// Where the progress is made durable.
+    package let backend: any CursorBackend
     /// The sink's id (`SinkType.identity`).
     public let sink: String
     private let state: Mutex<State>
 
-    /// The store of `sink` in `database`, loaded.
-    package init(database: CursorDatabase, sink: String, cursor: ActivityCursor?, subscriptions: [String: SubscriptionCursorState]) {
-        self.database = database
+    /// The store of `sink` in `backend`, loaded.
+    package init(
+        backend: any CursorBackend, sink: String, cursor: ActivityCursor?,
+        subscriptions: [String: SubscriptionCursorState]
+    ) {
+        self.backend = backend
         self.sink = sink
         state = Mutex(State(cursor: cursor, subscriptions: subscriptions))
     }
@@ -58,7 +61,7 @@ public final class CursorStore: ProgressRecorder, Sendable {
     public convenience init(directory: String, sink: String = "default") throws {
         let database = try CursorDatabase(directory: directory, sinks: [sink])
         let loaded = try database.load(sink: sink)
-        self.init(database: database, sink: sink, cursor: loaded.cursor, subscriptions: loaded.subscriptions)
+        self.init(backend: database, sink: sink, cursor: loaded.cursor, subscriptions: loaded.subscriptions)
     }
 
     /// The durable cursor, or nil when this sink never started in activity mode with this state directory.
@@ -67,12 +70,18 @@ public final class CursorStore: ProgressRecorder, Sendable {
     /// Every saved subscription state by uid.
     public var subscriptions: [String: SubscriptionCursorState] { state.withLock { $0.subscriptions } }
 
+    /// The store of `sink` in `backend`, loaded from it.
+    package convenience init(backend: any CursorBackend, sink: String) throws {
+        let loaded = try backend.load(sink: sink)
+        self.init(backend: backend, sink: sink, cursor: loaded.cursor, subscriptions: loaded.subscriptions)
+    }
+
     /// Creates the cursor at `head` (first start: no history replay) unless one exists; returns the cursor in force.
     @discardableResult
     public func startIfNew(at head: Int64) throws -> ActivityCursor {
         try state.withLock { state in
             if let cursor = state.cursor { return cursor }
-            try database.writeCursor(sink: sink, committed: head)
+            try backend.writeCursor(sink: sink, committed: head)
             let cursor = ActivityCursor(committed: head)
             state.cursor = cursor
             return cursor
@@ -83,7 +92,7 @@ public final class CursorStore: ProgressRecorder, Sendable {
     /// (the start that acts on it).
     public func save(_ subscription: SubscriptionCursorState, for uid: String, clearingResync: Bool = false) throws {
         try state.withLock { state in
-            try database.write(subscription, uid: uid, sink: sink, clearingResync: clearingResync)
+            try backend.write(subscription, uid: uid, sink: sink, clearingResync: clearingResync)
             state.subscriptions[uid] = subscription
         }
     }
@@ -104,7 +113,7 @@ public final class CursorStore: ProgressRecorder, Sendable {
             }
             let changed = cursor != before || state.cursor == nil
             let finished = progress.completedSnapshots.keys.compactMap { uid in subscriptions[uid].map { (uid, $0) } }
-            try database.record(
+            try backend.record(
                 sink: sink, cursor: changed ? cursor : nil, previous: before, subscriptions: finished)
             state.cursor = cursor
             state.subscriptions = subscriptions

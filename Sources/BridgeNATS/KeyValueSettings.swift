@@ -83,4 +83,29 @@ package enum KeyValueKey {
         }
         return out
     }
+
+    /// The text `token` encodes (the inverse of `token(_:)`), or nil when it is not such a token.
+    package static func decodeToken(_ token: String) -> String? {
+        if token == "=" { return "" }
+        var bytes: [UInt8] = []
+        var iterator = Array(token.utf8).makeIterator()
+        while let byte = iterator.next() {
+            if isPlain(byte) {
+                bytes.append(byte)
+                continue
+            }
+            guard byte == 0x3D, let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue)
+            else { return nil }
+            bytes.append(high << 4 | low)
+        }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case 0x30...0x39: byte - 0x30
+        case 0x41...0x46: byte - 0x41 + 10
+        default: nil
+        }
+    }
 }

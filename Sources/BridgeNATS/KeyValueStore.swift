@@ -148,10 +148,13 @@ package final class KeyValueStore: @unchecked Sendable {
     }
 
     /// Writes `value` under `key` only if the key's latest revision is still `revision` (0: the key was never
-    /// written). Returns the new revision; `conflict` when the key has moved on.
+    /// written). Returns the new revision; `conflict` when the key has moved on. `timeout` (default: the
+    /// settings' request timeout) bounds the wait for the server's answer.
     @discardableResult
-    package func update(_ key: String, value: [UInt8], expecting revision: UInt64) throws(NATSError) -> UInt64 {
-        try publish(key, value: value, expecting: revision, operation: nil)
+    package func update(_ key: String, value: [UInt8], expecting revision: UInt64, timeout: Duration? = nil)
+        throws(NATSError) -> UInt64
+    {
+        try publish(key, value: value, expecting: revision, operation: nil, timeout: timeout)
     }
 
     /// Places a delete marker on `key` only if its latest revision is still `revision`; returns the marker's
@@ -171,9 +174,9 @@ package final class KeyValueStore: @unchecked Sendable {
         guard status == NATS_OK else { throw NATSError.from(status: status, context: "purge \(key)") }
     }
 
-    private func publish(_ key: String, value: [UInt8], expecting revision: UInt64, operation: String?)
-        throws(NATSError) -> UInt64
-    {
+    private func publish(
+        _ key: String, value: [UInt8], expecting revision: UInt64, operation: String?, timeout: Duration? = nil
+    ) throws(NATSError) -> UInt64 {
         try Self.validate(key)
         guard value.count <= 1 << 20 else {
             throw NATSError(kind: .rejected, message: "write \(key): a value of \(value.count) bytes is too large")
@@ -192,7 +195,7 @@ package final class KeyValueStore: @unchecked Sendable {
         }
         var options = jsPubOptions()
         jsPubOptions_Init(&options)
-        options.MaxWait = max(1, settings.requestTimeout.roundedUpMilliseconds)
+        options.MaxWait = max(1, (timeout ?? settings.requestTimeout).roundedUpMilliseconds)
         // The compare-and-set: the server stores the message only if the key's last sequence is `revision`
         // (ExpectNoMessage: the key has no message at all).
         if revision == 0 { options.ExpectNoMessage = true } else { options.ExpectLastSubjectSeq = revision }

@@ -19,6 +19,9 @@ public final class HealthState: Sendable {
         public var lastDisconnectReason: String?
         /// Set once shutdown began.
         public var shuttingDown = false
+        /// A standby of shared state: another bridge of the same name holds the lease (or the state store cannot be
+        /// reached), so this one neither reads Directus nor delivers.
+        public var standby = false
         /// Each sink's lag, by sink name: activity rows between the newest id seen and its cursor (activity mode only;
         /// information, not a reason to be unready — a sink that cannot take events shows in `stuckSinks`).
         public var sinkLag: [String: Int64] = [:]
@@ -26,12 +29,13 @@ public final class HealthState: Sendable {
         /// Whether the bridge is ready.
         public var isReady: Bool {
             connected && authenticated && expectedSubscriptions.isSubset(of: liveSubscriptions) && stuckSinks.isEmpty
-                && !shuttingDown
+                && !shuttingDown && !standby
         }
 
         /// Human-readable reasons it is not ready (empty when ready).
         public var reasons: [String] {
             var reasons: [String] = []
+            if standby { reasons.append("standby") }
             if shuttingDown { reasons.append("shutting down") }
             if !connected {
                 reasons.append("not connected to Directus" + (lastDisconnectReason.map { " (\($0))" } ?? ""))

@@ -15,6 +15,7 @@ package final class SinkRunner: Sendable {
     /// Its inbox.
     package let inbox: SinkInbox
     private let recorder: (any ProgressRecorder)?
+    private let permit: (any DeliveryPermit)?
     private let metrics: PipelineMetrics
     private let health: HealthState
     private let logger: Logger
@@ -26,12 +27,14 @@ package final class SinkRunner: Sendable {
     /// Whether the last live batch was dropped because the sink was full (touched only by the runner's thread).
     private let dropping = Atomic<Bool>(false)
 
-    /// Creates the runner; `recorder` keeps the sink's activity cursor (nil in live mode).
+    /// Creates the runner; `recorder` keeps the sink's activity cursor (nil in live mode); `permit` (shared state) is
+    /// asked before every attempt to deliver or record, and ends `run` with `FencedError` once it refuses.
     package init(
         sink: ConfiguredSink, inbox: SinkInbox, recorder: (any ProgressRecorder)?, metrics: PipelineMetrics,
         health: HealthState, reopenRequests: ReopenRequests = ReopenRequests(), logger: Logger,
-        stuckAfter: Duration = .seconds(30)
+        stuckAfter: Duration = .seconds(30), permit: (any DeliveryPermit)? = nil
     ) {
+        self.permit = permit
         self.sink = sink
         self.inbox = inbox
         self.recorder = recorder
@@ -105,7 +108,13 @@ package final class SinkRunner: Sendable {
         var backoff = Backoff(initialDelay: .milliseconds(100), maxDelay: .seconds(5))
         var failingSince: ContinuousClock.Instant?
         var dropped: String?
-        let succeeded: Void? = try retryingOnThisThread(until: abandoned, backoff: &backoff, body) { error, delay in
+        // With shared state the lease is asked before every attempt: a bridge that lost it delivers nothing more.
+        let attempt = { [permit] () throws -> Void in
+            if let permit, !permit.mayDeliver() { throw FencedError(reason: "the lease is no longer held") }
+            try body()
+        }
+        let succeeded: Void? = try retryingOnThisThread(until: abandoned, backoff: &backoff, attempt) { error, delay in
+            if error is FencedError { throw error }
             if let error = error as? SinkError, !error.isRetriable {
                 logger.error("sink failed permanently", metadata: [LogKey.sink: sink.name, LogKey.error: error.message])
                 throw error

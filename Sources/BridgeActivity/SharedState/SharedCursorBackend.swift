@@ -1,0 +1,175 @@
+package import BridgeEvents
+package import BridgeNATS
+internal import BridgeJSON
+package import BridgeSystem
+internal import Synchronization
+
+/// `state.backend: jetstream`: every sink's cursor and subscription states in a key-value bucket shared by the
+/// bridges of one name (docs/ARCHITECTURE.md "Shared state, lease and fencing").
+///
+/// Every write is a compare-and-set on the revision this bridge last wrote or read. `takeOver` — run by a bridge
+/// that just acquired the lease, before it reads Directus — rewrites each key it will use, so that the revision
+/// moves past anything a previous active bridge saw: that bridge's next write conflicts. A conflict is never
+/// retried: it throws `FencedError` and calls `fenced`, and the bridge steps down. Calls block (requests to the
+/// servers): call them off Swift's cooperative pool.
+package final class SharedCursorBackend: CursorBackend {
+    private let store: KeyValueStore
+    private let keys: SharedStateKeys
+    private let holder: String
+    private let fenced: @Sendable (String) -> Void
+    private let logger: Logger
+    private struct State {
+        /// The revision of each key as this bridge last wrote or read it.
+        var revisions: [String: UInt64] = [:]
+        /// What `takeOver` loaded, per sink.
+        var loaded: [String: CursorDatabase.Loaded] = [:]
+    }
+
+    private let state = Mutex(State())
+
+    /// A backend over `store` for bridges named by `keys`; `holder` identifies this bridge in the values it
+    /// writes; `fenced` is told (with the reason) when a write finds another writer got there first.
+    package init(
+        store: KeyValueStore, keys: SharedStateKeys, holder: String, logger: Logger,
+        fenced: @escaping @Sendable (String) -> Void
+    ) {
+        self.store = store
+        self.keys = keys
+        self.holder = holder
+        self.logger = logger
+        self.fenced = fenced
+    }
+
+    /// Loads the progress of every configured sink and bumps the revision of each key (the fencing step). A
+    /// configured sink without a cursor starts from the sink furthest behind (like `CursorDatabase`), or at the
+    /// newest activity id when none has one.
+    package func takeOver(sinks: [String]) throws {
+        let allKeys = Set(try store.keys())
+        var loaded: [String: CursorDatabase.Loaded] = [:]
+        var revisions: [String: UInt64] = [:]
+        for sink in sinks {
+            var subscriptions: [String: SubscriptionCursorState] = [:]
+            for key in allKeys {
+                guard let uid = keys.uid(ofSubscriptionKey: key, sink: sink), let entry = try store.entry(key),
+                    let value = entry.value, let subscription = Self.subscription(from: value)
+                else { continue }
+                revisions[key] = try rewrite(key, value: value, expecting: entry.revision)
+                subscriptions[uid] = subscription
+            }
+            var cursor: ActivityCursor?
+            let cursorKey = keys.cursor(sink: sink)
+            if let entry = try store.entry(cursorKey) {
+                if let value = entry.value, let stored = Self.cursor(from: value) { cursor = stored }
+                revisions[cursorKey] = entry.revision
+                if let value = entry.value { revisions[cursorKey] = try rewrite(cursorKey, value: value, expecting: entry.revision) }
+            }
+            loaded[sink] = CursorDatabase.Loaded(cursor: cursor, subscriptions: subscriptions)
+        }
+        // Sinks the bucket does not know adopt the progress of the sink furthest behind.
+        if let origin = loaded.values.compactMap(\.cursor).min(by: { $0.committed < $1.committed }) {
+            for sink in sinks where loaded[sink]?.cursor == nil {
+                let key = keys.cursor(sink: sink)
+                revisions[key] = try write(key, value: Self.value(of: origin, holder: holder), expecting: revisions[key] ?? 0)
+                loaded[sink] = CursorDatabase.Loaded(cursor: origin, subscriptions: loaded[sink]?.subscriptions ?? [:])
+            }
+        }
+        let taken = State(revisions: revisions, loaded: loaded)
+        state.withLock { $0 = taken }
+    }
+
+    // MARK: - CursorBackend
+
+    package func load(sink: String) throws -> CursorDatabase.Loaded {
+        let loaded = state.withLock { $0.loaded[sink] }
+        return loaded ?? CursorDatabase.Loaded(cursor: nil, subscriptions: [:])
+    }
+
+    package func writeCursor(sink: String, committed: Int64) throws {
+        try put(keys.cursor(sink: sink), value: Self.value(of: ActivityCursor(committed: committed), holder: holder))
+    }
+
+    package func write(_ subscription: SubscriptionCursorState, uid: String, sink: String, clearingResync: Bool) throws {
+        try put(keys.subscription(sink: sink, uid: uid), value: Self.value(of: subscription))
+    }
+
+    package func record(
+        sink: String, cursor: ActivityCursor?, previous: ActivityCursor,
+        subscriptions: [(uid: String, state: SubscriptionCursorState)]
+    ) throws {
+        // Finished snapshots first: a crash between the two writes repeats events (the cursor did not move) rather
+        // than losing a snapshot's completion.
+        for (uid, subscription) in subscriptions {
+            try put(keys.subscription(sink: sink, uid: uid), value: Self.value(of: subscription))
+        }
+        if let cursor { try put(keys.cursor(sink: sink), value: Self.value(of: cursor, holder: holder)) }
+    }
+
+    // MARK: - Compare-and-set
+
+    private func put(_ key: String, value: [UInt8]) throws {
+        let expected = state.withLock { $0.revisions[key] } ?? 0
+        let revision = try write(key, value: value, expecting: expected)
+        state.withLock { $0.revisions[key] = revision }
+    }
+
+    private func rewrite(_ key: String, value: [UInt8], expecting revision: UInt64) throws -> UInt64 {
+        try write(key, value: value, expecting: revision)
+    }
+
+    private func write(_ key: String, value: [UInt8], expecting revision: UInt64) throws -> UInt64 {
+        let result: Result<UInt64, NATSError>
+        do throws(NATSError) {
+            result = .success(try store.update(key, value: value, expecting: revision))
+        } catch {
+            result = .failure(error)
+        }
+        if case .failure(let error) = result, error.kind == .conflict {
+            let reason = "another bridge wrote \(key) (compare-and-set on revision \(revision) lost)"
+            fenced(reason)
+            throw FencedError(reason: reason)
+        }
+        return try result.get()
+    }
+
+    // MARK: - Values
+
+    static func value(of cursor: ActivityCursor, holder: String) -> [UInt8] {
+        let ranges = cursor.resolvedAbove.map { JSONValue.array([JSONValue($0.lowerBound), JSONValue($0.upperBound)]) }
+        let object: JSONValue = [
+            "committed": JSONValue(cursor.committed), "resolved": .array(ranges), "holder": .string(holder),
+        ]
+        return object.serialized()
+    }
+
+    static func cursor(from bytes: [UInt8]) -> ActivityCursor? {
+        guard let object = try? JSONValue.parse(bytes), let committed = object["committed"]?.int64Value, committed >= 0
+        else { return nil }
+        // Ranges out of order or upside down are damage, not ranges: dropped rather than trapped on.
+        let ranges = (object["resolved"]?.arrayValue ?? []).compactMap { pair -> ClosedRange<Int64>? in
+            guard let low = pair[0]?.int64Value, let high = pair[1]?.int64Value, low <= high, low > committed else {
+                return nil
+            }
+            return low...high
+        }
+        let ordered = zip(ranges, ranges.dropFirst()).allSatisfy { $0.upperBound < $1.lowerBound }
+        return ActivityCursor(committed: committed, resolvedAbove: ordered ? ranges : [])
+    }
+
+    static func value(of subscription: SubscriptionCursorState) -> [UInt8] {
+        let object: JSONValue = [
+            "start_id": JSONValue(subscription.startID),
+            "snapshot_watermark": subscription.snapshotWatermark.map { JSONValue($0) } ?? .null,
+            "snapshot_done": .bool(subscription.snapshotDone),
+            "resync_requested": .bool(subscription.resyncRequested),
+        ]
+        return object.serialized()
+    }
+
+    static func subscription(from bytes: [UInt8]) -> SubscriptionCursorState? {
+        guard let object = try? JSONValue.parse(bytes), let start = object["start_id"]?.int64Value else { return nil }
+        return SubscriptionCursorState(
+            startID: start, snapshotWatermark: object["snapshot_watermark"]?.int64Value,
+            snapshotDone: object["snapshot_done"]?.boolValue ?? false,
+            resyncRequested: object["resync_requested"]?.boolValue ?? false)
+    }
+}
