@@ -82,6 +82,7 @@ let package = Package(
             dependencies: [
                 "BridgeEvents", "BridgeDirectus", "BridgeActivity", "BridgeSinks", "BridgeSystem", "BridgeTLS",
                 "BridgeWebSocket", "BridgeHTTP", "BridgeStore", "BridgeJSON", "BridgeConfig", "BridgeHTTPServer",
+                "BridgeNATS",
             ],
             swiftSettings: strict
         ),

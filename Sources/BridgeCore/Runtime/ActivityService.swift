@@ -26,9 +26,19 @@ public struct ActivityService: Sendable {
     /// The cursor store a sink's runner records its progress in (nil in live mode).
     package func recorder(for sinkID: String) -> (any ProgressRecorder)? { stores[sinkID] }
 
-    /// Builds the service for `plan`; throws when the cursor database cannot be opened.
+    /// Where the sinks' cursors live (`state.backend`).
+    package enum CursorSource: Sendable {
+        /// `<state_dir>/cursor.db`.
+        case local
+        /// The shared bucket: taken over (every key's revision bumped) before the readers start.
+        case shared(SharedCursorBackend)
+    }
+
+    /// Builds the service for `plan`; throws when the cursor database cannot be opened (or the shared state
+    /// cannot be taken over).
     package static func make(
         plan: DeliveryPlan,
+        cursors: CursorSource = .local,
         config: BridgeConfig,
         routes: [SubscriptionRoute],
         api: DirectusAPI,
@@ -43,8 +53,15 @@ public struct ActivityService: Sendable {
         let directory = config.delivery.stateDir
         let sinkIDs = inboxes.map(\.sinkID)
         let stores = try await BlockingExecutor.shared.perform { () throws -> [String: CursorStore] in
-            let database = try CursorDatabase(directory: directory, sinks: sinkIDs, logger: logger)
-            return try Dictionary(uniqueKeysWithValues: sinkIDs.map { ($0, try database.store(for: $0)) })
+            let backend: any CursorBackend
+            switch cursors {
+            case .local:
+                backend = try CursorDatabase(directory: directory, sinks: sinkIDs, logger: logger)
+            case .shared(let shared):
+                try shared.takeOver(sinks: sinkIDs)
+                backend = shared
+            }
+            return try Dictionary(uniqueKeysWithValues: sinkIDs.map { ($0, try CursorStore(backend: backend, sink: $0)) })
         }
         let subscriptions = routes.filter { $0.handling == .trigger }.compactMap { route -> ActivitySubscription? in
             guard let configured = config.subscriptions.first(where: { $0.uid == route.uid }) else { return nil }

@@ -14,11 +14,11 @@ public import BridgeSinks
 /// runs them until SIGINT/SIGTERM, then shuts down in order — stop intake (unsubscribe, close 1000), drain each
 /// inbox into its sink, flush — within `shutdown_timeout`.
 public final class BridgeRuntime: Sendable {
-    private let config: BridgeConfig
-    private let logHandler: StderrLogHandler
-    private let logger: Logger
-    private let version: String
-    private let commit: String
+    let config: BridgeConfig
+    let logHandler: StderrLogHandler
+    let logger: Logger
+    let version: String
+    let commit: String
 
     /// Creates the runtime for a validated config; `version` goes into logs and the user agent, `version` and
     /// `commit` into the `directus_bridge_build_info` metric.
@@ -35,11 +35,6 @@ public final class BridgeRuntime: Sendable {
     /// Runs the bridge until a signal ends it.
     public func run() async -> RuntimeOutcome {
         ignoreSIGPIPE()
-        // The shared state backend is decoded and validated but not wired into the runtime yet: refuse it rather
-        // than run with local state while the operator believes the cursors are shared.
-        if config.state.backend == .jetstream {
-            return .configurationProblem("state.backend: jetstream is not supported by this build yet")
-        }
         let stop = ShutdownSignal()
         // Signals are handled from here on: a supervisor may signal as soon as it sees the first log line.
         let reopenRequests = ReopenRequests()
@@ -76,7 +71,16 @@ public final class BridgeRuntime: Sendable {
             return error
         }
         defer { operations?.stop() }
+        if config.state.backend == .jetstream { return await runShared(components, stop: stop) }
+        return await runTerm(components, cursors: .local, permit: nil, stop: stop)
+    }
 
+    /// Everything after the operations endpoint is up, until `stop`: authenticate, resolve the delivery mode, plan
+    /// the subscriptions, open the cursors and serve. With shared state this is one term of being active.
+    func runTerm(
+        _ components: RuntimeComponents, cursors: ActivityService.CursorSource, permit: (any DeliveryPermit)?,
+        stop: ShutdownSignal
+    ) async -> RuntimeOutcome {
         // Start-up: authenticate (retrying while Directus is unreachable; exit 77 when it refuses us).
         if let outcome = await authenticate(components, stop: stop) { return outcome }
         // Activity or live delivery (Activity/DeliveryModeResolver.swift): exit 77 for `activity` without access.
@@ -89,6 +93,12 @@ public final class BridgeRuntime: Sendable {
         case .failure(let outcome)?: return outcome
         case .success(let plan)?: delivery = plan
         }
+        if case .shared = cursors, delivery.mode != .activity {
+            return .configurationProblem(
+                "state.backend: jetstream needs activity mode, but delivery.mode auto resolved to live (the activity "
+                    + "log is not readable): grant the bridge user read access to directus_activity, or use "
+                    + "state.backend: local")
+        }
         guard
             let routes = await SubscriptionPlanner.plan(
                 subscriptions: config.subscriptions, api: components.api, handling: delivery.handling(for:),
@@ -97,11 +107,17 @@ public final class BridgeRuntime: Sendable {
         let activity: ActivityService
         do {
             activity = try await ActivityService.make(
-                plan: delivery, config: config, routes: routes, api: components.api,
+                plan: delivery, cursors: cursors, config: config, routes: routes, api: components.api,
                 inboxes: components.inboxes.inboxes, health: components.health, registry: components.registry,
                 pipelineMetrics: components.pipelineMetrics, stats: components.stats,
                 logger: logger.child(label: "activity"))
+        } catch let error as FencedError {
+            return .failure(error.description)  // another bridge took over while this one started: standby again
         } catch {
+            if case .shared = cursors {
+                // The bucket did not answer: the term ends, the lease keeper decides what comes next.
+                return .failure("cannot read the shared state: \(error)")
+            }
             // An unwritable delivery.state_dir: a configuration problem (exit 78).
             return .configurationProblem("cannot open the activity cursor store in delivery.state_dir: \(error)")
         }
@@ -126,7 +142,8 @@ public final class BridgeRuntime: Sendable {
         realtime.deadAfter = heartbeat.deadAfter(bridgeHeartbeat: config.directus.heartbeat)
 
         return await serve(
-            components, realtime: realtime, routes: routes, activity: activity, sorting: sorting, stop: stop)
+            components, realtime: realtime, routes: routes, activity: activity, sorting: sorting, permit: permit,
+            stop: stop)
     }
 
     private func authenticate(_ components: RuntimeComponents, stop: ShutdownSignal) async -> RuntimeOutcome? {
@@ -161,13 +178,13 @@ public final class BridgeRuntime: Sendable {
 
     private func serve(
         _ components: RuntimeComponents, realtime: RealtimeSupervisor.Settings, routes: [SubscriptionRoute],
-        activity: ActivityService, sorting: SortService, stop: ShutdownSignal
+        activity: ActivityService, sorting: SortService, permit: (any DeliveryPermit)?, stop: ShutdownSignal
     ) async -> RuntimeOutcome {
         let group = ServiceGroup(
             services: [ClosureService("stats") { await components.stats.run(stop: $0) }]
                 + components.sinks.map { sink in ClosureService(sink.name) { try await sink.connector.run(until: $0) } }
                 + [
-                    pipeline(components, activity: activity),
+                    pipeline(components, activity: activity, permit: permit),
                     intake(components, realtime: realtime, routes: routes, activity: activity, sorting: sorting),
                 ],
             gracefulTimeout: config.shutdownTimeout,
@@ -214,13 +231,15 @@ public final class BridgeRuntime: Sendable {
     /// The sinks' runners, a thread each, from each sink's inbox to the sink: asked to stop once the intake stopped,
     /// they drain their inboxes into the sinks and close them; forced, they abandon their retries and are no longer
     /// waited for (a write to a pipe nobody reads cannot be interrupted, and must not hold the process).
-    private func pipeline(_ components: RuntimeComponents, activity: ActivityService) -> ClosureService {
+    private func pipeline(_ components: RuntimeComponents, activity: ActivityService, permit: (any DeliveryPermit)?)
+        -> ClosureService
+    {
         let inboxes = components.inboxes
         let runners = zip(components.sinks, inboxes.inboxes).map { sink, inbox in
             SinkRunner(
                 sink: sink, inbox: inbox, recorder: activity.recorder(for: sink.id),
                 metrics: components.pipelineMetrics, health: components.health,
-                reopenRequests: components.reopenRequests, logger: logger.child(label: "pipeline"))
+                reopenRequests: components.reopenRequests, logger: logger.child(label: "pipeline"), permit: permit)
         }
         return ClosureService("pipeline") { shutdown in
             try await withThrowingTaskGroup(of: Bool.self) { group in

@@ -27,14 +27,17 @@ package struct RuntimeComponents: Sendable {
     package let version: String
     package let stats: StatsReporter
 
+    /// Builds the components; a later term of an active bridge (shared state) passes the process's `registry` and
+    /// `health`, which the operations endpoint serves, to build fresh sinks and inboxes around them.
     package init(
         config: BridgeConfig, version: String, commit: String, logHandler: StderrLogHandler,
-        reopenRequests: ReopenRequests, logger: Logger
+        reopenRequests: ReopenRequests, logger: Logger, registry: MetricsRegistry? = nil, health: HealthState? = nil
     ) throws(RuntimeOutcome) {
         self.reopenRequests = reopenRequests
-        registry = MetricsRegistry()
+        let registry = registry ?? MetricsRegistry()
+        self.registry = registry
         pipelineMetrics = PipelineMetrics(registry: registry)
-        health = HealthState(expectedSubscriptions: Set(config.subscriptions.map(\.uid)))
+        self.health = health ?? HealthState(expectedSubscriptions: Set(config.subscriptions.map(\.uid)))
         self.version = version
 
         let directus = config.directus
@@ -61,7 +64,7 @@ package struct RuntimeComponents: Sendable {
             logger.warning("TLS certificate verification is OFF (directus.tls.insecure_skip_verify)")
         }
 
-        OperationsMetrics.register(in: registry, health: health, build: BuildInfo(version: version, commit: commit))
+        OperationsMetrics.register(in: registry, health: self.health, build: BuildInfo(version: version, commit: commit))
         stats = StatsReporter(
             interval: config.log.statsInterval, lag: pipelineMetrics.lagHistogram, logger: logger.child(label: "stats"))
         sinks = try SinkFactory.makeSinks(
@@ -71,7 +74,7 @@ package struct RuntimeComponents: Sendable {
                 index: 0, sinkID: "", encoder: .plain, stateDir: config.delivery.stateDir, userAgent: "directus-bridge/\(version)",
                 caFile: directus.tls.caFile, shutdownTimeout: config.shutdownTimeout, registry: registry, stats: stats,
                 logger: logger, shared: SinkResources()))
-        let (registry, pipelineMetrics) = (registry, pipelineMetrics)
+        let pipelineMetrics = self.pipelineMetrics
         let inboxes = SinkFanOut(
             sinks.map { sink in
                 SinkInbox(
