@@ -23,10 +23,17 @@ import Testing
     }
 
     /// Event ids a bridge wrote to its NDJSON file so far.
-    func delivered(_ bridge: BridgeProcess) -> [String] {
+    func delivered(_ bridge: BridgeProcess) -> [String] { lines(bridge).map(\.id) }
+
+    /// The complete lines a bridge wrote to its NDJSON file so far, with their event ids.
+    func lines(_ bridge: BridgeProcess) -> [(id: String, line: String)] {
         let text = (try? String(contentsOf: bridge.directory.appendingPathComponent("out.ndjson"), encoding: .utf8)) ?? ""
-        return text.split(separator: "\n").compactMap { line in
-            ((try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any])?["id"] as? String
+        var lines = text.split(separator: "\n").map(String.init)
+        if !text.hasSuffix("\n"), !lines.isEmpty { lines.removeLast() }
+        return lines.compactMap { line in
+            (((try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any])?["id"] as? String).map {
+                ($0, line)
+            }
         }
     }
 
@@ -90,5 +97,132 @@ import Testing
         #expect(Set(delivered(standby)).isDisjoint(with: expected), "the standby resumed from the shared cursor")
         standby.send(SIGTERM)
         #expect(standby.waitForExit() == 0)
+    }
+
+    /// The failover time: from the active bridge's SIGKILL to the standby's first delivery, during a steady stream
+    /// of changes, with the state on a three-node cluster. Every change arrives; a change both delivered has the
+    /// same id and the same line in both.
+    @Test func aKilledActiveBridgeIsReplacedWithinTheLeaseAndNothingIsLost() throws {
+        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "shared-kill")
+        let servers = try NATSServer.cluster(in: directory)
+        let emulator = try Emulator()
+        defer { emulator.stop() }
+        let (active, standby) = try startPair(emulator, servers)
+        let before = try emulator.newestActivityID()
+        try emulator.control("generator", ["collection": "articles", "count": 400, "interval_ms": 20, "kind": "mixed"])
+        #expect(active.waitUntil(timeout: 20) { delivered($0).count >= 20 }, "\(active.stderr.suffix(3000))")
+        active.send(SIGKILL)
+        let killed = ContinuousClock.now
+        #expect(active.waitForExit() != nil)
+        let deliveredByFirst = lines(active)
+        let tookOver = standby.waitUntil(timeout: 30) { !delivered($0).isEmpty }
+        let failover = ContinuousClock.now - killed
+        print("shared state failover at lease 5s: first delivery by the standby \(failover) after SIGKILL")
+        #expect(tookOver, "\(standby.stderr.suffix(3000))")
+        #expect(failover < .seconds(5 + 5), "within lease + 5 s")
+        try emulator.waitForGenerators(timeout: 60)
+        let expected = try emulator.activityIDs(["articles"], after: before).map { "act_\($0)" }
+        #expect(expected.count == 400)
+        let remaining = Set(expected).subtracting(deliveredByFirst.map(\.id))
+        #expect(
+            standby.waitUntil(timeout: 30) { Set(delivered($0)).isSuperset(of: remaining) },
+            "\(standby.stderr.suffix(3000))")
+        let deliveredBySecond = lines(standby)
+        #expect(Set(deliveredBySecond.map(\.id)).isSubset(of: expected), "nothing but the changes made")
+        // At-least-once: what both delivered is the same event, byte for byte.
+        let firstLines = Dictionary(deliveredByFirst.map { ($0.id, $0.line) }) { first, _ in first }
+        let repeated = deliveredBySecond.filter { firstLines[$0.id] != nil }
+        #expect(repeated.allSatisfy { firstLines[$0.id] == $0.line })
+        print("shared state failover: \(deliveredByFirst.count) lines before the kill, \(repeated.count) repeated")
+        standby.send(SIGTERM)
+        #expect(standby.waitForExit() == 0)
+    }
+
+    /// A frozen active bridge (SIGSTOP past its lease) must not deliver once it runs again: the standby took over,
+    /// and the thawed bridge's lease ran out on its own clock.
+    @Test func aFrozenActiveBridgeDeliversNothingAfterTheStandbyTookOver() throws {
+        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "shared-stop")
+        let server = try NATSServer(name: "single", in: directory)
+        try server.start()
+        let emulator = try Emulator()
+        defer { emulator.stop() }
+        let (frozen, standby) = try startPair(emulator, [server], lease: "3s")
+        // Frozen in the middle of a stream of changes, with events read and not yet written.
+        let before = try emulator.newestActivityID()
+        try emulator.control("generator", ["collection": "articles", "count": 300, "interval_ms": 10, "kind": "mixed"])
+        #expect(frozen.waitUntil(timeout: 20) { delivered($0).count >= 10 })
+        frozen.send(SIGSTOP)
+        let frozenCount = delivered(frozen).count
+        #expect(standby.waitForLog("became active", timeout: 30), "\(standby.stderr.suffix(3000))")
+        try emulator.waitForGenerators(timeout: 60)
+        let expected = try emulator.activityIDs(["articles"], after: before).map { "act_\($0)" }
+        let remaining = Set(expected).subtracting(delivered(frozen))
+        #expect(standby.waitUntil(timeout: 30) { Set(delivered($0)).isSuperset(of: remaining) })
+        frozen.send(SIGCONT)
+        #expect(frozen.waitForLog("became standby", timeout: 20), "\(frozen.stderr.suffix(3000))")
+        let middle = try emulator.newestActivityID()
+        try emulator.control("generator", ["collection": "articles", "count": 20, "interval_ms": 5, "kind": "mixed"])
+        try emulator.waitForGenerators()
+        let second = try emulator.activityIDs(["articles"], after: middle).map { "act_\($0)" }
+        #expect(standby.waitUntil(timeout: 20) { Set(delivered($0)).isSuperset(of: second) })
+        #expect(delivered(frozen).count == frozenCount, "the thawed bridge delivered after the takeover")
+        #expect(frozen.waitUntil(timeout: 10) { readiness($0)?.reasons.first == "standby" })
+        for bridge in [frozen, standby] {
+            bridge.send(SIGTERM)
+            #expect(bridge.waitForExit() == 0, "\(bridge.stderr.suffix(2000))")
+        }
+    }
+
+    /// The bucket unreachable: the active bridge steps down before its lease could lapse, says so, and resumes from
+    /// its cursor when the server is back; changes made meanwhile arrive.
+    @Test func theActiveBridgeStepsDownWhileTheBucketIsUnreachableAndResumes() throws {
+        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "shared-outage")
+        let server = try NATSServer(name: "single", in: directory)
+        try server.start()
+        let emulator = try Emulator()
+        defer { emulator.stop() }
+        let bridge = try BridgeProcess.run(config: config(emulator, [server], lease: "3s"))
+        try #require(bridge.waitForLog("became active", timeout: 30), "\(bridge.stderr.suffix(3000))")
+        #expect(bridge.waitUntilConnected(timeout: 30))
+        server.kill()
+        #expect(bridge.waitForLog("became standby", timeout: 20), "\(bridge.stderr.suffix(3000))")
+        #expect(bridge.waitUntil(timeout: 10) { readiness($0)?.reasons.first == "standby" })
+        let before = try emulator.newestActivityID()
+        try emulator.control("generator", ["collection": "articles", "count": 20, "interval_ms": 5, "kind": "mixed"])
+        try emulator.waitForGenerators()
+        let expected = try emulator.activityIDs(["articles"], after: before).map { "act_\($0)" }
+        #expect(Set(delivered(bridge)).isDisjoint(with: expected), "a standby delivers nothing")
+        try server.start()
+        #expect(
+            bridge.waitUntil(timeout: 30) { $0.stderr.components(separatedBy: "became active").count - 1 >= 2 },
+            "\(bridge.stderr.suffix(3000))")
+        #expect(bridge.waitUntil(timeout: 30) { Set(delivered($0)).isSuperset(of: expected) }, "\(bridge.stderr.suffix(3000))")
+        #expect(bridge.waitUntil(timeout: 10) { readiness($0)?.status == 200 })
+        bridge.send(SIGTERM)
+        #expect(bridge.waitForExit() == 0, "\(bridge.stderr.suffix(2000))")
+    }
+
+    /// A node of the three-node cluster killed while changes stream: the replicated state survives and every change
+    /// arrives (from whichever bridge holds the lease).
+    @Test func aKilledNATSNodeLosesNoState() throws {
+        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "shared-node")
+        let servers = try NATSServer.cluster(in: directory)
+        let emulator = try Emulator()
+        defer { emulator.stop() }
+        let (first, second) = try startPair(emulator, servers)
+        let before = try emulator.newestActivityID()
+        try emulator.control("generator", ["collection": "articles", "count": 150, "interval_ms": 20, "kind": "mixed"])
+        #expect(first.waitUntil(timeout: 20) { delivered($0).count >= 10 })
+        servers[0].kill()
+        try emulator.waitForGenerators(timeout: 60)
+        let expected = Set(try emulator.activityIDs(["articles"], after: before).map { "act_\($0)" })
+        #expect(
+            first.waitUntil(timeout: 40) { Set(delivered($0) + delivered(second)).isSuperset(of: expected) },
+            "\(first.stderr.suffix(2000))\n\(second.stderr.suffix(2000))")
+        #expect(Set(delivered(first) + delivered(second)).isSubset(of: expected))
+        for bridge in [first, second] {
+            bridge.send(SIGTERM)
+            #expect(bridge.waitForExit() == 0, "\(bridge.stderr.suffix(2000))")
+        }
     }
 }

@@ -77,6 +77,9 @@ package final class SharedCursorBackend: CursorBackend {
         state.withLock { $0 = taken }
     }
 
+    /// The shared state could not be used (`reason`): this bridge gives up being active, as if fenced.
+    package func giveUp(_ reason: String) { fenced(reason) }
+
     // MARK: - CursorBackend
 
     package func load(sink: String) throws -> CursorDatabase.Loaded {

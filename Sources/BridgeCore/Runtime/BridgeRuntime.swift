@@ -114,8 +114,9 @@ public final class BridgeRuntime: Sendable {
         } catch let error as FencedError {
             return .failure(error.description)  // another bridge took over while this one started: standby again
         } catch {
-            if case .shared = cursors {
-                // The bucket did not answer: the term ends, the lease keeper decides what comes next.
+            if case .shared(let backend) = cursors {
+                // The bucket did not answer: this term ends and the bridge waits for the lease again.
+                backend.giveUp("cannot read the shared state: \(error)")
                 return .failure("cannot read the shared state: \(error)")
             }
             // An unwritable delivery.state_dir: a configuration problem (exit 78).
