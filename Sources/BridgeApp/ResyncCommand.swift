@@ -10,7 +10,8 @@ import BridgeSinks
 ///
 /// The request is written beside a running bridge (SQLite WAL) and acted on at its next start: restart the service.
 /// A uid that bridge.yaml does not define is refused (exit 64); so is a file in `delivery.mode: live`, which
-/// keeps no cursor and takes no snapshots (exit 78).
+/// keeps no cursor and takes no snapshots (exit 78), and one with `state.backend: jetstream`, whose cursors this
+/// command does not reach yet (exit 78).
 enum ResyncCommand {
     static func run(uid: String, configPath: String) -> ExitCode {
         guard let config = BridgeApplication.loadConfig(path: configPath) else { return .configuration }
@@ -26,6 +27,15 @@ enum ResyncCommand {
             BridgeApplication.printError(
                 "directus-bridge: resync needs delivery.mode activity or auto: live mode keeps no cursor and takes "
                     + "no snapshots"
+            )
+            return .configuration
+        }
+        guard config.state.backend == .local else {
+            // The shared cursors are written by the active bridge under compare-and-set; a request written here
+            // would reach only this machine's state directory, which a shared-state bridge does not read.
+            BridgeApplication.printError(
+                "directus-bridge: resync is not supported with state.backend: jetstream yet (the request would not "
+                    + "reach the shared cursors)"
             )
             return .configuration
         }

@@ -29,6 +29,10 @@ package struct SinkContext: Sendable {
     package var logger: Logger
     /// Resources the sinks of one run share (the webhook outbox file).
     package var shared: SinkResources
+    /// Shared state (`state.backend: jetstream`): a sink that keeps events locally before it delivers them (the
+    /// webhook outbox) lets the activity cursor move only once they were delivered or dead-lettered, so a failover
+    /// to another machine loses nothing that sat in this machine's outbox. Default: false.
+    package var progressAfterDelivery = false
 
     /// Creates a context.
     package init(

@@ -225,4 +225,58 @@ import Testing
             #expect(bridge.waitForExit() == 0, "\(bridge.stderr.suffix(2000))")
         }
     }
+
+    /// A webhook sink on shared state: events the active bridge holds in its local outbox are not behind the shared
+    /// cursor, so when it dies while the receiver refuses them, the standby sends every one of them.
+    @Test func eventsInTheDeadBridgesWebhookOutboxAreSentByTheStandby() throws {
+        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "shared-webhook")
+        let server = try NATSServer(name: "single", in: directory)
+        try server.start()
+        let emulator = try Emulator()
+        let receiver = try WebhookReceiver()
+        defer {
+            emulator.stop()
+            receiver.stop()
+        }
+        try receiver.script(defaultStep: ["status": 503])
+        let yaml = config(emulator, [server]).replacingOccurrences(
+            of: "  - type: ndjson\n    path: \"out.ndjson\"",
+            with: "  - type: webhook\n    url: \"\(receiver.hookURL())\"\n    retry_schedule: [200ms]\n"
+                + "    max_attempts: 1000")
+        try #require(yaml.contains("type: webhook"))
+        let active = try BridgeProcess.run(config: yaml)
+        try #require(active.waitForLog("became active", timeout: 30), "\(active.stderr.suffix(3000))")
+        #expect(active.waitUntilConnected(timeout: 30))
+        let standby = try BridgeProcess.run(config: yaml)
+        try #require(standby.waitForLog("waiting for the lease", timeout: 30))
+        let before = try emulator.newestActivityID()
+        try emulator.control("generator", ["collection": "articles", "count": 10, "interval_ms": 5, "kind": "mixed"])
+        try emulator.waitForGenerators()
+        let expected = Set(try emulator.activityIDs(["articles"], after: before).map { "act_\($0)" })
+        // The active bridge holds events in its outbox, refused so far.
+        #expect(active.waitUntil(timeout: 20) { _ in !((try? receiver.requests()) ?? []).isEmpty })
+        #expect(!((try? receiver.requests()) ?? []).contains(where: \.delivered))
+        active.send(SIGKILL)
+        #expect(active.waitForExit() != nil)
+        try receiver.script(defaultStep: ["status": 204])
+        #expect(standby.waitForLog("became active", timeout: 30), "\(standby.stderr.suffix(3000))")
+        #expect(
+            standby.waitUntil(timeout: 30) { _ in Set((try? receiver.delivered().map(\.id)) ?? []) == expected },
+            "\(standby.stderr.suffix(3000))")
+        standby.send(SIGTERM)
+        #expect(standby.waitForExit() == 0, "\(standby.stderr.suffix(2000))")
+    }
+
+    /// `resync` writes to the local state directory, which shared-state bridges do not read: refused, not ignored.
+    @Test func resyncIsRefusedWithSharedState() throws {
+        let emulator = try Emulator()
+        defer { emulator.stop() }
+        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "shared-resync")
+        let server = try NATSServer(name: "unused", in: directory)  // never started: resync must not need it
+        try config(emulator, [server]).write(
+            to: directory.appendingPathComponent("bridge.yaml"), atomically: true, encoding: .utf8)
+        let resync = try BridgeProcess(arguments: ["resync", "articles", "--config", "bridge.yaml"], directory: directory)
+        #expect(resync.waitForExit() == 78)
+        #expect(resync.stderr.contains("resync is not supported with state.backend: jetstream"), "\(resync.stderr)")
+    }
 }

@@ -67,13 +67,13 @@ package struct RuntimeComponents: Sendable {
         OperationsMetrics.register(in: registry, health: self.health, build: BuildInfo(version: version, commit: commit))
         stats = StatsReporter(
             interval: config.log.statsInterval, lag: pipelineMetrics.lagHistogram, logger: logger.child(label: "stats"))
-        sinks = try SinkFactory.makeSinks(
-            config.sinks,
-            source: directus.restBaseURL,
-            context: SinkContext(
-                index: 0, sinkID: "", encoder: .plain, stateDir: config.delivery.stateDir, userAgent: "directus-bridge/\(version)",
-                caFile: directus.tls.caFile, shutdownTimeout: config.shutdownTimeout, registry: registry, stats: stats,
-                logger: logger, shared: SinkResources()))
+        var sinkContext = SinkContext(
+            index: 0, sinkID: "", encoder: .plain, stateDir: config.delivery.stateDir,
+            userAgent: "directus-bridge/\(version)", caFile: directus.tls.caFile, shutdownTimeout: config.shutdownTimeout,
+            registry: registry, stats: stats, logger: logger, shared: SinkResources())
+        // Shared state: nothing a failover could lose may stay in this machine's outbox behind the cursor.
+        sinkContext.progressAfterDelivery = config.state.backend == .jetstream
+        sinks = try SinkFactory.makeSinks(config.sinks, source: directus.restBaseURL, context: sinkContext)
         let pipelineMetrics = self.pipelineMetrics
         let inboxes = SinkFanOut(
             sinks.map { sink in

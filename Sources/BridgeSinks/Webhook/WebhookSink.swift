@@ -3,6 +3,10 @@ public import BridgeStore
 public import BridgeSystem
 public import BridgeEvents
 
+#if canImport(Glibc)
+    @preconcurrency import Glibc
+#endif
+
 /// The `type: webhook` connector: `accept` makes events durable in the outbox (one transaction per batch) and
 /// wakes the delivery service, which does the HTTP side on its own schedule as the connector's background work
 /// (`run(until:)`: the `WebhookDeliveryService` loop, then the HTTP engine's shutdown).
@@ -21,11 +25,13 @@ public final class WebhookSink: SinkConnector, @unchecked Sendable {
     private let logger: Logger
     private let outboxChanged: @Sendable () -> Void
     private let background: (@Sendable (ShutdownSignal) async -> Void)?
+    private let progressAfterDelivery: Bool
     private var unsynced = false
     private var lastSync = ContinuousClock.now
 
     /// Creates the sink for outbox id `sinkID`; `outboxChanged` is called after every batch that added rows, and
-    /// `background` (the delivery service) runs as the connector's background work.
+    /// `background` (the delivery service) runs as the connector's background work. With `progressAfterDelivery`
+    /// (shared state) `makeDurable` returns only once the outbox of this sink is empty.
     package init(
         sinkID: String,
         url: String,
@@ -34,8 +40,10 @@ public final class WebhookSink: SinkConnector, @unchecked Sendable {
         metrics: WebhookMetrics?,
         logger: Logger,
         outboxChanged: @escaping @Sendable () -> Void,
+        progressAfterDelivery: Bool = false,
         background: (@Sendable (ShutdownSignal) async -> Void)? = nil
     ) {
+        self.progressAfterDelivery = progressAfterDelivery
         self.name = "webhook:" + HTTPClientError.redacted(url)
         self.sinkID = sinkID
         self.store = store
@@ -99,7 +107,29 @@ public final class WebhookSink: SinkConnector, @unchecked Sendable {
 
     /// An event leaves the bridge's hands only when it is in the outbox on disk: the outbox commits with
     /// `synchronous=NORMAL` for speed, so before the activity cursor moves on, the WAL is fsynced here.
-    public func makeDurable() throws(SinkError) { try sync() }
+    ///
+    /// With shared state (`progressAfterDelivery`) that is not enough: the outbox is on this machine, which a
+    /// failover leaves behind. The cursor then moves only once every event of this sink was answered (delivered or
+    /// dead-lettered): this waits up to a second for the outbox to empty, then throws a backpressure error, so the
+    /// runner waits at the cursor (asking the lease between attempts) and calls again.
+    public func makeDurable() throws(SinkError) {
+        try sync()
+        guard progressAfterDelivery else { return }
+        let deadline = ContinuousClock.now + .seconds(1)
+        var waiting = 0
+        repeat {
+            do {
+                waiting = try store.depth(sink: sinkID)
+            } catch {
+                throw SinkError(sink: name, message: "outbox: \(error)", isRetriable: true)
+            }
+            if waiting == 0 { return }
+            usleep(10_000)  // the runner's own thread, never the cooperative pool
+        } while ContinuousClock.now < deadline
+        throw SinkError(
+            sink: name, message: "\(waiting) events wait for the receiver's answer before the shared cursor moves",
+            isRetriable: true, isBackpressure: true)
+    }
 
     public func close() throws(SinkError) { try sync() }
 
