@@ -130,7 +130,7 @@ let package = Package(
         .testTarget(name: "BridgeStoreTests", dependencies: ["BridgeStore", "BridgeTestSupport"]),
         .testTarget(name: "BridgeHTTPServerTests", dependencies: ["BridgeHTTPServer", "BridgeSystem", "BridgeTestSupport"]),
         .testTarget(name: "BridgeOperationsTests", dependencies: ["BridgeCore", "BridgeEvents", "BridgeDirectus", "BridgeActivity", "BridgeSinks", "BridgeConfig", "BridgeJSON", "BridgeHTTPServer", "BridgeSystem"]),
-        .testTarget(name: "BridgeActivityTests", dependencies: ["BridgeCore", "BridgeEvents", "BridgeDirectus", "BridgeActivity", "BridgeSinks", "BridgeConfig", "BridgeJSON", "BridgeSystem", "BridgeTestSupport"]),
+        .testTarget(name: "BridgeActivityTests", dependencies: ["BridgeCore", "BridgeEvents", "BridgeDirectus", "BridgeActivity", "BridgeSinks", "BridgeConfig", "BridgeJSON", "BridgeSystem", "BridgeTestSupport", "BridgeNATS"]),
         .testTarget(name: "BridgeKafkaTests", dependencies: ["BridgeKafka", "BridgeSystem", "BridgeTestSupport"]),
         .testTarget(name: "BridgeNATSTests", dependencies: ["BridgeNATS", "BridgeSystem", "BridgeTestSupport"]),
         .testTarget(name: "BridgeWebhookTests", dependencies: ["BridgeCore", "BridgeEvents", "BridgeDirectus", "BridgeActivity", "BridgeSinks", "BridgeHTTP", "BridgeStore", "BridgeSystem", "BridgeTestSupport"]),

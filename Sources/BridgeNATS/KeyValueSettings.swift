@@ -9,6 +9,8 @@ package struct KeyValueSettings: Sendable, Equatable {
     /// How long one request (a read, a write, binding the bucket) may take before it fails as retriable.
     /// Default: 2 s.
     package var requestTimeout: Duration
+    /// Whether binding creates the bucket when it is missing (`check` only looks). Default: true.
+    package var createIfMissing = true
 
     /// Creates settings.
     package init(bucket: String, history: Int = 1, replicas: Int = 1, requestTimeout: Duration = .seconds(2)) {

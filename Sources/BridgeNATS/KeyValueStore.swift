@@ -36,8 +36,9 @@ package final class KeyValueStore: @unchecked Sendable {
         jsCtx_Destroy(context)
     }
 
-    /// Binds the bucket of `settings` on `connection`, creating it when missing (on the blocking executor). Throws a
-    /// retriable error while the servers cannot answer (no stream leader yet, a lost connection).
+    /// Binds the bucket of `settings` on `connection`, creating it when missing unless `createIfMissing` is off (then
+    /// a missing bucket is an error whose status is `NATS_NOT_FOUND`, see `NATSError.isNotFound`), on the blocking
+    /// executor. Throws a retriable error while the servers cannot answer (no stream leader yet, a lost connection).
     package static func open(connection: NATSConnection, settings: KeyValueSettings) async throws -> KeyValueStore {
         try settings.validate()
         let handle = connection.handle
@@ -66,7 +67,7 @@ package final class KeyValueStore: @unchecked Sendable {
         }
         var rawStore: OpaquePointer?
         var bound = js_KeyValue(&rawStore, context, settings.bucket)
-        if bound == NATS_NOT_FOUND {
+        if bound == NATS_NOT_FOUND && settings.createIfMissing {
             var config = kvConfig()
             kvConfig_Init(&config)
             config.History = UInt8(settings.history)

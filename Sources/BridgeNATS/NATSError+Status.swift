@@ -2,6 +2,11 @@ internal import BridgeSystem
 internal import CNats
 
 extension NATSError {
+    /// Whether the server said the thing asked for does not exist (a missing bucket or stream).
+    package var isNotFound: Bool {
+        status == Int32(bitPattern: NATS_NOT_FOUND.rawValue) || jetStreamCode == 10059
+    }
+
     /// An error for libnats status `status`, with libnats's last error text for this thread (or `text`) and the
     /// JetStream API code the server sent, classified by what a caller can do about it.
     static func from(

@@ -37,6 +37,28 @@ import Testing
         }
     }
 
+    /// Whether every thread of process `pid` is stopped (state `T` in `/proc/<pid>/task/*/stat`).
+    func isStopped(_ pid: Int32) -> Bool {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        return !tasks.isEmpty
+            && tasks.allSatisfy { task in
+                let stat = (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/stat", encoding: .utf8)) ?? ""
+                // The state follows the ") " that closes the command name.
+                guard let close = stat.lastIndex(of: ")"), stat.distance(from: close, to: stat.endIndex) > 2 else {
+                    return false
+                }
+                return stat[stat.index(close, offsetBy: 2)] == "T"
+            }
+    }
+
+    /// Makes `count` changes to articles (5 ms apart), waits until they are made and returns their event ids.
+    func changes(_ emulator: Emulator, count: Int) throws -> [String] {
+        let before = try emulator.newestActivityID()
+        try emulator.control("generator", ["collection": "articles", "count": count, "interval_ms": 5, "kind": "mixed"])
+        try emulator.waitForGenerators()
+        return try emulator.activityIDs(["articles"], after: before).map { "act_\($0)" }
+    }
+
     func readiness(_ bridge: BridgeProcess) -> (status: Int, reasons: [String])? {
         guard let url = bridge.operationsURL(), let response = try? HTTPFetch.get(url + "/readyz") else {
             return nil
@@ -70,10 +92,7 @@ import Testing
         let emulator = try Emulator()
         defer { emulator.stop() }
         let (active, standby) = try startPair(emulator, [server])
-        let before = try emulator.newestActivityID()
-        try emulator.control("generator", ["collection": "articles", "count": 30, "interval_ms": 5, "kind": "mixed"])
-        try emulator.waitForGenerators()
-        let expected = try emulator.activityIDs(["articles"], after: before).map { "act_\($0)" }
+        let expected = try changes(emulator, count: 30)
         #expect(active.waitUntil(timeout: 20) { Set(delivered($0)).isSuperset(of: expected) }, "\(active.stderr.suffix(3000))")
         #expect(delivered(standby).isEmpty)
         #expect(!standby.stderr.contains("became active"))
@@ -89,10 +108,7 @@ import Testing
         active.send(SIGTERM)
         #expect(active.waitForExit() == 0, "\(active.stderr.suffix(2000))")
         #expect(standby.waitForLog("became active", timeout: 10), "\(standby.stderr.suffix(3000))")
-        let next = try emulator.newestActivityID()
-        try emulator.control("generator", ["collection": "articles", "count": 10, "interval_ms": 5, "kind": "mixed"])
-        try emulator.waitForGenerators()
-        let later = try emulator.activityIDs(["articles"], after: next).map { "act_\($0)" }
+        let later = try changes(emulator, count: 10)
         #expect(standby.waitUntil(timeout: 20) { Set(delivered($0)).isSuperset(of: later) }, "\(standby.stderr.suffix(3000))")
         #expect(Set(delivered(standby)).isDisjoint(with: expected), "the standby resumed from the shared cursor")
         standby.send(SIGTERM)
@@ -152,6 +168,8 @@ import Testing
         try emulator.control("generator", ["collection": "articles", "count": 300, "interval_ms": 10, "kind": "mixed"])
         #expect(frozen.waitUntil(timeout: 20) { delivered($0).count >= 10 })
         frozen.send(SIGSTOP)
+        // kill(2) returns before every thread has stopped: count only once none can write any more.
+        #expect(frozen.waitUntil(timeout: 10) { isStopped($0.pid) })
         let frozenCount = delivered(frozen).count
         #expect(standby.waitForLog("became active", timeout: 30), "\(standby.stderr.suffix(3000))")
         try emulator.waitForGenerators(timeout: 60)
@@ -160,10 +178,7 @@ import Testing
         #expect(standby.waitUntil(timeout: 30) { Set(delivered($0)).isSuperset(of: remaining) })
         frozen.send(SIGCONT)
         #expect(frozen.waitForLog("became standby", timeout: 20), "\(frozen.stderr.suffix(3000))")
-        let middle = try emulator.newestActivityID()
-        try emulator.control("generator", ["collection": "articles", "count": 20, "interval_ms": 5, "kind": "mixed"])
-        try emulator.waitForGenerators()
-        let second = try emulator.activityIDs(["articles"], after: middle).map { "act_\($0)" }
+        let second = try changes(emulator, count: 20)
         #expect(standby.waitUntil(timeout: 20) { Set(delivered($0)).isSuperset(of: second) })
         #expect(delivered(frozen).count == frozenCount, "the thawed bridge delivered after the takeover")
         #expect(frozen.waitUntil(timeout: 10) { readiness($0)?.reasons.first == "standby" })
@@ -187,10 +202,7 @@ import Testing
         server.kill()
         #expect(bridge.waitForLog("became standby", timeout: 20), "\(bridge.stderr.suffix(3000))")
         #expect(bridge.waitUntil(timeout: 10) { readiness($0)?.reasons.first == "standby" })
-        let before = try emulator.newestActivityID()
-        try emulator.control("generator", ["collection": "articles", "count": 20, "interval_ms": 5, "kind": "mixed"])
-        try emulator.waitForGenerators()
-        let expected = try emulator.activityIDs(["articles"], after: before).map { "act_\($0)" }
+        let expected = try changes(emulator, count: 20)
         #expect(Set(delivered(bridge)).isDisjoint(with: expected), "a standby delivers nothing")
         try server.start()
         #expect(
@@ -249,10 +261,7 @@ import Testing
         #expect(active.waitUntilConnected(timeout: 30))
         let standby = try BridgeProcess.run(config: yaml)
         try #require(standby.waitForLog("waiting for the lease", timeout: 30))
-        let before = try emulator.newestActivityID()
-        try emulator.control("generator", ["collection": "articles", "count": 10, "interval_ms": 5, "kind": "mixed"])
-        try emulator.waitForGenerators()
-        let expected = Set(try emulator.activityIDs(["articles"], after: before).map { "act_\($0)" })
+        let expected = Set(try changes(emulator, count: 10))
         // The active bridge holds events in its outbox, refused so far.
         #expect(active.waitUntil(timeout: 20) { _ in !((try? receiver.requests()) ?? []).isEmpty })
         #expect(!((try? receiver.requests()) ?? []).contains(where: \.delivered))
@@ -278,5 +287,30 @@ import Testing
         let resync = try BridgeProcess(arguments: ["resync", "articles", "--config", "bridge.yaml"], directory: directory)
         #expect(resync.waitForExit() == 78)
         #expect(resync.stderr.contains("resync is not supported with state.backend: jetstream"), "\(resync.stderr)")
+    }
+
+    /// `check` with shared state: the bucket answers and the lease holder is named; with the servers down, FAIL.
+    @Test func checkNamesTheLeaseHolderAndFailsWithoutTheServers() throws {
+        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "shared-check")
+        let server = try NATSServer(name: "single", in: directory)
+        try server.start()
+        let emulator = try Emulator()
+        defer { emulator.stop() }
+        let bridge = try BridgeProcess.run(config: config(emulator, [server]))
+        try #require(bridge.waitForLog("became active", timeout: 30), "\(bridge.stderr.suffix(3000))")
+        func check() throws -> (Int32?, [String]) {
+            let process = try BridgeProcess(arguments: ["check", "--config", "bridge.yaml"], directory: bridge.directory)
+            return (process.waitForExit(timeout: 30), process.lines)
+        }
+        let (passed, lines) = try check()
+        let line = lines.first { $0.contains("shared state bridge_test/orders") } ?? ""
+        #expect(passed == 0, "\(lines)")
+        #expect(line.hasPrefix("ok") && line.contains("lease held by"), "\(lines)")
+        server.kill()
+        let (failed, downLines) = try check()
+        #expect(failed != 0)
+        #expect(downLines.contains { $0.contains("shared state bridge_test/orders") && $0.contains("cannot connect") })
+        bridge.send(SIGTERM)
+        #expect(bridge.waitForExit() == 0, "\(bridge.stderr.suffix(2000))")
     }
 }

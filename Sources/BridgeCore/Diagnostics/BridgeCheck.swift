@@ -120,6 +120,7 @@ public final class BridgeCheck: Sendable {
             )
             for result in await registration.probe(sink, context: context) { emit(result) }
         }
+        if let shared = await checkSharedState() { emit(shared) }
         return passed
     }
 

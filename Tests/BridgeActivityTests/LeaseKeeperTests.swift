@@ -1,0 +1,65 @@
+import BridgeEvents
+import BridgeNATS
+import BridgeSystem
+import BridgeTestSupport
+import Testing
+
+@testable import BridgeActivity
+
+/// The lease keeper against a real nats-server: it takes a free lease, renews it, steps down at once when another
+/// writer took the key (a lost compare-and-set), waits a whole lease before taking it back, and releases it at stop.
+@Suite(.timeLimit(.minutes(3))) struct LeaseKeeperTests {
+    @Test func aRewrittenLeaseStepsTheKeeperDownUntilAWholeLeasePassed() async throws {
+        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "lease")
+        let server = try NATSServer(name: "lease", in: directory)
+        try server.start()
+        let connection = try await NATSConnection.connect(settings: NATSSettings(servers: [server.url]), logger: .silent)
+        let store = try await KeyValueStore.open(connection: connection, settings: KeyValueSettings(bucket: "lease_test"))
+        let keys = SharedStateKeys(name: "t")
+        let health = HealthState(expectedSubscriptions: [])
+        let registry = MetricsRegistry()
+        let keeper = LeaseKeeper(
+            store: store, keys: keys, lease: .seconds(3), registry: registry, health: health, logger: .silent)
+        #expect(health.snapshot.reasons.first == "standby")
+        let stop = ShutdownSignal()
+        async let running: Void = keeper.run(stop: stop)
+
+        #expect(await pollUntil(timeout: .seconds(20)) { keeper.mayDeliver() }, "a free lease is taken at once")
+        #expect(!health.snapshot.standby)
+        #expect(registry.render().contains("directus_bridge_role{role=\"active\"} 1"))
+        // Renewed every second: the revision moves while the keeper holds it.
+        let first = try #require(try await BlockingExecutor.shared.perform { try store.entry(keys.lease) })
+        #expect(await pollUntil(timeout: .seconds(20)) {
+            ((try? await BlockingExecutor.shared.perform { try store.entry(keys.lease) })??.revision ?? 0) > first.revision
+        })
+
+        // Another bridge writes the key: the keeper's next renewal loses its compare-and-set and it steps down.
+        let taken = try await BlockingExecutor.shared.perform { () throws -> UInt64 in
+            let current = try store.entry(keys.lease)
+            return try store.update(keys.lease, value: Array("{\"holder\":\"other\"}".utf8), expecting: current!.revision)
+        }
+        #expect(await pollUntil(timeout: .seconds(20)) { !keeper.mayDeliver() })
+        let steppedDown = ContinuousClock.now
+        #expect(health.snapshot.reasons.first == "standby")
+        #expect(registry.render().contains("directus_bridge_role{role=\"standby\"} 1"))
+
+        // The other writer never renews: the keeper takes the lease back, but not before a whole lease has passed
+        // since it saw the other's revision (which it read after stepping down).
+        #expect(await pollUntil(timeout: .seconds(30)) { keeper.mayDeliver() })
+        #expect(ContinuousClock.now - steppedDown >= .seconds(3) - .milliseconds(400))
+        let retaken = try #require(try await BlockingExecutor.shared.perform { try store.entry(keys.lease) })
+        #expect(retaken.revision > taken)
+
+        // A cursor write that lost its compare-and-set (the backend calls `fenced`) steps it down at once.
+        keeper.fenced("test")
+        #expect(!keeper.mayDeliver())
+        #expect(await pollUntil(timeout: .seconds(30)) { keeper.mayDeliver() })
+
+        stop.trigger()
+        await running
+        // Released at stop: a delete marker, so a standby takes over at once.
+        let released = try await BlockingExecutor.shared.perform { try store.entry(keys.lease) }
+        #expect(released != nil && released?.value == nil)
+        await connection.close()
+    }
+}
