@@ -21,7 +21,6 @@ extension BridgeCheck {
                 name, "cannot connect to \(state.servers.joined(separator: ",")): \(error)",
                 remedy: "check state.servers and that nats-server runs, with JetStream, and is reachable from this host")
         }
-        defer { withExtendedLifetime(connection) {} }
         var settings = KeyValueSettings(bucket: state.bucket)
         settings.createIfMissing = false
         let result: CheckResult

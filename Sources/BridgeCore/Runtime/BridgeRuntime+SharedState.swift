@@ -37,7 +37,6 @@ extension BridgeRuntime {
             return delay
         }
         guard let (connection, store) = opened else { return .cleanShutdown }
-        defer { withExtendedLifetime(connection) {} }
         let keys = SharedStateKeys(name: state.name)
         let keeper = LeaseKeeper(
             store: store, keys: keys, lease: state.lease, registry: first.registry, health: first.health, logger: log)

@@ -194,6 +194,11 @@ public final class BridgeRuntime: Sendable {
         let failures = await group.run(trigger: stop)
         await components.auth.logout()
         if let failure = failures.first {
+            if let permit, !permit.mayDeliver() {
+                // Shared state: the lease was lost (the keeper logged why); the sinks' runners ended as they must.
+                logger.info("stopped reading and delivering: this bridge no longer holds the lease")
+                return .failure(failure.description)
+            }
             logger.error("stopped because a part of the bridge failed", metadata: [LogKey.error: failure.description])
             return .failure(failure.description)
         }
