@@ -53,15 +53,16 @@ package final class SharedCursorBackend: CursorBackend {
                 guard let uid = keys.uid(ofSubscriptionKey: key, sink: sink), let entry = try store.entry(key),
                     let value = entry.value, let subscription = Self.subscription(from: value)
                 else { continue }
-                revisions[key] = try rewrite(key, value: value, expecting: entry.revision)
+                revisions[key] = try write(key, value: value, expecting: entry.revision)
                 subscriptions[uid] = subscription
             }
             var cursor: ActivityCursor?
             let cursorKey = keys.cursor(sink: sink)
             if let entry = try store.entry(cursorKey) {
                 if let value = entry.value, let stored = Self.cursor(from: value) { cursor = stored }
-                revisions[cursorKey] = entry.revision
-                if let value = entry.value { revisions[cursorKey] = try rewrite(cursorKey, value: value, expecting: entry.revision) }
+                // A delete marker is kept as it is (its revision is what a first write expects); a value is rewritten.
+                revisions[cursorKey] = try entry.value.map { try write(cursorKey, value: $0, expecting: entry.revision) }
+                    ?? entry.revision
             }
             loaded[sink] = CursorDatabase.Loaded(cursor: cursor, subscriptions: subscriptions)
         }
@@ -113,10 +114,6 @@ package final class SharedCursorBackend: CursorBackend {
         let expected = state.withLock { $0.revisions[key] } ?? 0
         let revision = try write(key, value: value, expecting: expected)
         state.withLock { $0.revisions[key] = revision }
-    }
-
-    private func rewrite(_ key: String, value: [UInt8], expecting revision: UInt64) throws -> UInt64 {
-        try write(key, value: value, expecting: revision)
     }
 
     private func write(_ key: String, value: [UInt8], expecting revision: UInt64) throws -> UInt64 {

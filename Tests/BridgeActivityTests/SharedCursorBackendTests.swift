@@ -1,0 +1,77 @@
+import BridgeEvents
+import BridgeNATS
+import BridgeSystem
+import BridgeTestSupport
+import Synchronization
+import Testing
+
+@testable import BridgeActivity
+
+/// The shared cursors against a real nats-server: progress survives a takeover by another bridge, and the previous
+/// writer's next write is fenced (a lost compare-and-set, never retried over), whatever its lease says.
+@Suite(.timeLimit(.minutes(3))) struct SharedCursorBackendTests {
+    @Test func aTakeOverFencesThePreviousWriterAndKeepsItsProgress() async throws {
+        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "shared-cursor")
+        let server = try NATSServer(name: "cursor", in: directory)
+        try server.start()
+        let connection = try await NATSConnection.connect(settings: NATSSettings(servers: [server.url]), logger: .silent)
+        let store = try await KeyValueStore.open(connection: connection, settings: KeyValueSettings(bucket: "cursors"))
+        let keys = SharedStateKeys(name: "orders")
+        let fencedReasons = Reasons()
+        let backend: @Sendable (String) -> SharedCursorBackend = { holder in
+            SharedCursorBackend(store: store, keys: keys, holder: holder, logger: .silent) { reason in
+                fencedReasons.value.withLock { $0.append(holder + ": " + reason) }
+            }
+        }
+        // A sink id with characters no key may hold, and two sinks.
+        let sinks = ["0-ndjson:/tmp/out file.ndjson", "1-webhook"]
+        try await BlockingExecutor.shared.perform {
+            let first = backend("a")
+            try first.takeOver(sinks: sinks)
+            let store0 = try CursorStore(backend: first, sink: sinks[0])
+            #expect(store0.cursor == nil)
+            try store0.startIfNew(at: 100)
+            try store0.save(SubscriptionCursorState(startID: 100, snapshotWatermark: 100), for: "articles.main")
+            try store0.record(ActivityProgress(resolvedIDs: [101, 102, 105], completedSnapshots: ["articles.main": 100]))
+            #expect(store0.cursor == ActivityCursor(committed: 102, resolvedAbove: [105...105]))
+
+            // Another bridge takes over: it sees the progress; the second sink adopts the one furthest behind.
+            let second = backend("b")
+            try second.takeOver(sinks: sinks)
+            let taken0 = try CursorStore(backend: second, sink: sinks[0])
+            #expect(taken0.cursor == ActivityCursor(committed: 102, resolvedAbove: [105...105]))
+            #expect(
+                taken0.subscriptions["articles.main"]
+                    == SubscriptionCursorState(startID: 100, snapshotWatermark: 100, snapshotDone: true))
+            #expect(try CursorStore(backend: second, sink: sinks[1]).cursor == taken0.cursor)
+
+            // The first bridge's next write loses its compare-and-set: fenced, reported, and nothing written.
+            #expect(throws: FencedError.self) { try store0.record(ActivityProgress(resolvedIDs: [103, 104])) }
+            #expect(fencedReasons.value.withLock { $0.count } == 1)
+            #expect(fencedReasons.value.withLock { $0.first?.hasPrefix("a: another bridge wrote orders.sink.") } == true)
+            try taken0.record(ActivityProgress(resolvedIDs: [103]))
+            let third = backend("c")
+            try third.takeOver(sinks: sinks)
+            #expect(try third.load(sink: sinks[0]).cursor == ActivityCursor(committed: 103, resolvedAbove: [105...105]))
+        }
+        await connection.close()
+    }
+
+    @Test func damagedValuesAreDroppedRatherThanTrappedOn() {
+        #expect(SharedCursorBackend.cursor(from: Array("{\"committed\":-1}".utf8)) == nil)
+        #expect(SharedCursorBackend.cursor(from: Array("not json".utf8)) == nil)
+        let upsideDown = SharedCursorBackend.cursor(from: Array("{\"committed\":5,\"resolved\":[[9,7],[8,8]]}".utf8))
+        #expect(upsideDown == ActivityCursor(committed: 5, resolvedAbove: [8...8]))
+        let unordered = SharedCursorBackend.cursor(from: Array("{\"committed\":5,\"resolved\":[[9,9],[7,7]]}".utf8))
+        #expect(unordered == ActivityCursor(committed: 5))
+        let cursor = ActivityCursor(committed: 7, resolvedAbove: [9...12, 20...20])
+        #expect(SharedCursorBackend.cursor(from: SharedCursorBackend.value(of: cursor, holder: "h")) == cursor)
+        let state = SubscriptionCursorState(startID: 3, snapshotWatermark: nil, snapshotDone: false, resyncRequested: true)
+        #expect(SharedCursorBackend.subscription(from: SharedCursorBackend.value(of: state)) == state)
+    }
+}
+
+/// What the fenced callbacks reported.
+final class Reasons: Sendable {
+    let value = Mutex<[String]>([])
+}
