@@ -172,6 +172,47 @@ import Testing
         #expect(bridge.waitForExit(timeout: 30) != nil)
     }
 
+    /// librdkafka's mock brokers (2.0.2, and the 2.16 of confluent-kafka's wheel alike) answer no SaslHandshake, so
+    /// no credential can succeed against them: this proves that `sasl.*` properties reach librdkafka (it attempts
+    /// SASL/PLAIN and reports that the broker refuses the handshake), that the authentication failure is an error
+    /// log with what to check and a `/readyz` reason, and that the password never reaches a log. A delivery with
+    /// good SASL credentials needs a real broker and is not tested here.
+    @Test func saslPropertiesReachLibrdkafkaAndAnAuthenticationFailureIsLoggedAndFailsReadiness() throws {
+        let cluster = try KafkaMockPeer(brokers: 1)
+        try cluster.createTopic(Self.topic, partitions: 1, replicationFactor: 1)
+        let emulator = try Emulator()
+        defer { emulator.stop() }
+        let password = "sasl-pass-7f3e9"
+        let sink = """
+              - type: kafka
+                brokers: ["\(cluster.bootstrapServers)"]
+                properties:
+                  security.protocol: SASL_PLAINTEXT
+                  sasl.mechanism: PLAIN
+                  sasl.username: bridge
+                  sasl.password: "\(password)"
+
+            """
+        let bridge = try BridgeProcess.run(
+            config: webhookConfig(url: emulator.url, sinks: sink, operations: true, mode: "activity"))
+        let base = try #require(bridge.operationsURL(), "\(bridge.stderr)")
+        #expect(bridge.waitUntilConnected(), "\(bridge.stderr)")
+        try createArticles(emulator, 3, title: "waiting for SASL")
+        #expect(bridge.waitForLog("sink failed, retrying", timeout: 60), "\(bridge.stderr.suffix(2000))")
+        let line = bridge.stderr.split(separator: "\n").first { $0.contains("sink failed, retrying") } ?? ""
+        #expect(line.contains("ERROR") && line.contains("SASL") && line.contains("sasl.*"), "\(line)")
+        #expect(
+            bridge.waitUntil(timeout: 90) { _ in
+                guard let answer = try? HTTPFetch.get(base + "/readyz") else { return false }
+                return answer.status == 503 && answer.text.contains("kafka:") && answer.text.contains("SASL")
+            },
+            "\(bridge.stderr.suffix(2000))")
+        #expect(!bridge.stderr.contains(password))
+        #expect(try read(cluster, expected: 0).isEmpty)
+        bridge.send(SIGTERM)
+        #expect(bridge.waitForExit(timeout: 30) != nil)
+    }
+
     @Test func checkDescribesTheTopicAndDeliversATestEvent() throws {
         let cluster = try KafkaMockPeer(brokers: 3)
         try cluster.createTopic(Self.topic, partitions: 2, replicationFactor: 3)
