@@ -2,14 +2,17 @@ import BridgeTestSupport
 import Foundation
 import Testing
 
-/// `format: cloudevents` end to end: NDJSON lines and webhook requests of the real binary, parsed by the
-/// `cloudevents` PyPI SDK (Tests/tools/cloudevents_parse.py) as a consumer would.
+/// `format: cloudevents` end to end: NDJSON lines, webhook requests, Kafka messages and JetStream messages of the
+/// real binary, parsed by the `cloudevents` PyPI SDK (Tests/tools/cloudevents_parse.py) as a consumer would.
 @Suite(.serialized) struct CloudEventsTests {
-    /// The SDK's reading of `structured` texts and `http` requests, one dictionary per event.
-    private func parse(structured: [String], http: [WebhookReceiver.Request]) throws -> [[String: Any]] {
+    /// The SDK's reading of `structured` texts, `http` requests and `kafka` messages, one dictionary per event.
+    private func parse(structured: [String], http: [WebhookReceiver.Request], kafka: [KafkaReadMessage] = [])
+        throws -> [[String: Any]]
+    {
         let input: [String: Any] = [
             "structured": structured,
             "http": http.map { ["headers": $0.headers, "body": $0.body] },
+            "kafka": kafka.map { ["headers": $0.headers, "key": $0.key, "value": $0.value] },
         ]
         let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "cloudevents")
         let file = directory.appendingPathComponent("input.json")
@@ -90,6 +93,73 @@ import Testing
         }
         let types = Set(parsed.compactMap { $0["type"] as? String })
         #expect(types == ["directus.items.create", "directus.items.update", "directus.items.delete"])
+    }
+
+    @Test func kafkaAndJetStreamMessagesAreCloudEventsThatTheSDKReads() throws {
+        let cluster = try KafkaMockPeer(brokers: 1)
+        try cluster.createTopic("directus.articles", partitions: 2, replicationFactor: 1)
+        let server = try NATSServer(name: "cloudevents", in: try TestEnvironment.makeTemporaryDirectory(prefix: "ce"))
+        try server.start()
+        try EventsStream.create([server], replicas: 1)
+        let emulator = try Emulator()
+        defer { emulator.stop() }
+        let sinks =
+            "  - type: ndjson\n    path: \"-\"\n"
+            + "  - type: kafka\n    brokers: [\"\(cluster.bootstrapServers)\"]\n    format: cloudevents\n"
+            + "  - type: jetstream\n    servers: [\"\(server.url)\"]\n    format: cloudevents\n"
+        let bridge = try BridgeProcess.run(config: webhookConfig(url: emulator.url + "/", sinks: sinks))
+        #expect(bridge.waitUntilConnected(), "\(bridge.stderr)")
+        let key = try emulator.create("articles", ["title": "Grüße \"quoted\" / ✓", "status": "draft"])
+        try emulator.rest("PATCH", "/items/articles/\(key)", ["status": "published"])
+        try emulator.rest("DELETE", "/items/articles/\(key)")
+        #expect(bridge.waitUntil { $0.lines.count >= 3 }, "\(bridge.stderr)")
+        let topic = "directus.articles"
+        let kafka = try KafkaTopicReader.read(servers: cluster.bootstrapServers, topic: topic, expected: 3)
+        let stored = EventsStream.waitFor([server], count: 3)
+        bridge.send(SIGTERM)
+        #expect(bridge.waitForExit() == 0, "\(bridge.stderr)")
+        // `check --send-test-event` sends the test event in the sink's format too.
+        let check = try BridgeProcess(
+            arguments: ["check", "--config", "bridge.yaml", "--send-test-event"], directory: bridge.directory)
+        #expect(check.waitForExit(timeout: 60) == 0, "\(check.lines) \(check.stderr)")
+        let tests = try KafkaTopicReader.read(servers: cluster.bootstrapServers, topic: topic, expected: 4).messages
+            .map(\.value) + EventsStream.waitFor([server], count: 4).map(\.data)
+        let testEvents = try parse(structured: tests.filter { $0.contains("directus.bridge.test") }, http: [])
+        #expect(testEvents.count == 2 && testEvents.allSatisfy { $0["type"] as? String == "directus.bridge.test" })
+        #expect(kafka.problem == nil && kafka.messages.count == 3 && stored.count == 3, "\(kafka) \(stored.count)")
+
+        let plainByID = Dictionary(
+            bridge.lines.compactMap { line -> (String, NSDictionary)? in
+                guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? NSDictionary,
+                    let id = object["id"] as? String
+                else { return nil }
+                return (id, object)
+            },
+            uniquingKeysWith: { first, _ in first })
+        // Structured mode on Kafka: the content-type header names the event format (CloudEvents Kafka protocol
+        // binding, 3.2.1), beside the contract's headers.
+        for message in kafka.messages {
+            #expect(message.headers.contains(["content-type", "application/cloudevents+json"]), "\(message.headers)")
+            #expect(Set(message.headers.map { $0.first ?? "" }).isSuperset(of: ["id", "type", "collection", "event"]))
+        }
+        let parsed = try parse(structured: stored.map(\.data), http: [], kafka: kafka.messages)
+        #expect(parsed.count == 6, "\(parsed)")
+        for event in parsed {
+            let id = event["id"] as? String ?? ""
+            let data = event["data"] as? NSDictionary
+            #expect(data != nil && data == plainByID[id], "data of \(id): \(String(describing: data))")
+            #expect(event["specversion"] as? String == "1.0")
+            #expect(event["source"] as? String == emulator.url)
+            #expect(event["type"] as? String == data?["type"] as? String)
+            #expect(event["subject"] as? String == "articles/\(key)")
+            #expect(event["datacontenttype"] as? String == "application/json")
+            if event["origin_of_parse"] as? String == "kafka" {
+                #expect(event["partitionkey"] as? String == key, "the message key is the item key")
+            } else {
+                #expect(stored.first { $0.msg_id == id } != nil, "Nats-Msg-Id is the CloudEvent's id")
+            }
+        }
+        #expect(Set(parsed.compactMap { $0["id"] as? String }) == Set(plainByID.keys))
     }
 
     @Test func anUnknownFormatIsAConfigurationErrorWithASuggestion() throws {

@@ -14,52 +14,10 @@ import Testing
             + extra.split(separator: "\n").map { "    \($0)\n" }.joined()
     }
 
-    func urls(_ servers: [NATSServer]) -> String { servers.map(\.url).joined(separator: ",") }
-
-    func createStream(_ servers: [NATSServer], replicas: Int) throws {
-        let result = try PythonTool.run(
-            script: "broker_peers/nats_admin.py",
-            arguments: ["create-stream", urls(servers), "EVENTS", "directus.>", "--replicas", String(replicas)])
-        try #require(result.status == 0, "create-stream: \(result.stderr)")
-    }
-
-    /// One message of the stream EVENTS as nats-py read it, with its event parsed.
-    struct Stored: Decodable {
-        var seq: Int
-        var subject: String
-        var msg_id: String
-        var data: String
-
-        var event: [String: Any] {
-            (try? JSONSerialization.jsonObject(with: Data(data.utf8))) as? [String: Any] ?? [:]
-        }
-    }
-
-    func readStream(_ servers: [NATSServer]) -> [Stored] {
-        guard
-            let result = try? PythonTool.run(
-                script: "broker_peers/nats_admin.py", arguments: ["read-stream", urls(servers), "EVENTS"]),
-            result.status == 0, let line = result.stdout.split(separator: "\n").last
-        else { return [] }
-        struct Output: Decodable { var messages: [Stored] }
-        return (try? JSONDecoder().decode(Output.self, from: Data(line.utf8)).messages) ?? []
-    }
-
-    /// Reads the stream (once a second: each read starts a Python process) until it holds `count` messages.
-    func waitForStream(_ servers: [NATSServer], count: Int, timeout: TimeInterval = 60) -> [Stored] {
-        let deadline = Date().addingTimeInterval(TestEnvironment.patient(timeout))
-        var stored = readStream(servers)
-        while stored.count < count && Date() < deadline {
-            sleep(1)
-            stored = readStream(servers)
-        }
-        return stored
-    }
-
     /// Each event once (ids unique), under its subject, and each item's events in activity order (live events,
     /// which have no activity id, in the order of `liveOrder`, their ids as the bridge emitted them).
     func expectOncePerEventInItemOrder(
-        _ stored: [Stored], liveOrder: [String] = [], sourceLocation: SourceLocation = #_sourceLocation
+        _ stored: [EventsStream.Stored], liveOrder: [String] = [], sourceLocation: SourceLocation = #_sourceLocation
     ) {
         let position = Dictionary(liveOrder.enumerated().map { ($1, $0) }) { first, _ in first }
         #expect(
@@ -92,7 +50,7 @@ import Testing
         let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "jetstream-single")
         let server = try NATSServer(name: "single", in: directory)
         try server.start()
-        try createStream([server], replicas: 1)
+        try EventsStream.create([server], replicas: 1)
         let emulator = try Emulator()
         defer { emulator.stop() }
         // Live mode: every sink gets the very bytes of each event (in activity mode each sink reads on its own).
@@ -103,7 +61,7 @@ import Testing
         let keys = try createArticles(emulator, 20, title: "single")
         try updateArticles(emulator, Array(keys.prefix(5)), round: 1)
         try emulator.rest("DELETE", "/items/articles/\(keys[19])")
-        let stored = waitForStream([server], count: 26)
+        let stored = EventsStream.waitFor([server], count: 26)
         #expect(stored.count == 26, "\(bridge.stderr.suffix(3000))")
         #expect(bridge.waitUntil { $0.lines.count >= 26 })
         expectOncePerEventInItemOrder(stored, liveOrder: bridge.events.compactMap { $0["id"] as? String })
@@ -119,7 +77,7 @@ import Testing
     @Test func aClusterNodeKilledDuringAStreamOfChangesLosesNothing() throws {
         let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "jetstream-cluster")
         let servers = try NATSServer.cluster(in: directory)
-        try createStream(servers, replicas: 3)
+        try EventsStream.create(servers, replicas: 3)
         let emulator = try Emulator()
         defer { emulator.stop() }
         let bridge = try BridgeProcess.run(
@@ -135,14 +93,15 @@ import Testing
             if round == 2 {
                 // The stream's leader goes away without a goodbye while changes keep coming.
                 let leader = try PythonTool.run(
-                    script: "broker_peers/nats_admin.py", arguments: ["stream-leader", urls(servers), "EVENTS"])
+                    script: "broker_peers/nats_admin.py",
+                    arguments: ["stream-leader", EventsStream.urls(servers), "EVENTS"])
                 let name = leader.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
                 let victim = servers.first { $0.name == name } ?? servers[0]
                 victim.kill()
             }
         }
         let alive = servers.filter { $0.port != 0 }
-        let stored = waitForStream(alive, count: expected, timeout: 120)
+        let stored = EventsStream.waitFor(alive, count: expected, timeout: 120)
         #expect(stored.count == expected, "\(bridge.stderr.suffix(3000))")
         expectOncePerEventInItemOrder(stored)
         #expect(bridge.waitUntil { $0.lines.count >= expected })
@@ -155,14 +114,14 @@ import Testing
         let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "jetstream-sigkill")
         let server = try NATSServer(name: "single", in: directory)
         try server.start()
-        try createStream([server], replicas: 1)
+        try EventsStream.create([server], replicas: 1)
         let emulator = try Emulator()
         defer { emulator.stop() }
         let config = webhookConfig(url: emulator.url, sinks: sinks([server]), operations: true, mode: "activity")
         let bridge = try BridgeProcess.run(config: config)
         #expect(bridge.waitUntilConnected(), "\(bridge.stderr)")
         try createArticles(emulator, 50, title: "stored")
-        #expect(waitForStream([server], count: 50).count == 50)
+        #expect(EventsStream.waitFor([server], count: 50).count == 50)
 
         // The server freezes: the next events are published (they sit in its socket) but never acknowledged, so
         // the activity cursor cannot move past them. The bridge dies; the server stores them when it thaws; the
@@ -175,7 +134,7 @@ import Testing
         #expect(bridge.waitForExit() == SIGKILL)
         server.resume()
         // Whether the dead bridge's messages reached the server: then every re-sent one is a duplicate.
-        let reachedServer = waitForStream([server], count: 100, timeout: 10).count == 100
+        let reachedServer = EventsStream.waitFor([server], count: 100, timeout: 10).count == 100
 
         // Each sink keeps its own cursor: the NDJSON sink's moved past the 50, the JetStream sink's did not.
         let restarted = try BridgeProcess.run(config: config, in: bridge.directory)
@@ -190,28 +149,28 @@ import Testing
         if reachedServer {
             #expect(metric("directus_bridge_broker_duplicates_total") == 50, "the stream had them all already")
         }
-        let stored = waitForStream([server], count: 100, timeout: 60)
+        let stored = EventsStream.waitFor([server], count: 100, timeout: 60)
         #expect(stored.count == 100, "\(restarted.stderr.suffix(3000))")
         expectOncePerEventInItemOrder(stored)
         #expect(Set(stored.map(\.msg_id)) == Set(bridge.events.compactMap { $0["id"] as? String }))
         restarted.send(SIGTERM)
         #expect(restarted.waitForExit() == 0, "\(restarted.stderr.suffix(2000))")
         // Read after the restarted bridge is gone: a late copy would show as a 101st message.
-        #expect(readStream([server]).count == 100)
+        #expect(EventsStream.read([server]).count == 100)
     }
 
     @Test func eventsWaitWhileTheServerIsDownThenArriveInOrder() throws {
         let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "jetstream-down")
         let server = try NATSServer(name: "single", in: directory)
         try server.start()
-        try createStream([server], replicas: 1)
+        try EventsStream.create([server], replicas: 1)
         let emulator = try Emulator()
         defer { emulator.stop() }
         let bridge = try BridgeProcess.run(
             config: webhookConfig(url: emulator.url, sinks: sinks([server]), mode: "activity"))
         #expect(bridge.waitUntilConnected(), "\(bridge.stderr)")
         let keys = try createArticles(emulator, 10, title: "before")
-        #expect(waitForStream([server], count: 10).count == 10)
+        #expect(EventsStream.waitFor([server], count: 10).count == 10)
 
         server.kill()
         try updateArticles(emulator, keys, round: 1)
@@ -221,7 +180,7 @@ import Testing
         #expect(bridge.waitForLog("sink failed, retrying", timeout: 30), "\(bridge.stderr.suffix(2000))")
         sleep(10)
         try server.start()
-        let stored = waitForStream([server], count: 40, timeout: 90)
+        let stored = EventsStream.waitFor([server], count: 40, timeout: 90)
         #expect(stored.count == 40, "\(bridge.stderr.suffix(3000))")
         expectOncePerEventInItemOrder(stored)
         bridge.send(SIGTERM)
@@ -250,13 +209,13 @@ import Testing
         let missing = try check()
         #expect(missing.code == 1 && missing.line.hasPrefix("FAIL ") && missing.line.contains("directus.*.*"),
                 "\(missing.line)")
-        try createStream([server], replicas: 1)
+        try EventsStream.create([server], replicas: 1)
         let found = try check()
         #expect(
             found.code == 0 && found.line.hasPrefix("ok   ") && found.line.contains("stream EVENTS"), "\(found.line)")
         let sent = try check(["--send-test-event"])
         #expect(sent.code == 0 && sent.line.contains("stored in stream EVENTS"), "\(sent.line)")
-        let stored = readStream([server])
+        let stored = EventsStream.read([server])
         #expect(stored.count == 1 && stored.first?.subject == "directus.articles.test")
         #expect(stored.first?.msg_id.hasPrefix("evt_test_") == true)
         #expect(stored.first?.event["type"] as? String == "directus.bridge.test")

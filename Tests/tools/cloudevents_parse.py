@@ -1,16 +1,20 @@
 """Parses CloudEvents with the `cloudevents` PyPI SDK, the way a consumer of the bridge would.
 
 Usage: cloudevents_parse.py INPUT.json
-INPUT holds {"structured": [text, ...], "http": [{"headers": {...}, "body": text}, ...]}: event texts in JSON
-format (NDJSON lines, broker message values) and HTTP requests (webhook deliveries). Each is parsed by the SDK
-(HTTP requests by both the current binding and the v1 API, which must agree) and printed as one JSON line of its
-attributes and data. Anything the SDK refuses ends the run with exit status 1 and the SDK's error.
+INPUT holds {"structured": [text, ...], "http": [{"headers": {...}, "body": text}, ...], "kafka": [{"headers":
+[[name, value], ...], "key": text, "value": text}, ...]}: event texts in JSON format (NDJSON lines, JetStream
+message payloads), HTTP requests (webhook deliveries) and Kafka messages. Each is parsed by the SDK (HTTP requests
+by both the current binding and the v1 API, which must agree; Kafka messages by the current binding, which tells
+binary from structured mode by the headers) and printed as one JSON line of its attributes and data (and a Kafka
+message's `partitionkey`, the message key). Anything the SDK refuses ends the run with exit status 1 and the SDK's
+error.
 """
 
 import json
 import sys
 
 from cloudevents.core.bindings import http as http_binding
+from cloudevents.core.bindings import kafka as kafka_binding
 from cloudevents.core.formats.json import JSONFormat
 from cloudevents.core.v1.event import CloudEvent
 from cloudevents.v1.http import from_http as legacy_from_http
@@ -44,6 +48,14 @@ def main():
                 raise SystemExit(f"v1 API disagrees on {name}: {legacy[name]!r} != {described[name]!r}")
         if legacy.data != described["data"]:
             raise SystemExit("v1 API disagrees on data")
+        print(json.dumps(described))
+    for message in given.get("kafka", []):
+        headers = {name: value.encode("utf-8") for name, value in message["headers"]}
+        kafka_message = kafka_binding.KafkaMessage(
+            headers=headers, key=message["key"].encode("utf-8"), value=message["value"].encode("utf-8"))
+        event = kafka_binding.from_kafka(kafka_message, JSONFormat())
+        described = describe(event, "kafka")
+        described["partitionkey"] = event.get_attributes().get("partitionkey")
         print(json.dumps(described))
 
 

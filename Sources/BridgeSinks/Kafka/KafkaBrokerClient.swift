@@ -1,3 +1,4 @@
+internal import BridgeConfig
 package import BridgeJSON
 package import BridgeKafka
 package import BridgeSystem
@@ -5,26 +6,30 @@ package import BridgeEvents
 
 /// A Kafka sink's client: one idempotent producer (`acks=all`, retried until delivered). Each event goes to its
 /// topic with the item key as message key (so an item's changes share a partition, in order), the headers `id`,
-/// `type`, `collection`, `event`, and the encoded event bytes as value.
+/// `type`, `collection`, `event` (and `content-type` for `format: cloudevents`), and the encoded event bytes as
+/// value.
 final class KafkaBrokerClient: BrokerClient {
     private let producer: KafkaProducer
     private let topics: EventNameTemplate.Cache
     private let sinkName: String
+    private let encoder: EventEncoder
 
-    private init(producer: KafkaProducer, topic: String, sinkName: String) {
+    private init(producer: KafkaProducer, topic: String, sinkName: String, encoder: EventEncoder) {
         self.producer = producer
         self.topics = EventNameTemplate.Cache(EventNameTemplate(text: topic))
         self.sinkName = sinkName
+        self.encoder = encoder
     }
 
     /// Makes the producer (connecting happens in the background: a cluster that is down is no error here, events
-    /// wait for it); a setting librdkafka refuses is a configuration error, not retried.
-    static func open(_ settings: KafkaSinkConfig, sinkName: String, logger: Logger) throws(SinkError)
-        -> KafkaBrokerClient
+    /// wait for it); a setting librdkafka refuses is a configuration error, not retried. `encoder` is the sink's
+    /// format (the events come encoded; it decides the `content-type` header).
+    static func open(_ settings: KafkaSinkConfig, sinkName: String, encoder: EventEncoder, logger: Logger)
+        throws(SinkError) -> KafkaBrokerClient
     {
         do {
             let producer = try KafkaProducer.make(settings: settings.producerSettings, logger: logger)
-            return KafkaBrokerClient(producer: producer, topic: settings.topic, sinkName: sinkName)
+            return KafkaBrokerClient(producer: producer, topic: settings.topic, sinkName: sinkName, encoder: encoder)
         } catch {
             throw SinkError(sink: sinkName, message: "\(error)", isRetriable: error.kind != .configuration)
         }
@@ -49,13 +54,27 @@ final class KafkaBrokerClient: BrokerClient {
         KafkaMessage(
             topic: topics.name(for: event),
             key: event.key,
-            headers: [
-                KafkaHeader(name: "id", value: event.id), KafkaHeader(name: "type", value: event.event.typeName),
-                KafkaHeader(name: "collection", value: event.collection),
-                KafkaHeader(name: "event", value: event.event.rawValue),
-            ],
+            headers: Self.headers(
+                id: event.id, type: event.event.typeName, collection: event.collection, event: event.event.rawValue,
+                encoder: encoder),
             value: event.body
         )
+    }
+
+    /// The headers of a message (contract: `id`, `type`, `collection`, `event`). A CloudEvent adds `content-type:
+    /// application/cloudevents+json`: the CloudEvents Kafka binding's structured mode requires it, and consumers'
+    /// SDKs tell structured from binary mode by it.
+    static func headers(id: String, type: String, collection: String, event: String, encoder: EventEncoder)
+        -> [KafkaHeader]
+    {
+        var headers = [
+            KafkaHeader(name: "id", value: id), KafkaHeader(name: "type", value: type),
+            KafkaHeader(name: "collection", value: collection), KafkaHeader(name: "event", value: event),
+        ]
+        if encoder.format == .cloudevents {
+            headers.append(KafkaHeader(name: "content-type", value: encoder.contentType))
+        }
+        return headers
     }
 
     /// A page of an activity batch would otherwise wait `linger.ms` for messages that do not come.

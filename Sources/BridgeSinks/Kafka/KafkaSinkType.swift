@@ -20,7 +20,7 @@ package enum KafkaSinkType: SinkType {
             name: name, context: context, maxOutstanding: settings.maxOutstanding, stallAfter: stallAfter,
             logger: logger
         ) { () throws(SinkError) in
-            try KafkaBrokerClient.open(settings, sinkName: name, logger: logger)
+            try KafkaBrokerClient.open(settings, sinkName: name, encoder: context.encoder, logger: logger)
         }
     }
 
@@ -59,14 +59,12 @@ package enum KafkaSinkType: SinkType {
         let found =
             "topic \(topic): \(description.partitionCount) partitions, \(description.brokerCount) brokers"
         guard context.sendTestEvent else { return .ok(check, found) }
-        let test = WebhookTestEvent(collection: context.testCollection)
+        let test = WebhookTestEvent(collection: context.testCollection, encoder: context.encoder)
         let message = KafkaMessage(
             topic: topic, key: "",
-            headers: [
-                KafkaHeader(name: "id", value: test.id), KafkaHeader(name: "type", value: "directus.bridge.test"),
-                KafkaHeader(name: "collection", value: context.testCollection),
-                KafkaHeader(name: "event", value: "test"),
-            ],
+            headers: KafkaBrokerClient.headers(
+                id: test.id, type: "directus.bridge.test", collection: context.testCollection, event: "test",
+                encoder: context.encoder),
             value: test.body)
         let owned = RunnerOwned(value: producer)
         let outcome = await withTaskGroup(of: KafkaDeliveryOutcome?.self) { group in

@@ -1,0 +1,52 @@
+import BridgeTestSupport
+import Foundation
+import Testing
+
+/// The stream EVENTS (subjects `directus.>`) that the JetStream tests create and read back with nats-py
+/// (Tests/tools/broker_peers/nats_admin.py).
+enum EventsStream {
+    /// The servers' URLs, comma-separated, for nats_admin.py.
+    static func urls(_ servers: [NATSServer]) -> String { servers.map(\.url).joined(separator: ",") }
+
+    /// Creates the stream on `servers` with `replicas` copies of each message.
+    static func create(_ servers: [NATSServer], replicas: Int) throws {
+        let result = try PythonTool.run(
+            script: "broker_peers/nats_admin.py",
+            arguments: ["create-stream", urls(servers), "EVENTS", "directus.>", "--replicas", String(replicas)])
+        try #require(result.status == 0, "create-stream: \(result.stderr)")
+    }
+
+    /// One message of the stream EVENTS as nats-py read it, with its event parsed.
+    struct Stored: Decodable {
+        var seq: Int
+        var subject: String
+        var msg_id: String
+        var data: String
+
+        var event: [String: Any] {
+            (try? JSONSerialization.jsonObject(with: Data(data.utf8))) as? [String: Any] ?? [:]
+        }
+    }
+
+    /// Every message of the stream, in stream order; empty when it cannot be read.
+    static func read(_ servers: [NATSServer]) -> [Stored] {
+        guard
+            let result = try? PythonTool.run(
+                script: "broker_peers/nats_admin.py", arguments: ["read-stream", urls(servers), "EVENTS"]),
+            result.status == 0, let line = result.stdout.split(separator: "\n").last
+        else { return [] }
+        struct Output: Decodable { var messages: [Stored] }
+        return (try? JSONDecoder().decode(Output.self, from: Data(line.utf8)).messages) ?? []
+    }
+
+    /// Reads the stream (once a second: each read starts a Python process) until it holds `count` messages.
+    static func waitFor(_ servers: [NATSServer], count: Int, timeout: TimeInterval = 60) -> [Stored] {
+        let deadline = Date().addingTimeInterval(TestEnvironment.patient(timeout))
+        var stored = read(servers)
+        while stored.count < count && Date() < deadline {
+            sleep(1)
+            stored = read(servers)
+        }
+        return stored
+    }
+}
