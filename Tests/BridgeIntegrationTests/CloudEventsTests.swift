@@ -24,6 +24,44 @@ import Testing
         }
     }
 
+    /// One article created (with a title that needs escaping), updated and deleted; returns its key.
+    private func createUpdateAndDelete(_ emulator: Emulator) throws -> String {
+        let key = try emulator.create("articles", ["title": "Grüße \"quoted\" / ✓", "status": "draft"])
+        try emulator.rest("PATCH", "/items/articles/\(key)", ["status": "published"])
+        try emulator.rest("DELETE", "/items/articles/\(key)")
+        return key
+    }
+
+    /// Plain event lines (`format: event`) by their `id`.
+    private func eventsByID(_ lines: [String]) -> [String: NSDictionary] {
+        Dictionary(
+            lines.compactMap { line -> (String, NSDictionary)? in
+                guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? NSDictionary,
+                    let id = object["id"] as? String
+                else { return nil }
+                return (id, object)
+            },
+            uniquingKeysWith: { first, _ in first })
+    }
+
+    /// `event` (as the SDK read it) wraps the plain event of the same id: `data` is the whole event object, exactly
+    /// what the default format writes, and the attributes follow from it.
+    private func expectCloudEvent(
+        _ event: [String: Any], of plainByID: [String: NSDictionary], source: String, key: String,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        let id = event["id"] as? String ?? ""
+        let data = event["data"] as? NSDictionary
+        #expect(data != nil && data == plainByID[id], "data of \(id)", sourceLocation: sourceLocation)
+        #expect(event["specversion"] as? String == "1.0", sourceLocation: sourceLocation)
+        #expect(event["source"] as? String == source, "directus.url without a slash", sourceLocation: sourceLocation)
+        #expect(event["type"] as? String == data?["type"] as? String, sourceLocation: sourceLocation)
+        #expect(event["subject"] as? String == "articles/\(key)", sourceLocation: sourceLocation)
+        #expect(
+            event["time"] as? String == (data?["time"] as? String).map { isoTime($0) }, sourceLocation: sourceLocation)
+        #expect(event["datacontenttype"] as? String == "application/json", sourceLocation: sourceLocation)
+    }
+
     @Test func ndjsonLinesAndWebhookBodiesAreCloudEventsThatTheSDKReads() throws {
         let emulator = try Emulator()
         let receiver = try WebhookReceiver()
@@ -40,9 +78,7 @@ import Testing
             + webhookSink(receiver.hookURL("/plain"), "format: event")
         let bridge = try BridgeProcess.run(config: webhookConfig(url: emulator.url + "/", sinks: sinks))
         #expect(bridge.waitUntilConnected(), "\(bridge.stderr)")
-        let key = try emulator.create("articles", ["title": "Grüße \"quoted\" / ✓", "status": "draft"])
-        try emulator.rest("PATCH", "/items/articles/\(key)", ["status": "published"])
-        try emulator.rest("DELETE", "/items/articles/\(key)")
+        let key = try createUpdateAndDelete(emulator)
         #expect(bridge.waitUntil { $0.lines.count >= 3 }, "\(bridge.stderr)")
         #expect(bridge.waitUntil(timeout: 20) { _ in ((try? receiver.delivered().count) ?? 0) >= 6 }, "\(bridge.stderr)")
         bridge.send(SIGTERM)
@@ -50,14 +86,7 @@ import Testing
 
         let plainText = try String(contentsOf: bridge.directory.appendingPathComponent("plain.ndjson"), encoding: .utf8)
         let plain = plainText.split(separator: "\n").map(String.init)
-        let plainByID = Dictionary(
-            plain.compactMap { line -> (String, NSDictionary)? in
-                guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? NSDictionary,
-                    let id = object["id"] as? String
-                else { return nil }
-                return (id, object)
-            },
-            uniquingKeysWith: { first, _ in first })
+        let plainByID = eventsByID(plain)
         #expect(plainByID.count == 3, "plain lines: \(plain)")
 
         let requests = try receiver.delivered()
@@ -78,15 +107,7 @@ import Testing
         #expect(parsed.count == 6, "\(parsed)")
         for event in parsed {
             let id = event["id"] as? String ?? ""
-            let data = event["data"] as? NSDictionary
-            // `data` is the whole event object, exactly what the default format writes.
-            #expect(data != nil && data == plainByID[id], "data of \(id): \(String(describing: data))")
-            #expect(event["specversion"] as? String == "1.0")
-            #expect(event["source"] as? String == emulator.url, "source is directus.url without the trailing slash")
-            #expect(event["type"] as? String == data?["type"] as? String)
-            #expect(event["subject"] as? String == "articles/\(key)")
-            #expect(event["time"] as? String == (data?["time"] as? String).map { isoTime($0) })
-            #expect(event["datacontenttype"] as? String == "application/json")
+            expectCloudEvent(event, of: plainByID, source: emulator.url, key: key)
             if let request = cloudRequests.first(where: { $0.id == id }), event["origin_of_parse"] as? String == "http" {
                 #expect(request.headers["webhook-id"] == id)
             }
@@ -109,9 +130,7 @@ import Testing
             + "  - type: jetstream\n    servers: [\"\(server.url)\"]\n    format: cloudevents\n"
         let bridge = try BridgeProcess.run(config: webhookConfig(url: emulator.url + "/", sinks: sinks))
         #expect(bridge.waitUntilConnected(), "\(bridge.stderr)")
-        let key = try emulator.create("articles", ["title": "Grüße \"quoted\" / ✓", "status": "draft"])
-        try emulator.rest("PATCH", "/items/articles/\(key)", ["status": "published"])
-        try emulator.rest("DELETE", "/items/articles/\(key)")
+        let key = try createUpdateAndDelete(emulator)
         #expect(bridge.waitUntil { $0.lines.count >= 3 }, "\(bridge.stderr)")
         let topic = "directus.articles"
         let kafka = try KafkaTopicReader.read(servers: cluster.bootstrapServers, topic: topic, expected: 3)
@@ -128,14 +147,7 @@ import Testing
         #expect(testEvents.count == 2 && testEvents.allSatisfy { $0["type"] as? String == "directus.bridge.test" })
         #expect(kafka.problem == nil && kafka.messages.count == 3 && stored.count == 3, "\(kafka) \(stored.count)")
 
-        let plainByID = Dictionary(
-            bridge.lines.compactMap { line -> (String, NSDictionary)? in
-                guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? NSDictionary,
-                    let id = object["id"] as? String
-                else { return nil }
-                return (id, object)
-            },
-            uniquingKeysWith: { first, _ in first })
+        let plainByID = eventsByID(bridge.lines)
         // Structured mode on Kafka: the content-type header names the event format (CloudEvents Kafka protocol
         // binding, 3.2.1), beside the contract's headers.
         for message in kafka.messages {
@@ -146,13 +158,7 @@ import Testing
         #expect(parsed.count == 6, "\(parsed)")
         for event in parsed {
             let id = event["id"] as? String ?? ""
-            let data = event["data"] as? NSDictionary
-            #expect(data != nil && data == plainByID[id], "data of \(id): \(String(describing: data))")
-            #expect(event["specversion"] as? String == "1.0")
-            #expect(event["source"] as? String == emulator.url)
-            #expect(event["type"] as? String == data?["type"] as? String)
-            #expect(event["subject"] as? String == "articles/\(key)")
-            #expect(event["datacontenttype"] as? String == "application/json")
+            expectCloudEvent(event, of: plainByID, source: emulator.url, key: key)
             if event["origin_of_parse"] as? String == "kafka" {
                 #expect(event["partitionkey"] as? String == key, "the message key is the item key")
             } else {

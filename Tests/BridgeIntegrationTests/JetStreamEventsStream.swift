@@ -5,6 +5,15 @@ import Testing
 /// The stream EVENTS (subjects `directus.>`) that the JetStream tests create and read back with nats-py
 /// (Tests/tools/broker_peers/nats_admin.py).
 enum EventsStream {
+    /// A started single nats-server (in a new temporary directory named after `prefix`) with the stream created.
+    static func singleServer(prefix: String) throws -> NATSServer {
+        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: prefix)
+        let server = try NATSServer(name: "single", in: directory)
+        try server.start()
+        try create([server], replicas: 1)
+        return server
+    }
+
     /// The servers' URLs, comma-separated, for nats_admin.py.
     static func urls(_ servers: [NATSServer]) -> String { servers.map(\.url).joined(separator: ",") }
 

@@ -37,20 +37,8 @@ import Testing
 
     /// Creates `count` articles (one request) and returns their keys.
     @discardableResult
-    func createArticles(_ emulator: Emulator, _ count: Int, title: String) throws -> [String] {
-        let created = try emulator.rest("POST", "/items/articles", (0..<count).map { ["title": "\(title) \($0)"] })
-        return ((created as? [String: Any])?["data"] as? [[String: Any]] ?? []).map { "\($0["id"]!)" }
-    }
-
-    func updateArticles(_ emulator: Emulator, _ keys: [String], round: Int) throws {
-        for key in keys { try emulator.rest("PATCH", "/items/articles/\(key)", ["title": "round \(round)"]) }
-    }
-
     @Test func singleNodeStoresEveryChangeOnceAsItsEventLine() throws {
-        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "jetstream-single")
-        let server = try NATSServer(name: "single", in: directory)
-        try server.start()
-        try EventsStream.create([server], replicas: 1)
+        let server = try EventsStream.singleServer(prefix: "jetstream-single")
         let emulator = try Emulator()
         defer { emulator.stop() }
         // Live mode: every sink gets the very bytes of each event (in activity mode each sink reads on its own).
@@ -58,8 +46,8 @@ import Testing
             config: webhookConfig(url: emulator.url, sinks: sinks([server]), mode: "live"))
         #expect(bridge.waitUntilConnected(), "\(bridge.stderr)")
 
-        let keys = try createArticles(emulator, 20, title: "single")
-        try updateArticles(emulator, Array(keys.prefix(5)), round: 1)
+        let keys = try emulator.createArticles(20, title: "single")
+        try emulator.updateArticles(Array(keys.prefix(5)), round: 1)
         try emulator.rest("DELETE", "/items/articles/\(keys[19])")
         let stored = EventsStream.waitFor([server], count: 26)
         #expect(stored.count == 26, "\(bridge.stderr.suffix(3000))")
@@ -87,8 +75,8 @@ import Testing
         var expected = 0
         var keys: [String] = []
         for round in 0..<8 {
-            keys += try createArticles(emulator, 15, title: "cluster \(round)")
-            try updateArticles(emulator, Array(keys.suffix(20)), round: round)
+            keys += try emulator.createArticles(15, title: "cluster \(round)")
+            try emulator.updateArticles(Array(keys.suffix(20)), round: round)
             expected += 15 + min(20, keys.count)
             if round == 2 {
                 // The stream's leader goes away without a goodbye while changes keep coming.
@@ -111,23 +99,20 @@ import Testing
     }
 
     @Test func aBridgeKilledAndRestartedStoresNoDuplicate() throws {
-        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "jetstream-sigkill")
-        let server = try NATSServer(name: "single", in: directory)
-        try server.start()
-        try EventsStream.create([server], replicas: 1)
+        let server = try EventsStream.singleServer(prefix: "jetstream-sigkill")
         let emulator = try Emulator()
         defer { emulator.stop() }
         let config = webhookConfig(url: emulator.url, sinks: sinks([server]), operations: true, mode: "activity")
         let bridge = try BridgeProcess.run(config: config)
         #expect(bridge.waitUntilConnected(), "\(bridge.stderr)")
-        try createArticles(emulator, 50, title: "stored")
+        try emulator.createArticles(50, title: "stored")
         #expect(EventsStream.waitFor([server], count: 50).count == 50)
 
         // The server freezes: the next events are published (they sit in its socket) but never acknowledged, so
         // the activity cursor cannot move past them. The bridge dies; the server stores them when it thaws; the
         // restarted bridge sends them again from its cursor, and the stream keeps one copy of each.
         server.pause()
-        try createArticles(emulator, 50, title: "in flight")
+        try emulator.createArticles(50, title: "in flight")
         #expect(bridge.waitUntil(timeout: 30) { $0.lines.count >= 100 }, "\(bridge.stderr.suffix(2000))")
         sleep(1)  // time for libnats's flusher to hand the published messages to the socket (makes the case likely)
         bridge.send(SIGKILL)
@@ -160,22 +145,19 @@ import Testing
     }
 
     @Test func eventsWaitWhileTheServerIsDownThenArriveInOrder() throws {
-        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "jetstream-down")
-        let server = try NATSServer(name: "single", in: directory)
-        try server.start()
-        try EventsStream.create([server], replicas: 1)
+        let server = try EventsStream.singleServer(prefix: "jetstream-down")
         let emulator = try Emulator()
         defer { emulator.stop() }
         let bridge = try BridgeProcess.run(
             config: webhookConfig(url: emulator.url, sinks: sinks([server]), mode: "activity"))
         #expect(bridge.waitUntilConnected(), "\(bridge.stderr)")
-        let keys = try createArticles(emulator, 10, title: "before")
+        let keys = try emulator.createArticles(10, title: "before")
         #expect(EventsStream.waitFor([server], count: 10).count == 10)
 
         server.kill()
-        try updateArticles(emulator, keys, round: 1)
-        try createArticles(emulator, 10, title: "while down")
-        try updateArticles(emulator, keys, round: 2)
+        try emulator.updateArticles(keys, round: 1)
+        try emulator.createArticles(10, title: "while down")
+        try emulator.updateArticles(keys, round: 2)
         // Down for 10 s: the bridge keeps the events and says why.
         #expect(bridge.waitForLog("sink failed, retrying", timeout: 30), "\(bridge.stderr.suffix(2000))")
         sleep(10)

@@ -66,16 +66,6 @@ import Testing
         }
     }
 
-    @discardableResult
-    func createArticles(_ emulator: Emulator, _ count: Int, title: String) throws -> [String] {
-        let created = try emulator.rest("POST", "/items/articles", (0..<count).map { ["title": "\(title) \($0)"] })
-        return ((created as? [String: Any])?["data"] as? [[String: Any]] ?? []).map { "\($0["id"]!)" }
-    }
-
-    func updateArticles(_ emulator: Emulator, _ keys: [String], round: Int) throws {
-        for key in keys { try emulator.rest("PATCH", "/items/articles/\(key)", ["title": "round \(round)"]) }
-    }
-
     @Test func everyChangeIsDeliveredWithItsKeyHeadersAndLine() throws {
         let cluster = try KafkaMockPeer(brokers: 3)
         try cluster.createTopic(Self.topic, partitions: 4, replicationFactor: 3)
@@ -85,9 +75,9 @@ import Testing
         let bridge = try BridgeProcess.run(
             config: webhookConfig(url: emulator.url, sinks: sinks(cluster.bootstrapServers), mode: "live"))
         #expect(bridge.waitUntilConnected(), "\(bridge.stderr)")
-        let keys = try createArticles(emulator, 30, title: "kafka")
-        try updateArticles(emulator, Array(keys.prefix(10)), round: 1)
-        try updateArticles(emulator, Array(keys.prefix(10)), round: 2)
+        let keys = try emulator.createArticles(30, title: "kafka")
+        try emulator.updateArticles(Array(keys.prefix(10)), round: 1)
+        try emulator.updateArticles(Array(keys.prefix(10)), round: 2)
         for key in keys.suffix(3) { try emulator.rest("DELETE", "/items/articles/\(key)") }
         #expect(bridge.waitUntil(timeout: 30) { $0.lines.count >= 53 }, "\(bridge.stderr.suffix(2000))")
         expectEveryLineOnce(try read(cluster, expected: 53), lines: bridge.lines, sameBytes: true)
@@ -106,13 +96,13 @@ import Testing
         let bridge = try BridgeProcess.run(
             config: webhookConfig(url: emulator.url, sinks: sinks(cluster.bootstrapServers), mode: "activity"))
         #expect(bridge.waitUntilConnected(), "\(bridge.stderr)")
-        var keys = try createArticles(emulator, 30, title: "before")
+        var keys = try emulator.createArticles(30, title: "before")
         #expect(bridge.waitUntil(timeout: 30) { $0.lines.count >= 30 })
 
         // Broker 1 (leader of partition 0) goes down while changes keep coming: its partition's events wait.
         try cluster.setBrokerDown(1)
-        keys += try createArticles(emulator, 30, title: "broker down")
-        try updateArticles(emulator, Array(keys.prefix(15)), round: 1)
+        keys += try emulator.createArticles(30, title: "broker down")
+        try emulator.updateArticles(Array(keys.prefix(15)), round: 1)
         sleep(2)
         try cluster.setBrokerUp(1)
         // Every leader moves, and the next produce requests fail with retriable errors.
@@ -120,8 +110,8 @@ import Testing
             try cluster.setLeader(topic: Self.topic, partition: partition, broker: (partition + 1) % 3 + 1)
         }
         try cluster.failNextProduceRequests(with: [6, 7, 19, 19, 6])  // not leader, timed out, not enough replicas
-        try updateArticles(emulator, Array(keys.suffix(20)), round: 2)
-        keys += try createArticles(emulator, 20, title: "after")
+        try emulator.updateArticles(Array(keys.suffix(20)), round: 2)
+        keys += try emulator.createArticles(20, title: "after")
         let expected = 30 + 30 + 15 + 20 + 20
         #expect(bridge.waitUntil(timeout: 30) { $0.lines.count >= expected }, "\(bridge.stderr.suffix(2000))")
         expectEveryLineOnce(try read(cluster, expected: expected), lines: bridge.lines)
@@ -137,11 +127,11 @@ import Testing
         let bridge = try BridgeProcess.run(
             config: webhookConfig(url: emulator.url, sinks: sinks(cluster.bootstrapServers), mode: "activity"))
         #expect(bridge.waitUntilConnected(), "\(bridge.stderr)")
-        try createArticles(emulator, 5, title: "allowed")
+        try emulator.createArticles(5, title: "allowed")
         #expect(bridge.waitUntil(timeout: 30) { $0.lines.count >= 5 })
         // The principal loses write access to the topic for two produce requests (TOPIC_AUTHORIZATION_FAILED).
         try cluster.failNextProduceRequests(with: [29, 29])
-        try createArticles(emulator, 5, title: "refused, then allowed")
+        try emulator.createArticles(5, title: "refused, then allowed")
         #expect(bridge.waitForLog("sending events again", timeout: 30), "\(bridge.stderr.suffix(2000))")
         let line = bridge.stderr.split(separator: "\n").first { $0.contains("sending events again") } ?? ""
         #expect(line.contains("ERROR") && line.contains("ACLs"), "\(line)")
@@ -160,7 +150,7 @@ import Testing
                 url: emulator.url, sinks: sinks("127.0.0.1:\(nowhere)"), operations: true, mode: "activity"))
         let base = try #require(bridge.operationsURL(), "\(bridge.stderr)")
         #expect(bridge.waitUntilConnected(), "\(bridge.stderr)")
-        try createArticles(emulator, 3, title: "waiting")
+        try emulator.createArticles(3, title: "waiting")
         #expect(bridge.waitForLog("sink failed, retrying", timeout: 60), "\(bridge.stderr.suffix(2000))")
         #expect(
             bridge.waitUntil(timeout: 90) { _ in
@@ -197,7 +187,7 @@ import Testing
             config: webhookConfig(url: emulator.url, sinks: sink, operations: true, mode: "activity"))
         let base = try #require(bridge.operationsURL(), "\(bridge.stderr)")
         #expect(bridge.waitUntilConnected(), "\(bridge.stderr)")
-        try createArticles(emulator, 3, title: "waiting for SASL")
+        try emulator.createArticles(3, title: "waiting for SASL")
         #expect(bridge.waitForLog("sink failed, retrying", timeout: 60), "\(bridge.stderr.suffix(2000))")
         let line = bridge.stderr.split(separator: "\n").first { $0.contains("sink failed, retrying") } ?? ""
         #expect(line.contains("ERROR") && line.contains("SASL") && line.contains("sasl.*"), "\(line)")

@@ -5,17 +5,9 @@ package import BridgeEvents
 /// A NATS JetStream sink (`type: jetstream`): each event is published to a subject that must fall into an existing
 /// stream, with `Nats-Msg-Id` = the event id, and counts as delivered on its publish acknowledgement.
 package struct JetStreamSinkConfig: SinkSettings, Equatable {
-    /// How the connection authenticates (at most one way).
-    package enum Credentials: Sendable, Equatable {
-        /// No credentials.
-        case none
-        /// A NATS `.creds` file (`credentials_file`), read at each connect.
-        case credentialsFile(String)
-        /// A token (`token` or `token_file`).
-        case token(String)
-        /// A user and password (`user`, `password` or `password_file`).
-        case userPassword(user: String, password: String)
-    }
+    /// How the connection authenticates (at most one way): `credentials_file`, `token` or `token_file`, `user` with
+    /// `password` or `password_file` — the client's own cases.
+    package typealias Credentials = NATSSettings.Credentials
 
     /// Server URLs of the cluster (`servers`), `nats://` or `tls://`. Required.
     package var servers: [String]
@@ -92,14 +84,7 @@ package struct JetStreamSinkConfig: SinkSettings, Equatable {
 
     /// The connection settings of the NATS client.
     package var natsSettings: NATSSettings {
-        let credentials: NATSSettings.Credentials =
-            switch self.credentials {
-            case .none: .none
-            case .credentialsFile(let path): .credentialsFile(path)
-            case .token(let token): .token(token)
-            case .userPassword(let user, let password): .userPassword(user: user, password: password)
-            }
-        return NATSSettings(servers: servers, credentials: credentials, caFile: caFile)
+        NATSSettings(servers: servers, credentials: credentials, caFile: caFile)
     }
 
     /// How `sinks` entries of `type: jetstream` are read.
@@ -125,7 +110,10 @@ package struct JetStreamSinkConfig: SinkSettings, Equatable {
         var config = JetStreamSinkConfig(servers: servers.map(\.text))
         if let subject = decoder.string(map, "subject") {
             config.subject = subject
-            checkSubject(subject, &decoder, map)
+            EventNameTemplate.check(
+                subject, key: "subject", &decoder, map,
+                refusal: "is not a NATS subject (dot-separated tokens without spaces or wildcards)"
+            ) { name throws(NATSError) in try NATSSubject.validate(name) }
         }
         config.credentials = credentials(&decoder, map)
         config.caFile = decoder.string(map, "ca_file")
@@ -136,25 +124,6 @@ package struct JetStreamSinkConfig: SinkSettings, Equatable {
             map, "max_outstanding", default: defaultMaxOutstanding, range: maxOutstandingRange)
         config.ackTimeout = decoder.duration(map, "ack_timeout", default: defaultAckTimeout)
         return present && !servers.isEmpty ? config : nil
-    }
-
-    /// A subject template must name no unknown placeholder and give a valid subject without wildcards.
-    private static func checkSubject(_ subject: String, _ decoder: inout ConfigDecoder, _ map: MappingView) {
-        let mark = map["subject"]?.mark ?? map.mark
-        let template = EventNameTemplate(text: subject)
-        if let unknown = template.unknownPlaceholder {
-            decoder.report(
-                "\(map.field("subject")): unknown placeholder \"\(unknown)\" (use {collection} and {event})", at: mark)
-            return
-        }
-        do {
-            try NATSSubject.validate(template.render(collection: "articles", event: "update"))
-        } catch {
-            decoder.report(
-                "\(map.field("subject")): \"\(subject)\" is not a NATS subject (dot-separated tokens without spaces or "
-                    + "wildcards)",
-                at: mark)
-        }
     }
 
     /// At most one way of authenticating: a credentials file, a token, or a user with a password.

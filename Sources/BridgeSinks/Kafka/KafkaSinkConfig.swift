@@ -81,29 +81,14 @@ package struct KafkaSinkConfig: SinkSettings, Equatable {
         var config = KafkaSinkConfig(brokers: brokers.map(\.text))
         if let topic = decoder.string(map, "topic") {
             config.topic = topic
-            checkTopic(topic, &decoder, map)
+            EventNameTemplate.check(
+                topic, key: "topic", &decoder, map, refusal: "is not a Kafka topic name (1-249 of a-z A-Z 0-9 . _ -)"
+            ) { name throws(KafkaError) in try KafkaTopicName.validate(name) }
         }
         config.properties = properties(&decoder, map)
         config.maxOutstanding = decoder.integer(
             map, "max_outstanding", default: defaultMaxOutstanding, range: maxOutstandingRange)
         return present && !brokers.isEmpty ? config : nil
-    }
-
-    /// A topic template must name no unknown placeholder and give a valid Kafka topic name.
-    private static func checkTopic(_ topic: String, _ decoder: inout ConfigDecoder, _ map: MappingView) {
-        let mark = map["topic"]?.mark ?? map.mark
-        let template = EventNameTemplate(text: topic)
-        if let unknown = template.unknownPlaceholder {
-            decoder.report(
-                "\(map.field("topic")): unknown placeholder \"\(unknown)\" (use {collection} and {event})", at: mark)
-            return
-        }
-        do {
-            try KafkaTopicName.validate(template.render(collection: "articles", event: "update"))
-        } catch {
-            decoder.report(
-                "\(map.field("topic")): \"\(topic)\" is not a Kafka topic name (1-249 of a-z A-Z 0-9 . _ -)", at: mark)
-        }
     }
 
     /// `properties`: a mapping of librdkafka setting names to scalar values, none of those the bridge sets itself.
