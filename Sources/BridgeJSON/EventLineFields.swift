@@ -16,8 +16,15 @@ public struct EventLineFields: Sendable, Hashable {
         /// An item as read by a snapshot.
         case snapshot
 
-        /// The `type` field: `directus.items.<event>`.
-        public var typeName: String { "directus.items." + rawValue }
+        /// The `type` field: `directus.items.<event>` (literals: a broker sink reads it for every message's header).
+        public var typeName: String {
+            switch self {
+            case .create: "directus.items.create"
+            case .update: "directus.items.update"
+            case .delete: "directus.items.delete"
+            case .snapshot: "directus.items.snapshot"
+            }
+        }
     }
 
     /// Where an event line came from: the `origin` field.

@@ -11,6 +11,8 @@ final class KafkaProducerResources: @unchecked Sendable {
     private let pollThread: KafkaPollThread
     private let context: KafkaProducerContext
     private var topics: [String: OpaquePointer] = [:]
+    /// The topic handle used last: a sink's messages mostly go to one topic in a row (no hashing per message).
+    private var lastTopic: (name: String, handle: OpaquePointer)?
     private var released = false
 
     init(handle: KafkaHandle, pollThread: KafkaPollThread, context: KafkaProducerContext) {
@@ -22,7 +24,11 @@ final class KafkaProducerResources: @unchecked Sendable {
     /// The librdkafka topic handle for `name`, made once and kept until release (a bridge produces to the few
     /// topics its templates name). Invalid names are refused without reaching librdkafka.
     func topicHandle(_ name: String) -> Result<OpaquePointer, KafkaError> {
-        if let existing = topics[name] { return .success(existing) }
+        if let lastTopic, lastTopic.name == name { return .success(lastTopic.handle) }
+        if let existing = topics[name] {
+            lastTopic = (name, existing)
+            return .success(existing)
+        }
         do {
             try KafkaTopicName.validate(name)
         } catch {
@@ -32,6 +38,7 @@ final class KafkaProducerResources: @unchecked Sendable {
             return .failure(KafkaError.from(code: rd_kafka_last_error().rawValue, context: "topic \(name)"))
         }
         topics[name] = made
+        lastTopic = (name, made)
         return .success(made)
     }
 
@@ -55,6 +62,7 @@ final class KafkaProducerResources: @unchecked Sendable {
         }
         for topic in topics.values { rd_kafka_topic_destroy(topic) }
         topics.removeAll()
+        lastTopic = nil
         // After this returns librdkafka calls no callback: `context` (kept by this object) may go.
         rd_kafka_destroy(handle.pointer)
     }

@@ -35,14 +35,20 @@ package struct EventNameTemplate: Sendable, Equatable {
     package final class Cache {
         private let template: EventNameTemplate
         private var names: [String: [ChangeEvent: String]] = [:]
+        /// The name rendered last: a batch's events mostly share collection and kind (no hashing per event).
+        private var last: (collection: String, event: ChangeEvent, name: String)?
 
         package init(_ template: EventNameTemplate) { self.template = template }
 
         /// The name for `event`'s collection and kind.
         package func name(for event: EncodedEvent) -> String {
-            if let name = names[event.collection]?[event.event] { return name }
-            let name = template.render(collection: event.collection, event: event.event.rawValue)
-            if names.count < 10_000 { names[event.collection, default: [:]][event.event] = name }
+            if let last, last.event == event.event, last.collection == event.collection { return last.name }
+            let name = names[event.collection]?[event.event] ?? {
+                let name = template.render(collection: event.collection, event: event.event.rawValue)
+                if names.count < 10_000 { names[event.collection, default: [:]][event.event] = name }
+                return name
+            }()
+            last = (event.collection, event.event, name)
             return name
         }
     }
