@@ -72,7 +72,12 @@ extension BridgeRuntime {
             let outcome = await runTerm(components, cursors: .shared(backend), permit: keeper, stop: term)
             term.trigger()
             await ended
-            if stop.isTriggered { return outcome }
+            if stop.isTriggered {
+                // Stopping while the lease ran out (the state servers gone during the drain): the runners ended as
+                // they must, which is no failure of the process.
+                if case .failure = outcome, !keeper.mayDeliver() { return .cleanShutdown }
+                return outcome
+            }
             if keeper.mayDeliver() {
                 // Still the lease holder: the term ended for a reason of its own (credentials refused, a sink that
                 // failed for good, a configuration problem), which ends the process as it would without sharing.
