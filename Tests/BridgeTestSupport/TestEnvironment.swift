@@ -19,13 +19,16 @@ public enum TestEnvironment {
         repositoryRoot.appendingPathComponent("Tests/tools").appendingPathComponent(relativePath).path
     }
 
-    /// The `directus-bridge` binary built next to the test bundle (`$BRIDGE_BINARY` overrides).
+    /// The `directus-bridge` binary built next to the test bundle (`$BRIDGE_BINARY` overrides): with the same
+    /// sanitizer in `scripts/test.sh --sanitize=…` runs. The test runner's own path, not `Bundle.main.bundleURL`,
+    /// which on Linux is already the runner's directory (one level up from it, the binary was never found and a
+    /// plain `.build/debug` one ran in every sanitizer run).
     public static var bridgeBinary: String {
         if let fromEnvironment = ProcessInfo.processInfo.environment["BRIDGE_BINARY"], !fromEnvironment.isEmpty {
             return fromEnvironment
         }
-        let bundleDirectory = Bundle.main.bundleURL.deletingLastPathComponent()
-        let candidate = bundleDirectory.appendingPathComponent("directus-bridge").path
+        let runner = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        let candidate = runner.deletingLastPathComponent().appendingPathComponent("directus-bridge").path
         if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
         return repositoryRoot.appendingPathComponent(".build/debug/directus-bridge").path
     }
