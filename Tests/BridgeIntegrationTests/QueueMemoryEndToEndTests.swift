@@ -69,7 +69,11 @@ extension BridgeProcess {
         #expect(bridge.stderr.contains("dropping live events for this sink"))
         let peak = try #require(bridge.peakResidentBytes)
         print("queue byte limit: RSS before the burst \(before >> 20) MiB, peak \(peak >> 20) MiB (75 MiB sent)")
-        #expect(peak - before < 40 << 20, "the queue held at most 1 MiB of the 75 MiB")
+        // Under a sanitizer the allocator keeps what the bridge freed (288 MiB peak seen under AddressSanitizer):
+        // there the queue metrics above are the check.
+        if try TestEnvironment.bridgeSanitizers().isEmpty {
+            #expect(peak - before < 40 << 20, "the queue held at most 1 MiB of the 75 MiB")
+        }
 
         // Read the FIFO to its end (the bridge's exit closes it) so that the sink can drain and stop.
         _ = fcntl(reader, F_SETFL, 0)

@@ -5,9 +5,6 @@ import Testing
 /// `scripts/test.sh --sanitize=…` runs the integration suite to check the sanitized `directus-bridge`: the binary the
 /// tests start must be the one built with the tests, with the same sanitizer (docs/RELIABILITY.md "Sanitizers").
 @Suite struct SanitizedBinaryTests {
-    /// A function of each sanitizer's runtime that only that runtime has (both mention the other's `__*_init`).
-    static let runtimes = ["__asan_report_load8", "__tsan_read8"]
-
     /// Whether this test process runs under `runtime` (the symbol resolves in it; `nil` is RTLD_DEFAULT).
     static func running(_ runtime: String) -> Bool { dlsym(nil, runtime) != nil }
 
@@ -16,10 +13,9 @@ import Testing
     /// old one) ran in every sanitizer run.
     @Test func theBridgeIsBuiltWithTheSanitizerTheTestsRunUnder() throws {
         guard ProcessInfo.processInfo.environment["BRIDGE_BINARY"] == nil else { return }
-        let binary = try Data(contentsOf: URL(fileURLWithPath: TestEnvironment.bridgeBinary))
-        for runtime in Self.runtimes {
-            let inBinary = binary.range(of: Data(runtime.utf8)) != nil
-            #expect(inBinary == Self.running(runtime), "\(TestEnvironment.bridgeBinary): \(runtime) \(inBinary)")
+        let inBinary = try TestEnvironment.bridgeSanitizers()
+        for runtime in TestEnvironment.sanitizerMarkers {
+            #expect(inBinary.contains(runtime) == Self.running(runtime), "\(TestEnvironment.bridgeBinary): \(runtime)")
         }
     }
 }

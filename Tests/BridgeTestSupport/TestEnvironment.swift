@@ -33,6 +33,18 @@ public enum TestEnvironment {
         return repositoryRoot.appendingPathComponent(".build/debug/directus-bridge").path
     }
 
+    /// A function of each sanitizer's runtime that only that runtime has (both mention the other's `__*_init`):
+    /// AddressSanitizer's, then ThreadSanitizer's.
+    public static let sanitizerMarkers = ["__asan_report_load8", "__tsan_read8"]
+
+    /// The markers of `sanitizerMarkers` the bridge binary contains: empty for a plain build. A sanitizer's
+    /// allocator keeps freed memory (AddressSanitizer's quarantine holds up to 256 MiB), so a sanitized bridge's
+    /// resident memory says nothing about the bridge's own.
+    public static func bridgeSanitizers() throws -> Set<String> {
+        let binary = try Data(contentsOf: URL(fileURLWithPath: bridgeBinary))
+        return Set(sanitizerMarkers.filter { binary.range(of: Data($0.utf8)) != nil })
+    }
+
     /// How much longer than written every positive wait of the test helpers may take (`waitUntil`, `waitForLog`,
     /// `waitForExit`, a peer's start): `$BRIDGE_TEST_PATIENCE`, default 3. A wait returns as soon as its condition
     /// holds, so patience costs a passing run nothing, while a machine loaded by parallel builds and other suites
