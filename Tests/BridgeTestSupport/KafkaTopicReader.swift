@@ -17,15 +17,16 @@ public struct KafkaReadMessage: Decodable, Sendable {
 /// Reads a topic back with confluent-kafka (Tests/tools/broker_peers/kafka_read.py).
 public enum KafkaTopicReader {
     /// Every message of `topic` on `servers`, once `expected` arrived (plus a second, so duplicates would show) or
-    /// after `timeout` seconds; `problem` says why the reader failed. Blocking: call it from a test thread or
-    /// `BlockingExecutor`.
+    /// after `timeout` seconds (stretched by `TestEnvironment.patience`); `problem` says why the reader failed.
+    /// Blocking: call it from a test thread or `BlockingExecutor`.
     public static func read(servers: String, topic: String, expected: Int, timeout: Int = 90) throws
         -> (messages: [KafkaReadMessage], problem: String?)
     {
+        let readerTimeout = Int(TestEnvironment.patient(TimeInterval(timeout)))
         let result = try PythonTool.run(
             script: "broker_peers/kafka_read.py",
-            arguments: [servers, topic, String(expected), "--timeout", String(timeout)],
-            timeout: TimeInterval(timeout + 30)
+            arguments: [servers, topic, String(expected), "--timeout", String(readerTimeout)],
+            timeout: TimeInterval(timeout + 30)  // stretched by PythonTool, so it outlasts the reader's own
         )
         struct Output: Decodable { var messages: [KafkaReadMessage] }
         guard result.status == 0, let line = result.stdout.split(separator: "\n").last,

@@ -44,7 +44,7 @@ public final class NATSServer: @unchecked Sendable {
         return servers
     }
 
-    /// Starts the server and waits until it accepts connections.
+    /// Starts the server and waits until it accepts connections (30 s, stretched by `TestEnvironment.patience`).
     public func start() throws {
         var config = """
             server_name: \(name)
@@ -82,8 +82,9 @@ public final class NATSServer: @unchecked Sendable {
             throw NATSServerError.exited(name: name, log: line + log)
         }
         serverPID = pid
-        let deadline = Date().addingTimeInterval(30)
-        while Date() < deadline {
+        // A clustered node can take long to accept on a loaded machine (30 s passed under ThreadSanitizer).
+        let deadline = ContinuousClock.now + .seconds(TestEnvironment.patient(30))
+        while ContinuousClock.now < deadline {
             if !process.isRunning { throw NATSServerError.exited(name: name, log: log) }
             if Self.accepts(port: port) { return }
             usleep(50_000)

@@ -25,9 +25,7 @@ public final class PythonServer: @unchecked Sendable {
         process.executableURL = URL(fileURLWithPath: TestEnvironment.python)
         // Through run_peer.py: the server exits when this test process is gone, however the test run ended.
         process.arguments = ["-u", TestEnvironment.tool("run_peer.py"), TestEnvironment.tool(script)] + arguments
-        var env = ProcessInfo.processInfo.environment
-        env.merge(environment) { _, new in new }
-        process.environment = env
+        process.environment = TestEnvironment.helperEnvironment(environment)
         let stdout = Pipe()
         let stderr = Pipe()
         process.standardOutput = stdout

@@ -12,12 +12,14 @@ public enum PythonTool {
         public var stderr: String
     }
 
-    /// Runs `script` (a path under Tests/tools) with `arguments` through run_peer.py, killing it after `timeout`.
+    /// Runs `script` (a path under Tests/tools) with `arguments` through run_peer.py, killing it after `timeout`
+    /// (stretched by `TestEnvironment.patience`).
     /// Blocking: call it from a test thread or `BlockingExecutor`, not from code that must stay responsive.
     public static func run(script: String, arguments: [String] = [], timeout: TimeInterval = 120) throws -> Result {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: TestEnvironment.python)
         process.arguments = ["-u", TestEnvironment.tool("run_peer.py"), TestEnvironment.tool(script)] + arguments
+        process.environment = TestEnvironment.helperEnvironment()
         let stdout = Pipe()
         let stderr = Pipe()
         process.standardOutput = stdout
@@ -34,8 +36,8 @@ public enum PythonTool {
                 group.leave()
             }
         }
-        let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning && Date() < deadline { usleep(20_000) }
+        let deadline = ContinuousClock.now + .seconds(TestEnvironment.patient(timeout))
+        while process.isRunning && ContinuousClock.now < deadline { usleep(20_000) }
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
         group.wait()

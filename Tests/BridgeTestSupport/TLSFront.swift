@@ -27,8 +27,8 @@ public final class TLSFront: @unchecked Sendable {
     public func stats() throws -> [String: Int] {
         // Printed right after READY, so it reaches the captured log a moment after start-up.
         var statsPort: Int?
-        let deadline = Date().addingTimeInterval(10)
-        while statsPort == nil && Date() < deadline {
+        let deadline = ContinuousClock.now + .seconds(TestEnvironment.patient(10))
+        while statsPort == nil && ContinuousClock.now < deadline {
             statsPort = server.log.split(separator: "\n").first { $0.hasPrefix("STATS ") }
                 .flatMap { Int($0.dropFirst("STATS ".count)) }
             if statsPort == nil { usleep(20_000) }

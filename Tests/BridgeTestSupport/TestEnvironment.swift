@@ -57,6 +57,16 @@ public enum TestEnvironment {
     /// `seconds` stretched by `patience`.
     public static func patient(_ seconds: TimeInterval) -> TimeInterval { seconds * patience }
 
+    /// The environment of a helper process a test starts: this process's, with `BRIDGE_TEST_PATIENCE` set to the
+    /// patience in force, so a helper's own waits (nginx starting, a cluster electing its leader) are stretched
+    /// alike.
+    public static func helperEnvironment(_ extra: [String: String] = [:]) -> [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        environment["BRIDGE_TEST_PATIENCE"] = String(patience)
+        environment.merge(extra) { _, new in new }
+        return environment
+    }
+
     /// A fresh temporary directory, removed by the caller (or left for post-mortem when a test fails).
     public static func makeTemporaryDirectory(prefix: String = "bridge-test") throws -> URL {
         let url = FileManager.default.temporaryDirectory

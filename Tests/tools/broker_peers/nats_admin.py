@@ -5,13 +5,15 @@
     python nats_admin.py read-stream SERVERS NAME
     python nats_admin.py stream-leader SERVERS NAME
 
-SERVERS and SUBJECTS are comma-separated. create-stream retries for 60 s (a cluster elects its meta leader first)
-and prints OK. read-stream prints {"messages": [{"seq", "subject", "msg_id", "data"}]} in stream order.
+SERVERS and SUBJECTS are comma-separated. create-stream retries for 60 s, times BRIDGE_TEST_PATIENCE when the test
+support sets it (a cluster elects its meta leader first), and prints OK. read-stream prints
+{"messages": [{"seq", "subject", "msg_id", "data"}]} in stream order.
 stream-leader prints the server name of the stream's leader.
 """
 import argparse
 import asyncio
 import json
+import os
 import sys
 import time
 
@@ -24,7 +26,7 @@ async def connect(servers: str):
 
 
 async def create_stream(args) -> None:
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 60 * float(os.environ.get("BRIDGE_TEST_PATIENCE") or 1)
     last_error = None
     while time.monotonic() < deadline:
         try:
