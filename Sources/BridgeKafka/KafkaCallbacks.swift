@@ -11,11 +11,8 @@ func kafkaDeliveryReport(
     _ message: UnsafePointer<rd_kafka_message_t>?,
     _ opaque: UnsafeMutableRawPointer?
 ) {
-    guard let message, let opaque, let ticketPointer = message.pointee._private else { return }
+    guard let message, let opaque, let messageOpaque = message.pointee._private else { return }
     let context = Unmanaged<KafkaProducerContext>.fromOpaque(opaque).takeUnretainedValue()
-    // Consumes the +1 retain `KafkaProducer.produce` handed to librdkafka with this message: librdkafka reports
-    // every message it accepted exactly once (delivered, failed, or purged at close).
-    let ticket = Unmanaged<KafkaDeliveryTicket>.fromOpaque(ticketPointer).takeRetainedValue()
     let code = message.pointee.err.rawValue
     let outcome: KafkaDeliveryOutcome
     if code == 0 {
@@ -32,7 +29,9 @@ func kafkaDeliveryReport(
         outcome = .failed(KafkaError.from(code: code, detail: detail))
     }
     context.reported(delivered: code == 0, error: outcome.error)
-    ticket.batch.record(outcome, at: ticket.index)
+    // Consumes the batch's retain `KafkaProducer.produce` handed to librdkafka with this message: librdkafka
+    // reports every message it accepted exactly once (delivered, failed, or purged at close).
+    KafkaDeliveryBatch.reported(outcome, opaque: messageOpaque)
 }
 
 /// `error_cb`: cluster-level errors (all brokers down, authentication failed, a fatal idempotence error).

@@ -139,8 +139,9 @@ package final class KafkaProducer {
         case .success(let handle): topic = handle
         case .failure(let error): return .refused(error)
         }
-        // +1 for librdkafka, consumed by the delivery report of this message (kafkaDeliveryReport).
-        let opaque = Unmanaged.passRetained(KafkaDeliveryTicket(batch: batch, index: index)).toOpaque()
+        // Holds a retain of the batch for librdkafka, consumed by the delivery report of this message
+        // (kafkaDeliveryReport).
+        let opaque = batch.opaque(at: index)
         let headers = Self.makeHeaders(message.headers)
         var key = message.key
         let code = key.withUTF8 { key in
@@ -158,20 +159,28 @@ package final class KafkaProducer {
             }
         }.rawValue
         if code == 0 { return .handedOver }
-        // librdkafka refused the message: it will NOT report it, so the +1 is ours to consume, and the headers
-        // stay ours to destroy (producev takes them only on success).
-        Unmanaged<KafkaDeliveryTicket>.fromOpaque(opaque).release()
+        // librdkafka refused the message: it will NOT report it, so the retain is ours to give back, and the
+        // headers stay ours to destroy (producev takes them only on success).
+        KafkaDeliveryBatch.releaseOpaque(opaque)
         if let headers { rd_kafka_headers_destroy(headers) }
         if code == RD_KAFKA_RESP_ERR__QUEUE_FULL.rawValue { return .queueFull }
         return .refused(KafkaError.from(code: code, context: "topic \(message.topic)"))
     }
 
-    /// A header list for librdkafka (which copies names and values), or nil for none.
+    /// A header list for librdkafka (which copies names and values), or nil for none. Names and values go with
+    /// their lengths: a name passed as a C string would be copied into a new NUL-terminated array first.
     private static func makeHeaders(_ headers: [KafkaHeader]) -> OpaquePointer? {
         guard !headers.isEmpty, let list = rd_kafka_headers_new(headers.count) else { return nil }
         for header in headers {
+            var name = header.name
             var value = header.value
-            _ = value.withUTF8 { value in rd_kafka_header_add(list, header.name, -1, value.baseAddress, value.count) }
+            _ = name.withUTF8 { name in
+                value.withUTF8 { value in
+                    name.withMemoryRebound(to: CChar.self) { name in
+                        rd_kafka_header_add(list, name.baseAddress, name.count, value.baseAddress, value.count)
+                    }
+                }
+            }
         }
         return list
     }

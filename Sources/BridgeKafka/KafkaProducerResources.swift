@@ -48,8 +48,9 @@ final class KafkaProducerResources: @unchecked Sendable {
         pollThread.expedite()
     }
 
-    /// Purges what librdkafka still holds, serves the purge's delivery reports (so every batch completes and
-    /// every ticket's retain is consumed), then destroys the handles. Blocks for up to about a second. Idempotent.
+    /// Purges what librdkafka still holds, serves the purge's delivery reports (so every batch completes and every
+    /// message's retain of its batch is consumed), then destroys the handles. Blocks for up to about a second.
+    /// Idempotent.
     func release() {
         guard !released else { return }
         released = true

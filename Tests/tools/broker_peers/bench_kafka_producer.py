@@ -1,11 +1,12 @@
 """Benchmark peer: a confluent-kafka producer sending event-shaped messages and waiting for every delivery report.
 
-    python bench_kafka_producer.py BOOTSTRAP TOPIC COUNT [--page N]
+    python bench_kafka_producer.py BOOTSTRAP TOPIC COUNT [--page N] [--property NAME=VALUE ...]
 
 Same settings as the bridge's Kafka sink (idempotent, acks=all, librdkafka's defaults otherwise), same message
 shape (key = item key, headers id/type/collection/event, a ~450-byte JSON value). With --page N it does what the
 bridge does in activity mode: produces N messages, waits for all their delivery reports (flush), then the next N;
-without (or 0) it keeps producing and waits for every report at the end. Prints
+without (or 0) it keeps producing and waits for every report at the end. --property sets a librdkafka property
+(the benchmark gives the bridge's producer the same ones). Prints
 {"messages_per_second": R, "failures": F, "cpu_seconds": C} (C: its own CPU time while timed).
 """
 import argparse
@@ -21,11 +22,16 @@ def main() -> None:
     parser.add_argument("topic")
     parser.add_argument("count", type=int)
     parser.add_argument("--page", type=int, default=0)
+    parser.add_argument("--property", action="append", default=[])
     args = parser.parse_args()
-    producer = Producer({
+    settings = {
         "bootstrap.servers": args.bootstrap, "enable.idempotence": True, "acks": "all",
         "queue.buffering.max.messages": 100000, "log_level": 3,
-    })
+    }
+    for assignment in args.property:
+        name, _, value = assignment.partition("=")
+        settings[name] = value
+    producer = Producer(settings)
     body = "lorem ipsum " * 22
     messages = []
     for index in range(args.count):

@@ -1,0 +1,92 @@
+import BridgeEvents
+import BridgeKafka
+import BridgeSinks
+import BridgeSystem
+import Foundation
+
+extension BrokerBenchmarks {
+    /// `kafka-sink`: ours and confluent-kafka into librdkafka's mock cluster in this process (see `BrokerBenchmarks`).
+    static func runKafka(_ arguments: [String]) async throws {
+        let (count, runs, withPeer) = options(arguments, defaultCount: 200_000)
+        let cluster = try KafkaMockCluster.make(brokers: 3)
+        try cluster.createTopic("bench-ours", partitions: 6, replicationFactor: 3)
+        try cluster.createTopic("bench-peer", partitions: 6, replicationFactor: 3)
+        // `property=NAME=VALUE`: a librdkafka property given to both producers alike.
+        let properties = arguments.compactMap { argument -> (String, String)? in
+            guard argument.hasPrefix("property="), let equals = argument.dropFirst(9).firstIndex(of: "=") else {
+                return nil
+            }
+            return (
+                String(argument[argument.index(argument.startIndex, offsetBy: 9)..<equals]),
+                String(argument[argument.index(after: equals)...])
+            )
+        }
+        var config = KafkaSinkConfig(
+            brokers: [cluster.bootstrapServers],
+            topic: "bench-ours",
+            properties: Dictionary(properties, uniquingKeysWith: { $1 })
+        )
+        if let outstanding = value(of: "outstanding", in: arguments).flatMap(Int.init) {
+            config.maxOutstanding = outstanding
+        }
+        if !properties.isEmpty {
+            FileHandle.standardError.write(
+                Data(
+                    "kafka-sink: both producers with \(properties.map { "\($0)=\($1)" }.joined(separator: " "))\n".utf8
+                )
+            )
+        }
+        let events = makeEvents(count: count, prefix: "evt")
+        for drive in drives(arguments) {
+            var ours: [Double] = []
+            var peers: [Double] = []
+            var cpu: [String] = []
+            for _ in 0..<runs {
+                let sink = try KafkaSinkType.makeConnector(config, context: benchContext())
+                let measured = try await measure(sink, events: events, drive: drive)
+                ours.append(measured.rate)
+                // The mock brokers run in this process: told apart by thread (librdkafka's threads serve the
+                // producer's brokers; ours are the sink's and the delivery-report thread, which frees librdkafka's
+                // messages too).
+                let threads = ["ours", "librdkafka", "mock"].map { name in
+                    String(format: "%@ %.2f", name, (measured.threads[name] ?? 0) / Double(count) * 1e6)
+                }
+                cpu.append(
+                    perEvent("ours+mock", measured.cpuSeconds, "", 0, count) + " (" + threads.joined(separator: ", ")
+                        + ")"
+                )
+                guard withPeer else { continue }
+                let mockBefore = LivePipelineBenchmark.processCPUSeconds()
+                let peer = try peerResult(
+                    script: "broker_peers/bench_kafka_producer.py",
+                    arguments: [cluster.bootstrapServers, "bench-peer", "\(count)", "--page", "\(drive.peerPage)"]
+                        + properties.flatMap { ["--property", "\($0)=\($1)"] }
+                )
+                peers.append(peer.rate)
+                cpu.append(
+                    perEvent(
+                        "peer",
+                        peer.cpuSeconds,
+                        "mock",
+                        LivePipelineBenchmark.processCPUSeconds() - mockBefore,
+                        count
+                    )
+                )
+            }
+            FileHandle.standardError.write(
+                Data(
+                    "kafka-sink \(drive.rawValue): CPU µs/event \(cpu.joined(separator: "; ")), load \(loadAverage())\n"
+                        .utf8
+                )
+            )
+            report(
+                "kafka-sink",
+                drive: drive,
+                what: "delivery-reported events/s (mock cluster, 3 brokers, acks=all)",
+                ours: ours,
+                peer: "python-confluent-kafka",
+                peers: peers
+            )
+        }
+    }
+}
