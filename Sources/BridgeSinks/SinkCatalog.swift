@@ -22,6 +22,11 @@ package enum SinkCatalog {
         }
     }
 
+    /// Whether any of `sinks` keeps state of its own in `delivery.state_dir`.
+    package static func keepLocalState(_ sinks: [SinkConfig]) -> Bool {
+        sinks.contains { registration(of: $0)?.keepsLocalState ?? false }
+    }
+
     /// The registration of `sink`'s type (nil only for a type the catalog does not know, which the config
     /// decoder refuses).
     package static func registration(of sink: SinkConfig) -> SinkRegistration? {

@@ -13,6 +13,9 @@ package protocol SinkType {
     /// The sink's stable id in the state directory and in metric labels: it must stay the same across restarts
     /// while the entry keeps its position and target. Default: `<index>-<type>-<hash of the summary>`.
     static func identity(of settings: Settings, index: Int) -> String
+    /// Whether the sink keeps state of its own in `delivery.state_dir` (the webhook outbox), so that a live-mode
+    /// bridge with it must claim the directory too (`StateDirectoryLock`). Default: false.
+    static var keepsLocalState: Bool { get }
     /// Builds the connector for one entry (nothing may block or connect here: the runner calls `connect`).
     static func makeConnector(_ settings: Settings, context: SinkContext) throws(RuntimeOutcome) -> any SinkConnector
     /// `check`'s lines for one entry: is the target reachable, are the credentials accepted, does the topic or
@@ -21,6 +24,8 @@ package protocol SinkType {
 }
 
 extension SinkType {
+    package static var keepsLocalState: Bool { false }
+
     package static func identity(of settings: Settings, index: Int) -> String {
         SinkIdentity.id(index: index, type: configType.name, target: settings.summary)
     }
@@ -30,6 +35,8 @@ extension SinkType {
 package struct SinkRegistration: Sendable {
     /// Its `type:` name, keys and decoder.
     package let configType: SinkConfigType
+    /// `SinkType.keepsLocalState` of the type.
+    package let keepsLocalState: Bool
     private let identity: @Sendable (SinkConfig, Int) -> String?
     private let make: @Sendable (SinkConfig, SinkContext) throws(RuntimeOutcome) -> (any SinkConnector)?
     private let probe: @Sendable (SinkConfig, SinkProbeContext) async -> [CheckResult]?
@@ -37,6 +44,7 @@ package struct SinkRegistration: Sendable {
     /// Registers `type`.
     package init<T: SinkType>(_ type: T.Type) {
         configType = T.configType
+        keepsLocalState = T.keepsLocalState
         identity = { sink, index in sink.settings(as: T.Settings.self).map { T.identity(of: $0, index: index) } }
         make = { sink, context throws(RuntimeOutcome) in
             guard let settings = sink.settings(as: T.Settings.self) else { return nil }

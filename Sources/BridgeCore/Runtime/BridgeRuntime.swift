@@ -45,6 +45,13 @@ public final class BridgeRuntime: Sendable {
             return .failure("cannot start the signal handling thread: \(error)")
         }
         defer { signals.cancel() }
+        let stateLock: StateDirectoryLock?
+        do {
+            stateLock = try claimStateDirectory()
+        } catch {
+            return .configurationProblem(error.description)
+        }
+        defer { withExtendedLifetime(stateLock) {} }
         let components: RuntimeComponents
         do {
             components = try RuntimeComponents(
@@ -73,6 +80,14 @@ public final class BridgeRuntime: Sendable {
         defer { operations?.stop() }
         if config.state.backend == .jetstream { return await runShared(components, stop: stop) }
         return await runTerm(components, cursors: .local, permit: nil, stop: stop)
+    }
+
+    /// Claims `delivery.state_dir` when this run keeps state there: cursors (activity mode, or `auto`, which may
+    /// resolve to it) or a sink's own state. A live-mode bridge with only stateless sinks never touches the
+    /// directory, so it may stay unwritable (a read-only root file system).
+    private func claimStateDirectory() throws(StateDirectoryLock.Failure) -> StateDirectoryLock? {
+        guard config.delivery.mode != .live || SinkCatalog.keepLocalState(config.sinks) else { return nil }
+        return try StateDirectoryLock(directory: config.delivery.stateDir)
     }
 
     /// Everything after the operations endpoint is up, until `stop`: authenticate, resolve the delivery mode, plan

@@ -11,6 +11,8 @@ package import BridgeEvents
 /// (`<state_dir>/webhooks.db`), each sink with its delivery service and HTTP engine.
 package enum WebhookSinkType: SinkType {
     package static var configType: SinkConfigType { WebhookSinkConfig.configType }
+    /// The outbox and dead letters live in `<state_dir>/webhooks.db`.
+    package static var keepsLocalState: Bool { true }
 
     /// `<index>-<host:port>-<8 hex digits of a hash of the whole URL>`: the outbox rows, dead letters and metric
     /// labels of a sink carry it, so it never changes while the sink keeps its position and URL (and never holds

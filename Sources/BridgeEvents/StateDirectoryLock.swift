@@ -1,0 +1,81 @@
+#if canImport(Glibc)
+    @preconcurrency import Glibc
+#endif
+package import BridgeSystem
+
+/// The `run` command's claim on `delivery.state_dir`: one bridge per directory. A second bridge started by mistake
+/// on the same directory (a copied unit, a replica on a shared volume) would read the same cursors and outbox and
+/// deliver every change twice; it refuses to start instead (docs/ARCHITECTURE.md, "State").
+///
+/// An exclusive `flock` on `<state_dir>/bridge.lock`, held while this object lives. The kernel drops it when the
+/// process ends in any way, SIGKILL included, so there is no stale lock to clean up. The file holds the holder's
+/// pid for the refusal message only; the lock, not the pid, decides. The `dlq`, `status` and `resync` commands do
+/// not take it: they work while the bridge runs.
+package final class StateDirectoryLock {
+    /// The lock file's name inside the state directory.
+    package static let fileName = "bridge.lock"
+
+    /// Why the directory could not be claimed.
+    package enum Failure: Error, CustomStringConvertible {
+        /// Another process holds the lock; its pid when the file names one.
+        case held(directory: String, pid: Int32?)
+        /// The directory or the lock file could not be created or opened.
+        case system(SystemError)
+
+        package var description: String {
+            switch self {
+            case .held(let directory, let pid):
+                let holder = pid.map { "another directus-bridge (pid \($0))" } ?? "another directus-bridge"
+                return "delivery.state_dir \(directory) is in use by \(holder): give each bridge its own state_dir, "
+                    + "or run replicas with state.backend: jetstream"
+            case .system(let error):
+                return "cannot lock the state directory: \(error)"
+            }
+        }
+    }
+
+    private let descriptor: Int32
+
+    /// Creates `directory` when missing (0700) and takes the lock without waiting.
+    package init(directory: String) throws(Failure) {
+        let path = StateDirectory.join(directory, Self.fileName)
+        let descriptor: Int32
+        do {
+            try StateDirectory.create(directory)
+            descriptor = try PrivateFile.open(path, flags: O_RDWR)
+        } catch {
+            throw .system(error)
+        }
+        while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
+            let code = errno
+            if code == EINTR { continue }
+            let holder = code == EWOULDBLOCK ? Self.recordedPID(descriptor) : nil
+            close(descriptor)
+            if code == EWOULDBLOCK { throw .held(directory: directory, pid: holder) }
+            throw .system(SystemError(operation: "flock \(path)", errno: code))
+        }
+        self.descriptor = descriptor
+        Self.record(getpid(), in: descriptor)
+    }
+
+    deinit {
+        close(descriptor)
+    }
+
+    /// Replaces the file's content with `pid` (best effort: the message is the only reader).
+    private static func record(_ pid: Int32, in descriptor: Int32) {
+        let text = Array("\(pid)\n".utf8)
+        guard ftruncate(descriptor, 0) == 0 else { return }
+        _ = text.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, 0) }
+    }
+
+    /// The pid the holder wrote, when the file holds one (at most 32 bytes are read).
+    private static func recordedPID(_ descriptor: Int32) -> Int32? {
+        var buffer = [UInt8](repeating: 0, count: 32)
+        let count = buffer.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, 0) }
+        guard count > 0 else { return nil }
+        let digits = buffer[..<count].prefix { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
+        guard let pid = Int32(String(decoding: digits, as: UTF8.self)), pid > 0 else { return nil }
+        return pid
+    }
+}
