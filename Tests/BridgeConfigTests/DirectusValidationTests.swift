@@ -78,7 +78,7 @@ import Testing
         #expect(
             urlIssues("http://u:p@h") == [
                 "bridge.yaml:2:8: directus.url must not contain credentials (user:password@); use directus.auth or headers "
-                    + "instead, got \"http://u:p@h\""
+                    + "instead, got \"http://u:[REDACTED]@h\""
             ]
         )
         #expect(

@@ -4,6 +4,7 @@ import BridgeEvents
 import BridgeDirectus
 import BridgeActivity
 import BridgeSinks
+import Foundation
 import Testing
 
 @Suite struct SinkValidationTests {
@@ -73,6 +74,44 @@ import Testing
         #expect(
             issues(yaml(sinks: ["- type: ndjson", "  path: \"\""])) == [
                 "bridge.yaml:9:11: sinks[0].path must not be empty (\"-\" is stdout)"
+            ]
+        )
+    }
+
+    /// Two spellings of one file are one file: the claim compares the path as the kernel would resolve it
+    /// (relative to the working directory, `.`/`..`/`//` folded), and the names of stdout are stdout.
+    @Test func oneFileUnderTwoSpellingsIsClaimedOnce() {
+        #expect(
+            issues(yaml(sinks: ["- type: ndjson", "  path: out.ndjson", "- type: ndjson", "  path: ./x/..//out.ndjson"]))
+                == ["bridge.yaml:11:11: sinks[1].path: \"./x/..//out.ndjson\" is already written by sinks[0]"]
+        )
+        let absolute = FileManager.default.currentDirectoryPath + "/out.ndjson"
+        #expect(
+            issues(yaml(sinks: ["- type: ndjson", "  path: out.ndjson", "- type: ndjson", "  path: \(absolute)"]))
+                == ["bridge.yaml:11:11: sinks[1].path: \"\(absolute)\" is already written by sinks[0]"]
+        )
+        #expect(
+            issues(yaml(sinks: ["- type: ndjson", "- type: ndjson", "  path: /dev/stdout"])) == [
+                "bridge.yaml:10:11: sinks[1].path: \"/dev/stdout\" is already written by sinks[0]"
+            ]
+        )
+    }
+
+    /// An NDJSON file inside `delivery.state_dir` would be written into the bridge's own SQLite files (appended to
+    /// `cursor.db`, which SQLite then overwrites page by page): refused, whatever the spelling.
+    @Test func anNDJSONFileInsideTheStateDirectoryIsRefused() {
+        let delivery = "delivery:\n  state_dir: ./state\n"
+        #expect(
+            issues(yaml(sinks: ["- type: ndjson", "  path: state/cursor.db"]) + delivery) == [
+                "bridge.yaml:9:11: sinks[0].path: \"state/cursor.db\" is inside delivery.state_dir (./state), which "
+                    + "holds the bridge's own files"
+            ]
+        )
+        #expect(issues(yaml(sinks: ["- type: ndjson", "  path: state-events.ndjson"]) + delivery) == ["<valid>"])
+        #expect(
+            issues(yaml(sinks: ["- type: ndjson", "  path: .bridge-state/events.ndjson"])) == [
+                "bridge.yaml:9:11: sinks[0].path: \".bridge-state/events.ndjson\" is inside delivery.state_dir "
+                    + "(./.bridge-state), which holds the bridge's own files"
             ]
         )
     }

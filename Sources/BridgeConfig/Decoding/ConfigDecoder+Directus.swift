@@ -32,7 +32,7 @@ extension ConfigDecoder {
         switch HTTPURL.parse(text) {
         case .success(let url): return url
         case .failure(let problem):
-            report("\(field) \(problem.reason), got \"\(text)\"", at: mark ?? .start)
+            report("\(field) \(problem.reason), got \"\(URLCredentials.redacted(text, hidingQuery: true))\"", at: mark ?? .start)
             return nil
         }
     }

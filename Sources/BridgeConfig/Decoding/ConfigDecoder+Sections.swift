@@ -15,6 +15,8 @@ extension ConfigDecoder {
                 stateDir = scalar.text
             }
         }
+        stateDirectoryText = stateDir
+        resolvedStateDirectory = ConfiguredPath.resolved(stateDir, workingDirectory: workingDirectory)
         let maxQueue = integer(map, "max_queue", default: defaults.maxQueue, range: DeliveryConfig.maxQueueRange)
         let maxQueueBytes = byteSize(
             map, "max_queue_bytes", default: defaults.maxQueueBytes, range: DeliveryConfig.maxQueueBytesRange)

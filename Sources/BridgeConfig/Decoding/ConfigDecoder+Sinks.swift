@@ -35,12 +35,20 @@ extension ConfigDecoder {
         return result
     }
 
-    /// Reports a second sink claiming `resource` (two NDJSON sinks on one file): `shown` names it in the message.
-    package mutating func claim(_ resource: String, shown: String, by map: MappingView, key: String) {
-        if let owner = sinkClaims[resource] {
-            report("\(map.field(key)): \(shown) is already written by \(owner)", at: map[key]?.mark ?? map.mark)
-        } else {
-            sinkClaims[resource] = map.name
+    /// Claims the file at `path` (the value of `key` in `map`) for one sink: reports it when another sink already
+    /// writes it, or when it lies inside `delivery.state_dir`, among the bridge's own files. `shown` names it.
+    package mutating func claimFile(_ path: String, shown: String, by map: MappingView, key: String) {
+        let file = ConfiguredPath.resolved(path, workingDirectory: workingDirectory)
+        let mark = map[key]?.mark ?? map.mark
+        if let owner = fileClaims[file] {
+            report("\(map.field(key)): \(shown) is already written by \(owner)", at: mark)
+            return
+        }
+        fileClaims[file] = map.name
+        if let stateDirectory = resolvedStateDirectory, ConfiguredPath.isInside(file, directory: stateDirectory) {
+            report(
+                "\(map.field(key)): \(shown) is inside delivery.state_dir (\(stateDirectoryText)), which holds the "
+                    + "bridge's own files", at: mark)
         }
     }
 

@@ -7,7 +7,8 @@ extension ConfigDecoder {
         let servers = stringList(map, "servers")
         config.servers = servers.map(\.text)
         for (text, mark) in servers where !text.hasPrefix("nats://") && !text.hasPrefix("tls://") {
-            report("\(map.field("servers")): \"\(text)\" must be a nats:// or tls:// URL", at: mark)
+            report(
+                "\(map.field("servers")): \"\(URLCredentials.redacted(text))\" must be a nats:// or tls:// URL", at: mark)
         }
         for key in ["bucket", "name"] {
             guard let node = map[key], let text = string(map, key) else { continue }

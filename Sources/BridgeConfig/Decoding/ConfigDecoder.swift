@@ -11,8 +11,15 @@ package struct ConfigDecoder {
     package let sinkTypes: [SinkConfigType]
     /// The problems found so far.
     private(set) var issues: [ConfigIssue] = []
-    /// Resources a sink entry claimed (an NDJSON file), with the entry's name: a second claim is reported.
-    var sinkClaims: [String: String] = [:]
+    /// Files a sink entry claimed (an NDJSON file, resolved by `ConfiguredPath`), with the entry's name: a second
+    /// claim is reported.
+    var fileClaims: [String: String] = [:]
+    /// `delivery.state_dir` resolved by `ConfiguredPath`, once `delivery` is decoded: no sink may write inside it.
+    var resolvedStateDirectory: String?
+    /// `delivery.state_dir` as written, for messages.
+    var stateDirectoryText = ""
+    /// What relative paths are resolved against.
+    let workingDirectory = ConfiguredPath.workingDirectory()
 
     /// A decoder whose issues name `path`, for a file whose sinks may be of `sinkTypes`.
     package init(path: String, files: any ConfigFileSystem, sinkTypes: [SinkConfigType]) {

@@ -54,7 +54,7 @@ extension BridgeConfig: CustomStringConvertible {
         lines.append("  progress_interval: \(format(log.progressInterval))")
         lines.append("state:")
         lines.append("  backend: \(state.backend.rawValue)")
-        lines.append("  servers: \(list(state.servers.map(quoted)))")
+        lines.append("  servers: \(list(state.servers.map { quoted(URLCredentials.redacted($0)) }))")
         lines.append("  bucket: \(quoted(state.bucket))")
         lines.append("  name: \(quoted(state.name))")
         lines.append("  lease: \(format(state.lease))")

@@ -18,6 +18,7 @@ extension BridgeConfig {
         for sink in sinks {
             for secret in sink.settings.secrets { add(secret) }
         }
+        for secret in state.servers.flatMap(URLCredentials.secrets(in:)) { add(secret) }
         return secrets
     }
 }

@@ -18,7 +18,7 @@ extension BridgeCheck {
                 settings: NATSSettings(servers: state.servers, name: "directus-bridge-check"), logger: logger)
         } catch {
             return .fail(
-                name, "cannot connect to \(state.servers.joined(separator: ",")): \(error)",
+                name, "cannot connect to \(state.shownServers): \(error)",
                 remedy: "check state.servers and that nats-server runs, with JetStream, and is reachable from this host")
         }
         var settings = KeyValueSettings(bucket: state.bucket)

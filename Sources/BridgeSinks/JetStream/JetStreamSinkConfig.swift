@@ -50,21 +50,26 @@ package struct JetStreamSinkConfig: SinkSettings, Equatable {
         self.ackTimeout = ackTimeout
     }
 
-    /// The token or the password.
+    /// The token or the password, and the credentials in any server URL.
     package var secrets: [String] {
-        switch credentials {
-        case .token(let token): [token]
-        case .userPassword(_, let password): [password]
-        case .none, .credentialsFile: []
-        }
+        let configured: [String] =
+            switch credentials {
+            case .token(let token): [token]
+            case .userPassword(_, let password): [password]
+            case .none, .credentialsFile: []
+            }
+        return configured + servers.flatMap(URLCredentials.secrets(in:))
     }
 
+    /// `servers` as shown in logs, `status` and `check`: credentials in a URL redacted.
+    package var shownServers: String { servers.map { URLCredentials.redacted($0) }.joined(separator: ",") }
+
     /// `jetstream:nats://host:4222,nats://other:4222/<subject>`.
-    package var summary: String { "jetstream:" + servers.joined(separator: ",") + "/" + subject }
+    package var summary: String { "jetstream:" + shownServers + "/" + subject }
 
     package var yamlLines: [String] {
         var lines = [
-            "servers: \(ConfigText.list(servers.map(ConfigText.quoted)))",
+            "servers: \(ConfigText.list(servers.map { ConfigText.quoted(URLCredentials.redacted($0)) }))",
             "subject: \(ConfigText.quoted(subject))",
         ]
         switch credentials {
@@ -102,7 +107,8 @@ package struct JetStreamSinkConfig: SinkSettings, Equatable {
         let servers = decoder.stringList(map, "servers")
         for server in servers where !(server.text.hasPrefix("nats://") || server.text.hasPrefix("tls://")) {
             decoder.report(
-                "\(map.field("servers")): \"\(server.text)\" must start with nats:// or tls://", at: server.mark)
+                "\(map.field("servers")): \"\(URLCredentials.redacted(server.text))\" must start with nats:// or tls://",
+                at: server.mark)
         }
         if present, servers.isEmpty, let node = map["servers"] {
             decoder.report("\(map.field("servers")): list at least one server", at: node.mark)

@@ -44,7 +44,7 @@ public struct NDJSONSinkConfig: SinkSettings, Equatable {
             }
         }
         let shown = sink.isStandardOutput ? "stdout (\"-\")" : "\"\(sink.path)\""
-        decoder.claim("ndjson:" + sink.path, shown: shown, by: map, key: "path")
+        decoder.claimFile(sink.path, shown: shown, by: map, key: "path")
         sink.fsync = decoder.choice(map, "fsync", default: sink.fsync)
         return sink
     }
