@@ -35,7 +35,7 @@ public enum BridgeApplication {
         case .check(let path, let sendTestEvent):
             return await CheckCommand.run(configPath: path, sendTestEvent: sendTestEvent)
         case .deadLetters(let command):
-            return DeadLetterCommandRunner.run(command)
+            return await DeadLetterCommandRunner.run(command)
         case .resync(let uid, let path):
             return ResyncCommand.run(uid: uid, configPath: path)
         case .status(let path):

@@ -3,6 +3,7 @@ import BridgeCore
 import BridgeEvents
 import BridgeDirectus
 import BridgeActivity
+import BridgeNATS
 import BridgeSinks
 import BridgeSystem
 
@@ -11,14 +12,16 @@ import BridgeSystem
 #endif
 
 /// `dlq list|replay|purge`: the dead letters in `<state_dir>/webhooks.db`, read and changed beside a running
-/// bridge (WAL; a write waits up to 5 s for the bridge's lock).
+/// bridge (WAL; a write waits up to 5 s for the bridge's lock) — or, with `state.backend: jetstream`, in the shared
+/// bucket, whichever machine's bridge wrote them.
 ///
 /// `list` prints one line per letter — id, collection, key, attempts, last status, time, reason — with a header
 /// when stdout is a terminal, or NDJSON with `--json`. `replay` moves the matching letters back into their sink's
 /// outbox (same id and body; a running bridge sends them within a second, signed with the secrets configured
-/// then) and `purge` deletes them; both print the letters they act on, and with `--dry-run` change nothing.
+/// then; with shared state the letters are marked in the bucket and the active bridge takes them in) and `purge`
+/// deletes them; both print the letters they act on, and with `--dry-run` change nothing.
 enum DeadLetterCommandRunner {
-    static func run(_ command: DeadLetterCommand) -> ExitCode {
+    static func run(_ command: DeadLetterCommand) async -> ExitCode {
         guard let config = BridgeApplication.loadConfig(path: command.configPath) else { return .configuration }
         let now = Timestamp.now()
         var filter = DeadLetterFilter(collection: command.collection, ids: command.ids)
@@ -32,29 +35,55 @@ enum DeadLetterCommandRunner {
             }
             filter.since = start.unixMilliseconds
         }
-        let stateDir = config.delivery.stateDir
-        guard let path = OutboxStore.existingPath(stateDir: stateDir) else {
-            BridgeApplication.printError("no dead letters (\(stateDir)/\(OutboxStore.fileName) does not exist)")
-            return .success
-        }
+        let matching = filter  // a constant for the blocking work below
         do {
-            let store = try OutboxStore(path: path)
-            let letters: [DeadLetter]
-            switch (command.action, command.dryRun) {
-            case (.list, _), (.replay, true), (.purge, true):
-                letters = try store.deadLetters(matching: filter)
-            case (.replay, false):
-                letters = try store.replay(matching: filter, now: now.unixMilliseconds)
-            case (.purge, false):
-                letters = try store.purge(matching: filter)
+            let letters: [DeadLetter]?
+            if config.state.backend == .jetstream {
+                let state = config.state
+                letters = try await SharedBucketAccess.withBucket(
+                    state, client: "directus-bridge-dlq", logger: .silent
+                ) { store, keys in
+                    try store.map { store in
+                        try apply(command, filter: matching, now: now, to: BucketDeadLetters(store: store, keys: keys))
+                    }
+                }
+                if letters == nil {
+                    BridgeApplication.printError("no dead letters (the bucket \(state.bucket) does not exist yet)")
+                    return .success
+                }
+            } else {
+                let stateDir = config.delivery.stateDir
+                guard let path = OutboxStore.existingPath(stateDir: stateDir) else {
+                    BridgeApplication.printError("no dead letters (\(stateDir)/\(OutboxStore.fileName) does not exist)")
+                    return .success
+                }
+                letters = try await BlockingExecutor.shared.perform {
+                    let store = try OutboxStore(path: path)
+                    let letters = try apply(command, filter: matching, now: now, to: store)
+                    if !command.dryRun && command.action != .list { try store.syncToDisk() }
+                    return letters
+                }
             }
-            if !command.dryRun && command.action != .list { try store.syncToDisk() }
-            printLetters(letters, json: command.json)
-            summarize(command, count: letters.count, unconfigured: unconfiguredSinks(letters, config: config))
+            let acted = letters ?? []
+            printLetters(acted, json: command.json)
+            summarize(
+                command, count: acted.count, unconfigured: unconfiguredSinks(acted, config: config),
+                shared: config.state.backend == .jetstream)
             return .success
         } catch {
             BridgeApplication.printError("directus-bridge: dlq \(command.action.rawValue): \(error)")
             return .failure
+        }
+    }
+
+    /// Lists, replays or purges (or, with `--dry-run`, only lists) the letters matching `filter` in `store`.
+    private static func apply(
+        _ command: DeadLetterCommand, filter: DeadLetterFilter, now: Timestamp, to store: any DeadLetterStore
+    ) throws -> [DeadLetter] {
+        switch (command.action, command.dryRun) {
+        case (.list, _), (.replay, true), (.purge, true): try store.deadLetters(matching: filter)
+        case (.replay, false): try store.replay(matching: filter, now: now.unixMilliseconds)
+        case (.purge, false): try store.purge(matching: filter)
         }
     }
 
@@ -140,14 +169,16 @@ enum DeadLetterCommandRunner {
         return Set(letters.map(\.sink)).subtracting(configured)
     }
 
-    private static func summarize(_ command: DeadLetterCommand, count: Int, unconfigured: Set<String>) {
+    private static func summarize(_ command: DeadLetterCommand, count: Int, unconfigured: Set<String>, shared: Bool) {
         let noun = count == 1 ? "dead letter" : "dead letters"
         switch (command.action, command.dryRun) {
         case (.list, _): BridgeApplication.printError("\(count) \(noun)")
         case (.replay, true): BridgeApplication.printError("would replay \(count) \(noun) (dry run)")
         case (.replay, false):
             BridgeApplication.printError(
-                "replayed \(count) \(noun): back in the outbox, a running bridge (or the next run) delivers them"
+                shared
+                    ? "replayed \(count) \(noun): marked in the shared state, the active bridge delivers them"
+                    : "replayed \(count) \(noun): back in the outbox, a running bridge (or the next run) delivers them"
             )
         case (.purge, true): BridgeApplication.printError("would purge \(count) \(noun) (dry run)")
         case (.purge, false): BridgeApplication.printError("purged \(count) \(noun)")
@@ -155,7 +186,7 @@ enum DeadLetterCommandRunner {
         if command.action == .replay, !unconfigured.isEmpty {
             BridgeApplication.printError(
                 "warning: some letters belong to webhook sinks no longer in the config (\(unconfigured.sorted().joined(separator: ", "))); "
-                    + "they wait in the outbox until such a sink is configured again"
+                    + "they wait until such a sink is configured again"
             )
         }
     }

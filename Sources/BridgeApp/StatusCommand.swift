@@ -1,10 +1,12 @@
 import BridgeConfig
 import BridgeCore
 import BridgeHTTP
+import BridgeNATS
+import BridgeSystem
 
 /// `status`: each subscription's and sink's cursor, lag, dead letters, snapshot progress and the service's role,
-/// from the state directory and — when `http.listen` is set and the service answers there — its `/metrics` and
-/// `/readyz` (README.md, "Status").
+/// from the state directory (with `state.backend: jetstream`: the shared bucket, and who holds the lease) and —
+/// when `http.listen` is set and the service answers there — its `/metrics` and `/readyz` (README.md, "Status").
 ///
 /// Works whether or not the service runs; exit 0 when it could report, 78 for a bad config, 1 when the state files
 /// cannot be read.
@@ -12,10 +14,19 @@ enum StatusCommand {
     static func run(configPath: String) async -> ExitCode {
         guard let config = BridgeApplication.loadConfig(path: configPath) else { return .configuration }
         let stored: StoredState
+        let state = config.state
         do {
-            stored = try LocalStateReader(stateDir: config.delivery.stateDir).read()
+            if state.backend == .jetstream {
+                stored = try await SharedBucketAccess.withBucket(
+                    state, client: "directus-bridge-status", logger: .silent
+                ) { try SharedStateReader(store: $0, keys: $1, bucket: state.bucket).read() }
+            } else {
+                stored = try LocalStateReader(stateDir: config.delivery.stateDir).read()
+            }
         } catch {
-            BridgeApplication.printError("directus-bridge: status: cannot read \(config.delivery.stateDir): \(error)")
+            let place =
+                state.backend == .jetstream ? "the shared state (bucket \(state.bucket))" : config.delivery.stateDir
+            BridgeApplication.printError("directus-bridge: status: cannot read \(place): \(error)")
             return .failure
         }
         let service = await probe(config.http)

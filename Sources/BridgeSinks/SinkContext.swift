@@ -33,6 +33,9 @@ package struct SinkContext: Sendable {
     /// webhook outbox) lets the activity cursor move only once they were delivered or dead-lettered, so a failover
     /// to another machine loses nothing that sat in this machine's outbox. Default: false.
     package var progressAfterDelivery = false
+    /// Shared state: the bucket, handed over at the start of each term (a webhook sink files its dead letters there
+    /// instead of in `webhooks.db`). Nil with `state.backend: local`.
+    package var sharedState: SharedSinkState?
 
     /// Creates a context.
     package init(

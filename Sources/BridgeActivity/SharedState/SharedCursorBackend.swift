@@ -5,14 +5,15 @@ package import BridgeSystem
 internal import Synchronization
 
 /// `state.backend: jetstream`: every sink's cursor and subscription states in a key-value bucket shared by the
-/// bridges of one name (docs/ARCHITECTURE.md "Shared state, lease and fencing").
+/// bridges of one name (docs/ARCHITECTURE.md "Shared state, lease and fencing"), and the fenced writes of the term
+/// for what sinks keep there (`SharedTermWriter`: a webhook sink's dead-letter journal).
 ///
 /// Every write is a compare-and-set on the revision this bridge last wrote or read. `takeOver` — run by a bridge
 /// that just acquired the lease, before it reads Directus — rewrites each key it will use, so that the revision
 /// moves past anything a previous active bridge saw: that bridge's next write conflicts. A conflict is never
 /// retried: it throws `FencedError` and calls `fenced`, and the bridge steps down. Calls block (requests to the
 /// servers): call them off Swift's cooperative pool.
-package final class SharedCursorBackend: CursorBackend {
+package final class SharedCursorBackend: CursorBackend, SharedTermWriter {
     private let store: KeyValueStore
     private let keys: SharedStateKeys
     private let holder: String
@@ -23,6 +24,8 @@ package final class SharedCursorBackend: CursorBackend {
         var revisions: [String: UInt64] = [:]
         /// What `takeOver` loaded, per sink.
         var loaded: [String: CursorDatabase.Loaded] = [:]
+        /// The values of the other keys `takeOver` moved (the dead-letter journals), by key.
+        var takenOver: [String: [UInt8]] = [:]
     }
 
     private let state = Mutex(State())
@@ -47,7 +50,15 @@ package final class SharedCursorBackend: CursorBackend {
         let allKeys = Set(try store.keys())
         var loaded: [String: CursorDatabase.Loaded] = [:]
         var revisions: [String: UInt64] = [:]
+        var takenOver: [String: [UInt8]] = [:]
         for sink in sinks {
+            // The dead-letter journal is moved like the cursor (created when missing), so a previous active bridge
+            // can no more write a dead letter than a cursor; a letter it left there unfiled is handed to the sink.
+            let journalKey = keys.deadLetterJournal(sink: sink)
+            let journal = try store.entry(journalKey)
+            takenOver[journalKey] = journal?.value
+            revisions[journalKey] = try write(
+                journalKey, value: journal?.value ?? SharedStateKeys.emptyJournal, expecting: journal?.revision ?? 0)
             var subscriptions: [String: SubscriptionCursorState] = [:]
             for key in allKeys {
                 guard let uid = keys.uid(ofSubscriptionKey: key, sink: sink), let entry = try store.entry(key),
@@ -74,7 +85,7 @@ package final class SharedCursorBackend: CursorBackend {
                 loaded[sink] = CursorDatabase.Loaded(cursor: origin, subscriptions: loaded[sink]?.subscriptions ?? [:])
             }
         }
-        let taken = State(revisions: revisions, loaded: loaded)
+        let taken = State(revisions: revisions, loaded: loaded, takenOver: takenOver)
         state.withLock { $0 = taken }
     }
 
@@ -107,6 +118,12 @@ package final class SharedCursorBackend: CursorBackend {
         }
         if let cursor { try put(keys.cursor(sink: sink), value: Self.value(of: cursor, holder: holder)) }
     }
+
+    // MARK: - SharedTermWriter
+
+    package func takenOver(_ key: String) -> [UInt8]? { state.withLock { $0.takenOver[key] } }
+
+    package func writeFenced(_ key: String, value: [UInt8]) throws { try put(key, value: value) }
 
     // MARK: - Compare-and-set
 
@@ -141,7 +158,7 @@ package final class SharedCursorBackend: CursorBackend {
         return object.serialized()
     }
 
-    static func cursor(from bytes: [UInt8]) -> ActivityCursor? {
+    package static func cursor(from bytes: [UInt8]) -> ActivityCursor? {
         guard let object = try? JSONValue.parse(bytes), let committed = object["committed"]?.int64Value, committed >= 0
         else { return nil }
         // Ranges out of order or upside down are damage, not ranges: dropped rather than trapped on.
@@ -165,7 +182,7 @@ package final class SharedCursorBackend: CursorBackend {
         return object.serialized()
     }
 
-    static func subscription(from bytes: [UInt8]) -> SubscriptionCursorState? {
+    package static func subscription(from bytes: [UInt8]) -> SubscriptionCursorState? {
         guard let object = try? JSONValue.parse(bytes), let start = object["start_id"]?.int64Value else { return nil }
         return SubscriptionCursorState(
             startID: start, snapshotWatermark: object["snapshot_watermark"]?.int64Value,

@@ -12,37 +12,20 @@ extension BridgeCheck {
         let state = config.state
         guard state.backend == .jetstream else { return nil }
         let name = "shared state \(state.bucket)/\(state.name)"
-        let connection: NATSConnection
         do {
-            connection = try await NATSConnection.connect(
-                settings: NATSSettings(servers: state.servers, name: "directus-bridge-check"), logger: logger)
-        } catch {
+            let lease = try await SharedBucketAccess.withBucket(
+                state, client: "directus-bridge-check", logger: logger
+            ) { store, keys in try store.map { try $0.entry(keys.lease) } }
+            guard let lease else {
+                return .ok(name, "the bucket does not exist yet; the first bridge to start creates it")
+            }
+            return .ok(name, SharedStateReader.describeLease(lease))
+        } catch let error as SharedBucketAccess.Unreachable {
             return .fail(
-                name, "cannot connect to \(state.shownServers): \(error)",
+                name, error.description,
                 remedy: "check state.servers and that nats-server runs, with JetStream, and is reachable from this host")
-        }
-        var settings = KeyValueSettings(bucket: state.bucket)
-        settings.createIfMissing = false
-        let result: CheckResult
-        do {
-            let store = try await KeyValueStore.open(connection: connection, settings: settings)
-            let key = SharedStateKeys(name: state.name).lease
-            let entry = try await BlockingExecutor.shared.perform { try store.entry(key) }
-            result = .ok(name, Self.describeLease(entry))
-        } catch let error as NATSError where error.isNotFound {
-            result = .ok(name, "the bucket does not exist yet; the first bridge to start creates it")
         } catch {
-            result = .fail(name, "cannot read the bucket: \(error)", remedy: "see the error")
+            return .fail(name, "cannot read the bucket: \(error)", remedy: "see the error")
         }
-        await connection.close()
-        return result
-    }
-
-    private static func describeLease(_ entry: KeyValueEntry?) -> String {
-        guard let entry, let value = entry.value else { return "reachable; the lease is free (no bridge active)" }
-        let parsed = try? JSONValue.parse(value)
-        let holder = parsed?["holder"]?.stringValue.map { PeerText.sanitized($0, maximumLength: 120) } ?? "an unknown holder"
-        let renewed = parsed?["renewed"]?.stringValue.map { PeerText.sanitized($0, maximumLength: 120) } ?? "?"
-        return "reachable; lease held by \(holder) (renewed \(renewed) by its clock, revision \(entry.revision))"
     }
 }

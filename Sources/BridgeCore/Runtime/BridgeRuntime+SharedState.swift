@@ -2,6 +2,7 @@ internal import BridgeActivity
 internal import BridgeConfig
 internal import BridgeEvents
 internal import BridgeNATS
+internal import BridgeSinks
 internal import BridgeSystem
 
 extension BridgeRuntime {
@@ -64,6 +65,7 @@ extension BridgeRuntime {
             let backend = SharedCursorBackend(
                 store: store, keys: keys, holder: keeper.holder, logger: log,
                 fenced: { [keeper] reason in keeper.fenced(reason) })
+            components.sharedState?.begin(SharedSinkState.Term(store: store, keys: keys, writer: backend))
             // The term ends at the process's stop or when the lease is lost, whichever comes first.
             async let ended: Void = {
                 await keeper.waitUntilStandby(since: generation, stop: stop)
@@ -94,7 +96,7 @@ extension BridgeRuntime {
                 components = try RuntimeComponents(
                     config: config, version: version, commit: commit, logHandler: logHandler,
                     reopenRequests: first.reopenRequests, logger: logger, registry: first.registry,
-                    health: first.health)
+                    health: first.health, sharedState: first.sharedState)
             } catch {
                 return error
             }

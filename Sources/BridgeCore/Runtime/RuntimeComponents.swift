@@ -26,12 +26,15 @@ package struct RuntimeComponents: Sendable {
     package let countReconnect: @Sendable (String) -> Void
     package let version: String
     package let stats: StatsReporter
+    /// Shared state: the bucket as the sinks see it, handed over at the start of each term (nil: local state).
+    package let sharedState: SharedSinkState?
 
     /// Builds the components; a later term of an active bridge (shared state) passes the process's `registry` and
     /// `health`, which the operations endpoint serves, to build fresh sinks and inboxes around them.
     package init(
         config: BridgeConfig, version: String, commit: String, logHandler: StderrLogHandler,
-        reopenRequests: ReopenRequests, logger: Logger, registry: MetricsRegistry? = nil, health: HealthState? = nil
+        reopenRequests: ReopenRequests, logger: Logger, registry: MetricsRegistry? = nil, health: HealthState? = nil,
+        sharedState: SharedSinkState? = nil
     ) throws(RuntimeOutcome) {
         self.reopenRequests = reopenRequests
         let registry = registry ?? MetricsRegistry()
@@ -73,6 +76,8 @@ package struct RuntimeComponents: Sendable {
             registry: registry, stats: stats, logger: logger, shared: SinkResources())
         // Shared state: nothing a failover could lose may stay in this machine's outbox behind the cursor.
         sinkContext.progressAfterDelivery = config.state.backend == .jetstream
+        self.sharedState = config.state.backend == .jetstream ? sharedState ?? SharedSinkState() : nil
+        sinkContext.sharedState = self.sharedState
         sinks = try SinkFactory.makeSinks(config.sinks, source: directus.restBaseURL, context: sinkContext)
         let pipelineMetrics = self.pipelineMetrics
         let inboxes = SinkFanOut(

@@ -39,7 +39,8 @@ package struct StatusReport: Sendable {
 
     /// The report, one line per item.
     package var lines: [String] {
-        var lines = [serviceLine, modeLine, activityLine].compactMap(\.self)
+        var lines = [serviceLine, stored.sharedState.map { "shared state  " + $0 }, modeLine, activityLine]
+            .compactMap(\.self)
         lines += config.subscriptions.map(subscriptionLine)
         lines += config.sinks.enumerated().map { sinkLine($1, index: $0) }
         return lines
@@ -72,7 +73,8 @@ package struct StatusReport: Sendable {
     private var activityLine: String? {
         let head = metrics?.value("directus_bridge_activity_head").map { Int64(saturating: $0) }
         guard !stored.sinkCursors.isEmpty || head != nil else {
-            return "activity      no cursor in \(config.delivery.stateDir) (never ran in activity mode there)"
+            let place = stored.sharedState == nil ? config.delivery.stateDir : "the shared state"
+            return "activity      no cursor in \(place) (never ran in activity mode there)"
         }
         var parts: [String] = []
         if let lowest = sinkIDs.compactMap({ stored.cursor(ofSink: $0)?.cursor.committed }).min() {

@@ -13,6 +13,8 @@ package struct StoredState: Sendable, Equatable {
     package var outboxDepths: [String: Int]
     /// Per webhook sink id: dead letters.
     package var deadLetters: [String: Int]
+    /// Shared state: the bucket, the bridge name and who holds the lease (nil: `state.backend: local`).
+    package var sharedState: String?
 
     /// A state (empty: nothing stored yet).
     package init(

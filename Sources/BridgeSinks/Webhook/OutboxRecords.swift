@@ -54,11 +54,22 @@ package enum OutboxWrite: Sendable, Equatable {
         lastStatus: Int?,
         response: [UInt8]
     )
+    /// The row leaves the outbox, its dead letter kept elsewhere (filed in the shared bucket).
+    case removed(seq: Int64)
 
     /// The outbox row it changes.
     package var seq: Int64 {
         switch self {
-        case .delivered(let seq), .retry(let seq, _, _, _, _), .deadLetter(let seq, _, _, _, _, _): seq
+        case .delivered(let seq), .retry(let seq, _, _, _, _), .deadLetter(let seq, _, _, _, _, _), .removed(let seq):
+            seq
+        }
+    }
+
+    /// Whether the row's event was dead-lettered (here or in the shared bucket).
+    package var isDeadLetter: Bool {
+        switch self {
+        case .deadLetter, .removed: true
+        case .delivered, .retry: false
         }
     }
 

@@ -18,17 +18,7 @@ extension OutboxStore {
             let letters = try database.transaction { () throws -> [DeadLetter] in
                 let letters = try Self.select(filter, in: database)
                 for letter in letters {
-                    // OR IGNORE: an event id already waiting in the outbox again is not queued twice.
-                    try database.run(
-                        """
-                        INSERT OR IGNORE INTO outbox (sink, event_id, collection, item_key, body, attempts,
-                            next_attempt_at, created_at) VALUES (?, ?, ?, ?, ?, 0, ?, ?)
-                        """,
-                        [
-                            .text(letter.sink), .text(letter.eventID), .text(letter.collection), .text(letter.key),
-                            .blob(letter.body), .integer(now), .integer(now),
-                        ]
-                    )
+                    try Self.queue(letter, now: now, in: database)
                     try database.run("DELETE FROM dead_letters WHERE seq = ?", [.integer(letter.seq)])
                 }
                 return letters
@@ -36,6 +26,67 @@ extension OutboxStore {
             for sink in Set(letters.map(\.sink)) { state.depth[sink] = nil }  // counted again on next use
             return letters
         }
+    }
+
+    /// Shared state: puts `letters` (marked for replay in the bucket) into their sink's outbox, as `replay` does,
+    /// in one transaction. Returns each letter's event id with the seq of the row that now delivers it (the one
+    /// already waiting under that id, if any).
+    package func requeue(_ letters: [DeadLetter], now: Int64) throws -> [String: Int64] {
+        guard !letters.isEmpty else { return [:] }
+        return try withState { state in
+            let database = state.database
+            let rows = try database.transaction { () throws -> [String: Int64] in
+                var rows: [String: Int64] = [:]
+                for letter in letters {
+                    try Self.queue(letter, now: now, in: database)
+                    rows[letter.eventID] = try database.query(
+                        "SELECT seq FROM outbox WHERE sink = ? AND event_id = ?",
+                        [.text(letter.sink), .text(letter.eventID)]
+                    ) { $0.int64(at: 0) }.first
+                }
+                return rows
+            }
+            for sink in Set(letters.map(\.sink)) { state.depth[sink] = nil }  // counted again on next use
+            return rows
+        }
+    }
+
+    /// The dead letters the `.deadLetter` writes among `writes` make of their outbox rows of `sink`, by row: what the
+    /// shared bucket files before the rows leave the outbox.
+    package func letters(for writes: [OutboxWrite], sink: String) throws -> [Int64: DeadLetter] {
+        try withState { state in
+            var letters: [Int64: DeadLetter] = [:]
+            for write in writes {
+                guard
+                    case .deadLetter(let seq, let attempts, let deadAt, let reason, let lastStatus, let response) = write
+                else { continue }
+                let rows = try state.database.query(
+                    "SELECT event_id, collection, item_key, body, created_at FROM outbox WHERE seq = ?", [.integer(seq)]
+                ) { row in
+                    DeadLetter(
+                        seq: seq, sink: sink, eventID: row.string(at: 0), collection: row.string(at: 1),
+                        key: row.string(at: 2), body: row.blob(at: 3), attempts: attempts, createdAt: row.int64(at: 4),
+                        deadAt: deadAt, reason: reason, lastStatus: lastStatus, response: response)
+                }
+                letters[seq] = rows.first
+            }
+            return letters
+        }
+    }
+
+    /// Queues `letter` in its sink's outbox again: same event id and body, attempts from zero, due at `now`.
+    private static func queue(_ letter: DeadLetter, now: Int64, in database: SQLiteDatabase) throws {
+        // OR IGNORE: an event id already waiting in the outbox again is not queued twice.
+        try database.run(
+            """
+            INSERT OR IGNORE INTO outbox (sink, event_id, collection, item_key, body, attempts,
+                next_attempt_at, created_at) VALUES (?, ?, ?, ?, ?, 0, ?, ?)
+            """,
+            [
+                .text(letter.sink), .text(letter.eventID), .text(letter.collection), .text(letter.key),
+                .blob(letter.body), .integer(now), .integer(now),
+            ]
+        )
     }
 
     /// Deletes the matching dead letters in one transaction; returns them.

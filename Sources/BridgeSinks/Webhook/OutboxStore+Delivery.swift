@@ -128,7 +128,7 @@ extension OutboxStore {
 
     private static func apply(_ write: OutboxWrite, in database: SQLiteDatabase) throws {
         switch write {
-        case .delivered(let seq):
+        case .delivered(let seq), .removed(let seq):
             try database.run("DELETE FROM outbox WHERE seq = ?", [.integer(seq)])
         case .retry(let seq, let attempts, let nextAttemptAt, let lastStatus, let lastError):
             try database.run(

@@ -18,6 +18,8 @@ extension WebhookDeliveryService {
         package var abandoned = false
         package var storeFailing = false
         package var receiverFailing = false
+        /// Shared state: the last poll for replayed dead letters failed (logged once until one succeeds).
+        package var replaysFailing = false
         /// Event ids of attempts handed to the engine's batch interface, by outbox row.
         package var submitted: [Int64: String] = [:]
 

@@ -2,6 +2,7 @@ package import BridgeHTTP
 package import BridgeSystem
 package import Synchronization
 package import BridgeEvents
+internal import BridgeStore
 
 /// Delivers one webhook sink's outbox: reads pending rows (at start, when the sink adds rows, and every poll
 /// interval for rows `dlq replay` put back from another process), attempts the due ones up to `maxInFlight` at
@@ -93,6 +94,8 @@ package final class WebhookDeliveryService: Sendable {
     /// Finished attempts handed back by the engine, waiting for the loop's next turn.
     package let engineCompletions = CompletionInbox()
     package let receiver: DeliveryReceiver
+    /// Shared state: where dead letters go instead of `webhooks.db` (nil: `state.backend: local`).
+    package let sharedLetters: SharedDeadLetterFiler?
 
     /// Creates the service; nothing happens until `run`.
     package init(
@@ -104,8 +107,10 @@ package final class WebhookDeliveryService: Sendable {
         settings: Settings,
         metrics: WebhookMetrics?,
         depths: WebhookDepths = WebhookDepths(),
+        sharedLetters: SharedDeadLetterFiler? = nil,
         logger: Logger
     ) {
+        self.sharedLetters = sharedLetters
         self.sinkID = sinkID
         self.store = store
         self.engine = engine
@@ -218,7 +223,10 @@ package final class WebhookDeliveryService: Sendable {
                 || loop.uncommittedSince.map { ContinuousClock.now - $0 >= settings.commitDelay } ?? false
                 || due.contains { loop.state.itemHash(of: $0).map(loop.uncommittedItems.contains) ?? false })
         guard commit || loop.loadAfter != nil || loop.recount || !due.isEmpty else { return false }
+        if loop.recount, let sharedLetters { takeInReplays(&loop, from: sharedLetters, now: now) }
         do {
+            // Shared state: dead letters go to the bucket before their rows leave the outbox.
+            if commit, let sharedLetters { try fileDeadLetters(&loop, in: sharedLetters) }
             // Blocking SQLite on the service's own thread. Writes first: an item's next event is read (and sent)
             // only after the previous outcome is committed.
             let step = try store.deliveryStep(
@@ -234,10 +242,13 @@ package final class WebhookDeliveryService: Sendable {
                 logger.info("webhook outbox writable again", metadata: [LogKey.sink: sinkID])
             }
             depths.outbox = step.depth
-            if let deadLetters = step.deadLetters {
+            if let sharedLetters {
+                if commit { sharedLetters.committed(loop.writes) }
+                depths.deadLetters = sharedLetters.deadLetterCount ?? 0
+            } else if let deadLetters = step.deadLetters {
                 depths.deadLetters = deadLetters
             } else if commit {
-                depths.addDeadLetters(loop.writes.count { if case .deadLetter = $0 { true } else { false } })
+                depths.addDeadLetters(loop.writes.count(where: \.isDeadLetter))
             }
             if commit {
                 loop.writes.removeAll(keepingCapacity: true)
@@ -255,7 +266,9 @@ package final class WebhookDeliveryService: Sendable {
             if !loop.storeFailing {
                 loop.storeFailing = true
                 logger.error(
-                    "webhook outbox failed; retrying in 1 s",
+                    sharedLetters != nil && !(error is SQLiteError)
+                        ? "webhook dead letters cannot be written to the shared state; retrying in 1 s"
+                        : "webhook outbox failed; retrying in 1 s",
                     metadata: [LogKey.sink: sinkID, LogKey.error: "\(error)"]
                 )
             }

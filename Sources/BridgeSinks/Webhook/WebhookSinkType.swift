@@ -69,6 +69,11 @@ package enum WebhookSinkType: SinkType {
             settings: WebhookDeliveryService.Settings(maxInFlight: settings.maxInFlight),
             metrics: metrics,
             depths: depths,
+            sharedLetters: context.sharedState.map { shared in
+                SharedDeadLetterFiler(
+                    sinkID: context.sinkID, shared: shared,
+                    logger: context.logger.child(label: "webhook", metadata: [LogKey.sink: context.sinkID]))
+            },
             logger: context.logger.child(label: "webhook", metadata: [LogKey.sink: context.sinkID])
         )
         // Attempts in flight may finish within most of shutdown_timeout; the rest is margin for saving state.
