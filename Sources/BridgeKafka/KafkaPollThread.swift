@@ -16,20 +16,33 @@ struct KafkaHandle: @unchecked Sendable {
 /// A thread of its own that serves librdkafka's callbacks (`rd_kafka_poll`), so delivery reports never wait for,
 /// or occupy, Swift's cooperative pool.
 final class KafkaPollThread {
+    /// How long an expedited flush lasts.
+    enum FlushSpan: Int {
+        /// About a millisecond: long enough to wake the broker threads while librdkafka counts as flushing (they
+        /// send what lingers), short enough that the messages produced next are batched again.
+        case briefly = 1
+        /// Until nothing is outstanding (at most one poll timeout, 100 ms; the caller asks again if it waits on).
+        case untilDrained = 2
+
+        /// The flush's timeout.
+        var milliseconds: Int32 { self == .briefly ? 1 : 100 }
+    }
+
     private final class Loop: Sendable {
         let handle: KafkaHandle
         let stopping = Atomic<Bool>(false)
-        let expediting = Atomic<Bool>(false)
+        /// The `FlushSpan` asked for (the longest since the last flush), 0 for none.
+        let expediting = Atomic<Int>(0)
 
         init(handle: KafkaHandle) { self.handle = handle }
 
         func run() {
             // A 100 ms timeout bounds how long `stop()` waits; reports are served as soon as they arrive.
             while !stopping.load(ordering: .acquiring) {
-                if expediting.exchange(false, ordering: .acquiringAndReleasing) {
+                if let span = FlushSpan(rawValue: expediting.exchange(0, ordering: .acquiringAndReleasing)) {
                     // While a flush runs, librdkafka sends what it holds back for linger.ms at once; the flush
                     // serves reports like a poll, and returns as soon as none is outstanding.
-                    _ = rd_kafka_flush(handle.pointer, 100)
+                    _ = rd_kafka_flush(handle.pointer, span.milliseconds)
                 } else {
                     rd_kafka_poll(handle.pointer, 100)
                 }
@@ -70,11 +83,20 @@ final class KafkaPollThread {
 
     deinit { stop() }
 
-    /// Makes the thread flush instead of poll, once: messages held back for `linger.ms` go out now. Returns at once
-    /// (the yield ends the poll in progress).
-    func expedite() {
+    /// Makes the thread flush instead of poll, once, for `span`: messages held back for `linger.ms` go out now.
+    /// Returns at once (the yield ends the poll in progress). A longer span asked for meanwhile wins.
+    func expedite(_ span: FlushSpan) {
         guard thread != nil, let mainQueue else { return }
-        loop.expediting.store(true, ordering: .releasing)
+        var current = loop.expediting.load(ordering: .acquiring)
+        while current < span.rawValue {
+            let (exchanged, original) = loop.expediting.compareExchange(
+                expected: current,
+                desired: span.rawValue,
+                ordering: .acquiringAndReleasing
+            )
+            if exchanged { break }
+            current = original
+        }
         rd_kafka_queue_yield(mainQueue)
     }
 

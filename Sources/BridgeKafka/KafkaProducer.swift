@@ -76,10 +76,44 @@ package final class KafkaProducer {
         completion: @escaping @Sendable ([KafkaDeliveryOutcome]) -> Void
     ) async throws {
         precondition(!closed, "KafkaProducer.submit after close")
-        let batch = KafkaDeliveryBatch(count: messages.count, completion: completion)
+        var handing = Handing(messages: messages, completion: completion)
+        defer { handing.finishUnsent() }
+        while !handing.isDone {
+            try Task.checkCancellation()
+            if !handOver(&handing) { await context.waitForCapacity() }
+        }
+    }
+
+    /// `submit` for a thread that may block (a sink's runner, never the cooperative pool): the same hand-over,
+    /// waiting for room on a condition variable instead of suspending a task, so a caller with room pays no hop to
+    /// a task and back.
+    package func submitBlocking(
+        _ messages: [KafkaMessage],
+        completion: @escaping @Sendable ([KafkaDeliveryOutcome]) -> Void
+    ) {
+        precondition(!closed, "KafkaProducer.submit after close")
+        var handing = Handing(messages: messages, completion: completion)
+        while !handing.isDone {
+            if !handOver(&handing) { context.waitForCapacityBlocking() }
+        }
+    }
+
+    /// One `submit` call's progress: its messages, their batch, and the next to hand over.
+    private struct Handing {
+        let messages: [KafkaMessage]
+        let batch: KafkaDeliveryBatch
         var next = 0
-        defer {
-            // Whatever was not handed over (cancelled) still gets its outcome, so the completion runs.
+
+        init(messages: [KafkaMessage], completion: @escaping @Sendable ([KafkaDeliveryOutcome]) -> Void) {
+            self.messages = messages
+            self.batch = KafkaDeliveryBatch(count: messages.count, completion: completion)
+            batch.completeIfEmpty()
+        }
+
+        var isDone: Bool { next == messages.count }
+
+        /// Whatever was not handed over (cancelled) still gets its outcome, so the completion runs.
+        mutating func finishUnsent() {
             while next < messages.count {
                 batch.record(
                     .failed(KafkaError(kind: .retriable, message: "not sent: the producer was stopped")),
@@ -88,32 +122,32 @@ package final class KafkaProducer {
                 next += 1
             }
         }
-        batch.completeIfEmpty()
-        while next < messages.count {
-            try Task.checkCancellation()
-            var granted = context.reserve(upTo: messages.count - next)
-            if granted == 0 {
-                await context.waitForCapacity()
-                continue
-            }
-            while granted > 0 {
-                granted -= 1
-                switch produce(messages[next], batch: batch, index: next) {
-                case .handedOver:
-                    next += 1
-                case .refused(let error):
-                    context.unreserve(1)
-                    context.countFailedBeforeProduce()
-                    batch.record(.failed(error), at: next)
-                    next += 1
-                case .queueFull:
-                    // librdkafka holds fewer than our bound: give the rest back, shrink the bound, wait.
-                    context.unreserve(granted + 1)
-                    context.capacityReached()
-                    granted = 0
-                }
+    }
+
+    /// Hands over as many of `handing`'s messages as the bound allows; false when there was no room at all (the
+    /// caller waits for capacity).
+    private func handOver(_ handing: inout Handing) -> Bool {
+        var granted = context.reserve(upTo: handing.messages.count - handing.next)
+        if granted == 0 { return false }
+        while granted > 0 {
+            granted -= 1
+            let index = handing.next
+            switch produce(handing.messages[index], batch: handing.batch, index: index) {
+            case .handedOver:
+                handing.next += 1
+            case .refused(let error):
+                context.unreserve(1)
+                context.countFailedBeforeProduce()
+                handing.batch.record(.failed(error), at: index)
+                handing.next += 1
+            case .queueFull:
+                // librdkafka holds fewer than our bound: give the rest back, shrink the bound, wait.
+                context.unreserve(granted + 1)
+                context.capacityReached()
+                granted = 0
             }
         }
+        return true
     }
 
     /// Produces `messages` and waits for every outcome (`submit` plus waiting for its completion).
@@ -204,7 +238,15 @@ package final class KafkaProducer {
     /// once.
     package func expedite() {
         precondition(!closed, "KafkaProducer.expedite after close")
-        resources.expedite()
+        resources.expedite(.untilDrained)
+    }
+
+    /// Sends the messages librdkafka holds back for `linger.ms` at once, then lets it batch again: for a caller
+    /// waiting for room that will produce more once it has some (a flush that lasted would send each later message
+    /// on its own, in small batches). Returns at once.
+    package func sendLingering() {
+        precondition(!closed, "KafkaProducer.sendLingering after close")
+        resources.expedite(.briefly)
     }
 
     /// Waits until every outstanding message has its outcome, at most `timeout`; true if none is left.

@@ -43,9 +43,9 @@ final class KafkaProducerResources: @unchecked Sendable {
     }
 
     /// Has the poll thread flush once (`KafkaPollThread.expedite`); nothing after release.
-    func expedite() {
+    func expedite(_ span: KafkaPollThread.FlushSpan) {
         guard !released else { return }
-        pollThread.expedite()
+        pollThread.expedite(span)
     }
 
     /// Purges what librdkafka still holds, serves the purge's delivery reports (so every batch completes and every

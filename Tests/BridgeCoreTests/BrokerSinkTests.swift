@@ -21,6 +21,8 @@ final class ScriptedBrokerClient: BrokerClient, @unchecked Sendable {
     let problemText = Mutex<String?>(nil)
     /// `expedite` calls, each with how many hand-overs were open then.
     let expedited = Mutex<[Int]>([])
+    /// `sendLingering` calls (waits for room at the bound).
+    let lingeringSent = Atomic<Int>(0)
 
     func submit(_ events: [EncodedEvent], completion: @escaping @Sendable ([BrokerOutcome]) -> Void)
         throws(SinkError)
@@ -33,6 +35,8 @@ final class ScriptedBrokerClient: BrokerClient, @unchecked Sendable {
         let open = handOvers.withLock { $0.count }
         expedited.withLock { $0.append(open) }
     }
+
+    func sendLingering() { lingeringSent.add(1, ordering: .relaxed) }
 
     var problem: String? { problemText.withLock { $0 } }
     var isBroken: Bool { broken.load(ordering: .relaxed) }
@@ -100,6 +104,8 @@ final class OpenedClients: Sendable {
         try sink.accept(events(0..<3))
         let full = #expect(throws: SinkError.self) { try sink.accept(events(3..<5)) }
         #expect(full?.isBackpressure == true && full?.isRetriable == true)
+        // Waiting for room sent what lingered, without making the client send every later event at once.
+        #expect(client.lingeringSent.load(ordering: .relaxed) == 1 && client.expedited.withLock { $0.isEmpty })
         client.answerAll()
         // Ten events with room for four: four now, the rest as confirmations come.
         try sink.accept(events(3..<13))

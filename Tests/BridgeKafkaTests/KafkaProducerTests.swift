@@ -180,6 +180,26 @@ struct KafkaProducerTests {
         await producer.close(drainTimeout: .seconds(5))
     }
 
+    /// The sink's runner hands batches over with `submitBlocking` on its own thread: past the bound it sleeps until
+    /// delivery reports free room, then hands over the rest, in order.
+    @Test func submitBlockingWaitsForRoomAndHandsOverEverythingInOrder() async throws {
+        let cluster = try KafkaMockPeer(brokers: 1)
+        try cluster.createTopic("blocking", partitions: 2, replicationFactor: 1)
+        let producer = try makeProducer(cluster.bootstrapServers, maxOutstanding: 10)
+        let messages = eventMessages(topic: "blocking", count: 200, items: 20)
+        let done = OutcomeBox()
+        try await BlockingExecutor.shared.perform { [producer = UnsafeTransfer(value: producer)] in
+            producer.value.submitBlocking(messages) { done.store($0) }
+        }
+        // Returned: every message was handed over, at most ten at a time.
+        let outcomes = try #require(await done.wait(timeout: .seconds(30)))
+        #expect(allDelivered(outcomes), firstFailure(outcomes))
+        #expect(producer.status.delivered == 200 && producer.status.outstanding == 0)
+        let read = try await readTopic(cluster, topic: "blocking", expected: messages.count)
+        expectSameMessages(read, sent: messages)
+        await producer.close(drainTimeout: .seconds(5))
+    }
+
     @Test func submitWaitsAtTheBoundAndCloseReportsWhatWasNeverDelivered() async throws {
         let cluster = try KafkaMockPeer(brokers: 1)
         try cluster.createTopic("bounded", partitions: 1, replicationFactor: 1)

@@ -11,10 +11,14 @@ package protocol BrokerClient: AnyObject {
     /// client (the sink never submits more than the client's bound), throwing only when nothing was handed over.
     func submit(_ events: [EncodedEvent], completion: @escaping @Sendable ([BrokerOutcome]) -> Void)
         throws(SinkError)
-    /// Sends at once what the client holds back to fill a batch (Kafka's `linger.ms`), without waiting: called when
-    /// the sink is about to wait for outcomes (`makeDurable`), as nothing more will come to fill the batch.
-    /// Default: nothing (the client holds nothing back).
+    /// Sends at once what the client holds back to fill a batch (Kafka's `linger.ms`), and whatever comes next too,
+    /// until nothing is outstanding, without waiting: called when the sink is about to wait for every outcome
+    /// (`makeDurable`), as nothing more will come to fill a batch. Default: nothing (the client holds nothing back).
     func expedite()
+    /// Sends at once what the client holds back to fill a batch, then batches again, without waiting: called when
+    /// the sink waits for room at its bound (nothing more comes meanwhile, but once room frees up it streams on, and
+    /// sending every later message at once would make small batches). Default: nothing.
+    func sendLingering()
     /// Why the client cannot deliver right now (connection lost, credentials refused), for logs and readiness;
     /// nil while healthy.
     var problem: String? { get }
@@ -28,6 +32,7 @@ package protocol BrokerClient: AnyObject {
 
 extension BrokerClient {
     package func expedite() {}
+    package func sendLingering() {}
 }
 
 /// What became of one event handed to a broker.

@@ -95,7 +95,7 @@ package final class BrokerSink: SinkConnector, @unchecked Sendable {
             throw SinkError(sink: name, message: "events to send again: \(reason)", isRetriable: true)
         }
         // About to wait for room: nothing more comes meanwhile to fill the client's batches.
-        if !waiting.isEmpty || tracker.pending + events.count > settings.maxOutstanding { client?.expedite() }
+        if !waiting.isEmpty || tracker.pending + events.count > settings.maxOutstanding { client?.sendLingering() }
         guard waiting.isEmpty,
             tracker.waitForRoom(events.count, limit: settings.maxOutstanding, timeout: settings.roomWait)
         else {

@@ -1,8 +1,8 @@
 internal import BridgeConfig
+package import BridgeEvents
 package import BridgeJSON
 package import BridgeKafka
 package import BridgeSystem
-package import BridgeEvents
 
 /// A Kafka sink's client: one idempotent producer (`acks=all`, retried until delivered). Each event goes to its
 /// topic with the item key as message key (so an item's changes share a partition, in order), the headers `id`,
@@ -38,15 +38,9 @@ final class KafkaBrokerClient: BrokerClient {
     func submit(_ events: [EncodedEvent], completion: @escaping @Sendable ([BrokerOutcome]) -> Void)
         throws(SinkError)
     {
-        let messages = events.map(message(for:))
-        let producer = RunnerOwned(value: producer)
-        do {
-            try RunnerWait.result {
-                try await producer.value.submit(messages) { outcomes in completion(outcomes.map(Self.outcome)) }
-            }
-        } catch {
-            throw SinkError(sink: sinkName, message: "producing stopped: \(error)", isRetriable: true)
-        }
+        // On the runner's own thread, which may block while the producer is at its bound: no hop to a task and
+        // back for every batch.
+        producer.submitBlocking(events.map(message(for:))) { outcomes in completion(outcomes.map(Self.outcome)) }
     }
 
     /// The message of `event`.
@@ -55,8 +49,12 @@ final class KafkaBrokerClient: BrokerClient {
             topic: topics.name(for: event),
             key: event.key,
             headers: Self.headers(
-                id: event.id, type: event.event.typeName, collection: event.collection, event: event.event.rawValue,
-                encoder: encoder),
+                id: event.id,
+                type: event.event.typeName,
+                collection: event.collection,
+                event: event.event.rawValue,
+                encoder: encoder
+            ),
             value: event.body
         )
     }
@@ -79,6 +77,9 @@ final class KafkaBrokerClient: BrokerClient {
 
     /// A page of an activity batch would otherwise wait `linger.ms` for messages that do not come.
     func expedite() { producer.expedite() }
+
+    /// At the bound, what lingers goes now; the stream that follows is batched again (`linger.ms`).
+    func sendLingering() { producer.sendLingering() }
 
     var problem: String? { producer.status.lastError.map(Self.describe) }
 
