@@ -37,7 +37,7 @@ public enum BridgeApplication {
         case .deadLetters(let command):
             return await DeadLetterCommandRunner.run(command)
         case .resync(let uid, let path):
-            return ResyncCommand.run(uid: uid, configPath: path)
+            return await ResyncCommand.run(uid: uid, configPath: path)
         case .status(let path):
             return await StatusCommand.run(configPath: path)
         }

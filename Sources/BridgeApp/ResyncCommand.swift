@@ -1,7 +1,9 @@
 import BridgeConfig
 import BridgeCore
 import BridgeActivity
+import BridgeNATS
 import BridgeSinks
+import BridgeSystem
 
 /// `resync SUBSCRIPTION_UID`: records in the cursor store, for every configured sink, that the next run re-snapshots
 /// that subscription — a fresh watermark (the newest activity id then), every matching item as a `snapshot` line
@@ -9,11 +11,11 @@ import BridgeSinks
 /// copy.
 ///
 /// The request is written beside a running bridge (SQLite WAL) and acted on at its next start: restart the service.
+/// With `state.backend: jetstream` it goes into the shared bucket, and the next bridge to become active acts on it.
 /// A uid that bridge.yaml does not define is refused (exit 64); so is a file in `delivery.mode: live`, which
-/// keeps no cursor and takes no snapshots (exit 78), and one with `state.backend: jetstream`, whose cursors this
-/// command does not reach yet (exit 78).
+/// keeps no cursor and takes no snapshots (exit 78).
 enum ResyncCommand {
-    static func run(uid: String, configPath: String) -> ExitCode {
+    static func run(uid: String, configPath: String) async -> ExitCode {
         guard let config = BridgeApplication.loadConfig(path: configPath) else { return .configuration }
         let uids = config.subscriptions.map(\.uid)
         guard uids.contains(uid) else {
@@ -30,15 +32,7 @@ enum ResyncCommand {
             )
             return .configuration
         }
-        guard config.state.backend == .local else {
-            // The shared cursors are written by the active bridge under compare-and-set; a request written here
-            // would reach only this machine's state directory, which a shared-state bridge does not read.
-            BridgeApplication.printError(
-                "directus-bridge: resync is not supported with state.backend: jetstream yet (the request would not "
-                    + "reach the shared cursors)"
-            )
-            return .configuration
-        }
+        if config.state.backend == .jetstream { return await requestShared(uid: uid, config: config) }
         do {
             let sinks = SinkCatalog.identities(of: config.sinks)
             try CursorDatabase(directory: config.delivery.stateDir, sinks: sinks).requestResync(of: uid, sinks: sinks)
@@ -50,6 +44,32 @@ enum ResyncCommand {
             "resync of \"\(uid)\" recorded in \(config.delivery.stateDir): the next run snapshots it again from a "
                 + "fresh watermark, then streams on (restart a running service to start it now)"
         )
+        return .success
+    }
+
+    /// `state.backend: jetstream`: the request goes into the bucket (`<name>.resync.<uid>`); the next bridge to
+    /// become active — a standby taking over, or the active one restarted — snapshots the subscription again for
+    /// every sink.
+    private static func requestShared(uid: String, config: BridgeConfig) async -> ExitCode {
+        let state = config.state
+        do {
+            let recorded = try await SharedBucketAccess.withBucket(
+                state, client: "directus-bridge-resync", logger: .silent
+            ) { store, keys in try store.map { try SharedResyncRequest.record(uid: uid, in: $0, keys: keys) } != nil }
+            guard recorded else {
+                BridgeApplication.printError(
+                    "directus-bridge: resync: the bucket \(state.bucket) does not exist yet: no bridge has started, "
+                        + "and the first one starts each subscription as configured")
+                return .failure
+            }
+        } catch {
+            BridgeApplication.printError("directus-bridge: resync: cannot write to the shared state: \(error)")
+            return .failure
+        }
+        BridgeApplication.printError(
+            "resync of \"\(uid)\" recorded in the shared state (bucket \(state.bucket), name \(state.name)): the next "
+                + "bridge to become active snapshots it again from a fresh watermark, then streams on (stop the active "
+                + "bridge gracefully, or restart it, to start it now)")
         return .success
     }
 }

@@ -28,12 +28,8 @@ import Testing
     }
 
     @Test func lettersAreFencedJournaledAndReplayedOnce() async throws {
-        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "shared-dlq-unit")
-        let server = try NATSServer(name: "letters", in: directory)
-        try server.start()
-        let connection = try await NATSConnection.connect(
-            settings: NATSSettings(servers: [server.url]), logger: .silent)
-        let store = try await KeyValueStore.open(connection: connection, settings: KeyValueSettings(bucket: "letters"))
+        let bucket = try await TestBucket.start("letters")
+        let store = bucket.store
         let keys = SharedStateKeys(name: "orders")
         let fenced = Reasons()
         let takeOver: @Sendable (String) throws -> Term = { holder in
@@ -46,19 +42,19 @@ import Testing
             let filer = SharedDeadLetterFiler(sinkID: Self.sink, shared: shared, logger: .silent)
             return Term(backend: backend, filer: filer)
         }
-        let bucket = BucketDeadLetters(store: store, keys: keys)
+        let letters = BucketDeadLetters(store: store, keys: keys)
         try await BlockingExecutor.shared.perform {
             // Ids with every character a key may not hold: each is one valid key, and comes back as it was.
             let odd = ["act_1", "snap_a.b_c d_7", "act_2_*>/=", "snap_x_\u{E9}\u{1F600}_.._9"]
             let first = try takeOver("a")
             #expect(try first.filer.file(odd.enumerated().map { Self.letter($1, deadAt: 1_000 + Int64($0)) }).isEmpty)
-            let listed = try bucket.deadLetters(matching: DeadLetterFilter()).map { letter in
+            let listed = try letters.deadLetters(matching: DeadLetterFilter()).map { letter in
                 var letter = letter
                 letter.seq = 0  // the key's revision
                 return letter
             }
             #expect(listed == odd.enumerated().map { Self.letter($1, deadAt: 1_000 + Int64($0)) })
-            let odd2 = try bucket.deadLetters(matching: DeadLetterFilter(ids: ["act_2_*>/="]))
+            let odd2 = try letters.deadLetters(matching: DeadLetterFilter(ids: ["act_2_*>/="]))
             #expect(odd2.map(\.eventID) == ["act_2_*>/="])
             #expect(first.filer.deadLetterCount == nil)  // not listed yet
             #expect(try first.filer.lettersToReplay().isEmpty)
@@ -78,21 +74,21 @@ import Testing
                 value: Array("{\"letters\":[".utf8) + journal + Array("]}".utf8))
             let third = try takeOver("c")
             #expect(try third.filer.lettersToReplay().isEmpty)
-            #expect(try bucket.deadLetters(matching: DeadLetterFilter()).map(\.eventID).contains("act_journal"))
+            #expect(try letters.deadLetters(matching: DeadLetterFilter()).map(\.eventID).contains("act_journal"))
             #expect(third.filer.deadLetterCount == 6)
             #expect(try store.entry(keys.deadLetterJournal(sink: Self.sink))?.value == SharedStateKeys.emptyJournal)
 
             // Replay: marked letters leave the listing, are handed out once, and deleted once delivered.
-            let replayed = try bucket.replay(matching: DeadLetterFilter(ids: ["act_1", "act_3"]), now: 5_000)
+            let replayed = try letters.replay(matching: DeadLetterFilter(ids: ["act_1", "act_3"]), now: 5_000)
             #expect(replayed.map(\.eventID) == ["act_1", "act_3"])
-            #expect(try !bucket.deadLetters(matching: DeadLetterFilter()).map(\.eventID).contains("act_1"))
-            #expect(try bucket.replay(matching: DeadLetterFilter(ids: ["act_1"]), now: 5_000).isEmpty)
+            #expect(try !letters.deadLetters(matching: DeadLetterFilter()).map(\.eventID).contains("act_1"))
+            #expect(try letters.replay(matching: DeadLetterFilter(ids: ["act_1"]), now: 5_000).isEmpty)
             let handed = try third.filer.lettersToReplay()
             #expect(handed.map(\.letter.eventID) == ["act_1", "act_3"])
             #expect(handed.first?.letter.body == Self.letter("act_1").body)
             #expect(handed.first?.letter.response == [0xFF, 0xFE, 0x00, 0x41])
             for (seq, stored) in handed.enumerated() { third.filer.tookIn(stored, seq: Int64(seq + 10)) }
-            _ = try bucket.purge(matching: DeadLetterFilter(ids: ["act_2_*>/="]))
+            _ = try letters.purge(matching: DeadLetterFilter(ids: ["act_2_*>/="]))
             #expect(try third.filer.lettersToReplay().isEmpty, "letters already in the outbox are not handed out again")
             #expect(third.filer.deadLetterCount == 3)
             third.filer.committed([
@@ -101,16 +97,12 @@ import Testing
             #expect(try store.entry(keys.deadLetter(sink: Self.sink, eventID: "act_1"))?.value == nil)
             #expect(try store.entry(keys.deadLetter(sink: Self.sink, eventID: "act_3"))?.value != nil)
         }
-        await connection.close()
+        await bucket.close()
     }
 
     @Test func aLetterTooLargeForTheBucketStaysLocal() async throws {
-        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "shared-dlq-large")
-        let server = try NATSServer(name: "large", in: directory)
-        try server.start()
-        let connection = try await NATSConnection.connect(
-            settings: NATSSettings(servers: [server.url]), logger: .silent)
-        let store = try await KeyValueStore.open(connection: connection, settings: KeyValueSettings(bucket: "large"))
+        let bucket = try await TestBucket.start("large")
+        let store = bucket.store
         let keys = SharedStateKeys(name: "orders")
         try await BlockingExecutor.shared.perform {
             let backend = SharedCursorBackend(store: store, keys: keys, holder: "a", logger: .silent) { _ in }
@@ -125,6 +117,6 @@ import Testing
             let filed = try BucketDeadLetters(store: store, keys: keys).deadLetters(matching: DeadLetterFilter())
             #expect(filed.map(\.eventID) == ["act_small"])
         }
-        await connection.close()
+        await bucket.close()
     }
 }

@@ -7,18 +7,6 @@ import Testing
 @Suite(.serialized, .timeLimit(.minutes(10))) struct SharedStateCommandTests {
     let rig = SharedStateTests()
 
-    /// The shared-state config with one webhook sink to `receiver` instead of the NDJSON file.
-    func webhookConfig(_ emulator: Emulator, _ servers: [NATSServer], _ receiver: WebhookReceiver, maxAttempts: Int)
-        throws -> String
-    {
-        let yaml = rig.config(emulator, servers).replacingOccurrences(
-            of: "  - type: ndjson\n    path: \"out.ndjson\"",
-            with: "  - type: webhook\n    url: \"\(receiver.hookURL())\"\n    retry_schedule: [100ms]\n"
-                + "    max_attempts: \(maxAttempts)")
-        try #require(yaml.contains("type: webhook"))
-        return yaml
-    }
-
     /// Runs `directus-bridge <arguments> --config bridge.yaml` in a fresh directory holding `yaml`.
     func command(_ arguments: [String], yaml: String) throws -> (status: Int32?, stdout: [String], stderr: String) {
         let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "shared-command")
@@ -50,12 +38,8 @@ import Testing
             receiver.stop()
         }
         try receiver.script(defaultStep: ["status": 400])
-        let yaml = try webhookConfig(emulator, [server], receiver, maxAttempts: 3)
-        let active = try BridgeProcess.run(config: yaml)
-        try #require(active.waitForLog("became active", timeout: 30), "\(active.stderr.suffix(3000))")
-        #expect(active.waitUntilConnected(timeout: 30))
-        let standby = try BridgeProcess.run(config: yaml)
-        try #require(standby.waitForLog("waiting for the lease", timeout: 30))
+        let yaml = try rig.sharedWebhookConfig(emulator, [server], receiver, maxAttempts: 3)
+        let (active, standby) = try rig.startPair(config: yaml)
         let expected = Set(try rig.changes(emulator, count: 5))
 
         #expect(
@@ -111,5 +95,38 @@ extension SharedStateCommandTests {
             "\(report)")
         bridge.send(SIGTERM)
         #expect(bridge.waitForExit() == 0, "\(bridge.stderr.suffix(2000))")
+    }
+}
+
+extension SharedStateCommandTests {
+    /// `resync` beside shared-state bridges: the request goes into the bucket, and the next bridge to become active
+    /// (here the standby, when the active one stops) snapshots the subscription again.
+    @Test func resyncIsTakenByTheNextActiveBridge() throws {
+        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "shared-resync")
+        let server = try NATSServer(name: "single", in: directory)
+        try server.start()
+        let emulator = try Emulator()
+        defer { emulator.stop() }
+        let (active, standby) = try rig.startPair(emulator, [server])
+        let expected = try rig.changes(emulator, count: 3)
+        #expect(active.waitUntil(timeout: 20) { Set(rig.delivered($0)).isSuperset(of: expected) })
+        #expect(!rig.lines(active).contains { $0.line.contains("\"origin\":\"snapshot\"") })
+
+        let resync = try command(["resync", "articles"], yaml: rig.config(emulator, [server]))
+        #expect(resync.status == 0, "\(resync.stderr)")
+        #expect(resync.stderr.contains("recorded in the shared state"), "\(resync.stderr)")
+        let unknown = try command(["resync", "nope"], yaml: rig.config(emulator, [server]))
+        #expect(unknown.status == 64, "\(unknown.stderr)")
+
+        active.send(SIGTERM)
+        #expect(active.waitForExit() == 0, "\(active.stderr.suffix(2000))")
+        #expect(standby.waitForLog("became active", timeout: 10), "\(standby.stderr.suffix(3000))")
+        #expect(
+            standby.waitUntil(timeout: 30) { bridge in
+                rig.lines(bridge).contains { $0.line.contains("\"origin\":\"snapshot\"") }
+            }, "\(standby.stderr.suffix(3000))")
+        #expect(standby.stderr.contains("resync requested"))
+        standby.send(SIGTERM)
+        #expect(standby.waitForExit() == 0, "\(standby.stderr.suffix(2000))")
     }
 }

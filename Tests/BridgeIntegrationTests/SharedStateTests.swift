@@ -73,14 +73,32 @@ import Testing
         return (try? ParsedMetrics(parsing: response.text))?.value(name, labels)
     }
 
+    /// The config with one webhook sink to `receiver` (retried every 200 ms, `maxAttempts` in all) instead of the
+    /// NDJSON file.
+    func sharedWebhookConfig(
+        _ emulator: Emulator, _ servers: [NATSServer], _ receiver: WebhookReceiver, maxAttempts: Int
+    ) throws -> String {
+        let yaml = config(emulator, servers).replacingOccurrences(
+            of: "  - type: ndjson\n    path: \"out.ndjson\"",
+            with: "  - type: webhook\n    url: \"\(receiver.hookURL())\"\n    retry_schedule: [200ms]\n"
+                + "    max_attempts: \(maxAttempts)")
+        try #require(yaml.contains("type: webhook"))
+        return yaml
+    }
+
     /// Starts bridge A, waits until it is active, then starts B (standby).
     func startPair(_ emulator: Emulator, _ servers: [NATSServer], lease: String = "5s") throws
         -> (BridgeProcess, BridgeProcess)
     {
-        let first = try BridgeProcess.run(config: config(emulator, servers, lease: lease))
+        try startPair(config: config(emulator, servers, lease: lease))
+    }
+
+    /// Starts bridge A on `yaml`, waits until it is active and connected, then starts B on it (standby).
+    func startPair(config yaml: String) throws -> (BridgeProcess, BridgeProcess) {
+        let first = try BridgeProcess.run(config: yaml)
         try #require(first.waitForLog("became active", timeout: 30), "\(first.stderr.suffix(3000))")
         #expect(first.waitUntilConnected(timeout: 30), "\(first.stderr.suffix(3000))")
-        let second = try BridgeProcess.run(config: config(emulator, servers, lease: lease))
+        let second = try BridgeProcess.run(config: yaml)
         try #require(second.waitForLog("waiting for the lease", timeout: 30), "\(second.stderr.suffix(3000))")
         return (first, second)
     }
@@ -251,16 +269,7 @@ import Testing
             receiver.stop()
         }
         try receiver.script(defaultStep: ["status": 503])
-        let yaml = config(emulator, [server]).replacingOccurrences(
-            of: "  - type: ndjson\n    path: \"out.ndjson\"",
-            with: "  - type: webhook\n    url: \"\(receiver.hookURL())\"\n    retry_schedule: [200ms]\n"
-                + "    max_attempts: 1000")
-        try #require(yaml.contains("type: webhook"))
-        let active = try BridgeProcess.run(config: yaml)
-        try #require(active.waitForLog("became active", timeout: 30), "\(active.stderr.suffix(3000))")
-        #expect(active.waitUntilConnected(timeout: 30))
-        let standby = try BridgeProcess.run(config: yaml)
-        try #require(standby.waitForLog("waiting for the lease", timeout: 30))
+        let (active, standby) = try startPair(config: sharedWebhookConfig(emulator, [server], receiver, maxAttempts: 1000))
         let expected = Set(try changes(emulator, count: 10))
         // The active bridge holds events in its outbox, refused so far.
         #expect(active.waitUntil(timeout: 20) { _ in !((try? receiver.requests()) ?? []).isEmpty })
@@ -274,19 +283,6 @@ import Testing
             "\(standby.stderr.suffix(3000))")
         standby.send(SIGTERM)
         #expect(standby.waitForExit() == 0, "\(standby.stderr.suffix(2000))")
-    }
-
-    /// `resync` writes to the local state directory, which shared-state bridges do not read: refused, not ignored.
-    @Test func resyncIsRefusedWithSharedState() throws {
-        let emulator = try Emulator()
-        defer { emulator.stop() }
-        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "shared-resync")
-        let server = try NATSServer(name: "unused", in: directory)  // never started: resync must not need it
-        try config(emulator, [server]).write(
-            to: directory.appendingPathComponent("bridge.yaml"), atomically: true, encoding: .utf8)
-        let resync = try BridgeProcess(arguments: ["resync", "articles", "--config", "bridge.yaml"], directory: directory)
-        #expect(resync.waitForExit() == 78)
-        #expect(resync.stderr.contains("resync is not supported with state.backend: jetstream"), "\(resync.stderr)")
     }
 
     /// `check` with shared state: the bucket answers and the lease holder is named; with the servers down, FAIL.

@@ -14,12 +14,12 @@ internal import Synchronization
 /// retried: it throws `FencedError` and calls `fenced`, and the bridge steps down. Calls block (requests to the
 /// servers): call them off Swift's cooperative pool.
 package final class SharedCursorBackend: CursorBackend, SharedTermWriter {
-    private let store: KeyValueStore
-    private let keys: SharedStateKeys
-    private let holder: String
+    let store: KeyValueStore
+    let keys: SharedStateKeys
+    let holder: String
     private let fenced: @Sendable (String) -> Void
-    private let logger: Logger
-    private struct State {
+    let logger: Logger
+    struct State {
         /// The revision of each key as this bridge last wrote or read it.
         var revisions: [String: UInt64] = [:]
         /// What `takeOver` loaded, per sink.
@@ -28,7 +28,7 @@ package final class SharedCursorBackend: CursorBackend, SharedTermWriter {
         var takenOver: [String: [UInt8]] = [:]
     }
 
-    private let state = Mutex(State())
+    let state = Mutex(State())
 
     /// A backend over `store` for bridges named by `keys`; `holder` identifies this bridge in the values it
     /// writes; `fenced` is told (with the reason) when a write finds another writer got there first.
@@ -41,52 +41,6 @@ package final class SharedCursorBackend: CursorBackend, SharedTermWriter {
         self.holder = holder
         self.logger = logger
         self.fenced = fenced
-    }
-
-    /// Loads the progress of every configured sink and bumps the revision of each key (the fencing step). A
-    /// configured sink without a cursor starts from the sink furthest behind (like `CursorDatabase`), or at the
-    /// newest activity id when none has one.
-    package func takeOver(sinks: [String]) throws {
-        let allKeys = Set(try store.keys())
-        var loaded: [String: CursorDatabase.Loaded] = [:]
-        var revisions: [String: UInt64] = [:]
-        var takenOver: [String: [UInt8]] = [:]
-        for sink in sinks {
-            // The dead-letter journal is moved like the cursor (created when missing), so a previous active bridge
-            // can no more write a dead letter than a cursor; a letter it left there unfiled is handed to the sink.
-            let journalKey = keys.deadLetterJournal(sink: sink)
-            let journal = try store.entry(journalKey)
-            takenOver[journalKey] = journal?.value
-            revisions[journalKey] = try write(
-                journalKey, value: journal?.value ?? SharedStateKeys.emptyJournal, expecting: journal?.revision ?? 0)
-            var subscriptions: [String: SubscriptionCursorState] = [:]
-            for key in allKeys {
-                guard let uid = keys.uid(ofSubscriptionKey: key, sink: sink), let entry = try store.entry(key),
-                    let value = entry.value, let subscription = Self.subscription(from: value)
-                else { continue }
-                revisions[key] = try write(key, value: value, expecting: entry.revision)
-                subscriptions[uid] = subscription
-            }
-            var cursor: ActivityCursor?
-            let cursorKey = keys.cursor(sink: sink)
-            if let entry = try store.entry(cursorKey) {
-                if let value = entry.value, let stored = Self.cursor(from: value) { cursor = stored }
-                // A delete marker is kept as it is (its revision is what a first write expects); a value is rewritten.
-                revisions[cursorKey] = try entry.value.map { try write(cursorKey, value: $0, expecting: entry.revision) }
-                    ?? entry.revision
-            }
-            loaded[sink] = CursorDatabase.Loaded(cursor: cursor, subscriptions: subscriptions)
-        }
-        // Sinks the bucket does not know adopt the progress of the sink furthest behind.
-        if let origin = loaded.values.compactMap(\.cursor).min(by: { $0.committed < $1.committed }) {
-            for sink in sinks where loaded[sink]?.cursor == nil {
-                let key = keys.cursor(sink: sink)
-                revisions[key] = try write(key, value: Self.value(of: origin, holder: holder), expecting: revisions[key] ?? 0)
-                loaded[sink] = CursorDatabase.Loaded(cursor: origin, subscriptions: loaded[sink]?.subscriptions ?? [:])
-            }
-        }
-        let taken = State(revisions: revisions, loaded: loaded, takenOver: takenOver)
-        state.withLock { $0 = taken }
     }
 
     /// The shared state could not be used (`reason`): this bridge gives up being active, as if fenced.
@@ -128,15 +82,22 @@ package final class SharedCursorBackend: CursorBackend, SharedTermWriter {
     // MARK: - Compare-and-set
 
     private func put(_ key: String, value: [UInt8]) throws {
-        let expected = state.withLock { $0.revisions[key] } ?? 0
+        // A key this term has not read (a new subscription's) may hold a delete marker, which no listing shows (a
+        // sink removed, then configured again): its first write expects the marker.
+        let expected = try state.withLock { $0.revisions[key] } ?? (store.entry(key)?.revision ?? 0)
         let revision = try write(key, value: value, expecting: expected)
         state.withLock { $0.revisions[key] = revision }
     }
 
-    private func write(_ key: String, value: [UInt8], expecting revision: UInt64) throws -> UInt64 {
+    /// Writes `value` under `key` (nil: a delete marker), a compare-and-set on `revision`; a lost one is the fence.
+    func write(_ key: String, value: [UInt8]?, expecting revision: UInt64) throws -> UInt64 {
         let result: Result<UInt64, NATSError>
         do throws(NATSError) {
-            result = .success(try store.update(key, value: value, expecting: revision))
+            if let value {
+                result = .success(try store.update(key, value: value, expecting: revision))
+            } else {
+                result = .success(try store.delete(key, expecting: revision))
+            }
         } catch {
             result = .failure(error)
         }

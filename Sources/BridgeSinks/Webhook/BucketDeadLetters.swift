@@ -41,7 +41,7 @@ package struct BucketDeadLetters: DeadLetterStore {
     package func replay(matching filter: DeadLetterFilter, now: Int64) throws -> [DeadLetter] {
         var replayed: [DeadLetter] = []
         for stored in try entries(sink: nil) where !stored.replay && filter.matches(stored.letter) {
-            let marked = try change(stored.key) { entry in
+            let marked = try store.change(stored.key) { entry in
                 // Only the letter that was listed: one filed anew meanwhile is another failure, left for a new look.
                 guard let entry, entry.revision == stored.revision, let value = entry.value else { return nil }
                 return .put(Self.markedForReplay(value))
@@ -55,7 +55,7 @@ package struct BucketDeadLetters: DeadLetterStore {
     package func purge(matching filter: DeadLetterFilter) throws -> [DeadLetter] {
         var purged: [DeadLetter] = []
         for stored in try entries(sink: nil) where !stored.replay && filter.matches(stored.letter) {
-            let deleted = try change(stored.key) { entry in
+            let deleted = try store.change(stored.key) { entry in
                 guard let entry, entry.revision == stored.revision, entry.value != nil else { return nil }
                 return .delete
             }
@@ -86,7 +86,7 @@ package struct BucketDeadLetters: DeadLetterStore {
     package func file(_ letter: DeadLetter) throws -> Bool {
         var added = true
         let value = Self.value(of: letter)
-        _ = try change(keys.deadLetter(sink: letter.sink, eventID: letter.eventID)) { entry in
+        _ = try store.change(keys.deadLetter(sink: letter.sink, eventID: letter.eventID)) { entry in
             added = entry?.value.flatMap { Self.letter(from: $0, revision: 0) }.map(\.replay) ?? true
             return .put(value)
         }
@@ -96,46 +96,14 @@ package struct BucketDeadLetters: DeadLetterStore {
     /// Deletes a letter marked for replay once its event was delivered — unless it changed since `revision` (filed
     /// again, purged): then it is no longer the letter that was delivered.
     package func deleteDelivered(key: String, revision: UInt64) throws {
-        _ = try change(key) { entry in entry?.revision == revision && entry?.value != nil ? .delete : nil }
+        _ = try store.change(key) { entry in entry?.revision == revision && entry?.value != nil ? .delete : nil }
     }
 
     /// The revision of `<name>.dlq` (0: never moved), which `dlq replay` and `dlq purge` move.
     package func changeMark() throws -> UInt64 { try store.entry(keys.deadLettersChanged)?.revision ?? 0 }
 
     private func signal() throws {
-        _ = try change(keys.deadLettersChanged) { _ in .put(Array("{}".utf8)) }
-    }
-
-    // MARK: - Compare-and-set
-
-    private enum Write {
-        case put([UInt8])
-        case delete
-    }
-
-    /// Writes what `make` makes of the key's latest entry (nil: leave it), a compare-and-set on that entry's
-    /// revision, read again when another writer got in between (at most 5 times). Returns whether it wrote.
-    private func change(_ key: String, _ make: (KeyValueEntry?) -> Write?) throws -> Bool {
-        var attempt = 0
-        while true {
-            let entry = try store.entry(key)
-            guard let write = make(entry) else { return false }
-            let result: Result<UInt64, NATSError>
-            do throws(NATSError) {
-                let revision = entry?.revision ?? 0
-                switch write {
-                case .put(let value): result = .success(try store.update(key, value: value, expecting: revision))
-                case .delete: result = .success(try store.delete(key, expecting: revision))
-                }
-            } catch {
-                result = .failure(error)
-            }
-            switch result {
-            case .success: return true
-            case .failure(let error) where error.kind == .conflict && attempt < 4: attempt += 1
-            case .failure(let error): throw error
-            }
-        }
+        _ = try store.change(keys.deadLettersChanged) { _ in .put(Array("{}".utf8)) }
     }
 
     // MARK: - Values

@@ -1,0 +1,15 @@
+package import BridgeNATS
+internal import BridgeJSON
+internal import BridgeSystem
+
+/// `directus-bridge resync` with shared state (docs/ARCHITECTURE.md "Shared state, lease and fencing"): the request
+/// is a key of its own, `<name>.resync.<uid>`, written by the command beside the bridges — never the subscription
+/// states, which only the active bridge writes, under fencing. The next takeover (`SharedCursorBackend.takeOver`)
+/// moves it into the subscription's state for every sink and deletes it.
+package enum SharedResyncRequest {
+    /// Records a request to snapshot subscription `uid` again (an earlier one still waiting is replaced). Blocks.
+    package static func record(uid: String, in store: KeyValueStore, keys: SharedStateKeys) throws {
+        let value: JSONValue = ["requested": .string(Timestamp.now().rfc3339)]
+        _ = try store.change(keys.resyncRequest(uid: uid)) { _ in .put(value.serialized()) }
+    }
+}
