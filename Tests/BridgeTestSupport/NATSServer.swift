@@ -44,7 +44,7 @@ public final class NATSServer: @unchecked Sendable {
         return servers
     }
 
-    /// Starts the server and waits until it accepts connections (30 s, stretched by `TestEnvironment.patience`).
+    /// Starts the server and waits until it listens on its ports (30 s, stretched by `TestEnvironment.patience`).
     public func start() throws {
         var config = """
             server_name: \(name)
@@ -59,12 +59,14 @@ public final class NATSServer: @unchecked Sendable {
         }
         let configFile = directory.appendingPathComponent("server.conf")
         try config.write(to: configFile, atomically: true, encoding: .utf8)
+        let logFile = directory.appendingPathComponent("server.log")
+        let logStart = (try? FileManager.default.attributesOfItem(atPath: logFile.path)[.size] as? Int) ?? 0
         // Through nats_server.py: the server dies with the test process, however the test run ended.
         let process = Process()
         process.executableURL = URL(fileURLWithPath: TestEnvironment.python)
         process.arguments = [
             "-u", TestEnvironment.tool("broker_peers/nats_server.py"), Self.executable, "-c", configFile.path, "-l",
-            directory.appendingPathComponent("server.log").path,
+            logFile.path,
         ]
         let output = Pipe()
         process.standardOutput = output
@@ -82,14 +84,28 @@ public final class NATSServer: @unchecked Sendable {
             throw NATSServerError.exited(name: name, log: line + log)
         }
         serverPID = pid
-        // A clustered node can take long to accept on a loaded machine (30 s passed under ThreadSanitizer).
+        // Ready when its own log (this run's part) says it listens on its ports: a connection that succeeds proves
+        // nothing when another process took the port before the server could bind it (the server exits, and the
+        // connection reached the other process). A clustered node can take long on a loaded machine (30 s passed
+        // under ThreadSanitizer).
+        let listening = ["Listening for client connections on 127.0.0.1:\(port)"]
+            + (clusterPort.map { ["Listening for route connections on 127.0.0.1:\($0)"] } ?? [])
         let deadline = ContinuousClock.now + .seconds(TestEnvironment.patient(30))
         while ContinuousClock.now < deadline {
             if !process.isRunning { throw NATSServerError.exited(name: name, log: log) }
-            if Self.accepts(port: port) { return }
+            let written = Self.text(of: logFile, from: logStart)
+            if listening.allSatisfy(written.contains) { return }
             usleep(50_000)
         }
         throw NATSServerError.exited(name: name, log: log)
+    }
+
+    /// What `file` holds from byte `offset` on (empty when it cannot be read).
+    private static func text(of file: URL, from offset: Int) -> String {
+        guard let handle = try? FileHandle(forReadingFrom: file) else { return "" }
+        defer { try? handle.close() }
+        guard (try? handle.seek(toOffset: UInt64(offset))) != nil, let data = try? handle.readToEnd() else { return "" }
+        return String(decoding: data, as: UTF8.self)
     }
 
     /// SIGKILLs the server (no goodbye to clients or peers) and waits for it.
@@ -117,11 +133,6 @@ public final class NATSServer: @unchecked Sendable {
         (try? String(contentsOf: directory.appendingPathComponent("server.log"), encoding: .utf8)).map {
             String($0.suffix(3000))
         } ?? ""
-    }
-
-    private static func accepts(port: Int) -> Bool {
-        guard let address = SocketAddress(ipAddress: "127.0.0.1", port: port) else { return false }
-        return (try? Socket.connect(to: address, deadline: .now + .milliseconds(200))) != nil
     }
 }
 
