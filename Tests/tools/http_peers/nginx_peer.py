@@ -59,6 +59,25 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
+def listens(pid: int, port: int) -> bool:
+    """Whether process `pid` holds a socket listening on 127.0.0.1:`port`. A connection that succeeds proves less:
+    when another process took the port between `free_port` and nginx's bind, it reaches that process."""
+    with open("/proc/net/tcp") as table:
+        rows = [line.split() for line in table.readlines()[1:]]
+    wanted = {f"socket:[{row[9]}]" for row in rows if row[3] == "0A" and row[1] == f"0100007F:{port:04X}"}
+    try:
+        descriptors = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return False
+    for descriptor in descriptors:
+        try:
+            if os.readlink(f"/proc/{pid}/fd/{descriptor}") in wanted:
+                return True
+        except OSError:
+            continue
+    return False
+
+
 def wait_listening(port: int, process: subprocess.Popen, timeout: float = 10.0) -> bool:
     # Stretched like every wait of the tests (BRIDGE_TEST_PATIENCE, set by the test support): a loaded machine
     # can take longer than 10 s to start nginx.
@@ -66,11 +85,9 @@ def wait_listening(port: int, process: subprocess.Popen, timeout: float = 10.0) 
     while time.monotonic() < deadline:
         if process.poll() is not None:
             return False
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return True
-        except OSError:
-            time.sleep(0.05)
+        if listens(process.pid, port):  # nginx's master process binds and listens before it starts its workers
+            return True
+        time.sleep(0.05)
     return False
 
 
