@@ -6,6 +6,10 @@ extension HTTPDeliveryEngine {
     /// one completion resumes the caller; cancelling the caller aborts it (`cancelAll(of:)`). Tests use it to send
     /// many requests from many tasks through the same submit/receiver path the webhook delivery service uses.
     func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        // A task cancelled before it sends submits nothing, as the REST client checks before it sends: checked only
+        // after `submit`, the driver thread could complete the transfer before the check ran (ThreadSanitizer at
+        // load got a 200 in `cancellingTheTaskAbortsTheTransfer`).
+        if Task.isCancelled { throw HTTPClientError(kind: .cancelled, message: "request cancelled", url: request.url) }
         let receiver = Box<DeliveryReceiver>()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<HTTPResponse, any Error>) in
