@@ -11,7 +11,7 @@ import BridgeSystem
 /// copy.
 ///
 /// The request is written beside a running bridge (SQLite WAL) and acted on at its next start: restart the service.
-/// With `state.backend: jetstream` it goes into the shared bucket, and the next bridge to become active acts on it.
+/// With `state.backend: jetstream` it goes into the shared bucket, and the active bridge acts on it within seconds.
 /// A uid that bridge.yaml does not define is refused (exit 64); so is a file in `delivery.mode: live`, which
 /// keeps no cursor and takes no snapshots (exit 78).
 enum ResyncCommand {
@@ -47,9 +47,9 @@ enum ResyncCommand {
         return .success
     }
 
-    /// `state.backend: jetstream`: the request goes into the bucket (`<name>.resync.<uid>`); the next bridge to
-    /// become active — a standby taking over, or the active one restarted — snapshots the subscription again for
-    /// every sink.
+    /// `state.backend: jetstream`: the request goes into the bucket (`<name>.resync.<uid>`); the active bridge starts
+    /// a new term for it within seconds (with none active, the next one to start takes it) and snapshots the
+    /// subscription again for every sink.
     private static func requestShared(uid: String, config: BridgeConfig) async -> ExitCode {
         let state = config.state
         do {
@@ -67,9 +67,9 @@ enum ResyncCommand {
             return .failure
         }
         BridgeApplication.printError(
-            "resync of \"\(uid)\" recorded in the shared state (bucket \(state.bucket), name \(state.name)): the next "
-                + "bridge to become active snapshots it again from a fresh watermark, then streams on (stop the active "
-                + "bridge gracefully, or restart it, to start it now)")
+            "resync of \"\(uid)\" recorded in the shared state (bucket \(state.bucket), name \(state.name)): the "
+                + "active bridge snapshots it again from a fresh watermark within seconds, then streams on (with none "
+                + "active, the next one to start does)")
         return .success
     }
 }

@@ -16,7 +16,11 @@ package struct SharedStateKeys: Sendable, Equatable {
     /// `<name>.dlq`: moved by `dlq replay` and `dlq purge`, so that the active bridge reads the dead letters again.
     package var deadLettersChanged: String { name + ".dlq" }
 
-    /// `<name>.resync.<uid>`: a `resync` request, acted on by the next bridge to become active.
+    /// `<name>.resync`: moved by `resync` after it wrote a request, so that the active bridge starts a new term,
+    /// whose takeover acts on it.
+    package var resyncRequested: String { name + ".resync" }
+
+    /// `<name>.resync.<uid>`: a `resync` request, acted on by the next takeover.
     package func resyncRequest(uid: String) -> String { name + ".resync." + KeyValueKey.token(uid) }
 
     /// The uid a resync request key names, or nil when `key` is not one.

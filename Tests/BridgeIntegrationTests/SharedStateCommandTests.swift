@@ -99,34 +99,44 @@ extension SharedStateCommandTests {
 }
 
 extension SharedStateCommandTests {
-    /// `resync` beside shared-state bridges: the request goes into the bucket, and the next bridge to become active
-    /// (here the standby, when the active one stops) snapshots the subscription again.
-    @Test func resyncIsTakenByTheNextActiveBridge() throws {
+    /// `resync` beside shared-state bridges: the request goes into the bucket; the active bridge starts a new term at
+    /// once (keeping the lease: the standby stays a standby) and snapshots the subscription again; with no bridge
+    /// active, the next one to start does.
+    @Test func resyncIsTakenByTheActiveBridgeOrTheNextOne() throws {
         let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "shared-resync")
         let server = try NATSServer(name: "single", in: directory)
         try server.start()
         let emulator = try Emulator()
         defer { emulator.stop() }
-        let (active, standby) = try rig.startPair(emulator, [server])
+        let yaml = rig.config(emulator, [server])
+        let (active, standby) = try rig.startPair(config: yaml)
         let expected = try rig.changes(emulator, count: 3)
         #expect(active.waitUntil(timeout: 20) { Set(rig.delivered($0)).isSuperset(of: expected) })
-        #expect(!rig.lines(active).contains { $0.line.contains("\"origin\":\"snapshot\"") })
+        func snapshots(_ bridge: BridgeProcess) -> Int {
+            rig.lines(bridge).count { $0.line.contains("\"origin\":\"snapshot\"") }
+        }
+        #expect(snapshots(active) == 0)
 
-        let resync = try command(["resync", "articles"], yaml: rig.config(emulator, [server]))
+        let resync = try command(["resync", "articles"], yaml: yaml)
         #expect(resync.status == 0, "\(resync.stderr)")
         #expect(resync.stderr.contains("recorded in the shared state"), "\(resync.stderr)")
-        let unknown = try command(["resync", "nope"], yaml: rig.config(emulator, [server]))
+        #expect(active.waitUntil(timeout: 30) { snapshots($0) > 0 }, "\(active.stderr.suffix(3000))")
+        #expect(active.stderr.contains("a new term takes the request over"))
+        #expect(rig.delivered(standby).isEmpty && !standby.stderr.contains("became active"))
+        let unknown = try command(["resync", "nope"], yaml: yaml)
         #expect(unknown.status == 64, "\(unknown.stderr)")
 
+        // No bridge active: the next one to start takes the request.
         active.send(SIGTERM)
         #expect(active.waitForExit() == 0, "\(active.stderr.suffix(2000))")
         #expect(standby.waitForLog("became active", timeout: 10), "\(standby.stderr.suffix(3000))")
-        #expect(
-            standby.waitUntil(timeout: 30) { bridge in
-                rig.lines(bridge).contains { $0.line.contains("\"origin\":\"snapshot\"") }
-            }, "\(standby.stderr.suffix(3000))")
-        #expect(standby.stderr.contains("resync requested"))
         standby.send(SIGTERM)
         #expect(standby.waitForExit() == 0, "\(standby.stderr.suffix(2000))")
+        #expect(try command(["resync", "articles"], yaml: yaml).status == 0)
+        let next = try BridgeProcess.run(config: yaml)
+        #expect(next.waitUntil(timeout: 30) { snapshots($0) > 0 }, "\(next.stderr.suffix(3000))")
+        #expect(next.stderr.contains("resync requested"))
+        next.send(SIGTERM)
+        #expect(next.waitForExit() == 0, "\(next.stderr.suffix(2000))")
     }
 }

@@ -5,11 +5,20 @@ internal import BridgeSystem
 /// `directus-bridge resync` with shared state (docs/ARCHITECTURE.md "Shared state, lease and fencing"): the request
 /// is a key of its own, `<name>.resync.<uid>`, written by the command beside the bridges — never the subscription
 /// states, which only the active bridge writes, under fencing. The next takeover (`SharedCursorBackend.takeOver`)
-/// moves it into the subscription's state for every sink and deletes it.
+/// moves it into the subscription's state for every sink and deletes it; the active bridge, which sees
+/// `<name>.resync` move, starts a new term at once for that.
 package enum SharedResyncRequest {
-    /// Records a request to snapshot subscription `uid` again (an earlier one still waiting is replaced). Blocks.
+    /// Records a request to snapshot subscription `uid` again (an earlier one still waiting is replaced), then moves
+    /// `<name>.resync`, which the active bridge watches (`mark`). Blocks.
     package static func record(uid: String, in store: KeyValueStore, keys: SharedStateKeys) throws {
         let value: JSONValue = ["requested": .string(Timestamp.now().rfc3339)]
         _ = try store.change(keys.resyncRequest(uid: uid)) { _ in .put(value.serialized()) }
+        _ = try store.change(keys.resyncRequested) { _ in .put(value.serialized()) }
+    }
+
+    /// The revision of `<name>.resync` (0: never moved): a bridge that saw it move since its term started starts a
+    /// new term. Blocks.
+    package static func mark(in store: KeyValueStore, keys: SharedStateKeys) throws -> UInt64 {
+        try store.entry(keys.resyncRequested)?.revision ?? 0
     }
 }

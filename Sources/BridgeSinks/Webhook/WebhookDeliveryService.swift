@@ -248,7 +248,7 @@ package final class WebhookDeliveryService: Sendable {
             } else if let deadLetters = step.deadLetters {
                 depths.deadLetters = deadLetters
             } else if commit {
-                depths.addDeadLetters(loop.writes.count(where: \.isDeadLetter))
+                depths.addDeadLetters(loop.writes.count { $0.isDeadLetter })
             }
             if commit {
                 loop.writes.removeAll(keepingCapacity: true)
