@@ -54,13 +54,19 @@ public struct SinkError: Error, Sendable, CustomStringConvertible {
     /// The sink is healthy but full (a webhook outbox at `max_outbox`): not a failure. In activity mode the sink
     /// waits at its cursor; in live mode it drops the batch and counts it.
     public var isBackpressure: Bool
+    /// With `isBackpressure`: how many events from the start of the batch the sink took before it was full. The
+    /// runner offers only the rest again (activity mode) or counts only the rest as dropped (live mode).
+    public var acceptedPrefix: Int
 
     /// Creates an error.
-    public init(sink: String, message: String, isRetriable: Bool, isBackpressure: Bool = false) {
+    public init(
+        sink: String, message: String, isRetriable: Bool, isBackpressure: Bool = false, acceptedPrefix: Int = 0
+    ) {
         self.sink = sink
         self.message = message
         self.isRetriable = isRetriable
         self.isBackpressure = isBackpressure
+        self.acceptedPrefix = acceptedPrefix
     }
 
     public var description: String { "\(sink): \(message)" }

@@ -64,6 +64,8 @@ final class RecordingSink: SinkConnector, @unchecked Sendable {
     var failuresLeft = 0
     /// Accept calls answered "full" (backpressure) before it takes events again.
     var fullLeft = 0
+    /// How many events of a batch it still takes when it answers "full" (`SinkError.acceptedPrefix`).
+    var takesWhenFull = 0
     var permanentFailure = false
 
     init(name: String, filter: EventFilter = EventFilter()) {
@@ -79,7 +81,10 @@ final class RecordingSink: SinkConnector, @unchecked Sendable {
         }
         if fullLeft > 0 {
             fullLeft -= 1
-            throw SinkError(sink: name, message: "outbox full", isRetriable: true, isBackpressure: true)
+            let taken = min(takesWhenFull, events.count)
+            accepted += events.prefix(taken).map(\.id)
+            throw SinkError(
+                sink: name, message: "outbox full", isRetriable: true, isBackpressure: true, acceptedPrefix: taken)
         }
         accepted += events.map(\.id)
     }

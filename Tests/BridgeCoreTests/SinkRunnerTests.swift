@@ -87,6 +87,32 @@ import Testing
         #expect(harness.metric(#"directus_bridge_sink_dropped_total{sink="id-webhook"} 0"#))
     }
 
+    /// A sink that fills up inside a batch (the webhook outbox reaching `max_outbox`) keeps what it took: a live
+    /// batch drops only the rest, an activity batch offers only the rest again, so nothing is taken twice.
+    @Test func aSinkFullInsideABatchKeepsItsPrefixAndGetsOrDropsOnlyTheRest() throws {
+        let live = RecordingSink(name: "live")
+        live.fullLeft = 1
+        live.takesWhenFull = 2
+        let liveHarness = Harness(live)
+        liveHarness.inbox.offer(EventBatch(events: (1...5).map { makeEvent($0) }))
+        liveHarness.inbox.queue.close()
+        try liveHarness.runner.run()
+        #expect(live.accepted == ["evt_1", "evt_2"])
+        #expect(liveHarness.metric(#"directus_bridge_sink_dropped_total{sink="id-live"} 3"#))
+
+        let activity = RecordingSink(name: "activity")
+        activity.fullLeft = 1
+        activity.takesWhenFull = 2
+        let recorder = RecordingRecorder()
+        let activityHarness = Harness(activity, recorder: recorder)
+        activityHarness.inbox.offer(
+            EventBatch(events: (1...5).map { makeEvent($0) }, progress: ActivityProgress(resolvedIDs: [5])))
+        activityHarness.inbox.queue.close()
+        try activityHarness.runner.run()
+        #expect(activity.accepted == ["evt_1", "evt_2", "evt_3", "evt_4", "evt_5"])
+        #expect(recorder.recorded == [ActivityProgress(resolvedIDs: [5])])
+    }
+
     @Test func aFullInboxDropsForItsSinkAloneWhileTheOthersGetTheBatch() {
         let registry = MetricsRegistry()
         let metrics = PipelineMetrics(registry: registry)

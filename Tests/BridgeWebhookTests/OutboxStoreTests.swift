@@ -63,6 +63,18 @@ func makeStore() throws -> OutboxStore {
         #expect(try store.insert([webhookEvent(4)], sink: "a", now: 0, limit: 3).inserted == 1)
     }
 
+    /// `max_outbox` bounds the outbox, not the number of batches: a batch larger than the room left is taken up to
+    /// the limit and the rest left to the caller (before, any batch offered below the limit was taken whole, and a
+    /// live-mode bridge with `max_outbox: 50` held 89 events after one merged batch).
+    @Test func aBatchLargerThanTheRoomLeftIsTakenUpToTheLimit() throws {
+        let store = try makeStore()
+        _ = try store.insert((1...2).map { webhookEvent($0) }, sink: "a", now: 0, limit: 3)
+        let insertion = try store.insert((3...7).map { webhookEvent($0) }, sink: "a", now: 0, limit: 3)
+        #expect(insertion.inserted == 1 && insertion.taken == 1)
+        #expect(try store.depth(sink: "a") == 3)
+        #expect(try store.pending(sink: "a", after: 0, limit: 10).map(\.key) == ["1", "2", "3"])
+    }
+
     @Test func outcomesDeleteRescheduleOrDeadLetter() throws {
         let store = try makeStore()
         _ = try store.insert((1...3).map { webhookEvent($0) }, sink: "a", now: 500, limit: 10)

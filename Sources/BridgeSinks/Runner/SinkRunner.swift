@@ -79,9 +79,24 @@ package final class SinkRunner: Sendable {
         let events = filter.passesEverything ? batch.events : batch.events.filter(filter.matches)
         if !events.isEmpty {
             let live = batch.progress == nil
-            if let full = try retrying(dropWhenFull: live, { try sink.accept(events) }) {
+            // A full sink may take the start of a batch (`SinkError.acceptedPrefix`): only the rest is offered again,
+            // or dropped.
+            var taken = 0
+            let full = try retrying(dropWhenFull: live) {
+                do {
+                    try sink.accept(taken == 0 ? events : Array(events[taken...]))
+                } catch let error as SinkError where error.isBackpressure {
+                    taken = min(events.count, taken + max(0, error.acceptedPrefix))
+                    throw error
+                }
+            }
+            if let full {
                 dropping.store(true, ordering: .relaxed)
-                inbox.dropped(events.count, reason: full)
+                inbox.dropped(events.count - taken, reason: full)
+                if taken > 0 {
+                    inbox.metrics.accepted(taken)
+                    metrics.emitted(Array(events.prefix(taken)), now: Timestamp.now())
+                }
                 return
             }
             if dropping.exchange(false, ordering: .relaxed) {

@@ -12,6 +12,9 @@ package struct OutboxFull: Error, Sendable {
 package struct OutboxInsertion: Sendable {
     /// Events added to the outbox.
     package var inserted: Int
+    /// Events of the batch dealt with, from its start: added, already waiting, or conflicts. Fewer than the batch
+    /// when the outbox reached its limit; the rest were not looked at.
+    package var taken: Int
     /// Events not added because a different event holds their id in the sink's outbox (a bug: ids are unique
     /// per sink, see ``EventID``).
     package var conflicts: [EncodedEvent]
@@ -24,7 +27,8 @@ extension OutboxStore {
     /// outbox is not added twice: when the waiting row is the same event (a batch offered again, a change read
     /// again after a crash: same collection, key, subscription, event and `seq`), that is the at-least-once repeat;
     /// when it is another event, it is returned as a conflict. Throws `OutboxFull` when the sink's outbox already
-    /// holds `limit` events or more, and the SQLite error when the transaction failed (then nothing was added).
+    /// holds `limit` events or more; below it, the batch is taken from its start up to the limit (`taken`), and the
+    /// SQLite error when the transaction failed (then nothing was added).
     package func insert(_ events: [EncodedEvent], sink: String, now: Int64, limit: Int) throws -> OutboxInsertion {
         try withState { state in
             let depth = try Self.depth(of: sink, in: &state)
@@ -38,8 +42,10 @@ extension OutboxStore {
                         """
                 )
                 defer { statement.reset() }
-                var insertion = OutboxInsertion(inserted: 0, conflicts: [])
+                var insertion = OutboxInsertion(inserted: 0, taken: 0, conflicts: [])
                 for event in events {
+                    guard depth + insertion.inserted < limit else { break }
+                    insertion.taken += 1
                     statement.reset()
                     try statement.bind(sink, at: 1)
                     try statement.bind(event.id, at: 2)

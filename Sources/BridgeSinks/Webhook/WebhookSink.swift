@@ -82,6 +82,12 @@ public final class WebhookSink: SinkConnector, @unchecked Sendable {
             outboxChanged()
         }
         if !insertion.conflicts.isEmpty { report(insertion.conflicts) }
+        if insertion.taken < events.count {
+            metrics?.refusedBatch()
+            throw SinkError(
+                sink: name, message: "outbox full (max_outbox \(maxOutbox)): took \(insertion.taken) of \(events.count)",
+                isRetriable: true, isBackpressure: true, acceptedPrefix: insertion.taken)
+        }
     }
 
     /// Event ids are unique per sink (``EventID``), so an id held by another event is a bug: it is logged at error
