@@ -65,12 +65,7 @@ public final class WebhookSink: SinkConnector, @unchecked Sendable {
         do {
             insertion = try store.insert(events, sink: sinkID, now: Timestamp.now().unixMilliseconds, limit: maxOutbox)
         } catch let full as OutboxFull {
-            metrics?.refusedBatch()
-            throw SinkError(
-                sink: name,
-                message: "outbox full (\(full.depth) events waiting, max_outbox \(maxOutbox))",
-                isRetriable: true, isBackpressure: true
-            )
+            throw outboxFull("\(full.depth) events waiting", taken: 0)
         } catch let error as SQLiteError {
             // A lock held too long, a full disk: retried. A damaged file cannot get better by waiting.
             throw SinkError(sink: name, message: "outbox: \(error)", isRetriable: !error.isCorrupt)
@@ -83,11 +78,16 @@ public final class WebhookSink: SinkConnector, @unchecked Sendable {
         }
         if !insertion.conflicts.isEmpty { report(insertion.conflicts) }
         if insertion.taken < events.count {
-            metrics?.refusedBatch()
-            throw SinkError(
-                sink: name, message: "outbox full (max_outbox \(maxOutbox)): took \(insertion.taken) of \(events.count)",
-                isRetriable: true, isBackpressure: true, acceptedPrefix: insertion.taken)
+            throw outboxFull("took \(insertion.taken) of \(events.count)", taken: insertion.taken)
         }
+    }
+
+    /// The backpressure answer of a full outbox, counted: it took the first `taken` events of the batch.
+    private func outboxFull(_ detail: String, taken: Int) -> SinkError {
+        metrics?.refusedBatch()
+        return SinkError(
+            sink: name, message: "outbox full (\(detail), max_outbox \(maxOutbox))", isRetriable: true,
+            isBackpressure: true, acceptedPrefix: taken)
     }
 
     /// Event ids are unique per sink (``EventID``), so an id held by another event is a bug: it is logged at error
