@@ -4,9 +4,7 @@ import Testing
 
 /// The commands beside shared-state bridges (`dlq`, `status`, `resync`) reach the bucket, not the state directory
 /// of the machine they run on: each runs here in a directory of its own, with the bridges' config.
-@Suite(.serialized, .timeLimit(.minutes(10))) struct SharedStateCommandTests {
-    let rig = SharedStateTests()
-
+@Suite(.serialized, .timeLimit(.minutes(10))) struct SharedStateCommandTests: SharedStateRig {
     /// Runs `directus-bridge <arguments> --config bridge.yaml` in a fresh directory holding `yaml`.
     func command(_ arguments: [String], yaml: String) throws -> (status: Int32?, stdout: [String], stderr: String) {
         let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "shared-command")
@@ -28,9 +26,7 @@ import Testing
     /// 400), `dlq list` run elsewhere lists them from the bucket; A dies; `dlq replay` marks them, and bridge B,
     /// active now, delivers them with the same ids.
     @Test func deadLettersLiveInTheBucketAndTheNextActiveBridgeReplaysThem() throws {
-        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "shared-dlq")
-        let server = try NATSServer(name: "single", in: directory)
-        try server.start()
+        let server = try startedSingleServer("shared-dlq")
         let emulator = try Emulator()
         let receiver = try WebhookReceiver()
         defer {
@@ -38,9 +34,9 @@ import Testing
             receiver.stop()
         }
         try receiver.script(defaultStep: ["status": 400])
-        let yaml = try rig.sharedWebhookConfig(emulator, [server], receiver, maxAttempts: 3)
-        let (active, standby) = try rig.startPair(config: yaml)
-        let expected = Set(try rig.changes(emulator, count: 5))
+        let yaml = try sharedWebhookConfig(emulator, [server], receiver, maxAttempts: 3)
+        let (active, standby) = try startPair(config: yaml)
+        let expected = Set(try changes(emulator, count: 5))
 
         #expect(
             active.waitUntil(timeout: 30) { _ in Set(listedIDs(yaml)) == expected },
@@ -67,17 +63,15 @@ extension SharedStateCommandTests {
     /// `status` beside shared-state bridges reports the cursors in the bucket and who holds the lease, not the
     /// (empty) state directory of the machine it runs on.
     @Test func statusReadsTheCursorsAndTheLeaseHolderFromTheBucket() throws {
-        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "shared-status")
-        let server = try NATSServer(name: "single", in: directory)
-        try server.start()
+        let server = try startedSingleServer("shared-status")
         let emulator = try Emulator()
         defer { emulator.stop() }
-        let yaml = rig.config(emulator, [server])
+        let yaml = config(emulator, [server])
         let bridge = try BridgeProcess.run(config: yaml)
         try #require(bridge.waitForLog("became active", timeout: 30), "\(bridge.stderr.suffix(3000))")
         #expect(bridge.waitUntilConnected(timeout: 30))
-        let expected = try rig.changes(emulator, count: 5)
-        #expect(bridge.waitUntil(timeout: 20) { Set(rig.delivered($0)).isSuperset(of: expected) })
+        let expected = try changes(emulator, count: 5)
+        #expect(bridge.waitUntil(timeout: 20) { Set(delivered($0)).isSuperset(of: expected) })
         let newest = try #require(expected.compactMap { Int64($0.dropFirst(4)) }.max())
         var report: [String] = []
         // The cursor is recorded once the sink has the batch: wait for the report to show it.
@@ -103,17 +97,15 @@ extension SharedStateCommandTests {
     /// once (keeping the lease: the standby stays a standby) and snapshots the subscription again; with no bridge
     /// active, the next one to start does.
     @Test func resyncIsTakenByTheActiveBridgeOrTheNextOne() throws {
-        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "shared-resync")
-        let server = try NATSServer(name: "single", in: directory)
-        try server.start()
+        let server = try startedSingleServer("shared-resync")
         let emulator = try Emulator()
         defer { emulator.stop() }
-        let yaml = rig.config(emulator, [server])
-        let (active, standby) = try rig.startPair(config: yaml)
-        let expected = try rig.changes(emulator, count: 3)
-        #expect(active.waitUntil(timeout: 20) { Set(rig.delivered($0)).isSuperset(of: expected) })
+        let yaml = config(emulator, [server])
+        let (active, standby) = try startPair(config: yaml)
+        let expected = try changes(emulator, count: 3)
+        #expect(active.waitUntil(timeout: 20) { Set(delivered($0)).isSuperset(of: expected) })
         func snapshots(_ bridge: BridgeProcess) -> Int {
-            rig.lines(bridge).count { $0.line.contains("\"origin\":\"snapshot\"") }
+            lines(bridge).count { $0.line.contains("\"origin\":\"snapshot\"") }
         }
         #expect(snapshots(active) == 0)
 
@@ -122,7 +114,7 @@ extension SharedStateCommandTests {
         #expect(resync.stderr.contains("recorded in the shared state"), "\(resync.stderr)")
         #expect(active.waitUntil(timeout: 30) { snapshots($0) > 0 }, "\(active.stderr.suffix(3000))")
         #expect(active.stderr.contains("a new term takes the request over"))
-        #expect(rig.delivered(standby).isEmpty && !standby.stderr.contains("became active"))
+        #expect(delivered(standby).isEmpty && !standby.stderr.contains("became active"))
         let unknown = try command(["resync", "nope"], yaml: yaml)
         #expect(unknown.status == 64, "\(unknown.stderr)")
 
