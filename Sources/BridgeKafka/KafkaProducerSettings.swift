@@ -38,11 +38,21 @@ package struct KafkaProducerSettings: Sendable, Equatable {
     }
 
     /// Properties this layer sets and `properties` may not: the servers come from `bootstrapServers`, and
-    /// idempotence with `acks=all` is the delivery rule itself.
+    /// idempotence with `acks=all` is the delivery rule itself. An event counts as delivered only on its delivery
+    /// report, so nothing may silence or reroute reports (`delivery.report.only.error` left every delivered message
+    /// unreported and the sink's cursor still; `enabled_events` moves reports off the callback the poll thread
+    /// serves), and the producer opens no transactions (with `transactional.id` every message failed, retriable,
+    /// forever).
     package static let reservedProperties: Set<String> = [
         "bootstrap.servers", "metadata.broker.list", "enable.idempotence", "acks", "request.required.acks",
-        "message.timeout.ms", "delivery.timeout.ms", "client.id",
+        "message.timeout.ms", "delivery.timeout.ms", "client.id", "delivery.report.only.error", "enabled_events",
+        "transactional.id",
     ]
+
+    /// Why a reserved property cannot be configured, for the messages that refuse one.
+    package static let reservedReason =
+        "servers from brokers; an idempotent producer with acks=all, retried until delivered, every delivery "
+        + "reported, no transactions"
 
     /// Whether a property's value is a secret, to be kept out of every message and log line.
     package static func isSecret(property name: String) -> Bool {
@@ -69,7 +79,7 @@ package struct KafkaProducerSettings: Sendable, Equatable {
         for key in properties.keys.sorted() where Self.reservedProperties.contains(key.trimmingSpaces) {
             throw KafkaError(
                 kind: .configuration,
-                message: "property \(key) is set by the bridge (idempotent producer, acks=all, servers from brokers)"
+                message: "property \(key) is set by the bridge (\(Self.reservedReason))"
             )
         }
         // 0 = forever: librdkafka retries until the message is delivered or the producer is closed.

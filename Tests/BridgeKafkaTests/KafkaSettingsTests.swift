@@ -3,8 +3,15 @@ import Testing
 
 /// Settings, errors and names: what is refused before anything reaches a broker, and how errors are told.
 @Suite struct KafkaSettingsTests {
+    /// Besides the delivery rule itself: `delivery.report.only.error` left every delivered message unreported, so a
+    /// batch never completed and the sink's cursor never moved; `transactional.id` made every message fail with a
+    /// retriable `_STATE` forever (the bridge opens no transactions); `enabled_events` would route delivery reports
+    /// away from the callback the producer serves.
     @Test func reservedPropertiesAreRefusedByName() {
-        for key in ["enable.idempotence", "acks", "bootstrap.servers", "message.timeout.ms"] {
+        for key in [
+            "enable.idempotence", "acks", "bootstrap.servers", "message.timeout.ms", "delivery.report.only.error",
+            "transactional.id", "enabled_events",
+        ] {
             let settings = KafkaProducerSettings(bootstrapServers: ["127.0.0.1:9092"], properties: [key: "x"])
             let error = #expect(throws: KafkaError.self) { try KafkaProducer.make(settings: settings, logger: .silent) }
             #expect(error?.kind == .configuration)

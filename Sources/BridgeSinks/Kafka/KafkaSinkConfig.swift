@@ -108,8 +108,7 @@ package struct KafkaSinkConfig: SinkSettings, Equatable {
             let field = "\(map.field("properties")).\(entry.key)"
             if KafkaProducerSettings.reservedProperties.contains(entry.key) {
                 decoder.report(
-                    "\(field) is set by the bridge (servers from brokers; idempotent producer with acks=all, "
-                        + "retried until delivered)",
+                    "\(field) is set by the bridge (\(KafkaProducerSettings.reservedReason))",
                     at: entry.keyMark)
                 continue
             }
