@@ -32,4 +32,22 @@ enum JetStreamProbe {
         guard count > 0, let names = list.pointee.List else { return [] }
         return (0..<Int(count)).compactMap { names[$0].map { PeerText.string($0, maximumLength: 256) } }.sorted()
     }
+
+    /// Whether stream `name` acknowledges publishes: one made with `no_ack` stores messages and never answers, so a
+    /// publisher waiting for acknowledgements can never count one delivered.
+    static func acknowledgesPublishes(stream name: String, handle: JetStreamHandle, timeout: Duration)
+        throws(NATSError) -> Bool
+    {
+        var options = jsOptions()
+        jsOptions_Init(&options)
+        options.Wait = max(1, timeout.roundedUpMilliseconds)
+        var info: UnsafeMutablePointer<jsStreamInfo>?
+        var code = jsErrCode(rawValue: 0)
+        let status = name.withCString { js_GetStreamInfo(&info, handle.pointer, $0, &options, &code) }
+        guard status == NATS_OK, let info else {
+            throw NATSError.from(status: status, jetStreamCode: Int(code.rawValue), context: "stream \(name)")
+        }
+        defer { jsStreamInfo_Destroy(info) }
+        return info.pointee.Config.map { !$0.pointee.NoAck } ?? true
+    }
 }

@@ -175,6 +175,17 @@ package final class JetStreamPublisher {
         }
     }
 
+    /// Of the streams `names`, those that never acknowledge a publish (`no_ack`), asking the server with `timeout`
+    /// each.
+    package func streamsNotAcknowledging(_ names: [String], timeout: Duration) async throws -> [String] {
+        let handle = self.handle
+        return try await BlockingExecutor.shared.perform {
+            try names.filter { name throws(NATSError) in
+                try !JetStreamProbe.acknowledgesPublishes(stream: name, handle: handle, timeout: timeout)
+            }
+        }
+    }
+
     // MARK: - Closing
 
     /// Waits up to `drainTimeout` for held messages to be acknowledged, then stops: what is left is reported

@@ -17,11 +17,13 @@ enum EventsStream {
     /// The servers' URLs, comma-separated, for nats_admin.py.
     static func urls(_ servers: [NATSServer]) -> String { servers.map(\.url).joined(separator: ",") }
 
-    /// Creates the stream on `servers` with `replicas` copies of each message.
-    static func create(_ servers: [NATSServer], replicas: Int) throws {
+    /// Creates the stream on `servers` with `replicas` copies of each message; with `acknowledging: false`, one that
+    /// stores what it is sent without ever acknowledging a publish (`no_ack`).
+    static func create(_ servers: [NATSServer], replicas: Int, acknowledging: Bool = true) throws {
         let result = try PythonTool.run(
             script: "broker_peers/nats_admin.py",
-            arguments: ["create-stream", urls(servers), "EVENTS", "directus.>", "--replicas", String(replicas)])
+            arguments: ["create-stream", urls(servers), "EVENTS", "directus.>", "--replicas", String(replicas)]
+                + (acknowledging ? [] : ["--no-ack"]))
         try #require(result.status == 0, "create-stream: \(result.stderr)")
     }
 

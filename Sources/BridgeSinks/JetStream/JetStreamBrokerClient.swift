@@ -33,13 +33,42 @@ package final class JetStreamBrokerClient: BrokerClient {
                 settings: JetStreamPublisherSettings(
                     maxOutstanding: settings.maxOutstanding, ackTimeout: settings.ackTimeout)
             )
+            if let silent = streamsNotAcknowledging(settings.subjectPattern, publisher: publisher) {
+                let parts = RunnerOwned(value: (publisher, connection))
+                _ = try? RunnerWait.result {
+                    await parts.value.0.close(drainTimeout: .zero)
+                    await parts.value.1.close()
+                }
+                throw SinkError(sink: sinkName, message: neverAcknowledges(silent), isRetriable: true)
+            }
             return JetStreamBrokerClient(
                 connection: connection, publisher: publisher, subject: settings.subject, sinkName: sinkName)
+        } catch let error as SinkError {
+            throw error
         } catch let error as NATSError {
             throw SinkError(sink: sinkName, message: Self.describe(error), isRetriable: error.kind != .configuration)
         } catch {
             throw SinkError(sink: sinkName, message: "\(error)", isRetriable: true)
         }
+    }
+
+    /// The streams taking `pattern` that never acknowledge a publish (`no_ack`), or nil when there are none or the
+    /// server cannot tell now (publishing then meets whatever is wrong). Nothing may be published to such a stream:
+    /// no event sent there could ever count as delivered, and every retry after the duplicate window would store it
+    /// again; the sink waits, retrying, until the stream is changed.
+    private static func streamsNotAcknowledging(_ pattern: String, publisher: JetStreamPublisher) -> [String]? {
+        let owned = RunnerOwned(value: publisher)
+        let silent = try? RunnerWait.result {
+            let streams = try await owned.value.streamNames(matching: pattern, timeout: .seconds(5))
+            return try await owned.value.streamsNotAcknowledging(streams, timeout: .seconds(5))
+        }
+        return silent?.isEmpty == false ? silent : nil
+    }
+
+    /// The error text for streams that never acknowledge a publish.
+    package static func neverAcknowledges(_ streams: [String]) -> String {
+        "stream \(streams.joined(separator: ", ")) never acknowledges a publish (no_ack): the bridge could not tell "
+            + "that an event is stored, so it sends nothing there"
     }
 
     package func submit(_ events: [EncodedEvent], completion: @escaping @Sendable ([BrokerOutcome]) -> Void)

@@ -64,6 +64,13 @@ package struct JetStreamSinkConfig: SinkSettings, Equatable {
     /// `servers` as shown in logs, `status` and `check`: credentials in a URL redacted.
     package var shownServers: String { servers.map { URLCredentials.redacted($0) }.joined(separator: ",") }
 
+    /// Every subject the template can make, as a pattern: a token that holds a placeholder may be anything, so the
+    /// streams must cover them all (`directus.{collection}.{event}` → `directus.*.*`).
+    package var subjectPattern: String {
+        subject.split(separator: ".", omittingEmptySubsequences: false)
+            .map { $0.contains("{") ? "*" : String($0) }.joined(separator: ".")
+    }
+
     /// `jetstream:nats://host:4222,nats://other:4222/<subject>`.
     package var summary: String { "jetstream:" + shownServers + "/" + subject }
 

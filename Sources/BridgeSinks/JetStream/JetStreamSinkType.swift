@@ -51,12 +51,12 @@ package enum JetStreamSinkType: SinkType {
         _ settings: JetStreamSinkConfig, publisher: JetStreamPublisher, check: String, context: SinkProbeContext
     ) async -> CheckResult {
         let template = EventNameTemplate(text: settings.subject)
-        // Every token that holds a placeholder may be anything: the streams must cover them all.
-        let pattern = settings.subject.split(separator: ".", omittingEmptySubsequences: false)
-            .map { $0.contains("{") ? "*" : String($0) }.joined(separator: ".")
+        let pattern = settings.subjectPattern
         let streams: [String]
+        let silent: [String]
         do {
             streams = try await publisher.streamNames(matching: pattern, timeout: .seconds(5))
+            silent = try await publisher.streamsNotAcknowledging(streams, timeout: .seconds(5))
         } catch {
             let text = (error as? NATSError).map(JetStreamBrokerClient.describe) ?? "\(error)"
             return .fail(check, "cannot list streams: \(text)", remedy: "check that JetStream is enabled for this account")
@@ -65,6 +65,11 @@ package enum JetStreamSinkType: SinkType {
             return .fail(
                 check, "no stream takes the subjects \(pattern)",
                 remedy: "create one, e.g. nats stream add DIRECTUS --subjects '\(pattern)'")
+        }
+        if !silent.isEmpty {
+            return .fail(
+                check, JetStreamBrokerClient.neverAcknowledges(silent),
+                remedy: "make \(silent[0]) acknowledge publishes (no_ack false, e.g. nats stream edit \(silent[0]) --ack)")
         }
         let covered = "stream \(streams.joined(separator: ", ")) takes \(pattern)"
         guard context.sendTestEvent else { return .ok(check, "connected; \(covered)") }

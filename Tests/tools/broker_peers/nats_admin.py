@@ -35,7 +35,7 @@ async def create_stream(args) -> None:
             await js.add_stream(
                 name=args.name, subjects=args.subjects.split(","), num_replicas=args.replicas,
                 storage=StorageType.FILE if args.storage == "file" else StorageType.MEMORY,
-                duplicate_window=float(args.duplicate_window))
+                duplicate_window=float(args.duplicate_window), no_ack=args.no_ack)
             await nc.close()
             print("OK")
             return
@@ -82,6 +82,7 @@ def main() -> None:
     create.add_argument("--replicas", type=int, default=1)
     create.add_argument("--storage", choices=["file", "memory"], default="file")
     create.add_argument("--duplicate-window", type=float, default=120.0)
+    create.add_argument("--no-ack", action="store_true", help="a stream that never acknowledges a publish")
     for name in ("read-stream", "stream-leader"):
         command = sub.add_parser(name)
         command.add_argument("servers")
