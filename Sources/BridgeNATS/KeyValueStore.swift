@@ -85,6 +85,21 @@ package final class KeyValueStore: @unchecked Sendable {
             jsCtx_Destroy(context)
             throw error
         }
+        do throws(NATSError) {
+            let stream = "KV_" + settings.bucket
+            if let problem = try KeyValueBucketLimits.problem(
+                stream: stream, context: context, timeout: settings.requestTimeout)
+            {
+                throw NATSError(
+                    kind: .configuration,
+                    message: "key-value bucket \(settings.bucket) \(problem): cursors, the lease and dead letters "
+                        + "would vanish; give the bridge a bucket without TTL or limits (it creates one when missing)")
+            }
+        } catch {
+            kvStore_Destroy(store)
+            jsCtx_Destroy(context)
+            throw error
+        }
         return BoundBucket(context: context, store: store)
     }
 

@@ -1,4 +1,4 @@
-import BridgeNATS
+@testable import BridgeNATS
 import BridgeSystem
 import BridgeTestSupport
 import Foundation
@@ -53,6 +53,37 @@ struct KeyValueStoreTests {
         let other = try await KeyValueStore.open(connection: connection, settings: settings)
         #expect(try await BlockingExecutor.shared.perform { try other.entry("a.cursor")?.value } == bytes("3"))
         await connection.close()
+    }
+
+    /// A bucket someone made with a TTL, or with a byte limit that discards old values, would let a cursor or the
+    /// lease vanish: binding it is a configuration error naming why (before, the bridge bound it and ran).
+    @Test func aBucketThatExpiresOrDiscardsKeysIsRefused() async throws {
+        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "nats-kv-limits")
+        let server = try NATSServer(name: "limits", in: directory)
+        try server.start()
+        for (bucket, arguments, reason) in [
+            ("expiring", ["--ttl", "60"], "expires its keys after 60 s"),
+            ("discarding", ["--max-bytes", "1000000"], "throws its oldest values away"),
+        ] {
+            let made = try await natsAdmin(["create-bucket", server.url, bucket] + arguments)
+            try #require(made.status == 0, "\(made.stderr)")
+            let connection = try await NATSConnection.connect(
+                settings: NATSSettings(servers: [server.url]), logger: .silent)
+            do {
+                _ = try await KeyValueStore.open(connection: connection, settings: KeyValueSettings(bucket: bucket))
+                Issue.record("bucket \(bucket) was bound")
+            } catch let error as NATSError {
+                #expect(error.kind == .configuration && error.message.contains(reason), "\(error)")
+            }
+            await connection.close()
+        }
+    }
+
+    @Test func theBucketRuleReadsTheServersNumbersWithoutTrusting() {
+        #expect(KeyValueBucketLimits.problem(maxAge: 0, discardOld: true, maxMessages: -1, maxBytes: -1) == nil)
+        #expect(KeyValueBucketLimits.problem(maxAge: -5, discardOld: false, maxMessages: 10, maxBytes: 10) == nil)
+        #expect(KeyValueBucketLimits.problem(maxAge: .max, discardOld: false, maxMessages: 0, maxBytes: 0) != nil)
+        #expect(KeyValueBucketLimits.problem(maxAge: 0, discardOld: true, maxMessages: 0, maxBytes: .max) != nil)
     }
 
     @Test func ofTwoWritersRacingOnOneRevisionExactlyOneSucceeds() async throws {

@@ -46,6 +46,21 @@ async def create_stream(args) -> None:
     sys.exit(1)
 
 
+async def create_bucket(args) -> None:
+    """A key-value bucket made by someone else than the bridge, with a TTL or a byte limit that discards old values."""
+    from nats.js.api import DiscardPolicy, StreamConfig
+    nc = await connect(args.servers)
+    js = nc.jetstream(timeout=5)
+    if args.ttl:
+        await js.create_key_value(bucket=args.name, ttl=args.ttl)
+    else:
+        await js.add_stream(StreamConfig(
+            name="KV_" + args.name, subjects=[f"$KV.{args.name}.>"], max_msgs_per_subject=1, max_bytes=args.max_bytes,
+            discard=DiscardPolicy.OLD, allow_rollup_hdrs=True, deny_delete=True, allow_direct=True))
+    await nc.close()
+    print("OK")
+
+
 async def read_stream(args) -> None:
     nc = await connect(args.servers)
     js = nc.jetstream(timeout=10)
@@ -83,12 +98,17 @@ def main() -> None:
     create.add_argument("--storage", choices=["file", "memory"], default="file")
     create.add_argument("--duplicate-window", type=float, default=120.0)
     create.add_argument("--no-ack", action="store_true", help="a stream that never acknowledges a publish")
+    bucket = sub.add_parser("create-bucket")
+    bucket.add_argument("servers")
+    bucket.add_argument("name")
+    bucket.add_argument("--ttl", type=float, default=0.0)
+    bucket.add_argument("--max-bytes", type=int, default=-1)
     for name in ("read-stream", "stream-leader"):
         command = sub.add_parser(name)
         command.add_argument("servers")
         command.add_argument("name")
     args = parser.parse_args()
-    handler = {"create-stream": create_stream, "read-stream": read_stream, "stream-leader": stream_leader}
+    handler = {"create-stream": create_stream, "create-bucket": create_bucket, "read-stream": read_stream, "stream-leader": stream_leader}
     asyncio.run(handler[args.command](args))
 
 
