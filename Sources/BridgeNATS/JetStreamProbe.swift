@@ -33,21 +33,32 @@ enum JetStreamProbe {
         return (0..<Int(count)).compactMap { names[$0].map { PeerText.string($0, maximumLength: 256) } }.sorted()
     }
 
-    /// Whether stream `name` acknowledges publishes: one made with `no_ack` stores messages and never answers, so a
-    /// publisher waiting for acknowledgements can never count one delivered.
-    static func acknowledgesPublishes(stream name: String, handle: JetStreamHandle, timeout: Duration)
-        throws(NATSError) -> Bool
+    /// What a stream's configuration says about acknowledgements and limits, as the server sent it.
+    struct StreamSettings: Equatable {
+        var acknowledges = true
+        var maxAge: Int64 = 0
+        var discardsOld = false
+        var maxMessages: Int64 = -1
+        var maxBytes: Int64 = -1
+    }
+
+    /// The settings of stream `name`, asking with `context`.
+    static func settings(ofStream name: String, context: OpaquePointer, timeout: Duration) throws(NATSError)
+        -> StreamSettings
     {
         var options = jsOptions()
         jsOptions_Init(&options)
         options.Wait = max(1, timeout.roundedUpMilliseconds)
         var info: UnsafeMutablePointer<jsStreamInfo>?
         var code = jsErrCode(rawValue: 0)
-        let status = name.withCString { js_GetStreamInfo(&info, handle.pointer, $0, &options, &code) }
+        let status = name.withCString { js_GetStreamInfo(&info, context, $0, &options, &code) }
         guard status == NATS_OK, let info else {
             throw NATSError.from(status: status, jetStreamCode: Int(code.rawValue), context: "stream \(name)")
         }
         defer { jsStreamInfo_Destroy(info) }
-        return info.pointee.Config.map { !$0.pointee.NoAck } ?? true
+        guard let config = info.pointee.Config?.pointee else { return StreamSettings() }
+        return StreamSettings(
+            acknowledges: !config.NoAck, maxAge: config.MaxAge, discardsOld: config.Discard == js_DiscardOld,
+            maxMessages: config.MaxMsgs, maxBytes: config.MaxBytes)
     }
 }

@@ -181,7 +181,7 @@ package final class JetStreamPublisher {
         let handle = self.handle
         return try await BlockingExecutor.shared.perform {
             try names.filter { name throws(NATSError) in
-                try !JetStreamProbe.acknowledgesPublishes(stream: name, handle: handle, timeout: timeout)
+                try !JetStreamProbe.settings(ofStream: name, context: handle.pointer, timeout: timeout).acknowledges
             }
         }
     }

@@ -8,19 +8,10 @@ internal import CNats
 enum KeyValueBucketLimits {
     /// What is wrong with the stream `stream` for the bridge's state, or nil when nothing is. Blocking.
     static func problem(stream: String, context: OpaquePointer, timeout: Duration) throws(NATSError) -> String? {
-        var options = jsOptions()
-        jsOptions_Init(&options)
-        options.Wait = max(1, timeout.roundedUpMilliseconds)
-        var info: UnsafeMutablePointer<jsStreamInfo>?
-        var code = jsErrCode(rawValue: 0)
-        let status = stream.withCString { js_GetStreamInfo(&info, context, $0, &options, &code) }
-        guard status == NATS_OK, let info else {
-            throw NATSError.from(status: status, jetStreamCode: Int(code.rawValue), context: "stream \(stream)")
-        }
-        defer { jsStreamInfo_Destroy(info) }
-        guard let config = info.pointee.Config?.pointee else { return nil }
-        return problem(maxAge: config.MaxAge, discardOld: config.Discard == js_DiscardOld, maxMessages: config.MaxMsgs,
-                       maxBytes: config.MaxBytes)
+        let settings = try JetStreamProbe.settings(ofStream: stream, context: context, timeout: timeout)
+        return problem(
+            maxAge: settings.maxAge, discardOld: settings.discardsOld, maxMessages: settings.maxMessages,
+            maxBytes: settings.maxBytes)
     }
 
     /// The rule on the stream's numbers (as the server sent them: anything ≤ 0 is "no limit").
