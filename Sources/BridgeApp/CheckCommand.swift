@@ -6,7 +6,7 @@ import BridgeActivity
 import BridgeSinks
 import BridgeSystem
 
-/// `check`: live checks against Directus and the webhook receivers. One line per check on stdout (the command's
+/// `check`: live checks against Directus, the sinks and the shared state. One line per check on stdout (the command's
 /// answer); logs on stderr. Exit 0 when every check passed, 1 otherwise, 78 when the config does not load.
 enum CheckCommand {
     static func run(configPath: String, sendTestEvent: Bool) async -> ExitCode {

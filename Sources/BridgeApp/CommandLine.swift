@@ -4,7 +4,7 @@ public enum Command: Sendable, Equatable {
     case run(configPath: String)
     /// `validate`: parse and check the config, touch nothing on the network.
     case validate(configPath: String)
-    /// `check`: live checks against Directus.
+    /// `check`: live checks against Directus, the sinks and the shared state.
     case check(configPath: String, sendTestEvent: Bool)
     /// `dlq list|replay|purge`: dead-lettered webhook deliveries.
     case deadLetters(DeadLetterCommand)
@@ -111,13 +111,13 @@ public enum CommandLineParser {
 
     /// The `--help` text.
     public static let helpText = """
-        directus-bridge — mirrors Directus changes as NDJSON lines or signed webhooks
+        directus-bridge — mirrors Directus changes as NDJSON lines, signed webhooks, Kafka or JetStream messages
 
         Usage:
           directus-bridge run      [--config PATH]   run the bridge (PATH defaults to ./bridge.yaml)
           directus-bridge validate [--config PATH]   check the config file; no network
           directus-bridge check    [--config PATH] [--send-test-event]
-                                                     live checks against Directus and the webhook receivers
+                                                     live checks against Directus, the sinks and the shared state
           directus-bridge dlq list   [--config PATH] [--json] [FILTERS]
           directus-bridge dlq replay [--config PATH] [--dry-run] [FILTERS]
           directus-bridge dlq purge  [--config PATH] [--dry-run] [FILTERS]
