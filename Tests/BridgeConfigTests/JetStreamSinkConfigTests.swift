@@ -60,6 +60,18 @@ import Testing
         #expect(empty.count == 1 && empty[0].contains("list at least one server"), "\(empty)")
         let bare = issues(yaml(["  servers: [\"127.0.0.1:4222\"]"]))
         #expect(bare.count == 1 && bare[0].contains("must start with nats:// or tls://"), "\(bare)")
+        for bad in [
+            "nats://k:99999", "nats://k:0", "nats://:4222", "nats://", "nats://k:4222,nats://j:4222", "nats:// k:4222",
+            "nats://k:4222/path", "tls://k:4222?x=1", "nats://u:pw@:4222",
+        ] {
+            let found = issues(yaml(["  servers: [\"\(bad)\"]"]))
+            #expect(found.count == 1 && found[0].contains("is not a NATS server URL"), "\(bad): \(found)")
+            #expect(!found.joined().contains("pw@"), "\(found)")
+        }
+        for good in ["nats://k", "nats://k:4222", "tls://nats-1.example.com:4443", "nats://u:pw@k:4222", "nats://[::1]:4222",
+                     "nats://tok@10.0.0.1"] {
+            #expect(issues(yaml(["  servers: [\"\(good)\"]"])) == ["<valid>"], "\(good)")
+        }
     }
 
     @Test func subjectTemplatesAreChecked() {

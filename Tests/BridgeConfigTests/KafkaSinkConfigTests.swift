@@ -55,6 +55,14 @@ import Testing
         #expect(none.count == 1 && none[0].contains("missing required key \"brokers\""), "\(none)")
         let url = issues(yaml(["  brokers: [\"kafka://k:9092\"]"]))
         #expect(url.count == 1 && url[0].contains("must be host:port"), "\(url)")
+        // A typo is a configuration error naming the entry, not a connection librdkafka retries forever.
+        for bad in ["k:99999", "k:0", "k:-1", ":9092", "k:9092:1", " k:9092", "k:9092,j:9092", "k:90 92", "::1:9092"] {
+            let found = issues(yaml(["  brokers: [\"\(bad)\"]"]))
+            #expect(found.count == 1 && found[0].contains("\"\(bad)\" must be host:port"), "\(bad): \(found)")
+        }
+        for good in ["k:9092", "kafka-1.example.com:19092", "10.0.0.1:9092", "[::1]:9092"] {
+            #expect(issues(yaml(["  brokers: [\"\(good)\"]"])) == ["<valid>"], "\(good)")
+        }
     }
 
     @Test func topicTemplatesAreChecked() {

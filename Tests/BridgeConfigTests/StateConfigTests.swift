@@ -47,7 +47,12 @@ import Testing
             ])
         #expect(
             issues(minimalYAML + "state: { backend: jetstream, servers: [\"http://a\"] }\n") == [
-                "bridge.yaml:9:40: state.servers: \"http://a\" must be a nats:// or tls:// URL"
+                "bridge.yaml:9:40: state.servers: \"http://a\" is not a NATS server URL: it must start with nats:// or tls://"
+            ])
+        #expect(
+            issues(minimalYAML + "state: { backend: jetstream, servers: [\"nats://a:99999\"] }\n") == [
+                "bridge.yaml:9:40: state.servers: \"nats://a:99999\" is not a NATS server URL: it has an invalid port "
+                    + "\"99999\" (allowed: 1…65535)"
             ])
         #expect(issues(minimalYAML + "state: { backend: s3 }\n").count == 1)
     }

@@ -6,9 +6,11 @@ extension ConfigDecoder {
         config.backend = choice(map, "backend", default: config.backend)
         let servers = stringList(map, "servers")
         config.servers = servers.map(\.text)
-        for (text, mark) in servers where !text.hasPrefix("nats://") && !text.hasPrefix("tls://") {
+        for (text, mark) in servers {
+            guard let problem = ServerAddress.natsURLProblem(text) else { continue }
             report(
-                "\(map.field("servers")): \"\(URLCredentials.redacted(text))\" must be a nats:// or tls:// URL", at: mark)
+                "\(map.field("servers")): \"\(URLCredentials.redacted(text))\" is not a NATS server URL: \(problem)",
+                at: mark)
         }
         for key in ["bucket", "name"] {
             guard let node = map[key], let text = string(map, key) else { continue }

@@ -91,8 +91,12 @@ public struct HTTPURL: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    /// Splits `host[:port]` or `[v6]:port`; the port must be 0…65535 (1… for URLs).
-    package static func parseHostPort(_ text: Substring, portRequired: Bool) -> Result<(String, Int?), Problem> {
+    /// Splits `host[:port]` or `[v6]:port`; the port must be 1…65535, or 0…65535 where `portZeroAllowed` (by default
+    /// where a port is required: a listen address, where 0 picks a free port).
+    package static func parseHostPort(_ text: Substring, portRequired: Bool, portZeroAllowed: Bool? = nil)
+        -> Result<(String, Int?), Problem>
+    {
+        let lowestPort = (portZeroAllowed ?? portRequired) ? 0 : 1
         func fail(_ reason: String) -> Result<(String, Int?), Problem> { .failure(Problem(reason: reason)) }
         var host: Substring
         var portText: Substring? = nil
@@ -121,9 +125,8 @@ public struct HTTPURL: Sendable, Equatable, CustomStringConvertible {
         guard let portText else {
             return portRequired ? fail("has no port") : .success((String(host), nil))
         }
-        guard let port = Int(portText), portText.allSatisfy(\.isASCII), (0...65535).contains(port),
-            portRequired || port > 0
-        else { return fail("has an invalid port \"\(portText)\" (allowed: \(portRequired ? 0 : 1)…65535)") }
+        guard let port = Int(portText), portText.allSatisfy(\.isASCIIDigit), (lowestPort...65535).contains(port)
+        else { return fail("has an invalid port \"\(portText)\" (allowed: \(lowestPort)…65535)") }
         return .success((String(host), port))
     }
 }

@@ -112,9 +112,10 @@ package struct JetStreamSinkConfig: SinkSettings, Equatable {
     private static func decode(_ decoder: inout ConfigDecoder, _ map: MappingView) -> JetStreamSinkConfig? {
         let present = decoder.requirePresent(map, "servers", hint: " (jetstream sinks need at least one server)")
         let servers = decoder.stringList(map, "servers")
-        for server in servers where !(server.text.hasPrefix("nats://") || server.text.hasPrefix("tls://")) {
+        for server in servers {
+            guard let problem = ServerAddress.natsURLProblem(server.text) else { continue }
             decoder.report(
-                "\(map.field("servers")): \"\(URLCredentials.redacted(server.text))\" must start with nats:// or tls://",
+                "\(map.field("servers")): \"\(URLCredentials.redacted(server.text))\" is not a NATS server URL: \(problem)",
                 at: server.mark)
         }
         if present, servers.isEmpty, let node = map["servers"] {

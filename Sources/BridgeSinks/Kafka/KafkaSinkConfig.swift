@@ -72,8 +72,9 @@ package struct KafkaSinkConfig: SinkSettings, Equatable {
     private static func decode(_ decoder: inout ConfigDecoder, _ map: MappingView) -> KafkaSinkConfig? {
         let present = decoder.requirePresent(map, "brokers", hint: " (kafka sinks need at least one broker)")
         let brokers = decoder.stringList(map, "brokers")
-        for broker in brokers where broker.text.contains("://") || !broker.text.contains(":") {
-            decoder.report("\(map.field("brokers")): \"\(broker.text)\" must be host:port", at: broker.mark)
+        for broker in brokers {
+            guard let problem = ServerAddress.kafkaBrokerProblem(broker.text) else { continue }
+            decoder.report("\(map.field("brokers")): \"\(broker.text)\" must be host:port: \(problem)", at: broker.mark)
         }
         if present, brokers.isEmpty, let node = map["brokers"] {
             decoder.report("\(map.field("brokers")): list at least one broker", at: node.mark)
