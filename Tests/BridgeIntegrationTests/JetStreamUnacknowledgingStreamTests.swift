@@ -5,8 +5,9 @@ import Testing
 extension JetStreamSinkTests {
     /// A stream made with `no_ack` stores what it is sent and never acknowledges it: the sink could never count an
     /// event delivered, and each retry after the duplicate window would store the event again. `check` fails naming
-    /// it, and a running sink publishes nothing there: it logs why and waits, retrying, until the stream is fixed.
-    @Test func aStreamThatNeverAcknowledgesFailsCheckAndGetsNothing() throws {
+    /// it, and a running sink publishes nothing there: it logs why and waits, retrying, until the stream is fixed;
+    /// then the events it held arrive, once each.
+    @Test func aStreamThatNeverAcknowledgesFailsCheckAndGetsNothingUntilItIsFixed() throws {
         let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "jetstream-noack")
         let server = try NATSServer(name: "noack", in: directory)
         try server.start()
@@ -30,6 +31,13 @@ extension JetStreamSinkTests {
         let failed = bridge.stderr.split(separator: "\n").first { $0.contains("sink failed, retrying") } ?? ""
         #expect(failed.contains("ERROR") && failed.contains("no_ack"), "\(failed)")
         #expect(EventsStream.read([server]).isEmpty)
+
+        let fixed = try PythonTool.run(
+            script: "broker_peers/nats_admin.py", arguments: ["acknowledge-publishes", EventsStream.urls([server]), "EVENTS"])
+        try #require(fixed.status == 0, "\(fixed.stderr)")
+        let stored = EventsStream.waitFor([server], count: 3, timeout: 90)
+        #expect(stored.count == 3, "\(bridge.stderr.suffix(2000))")
+        #expect(Set(stored.map(\.msg_id)) == Set(bridge.events.compactMap { $0["id"] as? String }))
         bridge.send(SIGTERM)
         #expect(bridge.waitForExit(timeout: 30) != nil)
     }

@@ -61,6 +61,17 @@ async def create_bucket(args) -> None:
     print("OK")
 
 
+async def acknowledge_publishes(args) -> None:
+    """Turns a stream's no_ack off (the operator's fix for a stream that never acknowledges)."""
+    nc = await connect(args.servers)
+    js = nc.jetstream(timeout=5)
+    config = (await js.stream_info(args.name)).config
+    config.no_ack = False
+    await js.update_stream(config)
+    await nc.close()
+    print("OK")
+
+
 async def read_stream(args) -> None:
     nc = await connect(args.servers)
     js = nc.jetstream(timeout=10)
@@ -103,12 +114,13 @@ def main() -> None:
     bucket.add_argument("name")
     bucket.add_argument("--ttl", type=float, default=0.0)
     bucket.add_argument("--max-bytes", type=int, default=-1)
-    for name in ("read-stream", "stream-leader"):
+    for name in ("read-stream", "stream-leader", "acknowledge-publishes"):
         command = sub.add_parser(name)
         command.add_argument("servers")
         command.add_argument("name")
     args = parser.parse_args()
-    handler = {"create-stream": create_stream, "create-bucket": create_bucket, "read-stream": read_stream, "stream-leader": stream_leader}
+    handler = {"create-stream": create_stream, "create-bucket": create_bucket, "acknowledge-publishes": acknowledge_publishes,
+               "read-stream": read_stream, "stream-leader": stream_leader}
     asyncio.run(handler[args.command](args))
 
 
