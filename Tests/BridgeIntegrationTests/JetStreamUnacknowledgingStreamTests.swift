@@ -33,7 +33,8 @@ extension JetStreamSinkTests {
         #expect(EventsStream.read([server]).isEmpty)
 
         let fixed = try PythonTool.run(
-            script: "broker_peers/nats_admin.py", arguments: ["acknowledge-publishes", EventsStream.urls([server]), "EVENTS"])
+            script: "broker_peers/nats_admin.py",
+            arguments: ["acknowledge-publishes", EventsStream.urls([server]), "EVENTS"])
         try #require(fixed.status == 0, "\(fixed.stderr)")
         let stored = EventsStream.waitFor([server], count: 3, timeout: 90)
         #expect(stored.count == 3, "\(bridge.stderr.suffix(2000))")

@@ -119,8 +119,10 @@ def main() -> None:
         command.add_argument("servers")
         command.add_argument("name")
     args = parser.parse_args()
-    handler = {"create-stream": create_stream, "create-bucket": create_bucket, "acknowledge-publishes": acknowledge_publishes,
-               "read-stream": read_stream, "stream-leader": stream_leader}
+    handler = {
+        "create-stream": create_stream, "create-bucket": create_bucket, "acknowledge-publishes": acknowledge_publishes,
+        "read-stream": read_stream, "stream-leader": stream_leader,
+    }
     asyncio.run(handler[args.command](args))
 
 
