@@ -58,7 +58,7 @@ enum JetStreamProbe {
         defer { jsStreamInfo_Destroy(info) }
         guard let config = info.pointee.Config?.pointee else { return StreamSettings() }
         return StreamSettings(
-            acknowledges: !config.NoAck, maxAge: config.MaxAge, discardsOld: config.Discard == js_DiscardOld,
-            maxMessages: config.MaxMsgs, maxBytes: config.MaxBytes)
+            acknowledges: !config.NoAck, maxAge: config.MaxAge,
+            discardsOld: config.Discard == js_DiscardOld, maxMessages: config.MaxMsgs, maxBytes: config.MaxBytes)
     }
 }

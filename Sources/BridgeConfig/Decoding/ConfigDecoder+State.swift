@@ -7,10 +7,8 @@ extension ConfigDecoder {
         let servers = stringList(map, "servers")
         config.servers = servers.map(\.text)
         for (text, mark) in servers {
-            guard let problem = ServerAddress.natsURLProblem(text) else { continue }
-            report(
-                "\(map.field("servers")): \"\(URLCredentials.redacted(text))\" is not a NATS server URL: \(problem)",
-                at: mark)
+            guard let issue = ServerAddress.natsURLIssue(text, field: map.field("servers")) else { continue }
+            report(issue, at: mark)
         }
         for key in ["bucket", "name"] {
             guard let node = map[key], let text = string(map, key) else { continue }

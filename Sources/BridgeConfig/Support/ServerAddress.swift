@@ -22,6 +22,12 @@ package enum ServerAddress {
         return hostPortProblem(authority, portRequired: false)
     }
 
+    /// The configuration message for a `servers` entry `text` of `field` that is not a NATS server URL (credentials in
+    /// it redacted), or nil when it is one.
+    package static func natsURLIssue(_ text: String, field: String) -> String? {
+        natsURLProblem(text).map { "\(field): \"\(URLCredentials.redacted(text))\" is not a NATS server URL: \($0)" }
+    }
+
     private static func hostPortProblem(_ text: Substring, portRequired: Bool) -> String? {
         switch HTTPURL.parseHostPort(text, portRequired: portRequired, portZeroAllowed: false) {
         case .failure(let problem): return "it \(problem.reason)"

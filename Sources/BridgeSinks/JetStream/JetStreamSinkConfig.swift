@@ -113,10 +113,8 @@ package struct JetStreamSinkConfig: SinkSettings, Equatable {
         let present = decoder.requirePresent(map, "servers", hint: " (jetstream sinks need at least one server)")
         let servers = decoder.stringList(map, "servers")
         for server in servers {
-            guard let problem = ServerAddress.natsURLProblem(server.text) else { continue }
-            decoder.report(
-                "\(map.field("servers")): \"\(URLCredentials.redacted(server.text))\" is not a NATS server URL: \(problem)",
-                at: server.mark)
+            guard let issue = ServerAddress.natsURLIssue(server.text, field: map.field("servers")) else { continue }
+            decoder.report(issue, at: server.mark)
         }
         if present, servers.isEmpty, let node = map["servers"] {
             decoder.report("\(map.field("servers")): list at least one server", at: node.mark)

@@ -69,7 +69,7 @@ package enum JetStreamSinkType: SinkType {
         if !silent.isEmpty {
             return .fail(
                 check, JetStreamBrokerClient.neverAcknowledges(silent),
-                remedy: "make \(silent[0]) acknowledge publishes (no_ack false, e.g. nats stream edit \(silent[0]) --ack)")
+                remedy: "make \(silent[0]) acknowledge publishes (no_ack false: nats stream edit \(silent[0]) --ack)")
         }
         let covered = "stream \(streams.joined(separator: ", ")) takes \(pattern)"
         guard context.sendTestEvent else { return .ok(check, "connected; \(covered)") }
