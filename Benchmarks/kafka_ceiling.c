@@ -203,7 +203,9 @@ int main(int argc, char **argv) {
     }
     double elapsed = now() - start;
     cpu(after, self);
-    if (delivered + failed != count || failed) fprintf(stderr, "delivered %ld failed %ld of %ld\n", delivered, failed, count);
+    if (delivered + failed != count || failed) {
+        fprintf(stderr, "delivered %ld failed %ld of %ld\n", delivered, failed, count);
+    }
     FILE *load = fopen("/proc/loadavg", "r");
     char loadText[64] = "?";
     if (load) {
