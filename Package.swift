@@ -48,7 +48,7 @@ let package = Package(
         .target(name: "BridgeHTTPServer", dependencies: ["BridgeSystem", "CMicroHTTPD"], swiftSettings: strict),
         // Broker clients: independent of the bridge's own layers; the broker sinks (BridgeSinks) are built on them.
         .target(name: "BridgeKafka", dependencies: ["BridgeSystem", "CRdKafka"], swiftSettings: strict),
-        .target(name: "BridgeNATS", dependencies: ["BridgeSystem", "CNats"], swiftSettings: strict),
+        .target(name: "BridgeNATS", dependencies: ["BridgeSystem", "BridgeJSON", "CNats"], swiftSettings: strict),
         // The bridge itself, in one-way layers (docs/ARCHITECTURE.md "Layers"): the event vocabulary, the Directus
         // session, the activity log, the sinks, and the runtime that wires them.
         .target(

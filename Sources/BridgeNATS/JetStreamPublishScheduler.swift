@@ -46,7 +46,8 @@ struct JetStreamPublishScheduler {
     private var ready: [Int] = []
     private var readyHead = 0
     private var retrying: Set<Int> = []
-    private var tokens: [UInt: Int] = [:]
+    /// Published and not yet answered: the slot, and when it was published (for the acknowledgement deadline).
+    private var tokens: [UInt: (slot: Int, sentAt: ContinuousClock.Instant)] = [:]
     private var batches: [Int: Batch] = [:]
     private var nextBatch = 0
     /// Once closing, retriable failures finish as failures instead of being retried.
@@ -135,15 +136,16 @@ struct JetStreamPublishScheduler {
     /// When the next retry is due, if one waits.
     var nextRetry: ContinuousClock.Instant? { retrying.compactMap { held[$0]?.retryAt }.min() }
 
-    /// Message `slot` was handed to libnats as `token` (its message pointer): answers come back by token.
-    mutating func published(slot: Int, token: UInt) {
-        tokens[token] = slot
+    /// Message `slot` is published as `token` (its reply subject's last token) at `now`: answers come back by
+    /// token.
+    mutating func published(slot: Int, token: UInt, now: ContinuousClock.Instant) {
+        tokens[token] = (slot, now)
     }
 
     /// The answer for `token`; unknown tokens (an answer after a take-back at close) are ignored.
     mutating func answered(token: UInt, _ outcome: JetStreamOutcome, now: ContinuousClock.Instant) -> Completion? {
-        guard let slot = tokens.removeValue(forKey: token) else { return nil }
-        return finish(slot: slot, outcome, now: now)
+        guard let entry = tokens.removeValue(forKey: token) else { return nil }
+        return finish(slot: entry.slot, outcome, now: now)
     }
 
     /// Message `slot` could not be handed over (`token` nil) or its answer was taken back (`token` set).
@@ -153,8 +155,22 @@ struct JetStreamPublishScheduler {
         return finish(slot: slot, .failed(error), now: now)
     }
 
-    /// The slots published and not answered, by token (to take back at close).
-    var inFlight: [UInt: Int] { tokens }
+    /// The slots published and not answered, by token (to fail at close).
+    var inFlight: [UInt: Int] { tokens.mapValues(\.slot) }
+
+    /// Every publish made at or before `cutoff` and still unanswered fails with `error` (a retriable one comes back
+    /// after its backoff, under a new token: a late answer to the old one is ignored).
+    mutating func timeOut(sentBefore cutoff: ContinuousClock.Instant, error: NATSError, now: ContinuousClock.Instant)
+        -> [Completion]
+    {
+        let expired = tokens.filter { $0.value.sentAt <= cutoff }
+        var completions: [Completion] = []
+        for (token, entry) in expired.sorted(by: { $0.value.slot < $1.value.slot }) {
+            tokens.removeValue(forKey: token)
+            finish(slot: entry.slot, .failed(error), now: now).map { completions.append($0) }
+        }
+        return completions
+    }
 
     private mutating func finish(slot: Int, _ outcome: JetStreamOutcome, now: ContinuousClock.Instant) -> Completion? {
         // Taken out (not copied) on the common path: a copy retains every string of the message.
@@ -192,7 +208,7 @@ struct JetStreamPublishScheduler {
     /// or taken back).
     mutating func close(error: NATSError) -> [Completion] {
         closing = true
-        let inFlightSlots = Set(tokens.values)
+        let inFlightSlots = Set(tokens.values.map(\.slot))
         var completions: [Completion] = []
         for slot in held.keys.sorted() where !inFlightSlots.contains(slot) {
             if let completion = finish(slot: slot, .failed(error), now: .now) { completions.append(completion) }

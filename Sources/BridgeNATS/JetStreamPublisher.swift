@@ -5,23 +5,32 @@ internal import CNats
     @preconcurrency import Glibc
 #endif
 
-/// Publishes to JetStream asynchronously over one `NATSConnection`, owning one `jsCtx` and a driver thread.
+/// Publishes to JetStream asynchronously over one `NATSConnection`, owning its reply subscription, a driver
+/// thread and a `jsCtx` (for the stream probe only).
 ///
 /// `submit` hands over a batch; its completion gets one outcome per message, in order, when the last one is
 /// known. A message counts as stored only on its publish acknowledgement. Retriable failures (no acknowledgement
 /// within `ackTimeout`, no responder while a stream leader is elected, a lost connection) are published again
 /// with backoff, with the same `Nats-Msg-Id`, until acknowledged or the publisher is closed; messages of one
 /// ordering key are stored in submission order. At most `maxOutstanding` messages are held; `submit` waits
-/// beyond. Confined to one task (not Sendable); completions run on libnats's or the driver's thread.
+/// beyond. Confined to one task (not Sendable); completions run on libnats's or the driver's thread. How a
+/// publish and its acknowledgement travel: `JetStreamPublisherCore`.
 package final class JetStreamPublisher {
     private let connection: NATSConnection
     private let handle: JetStreamHandle
+    private let replies: ReplySubscription
     private let core: JetStreamPublisherCore
     private var driver: pthread_t?
 
-    private init(connection: NATSConnection, handle: JetStreamHandle, core: JetStreamPublisherCore) {
+    private init(
+        connection: NATSConnection,
+        handle: JetStreamHandle,
+        replies: ReplySubscription,
+        core: JetStreamPublisherCore
+    ) {
         self.connection = connection
         self.handle = handle
+        self.replies = replies
         self.core = core
     }
 
@@ -35,24 +44,25 @@ package final class JetStreamPublisher {
         guard settings.maxOutstanding >= 1 && settings.maxOutstanding <= 1_000_000 else {
             throw NATSError(kind: .configuration, message: "max outstanding publishes must be 1...1000000")
         }
-        let core = JetStreamPublisherCore(settings: settings)
-        // Kept alive by the connection until it is destroyed: libnats may be inside the acknowledgement callback
-        // (which reaches the core unretained) while this publisher is torn down.
+        let core = JetStreamPublisherCore(
+            settings: settings,
+            connection: connection.handle,
+            replyPrefix: try ReplySubscription.uniquePrefix()
+        )
+        // Kept alive by the connection until it is destroyed: libnats may be inside the reply callback (which
+        // reaches the core unretained) while this publisher is torn down.
         connection.context.keepAlive(core)
-        var options = jsOptions()
-        jsOptions_Init(&options)
-        options.PublishAsync.AckHandler = jetStreamAcknowledged
-        options.PublishAsync.AckHandlerClosure = Unmanaged.passUnretained(core).toOpaque()
-        // libnats's own bound stays above ours (retries of timed-out messages included), so it never stalls.
-        options.PublishAsync.MaxPending = Int64(settings.maxOutstanding) * 2 + 64
+        let replies = try ReplySubscription.subscribe(connection: connection.handle, core: core, settings: settings)
         var raw: OpaquePointer?
-        let status = natsConnection_JetStream(&raw, connection.handle.pointer, &options)
-        guard status == NATS_OK, let raw else { throw NATSError.from(status: status, context: "JetStream context") }
+        let status = natsConnection_JetStream(&raw, connection.handle.pointer, nil)
+        guard status == NATS_OK, let raw else {
+            replies.close()
+            throw NATSError.from(status: status, context: "JetStream context")
+        }
         let handle = JetStreamHandle(pointer: raw)
-        core.attach(handle)
         connection.context.addListener { [core] state in core.connectionChanged(to: state) }
         core.connectionChanged(to: connection.status.state)
-        let publisher = JetStreamPublisher(connection: connection, handle: handle, core: core)
+        let publisher = JetStreamPublisher(connection: connection, handle: handle, replies: replies, core: core)
         try publisher.startDriver()
         return publisher
     }
@@ -81,7 +91,7 @@ package final class JetStreamPublisher {
     // MARK: - Publishing
 
     /// Submits `messages` in order; `completion` gets one outcome per message, in the same order, once the last
-    /// one is known (keep it short: it runs on libnats's or the driver's thread).
+    /// one is known (keep it short: it runs on libnats's delivery thread or the driver's thread).
     ///
     /// Returns once every message is held by the publisher, waiting while `maxOutstanding` are. If the task is
     /// cancelled while waiting it throws `CancellationError`; messages not handed over are reported failed
@@ -199,7 +209,7 @@ package final class JetStreamPublisher {
         _ = try? await BlockingExecutor.shared.perform { publisher.run() }
     }
 
-    /// Stops the driver, takes back what libnats still waits on, fails every held message, destroys the context.
+    /// Stops the driver, ends the reply subscription, fails every held message, destroys the context.
     /// Idempotent; blocks for at most the driver's current publish round.
     fileprivate func shutDown() {
         guard let driver else { return }
@@ -215,15 +225,10 @@ package final class JetStreamPublisher {
         let closedError = NATSError(kind: .retriable, message: "not acknowledged before the publisher closed")
         // Closing first: from here on a retriable failure finishes its message instead of retrying it.
         var completions = core.lock.withLock { $0.scheduler.close(error: closedError) }
-        // Messages libnats still waits on come back to us (no acknowledgement callback for them afterwards). Only
-        // after a publish: libnats makes its table of pending publishes then, and reads it here without a check.
-        var pending = natsMsgList()
-        let published = core.lock.withLock { $0.everPublished }
-        if published, js_PublishAsyncGetPendingList(&pending, handle.pointer) == NATS_OK {
-            natsMsgList_Destroy(&pending)
-        }
-        // Whatever is still in flight (taken back above, or answered too late) fails now; a late answer finds no
-        // token and is ignored.
+        // No more answers are read; one being delivered right now finds no token below and is ignored.
+        replies.close()
+        // Whatever is still in flight fails now (its publish may still be stored: a later publish of the same
+        // event is deduplicated by its `Nats-Msg-Id`).
         core.lock.withLock { state in
             for (token, slot) in state.scheduler.inFlight {
                 state.scheduler.publishFailed(slot: slot, token: token, error: closedError, now: .now)

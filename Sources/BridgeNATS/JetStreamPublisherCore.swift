@@ -6,28 +6,40 @@ internal import CNats
 #endif
 
 /// The shared half of a `JetStreamPublisher`: the scheduler under one lock, the driver thread that publishes,
-/// and the acknowledgement callback's target.
+/// and the reply subscription's target.
+///
+/// A publish is a core NATS publish with the `Nats-Msg-Id` header and the reply subject `<replyPrefix><token>`;
+/// the stream's acknowledgement comes back on the publisher's one wildcard subscription (`<replyPrefix>*`) and is
+/// read in place (`JetStreamReply`), matched to its message by token. No acknowledgement within `ackTimeout`
+/// (lost with a connection, or never sent) fails the publish as retriable: the scheduler publishes it again with
+/// backoff, under a new token, and the stream drops the copy it may already have by its `Nats-Msg-Id`.
 ///
 /// Threads: submitting tasks add messages (`withLock`, never waiting on the lock's condition); the driver thread
-/// publishes (js_PublishMsgAsync may block while libnats flushes its buffer, so never on the cooperative pool);
-/// libnats's reply thread delivers acknowledgements (`received`). Completions run where the last outcome of a
-/// batch is recorded and must be short.
+/// publishes (natsConnection_PublishMsg may block while libnats flushes its buffer, so never on the cooperative
+/// pool) and times out publishes; libnats's delivery thread of the reply subscription delivers answers
+/// (`received`). Completions run where the last outcome of a batch is recorded and must be short.
 final class JetStreamPublisherCore: Sendable {
     struct State {
         var scheduler: JetStreamPublishScheduler
         var connected = true
         var stopping = false
-        /// Whether a message was ever handed to libnats: its table of pending publishes exists only from then on.
-        var everPublished = false
         var capacityWaiter: CheckedContinuation<Void, Never>?
-        /// The JetStream context, set once by `attach` before the driver starts.
-        var context: JetStreamHandle?
+        /// The token of the next publish (its reply subject's last token); never 0, never repeated.
+        var nextToken: UInt = 1
+        /// When the driver next looks for publishes past their acknowledgement deadline.
+        var nextTimeoutCheck = ContinuousClock.now
     }
 
     let lock: ConditionLock<State>
-    private let ackTimeout: Int64
+    /// `_INBOX.<unique>.`: every reply subject of this publisher starts with it (NUL-free ASCII).
+    let replyPrefix: [UInt8]
+    private let connection: NATSConnectionHandle
+    private let ackTimeout: Duration
+    /// How often the driver looks for publishes past their deadline: a publish times out within
+    /// `ackTimeout + timeoutCheckInterval`.
+    private let timeoutCheckInterval: Duration
 
-    init(settings: JetStreamPublisherSettings) {
+    init(settings: JetStreamPublisherSettings, connection: NATSConnectionHandle, replyPrefix: String) {
         self.lock = ConditionLock(
             State(
                 scheduler: JetStreamPublishScheduler(
@@ -37,80 +49,76 @@ final class JetStreamPublisherCore: Sendable {
                 )
             )
         )
-        self.ackTimeout = max(1, settings.ackTimeout.roundedUpMilliseconds)
-    }
-
-    /// Gives the core its JetStream context (made after the core, whose address is the callback's closure).
-    func attach(_ context: JetStreamHandle) {
-        lock.withLock { $0.context = context }
+        self.connection = connection
+        self.replyPrefix = Array(replyPrefix.utf8)
+        self.ackTimeout = max(.milliseconds(1), settings.ackTimeout)
+        self.timeoutCheckInterval = min(max(.milliseconds(1), ackTimeout / 10), .milliseconds(250))
     }
 
     // MARK: - Driver thread
 
     private enum DriverStep {
-        case publish(JetStreamHandle, [(slot: Int, message: JetStreamMessage)])
+        case publish([(token: UInt, slot: Int, message: JetStreamMessage)])
+        case complete([JetStreamPublishScheduler.Completion])
         case stop
     }
 
-    /// The driver thread's loop: publish what is ready, sleep until more is ready, a retry is due or stop.
+    /// The driver thread's loop: time out late publishes, publish what is ready, sleep until more is ready, a
+    /// retry or deadline is due, or stop.
     func runDriver() {
+        let timeoutError = NATSError.from(
+            status: NATS_TIMEOUT,
+            text: "no acknowledgement within \(ackTimeout)",
+            context: "publish"
+        )
         while true {
             let step: DriverStep = lock.wait { state in
                 if state.stopping { return (.stop, nil) }
-                // Publishes wait while the connection is down: libnats would only pile them into its buffer.
-                guard state.connected, let context = state.context else { return (nil, nil) }
                 let now = ContinuousClock.now
-                let taken = state.scheduler.takeReady(now: now, maximum: 256)
-                if !taken.isEmpty { return (.publish(context, taken), nil) }
-                guard let due = state.scheduler.nextRetry else { return (nil, nil) }
-                return (nil, max(.milliseconds(1), due - now))
+                if state.scheduler.inFlightCount > 0 && now >= state.nextTimeoutCheck {
+                    state.nextTimeoutCheck = now + timeoutCheckInterval
+                    let late = state.scheduler.timeOut(sentBefore: now - ackTimeout, error: timeoutError, now: now)
+                    if !late.isEmpty { return (.complete(late), nil) }
+                }
+                // Publishes wait while the connection is down: libnats would only pile them into its buffer.
+                if state.connected {
+                    let taken = state.scheduler.takeReady(now: now, maximum: 256)
+                    if !taken.isEmpty {
+                        // Registered before any is sent: an answer can arrive as soon as its publish is written.
+                        var work: [(token: UInt, slot: Int, message: JetStreamMessage)] = []
+                        work.reserveCapacity(taken.count)
+                        for (slot, message) in taken {
+                            let token = state.nextToken
+                            state.nextToken += 1
+                            state.scheduler.published(slot: slot, token: token, now: now)
+                            work.append((token, slot, message))
+                        }
+                        return (.publish(work), nil)
+                    }
+                }
+                var wake = state.connected ? state.scheduler.nextRetry : nil
+                if state.scheduler.inFlightCount > 0 {
+                    wake = min(wake ?? state.nextTimeoutCheck, state.nextTimeoutCheck)
+                }
+                guard let wake else { return (nil, nil) }
+                return (nil, max(.milliseconds(1), wake - now))
             }
-            guard case .publish(let context, let work) = step else { return }
-            publish(work, context: context)
+            switch step {
+            case .stop: return
+            case .complete(let completions):
+                for completion in completions { completion.completion(completion.outcomes) }
+            case .publish(let work): publish(work)
+            }
         }
     }
 
-    private func publish(_ work: [(slot: Int, message: JetStreamMessage)], context: JetStreamHandle) {
-        var failures: [(slot: Int, token: UInt?, error: NATSError)] = []
-        // Messages are made first and registered under one lock, before any is handed over: an acknowledgement can
-        // arrive on libnats's thread as soon as js_PublishMsgAsync returns.
-        var made: [(slot: Int, message: JetStreamMessage, pointer: OpaquePointer)] = []
-        made.reserveCapacity(work.count)
-        for (slot, message) in work {
-            var pointer: OpaquePointer?
-            let status = message.payload.withUnsafeBytes { payload in
-                natsMsg_Create(
-                    &pointer,
-                    message.subject,
-                    nil,
-                    payload.baseAddress?.assumingMemoryBound(to: CChar.self),
-                    Int32(clamping: payload.count)
-                )
-            }
-            if status == NATS_OK, let pointer {
-                made.append((slot, message, pointer))
-            } else {
-                failures.append((slot, nil, NATSError.from(status: status, context: "subject \(message.subject)")))
-            }
-        }
-        lock.withLock { state in
-            for entry in made { state.scheduler.published(slot: entry.slot, token: UInt(bitPattern: entry.pointer)) }
-            if !made.isEmpty { state.everPublished = true }
-        }
-        for entry in made {
-            var options = jsPubOptions()
-            jsPubOptions_Init(&options)
-            options.MaxWait = ackTimeout  // the acknowledgement callback gets NATS_TIMEOUT after this long
-            var pointer: OpaquePointer? = entry.pointer
-            let status = entry.message.messageID.withCString { messageID in
-                options.MsgId = messageID  // sets Nats-Msg-Id; libnats copies it into the message's headers
-                return js_PublishMsgAsync(context.pointer, &pointer, &options)
-            }
-            // On success libnats took the message and cleared `pointer`; otherwise it is still ours to destroy.
-            natsMsg_Destroy(pointer)
+    private func publish(_ work: [(token: UInt, slot: Int, message: JetStreamMessage)]) {
+        var failures: [(slot: Int, token: UInt, error: NATSError)] = []
+        for entry in work {
+            let status = send(entry.message, token: entry.token)
             if status != NATS_OK {
                 let error = NATSError.from(status: status, context: "publish to \(entry.message.subject)")
-                failures.append((entry.slot, UInt(bitPattern: entry.pointer), error))
+                failures.append((entry.slot, entry.token, error))
             }
         }
         guard !failures.isEmpty else { return }
@@ -123,9 +131,48 @@ final class JetStreamPublisherCore: Sendable {
         for completion in completions { completion.completion(completion.outcomes) }
     }
 
+    /// One core publish: `message` with its `Nats-Msg-Id` header and the reply subject of `token`.
+    private func send(_ message: JetStreamMessage, token: UInt) -> natsStatus {
+        // The reply subject, written on the stack: the prefix, the token's decimal digits (at most 20), a NUL.
+        withUnsafeTemporaryAllocation(of: CChar.self, capacity: replyPrefix.count + 21) { reply in
+            var length = 0
+            for byte in replyPrefix {
+                reply[length] = CChar(bitPattern: byte)
+                length += 1
+            }
+            var digits = 1
+            var scale: UInt = 1
+            while token / scale >= 10 {
+                scale *= 10
+                digits += 1
+            }
+            var rest = token
+            for position in stride(from: length + digits - 1, through: length, by: -1) {
+                reply[position] = CChar(bitPattern: UInt8(ascii: "0") + UInt8(rest % 10))
+                rest /= 10
+            }
+            reply[length + digits] = 0
+            var pointer: OpaquePointer?
+            var status = message.payload.withUnsafeBytes { payload in
+                natsMsg_Create(
+                    &pointer,
+                    message.subject,
+                    reply.baseAddress,
+                    payload.baseAddress?.assumingMemoryBound(to: CChar.self),
+                    Int32(clamping: payload.count)
+                )
+            }
+            guard status == NATS_OK, let pointer else { return status }
+            defer { natsMsg_Destroy(pointer) }
+            status = natsMsgHeader_Set(pointer, "Nats-Msg-Id", message.messageID)
+            guard status == NATS_OK else { return status }
+            return natsConnection_PublishMsg(connection.pointer, pointer)
+        }
+    }
+
     // MARK: - Events from other threads
 
-    /// An acknowledgement or error for the message `token` (libnats's reply thread).
+    /// The answer to the publish `token` (the reply subscription's delivery thread).
     func received(token: UInt, _ outcome: JetStreamOutcome) {
         let (completion, waiter, wake) = lock.withLock { state in
             let retries = state.scheduler.retryCount
@@ -185,36 +232,32 @@ struct JetStreamHandle: @unchecked Sendable {
     let pointer: OpaquePointer
 }
 
-/// libnats's `jsPubAckHandler`: one call per published message, on libnats's reply thread. `closure` is the
-/// publisher's core, passed unretained: the connection keeps it alive until libnats can no longer call here.
-func jetStreamAcknowledged(
-    _ context: OpaquePointer?,
+/// libnats's message handler of a publisher's reply subscription: one call per reply, on the subscription's
+/// delivery thread. `closure` is the publisher's core, passed unretained: the connection keeps it alive until
+/// libnats can no longer call here.
+func jetStreamReplied(
+    _ connection: OpaquePointer?,
+    _ subscription: OpaquePointer?,
     _ message: OpaquePointer?,
-    _ ack: UnsafeMutablePointer<jsPubAck>?,
-    _ failure: UnsafeMutablePointer<jsPubAckErr>?,
     _ closure: UnsafeMutableRawPointer?
 ) {
     guard let message else { return }
-    // The handler owns the message (libnats's AckHandler contract): destroy it whatever happens below.
+    // The handler owns the message: destroy it whatever happens below.
     defer { natsMsg_Destroy(message) }
-    guard let closure else { return }
+    guard let closure, let subject = natsMsg_GetSubject(message) else { return }
     let core = Unmanaged<JetStreamPublisherCore>.fromOpaque(closure).takeUnretainedValue()
-    let outcome: JetStreamOutcome
-    if let ack = ack?.pointee {
-        // The stream name is the server's text: cleaned and bounded; the sequence is only stored, never computed on.
-        let stream = PeerText.string(ack.Stream, maximumLength: 256)
-        outcome = .acknowledged(JetStreamAck(stream: stream, sequence: ack.Sequence, duplicate: ack.Duplicate))
-    } else if let failure = failure?.pointee {
-        outcome = .failed(
-            NATSError.from(
-                status: failure.Err,
-                jetStreamCode: Int(failure.ErrCode.rawValue),
-                text: PeerText.string(failure.ErrText),
-                context: "publish"
-            )
-        )
-    } else {
-        outcome = .failed(NATSError(kind: .retriable, message: "publish answered without an acknowledgement"))
+    let token = core.replyPrefix.withUnsafeBytes { prefix in
+        JetStreamReply.token(subject: UnsafeRawBufferPointer(start: subject, count: strlen(subject)), prefix: prefix)
     }
-    core.received(token: UInt(bitPattern: message), outcome)
+    guard let token else { return }  // not a reply to one of our publishes
+    let outcome: JetStreamOutcome
+    if natsMsg_IsNoResponders(message) {
+        outcome = JetStreamReply.noResponders
+    } else {
+        let length = max(0, Int(natsMsg_GetDataLength(message)))
+        outcome = JetStreamReply.outcome(
+            payload: UnsafeRawBufferPointer(start: natsMsg_GetData(message), count: length)
+        )
+    }
+    core.received(token: token, outcome)
 }

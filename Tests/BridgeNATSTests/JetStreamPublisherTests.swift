@@ -44,7 +44,9 @@ struct JetStreamPublisherTests {
         let server = try NATSServer(name: "idle", in: directory)
         try server.start()
         let connection = try await NATSConnection.connect(
-            settings: NATSSettings(servers: [server.url]), logger: .silent)
+            settings: NATSSettings(servers: [server.url]),
+            logger: .silent
+        )
         let publisher = try JetStreamPublisher.make(connection: connection)
         #expect(publisher.outstanding.held == 0)
         await publisher.close(drainTimeout: .seconds(1))
@@ -141,6 +143,38 @@ struct JetStreamPublisherTests {
         #expect(connection.status.reconnects >= 1)
         try await expectStored(server.url, exactly: messages)
         await publisher.close(drainTimeout: .seconds(5))
+    }
+
+    /// Publishes a frozen server never answers time out after `ackTimeout` and are published again (under new
+    /// tokens, with the same `Nats-Msg-Id`); once it thaws, every message is stored once, and the answers that count
+    /// are the retries' (duplicates), not the first publishes' late ones.
+    @Test func unansweredPublishesTimeOutAndAreRetriedAndStoredOnce() async throws {
+        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "nats")
+        let server = try NATSServer(name: "frozen", in: directory)
+        try server.start()
+        try await createStream(server.url, replicas: 1)
+        let connection = try await NATSConnection.connect(
+            settings: NATSSettings(servers: [server.url]),
+            logger: .silent
+        )
+        let publisher = try JetStreamPublisher.make(
+            connection: connection,
+            settings: JetStreamPublisherSettings(ackTimeout: .milliseconds(200), maxRetryDelay: .milliseconds(300))
+        )
+        let messages = jetStreamMessages(count: 40, items: 8)
+        server.pause()
+        let done = NATSOutcomeBox()
+        try await publisher.submit(messages) { done.store($0) }
+        // Frozen for several acknowledgement deadlines: each item's head is published again and again meanwhile.
+        try await Task.sleep(for: .seconds(2))
+        #expect(done.outcomes == nil)
+        server.resume()
+        let outcomes = try #require(await done.wait(timeout: .seconds(60)))
+        #expect(outcomes.count == 40 && outcomes.allSatisfy { $0.ack != nil }, natsFailure(outcomes))
+        #expect(outcomes.contains { $0.ack?.duplicate == true }, "the acknowledgements that count are the retries'")
+        try await expectStored(server.url, exactly: messages)
+        await publisher.close(drainTimeout: .seconds(5))
+        await connection.close()
     }
 
     @Test func aClusterLosingItsStreamLeaderLosesNothing() async throws {
