@@ -105,7 +105,8 @@ let package = Package(
             name: "BridgeFuzz",
             dependencies: [
                 "BridgeSystem", "BridgeTLS", "BridgeWebSocket", "BridgeJSON", "BridgeHTTP", "BridgeConfig",
-                "BridgeHTTPServer", "BridgeCore", "BridgeEvents", "BridgeDirectus", "BridgeActivity", "BridgeSinks", "CLibFuzzer",
+                "BridgeHTTPServer", "BridgeCore", "BridgeEvents", "BridgeDirectus", "BridgeActivity", "BridgeSinks", "BridgeNATS",
+                "CLibFuzzer",
             ],
             swiftSettings: strict
         ),

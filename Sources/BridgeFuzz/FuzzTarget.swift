@@ -20,6 +20,7 @@ enum FuzzTargets {
         HTTPHeadersTarget.target,
         ConfigTarget.target,
         MetricsServerTarget.target,
+        JetStreamReplyTarget.target,
     ]
 
     /// The target called `name`.

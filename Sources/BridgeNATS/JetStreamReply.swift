@@ -11,15 +11,17 @@ internal import CNats
 /// recognises from its header. Everything is the server's text: numbers are range-checked, text is cleaned and
 /// bounded, and anything unreadable is a retriable failure (the message is published again with the same
 /// `Nats-Msg-Id`, which the stream deduplicates), never a trap.
-enum JetStreamReply {
+package enum JetStreamReply {
     /// Replies longer than this are not read: an acknowledgement is well under 200 bytes.
-    static let maximumLength = 16 * 1024
+    package static let maximumLength = 16 * 1024
 
     /// The publish token at the end of `subject`, which must be `prefix` (ending in `.`) followed by the decimal
-    /// digits of a non-zero token that fits 64 bits; nil for anything else.
-    static func token(subject: UnsafeRawBufferPointer, prefix: UnsafeRawBufferPointer) -> UInt? {
+    /// digits of a non-zero token that fits 64 bits, written as the publisher writes it (no leading zero: `01` is
+    /// not a spelling of token 1); nil for anything else.
+    package static func token(subject: UnsafeRawBufferPointer, prefix: UnsafeRawBufferPointer) -> UInt? {
         let digits = subject.count - prefix.count
-        guard digits >= 1, digits <= 20, subject.starts(with: prefix) else { return nil }
+        guard digits >= 1, digits <= 20, subject.starts(with: prefix), subject[prefix.count] != UInt8(ascii: "0")
+        else { return nil }
         var token: UInt64 = 0
         for byte in subject[prefix.count...] {
             guard byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") else { return nil }
@@ -32,7 +34,7 @@ enum JetStreamReply {
     }
 
     /// What the reply payload says: acknowledged, or why not.
-    static func outcome(payload: UnsafeRawBufferPointer) -> JetStreamOutcome {
+    package static func outcome(payload: UnsafeRawBufferPointer) -> JetStreamOutcome {
         guard payload.count <= maximumLength,
             let object = try? JSONScanner.validate(payload, maxDepth: 4), object.kind == .object
         else { return unreadable }

@@ -81,7 +81,7 @@ import Testing
         for subject in [
             "_INBOX.abc.", "_INBOX.abc.0", "_INBOX.abc.18446744073709551616", "_INBOX.abc.123456789012345678901",
             "_INBOX.abc.-1", "_INBOX.abc.1a", "_INBOX.abc.1.2", "_INBOX.abd.1", "_INBOX.abc", "", "x",
-            "_INBOX.ABC.1",
+            "_INBOX.ABC.1", "_INBOX.abc.01", "_INBOX.abc.00000000000000000001",
         ] {
             #expect(token(subject) == nil, "\(subject)")
         }
