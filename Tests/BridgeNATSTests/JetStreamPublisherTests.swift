@@ -10,14 +10,7 @@ import Testing
 @Suite(.timeLimit(.minutes(5)))
 struct JetStreamPublisherTests {
     @Test func publishesAreAcknowledgedAndStoredWithTheirIDsInOrderPerKey() async throws {
-        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "nats")
-        let server = try NATSServer(name: "single", in: directory)
-        try server.start()
-        try await createStream(server.url, replicas: 1)
-        let connection = try await NATSConnection.connect(
-            settings: NATSSettings(servers: [server.url]),
-            logger: .silent
-        )
+        let (server, connection) = try await singleServerWithStream("single")
         let publisher = try JetStreamPublisher.make(connection: connection)
 
         let messages = jetStreamMessages(count: 600, items: 40)
@@ -54,14 +47,7 @@ struct JetStreamPublisherTests {
     }
 
     @Test func aResentMessageIsStoredOnceWithinTheDuplicateWindow() async throws {
-        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "nats")
-        let server = try NATSServer(name: "dedup", in: directory)
-        try server.start()
-        try await createStream(server.url, replicas: 1)
-        let connection = try await NATSConnection.connect(
-            settings: NATSSettings(servers: [server.url]),
-            logger: .silent
-        )
+        let (server, connection) = try await singleServerWithStream("dedup")
         let publisher = try JetStreamPublisher.make(connection: connection)
 
         let messages = jetStreamMessages(count: 100, items: 10)
@@ -111,14 +97,7 @@ struct JetStreamPublisherTests {
     }
 
     @Test func nothingIsLostWhileTheServerIsDownForTenSeconds() async throws {
-        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "nats")
-        let server = try NATSServer(name: "restart", in: directory)
-        try server.start()
-        try await createStream(server.url, replicas: 1)
-        let connection = try await NATSConnection.connect(
-            settings: NATSSettings(servers: [server.url]),
-            logger: .silent
-        )
+        let (server, connection) = try await singleServerWithStream("restart")
         let publisher = try JetStreamPublisher.make(
             connection: connection,
             settings: JetStreamPublisherSettings(maxOutstanding: 256, ackTimeout: .seconds(2))
@@ -149,14 +128,7 @@ struct JetStreamPublisherTests {
     /// tokens, with the same `Nats-Msg-Id`); once it thaws, every message is stored once, and the answers that count
     /// are the retries' (duplicates), not the first publishes' late ones.
     @Test func unansweredPublishesTimeOutAndAreRetriedAndStoredOnce() async throws {
-        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "nats")
-        let server = try NATSServer(name: "frozen", in: directory)
-        try server.start()
-        try await createStream(server.url, replicas: 1)
-        let connection = try await NATSConnection.connect(
-            settings: NATSSettings(servers: [server.url]),
-            logger: .silent
-        )
+        let (server, connection) = try await singleServerWithStream("frozen")
         let publisher = try JetStreamPublisher.make(
             connection: connection,
             settings: JetStreamPublisherSettings(ackTimeout: .milliseconds(200), maxRetryDelay: .milliseconds(300))

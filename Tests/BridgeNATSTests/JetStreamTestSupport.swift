@@ -30,6 +30,16 @@ func createStream(_ servers: String, replicas: Int) async throws {
     try #require(result.status == 0, "create-stream: \(result.stderr)")
 }
 
+/// A started single nats-server named `name` with the stream EVENTS, and a connection to it.
+func singleServerWithStream(_ name: String) async throws -> (NATSServer, NATSConnection) {
+    let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "nats")
+    let server = try NATSServer(name: name, in: directory)
+    try server.start()
+    try await createStream(server.url, replicas: 1)
+    let connection = try await NATSConnection.connect(settings: NATSSettings(servers: [server.url]), logger: .silent)
+    return (server, connection)
+}
+
 /// One stored message as nats-py read it.
 struct StoredMessage: Decodable {
     var seq: Int

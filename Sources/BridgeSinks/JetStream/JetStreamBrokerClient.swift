@@ -33,16 +33,13 @@ package final class JetStreamBrokerClient: BrokerClient {
                 settings: JetStreamPublisherSettings(
                     maxOutstanding: settings.maxOutstanding, ackTimeout: settings.ackTimeout)
             )
+            let client = JetStreamBrokerClient(
+                connection: connection, publisher: publisher, subject: settings.subject, sinkName: sinkName)
             if let silent = streamsNotAcknowledging(settings.subjectPattern, publisher: publisher) {
-                let parts = RunnerOwned(value: (publisher, connection))
-                _ = try? RunnerWait.result {
-                    await parts.value.0.close(drainTimeout: .zero)
-                    await parts.value.1.close()
-                }
+                client.close(drainTimeout: .zero)
                 throw SinkError(sink: sinkName, message: neverAcknowledges(silent), isRetriable: true)
             }
-            return JetStreamBrokerClient(
-                connection: connection, publisher: publisher, subject: settings.subject, sinkName: sinkName)
+            return client
         } catch let error as SinkError {
             throw error
         } catch let error as NATSError {
