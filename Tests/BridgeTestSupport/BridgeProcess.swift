@@ -53,7 +53,7 @@ public final class BridgeProcess: @unchecked Sendable {
     deinit {
         if process.isRunning {
             kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            ChildExit.wait(process)
         }
     }
 
@@ -110,9 +110,6 @@ public final class BridgeProcess: @unchecked Sendable {
     /// Waits for the process to exit and returns its exit status (nil when `timeout`, stretched by
     /// `TestEnvironment.patience`, passed first).
     public func waitForExit(timeout: TimeInterval = 15) -> Int32? {
-        let deadline = Date().addingTimeInterval(TestEnvironment.patient(timeout))
-        while process.isRunning && Date() < deadline { usleep(20_000) }
-        if process.isRunning { return nil }
-        return process.terminationStatus
+        ChildExit.wait(process, timeout: TestEnvironment.patient(timeout))
     }
 }

@@ -45,7 +45,7 @@ public final class KafkaMockPeer: @unchecked Sendable {
 
     deinit {
         try? input.close()  // the helper exits at end of input
-        process.waitUntilExit()
+        ChildExit.wait(process)
     }
 
     /// Creates `topic` with `partitions` partitions, each replicated on `replicationFactor` brokers.

@@ -113,7 +113,7 @@ public final class NATSServer: @unchecked Sendable {
         guard let process else { return }
         // The server itself, not its watchdog: a crash as the clients see it. The watchdog exits with it.
         if let serverPID { Foundation.kill(serverPID, SIGKILL) }
-        process.waitUntilExit()
+        ChildExit.wait(process)
         self.process = nil
         self.serverPID = nil
     }

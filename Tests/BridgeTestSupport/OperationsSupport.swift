@@ -122,8 +122,7 @@ public struct ParsedMetrics: Sendable {
         try input.fileHandleForWriting.close()
         let data = output.fileHandleForReading.readDataToEndOfFile()
         let errorText = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        guard process.terminationStatus == 0,
+        guard ChildExit.wait(process) == 0,
             let root = try JSONSerialization.jsonObject(with: data) as? [String: Any],
             let families = root["families"] as? [String: [String: Any]]
         else { throw EmulatorError(message: "prometheus_client could not parse the metrics: \(errorText)") }

@@ -65,10 +65,10 @@ public final class PythonServer: @unchecked Sendable {
     public func stop() {
         guard process.isRunning else { return }
         process.terminate()
-        let deadline = Date().addingTimeInterval(1)
-        while process.isRunning && Date() < deadline { usleep(10_000) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
+        if ChildExit.wait(process, timeout: 1) == nil {
+            kill(process.processIdentifier, SIGKILL)
+            ChildExit.wait(process)
+        }
     }
 
     private static func readLine(from handle: FileHandle, timeout: TimeInterval) -> String? {

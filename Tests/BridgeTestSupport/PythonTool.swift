@@ -20,45 +20,29 @@ public enum PythonTool {
         process.executableURL = URL(fileURLWithPath: TestEnvironment.python)
         process.arguments = ["-u", TestEnvironment.tool("run_peer.py"), TestEnvironment.tool(script)] + arguments
         process.environment = TestEnvironment.helperEnvironment()
-        let stdout = Pipe()
-        let stderr = Pipe()
+        // Files, not pipes: a pipe's end of writing inherited by a process another test starts at the same moment
+        // would keep a reader waiting for its end until that process exits (seen with nats-server watchdogs).
+        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "python-tool")
+        let outFile = directory.appendingPathComponent("stdout")
+        let errFile = directory.appendingPathComponent("stderr")
+        FileManager.default.createFile(atPath: outFile.path, contents: nil)
+        FileManager.default.createFile(atPath: errFile.path, contents: nil)
+        let stdout = try FileHandle(forWritingTo: outFile)
+        let stderr = try FileHandle(forWritingTo: errFile)
+        defer {
+            try? stdout.close()
+            try? stderr.close()
+            try? FileManager.default.removeItem(at: directory)
+        }
         process.standardOutput = stdout
         process.standardError = stderr
         try process.run()
-        // Read both pipes while it runs: a tool printing more than a pipe buffer would otherwise block forever.
-        let output = OutputCollector()
-        let group = DispatchGroup()
-        for (pipe, isError) in [(stdout, false), (stderr, true)] {
-            group.enter()
-            DispatchQueue.global().async {
-                let data = pipe.fileHandleForReading.readDataToEndOfFile()
-                output.store(data, isError: isError)
-                group.leave()
-            }
+        var status = ChildExit.wait(process, timeout: TestEnvironment.patient(timeout))
+        if status == nil {
+            kill(process.processIdentifier, SIGKILL)
+            status = ChildExit.wait(process)
         }
-        let deadline = ContinuousClock.now + .seconds(TestEnvironment.patient(timeout))
-        while process.isRunning && ContinuousClock.now < deadline { usleep(20_000) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
-        group.wait()
-        let (out, err) = output.texts
-        return Result(status: process.terminationStatus, stdout: out, stderr: err)
-    }
-
-    private final class OutputCollector: @unchecked Sendable {
-        // @unchecked: both fields are guarded by `lock`.
-        private let lock = NSLock()
-        private var out = Data()
-        private var err = Data()
-
-        func store(_ data: Data, isError: Bool) {
-            lock.withLock {
-                if isError { err = data } else { out = data }
-            }
-        }
-
-        var texts: (String, String) {
-            lock.withLock { (String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self)) }
-        }
+        let text = { (file: URL) in (try? String(contentsOf: file, encoding: .utf8)) ?? "" }
+        return Result(status: status ?? -1, stdout: text(outFile), stderr: text(errFile))
     }
 }

@@ -20,8 +20,7 @@ public struct TestCertificates: Sendable {
             + (expired ? ["--expired"] : [])
         process.standardOutput = FileHandle.nullDevice
         try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw EmulatorError(message: "certs.py failed") }
+        guard ChildExit.wait(process) == 0 else { throw EmulatorError(message: "certs.py failed") }
         ca = directory.appendingPathComponent("ca.pem").path
         cert = directory.appendingPathComponent("server.pem").path
         key = directory.appendingPathComponent("server.key").path

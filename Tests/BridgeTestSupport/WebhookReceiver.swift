@@ -168,7 +168,7 @@ public enum OutboxProbe {
         process.standardOutput = stdout
         guard (try? process.run()) != nil else { return [] }
         let data = stdout.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
+        ChildExit.wait(process)
         return String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
     }
 }
