@@ -11,12 +11,15 @@ generator writes to `articles` and `comments` at a steady rate, and breaks thing
 - every 2 minutes the webhook receiver goes down for 15 s (connections refused), and a minute later answers five
   requests with 503 and `Retry-After: 1`;
   (runs shorter than 10 minutes do both faster: drops every 30 s, receiver faults every 40 s);
-- halfway through, the NDJSON file is moved away and the bridge gets SIGHUP (logrotate).
+- halfway through, the NDJSON file is moved away and the bridge gets SIGHUP (logrotate);
+- every 4 minutes the NATS server behind the JetStream sink goes away for 10 s (SIGKILL and SIGTERM by turns) and
+  comes back on the same port with the same store (short runs: every 45 s).
 
 Every 10 s it samples the bridge's resident memory, open descriptors (each one by kind: TCP sockets by peer and
 state, files by path) and threads from /proc. At the end it stops the generator, waits until both sinks have caught
 up (or 3 minutes), stops the bridge with SIGTERM and reconciles every change Directus recorded (its activity log)
-against what each sink got: lost, duplicate and unexpected event ids per sink. The report goes to stdout and to
+against what each sink got (the NDJSON file, the webhook receiver's requests, the JetStream stream read back):
+lost, duplicate and unexpected event ids per sink. The report goes to stdout and to
 DIR/report.json; the exit status is 0 only when nothing was lost, every NDJSON line parsed, the bridge exited 0,
 memory grew less than 10 % after the warm-up, descriptors other than webhook connections and threads stayed flat,
 and webhook connections stayed within the sink's max_in_flight.
@@ -28,6 +31,7 @@ import json
 import os
 import signal
 import socket
+import shutil
 import statistics
 import subprocess
 import sys
@@ -43,9 +47,11 @@ SAMPLE_SECONDS = 10
 TOKEN_TTL_MS = 60_000
 # The fault timetable in seconds (period, offset within it); runs shorter than 10 minutes use the short one so that
 # every fault happens at least once.
-LONG_TIMETABLE = {"drop": (180, 90), "down": (120, 45), "503": (120, 105)}
-SHORT_TIMETABLE = {"drop": (30, 15), "down": (40, 10), "503": (40, 30)}
+LONG_TIMETABLE = {"drop": (180, 90), "down": (120, 45), "503": (120, 105), "nats": (240, 60)}
+SHORT_TIMETABLE = {"drop": (30, 15), "down": (40, 10), "503": (40, 30), "nats": (45, 20)}
 FLAP_DOWN_MS = 15_000
+NATS_DOWN_SECONDS = 10
+STREAM = "DIRECTUS"
 CATCH_UP_SECONDS = 180
 # Slack for "flat": descriptors and threads may differ by this much between the first and the last stretch of the
 # run (webhook connections open and close with the flaps; a reconnect may be in progress at a sample).
@@ -91,7 +97,64 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def write_config(path: Path, directus: int, hook: int, metrics: int, work: Path) -> None:
+class NATSServer:
+    """nats-server with JetStream on one port and one store directory, started again on the same ones after a kill.
+    Runs under Tests/tools/broker_peers/nats_server.py, which takes it down if this script dies."""
+
+    def __init__(self, port: int, store: Path, log_file: Path):
+        self.binary = shutil.which("nats-server") or "/usr/sbin/nats-server"
+        self.port, self.store, self.log_file = port, store, log_file
+        self.wrapper: subprocess.Popen | None = None
+        self.pid = 0
+
+    def start(self) -> None:
+        self.wrapper = subprocess.Popen(
+            [sys.executable, "-u", str(TOOLS / "broker_peers" / "nats_server.py"), self.binary,
+             "-a", "127.0.0.1", "-p", str(self.port), "-js", "-sd", str(self.store)],
+            stdout=subprocess.PIPE, stderr=self.log_file.open("ab"), text=True)
+        self.pid = int(self.wrapper.stdout.readline().split()[1])
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+                return
+            except OSError:
+                time.sleep(0.1)
+        raise SystemExit(f"soak: nats-server did not listen on {self.port} (see {self.log_file})")
+
+    def stop(self, sig: int = signal.SIGTERM) -> None:
+        if self.wrapper is None:
+            return
+        try:
+            os.kill(self.pid, sig)
+        except ProcessLookupError:
+            pass
+        try:
+            self.wrapper.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.kill(self.pid, signal.SIGKILL)
+            self.wrapper.wait()
+        self.wrapper = None
+
+    @property
+    def url(self) -> str:
+        return f"nats://127.0.0.1:{self.port}"
+
+
+def nats_admin(*arguments: str, timeout: float = 300) -> str:
+    result = subprocess.run([sys.executable, str(TOOLS / "broker_peers" / "nats_admin.py"), *arguments],
+                            capture_output=True, text=True, timeout=timeout)
+    if result.returncode != 0:
+        raise SystemExit(f"soak: nats_admin.py {arguments[0]} failed: {result.stderr.strip()}")
+    return result.stdout
+
+
+def stream_ids(nats: NATSServer) -> list[str]:
+    """The `Nats-Msg-Id` (the event id) of every message in the stream, in stream order."""
+    return [m["msg_id"] for m in json.loads(nats_admin("read-stream", nats.url, STREAM))["messages"]]
+
+
+def write_config(path: Path, directus: int, hook: int, nats: int, metrics: int, work: Path) -> None:
     path.write_text(f"""# Written by scripts/lib/soak.py.
 directus:
   url: http://127.0.0.1:{directus}
@@ -119,6 +182,9 @@ sinks:
     max_in_flight: {WEBHOOK_MAX_IN_FLIGHT}
     max_attempts: 1000
     retry_schedule: [500ms, 1s, 2s, 5s]
+  - type: jetstream
+    servers: ["nats://127.0.0.1:{nats}"]
+    subject: "directus.{{collection}}.{{event}}"
 http:
   listen: 127.0.0.1:{metrics}
 log:
@@ -337,15 +403,18 @@ def main() -> int:
         "directus_emulator/server.py",
         ["--port", "0", "--log-level", "warning", "--token-ttl-ms", str(TOKEN_TTL_MS)], work / "emulator.log")
     receiver, control_port = start_peer("http_peers/webhook_receiver.py", [], work / "receiver.log")
+    nats = NATSServer(free_port(), work / "nats", work / "nats.log")
+    nats.start()
+    nats_admin("create-stream", nats.url, STREAM, "directus.>")
     directus = f"http://127.0.0.1:{directus_port}"
     control = f"http://127.0.0.1:{control_port}"
     hook_port = call(f"{control}/_control/info")["hook_port"]
     metrics_port = free_port()
     metrics_url = f"http://127.0.0.1:{metrics_port}/metrics"
     config = work / "bridge.yaml"
-    write_config(config, directus_port, hook_port, metrics_port, work)
+    write_config(config, directus_port, hook_port, nats.port, metrics_port, work)
 
-    peers = {directus_port: "directus", hook_port: "webhook", metrics_port: "metrics"}
+    peers = {directus_port: "directus", hook_port: "webhook", nats.port: "nats", metrics_port: "metrics"}
     bridge = subprocess.Popen([args.bridge, "run", "--config", str(config)], stdout=subprocess.DEVNULL,
                               stderr=(work / "bridge.log").open("wb"))
     log(f"bridge pid {bridge.pid}, emulator {directus}, receiver {control}, work {work}")
@@ -370,6 +439,7 @@ def main() -> int:
         samples: list[dict] = []
         faults: Counter = Counter()
         hup_done = False
+        nats_back_at: float | None = None
         timetable = LONG_TIMETABLE if duration >= 600 else SHORT_TIMETABLE
 
         # Each fault has its next due time: on a loaded machine one pass of the loop can take longer than a second,
@@ -399,6 +469,16 @@ def main() -> int:
                 call(f"{control}/_control/script",
                      {"steps": [{"status": 503, "headers": {"retry-after": "1"}}] * 5})
                 faults["receiver_503_bursts"] += 1
+            if "nats" in due and nats_back_at is None:
+                kill = faults["nats_outages"] % 2 == 0
+                nats.stop(signal.SIGKILL if kill else signal.SIGTERM)
+                nats_back_at = now + NATS_DOWN_SECONDS
+                faults["nats_outages"] += 1
+                log(f"nats-server {'killed' if kill else 'stopped'} for {NATS_DOWN_SECONDS} s")
+            if nats_back_at is not None and now >= nats_back_at:
+                nats.start()
+                nats_back_at = None
+                log("nats-server back")
             if not hup_done and now - start >= duration / 2:
                 (work / "events.ndjson").rename(work / "events.ndjson.1")
                 bridge.send_signal(signal.SIGHUP)
@@ -407,6 +487,8 @@ def main() -> int:
                 log("moved events.ndjson away, sent SIGHUP")
             time.sleep(0.2)
 
+        if nats_back_at is not None:
+            nats.start()
         call(f"{directus}/_emulator/generator/stop", {})
         generated = call(f"{directus}/_emulator/generator")["jobs"]
         expected = expected_ids(directus)
@@ -417,6 +499,8 @@ def main() -> int:
             file_ids, _ = ndjson_ids(ndjson_paths)
             hook_ids, _ = webhook_ids(control)
             missing = len(expected - set(file_ids)) + len(expected - set(hook_ids))
+            if missing == 0:
+                missing = len(expected - set(stream_ids(nats)))
             if missing == 0 or time.monotonic() - catch_up_start > CATCH_UP_SECONDS:
                 break
             time.sleep(2)
@@ -427,10 +511,12 @@ def main() -> int:
         stop(bridge)
         hook_ids, hook_requests = webhook_ids(control)
         file_ids, malformed = ndjson_ids(ndjson_paths)
+        jetstream_ids = stream_ids(nats)
     finally:
         stop(bridge)
         for peer in (emulator, receiver):
             stop(peer)
+        nats.stop()
 
     levels, messages = log_levels(work / "bridge.log")
     resources = trend(samples, warm_up, start)
@@ -445,6 +531,7 @@ def main() -> int:
         "ndjson": {**reconcile(expected, file_ids), "malformed_lines": malformed,
                    "lines_after_sighup": len(ndjson_ids([work / "events.ndjson"])[0])},
         "webhook": {**reconcile(expected, hook_ids), "requests": hook_requests},
+        "jetstream": reconcile(expected, jetstream_ids),
         "resources": resources,
         "samples": [{"s": round(s["t"] - start), **{k: s[k] for k in ("rss_kib", "fds", "threads", "fd_kinds")}}
                     for s in samples],
@@ -454,12 +541,14 @@ def main() -> int:
             "directus_bridge_reconnects_total", "directus_bridge_auth_refreshes_total",
             "directus_bridge_webhook_attempts_total", "directus_bridge_webhook_retries_total",
             "directus_bridge_webhook_dead_letters_total", "directus_bridge_events_emitted_total",
-            "directus_bridge_activity_read_failures_total", "directus_bridge_events_dropped_total")},
+            "directus_bridge_activity_read_failures_total", "directus_bridge_events_dropped_total",
+            "directus_bridge_broker_delivered_total", "directus_bridge_broker_duplicates_total",
+            "directus_bridge_broker_resent_total", "directus_bridge_broker_rejected_total")},
         "log_levels": dict(levels),
         "frequent_warnings_and_errors": dict(messages.most_common(12)),
     }
     failures = []
-    for sink in ("ndjson", "webhook"):
+    for sink in ("ndjson", "webhook", "jetstream"):
         if report[sink]["lost"]:
             failures.append(f"{sink} lost {report[sink]['lost']} changes")
     if malformed:
