@@ -89,12 +89,13 @@ enum BrokerBenchmarks {
         return (max(1, count), max(1, runs), !arguments.contains("nopeer"))
     }
 
-    /// A sink's context as the runtime makes it, with metrics registered but not served.
+    /// A sink's context as the runtime makes it, with metrics registered but not served, and a state directory of
+    /// this process's own (a broker sink keeps its dead letters there).
     static func benchContext() -> SinkContext {
         SinkContext(
             index: 0,
             sinkID: "bench",
-            stateDir: FileManager.default.temporaryDirectory.path,
+            stateDir: FileManager.default.temporaryDirectory.path + "/directus-bridge-bench-\(getpid())",
             userAgent: "directus-bridge/bench",
             caFile: nil,
             shutdownTimeout: .seconds(10),
