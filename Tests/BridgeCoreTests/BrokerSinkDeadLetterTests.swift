@@ -31,7 +31,9 @@ import Testing
         // The store cannot take it: the cursor must not move past the event (retriable, it says why).
         letters.failing.store(true, ordering: .relaxed)
         let refused = #expect(throws: SinkError.self) { try sink.makeDurable() }
-        #expect(refused?.isRetriable == true && refused?.message.contains("dead letters") == true, "\(refused!)")
+        #expect(
+            refused?.isRetriable == true && refused?.message.contains("dead letters") == true,
+            "\(String(describing: refused))")
         #expect(letters.filed.withLock { $0.isEmpty })
         letters.failing.store(false, ordering: .relaxed)
         try sink.makeDurable()
