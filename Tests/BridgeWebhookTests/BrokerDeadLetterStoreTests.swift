@@ -45,6 +45,26 @@ import Testing
         #expect(try store.deadLetters(matching: DeadLetterFilter()).map(\.eventID) == ["evt_2"])
     }
 
+    @Test func aFileOfTheFirstSchemaKeepsItsLettersAndTakesBrokerLettersAfterMigrating() throws {
+        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "outbox-v1").path
+        do {
+            let old = try SQLiteDatabase(path: directory + "/" + OutboxStore.fileName)
+            _ = try old.migrate([OutboxStore.migrations[0]])
+            try old.run(
+                """
+                INSERT INTO dead_letters (sink, event_id, collection, item_key, body, attempts, created_at, dead_at,
+                    reason, last_status, response) VALUES ('0-hook', 'evt_old', 'articles', '1', x'7b7d', 12, 1, 2,
+                    'HTTP 400 is not retried', 400, x'')
+                """)
+        }
+        let store = try OutboxStore.open(stateDir: directory)
+        let letters = LocalBrokerDeadLetters(store: store, sink: "1-kafka-abcd")
+        try letters.file([RefusedLetter(letter: refused(5, sink: "1-kafka-abcd"), replay: nil)])
+        let listed = try store.deadLetters(matching: DeadLetterFilter())
+        #expect(listed.map(\.eventID) == ["evt_old", "evt_5"])
+        #expect(listed.map(\.event) == [nil, .delete] && listed.first?.lastStatus == 400)
+    }
+
     @Test func aReplayRefusedAgainLeavesTheOutboxForTheDeadLettersInOneStep() throws {
         let store = try makeStore()
         let letters = LocalBrokerDeadLetters(store: store, sink: "1-kafka-abcd")
