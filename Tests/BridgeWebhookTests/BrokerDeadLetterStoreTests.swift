@@ -21,6 +21,8 @@ import Testing
         let store = try makeStore()
         let letters = LocalBrokerDeadLetters(store: store, sink: "1-jetstream-abcd")
         try letters.file([1, 2].map { RefusedLetter(letter: refused($0), replay: nil) })
+        // Refused again after a restart before the cursor moved: one letter still.
+        try letters.file([RefusedLetter(letter: refused(2), replay: nil)])
         // `dlq list` sees them with their reason and change.
         let listed = try store.deadLetters(matching: DeadLetterFilter())
         #expect(listed.map(\.eventID) == ["evt_1", "evt_2"])

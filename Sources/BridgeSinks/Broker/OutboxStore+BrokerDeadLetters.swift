@@ -6,13 +6,19 @@ internal import BridgeJSON
 
 extension OutboxStore {
     /// Stores `letters` in the dead letters and, in the same transaction, removes the outbox rows `replayRows`
-    /// (letters `dlq replay` had handed back that the broker refused again: they are dead letters again).
+    /// (letters `dlq replay` had handed back that the broker refused again: they are dead letters again). A letter
+    /// replaces one of its sink with the same event id (the event refused again after a restart before its cursor
+    /// moved), as a key of the shared bucket does.
     package func fileDeadLetters(_ letters: [DeadLetter], removingOutboxRows replayRows: [Int64]) throws {
         guard !letters.isEmpty || !replayRows.isEmpty else { return }
         try withState { state in
             let database = state.database
             try database.transaction {
                 for letter in letters {
+                    // Not indexed: dead letters are few, and a refusal is rare.
+                    try database.run(
+                        "DELETE FROM dead_letters WHERE sink = ? AND event_id = ?",
+                        [.text(letter.sink), .text(letter.eventID)])
                     try database.run(
                         """
                         INSERT INTO dead_letters (sink, event_id, collection, item_key, body, attempts, created_at,
