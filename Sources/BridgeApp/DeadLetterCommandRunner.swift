@@ -130,7 +130,8 @@ enum DeadLetterCommandRunner {
         }
     }
 
-    /// One NDJSON object: the listing fields, the sink, the response excerpt and the event itself as `body`.
+    /// One NDJSON object: the listing fields, the sink (and for a broker sink's letter the change, `event`), the
+    /// response excerpt and the event itself as `body`.
     static func jsonLine(_ letter: DeadLetter) -> String {
         var bytes: [UInt8] = []
         func field(_ name: String, _ value: String, first: Bool = false) {
@@ -148,6 +149,7 @@ enum DeadLetterCommandRunner {
         field("created_at", time(letter.createdAt))
         field("reason", letter.reason)
         field("sink", letter.sink)
+        if let event = letter.eventName { field("event", event) }  // a broker sink's letter: the change
         field("response", String(decoding: letter.response, as: UTF8.self))
         // The body is the event object exactly as it was accepted (valid JSON by construction).
         bytes += Array(",\"body\":".utf8) + (letter.body.isEmpty ? Array("null".utf8) : letter.body)

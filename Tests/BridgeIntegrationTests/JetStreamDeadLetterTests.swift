@@ -39,6 +39,7 @@ import Testing
         #expect(letterID.hasPrefix("act_") && letter["key"] as? String == large, "\(letter)")
         #expect((letter["reason"] as? String)?.contains("maximum") == true, "\(letter)")
         #expect((letter["sink"] as? String)?.hasPrefix("1-jetstream-") == true, "\(letter)")
+        #expect(letter["event"] as? String == "create", "\(letter)")
         let metrics = try HTTPFetch.get(base + "/metrics").text
         #expect(
             try ParsedMetrics(parsing: metrics).value("directus_bridge_broker_dead_letters_total") == 1, "\(metrics)")

@@ -1,4 +1,5 @@
 package import BridgeEvents
+internal import BridgeJSON
 
 /// A pending delivery as the delivery service schedules it (everything but the body). Times are Unix ms.
 package struct OutboxEntry: Sendable, Equatable {
@@ -109,6 +110,9 @@ package struct DeadLetter: Sendable, Equatable {
     /// The change, for a broker sink's letter (its topic or subject and headers are made from it when the letter
     /// is sent again); nil for a webhook's.
     package var event: ChangeEvent? = nil
+
+    /// The change's name (`create`, `update`, …), nil for a webhook's letter.
+    package var eventName: String? { event?.rawValue }
 }
 
 /// Which dead letters a `dlq` command acts on; every set condition must hold.
