@@ -6,7 +6,7 @@ public enum Command: Sendable, Equatable {
     case validate(configPath: String)
     /// `check`: live checks against Directus, the sinks and the shared state.
     case check(configPath: String, sendTestEvent: Bool)
-    /// `dlq list|replay|purge`: dead-lettered webhook deliveries.
+    /// `dlq list|replay|purge`: dead-lettered webhook deliveries and events a broker refused.
     case deadLetters(DeadLetterCommand)
     /// `resync SUBSCRIPTION_UID`: the next run re-snapshots that subscription.
     case resync(uid: String, configPath: String)
@@ -121,7 +121,7 @@ public enum CommandLineParser {
           directus-bridge dlq list   [--config PATH] [--json] [FILTERS]
           directus-bridge dlq replay [--config PATH] [--dry-run] [FILTERS]
           directus-bridge dlq purge  [--config PATH] [--dry-run] [FILTERS]
-                                                     dead-lettered webhook deliveries
+                                                     dead letters: failed webhooks, refused broker events
               FILTERS: --collection NAME  --since RFC3339|DURATION  --id ID (repeatable)
           directus-bridge resync SUBSCRIPTION_UID [--config PATH]
                                                      the next run re-snapshots that subscription

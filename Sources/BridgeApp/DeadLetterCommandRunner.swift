@@ -11,15 +11,17 @@ import BridgeSystem
     @preconcurrency import Glibc
 #endif
 
-/// `dlq list|replay|purge`: the dead letters in `<state_dir>/webhooks.db`, read and changed beside a running
-/// bridge (WAL; a write waits up to 5 s for the bridge's lock) — or, with `state.backend: jetstream`, in the shared
-/// bucket, whichever machine's bridge wrote them.
+/// `dlq list|replay|purge`: the dead letters (of webhook sinks, and the events a Kafka or JetStream broker refused
+/// for good) in `<state_dir>/webhooks.db`, read and changed beside a running bridge (WAL; a write waits up to 5 s
+/// for the bridge's lock) — or, with `state.backend: jetstream`, in the shared bucket, whichever machine's bridge
+/// wrote them.
 ///
 /// `list` prints one line per letter — id, collection, key, attempts, last status, time, reason — with a header
 /// when stdout is a terminal, or NDJSON with `--json`. `replay` moves the matching letters back into their sink's
-/// outbox (same id and body; a running bridge sends them within a second, signed with the secrets configured
-/// then; with shared state the letters are marked in the bucket and the active bridge takes them in) and `purge`
-/// deletes them; both print the letters they act on, and with `--dry-run` change nothing.
+/// outbox (same id and body; a running bridge sends them within a second — a webhook's signed with the secrets
+/// configured then, a broker's to the topic or subject configured then; with shared state the letters are marked
+/// in the bucket and the active bridge takes them in) and `purge` deletes them; both print the letters they act on,
+/// and with `--dry-run` change nothing.
 enum DeadLetterCommandRunner {
     static func run(_ command: DeadLetterCommand) async -> ExitCode {
         guard let config = BridgeApplication.loadConfig(path: command.configPath) else { return .configuration }
@@ -128,7 +130,8 @@ enum DeadLetterCommandRunner {
         }
     }
 
-    /// One NDJSON object: the listing fields, the sink, the response excerpt and the event itself as `body`.
+    /// One NDJSON object: the listing fields, the sink (and for a broker sink's letter the change, `event`), the
+    /// response excerpt and the event itself as `body`.
     static func jsonLine(_ letter: DeadLetter) -> String {
         var bytes: [UInt8] = []
         func field(_ name: String, _ value: String, first: Bool = false) {
@@ -146,6 +149,7 @@ enum DeadLetterCommandRunner {
         field("created_at", time(letter.createdAt))
         field("reason", letter.reason)
         field("sink", letter.sink)
+        if let event = letter.eventName { field("event", event) }  // a broker sink's letter: the change
         field("response", String(decoding: letter.response, as: UTF8.self))
         // The body is the event object exactly as it was accepted (valid JSON by construction).
         bytes += Array(",\"body\":".utf8) + (letter.body.isEmpty ? Array("null".utf8) : letter.body)
@@ -160,13 +164,7 @@ enum DeadLetterCommandRunner {
 
     /// Sinks of `letters` that bridge.yaml no longer has (their replayed events would wait for it forever).
     private static func unconfiguredSinks(_ letters: [DeadLetter], config: BridgeConfig) -> Set<String> {
-        var configured: Set<String> = []
-        for (index, sink) in config.sinks.enumerated() {
-            if let webhook = sink.settings(as: WebhookSinkConfig.self) {
-                configured.insert(WebhookSinkType.identity(of: webhook, index: index))
-            }
-        }
-        return Set(letters.map(\.sink)).subtracting(configured)
+        Set(letters.map(\.sink)).subtracting(SinkCatalog.identities(of: config.sinks))
     }
 
     private static func summarize(_ command: DeadLetterCommand, count: Int, unconfigured: Set<String>, shared: Bool) {
@@ -185,7 +183,8 @@ enum DeadLetterCommandRunner {
         }
         if command.action == .replay, !unconfigured.isEmpty {
             BridgeApplication.printError(
-                "warning: some letters belong to webhook sinks no longer in the config (\(unconfigured.sorted().joined(separator: ", "))); "
+                "warning: some letters belong to sinks no longer in the config "
+                    + "(\(unconfigured.sorted().joined(separator: ", "))); "
                     + "they wait until such a sink is configured again"
             )
         }

@@ -7,6 +7,7 @@ import Foundation
 extension BrokerBenchmarks {
     /// `jetstream-sink`: ours and nats-py into a local nats-server (see `BrokerBenchmarks`).
     static func runJetStream(_ arguments: [String]) async throws {
+        defer { removeStateDirectory() }
         let (count, runs, withPeer) = options(arguments, defaultCount: 100_000)
         let server = try BenchNATSServer.start()
         defer { server.stop() }

@@ -7,6 +7,7 @@ import Foundation
 extension BrokerBenchmarks {
     /// `kafka-sink`: ours and confluent-kafka into librdkafka's mock cluster in this process (see `BrokerBenchmarks`).
     static func runKafka(_ arguments: [String]) async throws {
+        defer { removeStateDirectory() }
         let (count, runs, withPeer) = options(arguments, defaultCount: 200_000)
         let cluster = try KafkaMockCluster.make(brokers: 3)
         try cluster.createTopic("bench-ours", partitions: 6, replicationFactor: 3)

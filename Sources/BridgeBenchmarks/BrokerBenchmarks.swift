@@ -89,12 +89,19 @@ enum BrokerBenchmarks {
         return (max(1, count), max(1, runs), !arguments.contains("nopeer"))
     }
 
+    /// The state directory of this process's sinks (a broker sink keeps its dead letters there), removed by
+    /// `removeStateDirectory` when the benchmark ends.
+    static let stateDirectory = FileManager.default.temporaryDirectory.path + "/directus-bridge-bench-\(getpid())"
+
+    /// Removes `stateDirectory`.
+    static func removeStateDirectory() { try? FileManager.default.removeItem(atPath: stateDirectory) }
+
     /// A sink's context as the runtime makes it, with metrics registered but not served.
     static func benchContext() -> SinkContext {
         SinkContext(
             index: 0,
             sinkID: "bench",
-            stateDir: FileManager.default.temporaryDirectory.path,
+            stateDir: stateDirectory,
             userAgent: "directus-bridge/bench",
             caFile: nil,
             shutdownTimeout: .seconds(10),

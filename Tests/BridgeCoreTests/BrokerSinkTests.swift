@@ -71,21 +71,50 @@ final class OpenedClients: Sendable {
     let list = Mutex<[ScriptedBrokerClient]>([])
 }
 
+/// A broker sink's dead letters in memory: what was filed, replayed letters waiting to be taken, and those removed
+/// as delivered; filing fails while `failing` is set.
+final class MemoryDeadLetters: BrokerDeadLetters {
+    struct Unavailable: Error {}
+
+    let sink = "0-test"
+    let filed = Mutex<[RefusedLetter]>([])
+    let replays = Mutex<[DeadLetter]>([])
+    let removed = Mutex<[DeadLetter]>([])
+    let failing = Atomic<Bool>(false)
+
+    func file(_ letters: [RefusedLetter]) throws {
+        if failing.load(ordering: .relaxed) { throw Unavailable() }
+        filed.withLock { $0 += letters }
+    }
+
+    func takeReplays(limit: Int) throws -> [DeadLetter] {
+        replays.withLock { waiting in
+            let taken = Array(waiting.prefix(limit))
+            waiting.removeFirst(taken.count)
+            return taken
+        }
+    }
+
+    func delivered(_ replays: [DeadLetter]) throws { removed.withLock { $0 += replays } }
+}
+
 /// `BrokerSink`'s delivery rules with a scripted client: bounded outstanding, confirmation before `makeDurable`
-/// returns, failures sent again before anything newer, broken clients replaced, rejected events passed over.
+/// returns, failures sent again before anything newer, broken clients replaced, refused events dead letters
+/// (BrokerSinkDeadLetterTests).
 @Suite struct BrokerSinkTests {
     func makeSink(
-        limit: Int = 4, stallAfter: Duration = .milliseconds(300), clients: OpenedClients
+        limit: Int = 4, stallAfter: Duration = .milliseconds(300), clients: OpenedClients,
+        deadLetters: MemoryDeadLetters = MemoryDeadLetters()
     ) -> (BrokerSink, MetricsRegistry) {
         let registry = MetricsRegistry()
         let metrics = BrokerSinkMetrics(registry: registry, sink: "0-test")
-        let tracker = BrokerDeliveryTracker(metrics: metrics, logger: .silent)
+        let tracker = BrokerDeliveryTracker(metrics: metrics)
         let sink = BrokerSink(
             name: "test",
             settings: .init(
                 maxOutstanding: limit, stallAfter: stallAfter, drainTimeout: .milliseconds(300),
-                roomWait: .milliseconds(100)),
-            tracker: tracker, metrics: metrics, logger: .silent
+                roomWait: .milliseconds(100), replayPoll: .zero),
+            tracker: tracker, deadLetters: deadLetters, metrics: metrics, logger: .silent
         ) { () throws(SinkError) in
             let client = ScriptedBrokerClient()
             clients.list.withLock { $0.append(client) }
@@ -134,7 +163,7 @@ final class OpenedClients: Sendable {
         #expect(client.expedited.withLock { $0 } == [1], "nothing pending: no need to expedite")
     }
 
-    @Test func failedEventsAreSentAgainBeforeNewerOnesAndRejectedOnesArePassedOver() throws {
+    @Test func failedEventsAreSentAgainBeforeNewerOnesAndRefusedOnesAreNot() throws {
         let clients = OpenedClients()
         let (sink, registry) = makeSink(limit: 100, clients: clients)
         try sink.connect()

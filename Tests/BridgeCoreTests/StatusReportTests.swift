@@ -61,4 +61,33 @@ import BridgeSinks
         #expect(lines.count == 3 + 1 + 2, "\(lines)")
         #expect(lines.contains { $0.contains("snapshot running") }, "\(lines)")
     }
+
+    @Test func aBrokerSinksDeadLettersAreShownWhenThereAreAny() throws {
+        let yaml = """
+            directus:
+              url: http://127.0.0.1:8055
+              auth:
+                token: t
+            subscriptions:
+              - collection: articles
+            delivery:
+              mode: activity
+            sinks:
+              - type: jetstream
+                servers: ["nats://127.0.0.1:4222"]
+              - type: kafka
+                brokers: ["127.0.0.1:9092"]
+            """
+        guard case .success(let config) = ConfigLoader.parse(
+            text: yaml, path: "bridge.yaml", environment: [:], sinkTypes: SinkCatalog.configTypes)
+        else { preconditionFailure("the test's config does not load") }
+        let ids = SinkCatalog.identities(of: config.sinks)
+        let report = StatusReport(
+            config: config, stored: StoredState(deadLetters: [ids[0]: 2]),
+            service: .unknown(reason: "http.listen is off"))
+        let sinkLines = report.lines.filter { $0.hasPrefix("sink ") }
+        #expect(sinkLines.count == 2, "\(report.lines)")
+        #expect(sinkLines.first?.contains("dead letters 2") == true, "\(sinkLines)")
+        #expect(sinkLines.last?.contains("dead letters") == false, "\(sinkLines)")
+    }
 }

@@ -18,13 +18,24 @@ enum EventsStream {
     static func urls(_ servers: [NATSServer]) -> String { servers.map(\.url).joined(separator: ",") }
 
     /// Creates the stream on `servers` with `replicas` copies of each message; with `acknowledging: false`, one that
-    /// stores what it is sent without ever acknowledging a publish (`no_ack`).
-    static func create(_ servers: [NATSServer], replicas: Int, acknowledging: Bool = true) throws {
+    /// stores what it is sent without ever acknowledging a publish (`no_ack`); with `maxMessageSize`, one that
+    /// refuses larger messages for good.
+    static func create(
+        _ servers: [NATSServer], replicas: Int, acknowledging: Bool = true, maxMessageSize: Int? = nil
+    ) throws {
         let result = try PythonTool.run(
             script: "broker_peers/nats_admin.py",
             arguments: ["create-stream", urls(servers), "EVENTS", "directus.>", "--replicas", String(replicas)]
-                + (acknowledging ? [] : ["--no-ack"]))
+                + (acknowledging ? [] : ["--no-ack"]) + (maxMessageSize.map { ["--max-msg-size", String($0)] } ?? []))
         try #require(result.status == 0, "create-stream: \(result.stderr)")
+    }
+
+    /// Changes the stream's largest message (-1: no limit of its own).
+    static func setMaxMessageSize(_ servers: [NATSServer], _ bytes: Int) throws {
+        let result = try PythonTool.run(
+            script: "broker_peers/nats_admin.py",
+            arguments: ["set-max-msg-size", urls(servers), "EVENTS", String(bytes)])
+        try #require(result.status == 0, "set-max-msg-size: \(result.stderr)")
     }
 
     /// One message of the stream EVENTS as nats-py read it, with its event parsed.

@@ -141,6 +141,41 @@ import Testing
         #expect(bridge.waitForExit() == 0, "\(bridge.stderr.suffix(2000))")
     }
 
+    @Test func anEventTheClusterRefusesIsADeadLetterAndReplayedWithItsID() throws {
+        let cluster = try KafkaMockPeer(brokers: 1)
+        try cluster.createTopic(Self.topic, partitions: 1, replicationFactor: 1)
+        let emulator = try Emulator()
+        defer { emulator.stop() }
+        let bridge = try BridgeProcess.run(
+            config: webhookConfig(url: emulator.url, sinks: sinks(cluster.bootstrapServers), mode: "activity"))
+        #expect(bridge.waitUntilConnected(), "\(bridge.stderr)")
+        try emulator.createArticles(2, title: "before")
+        #expect(bridge.waitUntil(timeout: 30) { $0.lines.count >= 2 })
+        #expect(try read(cluster, expected: 2).count == 2)
+        // The next produce request is refused for good (MESSAGE_TOO_LARGE, as a broker's message.max.bytes does).
+        try cluster.failNextProduceRequests(with: [10])
+        let refusedKey = try #require(try emulator.createArticles(1, title: "refused").first)
+        #expect(bridge.waitForLog("stored as a dead letter", timeout: 30), "\(bridge.stderr.suffix(2000))")
+        try emulator.createArticles(2, title: "after")
+        #expect(bridge.waitUntil(timeout: 30) { $0.lines.count >= 5 })
+        #expect(try read(cluster, expected: 4).count == 4, "\(bridge.stderr.suffix(2000))")
+        let (_, listed, listErrors) = try dlq(["list", "--json"], in: bridge.directory)
+        #expect(listed.count == 1, "\(listed) \(listErrors)")
+        let letter = try #require(
+            listed.first.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] })
+        let letterID = try #require(letter["id"] as? String)
+        #expect(letter["key"] as? String == refusedKey && (letter["sink"] as? String)?.contains("kafka") == true)
+        // Replayed, the running bridge produces it with its id header and the same value as its NDJSON line.
+        let (replayStatus, _, replayErrors) = try dlq(["replay"], in: bridge.directory)
+        #expect(replayStatus == 0, "\(replayErrors)")
+        #expect(bridge.waitForLog("replayed dead letters delivered", timeout: 30), "\(bridge.stderr.suffix(2000))")
+        expectEveryLineOnce(try read(cluster, expected: 5), lines: bridge.lines)
+        let (_, afterwards, _) = try dlq(["list"], in: bridge.directory)
+        #expect(afterwards.isEmpty, "\(afterwards)")
+        bridge.send(SIGTERM)
+        #expect(bridge.waitForExit() == 0, "\(bridge.stderr.suffix(2000))")
+    }
+
     @Test func anUnreachableClusterHoldsTheEventsAndMakesReadinessFail() throws {
         let emulator = try Emulator()
         defer { emulator.stop() }

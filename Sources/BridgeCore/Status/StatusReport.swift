@@ -150,6 +150,8 @@ package struct StatusReport: Sendable {
             parts.append("outbox \(depth ?? stored.outboxDepths[id] ?? 0)")
             let dead = metrics?.value("directus_bridge_webhook_dead_letter_depth", labels).map { Int(saturating: $0) }
             parts.append("dead letters \(dead ?? stored.deadLetters[id] ?? 0)")
+        } else if let dead = stored.deadLetters[id], dead > 0 {
+            parts.append("dead letters \(dead)")  // events a broker refused for good
         }
         if let dropped = metrics?.value("directus_bridge_sink_dropped_total", labels), dropped > 0 {
             parts.append("dropped \(Int64(saturating: dropped))")

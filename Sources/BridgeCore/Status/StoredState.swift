@@ -11,7 +11,7 @@ package struct StoredState: Sendable, Equatable {
     package var subscriptions: [String: [String: SubscriptionCursorState]]
     /// Per webhook sink id: events waiting in its outbox.
     package var outboxDepths: [String: Int]
-    /// Per webhook sink id: dead letters.
+    /// Per sink id: dead letters (a webhook's, or events a broker refused for good).
     package var deadLetters: [String: Int]
     /// Shared state: the bucket, the bridge name and who holds the lease (nil: `state.backend: local`).
     package var sharedState: String?

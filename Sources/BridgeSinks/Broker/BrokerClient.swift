@@ -40,8 +40,8 @@ package enum BrokerOutcome: Sendable {
     /// The broker has it (a JetStream acknowledgement, a Kafka delivery report); `duplicate` when the broker
     /// already had it (a re-sent event JetStream dropped by its `Nats-Msg-Id`).
     case delivered(duplicate: Bool)
-    /// The broker will never take it (too large, an invalid subject or topic): logged at error level, counted and
-    /// passed over, like a webhook's dead letter.
+    /// The broker will never take it (too large, an invalid subject or topic): the sink stores it as a dead letter
+    /// (`directus-bridge dlq`) before its cursor may move past it, and logs it at error level.
     case rejected(String)
     /// Not delivered but deliverable: the sink sends it again (on a new client if this one broke).
     case retry(String)

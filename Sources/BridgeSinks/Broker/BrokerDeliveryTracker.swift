@@ -2,8 +2,20 @@ package import BridgeSystem
 package import BridgeEvents
 
 /// The events a broker sink handed to its client and has not seen confirmed: how many, which must be sent again,
-/// and when the broker last made progress. Outcomes arrive on the client's threads; the runner waits here.
+/// which the broker refused for good (to be stored as dead letters by the runner), which replayed dead letters were
+/// delivered, and when the broker last made progress. Outcomes arrive on the client's threads; the runner waits
+/// here, and does the blocking work (storing letters) on its own thread.
 package final class BrokerDeliveryTracker: Sendable {
+    /// An event the broker refused for good, not stored as a dead letter yet.
+    package struct Refusal: Sendable {
+        /// The event.
+        package var event: EncodedEvent
+        /// The broker's reason.
+        package var reason: String
+        /// The replayed dead letter the event was sent from, if it was one.
+        package var replay: DeadLetter?
+    }
+
     private struct State {
         /// Handed to a client, no outcome yet.
         package var pending = 0
@@ -15,15 +27,20 @@ package final class BrokerDeliveryTracker: Sendable {
         package var nextOrder: UInt64 = 0
         /// When the last outcome arrived (or the last hand-over, while none is pending).
         package var progressAt = ContinuousClock.now
+        /// Refused for good, oldest first; they leave only once stored (`dropRefusals`).
+        package var refused: [Refusal] = []
+        /// Replayed dead letters handed over and not delivered or refused yet, by event id.
+        package var replays: [String: DeadLetter] = [:]
+        /// Replayed dead letters the broker confirmed, not removed from the store yet.
+        package var deliveredReplays: [DeadLetter] = []
     }
 
     private let state = ConditionLock(State())
     private let metrics: BrokerSinkMetrics?
-    private let logger: Logger
 
-    package init(metrics: BrokerSinkMetrics?, logger: Logger) {
+    /// A tracker counting outcomes in `metrics`.
+    package init(metrics: BrokerSinkMetrics?) {
         self.metrics = metrics
-        self.logger = logger
     }
 
     /// Events handed over and not confirmed yet.
@@ -34,6 +51,28 @@ package final class BrokerDeliveryTracker: Sendable {
 
     /// Why events wait to be sent again, when some do.
     package var redoReason: String? { state.withLock { $0.redo.isEmpty ? nil : $0.redoReason } }
+
+    /// Events refused for good and not stored as dead letters yet, oldest first.
+    package var refusals: [Refusal] { state.withLock { $0.refused } }
+
+    /// Forgets the oldest `count` refusals (they are stored now).
+    package func dropRefusals(_ count: Int) { state.withLock { $0.refused.removeFirst(min(count, $0.refused.count)) } }
+
+    /// Replayed dead letters delivered and not removed from the store yet.
+    package var deliveredReplays: [DeadLetter] { state.withLock { $0.deliveredReplays } }
+
+    /// Forgets the oldest `count` delivered replays (removed from the store now).
+    package func dropDeliveredReplays(_ count: Int) {
+        state.withLock { $0.deliveredReplays.removeFirst(min(count, $0.deliveredReplays.count)) }
+    }
+
+    /// Notes that `letters` (replayed dead letters) are about to be handed over: their outcome is reported by
+    /// `deliveredReplays` or with their refusal.
+    package func watch(_ letters: [DeadLetter]) {
+        state.withLock { state in
+            for letter in letters { state.replays[letter.eventID] = letter }
+        }
+    }
 
     /// Records that `count` events are about to be handed over; returns the order number of the first.
     package func handOver(_ count: Int) -> UInt64 {
@@ -55,7 +94,7 @@ package final class BrokerDeliveryTracker: Sendable {
     package func finished(_ events: [EncodedEvent], first: UInt64, outcomes: [BrokerOutcome]) {
         var delivered = 0
         var duplicates = 0
-        var rejected: [(EncodedEvent, String)] = []
+        var rejected = 0
         state.withLock { state in
             for (index, event) in events.enumerated() {
                 let outcome = index < outcomes.count ? outcomes[index] : .retry("no outcome reported")
@@ -63,8 +102,13 @@ package final class BrokerDeliveryTracker: Sendable {
                 case .delivered(let duplicate):
                     delivered += 1
                     if duplicate { duplicates += 1 }
+                    if !state.replays.isEmpty, let replay = state.replays.removeValue(forKey: event.id) {
+                        state.deliveredReplays.append(replay)
+                    }
                 case .rejected(let reason):
-                    rejected.append((event, reason))
+                    rejected += 1
+                    let replay = state.replays.isEmpty ? nil : state.replays.removeValue(forKey: event.id)
+                    state.refused.append(Refusal(event: event, reason: reason, replay: replay))
                 case .retry(let reason):
                     state.redo.append((first + UInt64(index), event))
                     state.redoReason = reason
@@ -76,15 +120,7 @@ package final class BrokerDeliveryTracker: Sendable {
         state.broadcast()
         metrics?.delivered.increment(by: UInt64(delivered))
         metrics?.duplicates.increment(by: UInt64(duplicates))
-        metrics?.rejected.increment(by: UInt64(rejected.count))
-        for (event, reason) in rejected {
-            logger.error(
-                "the broker refused an event for good; it is passed over",
-                metadata: [
-                    LogKey.eventID: event.id, LogKey.collection: event.collection, LogKey.error: reason,
-                ]
-            )
-        }
+        metrics?.rejected.increment(by: UInt64(rejected))
     }
 
     /// Takes the events to send again, in the order they were first handed over.

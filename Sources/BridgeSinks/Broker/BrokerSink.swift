@@ -13,7 +13,12 @@ package import BridgeEvents
 ///   backs off and, after its stuck threshold, makes `/readyz` answer 503 with that reason).
 /// * An event that failed but can be delivered (a connection closed for good, a fatal producer error, a refused
 ///   credential) is sent again, before anything newer, on a new client when the old one broke; JetStream drops
-///   the copy it already stored by its `Nats-Msg-Id`. An event the broker will never take is logged and counted.
+///   the copy it already stored by its `Nats-Msg-Id`.
+/// * An event the broker will never take (too large, an invalid topic or subject) becomes a dead letter
+///   (`BrokerDeadLetters`), stored on the runner's thread before `makeDurable` returns: a crash before that sends
+///   it again after the restart, as the cursor did not move. `tick` stores them too (live mode) and, every
+///   `replayPoll`, hands the letters `dlq replay` gave back to the client; a replayed letter delivered leaves the
+///   store, one refused again is a dead letter again.
 /// * `close` waits up to `drainTimeout` for the confirmations, then closes the client.
 ///
 /// The sink takes the encoded event bytes it is given (`EncodedEvent.body`), so an output format applies to it
@@ -23,15 +28,22 @@ package final class BrokerSink: SinkConnector, @unchecked Sendable {
     // time (`SinkConnector`); the tracker is thread-safe.
     package let name: String
     private let open: () throws(SinkError) -> any BrokerClient
-    private let settings: Settings
-    private let tracker: BrokerDeliveryTracker
-    private let metrics: BrokerSinkMetrics?
-    private let logger: Logger
+    // Internal, not private: the dead letters' part (BrokerSink+DeadLetters.swift) uses these four, `waiting`,
+    // `replayPollAt`, `replaysFailing` and `feed`.
+    let settings: Settings
+    let tracker: BrokerDeliveryTracker
+    let deadLetters: any BrokerDeadLetters
+    let metrics: BrokerSinkMetrics?
+    let logger: Logger
     private var client: (any BrokerClient)?
     /// Accepted events not handed to the client yet (the rest of an oversized batch, events to send again).
-    private var waiting: ArraySlice<EncodedEvent> = []
+    var waiting: ArraySlice<EncodedEvent> = []
     private var resendDelay: Duration = .zero
     private var resendAt = ContinuousClock.now
+    /// When the store is next asked for replayed letters.
+    var replayPollAt = ContinuousClock.now
+    /// Whether the last look for replayed letters failed (logged once until one succeeds).
+    var replaysFailing = false
 
     /// How the sink bounds and waits.
     package struct Settings: Sendable {
@@ -43,14 +55,17 @@ package final class BrokerSink: SinkConnector, @unchecked Sendable {
         package var drainTimeout: Duration
         /// How long `accept` waits for room before it reports backpressure.
         package var roomWait: Duration = .seconds(1)
+        /// How often the store is asked for letters `dlq replay` handed back (a webhook's poll interval).
+        package var replayPoll: Duration = .seconds(1)
     }
 
     /// A sink named `name` whose clients `open` makes (it throws a retriable error while the broker cannot be
-    /// reached).
+    /// reached), keeping what the broker refuses in `deadLetters`.
     package init(
         name: String,
         settings: Settings,
         tracker: BrokerDeliveryTracker,
+        deadLetters: any BrokerDeadLetters,
         metrics: BrokerSinkMetrics?,
         logger: Logger,
         open: @escaping () throws(SinkError) -> any BrokerClient
@@ -58,13 +73,15 @@ package final class BrokerSink: SinkConnector, @unchecked Sendable {
         self.name = name
         self.settings = settings
         self.tracker = tracker
+        self.deadLetters = deadLetters
         self.metrics = metrics
         self.logger = logger
         self.open = open
     }
 
-    /// The sink of `context`'s entry, with its metrics and a drain within the shutdown timeout (like the webhook
-    /// sink's: most of it, the rest is margin for saving state).
+    /// The sink of `context`'s entry, with its metrics, its dead letters (`<state_dir>/webhooks.db`, or the shared
+    /// bucket with `state.backend: jetstream`) and a drain within the shutdown timeout (like the webhook sink's: most
+    /// of it, the rest is margin for saving state).
     package static func make(
         name: String,
         context: SinkContext,
@@ -72,15 +89,30 @@ package final class BrokerSink: SinkConnector, @unchecked Sendable {
         stallAfter: Duration,
         logger: Logger,
         open: @escaping () throws(SinkError) -> any BrokerClient
-    ) -> BrokerSink {
+    ) throws(RuntimeOutcome) -> BrokerSink {
+        let outbox: WebhookOutbox
+        do {
+            outbox = try context.shared.value(WebhookOutbox.self) {
+                try WebhookOutbox(stateDir: context.stateDir, logger: context.logger)
+            }
+        } catch {
+            throw .configurationProblem("cannot open the dead letters in \(context.stateDir): \(error)")
+        }
+        outbox.register(context.sinkID)
+        let deadLetters: any BrokerDeadLetters =
+            context.sharedState.map { shared in
+                SharedBrokerDeadLetters(
+                    filer: SharedDeadLetterFiler(sinkID: context.sinkID, shared: shared, logger: logger),
+                    local: outbox.store, sink: context.sinkID)
+            } ?? LocalBrokerDeadLetters(store: outbox.store, sink: context.sinkID)
         let metrics = BrokerSinkMetrics(registry: context.registry, sink: context.sinkID)
-        let tracker = BrokerDeliveryTracker(metrics: metrics, logger: logger)
+        let tracker = BrokerDeliveryTracker(metrics: metrics)
         metrics.observeOutstanding { Double(tracker.pending) }
         let drainTimeout = context.shutdownTimeout - min(.seconds(1), context.shutdownTimeout / 5)
         return BrokerSink(
             name: name,
             settings: Settings(maxOutstanding: maxOutstanding, stallAfter: stallAfter, drainTimeout: drainTimeout),
-            tracker: tracker, metrics: metrics, logger: logger, open: open)
+            tracker: tracker, deadLetters: deadLetters, metrics: metrics, logger: logger, open: open)
     }
 
     package func connect() throws(SinkError) {
@@ -117,6 +149,8 @@ package final class BrokerSink: SinkConnector, @unchecked Sendable {
         while true {
             try feed()
             if waiting.isEmpty && tracker.pending == 0 {
+                // What the broker refused is a dead letter before the cursor may move past it.
+                try storeDeadLetters()
                 if let reason = tracker.redoReason {
                     throw SinkError(sink: name, message: "events to send again: \(reason)", isRetriable: true)
                 }
@@ -135,6 +169,8 @@ package final class BrokerSink: SinkConnector, @unchecked Sendable {
     package func tick(now: ContinuousClock.Instant) throws(SinkError) {
         metrics?.healthy.set(client?.problem == nil ? 1 : 0)
         try feed()
+        try storeDeadLetters()
+        try takeReplays(now: now)
         if let reason = tracker.redoReason {
             throw SinkError(sink: name, message: "events to send again: \(reason)", isRetriable: true)
         }
@@ -152,6 +188,14 @@ package final class BrokerSink: SinkConnector, @unchecked Sendable {
         let left = tracker.pending + waiting.count
         client?.close(drainTimeout: max(.zero, deadline - ContinuousClock.now))
         client = nil
+        do {
+            try storeDeadLetters()
+        } catch {
+            logger.error(
+                "events the broker refused could not be stored as dead letters at shutdown (activity mode sends "
+                    + "them again after a restart)",
+                metadata: [LogKey.count: "\(tracker.refusals.count)", LogKey.error: error.message])
+        }
         let unsent = left + tracker.takeRedo().count
         if unsent > 0 {
             logger.warning(
@@ -185,7 +229,7 @@ package final class BrokerSink: SinkConnector, @unchecked Sendable {
 
     /// Sends again what failed (when its backoff is due), then hands waiting events to the client while it has
     /// room.
-    private func feed() throws(SinkError) {
+    func feed() throws(SinkError) {
         let client = try currentClient()
         if tracker.redoCount > 0, ContinuousClock.now >= resendAt {
             let reason = tracker.redoReason ?? ""

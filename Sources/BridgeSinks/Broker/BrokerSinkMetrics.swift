@@ -7,8 +7,10 @@ package final class BrokerSinkMetrics: Sendable {
     package let delivered: Counter
     /// Confirmed events the broker already had (a re-sent event, deduplicated by JetStream's `Nats-Msg-Id`).
     package let duplicates: Counter
-    /// Events the broker will never take (too large, an invalid subject or topic): passed over, logged.
+    /// Refusals for good (too large, an invalid subject or topic): each refused event becomes a dead letter.
     package let rejected: Counter
+    /// Refused events stored as dead letters (`directus-bridge dlq`), logged at error level.
+    package let deadLetters: Counter
     /// Events sent again after a failure (a closed connection, a fatal producer error, a refused credential).
     package let resent: Counter
     /// 1 while the client can deliver, 0 while it reports a problem (connection lost, credentials refused).
@@ -29,7 +31,11 @@ package final class BrokerSinkMetrics: Sendable {
             help: "Confirmed events the broker already had (re-sent, stored once).", labels: labels)
         rejected = registry.counter(
             "directus_bridge_broker_rejected_total",
-            help: "Events the broker will never take (too large, invalid name); logged at error level.",
+            help: "Events the broker refused for good (too large, invalid name); each becomes a dead letter.",
+            labels: labels)
+        deadLetters = registry.counter(
+            "directus_bridge_broker_dead_letters_total",
+            help: "Events the broker refused, stored as dead letters (directus-bridge dlq replay sends them again).",
             labels: labels)
         resent = registry.counter(
             "directus_bridge_broker_resent_total", help: "Events sent again after a failed delivery.", labels: labels)

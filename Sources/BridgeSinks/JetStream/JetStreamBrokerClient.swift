@@ -112,8 +112,8 @@ package final class JetStreamBrokerClient: BrokerClient {
         }
     }
 
-    /// An acknowledgement is a delivery; a message the server can never take is passed over; anything else is
-    /// sent again.
+    /// An acknowledgement is a delivery; a message the server can never take is refused (the sink makes it a dead
+    /// letter); anything else is sent again.
     private static func outcome(_ outcome: JetStreamOutcome) -> BrokerOutcome {
         switch outcome {
         case .acknowledged(let ack): .delivered(duplicate: ack.duplicate)

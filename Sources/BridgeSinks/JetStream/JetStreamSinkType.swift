@@ -7,6 +7,8 @@ package import BridgeEvents
 /// (`BrokerSink` over `JetStreamBrokerClient`).
 package enum JetStreamSinkType: SinkType {
     package static var configType: SinkConfigType { JetStreamSinkConfig.configType }
+    /// Its dead letters (events the broker refused for good) live in `<state_dir>/webhooks.db`.
+    package static var keepsLocalState: Bool { true }
 
     package static func makeConnector(_ settings: JetStreamSinkConfig, context: SinkContext) throws(RuntimeOutcome)
         -> any SinkConnector
@@ -14,7 +16,7 @@ package enum JetStreamSinkType: SinkType {
         let name = settings.summary
         let logger = context.logger.child(label: "jetstream", metadata: [LogKey.sink: context.sinkID])
         // No acknowledgement for two ack timeouts: every publish in flight was retried at least once without one.
-        return BrokerSink.make(
+        return try BrokerSink.make(
             name: name, context: context, maxOutstanding: settings.maxOutstanding,
             stallAfter: settings.ackTimeout * 2, logger: logger
         ) { () throws(SinkError) in

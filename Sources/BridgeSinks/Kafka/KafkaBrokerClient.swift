@@ -90,8 +90,8 @@ final class KafkaBrokerClient: BrokerClient {
         _ = try? RunnerWait.result { await producer.value.close(drainTimeout: drainTimeout) }
     }
 
-    /// A delivery report is a delivery; a message the cluster can never take is passed over; anything else
-    /// (refused authorization, a fatal producer error, a purge at close) is sent again.
+    /// A delivery report is a delivery; a message the cluster can never take is refused (the sink makes it a dead
+    /// letter); anything else (refused authorization, a fatal producer error, a purge at close) is sent again.
     private static func outcome(_ outcome: KafkaDeliveryOutcome) -> BrokerOutcome {
         switch outcome {
         case .delivered: .delivered(duplicate: false)

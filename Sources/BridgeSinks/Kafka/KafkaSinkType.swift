@@ -7,6 +7,8 @@ package import BridgeEvents
 /// `KafkaBrokerClient`).
 package enum KafkaSinkType: SinkType {
     package static var configType: SinkConfigType { KafkaSinkConfig.configType }
+    /// Its dead letters (events the broker refused for good) live in `<state_dir>/webhooks.db`.
+    package static var keepsLocalState: Bool { true }
 
     /// No delivery report for this long while events are outstanding: the cluster is reported as failing.
     static let stallAfter: Duration = .seconds(10)
@@ -16,7 +18,7 @@ package enum KafkaSinkType: SinkType {
     {
         let name = settings.summary
         let logger = context.logger.child(label: "kafka", metadata: [LogKey.sink: context.sinkID])
-        return BrokerSink.make(
+        return try BrokerSink.make(
             name: name, context: context, maxOutstanding: settings.maxOutstanding, stallAfter: stallAfter,
             logger: logger
         ) { () throws(SinkError) in

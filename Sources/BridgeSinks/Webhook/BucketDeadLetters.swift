@@ -1,10 +1,12 @@
 package import BridgeNATS
+internal import BridgeEvents
 internal import BridgeJSON
 internal import BridgeTLS
 
-/// `state.backend: jetstream`: webhook dead letters in the shared bucket (docs/ARCHITECTURE.md "Shared state, lease
-/// and fencing"), one key per letter, `<name>.sink.<sink>.dead.<event id>` (`SharedStateKeys`); the value is the
-/// letter as JSON, its body and the receiver's answer in base64 so that both come back byte for byte.
+/// `state.backend: jetstream`: dead letters (of webhook and broker sinks) in the shared bucket (docs/ARCHITECTURE.md
+/// "Shared state, lease and fencing"), one key per letter, `<name>.sink.<sink>.dead.<event id>` (`SharedStateKeys`);
+/// the value is the letter as JSON, its body and the receiver's answer in base64 so that both come back byte for
+/// byte.
 ///
 /// `replay` marks letters (`"replay": true`) instead of moving them: the outbox that delivers them is the active
 /// bridge's, maybe on another machine. That bridge takes marked letters into its outbox at its next poll (`dlq`
@@ -116,6 +118,7 @@ package struct BucketDeadLetters: DeadLetterStore {
             "dead_at": JSONValue(letter.deadAt), "reason": .string(letter.reason),
             "last_status": letter.lastStatus.map { JSONValue(Int64($0)) } ?? .null,
             "response": .string(Crypto.base64Encode(letter.response)), "replay": .bool(replay),
+            "event": letter.event.map { .string($0.rawValue) } ?? .null,
         ]
         return object.serialized()
     }
@@ -131,7 +134,8 @@ package struct BucketDeadLetters: DeadLetterStore {
             seq: Int64(truncatingIfNeeded: revision), sink: sink, eventID: id, collection: collection, key: key,
             body: body, attempts: attempts, createdAt: object["created_at"]?.int64Value ?? deadAt, deadAt: deadAt,
             reason: object["reason"]?.stringValue ?? "", lastStatus: object["last_status"]?.intValue,
-            response: object["response"]?.stringValue.flatMap(Crypto.base64Decode) ?? [])
+            response: object["response"]?.stringValue.flatMap(Crypto.base64Decode) ?? [],
+            event: object["event"]?.stringValue.flatMap(ChangeEvent.init(rawValue:)))
         return (letter, object["replay"]?.boolValue ?? false)
     }
 

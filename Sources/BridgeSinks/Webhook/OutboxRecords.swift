@@ -1,4 +1,5 @@
 package import BridgeEvents
+internal import BridgeJSON
 
 /// A pending delivery as the delivery service schedules it (everything but the body). Times are Unix ms.
 package struct OutboxEntry: Sendable, Equatable {
@@ -84,9 +85,9 @@ package enum OutboxWrite: Sendable, Equatable {
 package struct DeadLetter: Sendable, Equatable {
     /// The dead letter's row id.
     package var seq: Int64
-    /// The webhook sink it belongs to (see `WebhookSinkType.identity`).
+    /// The sink it belongs to (`SinkType.identity`: `WebhookSinkType.identity` for a webhook).
     package var sink: String
-    /// The event id (`webhook-id`); replay keeps it.
+    /// The event id (`webhook-id`, JetStream's `Nats-Msg-Id`, Kafka's `id` header); replay keeps it.
     package var eventID: String
     /// The collection.
     package var collection: String
@@ -100,12 +101,18 @@ package struct DeadLetter: Sendable, Equatable {
     package var createdAt: Int64
     /// When it was dead-lettered (Unix ms).
     package var deadAt: Int64
-    /// Why (`HTTP 400 is not retried`, `gave up after 12 attempts; last: HTTP 503`).
+    /// Why (`HTTP 400 is not retried`, `gave up after 12 attempts; last: HTTP 503`, the broker's refusal).
     package var reason: String
     /// The status of the last answer, nil when the last attempt got none (connection failure, timeout).
     package var lastStatus: Int?
     /// The first KiB of the last answer's body.
     package var response: [UInt8]
+    /// The change, for a broker sink's letter (its topic or subject and headers are made from it when the letter
+    /// is sent again); nil for a webhook's.
+    package var event: ChangeEvent? = nil
+
+    /// The change's name (`create`, `update`, …), nil for a webhook's letter.
+    package var eventName: String? { event?.rawValue }
 }
 
 /// Which dead letters a `dlq` command acts on; every set condition must hold.

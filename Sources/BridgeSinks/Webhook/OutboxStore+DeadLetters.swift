@@ -1,5 +1,6 @@
 package import BridgeStore
 package import BridgeEvents
+internal import BridgeJSON
 
 // MARK: - Dead letters (`directus-bridge dlq`)
 
@@ -80,11 +81,11 @@ extension OutboxStore {
         try database.run(
             """
             INSERT OR IGNORE INTO outbox (sink, event_id, collection, item_key, body, attempts,
-                next_attempt_at, created_at) VALUES (?, ?, ?, ?, ?, 0, ?, ?)
+                next_attempt_at, created_at, event) VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?)
             """,
             [
                 .text(letter.sink), .text(letter.eventID), .text(letter.collection), .text(letter.key),
-                .blob(letter.body), .integer(now), .integer(now),
+                .blob(letter.body), .integer(now), .integer(now), letter.event.map { .text($0.rawValue) } ?? .null,
             ]
         )
     }
@@ -121,7 +122,7 @@ extension OutboxStore {
         let whereClause = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
         let sql = """
             SELECT seq, sink, event_id, collection, item_key, body, attempts, created_at, dead_at, reason, last_status,
-                response FROM dead_letters\(whereClause) ORDER BY seq
+                response, event FROM dead_letters\(whereClause) ORDER BY seq
             """
         // Not cached: the SQL depends on the filter, and each dlq command runs it once.
         let statement = try database.prepare(sql)
@@ -141,7 +142,8 @@ extension OutboxStore {
                     deadAt: statement.int64(at: 8),
                     reason: statement.string(at: 9),
                     lastStatus: statement.isNull(at: 10) ? nil : statement.int(at: 10),
-                    response: statement.blob(at: 11)
+                    response: statement.blob(at: 11),
+                    event: statement.optionalString(at: 12).flatMap(ChangeEvent.init(rawValue:))
                 )
             )
         }

@@ -5,8 +5,9 @@ package import BridgeEvents
     @preconcurrency import Glibc
 #endif
 
-/// The webhook outbox and dead letters: `<state_dir>/webhooks.db` (SQLite, WAL), shared by every webhook sink of
-/// the process and by `directus-bridge dlq` running beside it.
+/// The webhook outbox and the dead letters: `<state_dir>/webhooks.db` (SQLite, WAL), shared by every webhook sink of
+/// the process, by the broker sinks (their dead letters, and the letters `dlq replay` hands back to them) and by
+/// `directus-bridge dlq` running beside it.
 ///
 /// One connection, used under a lock from the dispatcher thread (inserts), the delivery services (on the blocking
 /// pool) and metric scrapes; another process (`dlq`) opens its own connection, and WAL plus the busy timeout let
@@ -130,7 +131,16 @@ package final class OutboxStore: @unchecked Sendable {
                 );
                 CREATE INDEX dead_letters_dead_at ON dead_letters(dead_at);
                 """
-        )
+        ),
+        // The change (create, update, ...) of a broker sink's event: its topic or subject and its headers are made
+        // from it when a replayed dead letter is sent again. NULL for a webhook's rows, which never need it.
+        SQLiteMigration(
+            version: 2,
+            sql: """
+                ALTER TABLE outbox ADD COLUMN event TEXT;
+                ALTER TABLE dead_letters ADD COLUMN event TEXT;
+                """
+        ),
     ]
 }
 

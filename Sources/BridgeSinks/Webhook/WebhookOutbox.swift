@@ -2,8 +2,8 @@ package import BridgeSystem
 package import Synchronization
 package import BridgeEvents
 
-/// The outbox file every webhook sink of a run shares (`<state_dir>/webhooks.db`), opened by the first webhook
-/// sink (`SinkResources`), and what is known about the sinks that use it.
+/// The outbox file every webhook sink of a run shares (`<state_dir>/webhooks.db`), where broker sinks keep their
+/// dead letters too, opened by the first such sink (`SinkResources`), and what is known about the sinks that use it.
 package final class WebhookOutbox: Sendable {
     /// The store.
     package let store: OutboxStore
@@ -22,15 +22,15 @@ package final class WebhookOutbox: Sendable {
         configured.withLock { _ = $0.insert(sinkID) }
     }
 
-    /// Once per run (the first sink to start calls it, after every sink registered): rows of a sink that is no
-    /// longer in bridge.yaml (its URL or position changed) are kept, not delivered — say so.
+    /// Once per run (the first webhook sink to start calls it, after every sink registered): rows of a sink that is
+    /// no longer in bridge.yaml (its target or position changed) are kept, not delivered — say so.
     package func warnAboutLeftovers() {
         guard !checkedLeftovers.exchange(true, ordering: .relaxed), let counts = try? store.outboxCountsBySink()
         else { return }
         let configured = configured.withLock { $0 }
         for (sink, count) in counts where !configured.contains(sink) && count > 0 {
             logger.warning(
-                "the webhook outbox holds events of a sink that is no longer configured; they are kept, not sent",
+                "the outbox holds events of a sink that is no longer configured; they are kept, not sent",
                 metadata: [LogKey.sink: sink, LogKey.count: "\(count)"]
             )
         }

@@ -1,14 +1,16 @@
 """JetStream administration and read-back for tests, with a real client (nats-py).
 
     python nats_admin.py create-stream SERVERS NAME SUBJECTS [--replicas N] [--storage file|memory]
-                                       [--duplicate-window SECONDS]
+                                       [--duplicate-window SECONDS] [--max-msg-size BYTES]
+    python nats_admin.py set-max-msg-size SERVERS NAME BYTES
     python nats_admin.py read-stream SERVERS NAME
     python nats_admin.py stream-leader SERVERS NAME
 
 SERVERS and SUBJECTS are comma-separated. create-stream retries for 60 s, times BRIDGE_TEST_PATIENCE when the test
 support sets it (a cluster elects its meta leader first), and prints OK. read-stream prints
 {"messages": [{"seq", "subject", "msg_id", "data"}]} in stream order.
-stream-leader prints the server name of the stream's leader.
+stream-leader prints the server name of the stream's leader. set-max-msg-size changes a stream's largest message
+(-1: no limit of the stream's own).
 """
 import argparse
 import asyncio
@@ -35,7 +37,7 @@ async def create_stream(args) -> None:
             await js.add_stream(
                 name=args.name, subjects=args.subjects.split(","), num_replicas=args.replicas,
                 storage=StorageType.FILE if args.storage == "file" else StorageType.MEMORY,
-                duplicate_window=float(args.duplicate_window), no_ack=args.no_ack)
+                duplicate_window=float(args.duplicate_window), no_ack=args.no_ack, max_msg_size=args.max_msg_size)
             await nc.close()
             print("OK")
             return
@@ -67,6 +69,17 @@ async def acknowledge_publishes(args) -> None:
     js = nc.jetstream(timeout=5)
     config = (await js.stream_info(args.name)).config
     config.no_ack = False
+    await js.update_stream(config)
+    await nc.close()
+    print("OK")
+
+
+async def set_max_msg_size(args) -> None:
+    """Raises (or lowers) a stream's largest message: the operator's fix after events were refused as too large."""
+    nc = await connect(args.servers)
+    js = nc.jetstream(timeout=5)
+    config = (await js.stream_info(args.name)).config
+    config.max_msg_size = args.bytes
     await js.update_stream(config)
     await nc.close()
     print("OK")
@@ -109,6 +122,11 @@ def main() -> None:
     create.add_argument("--storage", choices=["file", "memory"], default="file")
     create.add_argument("--duplicate-window", type=float, default=120.0)
     create.add_argument("--no-ack", action="store_true", help="a stream that never acknowledges a publish")
+    create.add_argument("--max-msg-size", type=int, default=-1, help="the stream's largest message (-1: no limit)")
+    size = sub.add_parser("set-max-msg-size")
+    size.add_argument("servers")
+    size.add_argument("name")
+    size.add_argument("bytes", type=int)
     bucket = sub.add_parser("create-bucket")
     bucket.add_argument("servers")
     bucket.add_argument("name")
@@ -121,7 +139,7 @@ def main() -> None:
     args = parser.parse_args()
     handler = {
         "create-stream": create_stream, "create-bucket": create_bucket, "acknowledge-publishes": acknowledge_publishes,
-        "read-stream": read_stream, "stream-leader": stream_leader,
+        "read-stream": read_stream, "stream-leader": stream_leader, "set-max-msg-size": set_max_msg_size,
     }
     asyncio.run(handler[args.command](args))
 

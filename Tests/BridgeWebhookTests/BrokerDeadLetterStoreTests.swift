@@ -1,0 +1,88 @@
+import BridgeStore
+import BridgeSystem
+import BridgeTestSupport
+import Foundation
+import Testing
+
+@testable import BridgeEvents
+@testable import BridgeSinks
+
+/// A broker sink's dead letters in `webhooks.db` (`LocalBrokerDeadLetters`): listed, replayed and purged by the
+/// same calls as a webhook's (`directus-bridge dlq`), handed back to the sink from the outbox, once per run.
+@Suite struct BrokerDeadLetterStoreTests {
+    func refused(_ n: Int, sink: String = "1-jetstream-abcd") -> DeadLetter {
+        var event = webhookEvent(n)
+        event.event = .delete
+        return DeadLetter(
+            refused: event, sink: sink, reason: "message size exceeds maximum", deadAt: 5_000, replay: nil)
+    }
+
+    @Test func refusedEventsAreListedReplayedToTheirSinkAndDeliveredOnce() throws {
+        let store = try makeStore()
+        let letters = LocalBrokerDeadLetters(store: store, sink: "1-jetstream-abcd")
+        try letters.file([1, 2].map { RefusedLetter(letter: refused($0), replay: nil) })
+        // Refused again after a restart before the cursor moved: one letter still.
+        try letters.file([RefusedLetter(letter: refused(2), replay: nil)])
+        // `dlq list` sees them with their reason and change.
+        let listed = try store.deadLetters(matching: DeadLetterFilter())
+        #expect(listed.map(\.eventID) == ["evt_1", "evt_2"])
+        #expect(listed.allSatisfy { $0.reason == "message size exceeds maximum" && $0.event == .delete })
+        #expect(listed.first?.sink == "1-jetstream-abcd" && listed.first?.body == webhookEvent(1).body)
+        #expect(try letters.takeReplays(limit: 10).isEmpty, "nothing replayed yet")
+
+        // `dlq replay --id evt_1`: back in the outbox under the sink's id; the sink takes it once per run.
+        _ = try store.replay(matching: DeadLetterFilter(ids: ["evt_1"]), now: 9_000)
+        let taken = try letters.takeReplays(limit: 10)
+        #expect(taken.map(\.eventID) == ["evt_1"] && taken.first?.event == .delete)
+        #expect(taken.first?.body == webhookEvent(1).body && taken.first?.replayedEvent.id == "evt_1")
+        #expect(try letters.takeReplays(limit: 10).isEmpty, "taken already in this run")
+        // A webhook sink never reads another sink's rows.
+        #expect(try store.pending(sink: "0-example.com:443-12345678", after: 0, limit: 10).isEmpty)
+        // A new run takes what the last one did not deliver.
+        let nextRun = LocalBrokerDeadLetters(store: store, sink: "1-jetstream-abcd")
+        let again = try nextRun.takeReplays(limit: 10)
+        #expect(again.map(\.eventID) == ["evt_1"])
+        try nextRun.delivered(again)
+        #expect(try store.outboxCount(sink: "1-jetstream-abcd") == 0)
+        #expect(try store.deadLetters(matching: DeadLetterFilter()).map(\.eventID) == ["evt_2"])
+    }
+
+    @Test func aFileOfTheFirstSchemaKeepsItsLettersAndTakesBrokerLettersAfterMigrating() throws {
+        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "outbox-v1").path
+        do {
+            let old = try SQLiteDatabase(path: directory + "/" + OutboxStore.fileName)
+            _ = try old.migrate([OutboxStore.migrations[0]])
+            try old.run(
+                """
+                INSERT INTO dead_letters (sink, event_id, collection, item_key, body, attempts, created_at, dead_at,
+                    reason, last_status, response) VALUES ('0-hook', 'evt_old', 'articles', '1', x'7b7d', 12, 1, 2,
+                    'HTTP 400 is not retried', 400, x'')
+                """)
+        }
+        let store = try OutboxStore.open(stateDir: directory)
+        let letters = LocalBrokerDeadLetters(store: store, sink: "1-kafka-abcd")
+        try letters.file([RefusedLetter(letter: refused(5, sink: "1-kafka-abcd"), replay: nil)])
+        let listed = try store.deadLetters(matching: DeadLetterFilter())
+        #expect(listed.map(\.eventID) == ["evt_old", "evt_5"])
+        #expect(listed.map(\.event) == [nil, .delete] && listed.first?.lastStatus == 400)
+    }
+
+    @Test func aReplayRefusedAgainLeavesTheOutboxForTheDeadLettersInOneStep() throws {
+        let store = try makeStore()
+        let letters = LocalBrokerDeadLetters(store: store, sink: "1-kafka-abcd")
+        try letters.file([RefusedLetter(letter: refused(3, sink: "1-kafka-abcd"), replay: nil)])
+        _ = try store.replay(matching: DeadLetterFilter(), now: 9_000)
+        let replay = try #require(try letters.takeReplays(limit: 10).first)
+        let again = DeadLetter(
+            refused: replay.replayedEvent, sink: "1-kafka-abcd", reason: "still too large", deadAt: 10_000,
+            replay: replay)
+        try letters.file([RefusedLetter(letter: again, replay: replay)])
+        #expect(try store.outboxCount(sink: "1-kafka-abcd") == 0)
+        let listed = try store.deadLetters(matching: DeadLetterFilter())
+        #expect(listed.map(\.eventID) == ["evt_3"] && listed.first?.reason == "still too large")
+        #expect(listed.first?.event == .delete && listed.first?.createdAt == 9_000)
+        // `dlq purge` removes it for good.
+        #expect(try store.purge(matching: DeadLetterFilter()).count == 1)
+        #expect(try store.deadLetterCount(sink: nil) == 0)
+    }
+}
