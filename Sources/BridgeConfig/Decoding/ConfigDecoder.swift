@@ -20,6 +20,8 @@ package struct ConfigDecoder {
     var stateDirectoryText = ""
     /// What relative paths are resolved against.
     let workingDirectory = ConfiguredPath.workingDirectory()
+    /// What the sink entry being decoded takes, set by `decodeSinks` before the entry's type reads its own keys.
+    package internal(set) var sinkScope = SinkScope(collections: [], events: [], subscribed: [])
 
     /// A decoder whose issues name `path`, for a file whose sinks may be of `sinkTypes`.
     package init(path: String, files: any ConfigFileSystem, sinkTypes: [SinkConfigType]) {
