@@ -50,6 +50,24 @@ import Testing
         #expect(scalar.count == 1 && scalar[0].contains("expected a mapping"), "\(scalar)")
     }
 
+    /// librdkafka checks a property's name and value as it is set, without a connection: `validate` asks it. Before,
+    /// a misspelt name or a value librdkafka refuses passed `validate` ("ok") and stopped `run` at the sink's start
+    /// with exit 1, not the configuration error's 78.
+    @Test func propertiesLibrdkafkaRefusesAreConfigurationErrors() {
+        let misspelt = issues(yaml(["  brokers: [\"k:9092\"]", "  properties:", "    compresion.type: lz4"]))
+        #expect(
+            misspelt == ["bridge.yaml:11:7: sinks[0].properties.compresion.type: unknown librdkafka property"],
+            "\(misspelt)")
+        let value = issues(yaml(["  brokers: [\"k:9092\"]", "  properties:", "    linger.ms: banana"]))
+        #expect(
+            value.count == 1 && value[0].hasPrefix("bridge.yaml:11:18: sinks[0].properties.linger.ms: invalid value"),
+            "\(value)")
+        let fine = [
+            "    compression.type: lz4", "    linger.ms: 5", "    security.protocol: SASL_SSL", "    sasl.mechanism: PLAIN",
+        ]
+        #expect(issues(yaml(["  brokers: [\"k:9092\"]", "  properties:"] + fine)) == ["<valid>"])
+    }
+
     @Test func brokersAreRequiredHostPorts() {
         let none = issues(yaml(["  topic: t"]))
         #expect(none.count == 1 && none[0].contains("missing required key \"brokers\""), "\(none)")

@@ -116,6 +116,13 @@ package struct KafkaSinkConfig: SinkSettings, Equatable {
                 continue
             }
             guard let scalar = decoder.scalar(entry.value, field: field, expected: "a value") else { continue }
+            // librdkafka checks names and values offline: a typo is a configuration error here, not a sink that
+            // stops `run` at its start.
+            switch KafkaPropertyCheck.check(name: entry.key, value: scalar.text) {
+            case .accepted: break
+            case .unknown: decoder.report("\(field): unknown librdkafka property", at: entry.keyMark)
+            case .invalidValue(let reason): decoder.report("\(field): invalid value\(reason)", at: entry.value.mark)
+            }
             properties[entry.key] = scalar.text
         }
         return properties
