@@ -135,7 +135,8 @@ package struct JetStreamSinkConfig: SinkSettings, Equatable {
         }
         config.maxOutstanding = decoder.integer(
             map, "max_outstanding", default: defaultMaxOutstanding, range: maxOutstandingRange)
-        config.ackTimeout = decoder.duration(map, "ack_timeout", default: defaultAckTimeout)
+        config.ackTimeout = decoder.duration(
+            map, "ack_timeout", default: defaultAckTimeout, atLeast: .milliseconds(100))
         return present && !servers.isEmpty ? config : nil
     }
 
