@@ -84,6 +84,37 @@ package enum KafkaPropertyCheck: Equatable, Sendable {
     }
 }
 
+extension KafkaProducerSettings {
+    /// Why librdkafka refuses these settings together (what `rd_kafka_new` checks beyond each property: a CA file
+    /// that cannot be read, `max.in.flight.requests.per.connection` beyond what idempotence allows), or nil. It makes
+    /// a producer without brokers, which connects nowhere, and destroys it at once; `plugin.*` properties are left
+    /// out (setting one loads a library, which the sink's own producer does). Blocks for milliseconds.
+    package func refusal() -> String? {
+        let properties: [(key: String, value: String)]
+        do {
+            properties = try librdkafkaProperties().filter {
+                $0.key != "bootstrap.servers" && !$0.key.hasPrefix("plugin.")
+            }
+        } catch {
+            return error.message
+        }
+        let configuration: KafkaConfiguration
+        do {
+            configuration = try KafkaConfiguration.make(properties + [("log_level", "0")])
+        } catch {
+            return error.message
+        }
+        var errorText = [CChar](repeating: 0, count: 512)
+        let made = configuration.consume { rd_kafka_new(RD_KAFKA_PRODUCER, $0, &errorText, errorText.count) }
+        guard let made else {
+            let reason = errorText.withUnsafeBufferPointer { PeerText.string($0.baseAddress) }
+            return Redactor(secrets: secretValues).redact(reason)
+        }
+        rd_kafka_destroy(made)
+        return nil
+    }
+}
+
 /// Wording of librdkafka's refusals, with secrets kept out.
 enum KafkaSettingsText {
     /// `: <librdkafka's reason>` with the value cut out (it may be a password), or "" for a secret property,

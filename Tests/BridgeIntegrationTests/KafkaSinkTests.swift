@@ -259,4 +259,22 @@ import Testing
         #expect(comments.line.hasPrefix("ok   ") && comments.line.contains("topic directus.comments: "), "\(comments.line)")
         #expect(!comments.line.contains(Self.topic), "\(comments.line)")
     }
+
+    /// Settings librdkafka accepts one by one but refuses when the producer is made (a CA file that is not there,
+    /// `max.in.flight.requests.per.connection` beyond what idempotence allows) stopped `run` at the sink's start with
+    /// exit 1, "unexpected internal failure"; a configuration error is 78. Nothing needs to listen at the brokers.
+    @Test func settingsLibrdkafkaRefusesTogetherStopRunWithTheConfigurationExitCode() throws {
+        let emulator = try Emulator()
+        defer { emulator.stop() }
+        for properties in [
+            "      security.protocol: SSL\n      ssl.ca.location: /nonexistent/ca.pem\n",
+            "      max.in.flight.requests.per.connection: \"50\"\n",
+        ] {
+            let sink = "  - type: kafka\n    brokers: [\"127.0.0.1:1\"]\n    properties:\n" + properties
+            let bridge = try BridgeProcess.run(config: webhookConfig(url: emulator.url, sinks: sink, mode: "activity"))
+            let code = bridge.waitForExit(timeout: 60)
+            #expect(code == 78, "\(properties): \(bridge.stderr.suffix(1500))")
+            #expect(bridge.stderr.contains("librdkafka"), "\(bridge.stderr.suffix(1500))")
+        }
+    }
 }

@@ -15,6 +15,11 @@ package enum KafkaSinkType: SinkType {
         -> any SinkConnector
     {
         let name = settings.summary
+        // What librdkafka refuses only when a producer is made would otherwise stop the sink's first connect, and the
+        // bridge with exit 1: it is a configuration error (78), like an NDJSON file that cannot be opened.
+        if let refusal = settings.producerSettings.refusal() {
+            throw .configurationProblem("\(name): librdkafka refuses the sink's properties: \(refusal)")
+        }
         let logger = context.logger.child(label: "kafka", metadata: [LogKey.sink: context.sinkID])
         return BrokerSink.make(
             name: name, context: context, maxOutstanding: settings.maxOutstanding, stallAfter: stallAfter,
