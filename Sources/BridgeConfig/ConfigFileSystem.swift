@@ -1,6 +1,7 @@
 #if canImport(Glibc)
     @preconcurrency import Glibc
 #endif
+import BridgeSystem
 
 /// How the loader reads files: the configuration itself, `*_file` secrets and `ca_file`.
 ///
@@ -31,24 +32,41 @@ public struct LocalFileSystem: ConfigFileSystem {
     /// pointing `token_file` at a device or a huge log by mistake).
     public static let maximumSize = 16 * 1024 * 1024
 
+    /// How long a file that is not a regular file (a named pipe, `<(command)`, a terminal) may take to reach its end.
+    /// Opening a named pipe nothing writes to used to wait for a writer forever: `validate` and `run` hung silently.
+    public let pipeWait: Duration
+
     /// Creates the local file system reader.
-    public init() {}
+    public init(pipeWait: Duration = .seconds(10)) {
+        self.pipeWait = pipeWait
+    }
 
     /// Reads the whole file.
     public func readFile(atPath path: String) -> Result<[UInt8], ConfigFileProblem> {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        // O_NONBLOCK: `open` returns at once for a named pipe without a writer (regular files ignore the flag).
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else { return .failure(Self.problem(errno)) }
         defer { close(fd) }
         var status = stat()
         guard fstat(fd, &status) == 0 else { return .failure(Self.problem(errno)) }
-        if (status.st_mode & S_IFMT) == S_IFDIR { return .failure(ConfigFileProblem(reason: "is a directory")) }
+        let kind = status.st_mode & S_IFMT
+        if kind == S_IFDIR { return .failure(ConfigFileProblem(reason: "is a directory")) }
+        let deadline: ContinuousClock.Instant? = kind == S_IFREG ? nil : .now + pipeWait
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65_536)
         while true {
+            // Anything but a regular file is waited for with poll: before its first writer a named pipe reads as
+            // ended, and once it has one, a read would block. A failing poll counts as readable: the read reports it.
+            if let deadline, !((try? Poll.wait(fd: fd, for: .readable, until: deadline)) ?? true) {
+                let what = bytes.isEmpty ? "nothing was written to it" : "it did not reach its end"
+                return .failure(
+                    ConfigFileProblem(
+                        reason: "is \(Self.describe(kind)) and \(what) within \(pipeWait.components.seconds) s"))
+            }
             let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
             if count < 0 {
                 let error = errno
-                if error == EINTR { continue }
+                if error == EINTR || error == EAGAIN { continue }
                 return .failure(Self.problem(error))
             }
             if count == 0 { return .success(bytes) }
@@ -56,6 +74,15 @@ public struct LocalFileSystem: ConfigFileSystem {
             if bytes.count > Self.maximumSize {
                 return .failure(ConfigFileProblem(reason: "is larger than \(Self.maximumSize / 1_048_576) MiB"))
             }
+        }
+    }
+
+    /// "a named pipe", "a device", … for a file type of `stat`.
+    private static func describe(_ kind: mode_t) -> String {
+        switch kind {
+        case S_IFIFO: "a named pipe"
+        case S_IFCHR, S_IFBLK: "a device"
+        default: "not a regular file"
         }
     }
 

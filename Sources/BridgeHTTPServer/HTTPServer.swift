@@ -126,6 +126,7 @@ public final class HTTPServer {
                 table.toOpaque(),
                 UInt32(clamping: timeoutSeconds),
                 UInt32(clamping: max(1, options.connectionLimit)),
+                UInt32(clamping: max(1, min(options.perClientLimit, options.connectionLimit))),
                 UInt32(clamping: max(1, options.threads)),
                 max(4096, options.memoryLimit)
             )

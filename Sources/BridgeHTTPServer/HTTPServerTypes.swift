@@ -51,8 +51,12 @@ public struct HTTPServerOptions: Sendable, Equatable {
     /// An idle connection (no bytes received or sent) is closed after this long; this is what ends a slowloris
     /// client that trickles a request. Whole seconds; at least 1 s. Default: 10 s.
     public var connectionTimeout: Duration
-    /// At most this many connections at once; more are closed right after `accept`. Default: 64.
+    /// At most this many connections at once; more wait in the kernel's backlog. Default: 64.
     public var connectionLimit: Int
+    /// At most this many connections from one client address; more are closed right after `accept`. Without it one
+    /// client trickling headers (each byte restarts the idle timeout) could hold every connection for as long as it
+    /// liked, keeping scrapers and the orchestrator's `/healthz` probe out. Default: a quarter of `connectionLimit`.
+    public var perClientLimit: Int
     /// Polling threads (1 = one thread serves every connection; handlers are expected to be quick). Default: 1.
     public var threads: Int
     /// Per-connection buffer for the request line and headers; a request whose headers do not fit gets
@@ -63,11 +67,13 @@ public struct HTTPServerOptions: Sendable, Equatable {
     public init(
         connectionTimeout: Duration = .seconds(10),
         connectionLimit: Int = 64,
+        perClientLimit: Int? = nil,
         threads: Int = 1,
         memoryLimit: Int = 32 * 1024
     ) {
         self.connectionTimeout = connectionTimeout
         self.connectionLimit = connectionLimit
+        self.perClientLimit = perClientLimit ?? max(1, connectionLimit / 4)
         self.threads = threads
         self.memoryLimit = memoryLimit
     }

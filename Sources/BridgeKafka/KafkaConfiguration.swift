@@ -59,6 +59,62 @@ final class KafkaConfiguration {
     }
 }
 
+/// librdkafka's verdict on one property set on its own, as `validate` asks for it: no client is made and nothing
+/// connects, librdkafka only checks the name and the value.
+package enum KafkaPropertyCheck: Equatable, Sendable {
+    /// librdkafka takes it (or it is left to the sink's start, see `check`).
+    case accepted
+    /// librdkafka has no property of that name.
+    case unknown
+    /// librdkafka refuses the value; the reason (without the value, none for a secret property) follows.
+    case invalidValue(reason: String)
+
+    /// Sets `name` to `value` on a configuration of its own. `plugin.*` properties are accepted unchecked: setting
+    /// one loads a shared library, which only the sink's start may do.
+    package static func check(name: String, value: String) -> KafkaPropertyCheck {
+        if name.hasPrefix("plugin.") { return .accepted }
+        guard let raw = rd_kafka_conf_new() else { return .accepted }  // no memory: the sink's start will say
+        defer { rd_kafka_conf_destroy(raw) }
+        var errorText = [CChar](repeating: 0, count: 512)
+        switch rd_kafka_conf_set(raw, name, value, &errorText, errorText.count) {
+        case RD_KAFKA_CONF_OK: return .accepted
+        case RD_KAFKA_CONF_UNKNOWN: return .unknown
+        default: return .invalidValue(reason: KafkaSettingsText.refusal(errorText, key: name, value: value))
+        }
+    }
+}
+
+extension KafkaProducerSettings {
+    /// Why librdkafka refuses these settings together (what `rd_kafka_new` checks beyond each property: a CA file
+    /// that cannot be read, `max.in.flight.requests.per.connection` beyond what idempotence allows), or nil. It makes
+    /// a producer without brokers, which connects nowhere, and destroys it at once; `plugin.*` properties are left
+    /// out (setting one loads a library, which the sink's own producer does). Blocks for milliseconds.
+    package func refusal() -> String? {
+        let properties: [(key: String, value: String)]
+        do {
+            properties = try librdkafkaProperties().filter {
+                $0.key != "bootstrap.servers" && !$0.key.hasPrefix("plugin.")
+            }
+        } catch {
+            return error.message
+        }
+        let configuration: KafkaConfiguration
+        do {
+            configuration = try KafkaConfiguration.make(properties + [("log_level", "0")])
+        } catch {
+            return error.message
+        }
+        var errorText = [CChar](repeating: 0, count: 512)
+        let made = configuration.consume { rd_kafka_new(RD_KAFKA_PRODUCER, $0, &errorText, errorText.count) }
+        guard let made else {
+            let reason = errorText.withUnsafeBufferPointer { PeerText.string($0.baseAddress) }
+            return Redactor(secrets: secretValues).redact(reason)
+        }
+        rd_kafka_destroy(made)
+        return nil
+    }
+}
+
 /// Wording of librdkafka's refusals, with secrets kept out.
 enum KafkaSettingsText {
     /// `: <librdkafka's reason>` with the value cut out (it may be a password), or "" for a secret property,

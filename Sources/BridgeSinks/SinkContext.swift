@@ -1,3 +1,4 @@
+package import BridgeConfig
 public import BridgeHTTP
 public import BridgeSystem
 package import Synchronization
@@ -90,8 +91,10 @@ package struct SinkProbeContext: Sendable {
     package var encoder: EventEncoder
     /// `--send-test-event`: deliver a test event instead of only probing.
     package var sendTestEvent: Bool
-    /// The collection a test event names (the first subscription's).
-    package var testCollection: String
+    /// The subscribed collections and the events this sink takes: a broker sink checks the topic or subject of each.
+    package var scope: SinkScope
+    /// The collection a test event names (the first this sink takes).
+    package var testCollection: String { scope.collections.first ?? "" }
     /// HTTP for probes that need it, verifying like deliveries do (tests inject a fake).
     package var transport: any HTTPTransport
     /// Logs (stderr).
@@ -99,14 +102,14 @@ package struct SinkProbeContext: Sendable {
 
     /// Creates a context.
     package init(
-        index: Int, userAgent: String, encoder: EventEncoder = .plain, sendTestEvent: Bool, testCollection: String,
+        index: Int, userAgent: String, encoder: EventEncoder = .plain, sendTestEvent: Bool, scope: SinkScope,
         transport: any HTTPTransport, logger: Logger
     ) {
         self.index = index
         self.userAgent = userAgent
         self.encoder = encoder
         self.sendTestEvent = sendTestEvent
-        self.testCollection = testCollection
+        self.scope = scope
         self.transport = transport
         self.logger = logger
     }

@@ -14,12 +14,14 @@
 /// Starts a daemon with its own polling thread(s) (epoll/poll chosen by MHD_USE_AUTO), bound to `addr`.
 /// `ipv6` must be set for an AF_INET6 address; `dual_stack` also accepts IPv4 on it (for `::`).
 /// `thread_pool_size` > 1 runs that many polling threads. `memory_limit` bounds the per-connection buffer for the
-/// request line and headers (oversized requests get 431/414 and are closed). Returns NULL on failure (errno set
-/// by the failing bind/listen, e.g. EADDRINUSE).
+/// request line and headers (oversized requests get 431/414 and are closed). `per_ip_connection_limit` bounds the
+/// connections of one client address (more are closed at once). Returns NULL on failure (errno set by the failing
+/// bind/listen, e.g. EADDRINUSE).
 static inline struct MHD_Daemon *cmhd_start_daemon(const struct sockaddr *addr, int ipv6, int dual_stack,
                                                    MHD_AccessHandlerCallback handler, void *handler_cls,
                                                    unsigned int connection_timeout_seconds,
                                                    unsigned int connection_limit,
+                                                   unsigned int per_ip_connection_limit,
                                                    unsigned int thread_pool_size,
                                                    size_t memory_limit) {
     unsigned int flags = MHD_USE_AUTO_INTERNAL_THREAD;
@@ -32,6 +34,7 @@ static inline struct MHD_Daemon *cmhd_start_daemon(const struct sockaddr *addr, 
                             MHD_OPTION_SOCK_ADDR, addr,
                             MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout_seconds,
                             MHD_OPTION_CONNECTION_LIMIT, connection_limit,
+                            MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip_connection_limit,
                             MHD_OPTION_THREAD_POOL_SIZE, thread_pool_size > 1 ? thread_pool_size : 0u,
                             MHD_OPTION_CONNECTION_MEMORY_LIMIT, memory_limit,
                             MHD_OPTION_END);

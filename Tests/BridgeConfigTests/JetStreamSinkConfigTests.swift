@@ -82,4 +82,29 @@ import Testing
         let typo = issues(yaml(["  servers: [\"nats://h:4222\"]", "  subject: \"directus.{colection}\""]))
         #expect(typo.count == 1 && typo[0].contains("unknown placeholder \"{colection}\""), "\(typo)")
     }
+
+    /// `yaml(lines)` subscribed to `collections` (in this order) instead of `articles` alone.
+    func yaml(_ lines: [String], subscribing collections: [String]) -> String {
+        let subscriptions = collections.map { "  - collection: \"\($0)\"\n" }.joined()
+        return yaml(lines).replacingOnce("  - collection: articles\n", with: subscriptions)
+    }
+
+    /// The subject is rendered for every collection the sink takes, the default template included: a collection
+    /// name with a space, a wildcard token or letters beyond ASCII gives no publishable subject, and every event of
+    /// that collection would have been rejected and passed over at run time, with `validate` saying ok.
+    @Test func theSubjectOfEverySubscribedCollectionIsChecked() {
+        for collection in ["blog posts", "*", ">", "Über"] {
+            for subject in [[], ["  subject: \"cdc.{collection}.{event}\""]] {
+                let found = issues(
+                    yaml(["  servers: [\"nats://h:4222\"]"] + subject, subscribing: ["articles", collection]))
+                #expect(found.count == 1, "\(collection) \(subject): \(found)")
+                #expect(found.first?.contains("is not a NATS subject") == true, "\(found)")
+                #expect(found.first?.contains("for collection \"\(collection)\"") == true, "\(found)")
+            }
+            let filtered = ["  servers: [\"nats://h:4222\"]", "  collections: [articles]"]
+            #expect(issues(yaml(filtered, subscribing: ["articles", collection])) == ["<valid>"], "\(collection)")
+            let fixed = ["  servers: [\"nats://h:4222\"]", "  subject: cdc.{event}"]
+            #expect(issues(yaml(fixed, subscribing: ["articles", collection])) == ["<valid>"], "\(collection)")
+        }
+    }
 }

@@ -6,6 +6,7 @@ import BridgeActivity
 import BridgeSinks
 import BridgeTestSupport
 import Foundation
+import Synchronization
 import Testing
 
 @Suite struct LoaderFileTests {
@@ -67,5 +68,47 @@ import Testing
         // The process environment is never read: HOME is set for every test process, yet undefined here.
         let yaml = minimalYAML.replacingOnce("secret-token", with: "${HOME}")
         #expect(issues(yaml).first?.contains("undefined variable \"HOME\"") == true)
+    }
+
+    /// Reads `path` with `files` on a thread of its own and waits at most `seconds` for the answer (nil: none came).
+    func readWithDeadline(_ path: String, _ files: LocalFileSystem, seconds: Int) -> Result<[UInt8], ConfigFileProblem>? {
+        let answer = Mutex<Result<[UInt8], ConfigFileProblem>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            let result = files.readFile(atPath: path)
+            answer.withLock { $0 = result }
+            done.signal()
+        }
+        _ = done.wait(timeout: .now() + .seconds(seconds))
+        return answer.withLock { $0 }
+    }
+
+    /// A named pipe given as the configuration (or a `*_file`, `ca_file`) by mistake: `open` waited for a writer
+    /// forever, so `validate` and `run` hung without a word. Now nothing written within the wait is a problem naming
+    /// the pipe; a writer that comes within it is read as before.
+    @Test func aNamedPipeNothingWritesToIsAProblemNotAHang() throws {
+        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "config-fifo")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("bridge.yaml").path
+        try #require(mkfifo(path, 0o600) == 0)
+        defer {
+            // Releases a reader still blocked in open (the defect): a writer that opens and closes gives it EOF.
+            let writer = open(path, O_WRONLY | O_NONBLOCK)
+            if writer >= 0 { close(writer) }
+        }
+        let files = LocalFileSystem(pipeWait: .seconds(1))
+        let silent = readWithDeadline(path, files, seconds: 30)
+        #expect(silent?.failure?.reason.contains("named pipe") == true, "\(String(describing: silent))")
+
+        // A writer that comes within the wait is read in full.
+        Thread.detachNewThread {
+            Thread.sleep(forTimeInterval: 0.2)
+            let writer = open(path, O_WRONLY)
+            guard writer >= 0 else { return }
+            _ = "ok: yes\n".withCString { write(writer, $0, 8) }
+            close(writer)
+        }
+        let written = readWithDeadline(path, LocalFileSystem(pipeWait: .seconds(20)), seconds: 60)
+        #expect((try? written?.get()).map { String(decoding: $0, as: UTF8.self) } == "ok: yes\n")
     }
 }

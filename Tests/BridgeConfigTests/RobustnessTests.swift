@@ -38,4 +38,38 @@ import Testing
             check(lines.joined(separator: "\n"))
         }
     }
+
+    /// A query nested 10,000 levels deep (a 20 KB file) overflowed the stack: `validate` and `run` died of SIGSEGV
+    /// (exit 139), and a million levels took minutes first. Nesting is bounded where the tree is built, in flow and
+    /// block style alike, and the message says where.
+    @Test(arguments: [(YAMLTreeBuilder.maximumDepth + 1, true), (10_000, true), (1_000_000, true), (100, false)])
+    func deepNestingIsAnIssueNotACrash(depth: Int, refused: Bool) {
+        let flow = minimalYAML.replacingOnce(
+            "  - collection: articles\n",
+            with: "  - collection: articles\n    query:\n      filter: "
+                + String(repeating: "[", count: depth) + String(repeating: "]", count: depth) + "\n")
+        let found = issues(flow)
+        if refused {
+            #expect(found.count == 1 && found.first?.contains("nested deeper than") == true, "\(found.prefix(1))")
+            #expect(found.first?.hasPrefix("bridge.yaml:8:") == true, "\(found.prefix(1))")
+        } else {
+            #expect(found == ["<valid>"], "\(found)")
+        }
+    }
+
+    @Test func deepBlockNestingIsAnIssueToo() {
+        let levels = (0..<1_000).map { String(repeating: "  ", count: $0 + 3) + "k\($0):" }.joined(separator: "\n")
+        let block = minimalYAML.replacingOnce(
+            "  - collection: articles\n", with: "  - collection: articles\n    query:\n" + levels + " 1\n")
+        #expect(issues(block).first?.contains("nested deeper than") == true)
+    }
+
+    /// Aliases cannot nest deeper than the text: an anchored list of 200 levels used 200 levels down is refused.
+    @Test func aliasesDoNotNestDeeperEither() {
+        let deep = String(repeating: "[", count: 200) + String(repeating: "]", count: 200)
+        let inner = String(repeating: "[", count: 200) + "*deep" + String(repeating: "]", count: 200)
+        let yaml = "x-deep: &deep \(deep)\n" + minimalYAML.replacingOnce(
+            "  - collection: articles\n", with: "  - collection: articles\n    query:\n      filter: \(inner)\n")
+        #expect(issues(yaml).first?.contains("nested deeper than") == true, "\(issues(yaml).prefix(1))")
+    }
 }

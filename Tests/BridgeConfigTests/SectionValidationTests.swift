@@ -20,6 +20,31 @@ import Testing
         #expect(valid.delivery.maxQueueBytes == 256 << 20, "the default")
     }
 
+    /// Intervals that run a loop have a floor: a typo such as `poll_interval: 5ms` for `5s`, or `1ns`, made the
+    /// bridge read the activity log in a tight loop (half a core, and Directus hammered with REST reads), ping
+    /// Directus in one (`heartbeat`), write 260,000 stats lines in 8 s (`stats_interval`), or report a JetStream
+    /// broker failing ten times a second (`ack_timeout`, republishing meanwhile). `validate` said ok to all of them.
+    @Test func intervalsThatRunALoopHaveAFloor() {
+        let jetstream = "  - type: jetstream\n    servers: [\"nats://h:4222\"]\n    ack_timeout: 10ms\n"
+        let cases: [(String, String)] = [
+            (minimalYAML + "delivery:\n  poll_interval: 1ns\n", "delivery.poll_interval must be at least 100ms, got 1ns"),
+            (minimalYAML + "delivery:\n  poll_interval: 5ms\n", "delivery.poll_interval must be at least 100ms, got 5ms"),
+            (minimalYAML.replacingOnce("  auth:\n", with: "  heartbeat: 25ms\n  auth:\n"),
+             "directus.heartbeat must be at least 1s, got 25ms"),
+            (minimalYAML + "log:\n  stats_interval: 1ns\n", "log.stats_interval must be 0s (off) or at least 100ms, got 1ns"),
+            (minimalYAML.replacingOnce("  - type: ndjson\n", with: jetstream),
+             "sinks[0].ack_timeout must be at least 100ms, got 10ms"),
+        ]
+        for (yaml, message) in cases {
+            let found = issues(yaml)
+            #expect(found.count == 1 && found.first?.hasSuffix(message) == true, "\(message): \(found)")
+        }
+        let floors =
+            minimalYAML.replacingOnce("  auth:\n", with: "  heartbeat: 1s\n  auth:\n")
+            + "delivery:\n  poll_interval: 100ms\nlog:\n  stats_interval: 0s\n"
+        #expect(issues(floors) == ["<valid>"])
+    }
+
     @Test func maxQueueBytesTakesBytesOrASizeWithAUnit() throws {
         for (text, bytes) in [("2MiB", 2 << 20), ("1GiB", 1 << 30), ("1048576", 1 << 20), ("4096KiB", 4 << 20)] {
             #expect(try config(minimalYAML + "delivery:\n  max_queue_bytes: \(text)\n").delivery.maxQueueBytes == bytes)

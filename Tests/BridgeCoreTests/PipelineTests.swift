@@ -5,6 +5,7 @@ import BridgeSystem
 @testable import BridgeActivity
 @testable import BridgeSinks
 import Foundation
+import Synchronization
 import Testing
 
 func makeEvent(_ n: Int, collection: String = "articles", event: ChangeEvent = .create) -> EncodedEvent {
@@ -124,6 +125,49 @@ final class RecordingRecorder: ProgressRecorder, @unchecked Sendable {
             guard let error = error as? SinkError else { return false }
             return error.isRetriable && error.message.contains("No space left")
         }
+    }
+}
+
+/// `path` naming a named pipe whose reader is not there (yet): `run` blocked in `open` before it logged a word, and
+/// SIGTERM could not stop it (exit 1 at the second signal). The sink now opens without waiting and the runner retries
+/// until a reader comes, like any sink that cannot deliver yet.
+@Suite struct NDJSONNamedPipeTests {
+    @Test func aNamedPipeWithoutAReaderIsARetriableErrorUntilOneComes() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("ndjson-fifo-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("events.fifo").path
+        try #require(mkfifo(path, 0o600) == 0)
+        // Before the fix the sink's open waited for a reader: one that opens and closes releases it.
+        let opened = DispatchSemaphore(value: 0)
+        let made = Mutex<NDJSONSink?>(nil)
+        Thread.detachNewThread {
+            let sink = try? NDJSONSink(path: path, fsync: .interval)
+            made.withLock { $0 = sink }
+            opened.signal()
+        }
+        let returned = opened.wait(timeout: .now() + .seconds(10)) == .success
+        if !returned {
+            let release = open(path, O_RDONLY | O_NONBLOCK)
+            _ = opened.wait(timeout: .now() + .seconds(10))
+            close(release)
+        }
+        #expect(returned, "opening the sink waited for a reader")
+        let sink = try #require(made.withLock { $0 })
+        #expect {
+            try sink.accept([makeEvent(1)])
+        } throws: { error in
+            guard let error = error as? SinkError else { return false }
+            return error.isRetriable && error.message.contains("no reader")
+        }
+        let reader = open(path, O_RDONLY | O_NONBLOCK)
+        try #require(reader >= 0)
+        defer { close(reader) }
+        try sink.accept([makeEvent(2)])
+        var bytes = [UInt8](repeating: 0, count: 64)
+        let count = read(reader, &bytes, bytes.count)
+        #expect(count > 0 && String(decoding: bytes.prefix(max(count, 0)), as: UTF8.self) == "{\"n\":2}\n")
+        try sink.close()
     }
 }
 

@@ -13,6 +13,26 @@ final class RawClient {
         socket = try Socket.connect(to: address, deadline: .now + .seconds(5))
     }
 
+    /// A blocking connection to `address` from `source` (an address of this host: another client, as the server
+    /// sees it; every 127.x.y.z is loopback).
+    init(_ address: SocketAddress, from source: SocketAddress) throws {
+        let fd = Glibc.socket(source.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw SystemError(operation: "socket", errno: errno) }
+        let bound = source.withUnsafeSocketAddressBytes { raw, length in
+            bind(fd, raw.assumingMemoryBound(to: sockaddr.self), socklen_t(length))
+        }
+        let connected = bound == 0 ? address.withUnsafeSocketAddressBytes { raw, length in
+            Glibc.connect(fd, raw.assumingMemoryBound(to: sockaddr.self), socklen_t(length))
+        } : -1
+        guard connected == 0 else {
+            let code = errno
+            close(fd)
+            throw SystemError(operation: bound == 0 ? "connect" : "bind", errno: code)
+        }
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        socket = Socket(adopting: fd, remoteAddress: address)
+    }
+
     /// Sends every byte (waiting while the kernel buffer is full); false when the server closed the connection.
     @discardableResult
     func send(_ text: String) -> Bool { send(Array(text.utf8)) }

@@ -129,7 +129,7 @@ import Testing
         let server = try HTTPServer(
             address: loopback(),
             routes: testRoutes(),
-            options: HTTPServerOptions(connectionLimit: 4)
+            options: HTTPServerOptions(connectionLimit: 4, perClientLimit: 4)
         )
         let idle = try (0..<4).map { _ in try RawClient(server.boundAddresses[0]) }
         for client in idle { client.send("GET /hello HTTP/1.1\r\nHost: x\r\n") }  // unfinished
@@ -141,6 +141,23 @@ import Testing
         for client in idle { client.socket.shutdown() }
         #expect(extra.readResponse()?.status == 200)
         try expectServing(server)
+    }
+
+    /// One client holding every connection with headers it trickles (the idle timeout restarts with each byte) kept
+    /// every other client out for as long as it liked: a scraper, `/healthz` for the orchestrator's liveness probe,
+    /// which then restarts the bridge again and again. A client (an address) now gets a share of the connections.
+    @Test func oneClientCannotTakeEveryConnection() throws {
+        let server = try HTTPServer(
+            address: loopback(),
+            routes: testRoutes(),
+            options: HTTPServerOptions(connectionLimit: 8)
+        )
+        let hogs = try (0..<8).map { _ in try RawClient(server.boundAddresses[0]) }
+        for hog in hogs { hog.send("GET /hello HTTP/1.1\r\nHost: x\r\n") }  // unfinished, kept alive
+        let other = try RawClient(server.boundAddresses[0], from: loopback("127.0.0.2"))
+        other.send("GET /hello HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(other.readResponse(timeout: .seconds(5))?.status == 200, "another client was kept out")
+        for hog in hogs { hog.socket.shutdown() }
     }
 
     @Test func clientThatNeverReadsItsResponseDoesNotBlockOthers() throws {

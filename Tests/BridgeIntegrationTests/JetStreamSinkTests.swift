@@ -203,6 +203,38 @@ import Testing
         #expect(stored.first?.event["type"] as? String == "directus.bridge.test")
     }
 
+    /// A stream that takes the subjects of one subscribed collection only overlaps the sink's pattern
+    /// (`directus.*.*`) as well as one that takes them all: `check` asks for every subject the sink publishes to. It
+    /// said ok before, and the other collection's events then found no stream at run time (no responders), waiting
+    /// at the sink's cursor forever.
+    @Test func checkFailsWhenNoStreamTakesTheSubjectsOfASubscribedCollection() throws {
+        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "jetstream-check-partial")
+        let server = try NATSServer(name: "partial", in: directory)
+        try server.start()
+        let created = try PythonTool.run(
+            script: "broker_peers/nats_admin.py",
+            arguments: ["create-stream", server.url, "ARTICLES", "directus.articles.*", "--replicas", "1"])
+        try #require(created.status == 0, "create-stream: \(created.stderr)")
+        let emulator = try Emulator()
+        defer { emulator.stop() }
+        func check(_ extra: String) throws -> (code: Int32?, line: String) {
+            let run = try TestEnvironment.makeTemporaryDirectory(prefix: "jetstream-check-partial-run")
+            try webhookConfig(url: emulator.url, sinks: sinks([server], extra))
+                .replacingOccurrences(
+                    of: "  - collection: articles\n", with: "  - collection: articles\n  - collection: comments\n")
+                .write(to: run.appendingPathComponent("bridge.yaml"), atomically: true, encoding: .utf8)
+            let process = try BridgeProcess(arguments: ["check", "--config", "bridge.yaml"], directory: run)
+            let code = process.waitForExit(timeout: 60)
+            return (code, process.lines.first { $0.contains("jetstream nats://") } ?? "missing: \(process.lines)")
+        }
+        let both = try check("")
+        #expect(both.code == 1 && both.line.hasPrefix("FAIL "), "\(both.line)")
+        #expect(both.line.contains("no stream takes directus.comments.create"), "\(both.line)")
+        // The sink that takes articles only is served by that stream.
+        let articles = try check("collections: [articles]")
+        #expect(articles.line.hasPrefix("ok   ") && articles.line.contains("stream ARTICLES"), "\(articles.line)")
+    }
+
     @Test func aRefusedCredentialIsLoggedAndMakesReadinessFail() throws {
         let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "jetstream-auth")
         let server = try NATSServer(

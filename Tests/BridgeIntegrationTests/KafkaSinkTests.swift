@@ -265,4 +265,51 @@ import Testing
             nowhere.code == 1 && nowhere.line.hasPrefix("FAIL ") && nowhere.line.contains("reachable"),
             "\(nowhere.line)")
     }
+
+    /// `check` describes the topic of every collection the sink takes, not only the first subscription's: with
+    /// `directus.{collection}` and a second subscription whose topic was missing (a cluster that does not create
+    /// topics), it said ok, and that collection's events then waited at the sink's cursor forever at run time; a
+    /// sink that takes only the second collection had a topic it never uses checked instead of its own. (The mock
+    /// cluster creates every topic it is asked about, so the test tells by the topics the line names.)
+    @Test func checkDescribesTheTopicOfEverySubscribedCollection() throws {
+        let cluster = try KafkaMockPeer(brokers: 1)
+        try cluster.createTopic(Self.topic, partitions: 2, replicationFactor: 1)
+        let emulator = try Emulator()
+        defer { emulator.stop() }
+        func check(_ extra: String) throws -> (code: Int32?, line: String) {
+            let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "kafka-check-every")
+            try webhookConfig(url: emulator.url, sinks: sinks(cluster.bootstrapServers, extra))
+                .replacingOccurrences(
+                    of: "  - collection: articles\n", with: "  - collection: articles\n  - collection: comments\n")
+                .write(to: directory.appendingPathComponent("bridge.yaml"), atomically: true, encoding: .utf8)
+            let run = try BridgeProcess(arguments: ["check", "--config", "bridge.yaml"], directory: directory)
+            let code = run.waitForExit(timeout: 60)
+            return (code, run.lines.first { $0.contains("kafka 127.0.0.1") } ?? "missing: \(run.lines) \(run.stderr)")
+        }
+        let both = try check("")
+        #expect(both.code == 0 && both.line.hasPrefix("ok   "), "\(both.line)")
+        #expect(both.line.contains("topic \(Self.topic): 2 partitions"), "\(both.line)")
+        #expect(both.line.contains("topic directus.comments: "), "\(both.line)")
+        let comments = try check("collections: [comments]")
+        #expect(comments.line.hasPrefix("ok   ") && comments.line.contains("topic directus.comments: "), "\(comments.line)")
+        #expect(!comments.line.contains(Self.topic), "\(comments.line)")
+    }
+
+    /// Settings librdkafka accepts one by one but refuses when the producer is made (a CA file that is not there,
+    /// `max.in.flight.requests.per.connection` beyond what idempotence allows) stopped `run` at the sink's start with
+    /// exit 1, "unexpected internal failure"; a configuration error is 78. Nothing needs to listen at the brokers.
+    @Test func settingsLibrdkafkaRefusesTogetherStopRunWithTheConfigurationExitCode() throws {
+        let emulator = try Emulator()
+        defer { emulator.stop() }
+        for properties in [
+            "      security.protocol: SSL\n      ssl.ca.location: /nonexistent/ca.pem\n",
+            "      max.in.flight.requests.per.connection: \"50\"\n",
+        ] {
+            let sink = "  - type: kafka\n    brokers: [\"127.0.0.1:1\"]\n    properties:\n" + properties
+            let bridge = try BridgeProcess.run(config: webhookConfig(url: emulator.url, sinks: sink, mode: "activity"))
+            let code = bridge.waitForExit(timeout: 60)
+            #expect(code == 78, "\(properties): \(bridge.stderr.suffix(1500))")
+            #expect(bridge.stderr.contains("librdkafka"), "\(bridge.stderr.suffix(1500))")
+        }
+    }
 }

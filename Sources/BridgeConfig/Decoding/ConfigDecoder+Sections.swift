@@ -6,7 +6,7 @@ extension ConfigDecoder {
         let map = section(root, "delivery", keys: ConfigKeys.delivery)
         let defaults = DeliveryConfig()
         let mode = choice(map, "mode", default: defaults.mode)
-        let pollInterval = duration(map, "poll_interval", default: defaults.pollInterval)
+        let pollInterval = duration(map, "poll_interval", default: defaults.pollInterval, atLeast: .milliseconds(100))
         var stateDir = defaults.stateDir
         if let node = map["state_dir"], let scalar = scalar(node, field: "delivery.state_dir", expected: "a path") {
             if scalar.text.isEmpty {
@@ -54,7 +54,8 @@ extension ConfigDecoder {
         {
             config.format = format
         }
-        config.statsInterval = duration(map, "stats_interval", default: config.statsInterval, allowZero: true)
+        config.statsInterval = duration(
+            map, "stats_interval", default: config.statsInterval, allowZero: true, atLeast: .milliseconds(100))
         config.progressInterval = duration(map, "progress_interval", default: config.progressInterval)
         return config
     }

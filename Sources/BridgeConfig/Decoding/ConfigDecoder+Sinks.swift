@@ -27,6 +27,7 @@ extension ConfigDecoder {
             let collections = collectionFilter(map, subscribed: subscribed)
             let events = events(map, "events", allowed: EventKind.allCases, default: [])
             let format = choice(map, "format", default: EventFormat.event)
+            sinkScope = SinkScope(collections: collections, events: events, subscribed: subscribed)
             guard let settings = type.decode(&self, map) else { continue }
             result.append(
                 SinkConfig(

@@ -20,6 +20,8 @@ package struct ConfigDecoder {
     var stateDirectoryText = ""
     /// What relative paths are resolved against.
     let workingDirectory = ConfiguredPath.workingDirectory()
+    /// What the sink entry being decoded takes, set by `decodeSinks` before the entry's type reads its own keys.
+    package internal(set) var sinkScope = SinkScope(collections: [], events: [], subscribed: [])
 
     /// A decoder whose issues name `path`, for a file whose sinks may be of `sinkTypes`.
     package init(path: String, files: any ConfigFileSystem, sinkTypes: [SinkConfigType]) {
@@ -183,14 +185,18 @@ package struct ConfigDecoder {
         _ map: MappingView,
         _ key: String,
         default fallback: Duration,
-        allowZero: Bool = false
+        allowZero: Bool = false,
+        atLeast minimum: Duration? = nil
     ) -> Duration {
         guard let node = map[key] else { return fallback }
-        return duration(node, field: map.field(key), allowZero: allowZero) ?? fallback
+        return duration(node, field: map.field(key), allowZero: allowZero, atLeast: minimum) ?? fallback
     }
 
-    /// A duration at `node`, or nil (reported).
-    package mutating func duration(_ node: YAMLNode, field: String, allowZero: Bool) -> Duration? {
+    /// A duration at `node`, or nil (reported). With `minimum`, a shorter one (other than an allowed zero) is
+    /// reported: intervals that run a loop have a floor, so a typo (`5ms` for `5s`) cannot make the bridge spin.
+    package mutating func duration(
+        _ node: YAMLNode, field: String, allowZero: Bool, atLeast minimum: Duration? = nil
+    ) -> Duration? {
         guard let scalar = scalar(node, field: field, expected: "a duration such as \"10s\"") else { return nil }
         guard let value = DurationText.parse(scalar.text) else {
             report(
@@ -202,6 +208,11 @@ package struct ConfigDecoder {
         }
         if value == .zero, !allowZero {
             report("\(field) must be longer than 0", at: node.mark)
+            return nil
+        }
+        if let minimum, value < minimum, !(allowZero && value == .zero) {
+            let floor = allowZero ? "0s (off) or at least" : "at least"
+            report("\(field) must be \(floor) \(DurationText.format(minimum)), got \(scalar.text)", at: node.mark)
             return nil
         }
         return value

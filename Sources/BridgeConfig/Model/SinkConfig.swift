@@ -69,3 +69,23 @@ extension SinkSettings where Self: Equatable {
     /// Equal when `other` is of the same type and equal.
     public func isEqual(to other: any SinkSettings) -> Bool { (other as? Self) == self }
 }
+
+/// The collections and events whose events a sink entry takes: its `collections` and `events` filters, or every
+/// subscribed collection and every event (snapshots included: `resync` may start one at any time). A broker sink's
+/// topic or subject template must give a valid name for each.
+package struct SinkScope: Sendable, Equatable {
+    /// The subscribed collections the sink takes, each once, in file order.
+    package var collections: [String]
+    /// The events the sink takes.
+    package var events: [EventKind]
+
+    /// The scope of a sink whose filters are `collections` and `events` (empty: all) among the `subscribed`
+    /// collections.
+    package init(collections: [String], events: [EventKind], subscribed: [String]) {
+        var seen: Set<String> = []
+        self.collections = subscribed.filter {
+            (collections.isEmpty || collections.contains($0)) && seen.insert($0).inserted
+        }
+        self.events = events.isEmpty ? EventKind.allCases : events
+    }
+}

@@ -117,6 +117,15 @@ package struct YAMLNode: Sendable, Equatable {
         }
     }
 
+    /// How many lists and mappings deep this tree is (0 for a scalar), used to bound nesting through aliases.
+    package var depth: Int {
+        switch content {
+        case .scalar: 0
+        case .sequence(let items): 1 + (items.map(\.depth).max() ?? 0)
+        case .mapping(let entries): 1 + (entries.map(\.value.depth).max() ?? 0)
+        }
+    }
+
     /// How many nodes this tree holds, used to bound alias expansion.
     package var nodeCount: Int {
         switch content {

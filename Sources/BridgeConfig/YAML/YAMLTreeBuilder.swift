@@ -7,6 +7,11 @@
 package struct YAMLTreeBuilder {
     /// The most nodes aliases may add to the tree.
     package static let maximumExpandedNodes = 10_000
+    /// The deepest nesting of lists and mappings. The tree and everything made of it (queries, their JSON, the
+    /// dump) are walked recursively: 10,000 levels (a 20 KB file) overflowed the stack. A Directus query needs a few
+    /// dozen at most.
+    package static let maximumDepth = 256
+    private static let tooDeep = "lists and mappings nested deeper than \(maximumDepth) levels; flatten the value"
 
     private enum PendingKey {
         case key(String, SourceMark)
@@ -94,10 +99,12 @@ package struct YAMLTreeBuilder {
         case .alias(let anchor, let mark):
             return expandAlias(anchor, at: mark)
         case .sequenceStart(let anchor, let tag, let mark):
+            guard withinDepth(at: mark) else { return false }
             _ = checkTag(tag, at: mark)
             stack.append(.sequence(start: mark, anchor: anchor, items: []))
             return true
         case .mappingStart(let anchor, let tag, let mark):
+            guard withinDepth(at: mark) else { return false }
             _ = checkTag(tag, at: mark)
             stack.append(.mapping(start: mark, anchor: anchor, entries: [], pending: nil, firstSeen: [:]))
             return true
@@ -110,6 +117,13 @@ package struct YAMLTreeBuilder {
             complete(YAMLNode(.mapping(entries), at: start), anchor: anchor)
             return true
         }
+    }
+
+    /// Whether a list or mapping may open at `mark`; reports it (parsing stops) when it would be too deep.
+    private mutating func withinDepth(at mark: SourceMark) -> Bool {
+        guard stack.count >= Self.maximumDepth else { return true }
+        report(Self.tooDeep, at: mark)
+        return false
     }
 
     /// True when the next completed node is a mapping key.
@@ -125,6 +139,10 @@ package struct YAMLTreeBuilder {
             placeholder.alreadyReported = true
             complete(YAMLNode(.scalar(placeholder), at: mark), anchor: nil)
             return true
+        }
+        guard stack.count + node.depth <= Self.maximumDepth else {
+            report(Self.tooDeep, at: mark)
+            return false
         }
         expandedNodes += node.nodeCount
         if expandedNodes > Self.maximumExpandedNodes {

@@ -114,7 +114,9 @@ public final class BridgeCheck: Sendable {
                 userAgent: userAgent,
                 encoder: EventEncoder(format: sink.format, source: config.directus.restBaseURL),
                 sendTestEvent: sendTestEvent,
-                testCollection: config.subscriptions.first?.collection ?? "",
+                scope: SinkScope(
+                    collections: sink.collections, events: sink.events,
+                    subscribed: config.subscriptions.map(\.collection)),
                 transport: webhookTransport,
                 logger: logger.child(label: "check")
             )

@@ -120,10 +120,11 @@ package struct JetStreamSinkConfig: SinkSettings, Equatable {
             decoder.report("\(map.field("servers")): list at least one server", at: node.mark)
         }
         var config = JetStreamSinkConfig(servers: servers.map(\.text))
-        if let subject = decoder.string(map, "subject") {
-            config.subject = subject
+        if let subject = decoder.string(map, "subject") { config.subject = subject }
+        // Absent or empty: the default, checked too. A list or a failed interpolation was reported already.
+        if map["subject"].map({ $0.scalar.map { !$0.alreadyReported } ?? false }) ?? true {
             EventNameTemplate.check(
-                subject, key: "subject", &decoder, map,
+                config.subject, key: "subject", &decoder, map,
                 refusal: "is not a NATS subject (dot-separated tokens without spaces or wildcards)"
             ) { name throws(NATSError) in try NATSSubject.validate(name) }
         }
@@ -134,7 +135,8 @@ package struct JetStreamSinkConfig: SinkSettings, Equatable {
         }
         config.maxOutstanding = decoder.integer(
             map, "max_outstanding", default: defaultMaxOutstanding, range: maxOutstandingRange)
-        config.ackTimeout = decoder.duration(map, "ack_timeout", default: defaultAckTimeout)
+        config.ackTimeout = decoder.duration(
+            map, "ack_timeout", default: defaultAckTimeout, atLeast: .milliseconds(100))
         return present && !servers.isEmpty ? config : nil
     }
 

@@ -73,6 +73,27 @@ package enum JetStreamSinkType: SinkType {
                 check, JetStreamBrokerClient.neverAcknowledges(silent),
                 remedy: "make \(silent[0]) acknowledge publishes (no_ack false: nats stream edit \(silent[0]) --ack)")
         }
+        // A stream that takes some of the subjects (`directus.articles.*`) overlaps the pattern too; the events of the
+        // others would find no stream (no responders) and wait at the sink's cursor forever. So every subject the sink
+        // may publish to is asked for.
+        var asked: Set<String> = []
+        for collection in context.scope.collections {
+            for event in context.scope.events {
+                let subject = template.render(collection: collection, event: event.rawValue)
+                guard asked.insert(subject).inserted else { continue }
+                do {
+                    if try await publisher.streamNames(matching: subject, timeout: .seconds(5)).isEmpty {
+                        return .fail(
+                            check,
+                            "no stream takes \(subject) (the \(event.rawValue) events of collection \(collection))",
+                            remedy: "add it to the subjects of \(stream) (nats stream edit \(stream) --subjects …)")
+                    }
+                } catch {
+                    let text = (error as? NATSError).map(JetStreamBrokerClient.describe) ?? "\(error)"
+                    return .fail(check, "cannot list streams: \(text)", remedy: "check that JetStream is enabled")
+                }
+            }
+        }
         let covered = "stream \(streams.joined(separator: ", ")) takes \(pattern)"
         guard context.sendTestEvent else { return .ok(check, "connected; \(covered)") }
         let test = WebhookTestEvent(collection: context.testCollection, encoder: context.encoder)

@@ -80,10 +80,12 @@ package struct KafkaSinkConfig: SinkSettings, Equatable {
             decoder.report("\(map.field("brokers")): list at least one broker", at: node.mark)
         }
         var config = KafkaSinkConfig(brokers: brokers.map(\.text))
-        if let topic = decoder.string(map, "topic") {
-            config.topic = topic
+        if let topic = decoder.string(map, "topic") { config.topic = topic }
+        // Absent or empty: the default, checked too. A list or a failed interpolation was reported already.
+        if map["topic"].map({ $0.scalar.map { !$0.alreadyReported } ?? false }) ?? true {
             EventNameTemplate.check(
-                topic, key: "topic", &decoder, map, refusal: "is not a Kafka topic name (1-249 of a-z A-Z 0-9 . _ -)"
+                config.topic, key: "topic", &decoder, map,
+                refusal: "is not a Kafka topic name (1-249 of a-z A-Z 0-9 . _ -)"
             ) { name throws(KafkaError) in try KafkaTopicName.validate(name) }
         }
         config.properties = properties(&decoder, map)
@@ -114,6 +116,13 @@ package struct KafkaSinkConfig: SinkSettings, Equatable {
                 continue
             }
             guard let scalar = decoder.scalar(entry.value, field: field, expected: "a value") else { continue }
+            // librdkafka checks names and values offline: a typo is a configuration error here, not a sink that
+            // stops `run` at its start.
+            switch KafkaPropertyCheck.check(name: entry.key, value: scalar.text) {
+            case .accepted: break
+            case .unknown: decoder.report("\(field): unknown librdkafka property", at: entry.keyMark)
+            case .invalidValue(let reason): decoder.report("\(field): invalid value\(reason)", at: entry.value.mark)
+            }
             properties[entry.key] = scalar.text
         }
         return properties

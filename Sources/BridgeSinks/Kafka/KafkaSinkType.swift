@@ -17,6 +17,11 @@ package enum KafkaSinkType: SinkType {
         -> any SinkConnector
     {
         let name = settings.summary
+        // What librdkafka refuses only when a producer is made would otherwise stop the sink's first connect, and the
+        // bridge with exit 1: it is a configuration error (78), like an NDJSON file that cannot be opened.
+        if let refusal = settings.producerSettings.refusal() {
+            throw .configurationProblem("\(name): librdkafka refuses the sink's properties: \(refusal)")
+        }
         let logger = context.logger.child(label: "kafka", metadata: [LogKey.sink: context.sinkID])
         return try BrokerSink.make(
             name: name, context: context, maxOutstanding: settings.maxOutstanding, stallAfter: stallAfter,
@@ -26,8 +31,8 @@ package enum KafkaSinkType: SinkType {
         }
     }
 
-    /// `check`: the cluster answers and accepts the credentials, and the topic of the first subscription's events
-    /// exists; with `--send-test-event`, a test event is delivered.
+    /// `check`: the cluster answers and accepts the credentials, and the topic of every collection and event the sink
+    /// takes exists; with `--send-test-event`, a test event is delivered (to the first collection's topic).
     package static func probe(_ settings: KafkaSinkConfig, context: SinkProbeContext) async -> [CheckResult] {
         let check = "kafka \(settings.brokers.joined(separator: ","))"
         let producer: KafkaProducer
@@ -44,22 +49,34 @@ package enum KafkaSinkType: SinkType {
     private static func probe(
         _ settings: KafkaSinkConfig, producer: KafkaProducer, check: String, context: SinkProbeContext
     ) async -> CheckResult {
-        let topic = EventNameTemplate(text: settings.topic).render(collection: context.testCollection, event: "create")
-        let description: KafkaTopicDescription
-        do {
-            description = try await producer.describeTopic(topic, timeout: .seconds(10))
-        } catch {
-            let kafka = error as? KafkaError
-            let remedy =
-                switch kafka?.kind {
-                case .authentication: "check the sasl.*/ssl.* properties and the principal's ACLs"
-                case _ where kafka?.code == .unknownTopicOrPartition: "create the topic \(topic)"
-                default: "check brokers and that the cluster is reachable from this host"
-                }
-            return .fail(check, "\(kafka.map(KafkaBrokerClient.describe) ?? "\(error)")", remedy: remedy)
+        // Every topic the sink may produce to, each once: the first subscription's alone left the others to be
+        // found missing at run time, where their events wait at the sink's cursor forever.
+        let template = EventNameTemplate(text: settings.topic)
+        var topics: [String] = []
+        for collection in context.scope.collections {
+            for event in context.scope.events {
+                let topic = template.render(collection: collection, event: event.rawValue)
+                if !topics.contains(topic) { topics.append(topic) }
+            }
         }
-        let found =
-            "topic \(topic): \(description.partitionCount) partitions, \(description.brokerCount) brokers"
+        guard let topic = topics.first else { return .ok(check, "no subscribed collection reaches this sink") }
+        var described: [KafkaTopicDescription] = []
+        for name in topics {
+            do {
+                described.append(try await producer.describeTopic(name, timeout: .seconds(10)))
+            } catch {
+                let kafka = error as? KafkaError
+                let remedy =
+                    switch kafka?.kind {
+                    case .authentication: "check the sasl.*/ssl.* properties and the principal's ACLs"
+                    case _ where kafka?.code == .unknownTopicOrPartition: "create the topic \(name)"
+                    default: "check brokers and that the cluster is reachable from this host"
+                    }
+                return .fail(check, "\(kafka.map(KafkaBrokerClient.describe) ?? "\(error)")", remedy: remedy)
+            }
+        }
+        let found = described.map { "topic \($0.name): \($0.partitionCount) partitions, \($0.brokerCount) brokers" }
+            .joined(separator: "; ")
         guard context.sendTestEvent else { return .ok(check, found) }
         let test = WebhookTestEvent(collection: context.testCollection, encoder: context.encoder)
         let message = KafkaMessage(

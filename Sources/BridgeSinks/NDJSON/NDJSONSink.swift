@@ -47,6 +47,13 @@ public final class NDJSONSink: SinkConnector, @unchecked Sendable {
 
     public func accept(_ events: [EncodedEvent]) throws(SinkError) {
         guard !events.isEmpty else { return }
+        if fd < 0 {
+            fd = try Self.open(path: path, sinkName: name)
+            guard fd >= 0 else {
+                throw SinkError(
+                    sink: name, message: "no reader on the named pipe \(path) yet; waiting for one", isRetriable: true)
+            }
+        }
         buffer.removeAll(keepingCapacity: true)
         for event in events {
             buffer.append(contentsOf: event.body)
@@ -81,7 +88,10 @@ public final class NDJSONSink: SinkConnector, @unchecked Sendable {
         guard !isStdout else { return }
         try sync()
         let newFD = try Self.open(path: path, sinkName: name)
-        Glibc.close(fd)
+        guard newFD >= 0 else {
+            throw SinkError(sink: name, message: "no reader on the named pipe \(path) yet", isRetriable: true)
+        }
+        if fd >= 0 { Glibc.close(fd) }
         fd = newFD
     }
 
@@ -95,7 +105,7 @@ public final class NDJSONSink: SinkConnector, @unchecked Sendable {
 
     private func sync() throws(SinkError) {
         defer { lastSync = .now }
-        guard dirty else { return }
+        guard dirty, fd >= 0 else { return }
         dirty = false
         // fsync on a pipe or terminal fails with EINVAL: nothing to force there.
         if fsync(fd) != 0 {
@@ -107,10 +117,17 @@ public final class NDJSONSink: SinkConnector, @unchecked Sendable {
     }
 
     /// Opens `path` for appending; a file the sink creates is 0600 (docs/RELIABILITY.md, "Files and transport"), an
-    /// existing one keeps its mode.
+    /// existing one keeps its mode. -1 for a named pipe no process reads yet: opening it would wait for a reader,
+    /// before the bridge logged a word and beyond SIGTERM (docs/RELIABILITY.md, "Careless or hostile operators");
+    /// `accept` tries again.
     private static func open(path: String, sinkName: String) throws(SinkError) -> Int32 {
         do {
-            return try PrivateFile.open(path, flags: O_WRONLY | O_APPEND)
+            let fd = try PrivateFile.open(path, flags: O_WRONLY | O_APPEND | O_NONBLOCK)
+            // Only the open must not wait: writes block as they did (a full pipe holds this sink's runner).
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
+            return fd
+        } catch where error.errno == ENXIO {
+            return -1
         } catch {
             let code = error.errno
             throw SinkError(
