@@ -30,7 +30,7 @@ import Testing
             (minimalYAML + "delivery:\n  poll_interval: 1ns\n", "delivery.poll_interval must be at least 100ms, got 1ns"),
             (minimalYAML + "delivery:\n  poll_interval: 5ms\n", "delivery.poll_interval must be at least 100ms, got 5ms"),
             (minimalYAML.replacingOnce("  auth:\n", with: "  heartbeat: 25ms\n  auth:\n"),
-             "directus.heartbeat must be at least 1s, got 25ms"),
+             "directus.heartbeat must be at least 100ms, got 25ms"),
             (minimalYAML + "log:\n  stats_interval: 1ns\n", "log.stats_interval must be 0s (off) or at least 100ms, got 1ns"),
             (minimalYAML.replacingOnce("  - type: ndjson\n", with: jetstream),
              "sinks[0].ack_timeout must be at least 100ms, got 10ms"),
@@ -40,7 +40,7 @@ import Testing
             #expect(found.count == 1 && found.first?.hasSuffix(message) == true, "\(message): \(found)")
         }
         let floors =
-            minimalYAML.replacingOnce("  auth:\n", with: "  heartbeat: 1s\n  auth:\n")
+            minimalYAML.replacingOnce("  auth:\n", with: "  heartbeat: 100ms\n  auth:\n")
             + "delivery:\n  poll_interval: 100ms\nlog:\n  stats_interval: 0s\n"
         #expect(issues(floors) == ["<valid>"])
     }

@@ -12,7 +12,7 @@ extension ConfigDecoder {
         let tls = decodeTLS(section(map, "tls", keys: ConfigKeys.tls))
         let connectTimeout = duration(map, "connect_timeout", default: DirectusConfig.defaultConnectTimeout)
         let requestTimeout = duration(map, "request_timeout", default: DirectusConfig.defaultRequestTimeout)
-        let heartbeat = duration(map, "heartbeat", default: DirectusConfig.defaultHeartbeat, atLeast: .seconds(1))
+        let heartbeat = duration(map, "heartbeat", default: DirectusConfig.defaultHeartbeat, atLeast: .milliseconds(100))
         let reconnect = decodeReconnect(section(map, "reconnect", keys: ConfigKeys.reconnect))
         guard let url else { return nil }
         return DirectusConfig(
