@@ -7,7 +7,14 @@ import BridgeSinks
 /// `status` words what another process's `/metrics` says: whatever numbers it serves (NaN, infinities, values
 /// beyond any integer — a broken bridge, or another service on that port), the report is written, never trapped on.
 @Suite struct StatusReportTests {
-    static let config: BridgeConfig = {
+    static let config = load(sinks: """
+          - type: ndjson
+          - type: webhook
+            url: http://127.0.0.1:9/hook
+        """)
+
+    /// A config reading `articles` in activity mode, with `sinks` (YAML lines under `sinks:`).
+    static func load(sinks: String) -> BridgeConfig {
         let yaml = """
             directus:
               url: http://127.0.0.1:8055
@@ -18,15 +25,13 @@ import BridgeSinks
             delivery:
               mode: activity
             sinks:
-              - type: ndjson
-              - type: webhook
-                url: http://127.0.0.1:9/hook
-            """
+
+            """ + sinks
         guard case .success(let config) = ConfigLoader.parse(
             text: yaml, path: "bridge.yaml", environment: [:], sinkTypes: SinkCatalog.configTypes)
         else { preconditionFailure("the test's config does not load") }
         return config
-    }()
+    }
 
     @Test(arguments: ["NaN", "+Inf", "-Inf", "1e300", "-1e300", "9.3e18"])
     func hostileMetricValuesAreWordedWithoutTrapping(value: String) throws {
@@ -63,24 +68,12 @@ import BridgeSinks
     }
 
     @Test func aBrokerSinksDeadLettersAreShownWhenThereAreAny() throws {
-        let yaml = """
-            directus:
-              url: http://127.0.0.1:8055
-              auth:
-                token: t
-            subscriptions:
-              - collection: articles
-            delivery:
-              mode: activity
-            sinks:
+        let config = Self.load(sinks: """
               - type: jetstream
                 servers: ["nats://127.0.0.1:4222"]
               - type: kafka
                 brokers: ["127.0.0.1:9092"]
-            """
-        guard case .success(let config) = ConfigLoader.parse(
-            text: yaml, path: "bridge.yaml", environment: [:], sinkTypes: SinkCatalog.configTypes)
-        else { preconditionFailure("the test's config does not load") }
+            """)
         let ids = SinkCatalog.identities(of: config.sinks)
         let report = StatusReport(
             config: config, stored: StoredState(deadLetters: [ids[0]: 2]),

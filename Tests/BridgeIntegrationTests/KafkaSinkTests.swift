@@ -19,6 +19,24 @@ import Testing
             + extra.split(separator: "\n").map { "    \($0)\n" }.joined()
     }
 
+    /// A one-broker cluster with the topic (one partition), an emulator (the caller stops it) and an activity-mode
+    /// bridge with the NDJSON and kafka sinks, connected.
+    func oneBrokerActivityBridge() throws -> (KafkaMockPeer, Emulator, BridgeProcess) {
+        let cluster = try KafkaMockPeer(brokers: 1)
+        try cluster.createTopic(Self.topic, partitions: 1, replicationFactor: 1)
+        let emulator = try Emulator()
+        let bridge: BridgeProcess
+        do {
+            bridge = try BridgeProcess.run(
+                config: webhookConfig(url: emulator.url, sinks: sinks(cluster.bootstrapServers), mode: "activity"))
+        } catch {
+            emulator.stop()
+            throw error
+        }
+        #expect(bridge.waitUntilConnected(), "\(bridge.stderr)")
+        return (cluster, emulator, bridge)
+    }
+
     func read(_ cluster: KafkaMockPeer, expected: Int) throws -> [KafkaReadMessage] {
         let read = try KafkaTopicReader.read(servers: cluster.bootstrapServers, topic: Self.topic, expected: expected)
         if let problem = read.problem { Issue.record(Comment(rawValue: problem)) }
@@ -120,13 +138,8 @@ import Testing
     }
 
     @Test func refusedAuthorizationIsLoggedAndTheEventsAreSentAgain() throws {
-        let cluster = try KafkaMockPeer(brokers: 1)
-        try cluster.createTopic(Self.topic, partitions: 1, replicationFactor: 1)
-        let emulator = try Emulator()
+        let (cluster, emulator, bridge) = try oneBrokerActivityBridge()
         defer { emulator.stop() }
-        let bridge = try BridgeProcess.run(
-            config: webhookConfig(url: emulator.url, sinks: sinks(cluster.bootstrapServers), mode: "activity"))
-        #expect(bridge.waitUntilConnected(), "\(bridge.stderr)")
         try emulator.createArticles(5, title: "allowed")
         #expect(bridge.waitUntil(timeout: 30) { $0.lines.count >= 5 })
         // The principal loses write access to the topic for two produce requests (TOPIC_AUTHORIZATION_FAILED).
@@ -142,13 +155,8 @@ import Testing
     }
 
     @Test func anEventTheClusterRefusesIsADeadLetterAndReplayedWithItsID() throws {
-        let cluster = try KafkaMockPeer(brokers: 1)
-        try cluster.createTopic(Self.topic, partitions: 1, replicationFactor: 1)
-        let emulator = try Emulator()
+        let (cluster, emulator, bridge) = try oneBrokerActivityBridge()
         defer { emulator.stop() }
-        let bridge = try BridgeProcess.run(
-            config: webhookConfig(url: emulator.url, sinks: sinks(cluster.bootstrapServers), mode: "activity"))
-        #expect(bridge.waitUntilConnected(), "\(bridge.stderr)")
         try emulator.createArticles(2, title: "before")
         #expect(bridge.waitUntil(timeout: 30) { $0.lines.count >= 2 })
         #expect(try read(cluster, expected: 2).count == 2)

@@ -90,15 +90,7 @@ package final class BrokerSink: SinkConnector, @unchecked Sendable {
         logger: Logger,
         open: @escaping () throws(SinkError) -> any BrokerClient
     ) throws(RuntimeOutcome) -> BrokerSink {
-        let outbox: WebhookOutbox
-        do {
-            outbox = try context.shared.value(WebhookOutbox.self) {
-                try WebhookOutbox(stateDir: context.stateDir, logger: context.logger)
-            }
-        } catch {
-            throw .configurationProblem("cannot open the dead letters in \(context.stateDir): \(error)")
-        }
-        outbox.register(context.sinkID)
+        let outbox = try WebhookOutbox.registered(for: context, purpose: "dead letters")
         let deadLetters: any BrokerDeadLetters =
             context.sharedState.map { shared in
                 SharedBrokerDeadLetters(

@@ -17,6 +17,21 @@ package final class WebhookOutbox: Sendable {
         self.logger = logger
     }
 
+    /// The outbox of `context`'s state directory — opened by the first sink of the run that needs it, shared by the
+    /// others — with `context`'s sink registered. `purpose` names what the sink keeps there, for the error.
+    package static func registered(for context: SinkContext, purpose: String) throws(RuntimeOutcome) -> WebhookOutbox {
+        let outbox: WebhookOutbox
+        do {
+            outbox = try context.shared.value(WebhookOutbox.self) {
+                try WebhookOutbox(stateDir: context.stateDir, logger: context.logger)
+            }
+        } catch {
+            throw .configurationProblem("cannot open the \(purpose) in \(context.stateDir): \(error)")
+        }
+        outbox.register(context.sinkID)
+        return outbox
+    }
+
     /// Notes that sink `sinkID` is configured in this run.
     package func register(_ sinkID: String) {
         configured.withLock { _ = $0.insert(sinkID) }

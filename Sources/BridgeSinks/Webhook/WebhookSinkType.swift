@@ -24,15 +24,7 @@ package enum WebhookSinkType: SinkType {
     package static func makeConnector(_ settings: WebhookSinkConfig, context: SinkContext) throws(RuntimeOutcome)
         -> any SinkConnector
     {
-        let outbox: WebhookOutbox
-        do {
-            outbox = try context.shared.value(WebhookOutbox.self) {
-                try WebhookOutbox(stateDir: context.stateDir, logger: context.logger)
-            }
-        } catch {
-            throw .configurationProblem("cannot open the webhook outbox in \(context.stateDir): \(error)")
-        }
-        outbox.register(context.sinkID)
+        let outbox = try WebhookOutbox.registered(for: context, purpose: "webhook outbox")
         let signer: WebhookSigner
         do {
             signer = try WebhookSigner(secrets: settings.signingSecrets)
