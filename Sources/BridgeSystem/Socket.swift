@@ -33,12 +33,14 @@ public final class Socket: Sendable {
         close(fd)
     }
 
-    /// Connects to `address`, waiting at most until `deadline`.
+    /// Connects to `address` (from `localAddress` when given, e.g. another loopback address), waiting at most
+    /// until `deadline`.
     ///
     /// The wait is sliced into steps of at most 250 ms so that `isCancelled` (checked between steps) can end it
     /// early. A timeout throws `ETIMEDOUT`, a cancellation `ECANCELED`.
     public static func connect(
         to address: SocketAddress,
+        from localAddress: SocketAddress? = nil,
         deadline: ContinuousClock.Instant,
         isCancelled: () -> Bool = { false }
     ) throws(SystemError) -> Socket {
@@ -50,6 +52,9 @@ public final class Socket: Sendable {
         )
         if fd < 0 { throw SystemError(operation: "socket", errno: errno) }
         let socket = Socket(adopting: fd, remoteAddress: address)  // closes fd on every error path below
+        if let localAddress, localAddress.withSocketAddress({ Glibc.bind(fd, $0, $1) }) != 0 {
+            throw SystemError(operation: "bind", errno: errno)
+        }
         let result = address.withSocketAddress { Glibc.connect(fd, $0, $1) }
         if result == 0 { return socket }
         let code = errno
