@@ -14,15 +14,22 @@ generator writes to `articles` and `comments` at a steady rate, and breaks thing
 - halfway through, the NDJSON file is moved away and the bridge gets SIGHUP (logrotate);
 - every 4 minutes the NATS server behind the JetStream sink goes away for 10 s (SIGKILL and SIGTERM by turns) and
   comes back on the same port with the same store (short runs: every 45 s).
+- the Kafka sink produces to librdkafka's mock cluster (3 brokers in a helper process, each collection's topic
+  with 3 partitions replicated on all of them): every 4 minutes one broker goes down for 10 s (brokers by turns),
+  every 3 minutes every partition's leader moves to the next broker, and every 2 minutes the next five produce
+  requests fail with retriable errors (short runs: every 50, 50 and 40 s). The cluster keeps its messages in its
+  process's memory, so it is never restarted.
 
 Every 10 s it samples the bridge's resident memory, open descriptors (each one by kind: TCP sockets by peer and
-state, files by path) and threads from /proc. At the end it stops the generator, waits until both sinks have caught
+state, files by path) and threads from /proc. At the end it stops the generator, waits until every sink has caught
 up (or 3 minutes), stops the bridge with SIGTERM and reconciles every change Directus recorded (its activity log)
-against what each sink got (the NDJSON file, the webhook receiver's requests, the JetStream stream read back):
-lost, duplicate and unexpected event ids per sink. The report goes to stdout and to
-DIR/report.json; the exit status is 0 only when nothing was lost, every NDJSON line parsed, the bridge exited 0,
-memory grew less than 10 % after the warm-up, descriptors other than webhook connections and threads stayed flat,
-and webhook connections stayed within the sink's max_in_flight.
+against what each sink got (the NDJSON file, the webhook receiver's requests, the JetStream stream and the Kafka
+topics read back): lost, duplicate and unexpected event ids per sink, and for Kafka whether each item's events kept
+to one partition in activity order. The report goes to stdout and to DIR/report.json (with the broker sinks'
+metrics per sink); the exit status is 0 only when nothing was lost, no Kafka event arrived twice or out of its
+item's order (the producer is idempotent and no fatal error is injected), every NDJSON line parsed, the bridge
+exited 0, memory grew less than 10 % after the warm-up, descriptors other than webhook connections and threads
+stayed flat, and webhook connections stayed within the sink's max_in_flight.
 """
 from __future__ import annotations
 
@@ -47,11 +54,21 @@ SAMPLE_SECONDS = 10
 TOKEN_TTL_MS = 60_000
 # The fault timetable in seconds (period, offset within it); runs shorter than 10 minutes use the short one so that
 # every fault happens at least once.
-LONG_TIMETABLE = {"drop": (180, 90), "down": (120, 45), "503": (120, 105), "nats": (240, 60)}
-SHORT_TIMETABLE = {"drop": (30, 15), "down": (40, 10), "503": (40, 30), "nats": (45, 20)}
+LONG_TIMETABLE = {"drop": (180, 90), "down": (120, 45), "503": (120, 105), "nats": (240, 60),
+                  "kafka_down": (240, 180), "kafka_leader": (180, 130), "kafka_errors": (120, 75)}
+SHORT_TIMETABLE = {"drop": (30, 15), "down": (40, 10), "503": (40, 30), "nats": (45, 20),
+                   "kafka_down": (50, 30), "kafka_leader": (50, 5), "kafka_errors": (40, 25)}
 FLAP_DOWN_MS = 15_000
 NATS_DOWN_SECONDS = 10
 STREAM = "DIRECTUS"
+# The Kafka sink's cluster: librdkafka's mock, three brokers, each collection's topic (the sink's default topic,
+# `directus.{collection}`) with three partitions replicated on all three.
+KAFKA_BROKERS = 3
+KAFKA_PARTITIONS = 3
+KAFKA_DOWN_SECONDS = 10
+# A burst of retriable produce errors: NOT_LEADER_FOR_PARTITION, REQUEST_TIMED_OUT, NOT_ENOUGH_REPLICAS (twice),
+# NOT_LEADER_FOR_PARTITION; librdkafka retries each request.
+KAFKA_RETRIABLE_ERRORS = (6, 7, 19, 19, 6)
 CATCH_UP_SECONDS = 180
 # Slack for "flat": descriptors and threads may differ by this much between the first and the last stretch of the
 # run (webhook connections open and close with the flaps; a reconnect may be in progress at a sample).
@@ -154,7 +171,99 @@ def stream_ids(nats: NATSServer) -> list[str]:
     return [m["msg_id"] for m in json.loads(nats_admin("read-stream", nats.url, STREAM))["messages"]]
 
 
-def write_config(path: Path, directus: int, hook: int, nats: int, metrics: int, work: Path) -> None:
+class KafkaCluster:
+    """librdkafka's mock cluster in its helper process (Tests/tools/broker_peers/kafka_mock.py), driven one command
+    at a time over its stdin. Its messages live in that process's memory: faults take single brokers down and move
+    leaders, the cluster itself is never restarted. The helper exits when this script does."""
+
+    def __init__(self, brokers: int, log_file: Path):
+        self.process = subprocess.Popen(
+            [sys.executable, "-u", str(TOOLS / "broker_peers" / "kafka_mock.py"), str(brokers)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log_file.open("wb"), text=True)
+        line = self.process.stdout.readline().strip()
+        if not line.startswith("BOOTSTRAP "):
+            raise SystemExit(f"soak: the Kafka mock cluster did not start: {line!r} (see {log_file})")
+        self.bootstrap = line.split()[1]
+
+    def command(self, line: str) -> None:
+        """Sends one command; a refusal or a helper gone (librdkafka aborts it when a broker that comes back up
+        cannot bind its port again) ends the run."""
+        try:
+            self.process.stdin.write(line + "\n")
+            self.process.stdin.flush()
+            reply = self.process.stdout.readline().strip()
+        except OSError as error:
+            raise SystemExit(f"soak: the Kafka mock cluster is gone ({line}): {error}")
+        if reply != "OK":
+            raise SystemExit(f"soak: Kafka mock cluster, {line}: {reply or 'gone (librdkafka aborted it)'}")
+
+    @property
+    def ports(self) -> list[int]:
+        return [int(address.rsplit(":", 1)[1]) for address in self.bootstrap.split(",")]
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.stdin.close()  # the helper exits at end of input
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+def kafka_topic(collection: str) -> str:
+    return f"directus.{collection}"
+
+
+def kafka_read(bootstrap: str, expected_by_topic: dict[str, int], timeout: float) -> list[dict]:
+    """Every message of each topic, read back with confluent-kafka (Tests/tools/broker_peers/kafka_read.py, as the
+    tests do) once the expected number arrived (and a second more, so duplicates show) or after `timeout`; each
+    message with its topic added."""
+    messages = []
+    for topic, expected in expected_by_topic.items():
+        result = subprocess.run(
+            [sys.executable, str(TOOLS / "broker_peers" / "kafka_read.py"), bootstrap, topic, str(expected),
+             "--timeout", str(timeout)], capture_output=True, text=True, timeout=timeout + 120)
+        if result.returncode != 0:
+            raise SystemExit(f"soak: kafka_read.py {topic} failed: {result.stderr.strip()[-2000:]}")
+        messages += [{**m, "topic": topic} for m in json.loads(result.stdout.splitlines()[-1])["messages"]]
+    return messages
+
+
+def kafka_event_id(message: dict) -> str:
+    """The event id of a message: its `id` header, else the `id` of its value."""
+    for name, value in message["headers"]:
+        if name == "id":
+            return value
+    try:
+        return json.loads(message["value"])["id"]
+    except (ValueError, KeyError, TypeError):
+        return ""
+
+
+def kafka_order(messages: list[dict]) -> dict:
+    """Per-item order: within each partition (messages in offset order), each item's events must come in activity-id
+    order, and all of an item's events in one partition."""
+    last_id: dict[tuple[str, str], int] = {}
+    partition_of: dict[tuple[str, str], tuple[str, int]] = {}
+    out_of_order, split, examples = 0, 0, []
+    for message in messages:
+        item = (message["topic"], message["key"])
+        event = kafka_event_id(message)
+        number = int(event[4:]) if event.startswith("act_") and event[4:].isdigit() else -1
+        where = (message["topic"], message["partition"])
+        if partition_of.setdefault(item, where) != where:
+            split += 1
+        if number <= last_id.get(item, -1):
+            out_of_order += 1
+            if len(examples) < 10:
+                examples.append(f"{item[0]}/{item[1]}: {event} after act_{last_id[item]}")
+        last_id[item] = max(number, last_id.get(item, -1))
+    return {"items": len(last_id), "out_of_order": out_of_order, "out_of_order_examples": examples,
+            "items_in_more_than_one_partition": split}
+
+
+def write_config(path: Path, directus: int, hook: int, nats: int, kafka: str, metrics: int, work: Path) -> None:
     path.write_text(f"""# Written by scripts/lib/soak.py.
 directus:
   url: http://127.0.0.1:{directus}
@@ -185,6 +294,13 @@ sinks:
   - type: jetstream
     servers: ["nats://127.0.0.1:{nats}"]
     subject: "directus.{{collection}}.{{event}}"
+  - type: kafka
+    brokers: [{", ".join(f'"{address}"' for address in kafka.split(","))}]
+    properties:
+      linger.ms: "5"
+      # One request in flight: librdkafka 2.0.2's mock stores a later batch while an earlier one failed, so the
+      # injected produce errors could make a batch count as delivered that it never stored (as in the tests).
+      max.in.flight.requests.per.connection: "1"
 http:
   listen: 127.0.0.1:{metrics}
 log:
@@ -281,12 +397,12 @@ def webhook_ids(control: str) -> tuple[list[str], int]:
     return delivered, len(requests)
 
 
-def expected_ids(directus: str) -> set[str]:
-    """`act_<id>` for every activity row Directus recorded on the subscribed collections."""
-    query = ("/activity?limit=-1&fields=id&sort=id"
+def expected_ids(directus: str) -> dict[str, str]:
+    """`act_<id>` → collection for every activity row Directus recorded on the subscribed collections."""
+    query = ("/activity?limit=-1&fields=id,collection&sort=id"
              f"&filter[collection][_in]={','.join(COLLECTIONS)}&filter[action][_in]=create,update,delete")
     rows = call(directus + query, token="admin-static-token", timeout=120)["data"]
-    return {f"act_{row['id']}" for row in rows}
+    return {f"act_{row['id']}": row["collection"] for row in rows}
 
 
 def reconcile(expected: set[str], got: list[str]) -> dict:
@@ -302,24 +418,30 @@ def reconcile(expected: set[str], got: list[str]) -> dict:
     }
 
 
-def metrics(url: str) -> dict[str, float]:
-    """Unlabelled and summed samples of the bridge's /metrics, by name."""
+def metrics(url: str) -> tuple[dict[str, float], dict[str, dict[str, float]]]:
+    """The bridge's /metrics: samples summed by name, and the broker sinks' (`directus_bridge_broker_*`) by their
+    `sink` label."""
     try:
         with urllib.request.urlopen(url, timeout=10) as answer:
             text = answer.read().decode()
     except OSError:
-        return {}
+        return {}, {}
     values: dict[str, float] = {}
+    by_sink: dict[str, dict[str, float]] = {}
     for line in text.splitlines():
         if line.startswith("#") or not line.strip():
             continue
         name_part, _, value = line.rpartition(" ")
-        name = name_part.split("{", 1)[0]
+        name, _, labels = name_part.partition("{")
         try:
-            values[name] = values.get(name, 0.0) + float(value)
+            number = float(value)
         except ValueError:
-            pass
-    return values
+            continue
+        values[name] = values.get(name, 0.0) + number
+        if name.startswith("directus_bridge_broker_") and 'sink="' in labels:
+            sink = labels.split('sink="', 1)[1].split('"', 1)[0]
+            by_sink.setdefault(sink, {})[name.removeprefix("directus_bridge_broker_")] = number
+    return values, by_sink
 
 
 def trend(samples: list[dict], warm_up: float, start: float) -> dict:
@@ -406,15 +528,21 @@ def main() -> int:
     nats = NATSServer(free_port(), work / "nats", work / "nats.log")
     nats.start()
     nats_admin("create-stream", nats.url, STREAM, "directus.>")
+    kafka = KafkaCluster(KAFKA_BROKERS, work / "kafka.log")
+    for collection in COLLECTIONS:
+        kafka.command(f"topic {kafka_topic(collection)} {KAFKA_PARTITIONS} {KAFKA_BROKERS}")
+        for partition in range(KAFKA_PARTITIONS):
+            kafka.command(f"leader {kafka_topic(collection)} {partition} {partition % KAFKA_BROKERS + 1}")
     directus = f"http://127.0.0.1:{directus_port}"
     control = f"http://127.0.0.1:{control_port}"
     hook_port = call(f"{control}/_control/info")["hook_port"]
     metrics_port = free_port()
     metrics_url = f"http://127.0.0.1:{metrics_port}/metrics"
     config = work / "bridge.yaml"
-    write_config(config, directus_port, hook_port, nats.port, metrics_port, work)
+    write_config(config, directus_port, hook_port, nats.port, kafka.bootstrap, metrics_port, work)
 
-    peers = {directus_port: "directus", hook_port: "webhook", nats.port: "nats", metrics_port: "metrics"}
+    peers = {directus_port: "directus", hook_port: "webhook", nats.port: "nats", metrics_port: "metrics",
+             **{port: f"kafka broker {n}" for n, port in enumerate(kafka.ports, start=1)}}
     bridge = subprocess.Popen([args.bridge, "run", "--config", str(config)], stdout=subprocess.DEVNULL,
                               stderr=(work / "bridge.log").open("wb"))
     log(f"bridge pid {bridge.pid}, emulator {directus}, receiver {control}, work {work}")
@@ -440,6 +568,7 @@ def main() -> int:
         faults: Counter = Counter()
         hup_done = False
         nats_back_at: float | None = None
+        kafka_down: tuple[int, float] | None = None  # the broker that is down and when it comes back
         timetable = LONG_TIMETABLE if duration >= 600 else SHORT_TIMETABLE
 
         # Each fault has its next due time: on a loaded machine one pass of the loop can take longer than a second,
@@ -479,6 +608,30 @@ def main() -> int:
                 nats.start()
                 nats_back_at = None
                 log("nats-server back")
+            if "kafka_down" in due and kafka_down is None:
+                broker = faults["kafka_broker_outages"] % KAFKA_BROKERS + 1
+                kafka.command(f"down {broker}")
+                kafka_down = (broker, now + KAFKA_DOWN_SECONDS)
+                faults["kafka_broker_outages"] += 1
+                log(f"Kafka broker {broker} down for {KAFKA_DOWN_SECONDS} s")
+            if kafka_down is not None and now >= kafka_down[1]:
+                kafka.command(f"up {kafka_down[0]}")
+                log(f"Kafka broker {kafka_down[0]} back")
+                kafka_down = None
+            if "kafka_leader" in due:
+                # Every partition's leader moves to the next broker (one that is down included: its partitions
+                # wait until it is back).
+                faults["kafka_leader_changes"] += 1
+                shift = faults["kafka_leader_changes"]
+                for collection in COLLECTIONS:
+                    for partition in range(KAFKA_PARTITIONS):
+                        kafka.command(f"leader {kafka_topic(collection)} {partition} "
+                                      f"{(partition + shift) % KAFKA_BROKERS + 1}")
+                log("moved every Kafka partition's leader")
+            if "kafka_errors" in due:
+                kafka.command("errors " + ",".join(map(str, KAFKA_RETRIABLE_ERRORS)))
+                faults["kafka_produce_error_bursts"] += 1
+                log(f"the next {len(KAFKA_RETRIABLE_ERRORS)} Kafka produce requests fail (retriable)")
             if not hup_done and now - start >= duration / 2:
                 (work / "events.ndjson").rename(work / "events.ndjson.1")
                 bridge.send_signal(signal.SIGHUP)
@@ -489,10 +642,14 @@ def main() -> int:
 
         if nats_back_at is not None:
             nats.start()
+        if kafka_down is not None:
+            kafka.command(f"up {kafka_down[0]}")
         call(f"{directus}/_emulator/generator/stop", {})
         generated = call(f"{directus}/_emulator/generator")["jobs"]
-        expected = expected_ids(directus)
+        collection_of = expected_ids(directus)
+        expected = set(collection_of)
         log(f"generator stopped: {len(expected)} changes recorded; waiting for the sinks to catch up")
+        expected_by_topic = {kafka_topic(c): sum(1 for v in collection_of.values() if v == c) for c in COLLECTIONS}
         ndjson_paths = [work / "events.ndjson.1", work / "events.ndjson"]
         catch_up_start = time.monotonic()
         while True:
@@ -501,22 +658,28 @@ def main() -> int:
             missing = len(expected - set(file_ids)) + len(expected - set(hook_ids))
             if missing == 0:
                 missing = len(expected - set(stream_ids(nats)))
+            if missing == 0:
+                # Delivered events only: the reader waits up to 10 s for the rest before it answers.
+                read = kafka_read(kafka.bootstrap, expected_by_topic, 10)
+                missing = len(expected - {kafka_event_id(m) for m in read})
             if missing == 0 or time.monotonic() - catch_up_start > CATCH_UP_SECONDS:
                 break
             time.sleep(2)
         catch_up = time.monotonic() - catch_up_start
-        final_metrics = metrics(metrics_url)
+        final_metrics, broker_metrics = metrics(metrics_url)
         samples.append(sample(bridge.pid, peers))
         emulator_stats = call(f"{directus}/_emulator/stats")
         stop(bridge)
         hook_ids, hook_requests = webhook_ids(control)
         file_ids, malformed = ndjson_ids(ndjson_paths)
         jetstream_ids = stream_ids(nats)
+        kafka_messages = kafka_read(kafka.bootstrap, expected_by_topic, 60)
     finally:
         stop(bridge)
         for peer in (emulator, receiver):
             stop(peer)
         nats.stop()
+        kafka.stop()
 
     levels, messages = log_levels(work / "bridge.log")
     resources = trend(samples, warm_up, start)
@@ -532,6 +695,8 @@ def main() -> int:
                    "lines_after_sighup": len(ndjson_ids([work / "events.ndjson"])[0])},
         "webhook": {**reconcile(expected, hook_ids), "requests": hook_requests},
         "jetstream": reconcile(expected, jetstream_ids),
+        "kafka": {**reconcile(expected, [kafka_event_id(m) for m in kafka_messages]), **kafka_order(kafka_messages),
+                  "partitions_used": len({(m["topic"], m["partition"]) for m in kafka_messages})},
         "resources": resources,
         "samples": [{"s": round(s["t"] - start), **{k: s[k] for k in ("rss_kib", "fds", "threads", "fd_kinds")}}
                     for s in samples],
@@ -544,13 +709,20 @@ def main() -> int:
             "directus_bridge_activity_read_failures_total", "directus_bridge_events_dropped_total",
             "directus_bridge_broker_delivered_total", "directus_bridge_broker_duplicates_total",
             "directus_bridge_broker_resent_total", "directus_bridge_broker_rejected_total")},
+        "broker_metrics_by_sink": broker_metrics,
         "log_levels": dict(levels),
         "frequent_warnings_and_errors": dict(messages.most_common(12)),
     }
     failures = []
-    for sink in ("ndjson", "webhook", "jetstream"):
+    for sink in ("ndjson", "webhook", "jetstream", "kafka"):
         if report[sink]["lost"]:
             failures.append(f"{sink} lost {report[sink]['lost']} changes")
+    # The Kafka producer is idempotent (a retried batch is stored once) and the injected errors are all retriable (no
+    # fatal error makes a new producer send the unreported events again): a duplicate is a defect.
+    if report["kafka"]["duplicate_ids"]:
+        failures.append(f"kafka has {report['kafka']['duplicate_ids']} events twice")
+    if report["kafka"]["out_of_order"] or report["kafka"]["items_in_more_than_one_partition"]:
+        failures.append("kafka has an item's events out of activity order or spread over partitions")
     if malformed:
         failures.append(f"{malformed} NDJSON lines did not parse")
     if bridge.returncode != 0:
