@@ -86,3 +86,27 @@ import Testing
         #expect(try store.deadLetterCount(sink: nil) == 0)
     }
 }
+
+/// What a broker sink asks of `webhooks.db` over and over goes through an index: an oversized import makes thousands
+/// of letters, and a webhook whose receiver is down leaves a backlog of any size beside them.
+@Suite struct BrokerDeadLetterQueryPlanTests {
+    /// The plan SQLite picks for `sql`, one detail line per step.
+    func plan(of sql: String, in store: OutboxStore) throws -> [String] {
+        try store.withState { state in
+            try state.database.query("EXPLAIN QUERY PLAN " + sql) { $0.string(at: 3) }
+        }
+    }
+
+    @Test func filingALetterFindsTheOneItReplacesByIndex() throws {
+        // Was "SCAN dead_letters": a scan of every letter (and its overflow pages) per letter filed.
+        let steps = try plan(of: OutboxStore.replacedLetterSQL, in: try makeStore())
+        #expect(steps.count == 1 && steps.allSatisfy { $0.hasPrefix("SEARCH dead_letters USING") }, "\(steps)")
+    }
+
+    @Test func thePollForReplayedLettersReadsOnlyTheSinksRows() throws {
+        // Was "SEARCH outbox USING INTEGER PRIMARY KEY (rowid>?)": every row of every sink after the last replay
+        // taken in this run, each second.
+        let steps = try plan(of: OutboxStore.replayedLettersSQL, in: try makeStore())
+        #expect(steps.contains { $0.hasPrefix("SEARCH outbox USING INDEX outbox_sink_event (sink=?") }, "\(steps)")
+    }
+}

@@ -141,6 +141,12 @@ package final class OutboxStore: @unchecked Sendable {
                 ALTER TABLE dead_letters ADD COLUMN event TEXT;
                 """
         ),
+        // A broker sink replaces a letter by its sink and event id, and the delivery services count letters per
+        // sink: thousands of letters (an oversized import a broker refuses) must not be scanned per letter.
+        SQLiteMigration(
+            version: 3,
+            sql: "CREATE INDEX dead_letters_sink_event ON dead_letters(sink, event_id);"
+        ),
     ]
 }
 
