@@ -87,6 +87,34 @@ import Testing
     }
 }
 
+/// `webhooks.db` deleted or renamed while the bridge runs (an operator cleaning up, a script gone wrong): SQLite
+/// goes on committing into the unlinked file, which is gone at exit. What a sink calls durable there must not be.
+@Suite struct OutboxFileGoneTests {
+    func letter(_ n: Int) -> RefusedLetter {
+        RefusedLetter(
+            letter: DeadLetter(
+                refused: webhookEvent(n), sink: "1-kafka-abcd", reason: "too large", deadAt: 1, replay: nil),
+            replay: nil)
+    }
+
+    @Test(arguments: [false, true]) func aLetterFiledIntoAFileNoLongerThereIsAnError(renamed: Bool) throws {
+        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "outbox-gone").path
+        let store = try OutboxStore.open(stateDir: directory)
+        let letters = LocalBrokerDeadLetters(store: store, sink: "1-kafka-abcd")
+        try letters.file([letter(1)])
+        try store.syncToDisk()
+        let path = directory + "/" + OutboxStore.fileName
+        for suffix in ["", "-wal", "-shm"] {
+            if renamed { rename(path + suffix, path + suffix + ".old") } else { unlink(path + suffix) }
+        }
+        // Was: filed and logged as stored, the cursor moved past the event, and the letter was gone at exit.
+        let error = #expect(throws: (any Error).self) { try letters.file([letter(2)]) }
+        #expect("\(error.map { "\($0)" } ?? "")".contains("deleted or moved"), "\(String(describing: error))")
+        // The webhook sink's `makeDurable` (rows in the outbox before its cursor moves) syncs the same way.
+        #expect(throws: (any Error).self) { try store.syncToDisk() }
+    }
+}
+
 /// What a broker sink asks of `webhooks.db` over and over goes through an index: an oversized import makes thousands
 /// of letters, and a webhook whose receiver is down leaves a backlog of any size beside them.
 @Suite struct BrokerDeadLetterQueryPlanTests {

@@ -74,7 +74,18 @@ package final class OutboxStore: @unchecked Sendable {
     ///
     /// Runs outside the lock (fsync syncs the file, whichever descriptor names it), so deliveries and inserts go on
     /// meanwhile. A missing log (nothing written since the last checkpoint removed it) has nothing to sync.
+    ///
+    /// Throws when `webhooks.db` was deleted or renamed while the bridge runs: every commit still succeeds then,
+    /// into a file that is gone when the process exits, so what a sink calls durable here (an outbox row, a broker's
+    /// dead letter) would be lost after its cursor moved past it. The sink retries (its cursor waits, `/readyz`
+    /// shows it) until a restart opens the file anew.
     package func syncToDisk() throws {
+        if try withState({ $0.database.fileHasMoved }) {
+            throw SQLiteError(
+                resultCode: 10,
+                message: "\(path) was deleted or moved while the bridge runs: what is written now would be lost; "
+                    + "restart the bridge")
+        }
         let walPath = path + "-wal"
         let descriptor = Glibc.open(walPath, O_RDONLY | O_CLOEXEC)
         if descriptor < 0 {
