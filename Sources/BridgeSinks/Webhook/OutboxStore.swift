@@ -72,8 +72,9 @@ package final class OutboxStore: @unchecked Sendable {
 
     /// Forces every committed transaction to disk: fsync of the write-ahead log, where WAL-mode commits land.
     ///
-    /// Runs outside the lock (fsync syncs the file, whichever descriptor names it), so deliveries and inserts go on
-    /// meanwhile. A missing log (nothing written since the last checkpoint removed it) has nothing to sync.
+    /// The fsync runs outside the lock (it syncs the file, whichever descriptor names it), so deliveries and inserts
+    /// go on meanwhile; only the check below (one `stat`) takes it. A missing log (nothing written since the last
+    /// checkpoint removed it) has nothing to sync.
     ///
     /// Throws when `webhooks.db` was deleted or renamed while the bridge runs: every commit still succeeds then,
     /// into a file that is gone when the process exits, so what a sink calls durable here (an outbox row, a broker's
