@@ -16,7 +16,8 @@ package protocol SinkType {
     /// Whether the sink keeps state of its own in `delivery.state_dir` (the webhook outbox), so that a live-mode
     /// bridge with it must claim the directory too (`StateDirectoryLock`). Default: false.
     static var keepsLocalState: Bool { get }
-    /// Builds the connector for one entry (nothing may block or connect here: the runner calls `connect`).
+    /// Builds the connector for one entry. It runs on a thread of the blocking pool (`RuntimeComponents.build`), so
+    /// it may open files; it must not connect or wait on the network: the runner calls `connect`.
     static func makeConnector(_ settings: Settings, context: SinkContext) throws(RuntimeOutcome) -> any SinkConnector
     /// `check`'s lines for one entry: is the target reachable, are the credentials accepted, does the topic or
     /// stream exist — and with `--send-test-event`, does it take a test event.

@@ -164,6 +164,13 @@ public final class SQLiteDatabase {
     /// Rows changed by the last INSERT, UPDATE or DELETE on this connection.
     public var changes: Int { Int(sqlite3_changes64(raw)) }
 
+    /// Whether the database file was deleted or renamed since it was opened: its path no longer names it. Writes
+    /// still succeed then, into a file no later open finds. One `stat` of the path.
+    public var fileHasMoved: Bool {
+        var moved: Int32 = 0
+        return sqlite3_file_control(raw, "main", SQLITE_FCNTL_HAS_MOVED, &moved) == SQLITE_OK && moved != 0
+    }
+
     /// Whether a transaction is open (BEGIN without COMMIT/ROLLBACK yet).
     public var isInTransaction: Bool { sqlite3_get_autocommit(raw) == 0 }
 

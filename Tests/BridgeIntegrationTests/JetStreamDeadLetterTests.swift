@@ -70,4 +70,37 @@ import Testing
         #expect(!restarted.stderr.contains("replayed dead letters handed"), "\(restarted.stderr.suffix(2000))")
         #expect(EventsStream.read([server]).count == 4)
     }
+
+    /// `dlq replay` of a letter whose sink then left bridge.yaml (here: moved from the second place to the first, so
+    /// its id changed): the row waits in the outbox for a sink of that id. A bridge with only broker sinks said
+    /// nothing about it at start, where a webhook sink names such rows.
+    @Test func aReplayedLetterOfASinkNoLongerConfiguredIsNamedAtStart() throws {
+        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "jetstream-dlq-moved")
+        let server = try NATSServer(name: "limited", in: directory)
+        try server.start()
+        try EventsStream.create([server], replicas: 1, maxMessageSize: 2048)
+        let emulator = try Emulator()
+        defer { emulator.stop() }
+        let bridge = try BridgeProcess.run(
+            config: webhookConfig(url: emulator.url, sinks: JetStreamSinkTests().sinks([server]), mode: "activity"))
+        #expect(bridge.waitUntilConnected(), "\(bridge.stderr)")
+        try emulator.createArticles(1, title: String(repeating: "x", count: 4000))
+        #expect(bridge.waitForLog("stored as a dead letter", timeout: 30), "\(bridge.stderr.suffix(2000))")
+        bridge.send(SIGTERM)
+        #expect(bridge.waitForExit() == 0, "\(bridge.stderr.suffix(2000))")
+        let (replayStatus, replayed, replayErrors) = try dlq(["replay"], in: bridge.directory)
+        #expect(replayStatus == 0 && replayed.count == 1, "\(replayErrors)")
+
+        let jetStreamOnly = "  - type: jetstream\n    servers: [\"\(server.url)\"]\n    ack_timeout: 1s\n"
+        let moved = try BridgeProcess.run(
+            config: webhookConfig(url: emulator.url, sinks: jetStreamOnly, mode: "activity"), in: bridge.directory)
+        #expect(moved.waitUntilConnected(), "\(moved.stderr)")
+        #expect(
+            moved.waitForLog("the outbox holds events of a sink that is no longer configured", timeout: 30),
+            "\(moved.stderr.suffix(2000))")
+        let line = moved.stderr.split(separator: "\n").first { $0.contains("the outbox holds events") } ?? ""
+        #expect(line.contains("1-jetstream-") && line.contains("count=1"), "\(line)")
+        moved.send(SIGTERM)
+        #expect(moved.waitForExit() == 0, "\(moved.stderr.suffix(2000))")
+    }
 }

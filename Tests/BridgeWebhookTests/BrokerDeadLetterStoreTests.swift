@@ -86,3 +86,55 @@ import Testing
         #expect(try store.deadLetterCount(sink: nil) == 0)
     }
 }
+
+/// `webhooks.db` deleted or renamed while the bridge runs (an operator cleaning up, a script gone wrong): SQLite
+/// goes on committing into the unlinked file, which is gone at exit. What a sink calls durable there must not be.
+@Suite struct OutboxFileGoneTests {
+    func letter(_ n: Int) -> RefusedLetter {
+        RefusedLetter(
+            letter: DeadLetter(
+                refused: webhookEvent(n), sink: "1-kafka-abcd", reason: "too large", deadAt: 1, replay: nil),
+            replay: nil)
+    }
+
+    @Test(arguments: [false, true]) func aLetterFiledIntoAFileNoLongerThereIsAnError(renamed: Bool) throws {
+        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "outbox-gone").path
+        let store = try OutboxStore.open(stateDir: directory)
+        let letters = LocalBrokerDeadLetters(store: store, sink: "1-kafka-abcd")
+        try letters.file([letter(1)])
+        try store.syncToDisk()
+        let path = directory + "/" + OutboxStore.fileName
+        for suffix in ["", "-wal", "-shm"] {
+            if renamed { rename(path + suffix, path + suffix + ".old") } else { unlink(path + suffix) }
+        }
+        // Was: filed and logged as stored, the cursor moved past the event, and the letter was gone at exit.
+        let error = #expect(throws: (any Error).self) { try letters.file([letter(2)]) }
+        #expect("\(error.map { "\($0)" } ?? "")".contains("deleted or moved"), "\(String(describing: error))")
+        // The webhook sink's `makeDurable` (rows in the outbox before its cursor moves) syncs the same way.
+        #expect(throws: (any Error).self) { try store.syncToDisk() }
+    }
+}
+
+/// What a broker sink asks of `webhooks.db` over and over goes through an index: an oversized import makes thousands
+/// of letters, and a webhook whose receiver is down leaves a backlog of any size beside them.
+@Suite struct BrokerDeadLetterQueryPlanTests {
+    /// The plan SQLite picks for `sql`, one detail line per step.
+    func plan(of sql: String, in store: OutboxStore) throws -> [String] {
+        try store.withState { state in
+            try state.database.query("EXPLAIN QUERY PLAN " + sql) { $0.string(at: 3) }
+        }
+    }
+
+    @Test func filingALetterFindsTheOneItReplacesByIndex() throws {
+        // Was "SCAN dead_letters": a scan of every letter (and its overflow pages) per letter filed.
+        let steps = try plan(of: OutboxStore.replacedLetterSQL, in: try makeStore())
+        #expect(steps.count == 1 && steps.allSatisfy { $0.hasPrefix("SEARCH dead_letters USING") }, "\(steps)")
+    }
+
+    @Test func thePollForReplayedLettersReadsOnlyTheSinksRows() throws {
+        // Was "SEARCH outbox USING INTEGER PRIMARY KEY (rowid>?)": every row of every sink after the last replay
+        // taken in this run, each second.
+        let steps = try plan(of: OutboxStore.replayedLettersSQL, in: try makeStore())
+        #expect(steps.contains { $0.hasPrefix("SEARCH outbox USING INDEX outbox_sink_event (sink=?") }, "\(steps)")
+    }
+}

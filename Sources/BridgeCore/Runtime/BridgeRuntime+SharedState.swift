@@ -106,7 +106,7 @@ extension BridgeRuntime {
                 health.stuckSinks = [:]
             }
             do {
-                components = try RuntimeComponents(
+                components = try await RuntimeComponents.build(
                     config: config, version: version, commit: commit, logHandler: logHandler,
                     reopenRequests: first.reopenRequests, logger: logger, registry: first.registry,
                     health: first.health, sharedState: first.sharedState)

@@ -54,7 +54,7 @@ public final class BridgeRuntime: Sendable {
         defer { withExtendedLifetime(stateLock) {} }
         let components: RuntimeComponents
         do {
-            components = try RuntimeComponents(
+            components = try await RuntimeComponents.build(
                 config: config, version: version, commit: commit, logHandler: logHandler,
                 reopenRequests: reopenRequests, logger: logger)
         } catch {

@@ -116,4 +116,26 @@ package struct RuntimeComponents: Sendable {
             ).increment()
         }
     }
+
+    /// Builds the components on a thread of the blocking pool, never on Swift's cooperative pool: the sinks' start-up
+    /// blocks (`webhooks.db` opened and migrated, an NDJSON file opened, librdkafka asked about a Kafka sink's
+    /// properties with a producer of its own).
+    package static func build(
+        config: BridgeConfig, version: String, commit: String, logHandler: StderrLogHandler,
+        reopenRequests: ReopenRequests, logger: Logger, registry: MetricsRegistry? = nil, health: HealthState? = nil,
+        sharedState: SharedSinkState? = nil
+    ) async throws(RuntimeOutcome) -> RuntimeComponents {
+        do {
+            return try await BlockingExecutor.shared.perform { () throws(RuntimeOutcome) -> RuntimeComponents in
+                try RuntimeComponents(
+                    config: config, version: version, commit: commit, logHandler: logHandler,
+                    reopenRequests: reopenRequests, logger: logger, registry: registry, health: health,
+                    sharedState: sharedState)
+            }
+        } catch let outcome as RuntimeOutcome {
+            throw outcome
+        } catch {
+            throw .failure("cannot start the sinks: \(error)")  // no pool thread and no Dispatch worker could run it
+        }
+    }
 }

@@ -73,8 +73,11 @@ package final class LocalBrokerDeadLetters: BrokerDeadLetters {
         self.sink = sink
     }
 
+    /// Commits the letters and fsyncs them: the store commits with `synchronous=NORMAL`, and the sink's cursor (a
+    /// `synchronous=FULL` commit) moves past the refused events as soon as this returns.
     package func file(_ letters: [RefusedLetter]) throws {
         try store.fileDeadLetters(letters.map(\.letter), removingOutboxRows: letters.compactMap { $0.replay?.seq })
+        try store.syncToDisk()
     }
 
     package func takeReplays(limit: Int) throws -> [DeadLetter] {

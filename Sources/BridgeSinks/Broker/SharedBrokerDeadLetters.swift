@@ -28,6 +28,7 @@ package final class SharedBrokerDeadLetters: BrokerDeadLetters {
         let kept = try filer.file(refused)
         if !kept.isEmpty {
             try local.fileDeadLetters(kept.sorted().map { refused[$0] }, removingOutboxRows: [])
+            try local.syncToDisk()  // as `LocalBrokerDeadLetters.file`: on disk before the cursor moves
         }
         // A replay refused again was filed anew under its key, which replaced the mark: the filer forgets it.
         filer.committed(letters.compactMap { $0.replay.map { OutboxWrite.removed(seq: $0.seq) } })

@@ -72,9 +72,21 @@ package final class OutboxStore: @unchecked Sendable {
 
     /// Forces every committed transaction to disk: fsync of the write-ahead log, where WAL-mode commits land.
     ///
-    /// Runs outside the lock (fsync syncs the file, whichever descriptor names it), so deliveries and inserts go on
-    /// meanwhile. A missing log (nothing written since the last checkpoint removed it) has nothing to sync.
+    /// The fsync runs outside the lock (it syncs the file, whichever descriptor names it), so deliveries and inserts
+    /// go on meanwhile; only the check below (one `stat`) takes it. A missing log (nothing written since the last
+    /// checkpoint removed it) has nothing to sync.
+    ///
+    /// Throws when `webhooks.db` was deleted or renamed while the bridge runs: every commit still succeeds then,
+    /// into a file that is gone when the process exits, so what a sink calls durable here (an outbox row, a broker's
+    /// dead letter) would be lost after its cursor moved past it. The sink retries (its cursor waits, `/readyz`
+    /// shows it) until a restart opens the file anew.
     package func syncToDisk() throws {
+        if try withState({ $0.database.fileHasMoved }) {
+            throw SQLiteError(
+                resultCode: 10,
+                message: "\(path) was deleted or moved while the bridge runs: what is written now would be lost; "
+                    + "restart the bridge")
+        }
         let walPath = path + "-wal"
         let descriptor = Glibc.open(walPath, O_RDONLY | O_CLOEXEC)
         if descriptor < 0 {
@@ -140,6 +152,12 @@ package final class OutboxStore: @unchecked Sendable {
                 ALTER TABLE outbox ADD COLUMN event TEXT;
                 ALTER TABLE dead_letters ADD COLUMN event TEXT;
                 """
+        ),
+        // A broker sink replaces a letter by its sink and event id, and the delivery services count letters per
+        // sink: thousands of letters (an oversized import a broker refuses) must not be scanned per letter.
+        SQLiteMigration(
+            version: 3,
+            sql: "CREATE INDEX dead_letters_sink_event ON dead_letters(sink, event_id);"
         ),
     ]
 }

@@ -37,8 +37,8 @@ package final class WebhookOutbox: Sendable {
         configured.withLock { _ = $0.insert(sinkID) }
     }
 
-    /// Once per run (the first webhook sink to start calls it, after every sink registered): rows of a sink that is
-    /// no longer in bridge.yaml (its target or position changed) are kept, not delivered — say so.
+    /// Once per run (the first webhook or broker sink to start calls it, after every sink registered): rows of a sink
+    /// that is no longer in bridge.yaml (its target or position changed) are kept, not delivered — say so.
     package func warnAboutLeftovers() {
         guard !checkedLeftovers.exchange(true, ordering: .relaxed), let counts = try? store.outboxCountsBySink()
         else { return }
