@@ -48,6 +48,26 @@ import Testing
         let (listStatus, _, listErrors) = try dlq(["list"], in: directory)
         #expect(listStatus == 0, "dlq list reads a read-only file: \(listErrors)")
         #expect(listErrors.contains("0 dead letters"))
+        let statusCommand = try BridgeProcess(arguments: ["status", "--config", "bridge.yaml"], directory: directory)
+        #expect(statusCommand.waitForExit() == 0, "status reads a read-only file: \(statusCommand.stderr)")
+    }
+
+    /// The sibling: activity mode's `cursor.db` is opened the same way.
+    @Test(.enabled(if: UnwritablePath.isSupported))
+    func aReadOnlyCursorDBStopsRunAtStart() throws {
+        let emulator = try Emulator()
+        defer { emulator.stop() }
+        let first = try BridgeProcess.run(config: activityConfig(url: emulator.url, pollInterval: "1s"))
+        #expect(first.waitUntilConnected(), "\(first.stderr)")
+        first.send(SIGTERM)
+        #expect(first.waitForExit() == 0)
+        let unwritable = try UnwritablePath(first.directory.appendingPathComponent("state/cursor.db").path)
+        defer { unwritable.restore() }
+
+        let bridge = try startAgain(in: first.directory)
+        let status = bridge.waitForExit(timeout: 30)
+        #expect(status == 78, "exit \(String(describing: status)): \(bridge.stderr)")
+        #expect(bridge.stderr.contains("cursor.db is read-only"), "\(bridge.stderr)")
     }
 
     @Test func aDamagedWebhooksDBStopsRunAndIsLeftAsItWas() throws {
