@@ -11,26 +11,33 @@ extension SQLiteDatabase {
         static func readOnly(_ path: String) -> SQLiteError {
             SQLiteError(
                 resultCode: SQLITE_READONLY,
-                message: "\(path) is read-only for this process (\(writeRefusal(path) ?? "SQLite opened it read-only")):"
+                message:
+                    "\(path) is read-only for this process (\(writeRefusal(path) ?? "SQLite opened it read-only")):"
                     + " the bridge writes to it; make it writable by the user the bridge runs as (chown, chmod u+w)"
-                    + " or mount it read-write")
+                    + " or mount it read-write"
+            )
         }
 
         /// The file opened, but SQLite could not create its `-wal` or `-shm` file beside it.
         static func logNotCreatable(_ path: String, _ error: SQLiteError) -> SQLiteError {
             let directory = Self.directory(of: path)
             return SQLiteError(
-                resultCode: error.resultCode, extendedCode: error.extendedCode,
-                message: "cannot create \(path)-wal and -shm in \(directory) (\(writeRefusal(directory) ?? error.message)):"
-                    + " the directory must be writable by the user the bridge runs as")
+                resultCode: error.resultCode,
+                extendedCode: error.extendedCode,
+                message:
+                    "cannot create \(path)-wal and -shm in \(directory) (\(writeRefusal(directory) ?? error.message)):"
+                    + " the directory must be writable by the user the bridge runs as"
+            )
         }
 
         /// Not a database, or a damaged one.
         static func damaged(_ path: String, _ error: SQLiteError) -> SQLiteError {
             SQLiteError(
-                resultCode: error.resultCode, extendedCode: error.extendedCode,
+                resultCode: error.resultCode,
+                extendedCode: error.extendedCode,
                 message: "\(path) is damaged or not an SQLite database (\(error.message)); it was not changed: move it"
-                    + " aside (or restore it from a backup) and start again, which begins with an empty one")
+                    + " aside (or restore it from a backup) and start again, which begins with an empty one"
+            )
         }
 
         /// Why this process may not write to `path`, or nil when `access` allows it.

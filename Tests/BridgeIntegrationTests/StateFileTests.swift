@@ -68,6 +68,12 @@ import Testing
         let status = bridge.waitForExit(timeout: 30)
         #expect(status == 78, "exit \(String(describing: status)): \(bridge.stderr)")
         #expect(bridge.stderr.contains("cursor.db is read-only"), "\(bridge.stderr)")
+        let resync = try BridgeProcess(
+            arguments: ["resync", "articles", "--config", "bridge.yaml"],
+            directory: first.directory
+        )
+        #expect(resync.waitForExit() == 78, "\(resync.stderr)")
+        #expect(resync.stderr.contains("cursor.db is read-only"), "\(resync.stderr)")
     }
 
     @Test func aDamagedWebhooksDBStopsRunAndIsLeftAsItWas() throws {
@@ -87,7 +93,9 @@ import Testing
         let status = bridge.waitForExit(timeout: 30)
         #expect(status == 78, "exit \(String(describing: status)): \(bridge.stderr)")
         #expect(
-            bridge.stderr.contains("webhooks.db is damaged or not an SQLite database"), "\(bridge.stderr)")
+            bridge.stderr.contains("webhooks.db is damaged or not an SQLite database"),
+            "\(bridge.stderr)"
+        )
         #expect(try Data(contentsOf: url) == bytes, "the operator's file is not changed")
         let (listStatus, _, listErrors) = try dlq(["list"], in: directory)
         #expect(listStatus == 78, "\(listErrors)")
@@ -113,7 +121,8 @@ import Testing
         try emulator.create("articles", ["title": "refused twice"])
         #expect(
             bridge.waitUntil(timeout: 30) { _ in ((try? dlq(["list"], in: bridge.directory).1.count) ?? 0) == 2 },
-            "\(bridge.stderr)")
+            "\(bridge.stderr)"
+        )
         bridge.send(SIGTERM)
         #expect(bridge.waitForExit() == 0)
         let directory = bridge.directory
@@ -127,7 +136,9 @@ import Testing
         let table = try dlq(["list"], in: directory).1
         #expect(table.filter { $0.contains(" \(secondID) ") }.count == 1, "the SINK column: \(table)")
         #expect(try dlq(["list", "--sink", secondID], in: directory).1.count == 1)
-        #expect(try dlq(["list", "--sink", "1"], in: directory).1 == dlq(["list", "--sink", secondID], in: directory).1)
+        #expect(
+            try dlq(["list", "--sink", "1"], in: directory).1 == dlq(["list", "--sink", secondID], in: directory).1
+        )
         #expect(try dlq(["list", "--sink", "0", "--sink", "1"], in: directory).1.count == 2)
         #expect(try dlq(["list", "--sink", "9-gone:1-00000000"], in: directory).1.isEmpty)
 
@@ -139,7 +150,9 @@ import Testing
         let restarted = try startAgain(in: directory)
         #expect(restarted.waitUntilConnected(), "\(restarted.stderr)")
         #expect(
-            restarted.waitForLog("dlq purge --sink \(secondID)"), "the start-up warning says how: \(restarted.stderr)")
+            restarted.waitForLog("dlq purge --sink \(secondID)"),
+            "the start-up warning says how: \(restarted.stderr)"
+        )
 
         // A purge without --sink leaves the waiting row alone; --dry-run counts it; --sink drops it.
         let (_, _, plain) = try dlq(["purge", "--dry-run"], in: directory)
