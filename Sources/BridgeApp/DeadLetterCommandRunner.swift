@@ -41,18 +41,31 @@ enum DeadLetterCommandRunner {
             filter.since = start.unixMilliseconds
         }
         let matching = filter  // a constant for the blocking work below
-        // `purge --sink` of a sink no longer configured also drops the events waiting in its outbox (see `--help`).
+        // `purge --sink` of a sink no longer configured also drops the events replayed for it that no bridge delivers:
+        // the rows waiting in its outbox, or with shared state the letters marked for replay in the bucket.
         let dropSinks = command.action == .purge ? sinks.filter { !configuredSinks.contains($0) } : []
         var dropped = 0
         do {
             let letters: [DeadLetter]?
             if config.state.backend == .jetstream {
                 let state = config.state
-                letters = try await SharedBucketAccess.withBucket(
+                let outcome = try await SharedBucketAccess.withBucket(
                     state, client: "directus-bridge-dlq", logger: .silent
                 ) { store, keys in
                     try store.map { store in
-                        try apply(command, filter: matching, now: now, to: BucketDeadLetters(store: store, keys: keys))
+                        let bucket = BucketDeadLetters(store: store, keys: keys)
+                        let letters = try apply(command, filter: matching, now: now, to: bucket)
+                        let dropped =
+                            try dropSinks.isEmpty ? 0 : bucket.dropMarked(sinks: dropSinks, dryRun: command.dryRun)
+                        return (letters, dropped)
+                    }
+                }
+                letters = outcome?.0
+                dropped = outcome?.1 ?? 0
+                // Letters the active bridge took into its outbox here before the sink was removed wait in that file.
+                if !dropSinks.isEmpty, let path = OutboxStore.existingPath(stateDir: config.delivery.stateDir) {
+                    dropped += try await BlockingExecutor.shared.perform {
+                        try dropOutbox(of: dropSinks, in: OutboxStore(path: path), dryRun: command.dryRun)
                     }
                 }
                 if letters == nil {
@@ -68,11 +81,7 @@ enum DeadLetterCommandRunner {
                 let (acted, droppedRows) = try await BlockingExecutor.shared.perform {
                     let store = try openStore(path, for: command)
                     let letters = try apply(command, filter: matching, now: now, to: store)
-                    var dropped = 0
-                    if !dropSinks.isEmpty {
-                        dropped = try command.dryRun
-                            ? store.outboxCount(sinks: dropSinks) : store.dropOutbox(sinks: dropSinks)
-                    }
+                    let dropped = try dropOutbox(of: dropSinks, in: store, dryRun: command.dryRun)
                     if !command.dryRun && command.action != .list { try store.syncToDisk() }
                     return (letters, dropped)
                 }
@@ -84,8 +93,9 @@ enum DeadLetterCommandRunner {
             summarize(
                 command, count: acted.count, unconfigured: unconfiguredSinks(acted, config: config),
                 shared: config.state.backend == .jetstream)
-            if !dropSinks.isEmpty && config.state.backend != .jetstream {
-                summarizeDropped(dropped, sinks: dropSinks, dryRun: command.dryRun)
+            if !dropSinks.isEmpty {
+                summarizeDropped(
+                    dropped, sinks: dropSinks, dryRun: command.dryRun, shared: config.state.backend == .jetstream)
             }
             return .success
         } catch let error as SQLiteError where error.isUnusableFile {
@@ -110,6 +120,15 @@ enum DeadLetterCommandRunner {
         }
     }
 
+    /// The events waiting in the outbox of `sinks` (none configured): counted (`dryRun`) or deleted and synced.
+    private static func dropOutbox(of sinks: [String], in store: OutboxStore, dryRun: Bool) throws -> Int {
+        guard !sinks.isEmpty else { return 0 }
+        if dryRun { return try store.outboxCount(sinks: sinks) }
+        let dropped = try store.dropOutbox(sinks: sinks)
+        try store.syncToDisk()
+        return dropped
+    }
+
     /// `--sink`: a sink id as `dlq list` prints it, or a position in bridge.yaml's `sinks` (0 is the first, as in
     /// `sinks[0]` of `validate`'s messages), which names the id of the sink configured there now.
     static func resolveSink(_ text: String, configured: [String]) -> String {
@@ -117,10 +136,11 @@ enum DeadLetterCommandRunner {
         return text
     }
 
-    private static func summarizeDropped(_ count: Int, sinks: [String], dryRun: Bool) {
+    private static func summarizeDropped(_ count: Int, sinks: [String], dryRun: Bool, shared: Bool) {
         let noun = count == 1 ? "event" : "events"
+        let place = shared ? "replayed (in the shared state or this machine's outbox) for" : "waiting in the outbox of"
         BridgeApplication.printError(
-            "\(dryRun ? "would drop" : "dropped") \(count) \(noun) waiting in the outbox of sinks no longer in the "
+            "\(dryRun ? "would drop" : "dropped") \(count) \(noun) \(place) sinks no longer in the "
                 + "config (\(sinks.sorted().joined(separator: ", ")))\(dryRun ? " (dry run)" : "")"
         )
     }
