@@ -116,7 +116,11 @@ enum DeadLetterCommandRunner {
             var options = OutboxStore.defaultOptions
             options.readOnly = true
             options.checkAtOpen = true  // damage is reported as such, not as a failed query
-            return try OutboxStore(path: path, options: options)
+            do {
+                return try OutboxStore(path: path, options: options)
+            } catch let readerError as SQLiteError where readerError.cannotOpen {
+                throw error  // a reader cannot either (no -shm beside the file, none creatable): the first reason
+            }
         }
     }
 

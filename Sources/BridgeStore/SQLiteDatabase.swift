@@ -62,8 +62,8 @@ public final class SQLiteDatabase {
     ///
     /// A file the operator left unusable is refused here, with an error (`isUnusableFile`) whose message names the
     /// file and what to do, instead of failing at some later write: opened for writing, a file the process may only
-    /// read (SQLite would silently open it read-only), a directory where the `-wal`/`-shm` files cannot be created;
-    /// and a file that is not a database or is damaged (`checkAtOpen`). The file is never changed or removed then.
+    /// read (SQLite would silently open it read-only), a directory where the `-wal`/`-shm` files cannot be created
+    /// (a reader needs the `-shm` file too); and a file that is not a database or is damaged (`checkAtOpen`). The file is never changed or removed then.
     public init(path: String, options: Options = Options()) throws {
         let isFile = path != ":memory:" && !path.isEmpty
         if !options.readOnly && isFile {
@@ -103,7 +103,8 @@ public final class SQLiteDatabase {
             if options.checkAtOpen { try checkPages() }
         } catch let error as SQLiteError where isFile && error.isCorrupt {
             throw UnusableFile.damaged(path, error)
-        } catch let error as SQLiteError where isFile && !options.readOnly && error.resultCode == SQLITE_CANTOPEN {
+        } catch let error as SQLiteError where isFile && error.resultCode == SQLITE_CANTOPEN {
+            // A reader of a WAL file needs the -shm file too: the same cause, the same words.
             throw UnusableFile.logNotCreatable(path, error)
         }
     }

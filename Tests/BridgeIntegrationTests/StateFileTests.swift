@@ -52,6 +52,30 @@ import Testing
         #expect(statusCommand.waitForExit() == 0, "status reads a read-only file: \(statusCommand.stderr)")
     }
 
+    /// A read-only `state_dir` whose `webhooks.db` is writable: SQLite cannot create the `-wal`/`-shm` files beside it.
+    @Test(.enabled(if: UnwritablePath.isSupported))
+    func aReadOnlyStateDirectoryIsNamedByRunAndByDLQ() throws {
+        let emulator = try Emulator()
+        let receiver = try WebhookReceiver()
+        defer {
+            emulator.stop()
+            receiver.stop()
+        }
+        let directory = try preparedDirectory(emulator: emulator, sinks: webhookSink(receiver.hookURL()))
+        let unwritable = try UnwritablePath(directory.appendingPathComponent("state").path)
+        defer { unwritable.restore() }
+
+        let bridge = try startAgain(in: directory)
+        let status = bridge.waitForExit(timeout: 30)
+        #expect(status == 78, "exit \(String(describing: status)): \(bridge.stderr)")
+        #expect(bridge.stderr.contains("webhooks.db-wal and -shm in ./state"), "\(bridge.stderr)")
+        for action in ["list", "purge"] {
+            let (code, _, errors) = try dlq([action], in: directory)
+            #expect(code == 78, "dlq \(action): \(errors)")
+            #expect(errors.contains("the directory must be writable"), "dlq \(action): \(errors)")
+        }
+    }
+
     /// The sibling: activity mode's `cursor.db` is opened the same way.
     @Test(.enabled(if: UnwritablePath.isSupported))
     func aReadOnlyCursorDBStopsRunAtStart() throws {
