@@ -198,6 +198,22 @@ func makeStore() throws -> OutboxStore {
         #expect(try store.dropOutbox(sinks: ["gone"]) == 0)
     }
 
+    /// `dlq list` of a file it may not write opens it read-only: it reads a current file, and says why it cannot read
+    /// one an older bridge wrote (it cannot migrate it) instead of failing on a missing column.
+    @Test func aReadOnlyStoreReadsACurrentFileAndNamesAnOldOne() throws {
+        let store = try makeStore()
+        _ = try store.insert([webhookEvent(1)], sink: "a", now: 100, limit: 10)
+        var readOnly = OutboxStore.defaultOptions
+        readOnly.readOnly = true
+        #expect(try OutboxStore(path: store.path, options: readOnly).outboxCount(sink: "a") == 1)
+
+        let old = try TestEnvironment.makeTemporaryDirectory(prefix: "outbox-old").path + "/webhooks.db"
+        try SQLiteDatabase(path: old).migrate(Array(OutboxStore.migrations.prefix(2)))
+        let error = try #require(throws: SQLiteError.self) { try OutboxStore(path: old, options: readOnly) }
+        #expect(error.isUnusableFile && error.message.contains("older bridge"))
+        #expect(try SQLiteDatabase(path: old).userVersion() == 2, "a reader does not migrate")
+    }
+
     @Test func rowsSurviveReopening() throws {
         let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "outbox").path + "/a/b"
         do {
