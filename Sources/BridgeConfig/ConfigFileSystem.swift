@@ -70,9 +70,10 @@ public struct LocalFileSystem: ConfigFileSystem {
     public func readFile(atPath path: String, use: ConfigFileUse) -> Result<[UInt8], ConfigFileProblem> {
         if use == .reopenedByLibrary {
             // Looked at before it is opened: a device or a pipe is refused without being touched.
-            var status = stat()
-            guard stat(path, &status) == 0 else { return .failure(Self.problem(errno)) }
-            if let problem = Self.notARegularFile(status.st_mode & S_IFMT) { return .failure(problem) }
+            switch FileKind.of(path) {
+            case .failure(let error): return .failure(Self.problem(error.errno))
+            case .success(let kind): if let problem = Self.notARegularFile(kind) { return .failure(problem) }
+            }
         }
         // O_NONBLOCK: `open` returns at once for a named pipe without a writer (regular files ignore the flag).
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
@@ -80,11 +81,11 @@ public struct LocalFileSystem: ConfigFileSystem {
         defer { close(fd) }
         var status = stat()
         guard fstat(fd, &status) == 0 else { return .failure(Self.problem(errno)) }
-        let kind = status.st_mode & S_IFMT
-        if kind == S_IFDIR { return .failure(.directory) }
+        let kind = FileKind(mode: status.st_mode)
+        if kind == .directory { return .failure(.directory) }
         // Replaced between `stat` and `open`: still refused, and never waited for.
         if use == .reopenedByLibrary, let problem = Self.notARegularFile(kind) { return .failure(problem) }
-        let deadline: ContinuousClock.Instant? = kind == S_IFREG ? nil : .now + pipeWait
+        let deadline: ContinuousClock.Instant? = kind == .regularFile ? nil : .now + pipeWait
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65_536)
         while true {
@@ -94,7 +95,7 @@ public struct LocalFileSystem: ConfigFileSystem {
                 let what = bytes.isEmpty ? "nothing was written to it" : "it did not reach its end"
                 return .failure(
                     ConfigFileProblem(
-                        reason: "is \(Self.describe(kind)) and \(what) within \(pipeWait.components.seconds) s"))
+                        reason: "is \(kind) and \(what) within \(pipeWait.components.seconds) s"))
             }
             let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
             if count < 0 {
@@ -110,24 +111,13 @@ public struct LocalFileSystem: ConfigFileSystem {
         }
     }
 
-    /// "a named pipe", "a device", … for a file type of `stat`.
-    private static func describe(_ kind: mode_t) -> String {
+    /// Why a file of `kind` cannot be handed to a library that opens it again later; nil for a regular file.
+    private static func notARegularFile(_ kind: FileKind) -> ConfigFileProblem? {
         switch kind {
-        case S_IFIFO: "a named pipe"
-        case S_IFCHR, S_IFBLK: "a device"
-        case S_IFSOCK: "a socket"
-        default: "not a regular file"
-        }
-    }
-
-    /// Why a file of type `kind` cannot be handed to a library that opens it again later; nil for a regular file.
-    private static func notARegularFile(_ kind: mode_t) -> ConfigFileProblem? {
-        switch kind {
-        case S_IFREG: nil
-        case S_IFDIR: .directory
+        case .regularFile: nil
+        case .directory: .directory
         default:
-            ConfigFileProblem(
-                reason: "is \(describe(kind)), not a regular file (the library that uses it opens the path again)")
+            ConfigFileProblem(reason: "is \(kind), not a regular file (the library that uses it opens the path again)")
         }
     }
 

@@ -55,6 +55,7 @@ public final class SQLiteDatabase {
     /// `options`. The directory must exist. `":memory:"` opens a private in-memory database. A file created here
     /// is 0600 whatever the umask (`PrivateFile`), and SQLite gives its `-wal` and `-shm` files the same mode.
     public init(path: String, options: Options = Options()) throws {
+        if path != ":memory:" && !path.isEmpty { try Self.refuseSpecialFiles(path) }
         if !options.readOnly && path != ":memory:" && !path.isEmpty {
             do {
                 try PrivateFile.create(path)
@@ -83,6 +84,17 @@ public final class SQLiteDatabase {
             }
         }
         try execute("PRAGMA synchronous=\(options.synchronous.rawValue); PRAGMA foreign_keys=ON")
+    }
+
+    /// Refuses a database whose file, write-ahead log or shared-memory index exists and is not a regular file. A
+    /// named pipe there (a `mkfifo` in the wrong place, a restore gone wrong) made the `open` of the database (ours
+    /// creating it, SQLite's read-only one for `status`, `resync` and `dlq`) wait for a writer forever, and a pipe as
+    /// the log passed and blocked `OutboxStore.syncToDisk` instead. Missing files are SQLite's to create.
+    private static func refuseSpecialFiles(_ path: String) throws {
+        for file in [path, path + "-wal", path + "-shm"] {
+            guard case .success(let kind) = FileKind.of(file), kind != .regularFile else { continue }
+            throw SQLiteError(resultCode: SQLITE_CANTOPEN, message: "\(file) is \(kind), not a regular file")
+        }
     }
 
     deinit {

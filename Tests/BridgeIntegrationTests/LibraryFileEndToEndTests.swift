@@ -74,4 +74,35 @@ import Testing
                 "bridge.yaml:6:14: directus.tls.ca_file: cannot read \"ca.fifo\": is a named pipe, not a regular file"),
             "\(bridge.stderr)")
     }
+
+    /// The same mistake in `delivery.state_dir`: `cursor.db` a named pipe. `status` and `resync` (SQLite's read-only
+    /// open) and `run` (creating the file before SQLite opens it) waited in `open` for a writer forever. Now each
+    /// stops at once naming the file.
+    @Test func aNamedPipeAsTheCursorDatabaseStopsTheCommandsInsteadOfHanging() throws {
+        let emulator = try Emulator()
+        defer { emulator.stop() }
+        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "cursor-fifo")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try FileManager.default.createDirectory(
+            at: directory.appendingPathComponent("state"), withIntermediateDirectories: false)
+        let fifo = directory.appendingPathComponent("state/cursor.db").path
+        try #require(mkfifo(fifo, 0o600) == 0)
+        defer {
+            let writer = open(fifo, O_WRONLY | O_NONBLOCK)
+            if writer >= 0 { close(writer) }
+        }
+        let yaml = activityConfig(url: emulator.url, subscriptions: "  - collection: articles")
+        try yaml.write(to: directory.appendingPathComponent("bridge.yaml"), atomically: true, encoding: .utf8)
+        for arguments in [["status"], ["resync", "articles"], ["run"]] {
+            let bridge = try BridgeProcess(arguments: arguments + ["--config", "bridge.yaml"], directory: directory)
+            let status = bridge.waitForExit(timeout: 30)
+            // `run` stops as for a read-only state_dir (78); `status` and `resync` fail (1) as for any store error.
+            #expect(
+                status == (arguments == ["run"] ? 78 : 1),
+                "\(arguments): \(String(describing: status)) \(bridge.stderr)")
+            #expect(
+                bridge.stderr.contains("state/cursor.db is a named pipe, not a regular file"),
+                "\(arguments): \(bridge.stderr)")
+        }
+    }
 }
