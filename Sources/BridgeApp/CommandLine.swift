@@ -32,6 +32,8 @@ public struct DeadLetterCommand: Sendable, Equatable {
     public var since: String?
     /// `--id ID`, repeatable.
     public var ids: [String] = []
+    /// `--sink ID-OR-POSITION`, repeatable: a sink id as `dlq list` prints it, or a position in `sinks`.
+    public var sinks: [String] = []
     /// `--json` (list).
     public var json = false
     /// `--dry-run` (replay, purge).
@@ -95,12 +97,13 @@ public enum CommandLineParser {
             var flags: Set<String> = ["--json"]
             if action != .list { flags = ["--dry-run"] }
             let options = try parseOptions(
-                &rest, flags: flags, valued: ["--config", "--collection", "--since", "--id"])
+                &rest, flags: flags, valued: ["--config", "--collection", "--since", "--id", "--sink"])
             var command = DeadLetterCommand(
                 action: action, configPath: options.value("--config") ?? defaultConfigPath)
             command.collection = options.value("--collection")
             command.since = options.value("--since")
             command.ids = options.values["--id"] ?? []
+            command.sinks = options.values["--sink"] ?? []
             command.json = options.flags.contains("--json")
             command.dryRun = options.flags.contains("--dry-run")
             return .deadLetters(command)
@@ -122,7 +125,7 @@ public enum CommandLineParser {
           directus-bridge dlq replay [--config PATH] [--dry-run] [FILTERS]
           directus-bridge dlq purge  [--config PATH] [--dry-run] [FILTERS]
                                                      dead letters: failed webhooks, refused broker events
-              FILTERS: --collection NAME  --since RFC3339|DURATION  --id ID (repeatable)
+              FILTERS: --collection NAME  --since RFC3339|DURATION  --id ID  --sink SINK (both repeatable)
           directus-bridge resync SUBSCRIPTION_UID [--config PATH]
                                                      the next run re-snapshots that subscription
           directus-bridge status [--config PATH]     cursors, lag, dead letters, snapshots, role

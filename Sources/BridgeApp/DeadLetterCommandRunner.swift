@@ -5,6 +5,7 @@ import BridgeDirectus
 import BridgeActivity
 import BridgeNATS
 import BridgeSinks
+import BridgeStore
 import BridgeSystem
 
 #if canImport(Glibc)
@@ -26,7 +27,9 @@ enum DeadLetterCommandRunner {
     static func run(_ command: DeadLetterCommand) async -> ExitCode {
         guard let config = BridgeApplication.loadConfig(path: command.configPath) else { return .configuration }
         let now = Timestamp.now()
-        var filter = DeadLetterFilter(collection: command.collection, ids: command.ids)
+        let configuredSinks = SinkCatalog.identities(of: config.sinks)
+        let sinks = command.sinks.map { resolveSink($0, configured: configuredSinks) }
+        var filter = DeadLetterFilter(collection: command.collection, ids: command.ids, sinks: sinks)
         if let since = command.since {
             guard let start = parseSince(since, now: now) else {
                 BridgeApplication.printError(
@@ -38,15 +41,31 @@ enum DeadLetterCommandRunner {
             filter.since = start.unixMilliseconds
         }
         let matching = filter  // a constant for the blocking work below
+        // `purge --sink` of a sink no longer configured also drops the events replayed for it that no bridge delivers:
+        // the rows waiting in its outbox, or with shared state the letters marked for replay in the bucket.
+        let dropSinks = command.action == .purge ? sinks.filter { !configuredSinks.contains($0) } : []
+        var dropped = 0
         do {
             let letters: [DeadLetter]?
             if config.state.backend == .jetstream {
                 let state = config.state
-                letters = try await SharedBucketAccess.withBucket(
+                let outcome = try await SharedBucketAccess.withBucket(
                     state, client: "directus-bridge-dlq", logger: .silent
                 ) { store, keys in
                     try store.map { store in
-                        try apply(command, filter: matching, now: now, to: BucketDeadLetters(store: store, keys: keys))
+                        let bucket = BucketDeadLetters(store: store, keys: keys)
+                        let letters = try apply(command, filter: matching, now: now, to: bucket)
+                        let dropped =
+                            try dropSinks.isEmpty ? 0 : bucket.dropMarked(sinks: dropSinks, dryRun: command.dryRun)
+                        return (letters, dropped)
+                    }
+                }
+                letters = outcome?.0
+                dropped = outcome?.1 ?? 0
+                // Letters the active bridge took into its outbox here before the sink was removed wait in that file.
+                if !dropSinks.isEmpty, let path = OutboxStore.existingPath(stateDir: config.delivery.stateDir) {
+                    dropped += try await BlockingExecutor.shared.perform {
+                        try dropOutbox(of: dropSinks, in: OutboxStore(path: path), dryRun: command.dryRun)
                     }
                 }
                 if letters == nil {
@@ -59,23 +78,75 @@ enum DeadLetterCommandRunner {
                     BridgeApplication.printError("no dead letters (\(stateDir)/\(OutboxStore.fileName) does not exist)")
                     return .success
                 }
-                letters = try await BlockingExecutor.shared.perform {
-                    let store = try OutboxStore(path: path)
+                let (acted, droppedRows) = try await BlockingExecutor.shared.perform {
+                    let store = try openStore(path, for: command)
                     let letters = try apply(command, filter: matching, now: now, to: store)
+                    let dropped = try dropOutbox(of: dropSinks, in: store, dryRun: command.dryRun)
                     if !command.dryRun && command.action != .list { try store.syncToDisk() }
-                    return letters
+                    return (letters, dropped)
                 }
+                letters = acted
+                dropped = droppedRows
             }
             let acted = letters ?? []
             printLetters(acted, json: command.json)
             summarize(
                 command, count: acted.count, unconfigured: unconfiguredSinks(acted, config: config),
                 shared: config.state.backend == .jetstream)
+            if !dropSinks.isEmpty {
+                summarizeDropped(
+                    dropped, sinks: dropSinks, dryRun: command.dryRun, shared: config.state.backend == .jetstream)
+            }
             return .success
+        } catch let error as SQLiteError where error.isUnusableFile {
+            // The file needs the operator (read-only, damaged): the same exit as `run` refusing it at start.
+            BridgeApplication.printError("directus-bridge: dlq \(command.action.rawValue): \(error.message)")
+            return .configuration
         } catch {
             BridgeApplication.printError("directus-bridge: dlq \(command.action.rawValue): \(error)")
             return .failure
         }
+    }
+
+    /// The store for `command`: `list` reads a file this process may not write (read-only, as `status` does).
+    private static func openStore(_ path: String, for command: DeadLetterCommand) throws -> OutboxStore {
+        do {
+            return try OutboxStore(path: path)
+        } catch let error as SQLiteError where command.action == .list && (error.isReadOnly || error.cannotOpen) {
+            var options = OutboxStore.defaultOptions
+            options.readOnly = true
+            options.checkAtOpen = true  // damage is reported as such, not as a failed query
+            do {
+                return try OutboxStore(path: path, options: options)
+            } catch let readerError as SQLiteError where readerError.cannotOpen {
+                throw error  // a reader cannot either (no -shm beside the file, none creatable): the first reason
+            }
+        }
+    }
+
+    /// The events waiting in the outbox of `sinks` (none configured): counted (`dryRun`) or deleted and synced.
+    private static func dropOutbox(of sinks: [String], in store: OutboxStore, dryRun: Bool) throws -> Int {
+        guard !sinks.isEmpty else { return 0 }
+        if dryRun { return try store.outboxCount(sinks: sinks) }
+        let dropped = try store.dropOutbox(sinks: sinks)
+        try store.syncToDisk()
+        return dropped
+    }
+
+    /// `--sink`: a sink id as `dlq list` prints it, or a position in bridge.yaml's `sinks` (0 is the first, as in
+    /// `sinks[0]` of `validate`'s messages), which names the id of the sink configured there now.
+    static func resolveSink(_ text: String, configured: [String]) -> String {
+        if let position = Int(text), configured.indices.contains(position) { return configured[position] }
+        return text
+    }
+
+    private static func summarizeDropped(_ count: Int, sinks: [String], dryRun: Bool, shared: Bool) {
+        let noun = count == 1 ? "event" : "events"
+        let place = shared ? "replayed (in the shared state or this machine's outbox) for" : "waiting in the outbox of"
+        BridgeApplication.printError(
+            "\(dryRun ? "would drop" : "dropped") \(count) \(noun) \(place) sinks no longer in the "
+                + "config (\(sinks.sorted().joined(separator: ", ")))\(dryRun ? " (dry run)" : "")"
+        )
     }
 
     /// Lists, replays or purges (or, with `--dry-run`, only lists) the letters matching `filter` in `store`.
@@ -111,22 +182,23 @@ enum DeadLetterCommandRunner {
         var rows = letters.map { letter in
             [
                 letter.eventID, letter.collection, letter.key, "\(letter.attempts)",
-                letter.lastStatus.map(String.init) ?? "-", time(letter.deadAt), letter.reason,
+                letter.lastStatus.map(String.init) ?? "-", time(letter.deadAt), letter.sink, letter.reason,
             ]
         }
         if isatty(1) == 1 && !rows.isEmpty {
-            rows.insert(["ID", "COLLECTION", "KEY", "ATTEMPTS", "STATUS", "TIME", "REASON"], at: 0)
+            rows.insert(["ID", "COLLECTION", "KEY", "ATTEMPTS", "STATUS", "TIME", "SINK", "REASON"], at: 0)
         }
-        var widths = Array(repeating: 0, count: 6)
+        let padded = 7  // every column but the reason, which is free text and comes last
+        var widths = Array(repeating: 0, count: padded)
         for row in rows {
-            for column in 0..<6 { widths[column] = max(widths[column], row[column].count) }
+            for column in 0..<padded { widths[column] = max(widths[column], row[column].count) }
         }
         for row in rows {
             var line = ""
-            for column in 0..<6 {
+            for column in 0..<padded {
                 line += row[column] + String(repeating: " ", count: widths[column] - row[column].count + 2)
             }
-            BridgeApplication.printOutput(line + row[6])
+            BridgeApplication.printOutput(line + row[padded])
         }
     }
 
@@ -185,7 +257,7 @@ enum DeadLetterCommandRunner {
             BridgeApplication.printError(
                 "warning: some letters belong to sinks no longer in the config "
                     + "(\(unconfigured.sorted().joined(separator: ", "))); "
-                    + "they wait until such a sink is configured again"
+                    + "they wait until such a sink is configured again, or until `dlq purge --sink` of it drops them"
             )
         }
     }

@@ -3,6 +3,7 @@ import BridgeCore
 import BridgeActivity
 import BridgeNATS
 import BridgeSinks
+import BridgeStore
 import BridgeSystem
 
 /// `resync SUBSCRIPTION_UID`: records in the cursor store, for every configured sink, that the next run re-snapshots
@@ -36,6 +37,10 @@ enum ResyncCommand {
         do {
             let sinks = SinkCatalog.identities(of: config.sinks)
             try CursorDatabase(directory: config.delivery.stateDir, sinks: sinks).requestResync(of: uid, sinks: sinks)
+        } catch let error as SQLiteError where error.isUnusableFile {
+            // cursor.db read-only or damaged: the operator must act, as when `run` refuses it (exit 78).
+            BridgeApplication.printError("directus-bridge: resync: cannot write the cursor store: \(error.reason)")
+            return .configuration
         } catch {
             BridgeApplication.printError("directus-bridge: resync: cannot write the cursor store: \(error)")
             return .failure

@@ -29,18 +29,23 @@ public final class SQLiteDatabase {
         public var readOnly: Bool
         /// Prepared statements kept by `statement(for:)`. Default: 64.
         public var statementCacheCapacity: Int
+        /// Read every page once at open (`PRAGMA quick_check`) so that a damaged file is refused at start, not at
+        /// the first write that touches the damage. Default: true for a writer, false for a reader.
+        public var checkAtOpen: Bool
 
         /// Creates options; every parameter has the documented default.
         public init(
             synchronous: Synchronous = .full,
             busyTimeout: Duration = .seconds(5),
             readOnly: Bool = false,
-            statementCacheCapacity: Int = 64
+            statementCacheCapacity: Int = 64,
+            checkAtOpen: Bool? = nil
         ) {
             self.synchronous = synchronous
             self.busyTimeout = busyTimeout
             self.readOnly = readOnly
             self.statementCacheCapacity = statementCacheCapacity
+            self.checkAtOpen = checkAtOpen ?? !readOnly
         }
     }
 
@@ -54,9 +59,17 @@ public final class SQLiteDatabase {
     /// Opens (creating if needed, unless read-only) the database at `path`, switches it to WAL and applies
     /// `options`. The directory must exist. `":memory:"` opens a private in-memory database. A file created here
     /// is 0600 whatever the umask (`PrivateFile`), and SQLite gives its `-wal` and `-shm` files the same mode.
+    ///
+    /// A file the operator left unusable is refused here, with an error (`isUnusableFile`) whose message names the
+    /// file and what to do, instead of failing at some later write: opened for writing, a file the process may only
+    /// read (SQLite would silently open it read-only), a directory where the `-wal`/`-shm` files cannot be created
+    /// (a reader needs the `-shm` file too); a file that is not a database or is damaged (`checkAtOpen`); and a named
+    /// pipe or a device in place of the file or its `-wal`/`-shm`, which is not even opened. The file is never changed
+    /// or removed then.
     public init(path: String, options: Options = Options()) throws {
-        if path != ":memory:" && !path.isEmpty { try Self.refuseSpecialFiles(path) }
-        if !options.readOnly && path != ":memory:" && !path.isEmpty {
+        let isFile = path != ":memory:" && !path.isEmpty
+        if isFile { try Self.refuseSpecialFiles(path) }
+        if !options.readOnly && isFile {
             do {
                 try PrivateFile.create(path)
             } catch {
@@ -75,15 +88,37 @@ public final class SQLiteDatabase {
         self.raw = handle
         self.path = path
         self.options = options
+        if !options.readOnly && isFile && sqlite3_db_readonly(handle, "main") == 1 {
+            throw UnusableFile.readOnly(path)
+        }
         let (seconds, attoseconds) = options.busyTimeout.components
         sqlite3_busy_timeout(handle, Int32(clamping: seconds * 1000 + attoseconds / 1_000_000_000_000_000))
-        if !options.readOnly {
-            let mode = try pragmaText("PRAGMA journal_mode=WAL").lowercased()
-            guard mode == "wal" || mode == "memory" else {
-                throw SQLiteError(resultCode: SQLITE_ERROR, message: "journal_mode is \(mode), WAL was refused")
+        do {
+            if !options.readOnly {
+                let mode = try pragmaText("PRAGMA journal_mode=WAL").lowercased()
+                guard mode == "wal" || mode == "memory" else {
+                    throw SQLiteError(resultCode: SQLITE_ERROR, message: "journal_mode is \(mode), WAL was refused")
+                }
             }
+            try execute("PRAGMA synchronous=\(options.synchronous.rawValue); PRAGMA foreign_keys=ON")
+            // Reading the schema reads the header and the first page: "not a database" shows here, not later.
+            _ = try pragmaText("PRAGMA schema_version")
+            if options.checkAtOpen { try checkPages() }
+        } catch let error as SQLiteError where isFile && error.isCorrupt {
+            throw UnusableFile.damaged(path, error)
+        } catch let error as SQLiteError where isFile && error.resultCode == SQLITE_CANTOPEN {
+            // A reader of a WAL file needs the -shm file too: the same cause, the same words.
+            throw UnusableFile.logNotCreatable(path, error)
         }
-        try execute("PRAGMA synchronous=\(options.synchronous.rawValue); PRAGMA foreign_keys=ON")
+    }
+
+    /// `PRAGMA quick_check`: reads every page of the file and checks its structure (not that indexes match their
+    /// tables, which `integrity_check` does at several times the cost). Its first row is "ok" or the first problem.
+    private func checkPages() throws {
+        let result = try pragmaText("PRAGMA quick_check(1)")
+        guard result == "ok" else {
+            throw SQLiteError(resultCode: SQLITE_CORRUPT, message: result, sql: "PRAGMA quick_check")
+        }
     }
 
     /// Refuses a database whose file, write-ahead log or shared-memory index exists and is not a regular file. A
@@ -93,7 +128,7 @@ public final class SQLiteDatabase {
     private static func refuseSpecialFiles(_ path: String) throws {
         for file in [path, path + "-wal", path + "-shm"] {
             guard case .success(let kind) = FileKind.of(file), kind != .regularFile else { continue }
-            throw SQLiteError(resultCode: SQLITE_CANTOPEN, message: "\(file) is \(kind), not a regular file")
+            throw UnusableFile.notARegularFile(file, kind)
         }
     }
 

@@ -27,10 +27,21 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible {
     public var isFull: Bool { resultCode == 13 }  // SQLITE_FULL
     /// The file is damaged or not a database.
     public var isCorrupt: Bool { resultCode == 11 || resultCode == 26 }  // SQLITE_CORRUPT, SQLITE_NOTADB
+    /// The connection may only read: the file, its directory or its mount refuses writes to this process.
+    public var isReadOnly: Bool { resultCode == 8 }  // SQLITE_READONLY
+    /// The file (or its `-wal`/`-shm` beside it) could not be opened or created.
+    public var cannotOpen: Bool { resultCode == 14 }  // SQLITE_CANTOPEN
+    /// The operator must act on the file (read-only, cannot be opened, damaged): retrying cannot help, and the
+    /// message (from `SQLiteDatabase.init`) names the file and what to do.
+    public var isUnusableFile: Bool { isReadOnly || cannotOpen || isCorrupt }
     /// A UNIQUE, NOT NULL, CHECK or foreign-key constraint failed.
     public var isConstraint: Bool { resultCode == 19 }  // SQLITE_CONSTRAINT
     /// Whether trying again later can succeed (a lock held by another connection).
     public var isRetriable: Bool { isBusy }
+
+    /// What to tell the operator: the message alone for a file they must act on (`SQLiteDatabase.init` names the
+    /// file and what to do in it), else `description`.
+    public var reason: String { isUnusableFile ? message : description }
 
     /// `SQLite error N (extended M): message [sql]`.
     public var description: String {

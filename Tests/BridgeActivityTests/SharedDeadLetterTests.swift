@@ -100,6 +100,31 @@ import Testing
         await bucket.close()
     }
 
+    /// `dlq purge --sink` of a sink no longer configured: its letters marked for replay, which no bridge takes in and
+    /// `purge` skips, are dropped; its unmarked letters are purged as usual, and other sinks' marked letters stay.
+    @Test func markedLettersOfASinkNoLongerConfiguredAreDropped() async throws {
+        let bucket = try await TestBucket.start("dropmarked")
+        let keys = SharedStateKeys(name: "orders")
+        let letters = BucketDeadLetters(store: bucket.store, keys: keys)
+        try await BlockingExecutor.shared.perform {
+            var other = Self.letter("act_other")
+            other.sink = "0-127.0.0.1:9-kept"
+            for letter in [Self.letter("act_1"), Self.letter("act_2"), Self.letter("act_3"), other] {
+                try letters.file(letter)
+            }
+            let replayed = try letters.replay(matching: DeadLetterFilter(ids: ["act_1", "act_2", "act_other"]), now: 5)
+            #expect(replayed.count == 3)
+            #expect(try letters.purge(matching: DeadLetterFilter(sinks: [Self.sink])).map(\.eventID) == ["act_3"])
+            #expect(try letters.entries(sink: Self.sink).count == 2, "purge skips marked letters")
+            #expect(try letters.dropMarked(sinks: [Self.sink], dryRun: true) == 2)
+            #expect(try letters.entries(sink: Self.sink).count == 2)
+            #expect(try letters.dropMarked(sinks: [Self.sink, "absent"], dryRun: false) == 2)
+            #expect(try letters.entries(sink: Self.sink).isEmpty)
+            #expect(try letters.entries(sink: other.sink).map(\.replay) == [true])
+        }
+        await bucket.close()
+    }
+
     @Test func aLetterTooLargeForTheBucketStaysLocal() async throws {
         let bucket = try await TestBucket.start("large")
         let store = bucket.store

@@ -31,10 +31,12 @@ import Testing
     @Test func parsesDeadLetterFilters() throws {
         let command = try CommandLineParser.parse([
             "dlq", "replay", "--collection", "articles", "--id", "a", "--id", "b", "--since", "1h", "--dry-run",
+            "--sink", "0-hooks:443-0a1b2c3d", "--sink", "2",
         ])
         var expected = DeadLetterCommand(action: .replay, configPath: "bridge.yaml")
         expected.collection = "articles"
         expected.ids = ["a", "b"]
+        expected.sinks = ["0-hooks:443-0a1b2c3d", "2"]
         expected.since = "1h"
         expected.dryRun = true
         #expect(command == .deadLetters(expected))
@@ -79,5 +81,21 @@ import Testing
     func hugeDurationsMeanSinceTheBeginning(text: String) throws {
         let start = try #require(DeadLetterCommandRunner.parseSince(text, now: now))
         #expect(start.microsecondsSinceEpoch < 0)
+    }
+}
+
+/// `dlq --sink`: a sink id as `dlq list` prints it, or a position in `sinks` naming the sink configured there now.
+@Suite struct DeadLetterSinkFilterTests {
+    let configured = ["0-hooks:443-0a1b2c3d", "1-kafka-9f8e7d6c"]
+
+    @Test func aPositionNamesTheSinkConfiguredThere() {
+        #expect(DeadLetterCommandRunner.resolveSink("1", configured: configured) == "1-kafka-9f8e7d6c")
+        #expect(DeadLetterCommandRunner.resolveSink("0", configured: configured) == "0-hooks:443-0a1b2c3d")
+    }
+
+    @Test func anIdOrAPositionBeyondTheConfigIsTakenAsGiven() {
+        #expect(DeadLetterCommandRunner.resolveSink("2-old:80-12345678", configured: configured) == "2-old:80-12345678")
+        #expect(DeadLetterCommandRunner.resolveSink("7", configured: configured) == "7")
+        #expect(DeadLetterCommandRunner.resolveSink("-1", configured: configured) == "-1")
     }
 }

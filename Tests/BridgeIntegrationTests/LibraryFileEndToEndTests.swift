@@ -96,9 +96,9 @@ import Testing
         for arguments in [["status"], ["resync", "articles"], ["run"]] {
             let bridge = try BridgeProcess(arguments: arguments + ["--config", "bridge.yaml"], directory: directory)
             let status = bridge.waitForExit(timeout: 30)
-            // `run` stops as for a read-only state_dir (78); `status` and `resync` fail (1) as for any store error.
+            // `run` and `resync` stop as for a read-only cursor.db (78); `status` fails (1) as for any store error.
             #expect(
-                status == (arguments == ["run"] ? 78 : 1),
+                status == (arguments == ["status"] ? 1 : 78),
                 "\(arguments): \(String(describing: status)) \(bridge.stderr)")
             #expect(
                 bridge.stderr.contains("state/cursor.db is a named pipe, not a regular file"),

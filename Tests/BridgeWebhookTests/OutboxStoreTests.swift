@@ -158,6 +158,62 @@ func makeStore() throws -> OutboxStore {
         #expect(try store.deadLetters(matching: DeadLetterFilter()).map(\.eventID) == ["evt_4"])
     }
 
+    /// `dlq --sink`: letters of several sinks share the table; the filter picks them by sink, in SQL and in the
+    /// shared bucket's filter alike.
+    @Test func lettersAreFilteredBySink() throws {
+        let store = try makeStore()
+        for sink in ["a", "b", "c"] {
+            _ = try store.insert([webhookEvent(1), webhookEvent(2)], sink: sink, now: 100, limit: 10)
+            let rows = try store.pending(sink: sink, after: 0, limit: 10)
+            try store.apply(
+                rows.map {
+                    .deadLetter(seq: $0.seq, attempts: 1, deadAt: 1000, reason: "r", lastStatus: nil, response: [])
+                },
+                sink: sink)
+        }
+        let all = try store.deadLetters(matching: DeadLetterFilter())
+        #expect(all.count == 6)
+        let picked = DeadLetterFilter(ids: ["evt_2"], sinks: ["c", "a"])
+        #expect(try store.deadLetters(matching: picked).map(\.sink) == ["a", "c"])
+        #expect(all.filter(picked.matches).map(\.sink) == ["a", "c"])
+        #expect(try store.deadLetters(matching: DeadLetterFilter(sinks: ["gone"])).isEmpty)
+        #expect(try store.purge(matching: DeadLetterFilter(sinks: ["b"])).count == 2)
+        #expect(try store.deadLetterCount(sink: "b") == 0 && store.deadLetterCount(sink: "a") == 2)
+        let replayed = try store.replay(matching: DeadLetterFilter(sinks: ["c"]), now: 2000)
+        #expect(replayed.map(\.eventID) == ["evt_1", "evt_2"])
+        #expect(try store.outboxCount(sink: "c") == 2 && store.outboxCount(sink: "a") == 0)
+    }
+
+    /// `dlq purge --sink` of a sink no longer configured: its replayed letters wait in the outbox, which only these
+    /// calls reach; other sinks' rows stay.
+    @Test func theOutboxOfNamedSinksIsDropped() throws {
+        let store = try makeStore()
+        _ = try store.insert([webhookEvent(1), webhookEvent(2)], sink: "gone", now: 100, limit: 10)
+        _ = try store.insert([webhookEvent(3)], sink: "kept", now: 100, limit: 10)
+        #expect(try store.depth(sink: "gone") == 2)
+        #expect(try store.outboxCount(sinks: ["gone", "kept"]) == 3)
+        #expect(try store.dropOutbox(sinks: ["gone", "absent"]) == 2)
+        #expect(try store.outboxCountsBySink() == ["kept": 1])
+        #expect(try store.depth(sink: "gone") == 0)
+        #expect(try store.dropOutbox(sinks: ["gone"]) == 0)
+    }
+
+    /// `dlq list` of a file it may not write opens it read-only: it reads a current file, and says why it cannot read
+    /// one an older bridge wrote (it cannot migrate it) instead of failing on a missing column.
+    @Test func aReadOnlyStoreReadsACurrentFileAndNamesAnOldOne() throws {
+        let store = try makeStore()
+        _ = try store.insert([webhookEvent(1)], sink: "a", now: 100, limit: 10)
+        var readOnly = OutboxStore.defaultOptions
+        readOnly.readOnly = true
+        #expect(try OutboxStore(path: store.path, options: readOnly).outboxCount(sink: "a") == 1)
+
+        let old = try TestEnvironment.makeTemporaryDirectory(prefix: "outbox-old").path + "/webhooks.db"
+        try SQLiteDatabase(path: old).migrate(Array(OutboxStore.migrations.prefix(2)))
+        let error = try #require(throws: SQLiteError.self) { try OutboxStore(path: old, options: readOnly) }
+        #expect(error.isUnusableFile && error.message.contains("older bridge"))
+        #expect(try SQLiteDatabase(path: old).userVersion() == 2, "a reader does not migrate")
+    }
+
     @Test func rowsSurviveReopening() throws {
         let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "outbox").path + "/a/b"
         do {

@@ -9,6 +9,7 @@ public import BridgeEvents
 public import BridgeDirectus
 public import BridgeActivity
 public import BridgeSinks
+internal import BridgeStore
 
 /// The `run` command's service: wires configuration, Directus session, the sinks with their inboxes and runners,
 /// runs them until SIGINT/SIGTERM, then shuts down in order — stop intake (unsubscribe, close 1000), drain each
@@ -134,8 +135,9 @@ public final class BridgeRuntime: Sendable {
                 backend.giveUp("cannot read the shared state: \(error)")
                 return .failure("cannot read the shared state: \(error)")
             }
-            // An unwritable delivery.state_dir: a configuration problem (exit 78).
-            return .configurationProblem("cannot open the activity cursor store in delivery.state_dir: \(error)")
+            // An unwritable delivery.state_dir, a read-only or damaged cursor.db: a configuration problem (exit 78).
+            let reason = (error as? SQLiteError)?.reason ?? "\(error)"
+            return .configurationProblem("cannot open the activity cursor store in delivery.state_dir: \(reason)")
         }
         logger.info(
             "delivery mode", metadata: [LogKey.mode: delivery.mode.rawValue,

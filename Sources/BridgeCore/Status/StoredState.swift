@@ -60,7 +60,8 @@ package struct LocalStateReader: StateReading {
             sinkCursors: try CursorDatabase.readCursors(directory: stateDir),
             subscriptions: try CursorDatabase.readSubscriptionStates(directory: stateDir))
         if let outboxPath = OutboxStore.existingPath(stateDir: stateDir) {
-            let database = try SQLiteDatabase(path: outboxPath)
+            // Read-only: `status` only reads, so it works on a file the bridge may not write (and never changes it).
+            let database = try SQLiteDatabase(path: outboxPath, options: .init(readOnly: true))
             state.outboxDepths = try Self.countBySink("outbox", in: database)
             state.deadLetters = try Self.countBySink("dead_letters", in: database)
         }

@@ -67,6 +67,28 @@ package struct BucketDeadLetters: DeadLetterStore {
         return purged
     }
 
+    /// The letters of `sinks` marked for replay: counted (`dryRun`) or deleted; returns how many. For sinks no
+    /// longer configured (`dlq purge --sink`): no bridge takes their marked letters in, and `purge` skips marked
+    /// letters, so they would stay in the bucket forever. A letter that changed since it was read (filed anew) is left.
+    package func dropMarked(sinks: [String], dryRun: Bool) throws -> Int {
+        var dropped = 0
+        for sink in sinks {
+            for stored in try entries(sink: sink) where stored.replay {
+                if dryRun {
+                    dropped += 1
+                    continue
+                }
+                let deleted = try store.change(stored.key) { entry in
+                    guard let entry, entry.revision == stored.revision, entry.value != nil else { return nil }
+                    return .delete
+                }
+                if deleted { dropped += 1 }
+            }
+        }
+        if dropped > 0 && !dryRun { try signal() }
+        return dropped
+    }
+
     // MARK: - The active bridge's side
 
     /// Every letter of this name (`sink` nil) or of `sink`, marked ones included, oldest first.

@@ -22,5 +22,6 @@ extension DeadLetterFilter {
         (collection.map { $0.utf8.elementsEqual(letter.collection.utf8) } ?? true)
             && (since.map { letter.deadAt >= $0 } ?? true)
             && (ids.isEmpty || ids.contains { $0.utf8.elementsEqual(letter.eventID.utf8) })
+            && (sinks.isEmpty || sinks.contains { $0.utf8.elementsEqual(letter.sink.utf8) })
     }
 }

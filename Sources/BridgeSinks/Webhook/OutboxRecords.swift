@@ -123,11 +123,14 @@ package struct DeadLetterFilter: Sendable, Equatable {
     package var since: Int64?
     /// Only these event ids (empty: any).
     package var ids: [String]
+    /// Only letters of these sink ids (empty: any).
+    package var sinks: [String]
 
     /// Creates a filter; no conditions matches every letter.
-    package init(collection: String? = nil, since: Int64? = nil, ids: [String] = []) {
+    package init(collection: String? = nil, since: Int64? = nil, ids: [String] = [], sinks: [String] = []) {
         self.collection = collection
         self.since = since
         self.ids = ids
+        self.sinks = sinks
     }
 }

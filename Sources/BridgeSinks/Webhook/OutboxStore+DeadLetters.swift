@@ -90,6 +90,25 @@ extension OutboxStore {
         )
     }
 
+    /// Events waiting in the outbox of `sinks` (for `dlq purge --dry-run --sink` of a sink no longer configured).
+    package func outboxCount(sinks: [String]) throws -> Int {
+        try sinks.reduce(0) { $0 + (try outboxCount(sink: $1)) }
+    }
+
+    /// Deletes every event waiting in the outbox of `sinks`, in one transaction; returns how many. For sinks that are
+    /// no longer configured (`dlq purge --sink`): their rows — replayed letters, or events queued before the sink
+    /// moved — would otherwise wait forever. Never called for a configured sink, whose rows are being delivered.
+    package func dropOutbox(sinks: [String]) throws -> Int {
+        try withState { state in
+            let database = state.database
+            let dropped = try database.transaction { () throws -> Int in
+                try sinks.reduce(0) { $0 + (try database.run("DELETE FROM outbox WHERE sink = ?", [.text($1)])) }
+            }
+            for sink in sinks { state.depth[sink] = nil }
+            return dropped
+        }
+    }
+
     /// Deletes the matching dead letters in one transaction; returns them.
     package func purge(matching filter: DeadLetterFilter) throws -> [DeadLetter] {
         try withState { state in
@@ -118,6 +137,10 @@ extension OutboxStore {
         if !filter.ids.isEmpty {
             conditions.append("event_id IN (\(Array(repeating: "?", count: filter.ids.count).joined(separator: ", ")))")
             values.append(contentsOf: filter.ids.map { .text($0) })
+        }
+        if !filter.sinks.isEmpty {
+            conditions.append("sink IN (\(Array(repeating: "?", count: filter.sinks.count).joined(separator: ", ")))")
+            values.append(contentsOf: filter.sinks.map { .text($0) })
         }
         let whereClause = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
         let sql = """

@@ -42,10 +42,21 @@ package final class OutboxStore: @unchecked Sendable {
     /// The connection settings the bridge uses (see "Durability" above).
     package static let defaultOptions = SQLiteDatabase.Options(synchronous: .normal)
 
-    /// Opens (creating if needed) the store at `path` and brings its schema up to date.
+    /// Opens (creating if needed) the store at `path` and brings its schema up to date. Read-only (`dlq list` of a
+    /// file it may not write), the schema must already be current.
     package init(path: String, options: SQLiteDatabase.Options = OutboxStore.defaultOptions) throws {
         let database = try SQLiteDatabase(path: path, options: options)
-        try database.migrate(Self.migrations)
+        if options.readOnly {
+            let current = Self.migrations.last?.version ?? 0
+            guard try database.userVersion() >= current else {
+                throw SQLiteError(
+                    resultCode: 8,
+                    message: "\(path) was written by an older bridge and cannot be brought up to date: it is "
+                        + "read-only for this process; make it writable by the user the bridge runs as")
+            }
+        } else {
+            try database.migrate(Self.migrations)
+        }
         self.path = path
         self.state = State(database: database)
         pthread_mutex_init(mutex, nil)

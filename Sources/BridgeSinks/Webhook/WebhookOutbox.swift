@@ -1,4 +1,5 @@
 package import BridgeSystem
+internal import BridgeStore
 package import Synchronization
 package import BridgeEvents
 
@@ -26,7 +27,9 @@ package final class WebhookOutbox: Sendable {
                 try WebhookOutbox(stateDir: context.stateDir, logger: context.logger)
             }
         } catch {
-            throw .configurationProblem("cannot open the \(purpose) in \(context.stateDir): \(error)")
+            // A read-only or damaged webhooks.db stops the start here (exit 78), as an unwritable state_dir does.
+            let reason = (error as? SQLiteError)?.reason ?? "\(error)"
+            throw .configurationProblem("cannot open the \(purpose) in \(context.stateDir): \(reason)")
         }
         outbox.register(context.sinkID)
         return outbox
@@ -45,7 +48,8 @@ package final class WebhookOutbox: Sendable {
         let configured = configured.withLock { $0 }
         for (sink, count) in counts where !configured.contains(sink) && count > 0 {
             logger.warning(
-                "the outbox holds events of a sink that is no longer configured; they are kept, not sent",
+                "the outbox holds events of a sink that is no longer configured; they are kept, not sent, until the "
+                    + "sink is configured again or `directus-bridge dlq purge --sink \(sink)` drops them",
                 metadata: [LogKey.sink: sink, LogKey.count: "\(count)"]
             )
         }
