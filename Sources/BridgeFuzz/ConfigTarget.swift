@@ -27,7 +27,7 @@ enum ConfigTarget {
 
     /// Serves every path from memory.
     struct Files: ConfigFileSystem {
-        func readFile(atPath path: String) -> Result<[UInt8], ConfigFileProblem> {
+        func readFile(atPath path: String, use: ConfigFileUse) -> Result<[UInt8], ConfigFileProblem> {
             path.contains("missing")
                 ? .failure(ConfigFileProblem(reason: "No such file or directory"))
                 : .success(Array("secret-from-\(path)\n".utf8))

@@ -1,3 +1,4 @@
+import BridgeSystem
 import CSQLite
 
 #if canImport(Glibc)
@@ -38,6 +39,14 @@ extension SQLiteDatabase {
                 message: "\(path) is damaged or not an SQLite database (\(error.message)); it was not changed: move it"
                     + " aside (or restore it from a backup) and start again, which begins with an empty one"
             )
+        }
+
+        /// `file` (the database, its `-wal` or its `-shm`) is a named pipe, a device, …: opening it could wait forever.
+        static func notARegularFile(_ file: String, _ kind: FileKind) -> SQLiteError {
+            SQLiteError(
+                resultCode: SQLITE_CANTOPEN,
+                message: "\(file) is \(kind), not a regular file; it was not opened: move it aside (the bridge"
+                    + " creates the files it is missing)")
         }
 
         /// Why this process may not write to `path`, or nil when `access` allows it.

@@ -63,9 +63,12 @@ public final class SQLiteDatabase {
     /// A file the operator left unusable is refused here, with an error (`isUnusableFile`) whose message names the
     /// file and what to do, instead of failing at some later write: opened for writing, a file the process may only
     /// read (SQLite would silently open it read-only), a directory where the `-wal`/`-shm` files cannot be created
-    /// (a reader needs the `-shm` file too); and a file that is not a database or is damaged (`checkAtOpen`). The file is never changed or removed then.
+    /// (a reader needs the `-shm` file too); a file that is not a database or is damaged (`checkAtOpen`); and a named
+    /// pipe or a device in place of the file or its `-wal`/`-shm`, which is not even opened. The file is never changed
+    /// or removed then.
     public init(path: String, options: Options = Options()) throws {
         let isFile = path != ":memory:" && !path.isEmpty
+        if isFile { try Self.refuseSpecialFiles(path) }
         if !options.readOnly && isFile {
             do {
                 try PrivateFile.create(path)
@@ -115,6 +118,17 @@ public final class SQLiteDatabase {
         let result = try pragmaText("PRAGMA quick_check(1)")
         guard result == "ok" else {
             throw SQLiteError(resultCode: SQLITE_CORRUPT, message: result, sql: "PRAGMA quick_check")
+        }
+    }
+
+    /// Refuses a database whose file, write-ahead log or shared-memory index exists and is not a regular file. A
+    /// named pipe there (a `mkfifo` in the wrong place, a restore gone wrong) made the `open` of the database (ours
+    /// creating it, SQLite's read-only one for `status`, `resync` and `dlq`) wait for a writer forever, and a pipe as
+    /// the log passed and blocked `OutboxStore.syncToDisk` instead. Missing files are SQLite's to create.
+    private static func refuseSpecialFiles(_ path: String) throws {
+        for file in [path, path + "-wal", path + "-shm"] {
+            guard case .success(let kind) = FileKind.of(file), kind != .regularFile else { continue }
+            throw UnusableFile.notARegularFile(file, kind)
         }
     }
 

@@ -13,7 +13,7 @@ struct InMemoryFiles: ConfigFileSystem {
         self.files = files.mapValues { Array($0.utf8) }
     }
 
-    func readFile(atPath path: String) -> Result<[UInt8], ConfigFileProblem> {
+    func readFile(atPath path: String, use: ConfigFileUse) -> Result<[UInt8], ConfigFileProblem> {
         guard let bytes = files[path] else { return .failure(ConfigFileProblem(reason: "No such file or directory")) }
         return .success(bytes)
     }

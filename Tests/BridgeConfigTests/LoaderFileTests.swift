@@ -71,11 +71,13 @@ import Testing
     }
 
     /// Reads `path` with `files` on a thread of its own and waits at most `seconds` for the answer (nil: none came).
-    func readWithDeadline(_ path: String, _ files: LocalFileSystem, seconds: Int) -> Result<[UInt8], ConfigFileProblem>? {
+    func readWithDeadline(
+        _ path: String, _ files: LocalFileSystem, seconds: Int, use: ConfigFileUse = .readOnce
+    ) -> Result<[UInt8], ConfigFileProblem>? {
         let answer = Mutex<Result<[UInt8], ConfigFileProblem>?>(nil)
         let done = DispatchSemaphore(value: 0)
         Thread.detachNewThread {
-            let result = files.readFile(atPath: path)
+            let result = files.readFile(atPath: path, use: use)
             answer.withLock { $0 = result }
             done.signal()
         }
@@ -110,5 +112,29 @@ import Testing
         }
         let written = readWithDeadline(path, LocalFileSystem(pipeWait: .seconds(20)), seconds: 60)
         #expect((try? written?.get()).map { String(decoding: $0, as: UTF8.self) } == "ok: yes\n")
+    }
+
+    /// A file a library opens again later by its path (a CA file, a credentials file) must be a regular file: a pipe
+    /// is refused at once, not waited for, since whatever is written to it now is gone when the library opens it.
+    @Test func aFileALibraryReopensIsRefusedAtOnceUnlessRegular() throws {
+        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "library-fifo")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let fifo = directory.appendingPathComponent("ca.fifo").path
+        try #require(mkfifo(fifo, 0o600) == 0)
+        let regular = directory.appendingPathComponent("ca.pem").path
+        try "-----BEGIN CERTIFICATE-----\n".write(toFile: regular, atomically: true, encoding: .utf8)
+        let files = LocalFileSystem(pipeWait: .seconds(600))
+        let pipe = readWithDeadline(fifo, files, seconds: 60, use: .reopenedByLibrary)
+        #expect(
+            pipe?.failure?.reason
+                == "is a named pipe, not a regular file (the library that uses it opens the path again)",
+            "\(String(describing: pipe))")
+        let device = readWithDeadline("/dev/zero", files, seconds: 60, use: .reopenedByLibrary)
+        #expect(
+            device?.failure?.reason.hasPrefix("is a device, not a regular file") == true,
+            "\(String(describing: device))")
+        #expect(readWithDeadline(directory.path, files, seconds: 60, use: .reopenedByLibrary)?.failure == .directory)
+        let file = readWithDeadline(regular, files, seconds: 60, use: .reopenedByLibrary)
+        #expect((try? file?.get()).map { String(decoding: $0, as: UTF8.self) } == "-----BEGIN CERTIFICATE-----\n")
     }
 }

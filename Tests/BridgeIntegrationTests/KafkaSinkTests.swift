@@ -303,18 +303,23 @@ import Testing
         #expect(!comments.line.contains(Self.topic), "\(comments.line)")
     }
 
-    /// Settings librdkafka accepts one by one but refuses when the producer is made (a CA file that is not there,
-    /// `max.in.flight.requests.per.connection` beyond what idempotence allows) stopped `run` at the sink's start with
-    /// exit 1, "unexpected internal failure"; a configuration error is 78. Nothing needs to listen at the brokers.
+    /// Settings librdkafka accepts one by one but refuses when the producer is made (a CA file whose certificate does
+    /// not parse, `max.in.flight.requests.per.connection` beyond what idempotence allows) stopped `run` at the sink's
+    /// start with exit 1, "unexpected internal failure"; a configuration error is 78. Nothing needs to listen at the
+    /// brokers. (A CA file that is not there is refused earlier, as the configuration is loaded: `LibraryFileTests`.)
     @Test func settingsLibrdkafkaRefusesTogetherStopRunWithTheConfigurationExitCode() throws {
         let emulator = try Emulator()
         defer { emulator.stop() }
         for properties in [
-            "      security.protocol: SSL\n      ssl.ca.location: /nonexistent/ca.pem\n",
+            "      security.protocol: SSL\n      ssl.ca.location: ca.pem\n",
             "      max.in.flight.requests.per.connection: \"50\"\n",
         ] {
+            let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "kafka-refusal")
+            try "-----BEGIN CERTIFICATE-----\nnot base64\n-----END CERTIFICATE-----\n".write(
+                to: directory.appendingPathComponent("ca.pem"), atomically: true, encoding: .utf8)
             let sink = "  - type: kafka\n    brokers: [\"127.0.0.1:1\"]\n    properties:\n" + properties
-            let bridge = try BridgeProcess.run(config: webhookConfig(url: emulator.url, sinks: sink, mode: "activity"))
+            let bridge = try BridgeProcess.run(
+                config: webhookConfig(url: emulator.url, sinks: sink, mode: "activity"), in: directory)
             let code = bridge.waitForExit(timeout: 60)
             #expect(code == 78, "\(properties): \(bridge.stderr.suffix(1500))")
             #expect(bridge.stderr.contains("librdkafka"), "\(bridge.stderr.suffix(1500))")

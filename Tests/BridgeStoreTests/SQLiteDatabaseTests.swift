@@ -1,6 +1,7 @@
 import BridgeStore
 import BridgeTestSupport
 import Foundation
+import Synchronization
 import Testing
 
 /// The SQLite owner against real files in a temporary directory.
@@ -241,5 +242,50 @@ struct SQLiteDatabaseTests {
         #expect(error?.message.contains("missing_table") == true)
         #expect(error.map { $0.sql.count <= SQLiteError.maxSQLLength + 1 } == true)
         #expect(error.map { long.hasPrefix(String($0.sql.dropLast())) } == true)
+    }
+
+    /// Opens the database at `path` with `options` on a thread of its own and waits at most 60 s: the open's error,
+    /// "opened" when it succeeded, or nil when it did not come back.
+    func openWithDeadline(_ options: SQLiteDatabase.Options) -> String? {
+        let answer = Mutex<String?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        let path = path
+        Thread.detachNewThread {
+            let result: String
+            do {
+                let db = try SQLiteDatabase(path: path, options: options)
+                _ = try db.query("SELECT count(*) FROM sqlite_master") { $0.int(at: 0) }
+                result = "opened"
+            } catch {
+                result = "\(error)"
+            }
+            answer.withLock { $0 = result }
+            done.signal()
+        }
+        _ = done.wait(timeout: .now() + 60)
+        return answer.withLock { $0 }
+    }
+
+    /// The database or its `-wal`/`-shm` file as a named pipe (a `mkfifo` in the wrong place, a restore gone wrong):
+    /// creating the database, or opening it read-only as `status`, `resync` and `dlq` do, waited in `open` for a
+    /// writer forever. Now it is refused at once, naming the file and what it is.
+    @Test(arguments: ["", "-wal", "-shm"], [false, true])
+    func aNamedPipeIsRefusedNotWaitedFor(suffix: String, readOnly: Bool) throws {
+        if !suffix.isEmpty {
+            // A database in WAL mode whose files are gone after a clean close.
+            try open().execute("CREATE TABLE t (x INTEGER)")
+        }
+        let fifo = path + suffix
+        try? FileManager.default.removeItem(atPath: fifo)
+        try #require(mkfifo(fifo, 0o600) == 0)
+        defer {
+            // Releases an open still blocked on the pipe (the defect): a writer that opens and closes gives it EOF.
+            let writer = Glibc.open(fifo, O_WRONLY | O_NONBLOCK)
+            if writer >= 0 { close(writer) }
+        }
+        let outcome = openWithDeadline(.init(readOnly: readOnly))
+        #expect(
+            outcome?.contains("\(fifo) is a named pipe, not a regular file") == true,
+            "\(suffix) readOnly \(readOnly): \(String(describing: outcome))")
     }
 }

@@ -114,14 +114,12 @@ extension ConfigDecoder {
 
     private mutating func decodeTLS(_ map: MappingView) -> TLSConfig {
         var caFile = string(map, "ca_file")
-        if let path = caFile, let node = map["ca_file"] {
-            if let bytes = readFile(path, field: "directus.tls.ca_file", at: node.mark) {
-                if bytes.firstRange(of: Array("-----BEGIN CERTIFICATE-----".utf8)) == nil {
-                    report("directus.tls.ca_file: \"\(path)\" holds no PEM certificate", at: node.mark)
-                }
-            } else {
-                caFile = nil
-            }
+        if let path = caFile, let node = map["ca_file"],
+            !checkLibraryFile(
+                path, field: "directus.tls.ca_file", at: node.mark, pem: "certificate",
+                marker: "-----BEGIN CERTIFICATE-----")
+        {
+            caFile = nil
         }
         let insecure = bool(map, "insecure_skip_verify", default: false)
         return TLSConfig(caFile: caFile, insecureSkipVerify: insecure)

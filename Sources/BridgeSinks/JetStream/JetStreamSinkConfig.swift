@@ -131,7 +131,7 @@ package struct JetStreamSinkConfig: SinkSettings, Equatable {
         config.credentials = credentials(&decoder, map)
         config.caFile = decoder.string(map, "ca_file")
         if let caFile = config.caFile, let node = map["ca_file"] {
-            _ = decoder.readFile(caFile, field: map.field("ca_file"), at: node.mark)
+            decoder.checkLibraryFile(caFile, field: map.field("ca_file"), at: node.mark, pem: "certificate")
         }
         config.maxOutstanding = decoder.integer(
             map, "max_outstanding", default: defaultMaxOutstanding, range: maxOutstandingRange)
@@ -144,7 +144,7 @@ package struct JetStreamSinkConfig: SinkSettings, Equatable {
     private static func credentials(_ decoder: inout ConfigDecoder, _ map: MappingView) -> Credentials {
         let file = decoder.string(map, "credentials_file")
         if let file, let node = map["credentials_file"] {
-            _ = decoder.readFile(file, field: map.field("credentials_file"), at: node.mark)
+            decoder.checkLibraryFile(file, field: map.field("credentials_file"), at: node.mark)
         }
         let token = decoder.secret(map, "token", orFile: "token_file")
         let user = decoder.string(map, "user")

@@ -123,8 +123,26 @@ package struct KafkaSinkConfig: SinkSettings, Equatable {
             case .unknown: decoder.report("\(field): unknown librdkafka property", at: entry.keyMark)
             case .invalidValue(let reason): decoder.report("\(field): invalid value\(reason)", at: entry.value.mark)
             }
+            if let kind = KafkaFileProperty.byName[entry.key] {
+                checkFile(scalar.text, kind: kind, field: field, at: entry.value.mark, &decoder)
+            }
             properties[entry.key] = scalar.text
         }
         return properties
+    }
+
+    /// A property naming a file librdkafka opens as the producer is made: a regular file (a CA location may be a
+    /// directory or `probe`), PEM where librdkafka reads PEM. Empty means not set.
+    private static func checkFile(
+        _ path: String, kind: KafkaFileProperty, field: String, at mark: SourceMark, _ decoder: inout ConfigDecoder
+    ) {
+        switch kind {
+        case _ where path.isEmpty: return
+        case .caLocation where path == KafkaFileProperty.probe: return
+        case .caLocation:
+            decoder.checkLibraryFile(path, field: field, at: mark, pem: "certificate", directoryAllowed: true)
+        case .pem(let what): decoder.checkLibraryFile(path, field: field, at: mark, pem: what)
+        case .binary: decoder.checkLibraryFile(path, field: field, at: mark)
+        }
     }
 }
