@@ -49,9 +49,6 @@ public struct FieldAllowance: Sendable, Equatable {
         self.init(names: names)
     }
 
-    /// Whether every field is allowed.
-    public var allowsEverything: Bool { names == nil }
-
     /// Whether the top-level field `name` may leave the bridge.
     public func allows(_ name: String) -> Bool {
         guard let names else { return true }

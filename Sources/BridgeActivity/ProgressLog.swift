@@ -27,9 +27,6 @@ package struct ProgressLog {
         gauges?.start()
     }
 
-    /// Whether a line is due now.
-    package var isDue: Bool { ContinuousClock.now - lastLine >= interval }
-
     /// Counts `count` more items; `total` is the whole when known, `remaining` what is left (in any unit).
     package mutating func advance(by count: Int, metadata: LogMetadata = [:], total: Int? = nil, remaining: Int? = nil) {
         done += count

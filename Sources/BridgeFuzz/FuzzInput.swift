@@ -20,12 +20,6 @@ struct FuzzInput {
     var rest: UnsafeRawBufferPointer {
         UnsafeRawBufferPointer(rebasing: bytes[offset...])
     }
-
-    /// The rest split at every `separator` byte (empty parts kept), at most `limit` parts (the last takes the rest).
-    func restSplit(separator: UInt8, limit: Int) -> [ArraySlice<UInt8>] {
-        let all = Array(rest)[...]
-        return all.split(separator: separator, maxSplits: limit - 1, omittingEmptySubsequences: false)
-    }
 }
 
 /// A small deterministic generator (SplitMix64): the choices a target makes from a seed byte repeat exactly

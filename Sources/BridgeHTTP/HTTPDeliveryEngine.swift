@@ -117,11 +117,6 @@ public final class HTTPDeliveryEngine: DeliveryEngine, Sendable {
         for queue in queues { queue.requestStop() }  // driver threads hold their queue and handles, never `self`
     }
 
-    /// The driver with the fewest requests outstanding (running or waiting).
-    private func leastLoaded() -> DeliveryQueue {
-        queues.count == 1 ? queues[0] : queues[Self.indexOfLeast(queues.map(\.outstanding))]
-    }
-
     private static func indexOfLeast(_ load: [Int]) -> Int {
         load.indices.min { load[$0] < load[$1] }!
     }

@@ -17,10 +17,9 @@ import Dispatch
 /// Dispatch worker instead: slower, but nothing traps and nothing is stranded. With a worker left, queued work
 /// waits for it.
 public final class BlockingExecutor: TaskExecutor, @unchecked Sendable {
-    // @unchecked: all mutable state (`jobs`, `idleWorkers`, `threadCount`) is guarded by `mutex`/`condition`,
+    // @unchecked: all mutable state (`jobs`, `idleWorkers`, `threadCount`) is guarded by `monitor`,
     // a pthread mutex and condition variable owned by this object and destroyed in deinit.
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    private let monitor = PthreadMonitor(clock: CLOCK_REALTIME)  // the idle deadline is a wall-clock time
     private var jobs: [Job] = []
     private var idleWorkers = 0
     private var threadCount = 0
@@ -48,16 +47,11 @@ public final class BlockingExecutor: TaskExecutor, @unchecked Sendable {
         self.label = name
         self.idleTimeout = idleTimeoutSeconds
         self.threadStarter = threadStarter
-        pthread_mutex_init(mutex, nil)
-        pthread_cond_init(condition, nil)
     }
 
     deinit {
         // The shared instance lives forever; private pools must outlive their jobs (a job retains `self`).
-        pthread_cond_destroy(condition)
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
-        condition.deallocate()
+        monitor.destroy()
     }
 
     /// Runs an executor job on a pool thread.
@@ -100,15 +94,15 @@ public final class BlockingExecutor: TaskExecutor, @unchecked Sendable {
     }
 
     private func submit(_ job: Job) {
-        pthread_mutex_lock(mutex)
+        pthread_mutex_lock(monitor.mutex)
         jobs.append(job)
         let needsThread = idleWorkers < jobs.count
         if needsThread { threadCount += 1 }
-        pthread_mutex_unlock(mutex)
+        pthread_mutex_unlock(monitor.mutex)
         if needsThread {
             startWorker()
         } else {
-            pthread_cond_signal(condition)
+            pthread_cond_signal(monitor.condition)
         }
     }
 
@@ -116,26 +110,26 @@ public final class BlockingExecutor: TaskExecutor, @unchecked Sendable {
         do {
             try threadStarter { [self] in workerLoop() }  // the thread holds the pool until its loop ends
         } catch {
-            pthread_mutex_lock(mutex)
+            pthread_mutex_lock(monitor.mutex)
             threadCount -= 1
             // Workers leave only when the queue is empty: with one left, it runs what is queued. With none, the
             // queued work would wait forever; it goes to its fallback instead.
             var stranded: [Job] = []
             if threadCount == 0 { swap(&stranded, &jobs) }
-            pthread_mutex_unlock(mutex)
-            pthread_cond_signal(condition)
+            pthread_mutex_unlock(monitor.mutex)
+            pthread_cond_signal(monitor.condition)
             for job in stranded { job.cannotStart(error) }
         }
     }
 
     private func workerLoop() {
-        pthread_mutex_lock(mutex)
+        pthread_mutex_lock(monitor.mutex)
         while true {
             if !jobs.isEmpty {
                 let job = jobs.removeFirst()
-                pthread_mutex_unlock(mutex)
+                pthread_mutex_unlock(monitor.mutex)
                 job.run()
-                pthread_mutex_lock(mutex)
+                pthread_mutex_lock(monitor.mutex)
                 continue
             }
             idleWorkers += 1
@@ -144,12 +138,12 @@ public final class BlockingExecutor: TaskExecutor, @unchecked Sendable {
             deadline.tv_sec += idleTimeout
             var waitResult: Int32 = 0
             while jobs.isEmpty && waitResult != ETIMEDOUT {
-                waitResult = pthread_cond_timedwait(condition, mutex, &deadline)
+                waitResult = pthread_cond_timedwait(monitor.condition, monitor.mutex, &deadline)
             }
             idleWorkers -= 1
             if jobs.isEmpty {
                 threadCount -= 1
-                pthread_mutex_unlock(mutex)
+                pthread_mutex_unlock(monitor.mutex)
                 return
             }
         }

@@ -7,53 +7,43 @@
 ///
 /// Tasks use `withLock` only (it never waits); `wait(until:)` is for real threads, never the cooperative pool.
 package final class ConditionLock<Value>: @unchecked Sendable {
-    // @unchecked: `value` is read and written only between pthread_mutex_lock and pthread_mutex_unlock of `mutex`
-    // (withLock and wait); the mutex and condition are owned by this object and destroyed in deinit.
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    // @unchecked: `value` is read and written only between pthread_mutex_lock and pthread_mutex_unlock of
+    // `monitor.mutex` (withLock and wait); the mutex and condition are owned by this object and destroyed in deinit.
+    private let monitor = PthreadMonitor(clock: CLOCK_MONOTONIC)  // deadlines ignore wall-clock jumps
     private var value: Value
 
     /// Guards `value`.
     package init(_ value: Value) {
         self.value = value
-        pthread_mutex_init(mutex, nil)
-        var attributes = pthread_condattr_t()
-        pthread_condattr_init(&attributes)
-        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)  // deadlines ignore wall-clock jumps
-        pthread_cond_init(condition, &attributes)
-        pthread_condattr_destroy(&attributes)
     }
 
     deinit {
-        pthread_cond_destroy(condition)
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
-        condition.deallocate()
+        monitor.destroy()
     }
 
     /// Runs `body` with the value locked.
     package func withLock<T>(_ body: (inout Value) throws -> T) rethrows -> T {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
+        pthread_mutex_lock(monitor.mutex)
+        defer { pthread_mutex_unlock(monitor.mutex) }
         return try body(&value)
     }
 
     /// Wakes the waiting thread (call after changing the value).
-    package func signal() { pthread_cond_signal(condition) }
+    package func signal() { pthread_cond_signal(monitor.condition) }
 
     /// Wakes every waiting thread.
-    package func broadcast() { pthread_cond_broadcast(condition) }
+    package func broadcast() { pthread_cond_broadcast(monitor.condition) }
 
     /// With the lock held: runs `body`; when it returns a delay, sleeps that long (nil: until signalled; .zero: not
     /// at all) and runs it again; returns `body`'s result once it gives one. Spurious wake-ups just run `body` again.
     package func wait<T>(_ body: (inout Value) -> (result: T?, sleep: Duration?)) -> T {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
+        pthread_mutex_lock(monitor.mutex)
+        defer { pthread_mutex_unlock(monitor.mutex) }
         while true {
             let (result, sleep) = body(&value)
             if let result { return result }
             guard let sleep else {
-                pthread_cond_wait(condition, mutex)
+                pthread_cond_wait(monitor.condition, monitor.mutex)
                 continue
             }
             guard sleep > .zero else { continue }
@@ -62,7 +52,7 @@ package final class ConditionLock<Value>: @unchecked Sendable {
             let nanoseconds = Int64(deadline.tv_nsec) + min(sleep.wholeNanoseconds, 3_600_000_000_000)
             deadline.tv_sec += Int(nanoseconds / 1_000_000_000)
             deadline.tv_nsec = Int(nanoseconds % 1_000_000_000)
-            _ = pthread_cond_timedwait(condition, mutex, &deadline)
+            _ = pthread_cond_timedwait(monitor.condition, monitor.mutex, &deadline)
         }
     }
 }

@@ -18,10 +18,9 @@ import Dispatch
 /// When the thread cannot be started (`DetachedThread`: the process's thread limit), the same loop runs on a
 /// Dispatch worker instead: jobs still run one at a time and in order, and `threadStartFailures` counts it.
 public final class DedicatedThreadExecutor: TaskExecutor, @unchecked Sendable {
-    // @unchecked: `jobs`, `running`, `stopping` and the timer are guarded by `mutex`/`condition`, a pthread mutex
-    // and condition variable owned by this object and destroyed in deinit (the thread holds a strong reference).
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    // @unchecked: `jobs`, `running`, `stopping` and the timer are guarded by `monitor`, a pthread mutex and
+    // condition variable owned by this object and destroyed in deinit (the thread holds a strong reference).
+    private let monitor = PthreadMonitor(clock: CLOCK_MONOTONIC)  // timer deadlines ignore wall-clock jumps
     private var jobs: [UnownedJob] = []
     private var running = false
     private var stopping = false
@@ -35,30 +34,21 @@ public final class DedicatedThreadExecutor: TaskExecutor, @unchecked Sendable {
     public init(name: String, threadStarter: @escaping DetachedThread.Starter = DetachedThread.defaultStarter) {
         self.name = name
         self.threadStarter = threadStarter
-        pthread_mutex_init(mutex, nil)
-        var attributes = pthread_condattr_t()
-        pthread_condattr_init(&attributes)
-        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)  // timer deadlines ignore wall-clock jumps
-        pthread_cond_init(condition, &attributes)
-        pthread_condattr_destroy(&attributes)
     }
 
     deinit {
-        pthread_cond_destroy(condition)
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
-        condition.deallocate()
+        monitor.destroy()
     }
 
     /// Queues `job` for the executor's thread.
     public func enqueue(_ job: consuming ExecutorJob) {
         let unowned = UnownedJob(job)
-        pthread_mutex_lock(mutex)
+        pthread_mutex_lock(monitor.mutex)
         jobs.append(unowned)
         let start = !running
         running = true
-        pthread_mutex_unlock(mutex)
-        if start { startThread() } else { pthread_cond_signal(condition) }
+        pthread_mutex_unlock(monitor.mutex)
+        if start { startThread() } else { pthread_cond_signal(monitor.condition) }
     }
 
     /// Runs `action` on the executor's thread once `delay` has passed, replacing any timer set before; nil
@@ -71,21 +61,21 @@ public final class DedicatedThreadExecutor: TaskExecutor, @unchecked Sendable {
         deadline.tv_sec += Int(seconds + nanoseconds / 1_000_000_000)
         nanoseconds %= 1_000_000_000
         deadline.tv_nsec = Int(nanoseconds)
-        pthread_mutex_lock(mutex)
+        pthread_mutex_lock(monitor.mutex)
         timerDeadline = action == nil ? nil : deadline
         timerAction = action
         let start = !running && action != nil
         if start { running = true }
-        pthread_mutex_unlock(mutex)
-        if start { startThread() } else { pthread_cond_signal(condition) }
+        pthread_mutex_unlock(monitor.mutex)
+        if start { startThread() } else { pthread_cond_signal(monitor.condition) }
     }
 
     /// Lets the thread end once it has run every queued job (a pending timer is dropped).
     public func shutdown() {
-        pthread_mutex_lock(mutex)
+        pthread_mutex_lock(monitor.mutex)
         stopping = true
-        pthread_mutex_unlock(mutex)
-        pthread_cond_signal(condition)
+        pthread_mutex_unlock(monitor.mutex)
+        pthread_cond_signal(monitor.condition)
     }
 
     private func startThread() {
@@ -100,31 +90,32 @@ public final class DedicatedThreadExecutor: TaskExecutor, @unchecked Sendable {
     private func runJobs() {
         let executor = asUnownedTaskExecutor()
         var batch: [UnownedJob] = []
-        pthread_mutex_lock(mutex)
+        pthread_mutex_lock(monitor.mutex)
         while true {
             var fired: (@Sendable () -> Void)?
             while jobs.isEmpty && fired == nil && !stopping {
                 if var deadline = timerDeadline {
-                    if pthread_cond_timedwait(condition, mutex, &deadline) == ETIMEDOUT, timerDeadline != nil {
+                    let waited = pthread_cond_timedwait(monitor.condition, monitor.mutex, &deadline)
+                    if waited == ETIMEDOUT, timerDeadline != nil {
                         fired = timerAction
                         timerDeadline = nil
                         timerAction = nil
                     }
                 } else {
-                    pthread_cond_wait(condition, mutex)
+                    pthread_cond_wait(monitor.condition, monitor.mutex)
                 }
             }
             if jobs.isEmpty && fired == nil {
                 running = false  // stopping and drained; a later enqueue starts a new thread (which drains too)
-                pthread_mutex_unlock(mutex)
+                pthread_mutex_unlock(monitor.mutex)
                 return
             }
             swap(&batch, &jobs)
-            pthread_mutex_unlock(mutex)
+            pthread_mutex_unlock(monitor.mutex)
             fired?()
             for job in batch { job.runSynchronously(on: executor) }
             batch.removeAll(keepingCapacity: true)
-            pthread_mutex_lock(mutex)
+            pthread_mutex_lock(monitor.mutex)
         }
     }
 }
