@@ -41,7 +41,8 @@ package final class BrokerSink: SinkConnector, @unchecked Sendable {
     private var client: (any BrokerClient)?
     /// Accepted events not handed to the client yet (the rest of an oversized batch, events to send again).
     var waiting: ArraySlice<EncodedEvent> = []
-    private var resendDelay: Duration = .zero
+    /// Between two resends of refused or unconfirmed events: 0.5 s doubling to 30 s, reset once nothing is in flight.
+    private var resendBackoff = Backoff(initialDelay: .milliseconds(500), maxDelay: .seconds(30))
     private var resendAt = ContinuousClock.now
     /// When the store is next asked for replayed letters.
     var replayPollAt = ContinuousClock.now
@@ -241,10 +242,9 @@ package final class BrokerSink: SinkConnector, @unchecked Sendable {
                 "sending events again", metadata: [LogKey.count: "\(again.count)", LogKey.error: reason])
             metrics?.resent.increment(by: UInt64(again.count))
             waiting = ArraySlice(again) + waiting
-            resendDelay = min(max(resendDelay * 2, .milliseconds(500)), .seconds(30))
-            resendAt = .now + resendDelay
+            resendAt = .now + resendBackoff.nextDelay()
         } else if tracker.redoCount == 0 && tracker.pending == 0 && waiting.isEmpty {
-            resendDelay = .zero
+            resendBackoff.reset()
         }
         while !waiting.isEmpty {
             let room = tracker.pending == 0 ? waiting.count : settings.maxOutstanding - tracker.pending
