@@ -33,8 +33,9 @@ package final class OutboxStore: @unchecked Sendable {
 
     /// A plain pthread mutex, not `Synchronization.Mutex`: that one is a priority-inheritance futex on Linux, whose
     /// contended path spins in the kernel (`rt_mutex`), measured as a large share of the webhook benchmark's CPU
-    /// while intake and delivery both used the store.
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    /// while intake and delivery both used the store. Allocated last in `init`: an init that throws before every
+    /// property is set never reaches `deinit`, so anything allocated earlier would leak.
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private var state: State
     /// The database file.
     package let path: String
@@ -59,6 +60,7 @@ package final class OutboxStore: @unchecked Sendable {
         }
         self.path = path
         self.state = State(database: database)
+        mutex = .allocate(capacity: 1)
         pthread_mutex_init(mutex, nil)
     }
 
