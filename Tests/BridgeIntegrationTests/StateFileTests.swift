@@ -15,64 +15,69 @@ import Testing
         return bridge.directory
     }
 
+    /// Runs `body` with the directory of a bridge that ran once with a webhook sink, while its Directus emulator and
+    /// receiver are up (a bridge started again there finds them).
+    func withPreparedWebhookDirectory(_ body: (URL) throws -> Void) throws {
+        let emulator = try Emulator()
+        let receiver = try WebhookReceiver()
+        defer {
+            emulator.stop()
+            receiver.stop()
+        }
+        try body(try preparedDirectory(emulator: emulator, sinks: webhookSink(receiver.hookURL())))
+    }
+
     func startAgain(in directory: URL) throws -> BridgeProcess {
         try BridgeProcess(arguments: ["run", "--config", "bridge.yaml"], directory: directory)
     }
 
     @Test(.enabled(if: UnwritablePath.isSupported))
     func aReadOnlyWebhooksDBStopsRunAndTheWritingDLQCommandsButNotList() throws {
-        let emulator = try Emulator()
-        let receiver = try WebhookReceiver()
-        defer {
-            emulator.stop()
-            receiver.stop()
-        }
-        let directory = try preparedDirectory(emulator: emulator, sinks: webhookSink(receiver.hookURL()))
-        let file = directory.appendingPathComponent("state/webhooks.db").path
-        let unwritable = try UnwritablePath(file)
-        defer { unwritable.restore() }
+        try withPreparedWebhookDirectory { directory in
+            let file = directory.appendingPathComponent("state/webhooks.db").path
+            let unwritable = try UnwritablePath(file)
+            defer { unwritable.restore() }
 
-        let bridge = try startAgain(in: directory)
-        let status = bridge.waitForExit(timeout: 30)
-        #expect(status == 78, "exit \(String(describing: status)): \(bridge.stderr)")
-        let refusal = bridge.stderr.split(separator: "\n").filter { $0.contains("webhooks.db is read-only") }
-        #expect(refusal.count == 1, "one line names the file: \(bridge.stderr)")
-        #expect(refusal.first?.contains("writable by the user the bridge runs as") == true)
+            let bridge = try startAgain(in: directory)
+            let status = bridge.waitForExit(timeout: 30)
+            #expect(status == 78, "exit \(String(describing: status)): \(bridge.stderr)")
+            let refusal = bridge.stderr.split(separator: "\n").filter { $0.contains("webhooks.db is read-only") }
+            #expect(refusal.count == 1, "one line names the file: \(bridge.stderr)")
+            #expect(refusal.first?.contains("writable by the user the bridge runs as") == true)
 
-        for action in ["replay", "purge"] {
-            let (code, lines, errors) = try dlq([action], in: directory)
-            #expect(code == 78, "dlq \(action): exit \(String(describing: code)): \(errors)")
-            #expect(errors.contains("webhooks.db is read-only"), "\(errors)")
-            #expect(lines.isEmpty)
+            for action in ["replay", "purge"] {
+                let (code, lines, errors) = try dlq([action], in: directory)
+                #expect(code == 78, "dlq \(action): exit \(String(describing: code)): \(errors)")
+                #expect(errors.contains("webhooks.db is read-only"), "\(errors)")
+                #expect(lines.isEmpty)
+            }
+            let (listStatus, _, listErrors) = try dlq(["list"], in: directory)
+            #expect(listStatus == 0, "dlq list reads a read-only file: \(listErrors)")
+            #expect(listErrors.contains("0 dead letters"))
+            let statusCommand = try BridgeProcess(
+                arguments: ["status", "--config", "bridge.yaml"],
+                directory: directory
+            )
+            #expect(statusCommand.waitForExit() == 0, "status reads a read-only file: \(statusCommand.stderr)")
         }
-        let (listStatus, _, listErrors) = try dlq(["list"], in: directory)
-        #expect(listStatus == 0, "dlq list reads a read-only file: \(listErrors)")
-        #expect(listErrors.contains("0 dead letters"))
-        let statusCommand = try BridgeProcess(arguments: ["status", "--config", "bridge.yaml"], directory: directory)
-        #expect(statusCommand.waitForExit() == 0, "status reads a read-only file: \(statusCommand.stderr)")
     }
 
     /// A read-only `state_dir` whose `webhooks.db` is writable: SQLite cannot create the `-wal`/`-shm` files beside it.
     @Test(.enabled(if: UnwritablePath.isSupported))
     func aReadOnlyStateDirectoryIsNamedByRunAndByDLQ() throws {
-        let emulator = try Emulator()
-        let receiver = try WebhookReceiver()
-        defer {
-            emulator.stop()
-            receiver.stop()
-        }
-        let directory = try preparedDirectory(emulator: emulator, sinks: webhookSink(receiver.hookURL()))
-        let unwritable = try UnwritablePath(directory.appendingPathComponent("state").path)
-        defer { unwritable.restore() }
+        try withPreparedWebhookDirectory { directory in
+            let unwritable = try UnwritablePath(directory.appendingPathComponent("state").path)
+            defer { unwritable.restore() }
 
-        let bridge = try startAgain(in: directory)
-        let status = bridge.waitForExit(timeout: 30)
-        #expect(status == 78, "exit \(String(describing: status)): \(bridge.stderr)")
-        #expect(bridge.stderr.contains("webhooks.db-wal and -shm in ./state"), "\(bridge.stderr)")
-        for action in ["list", "purge"] {
-            let (code, _, errors) = try dlq([action], in: directory)
-            #expect(code == 78, "dlq \(action): \(errors)")
-            #expect(errors.contains("the directory must be writable"), "dlq \(action): \(errors)")
+            let bridge = try startAgain(in: directory)
+            let status = bridge.waitForExit(timeout: 30)
+            #expect(status == 78, "exit \(String(describing: status)): \(bridge.stderr)")
+            #expect(bridge.stderr.contains("webhooks.db-wal and -shm in ./state"), "\(bridge.stderr)")
+            for action in ["list", "purge"] {
+                let (code, _, errors) = try dlq([action], in: directory)
+                #expect(code == 78, "dlq \(action): \(errors)")
+                #expect(errors.contains("the directory must be writable"), "dlq \(action): \(errors)")
+            }
         }
     }
 
@@ -101,30 +106,28 @@ import Testing
     }
 
     @Test func aDamagedWebhooksDBStopsRunAndIsLeftAsItWas() throws {
-        let emulator = try Emulator()
-        let receiver = try WebhookReceiver()
-        defer {
-            emulator.stop()
-            receiver.stop()
-        }
-        let directory = try preparedDirectory(emulator: emulator, sinks: webhookSink(receiver.hookURL()))
-        let url = directory.appendingPathComponent("state/webhooks.db")
-        var bytes = try Data(contentsOf: url)
-        bytes.replaceSubrange(0..<min(4096, bytes.count), with: Data(repeating: 0x41, count: min(4096, bytes.count)))
-        try bytes.write(to: url)
+        try withPreparedWebhookDirectory { directory in
+            let url = directory.appendingPathComponent("state/webhooks.db")
+            var bytes = try Data(contentsOf: url)
+            bytes.replaceSubrange(
+                0..<min(4096, bytes.count),
+                with: Data(repeating: 0x41, count: min(4096, bytes.count))
+            )
+            try bytes.write(to: url)
 
-        let bridge = try startAgain(in: directory)
-        let status = bridge.waitForExit(timeout: 30)
-        #expect(status == 78, "exit \(String(describing: status)): \(bridge.stderr)")
-        #expect(
-            bridge.stderr.contains("webhooks.db is damaged or not an SQLite database"),
-            "\(bridge.stderr)"
-        )
-        #expect(try Data(contentsOf: url) == bytes, "the operator's file is not changed")
-        let (listStatus, _, listErrors) = try dlq(["list"], in: directory)
-        #expect(listStatus == 78, "\(listErrors)")
-        #expect(listErrors.contains("damaged or not an SQLite database"))
-        #expect(try Data(contentsOf: url) == bytes)
+            let bridge = try startAgain(in: directory)
+            let status = bridge.waitForExit(timeout: 30)
+            #expect(status == 78, "exit \(String(describing: status)): \(bridge.stderr)")
+            #expect(
+                bridge.stderr.contains("webhooks.db is damaged or not an SQLite database"),
+                "\(bridge.stderr)"
+            )
+            #expect(try Data(contentsOf: url) == bytes, "the operator's file is not changed")
+            let (listStatus, _, listErrors) = try dlq(["list"], in: directory)
+            #expect(listStatus == 78, "\(listErrors)")
+            #expect(listErrors.contains("damaged or not an SQLite database"))
+            #expect(try Data(contentsOf: url) == bytes)
+        }
     }
 
     /// Two webhook sinks dead-letter the same change: `dlq list` tells the letters apart by sink, `--sink` picks
