@@ -24,13 +24,12 @@ package import BridgeEvents
 /// The sink takes the encoded event bytes it is given (`EncodedEvent.body`), so an output format applies to it
 /// like to every sink.
 package final class BrokerSink: SinkConnector, @unchecked Sendable {
-    // @unchecked: `client`, `waiting`, `started` and the resend schedule are used only by the sink's runner, one call
-    // at a time (`SinkConnector`); the tracker is thread-safe.
+    // @unchecked: `client`, `waiting` and the resend schedule are used only by the sink's runner, one call at a
+    // time (`SinkConnector`); the tracker is thread-safe.
     package let name: String
     private let open: () throws(SinkError) -> any BrokerClient
-    /// Run once, at the first `connect` (every sink of the run is made by then).
-    private let starting: () -> Void
-    private var started = false
+    /// Run at each `connect` (every sink of the run is made by then); what it runs acts once per run by itself.
+    private let connecting: () -> Void
     // Internal, not private: the dead letters' part (BrokerSink+DeadLetters.swift) uses these four, `waiting`,
     // `replayPollAt`, `replaysFailing` and `feed`.
     let settings: Settings
@@ -72,10 +71,10 @@ package final class BrokerSink: SinkConnector, @unchecked Sendable {
         deadLetters: any BrokerDeadLetters,
         metrics: BrokerSinkMetrics?,
         logger: Logger,
-        starting: @escaping () -> Void = {},
+        connecting: @escaping () -> Void = {},
         open: @escaping () throws(SinkError) -> any BrokerClient
     ) {
-        self.starting = starting
+        self.connecting = connecting
         self.name = name
         self.settings = settings
         self.tracker = tracker
@@ -111,15 +110,13 @@ package final class BrokerSink: SinkConnector, @unchecked Sendable {
             name: name,
             settings: Settings(maxOutstanding: maxOutstanding, stallAfter: stallAfter, drainTimeout: drainTimeout),
             tracker: tracker, deadLetters: deadLetters, metrics: metrics, logger: logger,
-            // Replayed letters of a sink no longer in bridge.yaml wait in the outbox: say so, as a webhook sink does.
-            starting: { outbox.warnAboutLeftovers() }, open: open)
+            // Replayed letters of a sink no longer in bridge.yaml wait in the outbox: say so (once per run), as a
+            // webhook sink does.
+            connecting: { outbox.warnAboutLeftovers() }, open: open)
     }
 
     package func connect() throws(SinkError) {
-        if !started {
-            started = true
-            starting()
-        }
+        connecting()
         _ = try currentClient()
     }
 
