@@ -83,8 +83,9 @@ extension ActivityReaderLoop {
     }
 
     /// Emits every item matching the subscription's query as `snapshot` lines (keyset pagination in primary-key
-    /// order), then marks the snapshot done with the last batch. Ids derive from the watermark, so a snapshot
-    /// repeated after a crash gives the same ids. Returns false when stopped before the end.
+    /// order), marks the snapshot done with the last batch, and returns once the sink made that batch durable.
+    /// Ids derive from the watermark, so a snapshot repeated after a crash gives the same ids. Returns false when
+    /// stopped before the end.
     package func snapshot(_ pending: PendingSnapshot) async -> Bool {
         let subscription = pending.subscription
         let query = subscription.query
@@ -180,6 +181,11 @@ extension ActivityReaderLoop {
                 return true
             }
             after = last
+        }
+        // Every page is handed over, but the sink may still hold the last ones (full, slow or down): done only once
+        // the sink's runner recorded the last page durable, which it does after every earlier page.
+        guard await reader.store.waitUntilSnapshotDone(subscription.uid, watermark: watermark, stop: stop) else {
+            return false
         }
         logger.info(
             "snapshot done",

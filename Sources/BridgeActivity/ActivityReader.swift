@@ -1,4 +1,5 @@
 public import BridgeJSON
+internal import Synchronization
 public import BridgeSystem
 public import BridgeEvents
 public import BridgeDirectus
@@ -86,6 +87,8 @@ public final class ActivityReader: Sendable {
     package let pipelineMetrics: PipelineMetrics
     /// Logs.
     package let logger: Logger
+    /// Subscriptions `directus-bridge resync` asked for while the reader runs (`requestResync`).
+    private let resyncRequests = Mutex<Set<String>>([])
 
     /// Creates a reader of `subscriptions` for the sink `sinkID`.
     public init(
@@ -112,6 +115,25 @@ public final class ActivityReader: Sendable {
         self.metrics = metrics
         self.pipelineMetrics = pipelineMetrics
         self.logger = logger
+    }
+
+    /// Asks the running reader to snapshot `uids` again (those it serves) before its next read, and wakes it.
+    package func requestResync(_ uids: Set<String>) {
+        let served = uids.intersection(subscriptions.map(\.uid))
+        guard !served.isEmpty else { return }
+        resyncRequests.withLock { $0.formUnion(served) }
+        wakeup.changeSeen(collection: "")
+    }
+
+    /// Whether `requestResync` asked for something not taken yet.
+    package var hasResyncRequests: Bool { resyncRequests.withLock { !$0.isEmpty } }
+
+    /// Takes what `requestResync` asked for.
+    package func takeResyncRequests() -> Set<String> {
+        resyncRequests.withLock { requests in
+            defer { requests.removeAll() }
+            return requests
+        }
     }
 
     /// Runs until `stop` is triggered (or the queue is closed).
@@ -172,6 +194,7 @@ package final class ActivityReaderLoop {
             guard await snapshot(pending) else { return }
         }
         while !stop.isTriggered {
+            guard await runRequestedResyncs() else { return }
             let signal = reader.wakeup.take()
             if signal.reconnected && !catchingUp { startCatchingUp(reason: "reconnected") }
             guard let caughtUp = await retrying("reading the activity log failed", { try await self.readPage() })

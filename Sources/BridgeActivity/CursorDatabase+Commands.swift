@@ -31,6 +31,16 @@ extension CursorDatabase {
         }
     }
 
+    /// The subscriptions with a `resync` request no start took yet, by sink id (the running bridge's
+    /// `ResyncRequestWatcher`).
+    package func resyncRequestsBySink() throws -> [String: Set<String>] {
+        try database.withLock { database in
+            try database.query("SELECT sink, uid FROM sink_subscription_state WHERE resync_requested = 1") {
+                ($0.string(at: 0), $0.string(at: 1))
+            }
+        }.reduce(into: [:]) { requests, row in requests[row.0, default: []].insert(row.1) }
+    }
+
     /// Every sink's subscription states in `<directory>/cursor.db` by sink id, read without changing the file (for
     /// `status`, while `run` may be using it); empty when there is no such file. A state directory written before
     /// 0.2 gives its states under the id "" (as ``readCursors(directory:)`` does its cursor).

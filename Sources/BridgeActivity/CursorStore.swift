@@ -1,4 +1,5 @@
 public import Synchronization
+public import BridgeSystem
 public import BridgeEvents
 public import BridgeDirectus
 
@@ -38,6 +39,8 @@ public final class CursorStore: ProgressRecorder, Sendable {
     private struct State {
         package var cursor: ActivityCursor?
         package var subscriptions: [String: SubscriptionCursorState]
+        /// Triggered when `record` marks the subscription's snapshot done (`waitUntilSnapshotDone`).
+        package var snapshotCompletions: [String: ShutdownSignal] = [:]
     }
 
     /// Where the progress is made durable.
@@ -97,10 +100,16 @@ public final class CursorStore: ProgressRecorder, Sendable {
         }
     }
 
+    /// The subscriptions whose resync `directus-bridge resync` recorded for this sink and no start took yet, read
+    /// from the backend (the command writes there, beside the running bridge).
+    public func recordedResyncRequests() throws -> Set<String> {
+        Set(try backend.load(sink: sink).subscriptions.filter(\.value.resyncRequested).keys)
+    }
+
     /// Makes a batch's progress durable in one transaction: resolved and abandoned ids, finished snapshots.
     public func record(_ progress: ActivityProgress) throws {
         guard !progress.isEmpty else { return }
-        try state.withLock { state in
+        try state.withLock { state -> [ShutdownSignal] in
             var cursor = state.cursor ?? ActivityCursor(committed: 0)
             let before = cursor
             cursor.apply(progress)
@@ -117,6 +126,33 @@ public final class CursorStore: ProgressRecorder, Sendable {
                 sink: sink, cursor: changed ? cursor : nil, previous: before, subscriptions: finished)
             state.cursor = cursor
             state.subscriptions = subscriptions
+            return progress.completedSnapshots.keys.compactMap { state.snapshotCompletions.removeValue(forKey: $0) }
+        }.forEach { $0.trigger() }
+    }
+
+    /// Waits until the snapshot of `uid` from `watermark` is recorded done — its last page durable in the sink, so
+    /// every item before it too — and returns true; false when `stop` (or the task's cancellation) came first. "Snapshot done" is said only
+    /// then (contract, "The delivery guarantee, per mode").
+    public func waitUntilSnapshotDone(_ uid: String, watermark: Int64, stop: ShutdownSignal) async -> Bool {
+        while true {
+            let completion = state.withLock { state -> ShutdownSignal? in
+                if let saved = state.subscriptions[uid], saved.snapshotDone, saved.snapshotWatermark == watermark {
+                    return nil
+                }
+                if let waiting = state.snapshotCompletions[uid] { return waiting }
+                let created = ShutdownSignal()
+                state.snapshotCompletions[uid] = created
+                return created
+            }
+            guard let completion else { return true }
+            // Cancelled, both waits below return at once: without this the loop would spin.
+            if stop.isTriggered || Task.isCancelled { return false }
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { await completion.wait() }
+                group.addTask { await stop.wait() }
+                await group.next()
+                group.cancelAll()
+            }
         }
     }
 }

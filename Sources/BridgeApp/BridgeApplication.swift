@@ -36,8 +36,8 @@ public enum BridgeApplication {
             return await CheckCommand.run(configPath: path, sendTestEvent: sendTestEvent)
         case .deadLetters(let command):
             return await DeadLetterCommandRunner.run(command)
-        case .resync(let uid, let path):
-            return await ResyncCommand.run(uid: uid, configPath: path)
+        case .resync(let uid, let path, let sink):
+            return await ResyncCommand.run(uid: uid, sink: sink, configPath: path)
         case .status(let path):
             return await StatusCommand.run(configPath: path)
         }

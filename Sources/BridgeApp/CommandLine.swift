@@ -8,8 +8,9 @@ public enum Command: Sendable, Equatable {
     case check(configPath: String, sendTestEvent: Bool)
     /// `dlq list|replay|purge`: dead-lettered webhook deliveries and events a broker refused.
     case deadLetters(DeadLetterCommand)
-    /// `resync SUBSCRIPTION_UID`: the next run re-snapshots that subscription.
-    case resync(uid: String, configPath: String)
+    /// `resync SUBSCRIPTION_UID [--sink SINK]`: the running bridge (or the next run) re-snapshots that subscription,
+    /// into every sink or into the one named.
+    case resync(uid: String, configPath: String, sink: String?)
     /// `status`: cursors, lag, dead letters, snapshot progress and role, from the state and a running service.
     case status(configPath: String)
     /// `--version`.
@@ -76,14 +77,15 @@ public enum CommandLineParser {
                 configPath: options.value("--config") ?? defaultConfigPath,
                 sendTestEvent: options.flags.contains("--send-test-event"))
         case "resync":
-            let (positional, optionArguments) = splitPositional(rest, valued: ["--config"])
+            let (positional, optionArguments) = splitPositional(rest, valued: ["--config", "--sink"])
             var remaining = optionArguments
-            let options = try parseOptions(&remaining, flags: [], valued: ["--config"])
+            let options = try parseOptions(&remaining, flags: [], valued: ["--config", "--sink"])
             guard let uid = positional.first else { throw UsageError(message: "resync needs a SUBSCRIPTION_UID") }
             if let extra = positional.dropFirst().first {
                 throw UsageError(message: "unexpected argument \"\(extra)\" (resync takes one SUBSCRIPTION_UID)")
             }
-            return .resync(uid: uid, configPath: options.value("--config") ?? defaultConfigPath)
+            return .resync(
+                uid: uid, configPath: options.value("--config") ?? defaultConfigPath, sink: options.value("--sink"))
         case "status":
             let options = try parseOptions(&rest, flags: [], valued: ["--config"])
             return .status(configPath: options.value("--config") ?? defaultConfigPath)
@@ -126,8 +128,9 @@ public enum CommandLineParser {
           directus-bridge dlq purge  [--config PATH] [--dry-run] [FILTERS]
                                                      dead letters: failed webhooks, refused broker events
               FILTERS: --collection NAME  --since RFC3339|DURATION  --id ID  --sink SINK (both repeatable)
-          directus-bridge resync SUBSCRIPTION_UID [--config PATH]
-                                                     the next run re-snapshots that subscription
+          directus-bridge resync SUBSCRIPTION_UID [--sink SINK] [--config PATH]
+                                                     snapshot a subscription again, into every sink or the
+                                                     one --sink names; a running bridge does it within seconds
           directus-bridge status [--config PATH]     cursors, lag, dead letters, snapshots, role
           directus-bridge --version | --help
 

@@ -234,7 +234,7 @@ public final class RealtimeConnectionDriver {
 
     private func flushPending() {
         guard !pending.isEmpty else { return }
-        let batch = EventBatch(events: pending)
+        let batch = EventBatch(events: pending, mayDrop: true)
         metrics.received(pending)
         sinks.offer(batch)
         // Not `removeAll(keepingCapacity:)`: the batch shares the array, so that would allocate one as large as

@@ -63,8 +63,8 @@ public struct EncodedEvent: Sendable, Equatable {
 
 /// Events handed to the sinks together, and the activity-log progress they complete.
 ///
-/// The dispatcher commits `progress` to the cursor store only after every sink accepted every event of the batch:
-/// at-least-once, never at-most-once.
+/// A sink's runner records `progress` in the sink's cursor only after the sink made every event of the batch
+/// durable: at-least-once, never at-most-once.
 public struct EventBatch: Sendable {
     /// The events, in order.
     public var events: [EncodedEvent]
@@ -72,12 +72,21 @@ public struct EventBatch: Sendable {
     public var progress: ActivityProgress?
     /// Monotonic time the batch's source frame arrived (latency measurement).
     public var receivedAt: ContinuousClock.Instant
+    /// Whether a sink that is full may drop the batch (counted and logged) instead of waiting at its cursor: only
+    /// what the socket reader *offers* in live mode. Everything an activity reader hands over — backfill, live
+    /// changes it confirms, and every page of a snapshot or resync, which carry no progress until the last — must
+    /// wait (contract, "The delivery guarantee, per mode"). Explicit, never inferred from `progress`: a snapshot
+    /// page without progress once passed for a live batch and was dropped.
+    public var mayDrop: Bool
 
-    /// Creates a batch.
-    public init(events: [EncodedEvent], progress: ActivityProgress? = nil, receivedAt: ContinuousClock.Instant = .now)
-    {
+    /// Creates a batch that waits when its sink is full; the socket reader's live batches say `mayDrop: true`.
+    public init(
+        events: [EncodedEvent], progress: ActivityProgress? = nil, receivedAt: ContinuousClock.Instant = .now,
+        mayDrop: Bool = false
+    ) {
         self.events = events
         self.progress = progress
         self.receivedAt = receivedAt
+        self.mayDrop = mayDrop
     }
 }

@@ -24,6 +24,8 @@ public final class EventQueue: @unchecked Sendable {
     private var queuedBytes = 0
     private var waitingProducers: [(needed: Size, resume: CheckedContinuation<Void, Never>)] = []
     private var closed = false
+    /// `interruptTake` was called: the waiting (or next) `take` returns nil at once.
+    private var interrupted = false
     /// The most events held at once.
     public let capacity: Int
     /// The most bytes (``byteCount(of:)``) held at once.
@@ -116,7 +118,8 @@ public final class EventQueue: @unchecked Sendable {
         }
     }
 
-    /// Removes the oldest batch, waiting up to `timeout` for one. Returns nil on timeout, or when closed and empty.
+    /// Removes the oldest batch, waiting up to `timeout` for one. Returns nil on timeout, when closed and empty, or
+    /// after `interruptTake`.
     public func take(timeout: Duration) -> EventBatch? {
         pthread_mutex_lock(mutex)
         if head >= batches.count && !closed {
@@ -127,9 +130,14 @@ public final class EventQueue: @unchecked Sendable {
             let total = Int(deadline.tv_nsec) + nanos
             deadline.tv_sec += total / 1_000_000_000
             deadline.tv_nsec = total % 1_000_000_000
-            while head >= batches.count && !closed {
+            while head >= batches.count && !closed && !interrupted {
                 if pthread_cond_timedwait(notEmpty, mutex, &deadline) == ETIMEDOUT { break }
             }
+        }
+        if interrupted {
+            interrupted = false
+            pthread_mutex_unlock(mutex)
+            return nil
         }
         guard head < batches.count else {
             pthread_mutex_unlock(mutex)
@@ -151,6 +159,13 @@ public final class EventQueue: @unchecked Sendable {
         pthread_mutex_unlock(mutex)
         wake?.resume()
         return batch
+    }
+
+    /// Makes the waiting `take` (or the next one) return nil at once, batches or not, so that its thread acts on a
+    /// request (SIGHUP's reopen) before it writes another batch.
+    public func interruptTake() {
+        locked { interrupted = true }
+        pthread_cond_broadcast(notEmpty)
     }
 
     /// Stops accepting batches and wakes every waiter; `take` still drains what is queued.

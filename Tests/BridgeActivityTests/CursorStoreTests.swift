@@ -1,5 +1,6 @@
 import BridgeTestSupport
 import BridgeStore
+import BridgeSystem
 import Testing
 
 @testable import BridgeCore
@@ -59,6 +60,27 @@ import Testing
         let states = try CursorDatabase.readSubscriptionStates(directory: directory)
         #expect(states["0-ndjson-a"]?["articles"]?.resyncRequested == false)
         #expect(states["1-webhook-b"]?["articles"]?.resyncRequested == true, "the other sink's start clears its own")
+    }
+
+    /// "Snapshot done" waits for the sink: `waitUntilSnapshotDone` returns once the runner recorded the snapshot's
+    /// last page (not for another watermark), and gives up on shutdown or cancellation without spinning.
+    @Test func aSnapshotIsDoneOnlyOnceItsCompletionIsRecorded() async throws {
+        let store = try CursorStore(directory: TestEnvironment.makeTemporaryDirectory(prefix: "cursor").path)
+        try store.save(SubscriptionCursorState(startID: 40, snapshotWatermark: 40), for: "articles")
+        let stop = ShutdownSignal()
+        let waiting = Task { await store.waitUntilSnapshotDone("articles", watermark: 40, stop: stop) }
+        try await Task.sleep(for: .milliseconds(50))
+        try store.record(ActivityProgress(resolvedIDs: [41]))
+        try store.record(ActivityProgress(completedSnapshots: ["articles": 40]))
+        #expect(await waiting.value)
+        #expect(await store.waitUntilSnapshotDone("articles", watermark: 40, stop: stop), "already done")
+
+        let stopped = Task { await store.waitUntilSnapshotDone("articles", watermark: 90, stop: stop) }
+        stop.trigger()
+        #expect(await stopped.value == false)
+        let cancelled = Task { await store.waitUntilSnapshotDone("articles", watermark: 90, stop: ShutdownSignal()) }
+        cancelled.cancel()
+        #expect(await cancelled.value == false)
     }
 
     @Test func recordingBeforeAStartCreatesTheCursor() throws {

@@ -16,16 +16,19 @@ import Testing
     }
 
     @Test func resyncTakesOneUidBeforeOrAfterItsOptions() throws {
-        #expect(try CommandLineParser.parse(["resync", "articles"]) == .resync(uid: "articles", configPath: "bridge.yaml"))
+        #expect(try CommandLineParser.parse(["resync", "articles"]) == .resync(uid: "articles", configPath: "bridge.yaml", sink: nil))
         #expect(
             try CommandLineParser.parse(["resync", "--config", "x.yaml", "articles"])
-                == .resync(uid: "articles", configPath: "x.yaml"))
+                == .resync(uid: "articles", configPath: "x.yaml", sink: nil))
         #expect(
             try CommandLineParser.parse(["resync", "articles", "--config=x.yaml"])
-                == .resync(uid: "articles", configPath: "x.yaml"))
+                == .resync(uid: "articles", configPath: "x.yaml", sink: nil))
         #expect(
             try CommandLineParser.parse(["resync", "--config", "x.yaml", "--", "-odd-uid"])
-                == .resync(uid: "-odd-uid", configPath: "x.yaml"))
+                == .resync(uid: "-odd-uid", configPath: "x.yaml", sink: nil))
+        #expect(
+            try CommandLineParser.parse(["resync", "articles", "--sink", "search-index"])
+                == .resync(uid: "articles", configPath: "bridge.yaml", sink: "search-index"))
     }
 
     @Test func parsesDeadLetterFilters() throws {

@@ -66,8 +66,8 @@ import Testing
         let full = RecordingSink(name: "webhook")
         full.fullLeft = 1
         let harness = Harness(full)
-        harness.inbox.offer(EventBatch(events: [makeEvent(1), makeEvent(2)]))
-        harness.inbox.offer(EventBatch(events: [makeEvent(3)]))
+        harness.inbox.offer(EventBatch(events: [makeEvent(1), makeEvent(2)], mayDrop: true))
+        harness.inbox.offer(EventBatch(events: [makeEvent(3)], mayDrop: true))
         harness.inbox.queue.close()
         try harness.runner.run()
         #expect(full.accepted == ["evt_3"])
@@ -87,6 +87,24 @@ import Testing
         #expect(harness.metric(#"directus_bridge_sink_dropped_total{sink="id-webhook"} 0"#))
     }
 
+    /// A snapshot or resync page before the last carries no progress, yet must wait like every batch an activity
+    /// reader hands over: a full sink once dropped such pages as if they were live (issue "Nothing lost, proven").
+    @Test func aFullSinkMakesASnapshotPageWithoutProgressWait() throws {
+        let full = RecordingSink(name: "webhook")
+        full.fullLeft = 3
+        full.takesWhenFull = 1
+        let recorder = RecordingRecorder()
+        let harness = Harness(full, recorder: recorder)
+        harness.inbox.offer(EventBatch(events: (1...3).map { makeEvent($0) }))
+        let done = ActivityProgress(completedSnapshots: ["articles": 40])
+        harness.inbox.offer(EventBatch(events: [makeEvent(4)], progress: done))
+        harness.inbox.queue.close()
+        try harness.runner.run()
+        #expect(full.accepted == ["evt_1", "evt_2", "evt_3", "evt_4"])
+        #expect(recorder.recorded == [done])
+        #expect(harness.metric(#"directus_bridge_sink_dropped_total{sink="id-webhook"} 0"#))
+    }
+
     /// A sink that fills up inside a batch (the webhook outbox reaching `max_outbox`) keeps what it took: a live
     /// batch drops only the rest, an activity batch offers only the rest again, so nothing is taken twice.
     @Test func aSinkFullInsideABatchKeepsItsPrefixAndGetsOrDropsOnlyTheRest() throws {
@@ -94,7 +112,7 @@ import Testing
         live.fullLeft = 1
         live.takesWhenFull = 2
         let liveHarness = Harness(live)
-        liveHarness.inbox.offer(EventBatch(events: (1...5).map { makeEvent($0) }))
+        liveHarness.inbox.offer(EventBatch(events: (1...5).map { makeEvent($0) }, mayDrop: true))
         liveHarness.inbox.queue.close()
         try liveHarness.runner.run()
         #expect(live.accepted == ["evt_1", "evt_2"])

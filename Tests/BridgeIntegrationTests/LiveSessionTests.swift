@@ -57,12 +57,17 @@ import Testing
         try emulator.create("articles", ["title": "before rotation"])
         #expect(bridge.waitUntil { _ in ((try? String(contentsOf: file, encoding: .utf8)) ?? "").contains("before") })
         try FileManager.default.moveItem(at: file, to: bridge.directory.appendingPathComponent("events.ndjson.1"))
+        // The changes follow the signal at once: the reopen happens when the signal arrives, so none of them may
+        // land in the rotated file (which logrotate may compress or delete).
         bridge.send(SIGHUP)
+        for n in 0..<5 { try emulator.create("articles", ["title": "after rotation \(n)"]) }
+        #expect(
+            bridge.waitUntil { _ in
+                ((try? String(contentsOf: file, encoding: .utf8)) ?? "").split(separator: "\n").count == 5
+            }, "\(bridge.stderr.suffix(2000))")
         #expect(bridge.waitForLog("reopened output files"))
-        try emulator.create("articles", ["title": "after rotation"])
-        #expect(bridge.waitUntil { _ in ((try? String(contentsOf: file, encoding: .utf8)) ?? "").contains("after") })
         let rotated = try String(contentsOf: bridge.directory.appendingPathComponent("events.ndjson.1"), encoding: .utf8)
-        #expect(rotated.split(separator: "\n").count == 1)
+        #expect(rotated.split(separator: "\n").count == 1, "\(rotated)")
         #expect(bridge.lines.isEmpty)  // stdout carries nothing when the sink is a file
         bridge.send(SIGTERM)
         #expect(bridge.waitForExit() == 0)

@@ -113,9 +113,10 @@ extension SharedCursorBackend {
         let started = sinks.filter { taking.loaded[$0]?.cursor != nil }
         let targets = started.isEmpty ? sinks : started
         for key in allKeys {
-            guard let uid = keys.uid(ofResyncKey: key), let request = try store.entry(key), request.value != nil
+            guard let uid = keys.uid(ofResyncKey: key), let request = try store.entry(key), let value = request.value
             else { continue }
-            for sink in targets {
+            let named = SharedResyncRequest.sinks(of: value)
+            for sink in targets where named?.contains(sink) ?? true {
                 var subscription = taking.loaded[sink]?.subscriptions[uid] ?? SubscriptionCursorState(startID: 0)
                 subscription.resyncRequested = true
                 let subscriptionKey = keys.subscription(sink: sink, uid: uid)

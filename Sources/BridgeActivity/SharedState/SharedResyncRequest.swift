@@ -8,12 +8,24 @@ internal import BridgeSystem
 /// moves it into the subscription's state for every sink and deletes it; the active bridge, which sees
 /// `<name>.resync` move, starts a new term at once for that.
 package enum SharedResyncRequest {
-    /// Records a request to snapshot subscription `uid` again (an earlier one still waiting is replaced), then moves
-    /// `<name>.resync`, which the active bridge watches (`mark`). Blocks.
-    package static func record(uid: String, in store: KeyValueStore, keys: SharedStateKeys) throws {
-        let value: JSONValue = ["requested": .string(Timestamp.now().rfc3339)]
+    /// Records a request to snapshot subscription `uid` again, for `sinks` only when given (an earlier one still
+    /// waiting is replaced), then moves `<name>.resync`, which the active bridge watches (`mark`). Blocks.
+    package static func record(uid: String, sinks: [String]? = nil, in store: KeyValueStore, keys: SharedStateKeys)
+        throws
+    {
+        let requested: JSONValue = .string(Timestamp.now().rfc3339)
+        let value: JSONValue =
+            if let sinks { ["requested": requested, "sinks": .array(sinks.map(JSONValue.string))] } else {
+                ["requested": requested]
+            }
         _ = try store.change(keys.resyncRequest(uid: uid)) { _ in .put(value.serialized()) }
         _ = try store.change(keys.resyncRequested) { _ in .put(value.serialized()) }
+    }
+
+    /// The sinks a recorded request names, or nil for every sink (also for a request an older bridge wrote).
+    package static func sinks(of request: [UInt8]) -> Set<String>? {
+        guard let value = try? JSONValue.parse(request), case .array(let sinks)? = value["sinks"] else { return nil }
+        return Set(sinks.compactMap(\.stringValue))
     }
 
     /// The revision of `<name>.resync` (0: never moved): a bridge that saw it move since its term started starts a

@@ -256,6 +256,6 @@ package final class SortWatcherLoop {
         logger.info(
             "manual sort moved items", metadata: [LogKey.collection: collection.name, LogKey.count: "\(keys.count)"])
         watcher.metrics.received(events)
-        watcher.sinks.offer(EventBatch(events: events))
+        watcher.sinks.offer(EventBatch(events: events, mayDrop: true))
     }
 }

@@ -13,15 +13,21 @@ public struct ActivityService: Sendable {
     public let trigger: (any ActivityTrigger)?
     private let readers: [ActivityReader]
     private let stores: [String: CursorStore]
+    /// `resync` beside the running bridge, with local state (shared state starts a new term for it instead).
+    private let resyncWatcher: ResyncRequestWatcher?
 
-    private init(trigger: (any ActivityTrigger)?, readers: [ActivityReader], stores: [String: CursorStore]) {
+    private init(
+        trigger: (any ActivityTrigger)?, readers: [ActivityReader], stores: [String: CursorStore],
+        resyncWatcher: ResyncRequestWatcher?
+    ) {
         self.trigger = trigger
         self.readers = readers
         self.stores = stores
+        self.resyncWatcher = resyncWatcher
     }
 
     /// Nothing to run: live mode.
-    public static let live = ActivityService(trigger: nil, readers: [], stores: [:])
+    public static let live = ActivityService(trigger: nil, readers: [], stores: [:], resyncWatcher: nil)
 
     /// The cursor store a sink's runner records its progress in (nil in live mode).
     package func recorder(for sinkID: String) -> (any ProgressRecorder)? { stores[sinkID] }
@@ -52,7 +58,8 @@ public struct ActivityService: Sendable {
         guard plan.mode == .activity else { return .live }
         let directory = config.delivery.stateDir
         let sinkIDs = inboxes.map(\.sinkID)
-        let stores = try await BlockingExecutor.shared.perform { () throws -> [String: CursorStore] in
+        let (stores, local) = try await BlockingExecutor.shared.perform {
+            () throws -> ([String: CursorStore], CursorDatabase?) in
             let backend: any CursorBackend
             switch cursors {
             case .local:
@@ -61,7 +68,9 @@ public struct ActivityService: Sendable {
                 try shared.takeOver(sinks: sinkIDs)
                 backend = shared
             }
-            return try Dictionary(uniqueKeysWithValues: sinkIDs.map { ($0, try CursorStore(backend: backend, sink: $0)) })
+            let stores = try Dictionary(
+                uniqueKeysWithValues: sinkIDs.map { ($0, try CursorStore(backend: backend, sink: $0)) })
+            return (stores, backend as? CursorDatabase)
         }
         let subscriptions = routes.filter { $0.handling == .trigger }.compactMap { route -> ActivitySubscription? in
             guard let configured = config.subscriptions.first(where: { $0.uid == route.uid }) else { return nil }
@@ -108,7 +117,13 @@ public struct ActivityService: Sendable {
                     logger: logger.child(label: "activity", metadata: [LogKey.sink: inbox.sinkName])
                 ))
         }
-        return ActivityService(trigger: TriggerFanOut.of(wakeups), readers: readers, stores: stores)
+        let watcher = local.map { database in
+            ResyncRequestWatcher(
+                database: database, readers: Dictionary(uniqueKeysWithValues: readers.map { ($0.sinkID, $0) }),
+                logger: logger)
+        }
+        return ActivityService(
+            trigger: TriggerFanOut.of(wakeups), readers: readers, stores: stores, resyncWatcher: watcher)
     }
 
     /// `directus_bridge_sink_cursor{sink}` and `directus_bridge_sink_lag{sink}`.
@@ -129,6 +144,7 @@ public struct ActivityService: Sendable {
     public func run(stop: ShutdownSignal) async {
         await withTaskGroup(of: Void.self) { group in
             for reader in readers { group.addTask { await reader.run(stop: stop) } }
+            if let resyncWatcher { group.addTask { await resyncWatcher.run(stop: stop) } }
         }
     }
 }

@@ -117,10 +117,11 @@ package struct StatusReport: Sendable {
         } else if let saved, saved.resyncRequested {
             parts.append("resync requested: the next start snapshots it again")
         } else if let saved, let watermark = saved.snapshotWatermark {
+            // A running bridge runs a pending snapshot after the one in progress; a stopped one at its next start.
             parts.append(
                 saved.snapshotDone
                     ? "snapshot done (watermark \(watermark))"
-                    : "snapshot pending (watermark \(watermark)): runs at the next start")
+                    : "snapshot pending (watermark \(watermark))" + (metrics == nil ? ": runs at the next start" : ""))
         } else {
             parts.append(saved == nil ? "not started yet" : "no snapshot")
         }

@@ -44,7 +44,7 @@ public final class PipelineMetrics: Sendable {
         sinkRetries = registry.counter(
             "directus_bridge_sink_retries_total", help: "Failed sink writes that were retried.")
         droppedQueueFull = registry.counter(
-            "directus_bridge_events_dropped_total", help: "Live events dropped because the queue was full.",
+            "directus_bridge_events_dropped_total", help: "Live-mode events dropped because a sink or its queue was full (never snapshot, resync or activity events); per sink: directus_bridge_sink_dropped_total.",
             labels: [("reason", "queue_full")])
         let startTime = Timestamp.now()
         registry.gaugeFunction(

@@ -6,8 +6,8 @@ package import BridgeEvents
 ///
 /// Each batch is filtered for the sink, accepted (retried with backoff while the error is retriable), and — for an
 /// activity batch — made durable and recorded in the sink's own cursor (at-least-once). A full sink
-/// (`SinkError.isBackpressure`) drops a live batch for itself alone (counted, logged at error level); an activity
-/// batch waits instead. A sink failing for longer than `stuckAfter` shows in `/readyz`. A non-retriable error
+/// (`SinkError.isBackpressure`) drops a batch that may be dropped (`EventBatch.mayDrop`: live mode's socket batches)
+/// for itself alone, counted and logged at error level; every other batch waits at the sink's cursor. A sink failing for longer than `stuckAfter` shows in `/readyz`. A non-retriable error
 /// (stdout closed) ends `run` with it, and so does `abandon` (the forced phase of a shutdown).
 package final class SinkRunner: Sendable {
     /// The sink.
@@ -60,11 +60,14 @@ package final class SinkRunner: Sendable {
         defer { close() }
         try retrying { try sink.connector.connect() }
         let queue = inbox.queue
+        reopenRequests.wake(queue)
         while true {
-            let requested = reopenRequests.current
-            if reopenSeen.exchange(requested, ordering: .relaxed) != requested { reopen() }
-            // A second at most between ticks (`fsync: interval`); a closed and drained inbox ends the loop.
-            guard let batch = queue.take(timeout: .seconds(1)) else {
+            // A second at most between ticks (`fsync: interval`); a closed and drained inbox ends the loop. SIGHUP
+            // interrupts the wait, and a batch taken after the signal is written only after the reopen: after a
+            // rotation, nothing lands in the file logrotate moved away (and may compress or delete).
+            let batch = queue.take(timeout: .seconds(1))
+            reopenIfRequested()
+            guard let batch else {
                 if queue.isClosedAndEmpty { return }
                 try tick()
                 continue
@@ -74,15 +77,19 @@ package final class SinkRunner: Sendable {
         }
     }
 
+    private func reopenIfRequested() {
+        let requested = reopenRequests.current
+        if reopenSeen.exchange(requested, ordering: .relaxed) != requested { reopen() }
+    }
+
     private func deliver(_ batch: EventBatch) throws {
         let filter = sink.filter
         let events = filter.passesEverything ? batch.events : batch.events.filter(filter.matches)
         if !events.isEmpty {
-            let live = batch.progress == nil
             // A full sink may take the start of a batch (`SinkError.acceptedPrefix`): only the rest is offered again,
             // or dropped.
             var taken = 0
-            let full = try retrying(dropWhenFull: live) {
+            let full = try retrying(dropWhenFull: batch.mayDrop) {
                 do {
                     try sink.accept(taken == 0 ? events : Array(events[taken...]))
                 } catch let error as SinkError where error.isBackpressure {
@@ -189,16 +196,30 @@ package final class SinkRunner: Sendable {
     }
 }
 
-/// SIGHUP's request to reopen output files (logrotate), seen by every sink runner before its next batch.
+/// SIGHUP's request to reopen output files (logrotate): every sink runner is woken from its wait and reopens before
+/// it writes another batch.
 package final class ReopenRequests: Sendable {
     private let generation = Atomic<Int>(0)
+    /// The runners' inboxes, interrupted by each request.
+    private let queues = Mutex<[EventQueue]>([])
 
     /// No request yet.
     package init() {}
 
-    /// Asks every runner to reopen its sink's files.
-    package func request() { generation.add(1, ordering: .relaxed) }
+    /// Asks every runner to reopen its sink's files, and wakes each from its wait for a batch.
+    package func request() {
+        generation.add(1, ordering: .releasing)
+        for queue in queues.withLock({ $0 }) { queue.interruptTake() }
+    }
+
+    /// Has `request` interrupt `queue`'s waiting `take` (the runner's own inbox).
+    package func wake(_ queue: EventQueue) {
+        queues.withLock { queues in
+            // With shared state every term of being active makes new runners over the same inboxes.
+            if !queues.contains(where: { $0 === queue }) { queues.append(queue) }
+        }
+    }
 
     /// Requests so far.
-    package var current: Int { generation.load(ordering: .relaxed) }
+    package var current: Int { generation.load(ordering: .acquiring) }
 }

@@ -1,0 +1,115 @@
+import BridgeTestSupport
+import Foundation
+import Testing
+
+/// Contract, "The delivery guarantee, per mode": a snapshot or a resync into a sink that is full, down or slow waits
+/// at that sink's cursor; nothing of it is dropped, and "snapshot done" is said only once every item is durable in
+/// the sink (real binary, emulator, webhook receiver).
+@Suite(.serialized) struct SnapshotBackpressureTests {
+    /// `count` more articles in the emulator (beside its sample data), made in requests of 500; returns how many
+    /// there are now.
+    private func seed(_ emulator: Emulator, count: Int) throws -> Int {
+        for start in stride(from: 0, to: count, by: 500) {
+            try emulator.rest(
+                "POST", "/items/articles", (start..<min(start + 500, count)).map { ["title": "item \($0)"] })
+        }
+        return try emulator.keys(of: "articles").count
+    }
+
+    /// Activity mode, a snapshot of `articles`, one webhook sink with a small outbox.
+    private func config(_ emulator: Emulator, _ receiver: WebhookReceiver, maxOutbox: Int = 100) -> String {
+        webhookConfig(
+            url: emulator.url,
+            sinks: webhookSink(
+                receiver.hookURL("/hook"),
+                "max_outbox: \(maxOutbox)\nretry_schedule: [100ms]\nmax_attempts: 1000"),
+            operations: true, mode: "activity"
+        ).replacingOccurrences(of: "  - collection: articles\n", with: "  - collection: articles\n    snapshot: true\n")
+    }
+
+    private func snapshotIDs(_ receiver: WebhookReceiver) -> Set<String> {
+        Set(((try? receiver.delivered()) ?? []).filter { $0.json["event"] as? String == "snapshot" }.map(\.id))
+    }
+
+    @Test func aSnapshotIntoAWebhookThatIsDownWaitsAndDeliversEveryItemOnceItIsBack() throws {
+        let emulator = try Emulator()
+        let receiver = try WebhookReceiver()
+        defer {
+            emulator.stop()
+            receiver.stop()
+        }
+        let total = try seed(emulator, count: 3000)
+        try receiver.down()
+        let bridge = try BridgeProcess.run(config: config(emulator, receiver))
+        let stateDir = bridge.directory.appendingPathComponent("state")
+        #expect(
+            bridge.waitUntil(timeout: 30) { _ in OutboxProbe.pendingIDs(stateDir: stateDir).count >= 100 },
+            "\(bridge.stderr.suffix(3000))")
+        // The outbox is full and the receiver down: the snapshot can only wait, and must not call itself done.
+        #expect(bridge.waitForLog("sink full, waiting at its cursor", timeout: 20), "\(bridge.stderr.suffix(3000))")
+        let saidDone = bridge.stderr.contains("snapshot done")
+        let dropped = bridge.stderr.contains("dropping")
+        #expect(!saidDone && !dropped, "\(bridge.stderr.suffix(3000))")
+
+        try receiver.up()
+        #expect(
+            bridge.waitUntil(timeout: 120) { _ in snapshotIDs(receiver).count >= total },
+            "\(snapshotIDs(receiver).count) of \(total): \(bridge.stderr.suffix(3000))")
+        #expect(snapshotIDs(receiver).count == total)
+        #expect(bridge.waitForLog("snapshot done", timeout: 20), "\(bridge.stderr.suffix(3000))")
+        let base = try #require(bridge.operationsURL(), "\(bridge.stderr)")
+        let metrics = try ParsedMetrics(parsing: HTTPFetch.get(base + "/metrics").text)
+        let drops = (metrics.samples["directus_bridge_sink_dropped"] ?? []).map(\.value)
+        #expect(drops == [0], "\(drops)")
+        bridge.send(SIGTERM)
+        #expect(bridge.waitForExit() == 0)
+    }
+
+    @Test func aSnapshotIntoASlowWebhookWithASmallOutboxDeliversEveryItem() throws {
+        let emulator = try Emulator()
+        let receiver = try WebhookReceiver()
+        defer {
+            emulator.stop()
+            receiver.stop()
+        }
+        let total = try seed(emulator, count: 2000)
+        try receiver.script(steps: [], randomDelayMs: [1, 5])
+        let bridge = try BridgeProcess.run(config: config(emulator, receiver, maxOutbox: 50))
+        #expect(
+            bridge.waitUntil(timeout: 120) { _ in snapshotIDs(receiver).count >= total },
+            "\(snapshotIDs(receiver).count) of \(total): \(bridge.stderr.suffix(3000))")
+        #expect(bridge.waitForLog("snapshot done", timeout: 20), "\(bridge.stderr.suffix(3000))")
+        let dropped = bridge.stderr.contains("dropping")
+        #expect(!dropped, "\(bridge.stderr.suffix(3000))")
+        bridge.send(SIGTERM)
+        #expect(bridge.waitForExit() == 0)
+    }
+
+    @Test func aResyncIntoAFullWebhookDeliversEveryItem() throws {
+        let emulator = try Emulator()
+        let receiver = try WebhookReceiver()
+        defer {
+            emulator.stop()
+            receiver.stop()
+        }
+        let total = try seed(emulator, count: 2500)
+        let yaml = config(emulator, receiver).replacingOccurrences(of: "    snapshot: true\n", with: "")
+        let first = try BridgeProcess.run(config: yaml)
+        #expect(first.waitForLog("reading the activity log"), "\(first.stderr)")
+        first.send(SIGTERM)
+        #expect(first.waitForExit() == 0)
+        let resync = try BridgeProcess(arguments: ["resync", "articles", "--config", "bridge.yaml"], directory: first.directory)
+        #expect(resync.waitForExit() == 0, "\(resync.stderr)")
+
+        try receiver.down(milliseconds: 3000)
+        let second = try BridgeProcess.run(config: yaml, in: first.directory)
+        #expect(
+            second.waitUntil(timeout: 120) { _ in snapshotIDs(receiver).count >= total },
+            "\(snapshotIDs(receiver).count) of \(total): \(second.stderr.suffix(3000))")
+        #expect(second.waitForLog("snapshot done", timeout: 20), "\(second.stderr.suffix(3000))")
+        let dropped = second.stderr.contains("dropping")
+        #expect(!dropped, "\(second.stderr.suffix(3000))")
+        second.send(SIGTERM)
+        #expect(second.waitForExit() == 0)
+    }
+}
