@@ -43,10 +43,12 @@ public enum BridgeApplication {
         }
     }
 
-    /// Loads the config or prints every issue (`PATH:LINE:COLUMN: message`) to stderr.
-    static func loadConfig(path: String) -> BridgeConfig? {
+    /// Loads what `scope` covers of the config, or prints every issue (`PATH:LINE:COLUMN: message`) to stderr.
+    static func loadConfig(path: String, scope: ConfigScope = .everything) -> BridgeConfig? {
         switch ConfigLoader.load(
-            path: path, environment: ProcessInfo.processInfo.environment, sinkTypes: SinkCatalog.configTypes) {
+            path: path, environment: ProcessInfo.processInfo.environment, sinkTypes: SinkCatalog.configTypes,
+            scope: scope)
+        {
         case .success(let config):
             return config
         case .failure(let error):

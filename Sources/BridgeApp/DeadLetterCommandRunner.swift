@@ -25,7 +25,10 @@ import BridgeSystem
 /// and with `--dry-run` change nothing.
 enum DeadLetterCommandRunner {
     static func run(_ command: DeadLetterCommand) async -> ExitCode {
-        guard let config = BridgeApplication.loadConfig(path: command.configPath) else { return .configuration }
+        // Never contacts Directus: its section (and the secrets only it uses) need not resolve.
+        guard let config = BridgeApplication.loadConfig(path: command.configPath, scope: .withoutDirectus) else {
+            return .configuration
+        }
         let now = Timestamp.now()
         let configuredSinks = SinkCatalog.identities(of: config.sinks)
         let sinks = command.sinks.map { resolveSink($0, configured: configuredSinks) }

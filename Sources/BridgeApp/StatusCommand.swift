@@ -12,7 +12,10 @@ import BridgeSystem
 /// cannot be read.
 enum StatusCommand {
     static func run(configPath: String) async -> ExitCode {
-        guard let config = BridgeApplication.loadConfig(path: configPath) else { return .configuration }
+        // Never contacts Directus: its section (and the secrets only it uses) need not resolve.
+        guard let config = BridgeApplication.loadConfig(path: configPath, scope: .withoutDirectus) else {
+            return .configuration
+        }
         let stored: StoredState
         let state = config.state
         do {
