@@ -68,10 +68,14 @@ public enum BridgeApplication {
     }
 }
 
-/// `validate`: parse and check the config; no network. Prints `ok` or every issue; exits 0 or 78.
+/// `validate`: parse and check the config; no network. Prints `ok` or every issue; exits 0 or 78. Warnings
+/// (`BridgeConfig.warnings`) go to stderr beside the `ok` and do not fail it.
 enum ValidateCommand {
     static func run(configPath: String) -> ExitCode {
-        guard BridgeApplication.loadConfig(path: configPath) != nil else { return .configuration }
+        guard let config = BridgeApplication.loadConfig(path: configPath) else { return .configuration }
+        for warning in config.warnings {
+            BridgeApplication.printError("\(configPath): warning: \(warning.field): \(warning.detail) — \(warning.remedy)")
+        }
         BridgeApplication.printOutput("ok")
         return .success
     }
