@@ -25,21 +25,21 @@ public enum BridgeApplication {
         case .version:
             printOutput(Version.line)
             return .success
-        case .help:
-            printOutput(CommandLineParser.helpText)
+        case .help(let command):
+            printOutput(command.map(CommandLineParser.helpText(for:)) ?? CommandLineParser.helpText)
             return .success
         case .validate(let path):
             return ValidateCommand.run(configPath: path)
-        case .run(let path):
-            return await RunCommand.run(configPath: path)
-        case .check(let path, let sendTestEvent):
-            return await CheckCommand.run(configPath: path, sendTestEvent: sendTestEvent)
+        case .run(let path, let log):
+            return await RunCommand.run(configPath: path, log: log)
+        case .check(let path, let sendTestEvent, let json):
+            return await CheckCommand.run(configPath: path, sendTestEvent: sendTestEvent, json: json)
         case .deadLetters(let command):
             return await DeadLetterCommandRunner.run(command)
         case .resync(let uid, let path):
             return await ResyncCommand.run(uid: uid, configPath: path)
-        case .status(let path):
-            return await StatusCommand.run(configPath: path)
+        case .status(let path, let json):
+            return await StatusCommand.run(configPath: path, json: json)
         }
     }
 

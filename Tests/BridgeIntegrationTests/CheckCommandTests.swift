@@ -282,6 +282,37 @@ import Testing
         #expect(!result.lines.contains { $0.contains("directus_collections") }, "\(result.lines)")
     }
 
+    /// `check --json`: one object once every check ran, `ok` false for a failed check only (a warning passes), and
+    /// nothing else on stdout.
+    @Test func checkPrintsOneJSONObject() throws {
+        let emulator = try Emulator()
+        defer { emulator.stop() }
+        func document(_ result: (code: Int32?, lines: [String], stderr: String)) throws -> [String: Any] {
+            #expect(result.lines.count == 1, "\(result.lines)")
+            return try #require(
+                (try? JSONSerialization.jsonObject(with: Data((result.lines.first ?? "").utf8))) as? [String: Any])
+        }
+        let passing = try runCheck(checkConfig(url: emulator.url), arguments: ["--json"])
+        #expect(passing.code == 0, "\(passing.stderr)")
+        let ok = try document(passing)
+        #expect(ok["ok"] as? Bool == true)
+        let checks = try #require(ok["checks"] as? [[String: Any]])
+        let server = try #require(checks.first { $0["name"] as? String == "server" })
+        #expect(server["ok"] as? Bool == true && server["status"] as? String == "ok" && server["remedy"] is NSNull)
+        #expect((server["detail"] as? String)?.contains("answers /server/ping") == true)
+
+        let failing = try runCheck(
+            checkConfig(url: emulator.url, subscriptions: "  - collection: articels"), arguments: ["--json"])
+        #expect(failing.code == 1)
+        let failed = try document(failing)
+        #expect(failed["ok"] as? Bool == false)
+        let collection = try #require(
+            (failed["checks"] as? [[String: Any]])?.first { $0["name"] as? String == "collection articels" })
+        #expect(collection["ok"] as? Bool == false && collection["status"] as? String == "fail")
+        #expect(collection["detail"] as? String == "does not exist (did you mean \"articles\"?)")
+        #expect((collection["remedy"] as? String)?.contains("fix the subscription's collection") == true)
+    }
+
     /// A webhook without a secret is warned about at `check` (a warning line; the exit stays 0) and at `validate`
     /// (stderr beside its `ok`).
     @Test func anUnsignedWebhookIsWarnedAboutByCheckAndValidate() throws {

@@ -136,6 +136,11 @@ public struct LogConfig: Sendable, Equatable {
     /// Default: 5s.
     public var progressInterval: Duration
 
+    /// The values `log.level` (and `run --log-level`) takes.
+    public static let levelNames = ["trace", "debug", "info", "warn", "error"]
+    /// The values `log.format` (and `run --log-format`) takes.
+    public static let formatNames = ["text", "json"]
+
     /// Creates a log configuration with the defaults.
     public init(
         level: LogLevel = .info, format: LogFormat = .text, statsInterval: Duration = .seconds(60),
