@@ -74,7 +74,8 @@ enum ValidateCommand {
     static func run(configPath: String) -> ExitCode {
         guard let config = BridgeApplication.loadConfig(path: configPath) else { return .configuration }
         for warning in config.warnings {
-            BridgeApplication.printError("\(configPath): warning: \(warning.field): \(warning.detail) — \(warning.remedy)")
+            let text = "\(warning.field): \(warning.detail) — \(warning.remedy)"
+            BridgeApplication.printError("\(configPath): warning: \(text)")
         }
         BridgeApplication.printOutput("ok")
         return .success

@@ -208,7 +208,9 @@ public enum CommandLineParser {
     }
 
     /// The options in `rest`, by their long names; an alias (`-c`) counts as its option.
-    private static func parseOptions(_ rest: inout ArraySlice<String>, spec: CommandSpec) throws(UsageError) -> Options {
+    private static func parseOptions(_ rest: inout ArraySlice<String>, spec: CommandSpec) throws(UsageError)
+        -> Options
+    {
         var options = Options()
         while let argument = rest.popFirst() {
             var name = argument

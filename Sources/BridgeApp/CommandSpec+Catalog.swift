@@ -63,7 +63,7 @@ extension CommandSpec {
             OptionSpec(
                 "--send-test-event",
                 help: "POST a signed test event to each webhook instead of a HEAD request; want a 2xx"),
-            OptionSpec("--json", help: "print one JSON object: {\"ok\": …, \"checks\": [{\"name\", \"ok\", \"detail\"…}]}"),
+            OptionSpec("--json", help: "print one JSON object: ok, and each check's name, ok, status, detail, remedy"),
             help,
         ])
 

@@ -40,8 +40,8 @@ public struct CommandSpec: Sendable {
     /// `directus-bridge dlq replay [-c|--config PATH] [--dry-run] [FILTERS]`.
     var usage: String {
         let shown = options.filter { $0.name != "--help" && !Self.filters.contains($0) }.map(\.usage)
-        let words = ["directus-bridge", name] + (operand.map { [$0] } ?? []) + shown + (takesFilters ? ["[FILTERS]"] : [])
-        return words.joined(separator: " ")
+        let operands = (operand.map { [$0] } ?? []) + shown + (takesFilters ? ["[FILTERS]"] : [])
+        return (["directus-bridge", name] + operands).joined(separator: " ")
     }
 
     /// What `directus-bridge COMMAND --help` prints.

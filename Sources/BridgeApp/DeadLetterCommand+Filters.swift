@@ -15,7 +15,8 @@ extension DeadLetterCommand {
         if let collection { filters.append("--collection \(collection)") }
         if let since { filters.append("--since \(since)") }
         filters += ids.map { "--id \($0)" } + sinks.map { "--sink \($0)" }
-        var message = "directus-bridge: dlq \(action.rawValue): no dead letter matches \(filters.joined(separator: " "))"
+        let given = filters.joined(separator: " ")
+        var message = "directus-bridge: dlq \(action.rawValue): no dead letter matches \(given)"
         for sink in sinks where !configured.contains(sink) && Int(sink).map(configured.indices.contains) != true {
             let positions = configured.isEmpty ? "none" : "0 to \(configured.count - 1)"
             message += "; --sink \(sink) is neither a configured sink's id nor a position in sinks (\(positions))"

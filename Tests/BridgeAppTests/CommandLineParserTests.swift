@@ -7,7 +7,8 @@ import Testing
     @Test func parsesCommandsWithDefaults() throws {
         #expect(try CommandLineParser.parse(["run"]) == .run(configPath: "bridge.yaml", log: LogOverrides()))
         #expect(
-            try CommandLineParser.parse(["run", "--config", "x.yaml"]) == .run(configPath: "x.yaml", log: LogOverrides()))
+            try CommandLineParser.parse(["run", "--config", "x.yaml"])
+                == .run(configPath: "x.yaml", log: LogOverrides()))
         #expect(try CommandLineParser.parse(["validate", "--config=y.yaml"]) == .validate(configPath: "y.yaml"))
         #expect(try CommandLineParser.parse(["check", "--send-test-event"])
             == .check(configPath: "bridge.yaml", sendTestEvent: true, json: false))

@@ -60,7 +60,9 @@ import Testing
         let synopsis = Self.synopsis(of: command)
         for option in spec.options where option.name != "--help" && !CommandSpec.filters.contains(option) {
             #expect(synopsis.contains(option.name), "the synopsis of \(command) lacks \(option.name)")
-            if let alias = option.alias { #expect(synopsis.contains(alias), "the synopsis of \(command) lacks \(alias)") }
+            if let alias = option.alias {
+                #expect(synopsis.contains(alias), "the synopsis of \(command) lacks \(alias)")
+            }
         }
         #expect(synopsis.contains("FILTERS") == spec.takesFilters, "\(command): FILTERS")
     }

@@ -27,7 +27,9 @@ import Testing
                 if let alias = option.alias { #expect(words.contains(alias), "\(name): \(spec.name) \(alias)") }
             }
         }
-        for value in LogConfig.levelNames + LogConfig.formatNames { #expect(words.contains(value), "\(name): \(value)") }
+        for value in LogConfig.levelNames + LogConfig.formatNames {
+            #expect(words.contains(value), "\(name): \(value)")
+        }
         #expect(words.isSuperset(of: ["--version", "--help"]))
     }
 
@@ -55,7 +57,8 @@ import Testing
         #expect(try bashCompletions("directus-bridge dlq re") == ["replay"])
         #expect(try bashCompletions("directus-bridge dlq replay --s") == ["--since", "--sink"])
         #expect(try bashCompletions("directus-bridge run --log-format ") == ["text", "json"])
-        #expect(try bashCompletions("directus-bridge check --") == ["--config", "--send-test-event", "--json", "--help"])
+        #expect(
+            try bashCompletions("directus-bridge check --") == ["--config", "--send-test-event", "--json", "--help"])
         #expect(try bashCompletions("directus-bridge dlq list --id ").isEmpty)
     }
 }

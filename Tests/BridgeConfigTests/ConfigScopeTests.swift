@@ -47,7 +47,8 @@ import Testing
 
     @Test func everythingStillReportsEachOne() {
         let lines = messages(load(yaml(), scope: .everything))
-        #expect(lines.contains { $0.hasPrefix("bridge.yaml:2:8: undefined variable \"SCOPE_DIRECTUS_URL\"") }, "\(lines)")
+        #expect(
+            lines.contains { $0.hasPrefix("bridge.yaml:2:8: undefined variable \"SCOPE_DIRECTUS_URL\"") }, "\(lines)")
         #expect(lines.contains { $0.hasPrefix("bridge.yaml:6:14: undefined variable \"SCOPE_CA_FILE\"") }, "\(lines)")
         #expect(lines.contains { $0.contains("/etc/directus-bridge/token") }, "\(lines)")
     }

@@ -5,7 +5,8 @@ import Testing
 @Suite struct ConfigWarningTests {
     /// `minimalYAML` with a webhook sink after its NDJSON sink; `secret` is the webhook's secret line, if any.
     func yaml(secret: String?) -> String {
-        let webhook = "  - type: webhook\n    url: https://hooks.example.com/directus\n" + (secret.map { "    \($0)\n" } ?? "")
+        let webhook =
+            "  - type: webhook\n    url: https://hooks.example.com/directus\n" + (secret.map { "    \($0)\n" } ?? "")
         return minimalYAML.replacingOnce("  - type: ndjson\n", with: "  - type: ndjson\n" + webhook)
     }
 

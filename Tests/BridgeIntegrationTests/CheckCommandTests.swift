@@ -275,7 +275,8 @@ import Testing
         )
         #expect(result.code == 1)
         let misspelt = line(result.lines, "collection articels")
-        #expect(misspelt?.hasPrefix("FAIL collection articels: does not exist (did you mean \"articles\"?) — ") == true)
+        #expect(
+            misspelt?.hasPrefix("FAIL collection articels: does not exist (did you mean \"articles\"?) — ") == true)
         #expect(misspelt?.contains("fix the subscription's collection") == true, "\(result.lines)")
         #expect(line(result.lines, "activity tracking tags")?.hasPrefix("ok   ") == true, "\(result.lines)")
         #expect(!result.lines.contains { $0.contains("activity tracking articels") }, "\(result.lines)")
@@ -335,7 +336,8 @@ import Testing
         #expect(validate.waitForExit() == 0)
         #expect(validate.lines == ["ok"])
         #expect(
-            validate.stderr.hasPrefix("bridge.yaml: warning: sinks[1]: a webhook without a secret"), "\(validate.stderr)")
+            validate.stderr.hasPrefix("bridge.yaml: warning: sinks[1]: a webhook without a secret"),
+            "\(validate.stderr)")
     }
 
     @Test func unreachableServerAndBadConfig() throws {

@@ -62,7 +62,8 @@ package struct Interpolator: Sendable {
             case .success(let value): output.append(contentsOf: value.unicodeScalars)
             case .failure(let message):
                 problems.append(
-                    Problem(mark: referenceMark, message: message.text, isUndefinedVariable: message.isUndefinedVariable))
+                    Problem(
+                        mark: referenceMark, message: message.text, isUndefinedVariable: message.isUndefinedVariable))
             }
             index = close + 1
         }

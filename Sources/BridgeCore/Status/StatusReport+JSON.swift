@@ -24,7 +24,8 @@ extension StatusReport {
         switch service {
         case .unknown(let reason):
             return [
-                "state": "unknown", "url": .null, "ready": .null, "role": .null, "reasons": [], "detail": .string(reason),
+                "state": "unknown", "url": .null, "ready": .null, "role": .null, "reasons": [],
+                "detail": .string(reason),
             ]
         case .notRunning(let url, let error):
             return [
