@@ -1,4 +1,4 @@
-/// `dlq replay|purge` whose filters match nothing say so and exit 1 (the contract's "Commands"): a typo in an id or a
+/// `dlq replay|purge` whose filters match nothing say so and exit 1 (README.md, "Webhooks"): a typo in an id or a
 /// sink position must not read as "done".
 extension DeadLetterCommand {
     /// Whether any filter was given (without one, an empty store is simply empty).

@@ -19,7 +19,7 @@ import Testing
             try CommandLineParser.parse(["status", "--config", "s.yaml"]) == .status(configPath: "s.yaml", json: false))
     }
 
-    /// `-c PATH` is `--config PATH` for every command (docs: the contract's "Commands").
+    /// `-c PATH` is `--config PATH` for every command (README.md, "The command line").
     @Test(arguments: CommandSpec.all.map(\.name))
     func dashCIsTheConfigOptionOfEveryCommand(command: String) throws {
         let operand = CommandSpec.all.first { $0.name == command }?.operand == nil ? [] : ["articles"]

@@ -2,7 +2,7 @@ import BridgeTestSupport
 import Foundation
 import Testing
 
-/// The command line of the real binary (the contract's "Commands"): `COMMAND --help` for every command, `-c` for
+/// The command line of the real binary (README.md, "The command line"): `COMMAND --help` for every command, `-c` for
 /// `--config`, `run --log-level/--log-format` over the file's `log`, and `status --json`.
 @Suite(.serialized) struct CommandLineTests {
     /// Runs `directus-bridge <arguments>` in `directory` and returns (exit status, stdout lines, stderr).
