@@ -84,6 +84,8 @@ install -m 0644 README.md docs/configuration.md "$DOC/"
 install -m 0644 bridge.yaml "$DOC/bridge.yaml.example"
 install -m 0644 packaging/debian/copyright "$DOC/copyright"
 install -D -m 0644 packaging/grafana/directus-bridge.json "$TREE/usr/share/$NAME/grafana/directus-bridge.json"
+install -D -m 0644 packaging/completion/directus-bridge.bash "$TREE/usr/share/bash-completion/completions/$NAME"
+install -D -m 0644 packaging/completion/_directus-bridge "$TREE/usr/share/zsh/vendor-completions/_$NAME"
 install -D -m 0644 packaging/debian/lintian-overrides "$TREE/usr/share/lintian/overrides/$NAME"
 # A native package (the project builds it itself): the changelog names the commit it was built from.
 {
@@ -127,7 +129,7 @@ Description: mirrors Directus changes as NDJSON lines or signed webhooks
  .
  The package holds the binary (Swift standard library linked in), a hardened
  systemd unit (not enabled on install), /etc/directus-bridge/bridge.yaml and
- the directus-bridge(1) manual page.
+ the directus-bridge(1) manual page, with bash and zsh completions.
 EOF
 (cd "$TREE" && find . -path ./DEBIAN -prune -o -type f -printf '%P\0' | sort -z | xargs -0 md5sum) \
     >"$CONTROL/md5sums"

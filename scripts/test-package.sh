@@ -55,6 +55,9 @@ expect "/etc/directus-bridge/secrets.env: root:root, 0600" \
 expect "systemd unit, man page directus-bridge(1) and Grafana dashboard installed" \
     test -f "$WORK/lib/systemd/system/directus-bridge.service" -a -f "$WORK/usr/share/man/man1/directus-bridge.1.gz" \
         -a -f "$WORK/usr/share/directus-bridge/grafana/directus-bridge.json"
+expect "bash and zsh completions installed" \
+    test -f "$WORK/usr/share/bash-completion/completions/directus-bridge" \
+        -a -f "$WORK/usr/share/zsh/vendor-completions/_directus-bridge"
 # As the unit runs it: the service user and its group, nothing inherited from this shell but what "env" adds.
 as_bridge() { in_root setpriv --reuid=directus-bridge --regid=directus-bridge --init-groups env "$@"; }
 validate_output="$(as_bridge DIRECTUS_TOKEN=example directus-bridge validate \

@@ -25,28 +25,30 @@ public enum BridgeApplication {
         case .version:
             printOutput(Version.line)
             return .success
-        case .help:
-            printOutput(CommandLineParser.helpText)
+        case .help(let command):
+            printOutput(command.map(CommandLineParser.helpText(for:)) ?? CommandLineParser.helpText)
             return .success
         case .validate(let path):
             return ValidateCommand.run(configPath: path)
-        case .run(let path):
-            return await RunCommand.run(configPath: path)
-        case .check(let path, let sendTestEvent):
-            return await CheckCommand.run(configPath: path, sendTestEvent: sendTestEvent)
+        case .run(let path, let log):
+            return await RunCommand.run(configPath: path, log: log)
+        case .check(let path, let sendTestEvent, let json):
+            return await CheckCommand.run(configPath: path, sendTestEvent: sendTestEvent, json: json)
         case .deadLetters(let command):
             return await DeadLetterCommandRunner.run(command)
         case .resync(let uid, let path, let sink):
             return await ResyncCommand.run(uid: uid, sink: sink, configPath: path)
-        case .status(let path):
-            return await StatusCommand.run(configPath: path)
+        case .status(let path, let json):
+            return await StatusCommand.run(configPath: path, json: json)
         }
     }
 
-    /// Loads the config or prints every issue (`PATH:LINE:COLUMN: message`) to stderr.
-    static func loadConfig(path: String) -> BridgeConfig? {
+    /// Loads what `scope` covers of the config, or prints every issue (`PATH:LINE:COLUMN: message`) to stderr.
+    static func loadConfig(path: String, scope: ConfigScope = .everything) -> BridgeConfig? {
         switch ConfigLoader.load(
-            path: path, environment: ProcessInfo.processInfo.environment, sinkTypes: SinkCatalog.configTypes) {
+            path: path, environment: ProcessInfo.processInfo.environment, sinkTypes: SinkCatalog.configTypes,
+            scope: scope)
+        {
         case .success(let config):
             return config
         case .failure(let error):
@@ -66,10 +68,15 @@ public enum BridgeApplication {
     }
 }
 
-/// `validate`: parse and check the config; no network. Prints `ok` or every issue; exits 0 or 78.
+/// `validate`: parse and check the config; no network. Prints `ok` or every issue; exits 0 or 78. Warnings
+/// (`BridgeConfig.warnings`) go to stderr beside the `ok` and do not fail it.
 enum ValidateCommand {
     static func run(configPath: String) -> ExitCode {
-        guard BridgeApplication.loadConfig(path: configPath) != nil else { return .configuration }
+        guard let config = BridgeApplication.loadConfig(path: configPath) else { return .configuration }
+        for warning in config.warnings {
+            let text = "\(warning.field): \(warning.detail) — \(warning.remedy)"
+            BridgeApplication.printError("\(configPath): warning: \(text)")
+        }
         BridgeApplication.printOutput("ok")
         return .success
     }

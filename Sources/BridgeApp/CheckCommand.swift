@@ -1,15 +1,14 @@
 import BridgeConfig
 import BridgeCore
 import BridgeEvents
-import BridgeDirectus
-import BridgeActivity
-import BridgeSinks
+import BridgeJSON
 import BridgeSystem
 
 /// `check`: live checks against Directus, the sinks and the shared state. One line per check on stdout (the command's
-/// answer); logs on stderr. Exit 0 when every check passed, 1 otherwise, 78 when the config does not load.
+/// answer), or with `--json` one object once every check ran; logs on stderr. Exit 0 when every check passed, 1
+/// otherwise, 78 when the config does not load.
 enum CheckCommand {
-    static func run(configPath: String, sendTestEvent: Bool) async -> ExitCode {
+    static func run(configPath: String, sendTestEvent: Bool, json: Bool) async -> ExitCode {
         guard let config = BridgeApplication.loadConfig(path: configPath) else { return .configuration }
         ignoreSIGPIPE()
         let handler = StderrLogHandler(level: config.log.level, format: config.log.format, secrets: config.allSecrets)
@@ -21,7 +20,33 @@ enum CheckCommand {
             logHandler: handler,
             logger: logger
         )
-        let passed = await check.run { result in BridgeApplication.printOutput(result.line) }
+        var results: [CheckResult] = []
+        let passed = await check.run { result in
+            if json {
+                results.append(result)
+            } else {
+                BridgeApplication.printOutput(result.line)
+            }
+        }
+        if json { BridgeApplication.printOutput(document(results, passed: passed).serializedString()) }
         return passed ? .success : .failure
+    }
+
+    /// `{"ok": …, "checks": [{"name", "ok", "status", "detail", "remedy"}…]}` (README.md, "check --json"): `ok` is
+    /// false only for a failed check (a warning passes), `status` tells the three apart, `remedy` is null for `ok`.
+    static func document(_ results: [CheckResult], passed: Bool) -> JSONValue {
+        let checks = results.map { result -> JSONValue in
+            let status: JSONValue =
+                switch result.status {
+                case .ok: "ok"
+                case .warning: "warning"
+                case .fail: "fail"
+                }
+            return [
+                "name": .string(result.check), "ok": .bool(result.passed), "status": status,
+                "detail": .string(result.detail), "remedy": result.remedy.map(JSONValue.string) ?? .null,
+            ]
+        }
+        return ["ok": .bool(passed), "checks": .array(checks)]
     }
 }

@@ -1,22 +1,48 @@
+public import BridgeConfig
+public import BridgeSystem
+
 /// A parsed command line (the manual page, packaging/directus-bridge.1: SYNOPSIS, COMMANDS).
 public enum Command: Sendable, Equatable {
-    /// `run`: the service.
-    case run(configPath: String)
+    /// `run`: the service, with `--log-level`/`--log-format` over the file's `log`.
+    case run(configPath: String, log: LogOverrides)
     /// `validate`: parse and check the config, touch nothing on the network.
     case validate(configPath: String)
-    /// `check`: live checks against Directus, the sinks and the shared state.
-    case check(configPath: String, sendTestEvent: Bool)
+    /// `check`: live checks against Directus, the sinks and the shared state; `json`: one JSON object.
+    case check(configPath: String, sendTestEvent: Bool, json: Bool)
     /// `dlq list|replay|purge`: dead-lettered webhook deliveries and events a broker refused.
     case deadLetters(DeadLetterCommand)
     /// `resync SUBSCRIPTION_UID [--sink SINK]`: the running bridge (or the next run) re-snapshots that subscription,
     /// into every sink or into the one named.
     case resync(uid: String, configPath: String, sink: String?)
-    /// `status`: cursors, lag, dead letters, snapshot progress and role, from the state and a running service.
-    case status(configPath: String)
+    /// `status`: cursors, lag, dead letters, snapshot progress and role, from the state and a running service;
+    /// `json`: one JSON object.
+    case status(configPath: String, json: Bool)
     /// `--version`.
     case version
-    /// `--help` or `help`.
-    case help
+    /// `--help` or `help` (`command` nil), or `COMMAND --help` (`run`, `dlq`, `dlq replay`).
+    case help(command: String?)
+}
+
+/// `run --log-level LEVEL --log-format text|json`: what replaces the file's `log.level` and `log.format`.
+public struct LogOverrides: Sendable, Equatable {
+    /// `--log-level`.
+    public var level: LogLevel?
+    /// `--log-format`.
+    public var format: LogFormat?
+
+    /// Overrides (none by default).
+    public init(level: LogLevel? = nil, format: LogFormat? = nil) {
+        self.level = level
+        self.format = format
+    }
+
+    /// `log` with the overrides applied.
+    public func applied(to log: LogConfig) -> LogConfig {
+        var log = log
+        if let level { log.level = level }
+        if let format { log.format = format }
+        return log
+    }
 }
 
 /// `dlq` subcommands and their filters.
@@ -48,7 +74,7 @@ public struct UsageError: Error, Equatable, CustomStringConvertible {
     public var description: String { message }
 }
 
-/// Parses `arguments` (without the program name).
+/// Parses `arguments` (without the program name), by the options each command's `CommandSpec` takes.
 public enum CommandLineParser {
     /// The default config path.
     public static let defaultConfigPath = "bridge.yaml"
@@ -64,44 +90,89 @@ public enum CommandLineParser {
             try expectEnd(rest)
             return .version
         case "--help", "-h", "help":
-            return .help
-        case "run":
-            let options = try parseOptions(&rest, flags: [], valued: ["--config"])
-            return .run(configPath: options.value("--config") ?? defaultConfigPath)
-        case "validate":
-            let options = try parseOptions(&rest, flags: [], valued: ["--config"])
-            return .validate(configPath: options.value("--config") ?? defaultConfigPath)
-        case "check":
-            let options = try parseOptions(&rest, flags: ["--send-test-event"], valued: ["--config"])
-            return .check(
-                configPath: options.value("--config") ?? defaultConfigPath,
-                sendTestEvent: options.flags.contains("--send-test-event"))
-        case "resync":
-            let (positional, optionArguments) = splitPositional(rest, valued: ["--config", "--sink"])
-            var remaining = optionArguments
-            let options = try parseOptions(&remaining, flags: [], valued: ["--config", "--sink"])
-            guard let uid = positional.first else { throw UsageError(message: "resync needs a SUBSCRIPTION_UID") }
-            if let extra = positional.dropFirst().first {
-                throw UsageError(message: "unexpected argument \"\(extra)\" (resync takes one SUBSCRIPTION_UID)")
-            }
-            return .resync(
-                uid: uid, configPath: options.value("--config") ?? defaultConfigPath, sink: options.value("--sink"))
-        case "status":
-            let options = try parseOptions(&rest, flags: [], valued: ["--config"])
-            return .status(configPath: options.value("--config") ?? defaultConfigPath)
+            return .help(command: nil)
         case "dlq":
             guard let actionName = rest.popFirst() else {
                 throw UsageError(message: "dlq needs an action: list, replay or purge")
             }
+            if isHelp(actionName) { return .help(command: "dlq") }
             guard let action = DeadLetterCommand.Action(rawValue: actionName) else {
                 throw UsageError(message: "unknown dlq action \"\(actionName)\"; use list, replay or purge")
             }
-            var flags: Set<String> = ["--json"]
-            if action != .list { flags = ["--dry-run"] }
-            let options = try parseOptions(
-                &rest, flags: flags, valued: ["--config", "--collection", "--since", "--id", "--sink"])
-            var command = DeadLetterCommand(
-                action: action, configPath: options.value("--config") ?? defaultConfigPath)
+            return try parse(CommandSpec.named("dlq \(action.rawValue)")!, rest)
+        default:
+            guard let spec = CommandSpec.named(first) else {
+                throw UsageError(message: "unknown command \"\(first)\"; try 'directus-bridge --help'")
+            }
+            return try parse(spec, rest)
+        }
+    }
+
+    /// The `--help` text: every command's usage and summary (generated from `CommandSpec.all`).
+    public static let helpText: String = {
+        let commands = CommandSpec.all.map { "  \($0.usage)\n      \($0.summary)" }
+        let filters = CommandSpec.filters.map(\.usage).joined(separator: " ")
+        return """
+            directus-bridge — mirrors Directus changes as NDJSON lines, signed webhooks, Kafka or JetStream messages
+
+            Usage:
+            \(commands.joined(separator: "\n"))
+              FILTERS of dlq: \(filters) (--id and --sink repeatable)
+              directus-bridge --version | --help
+                  the version; this summary (COMMAND --help for the options of one command)
+
+            stdout carries data only (the NDJSON stream when a sink writes to "-"); logs go to stderr.
+            Exit codes: 0 clean shutdown, 1 failure, 64 usage, 77 credentials rejected, 78 configuration error.
+            """
+    }()
+
+    /// What `directus-bridge COMMAND --help` prints: one command's, or for `dlq` its actions'.
+    public static func helpText(for command: String) -> String {
+        if let spec = CommandSpec.named(command) { return spec.helpText }
+        let actions = CommandSpec.all.filter { $0.name.hasPrefix(command + " ") }
+        return "Usage:\n" + actions.map { "  \($0.usage)\n      \($0.summary)" }.joined(separator: "\n")
+            + "\n\nFor an action's options: directus-bridge \(command) ACTION --help"
+    }
+
+    // MARK: - Private
+
+    /// `--help` or `-h`.
+    private static func isHelp(_ argument: String) -> Bool { argument == "--help" || argument == "-h" }
+
+    /// The arguments after the command's name, by what `spec` takes: `--help` anywhere before a `--` is its help.
+    private static func parse(_ spec: CommandSpec, _ arguments: ArraySlice<String>) throws(UsageError) -> Command {
+        if arguments.prefix(while: { $0 != "--" }).contains(where: isHelp) { return .help(command: spec.name) }
+        var rest = arguments
+        var operand: String?
+        if let name = spec.operand {
+            let (positional, options) = splitPositional(arguments, spec: spec)
+            guard let first = positional.first else {
+                throw UsageError(message: "\(spec.name) needs a \(name)")
+            }
+            if let extra = positional.dropFirst().first {
+                throw UsageError(message: "unexpected argument \"\(extra)\" (\(spec.name) takes one \(name))")
+            }
+            operand = first
+            rest = options
+        }
+        let options = try parseOptions(&rest, spec: spec)
+        let configPath = options.value("--config") ?? defaultConfigPath
+        switch spec.name {
+        case "run":
+            return .run(configPath: configPath, log: try logOverrides(options))
+        case "validate":
+            return .validate(configPath: configPath)
+        case "check":
+            return .check(
+                configPath: configPath, sendTestEvent: options.flags.contains("--send-test-event"),
+                json: options.flags.contains("--json"))
+        case "resync":
+            return .resync(uid: operand!, configPath: configPath, sink: options.value("--sink"))
+        case "status":
+            return .status(configPath: configPath, json: options.flags.contains("--json"))
+        default:
+            let action = DeadLetterCommand.Action(rawValue: String(spec.name.dropFirst("dlq ".count)))!
+            var command = DeadLetterCommand(action: action, configPath: configPath)
             command.collection = options.value("--collection")
             command.since = options.value("--since")
             command.ids = options.values["--id"] ?? []
@@ -109,36 +180,27 @@ public enum CommandLineParser {
             command.json = options.flags.contains("--json")
             command.dryRun = options.flags.contains("--dry-run")
             return .deadLetters(command)
-        default:
-            throw UsageError(message: "unknown command \"\(first)\"; try 'directus-bridge --help'")
         }
     }
 
-    /// The `--help` text.
-    public static let helpText = """
-        directus-bridge — mirrors Directus changes as NDJSON lines, signed webhooks, Kafka or JetStream messages
-
-        Usage:
-          directus-bridge run      [--config PATH]   run the bridge (PATH defaults to ./bridge.yaml)
-          directus-bridge validate [--config PATH]   check the config file; no network
-          directus-bridge check    [--config PATH] [--send-test-event]
-                                                     live checks against Directus, the sinks and the shared state
-          directus-bridge dlq list   [--config PATH] [--json] [FILTERS]
-          directus-bridge dlq replay [--config PATH] [--dry-run] [FILTERS]
-          directus-bridge dlq purge  [--config PATH] [--dry-run] [FILTERS]
-                                                     dead letters: failed webhooks, refused broker events
-              FILTERS: --collection NAME  --since RFC3339|DURATION  --id ID  --sink SINK (both repeatable)
-          directus-bridge resync SUBSCRIPTION_UID [--sink SINK] [--config PATH]
-                                                     snapshot a subscription again, into every sink or the
-                                                     one --sink names; a running bridge does it within seconds
-          directus-bridge status [--config PATH]     cursors, lag, dead letters, snapshots, role
-          directus-bridge --version | --help
-
-        stdout carries data only (the NDJSON stream when a sink writes to "-"); logs go to stderr.
-        Exit codes: 0 clean shutdown, 1 failure, 64 usage, 77 credentials rejected, 78 configuration error.
-        """
-
-    // MARK: - Private
+    private static func logOverrides(_ options: Options) throws(UsageError) -> LogOverrides {
+        var overrides = LogOverrides()
+        if let level = options.value("--log-level") {
+            guard LogConfig.levelNames.contains(level), let parsed = LogLevel(configName: level) else {
+                let problem = ConfigDecoder.unknownValueMessage(level, allowed: LogConfig.levelNames)
+                throw UsageError(message: "--log-level: \(problem)")
+            }
+            overrides.level = parsed
+        }
+        if let format = options.value("--log-format") {
+            guard let parsed = LogFormat(rawValue: format) else {
+                let problem = ConfigDecoder.unknownValueMessage(format, allowed: LogConfig.formatNames)
+                throw UsageError(message: "--log-format: \(problem)")
+            }
+            overrides.format = parsed
+        }
+        return overrides
+    }
 
     private struct Options {
         var flags: Set<String> = []
@@ -146,8 +208,9 @@ public enum CommandLineParser {
         func value(_ name: String) -> String? { values[name]?.last }
     }
 
-    private static func parseOptions(_ rest: inout ArraySlice<String>, flags: Set<String>, valued: Set<String>)
-        throws(UsageError) -> Options
+    /// The options in `rest`, by their long names; an alias (`-c`) counts as its option.
+    private static func parseOptions(_ rest: inout ArraySlice<String>, spec: CommandSpec) throws(UsageError)
+        -> Options
     {
         var options = Options()
         while let argument = rest.popFirst() {
@@ -157,25 +220,25 @@ public enum CommandLineParser {
                 name = String(argument[..<equals])
                 inlineValue = String(argument[argument.index(after: equals)...])
             }
-            if flags.contains(name) {
+            guard let option = spec.option(name) else {
+                if argument.hasPrefix("-") { throw UsageError(message: "unknown option \(name)") }
+                throw UsageError(message: "unexpected argument \"\(argument)\"")
+            }
+            if option.value == nil {
                 guard inlineValue == nil else { throw UsageError(message: "\(name) takes no value") }
-                options.flags.insert(name)
-            } else if valued.contains(name) {
+                options.flags.insert(option.name)
+            } else {
                 guard let value = inlineValue ?? rest.popFirst(), !value.isEmpty else {
                     throw UsageError(message: "\(name) needs a value")
                 }
-                options.values[name, default: []].append(value)
-            } else if argument.hasPrefix("-") {
-                throw UsageError(message: "unknown option \(name)")
-            } else {
-                throw UsageError(message: "unexpected argument \"\(argument)\"")
+                options.values[option.name, default: []].append(value)
             }
         }
         return options
     }
 
     /// Separates operands from options (`--` ends the options: a uid may start with `-` after it).
-    private static func splitPositional(_ arguments: ArraySlice<String>, valued: Set<String>)
+    private static func splitPositional(_ arguments: ArraySlice<String>, spec: CommandSpec)
         -> (positional: [String], options: ArraySlice<String>)
     {
         var rest = arguments
@@ -185,7 +248,7 @@ public enum CommandLineParser {
             if argument == "--" {
                 positional += rest
                 break
-            } else if valued.contains(argument) {
+            } else if spec.option(argument)?.value != nil {
                 options.append(argument)
                 if let value = rest.popFirst() { options.append(value) }
             } else if argument.hasPrefix("-") && argument != "-" {

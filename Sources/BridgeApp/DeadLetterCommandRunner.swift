@@ -25,7 +25,10 @@ import BridgeSystem
 /// and with `--dry-run` change nothing.
 enum DeadLetterCommandRunner {
     static func run(_ command: DeadLetterCommand) async -> ExitCode {
-        guard let config = BridgeApplication.loadConfig(path: command.configPath) else { return .configuration }
+        // Never contacts Directus: its section (and the secrets only it uses) need not resolve.
+        guard let config = BridgeApplication.loadConfig(path: command.configPath, scope: .withoutDirectus) else {
+            return .configuration
+        }
         let now = Timestamp.now()
         let configuredSinks = SinkCatalog.identities(of: config.sinks)
         let sinks = command.sinks.map { resolveSink($0, configured: configuredSinks) }
@@ -70,13 +73,13 @@ enum DeadLetterCommandRunner {
                 }
                 if letters == nil {
                     BridgeApplication.printError("no dead letters (the bucket \(state.bucket) does not exist yet)")
-                    return .success
+                    return Self.outcome(command, count: 0, dropped: dropped, configured: configuredSinks)
                 }
             } else {
                 let stateDir = config.delivery.stateDir
                 guard let path = OutboxStore.existingPath(stateDir: stateDir) else {
                     BridgeApplication.printError("no dead letters (\(stateDir)/\(OutboxStore.fileName) does not exist)")
-                    return .success
+                    return outcome(command, count: 0, dropped: 0, configured: configuredSinks)
                 }
                 let (acted, droppedRows) = try await BlockingExecutor.shared.perform {
                     let store = try openStore(path, for: command)
@@ -97,7 +100,7 @@ enum DeadLetterCommandRunner {
                 summarizeDropped(
                     dropped, sinks: dropSinks, dryRun: command.dryRun, shared: config.state.backend == .jetstream)
             }
-            return .success
+            return outcome(command, count: acted.count, dropped: dropped, configured: configuredSinks)
         } catch let error as SQLiteError where error.isUnusableFile {
             // The file needs the operator (read-only, damaged): the same exit as `run` refusing it at start.
             BridgeApplication.printError("directus-bridge: dlq \(command.action.rawValue): \(error.message)")
@@ -106,6 +109,15 @@ enum DeadLetterCommandRunner {
             BridgeApplication.printError("directus-bridge: dlq \(command.action.rawValue): \(error)")
             return .failure
         }
+    }
+
+    /// `.failure`, saying so, when the filters of a replay or purge matched nothing; else `.success`.
+    private static func outcome(_ command: DeadLetterCommand, count: Int, dropped: Int, configured: [String])
+        -> ExitCode
+    {
+        guard command.matchedNothing(count: count, dropped: dropped) else { return .success }
+        BridgeApplication.printError(command.nothingMatchedMessage(configured: configured))
+        return .failure
     }
 
     /// The store for `command`: `list` reads a file this process may not write (read-only, as `status` does).

@@ -18,7 +18,10 @@ import BridgeSystem
 /// (exit 78).
 enum ResyncCommand {
     static func run(uid: String, sink: String?, configPath: String) async -> ExitCode {
-        guard let config = BridgeApplication.loadConfig(path: configPath) else { return .configuration }
+        // Never contacts Directus: its section (and the secrets only it uses) need not resolve.
+        guard let config = BridgeApplication.loadConfig(path: configPath, scope: .withoutDirectus) else {
+            return .configuration
+        }
         let uids = config.subscriptions.map(\.uid)
         guard uids.contains(uid) else {
             BridgeApplication.printError(

@@ -6,10 +6,11 @@ import BridgeActivity
 import BridgeSinks
 import BridgeSystem
 
-/// `run`: the service.
+/// `run`: the service; `--log-level`/`--log-format` (`log`) win over the file's `log`.
 enum RunCommand {
-    static func run(configPath: String) async -> ExitCode {
-        guard let config = BridgeApplication.loadConfig(path: configPath) else { return .configuration }
+    static func run(configPath: String, log: LogOverrides) async -> ExitCode {
+        guard var config = BridgeApplication.loadConfig(path: configPath) else { return .configuration }
+        config.log = log.applied(to: config.log)
         let handler = StderrLogHandler(level: config.log.level, format: config.log.format, secrets: config.allSecrets)
         let logger = Logger(label: "bridge", handler: handler)
         let runtime = BridgeRuntime(

@@ -1,6 +1,7 @@
 import BridgeConfig
 import BridgeCore
 import BridgeHTTP
+import BridgeJSON
 import BridgeNATS
 import BridgeSystem
 
@@ -9,10 +10,13 @@ import BridgeSystem
 /// when `http.listen` is set and the service answers there — its `/metrics` and `/readyz` (README.md, "Status").
 ///
 /// Works whether or not the service runs; exit 0 when it could report, 78 for a bad config, 1 when the state files
-/// cannot be read.
+/// cannot be read. `json`: one object on stdout instead of the lines (README.md, "status --json").
 enum StatusCommand {
-    static func run(configPath: String) async -> ExitCode {
-        guard let config = BridgeApplication.loadConfig(path: configPath) else { return .configuration }
+    static func run(configPath: String, json: Bool) async -> ExitCode {
+        // Never contacts Directus: its section (and the secrets only it uses) need not resolve.
+        guard let config = BridgeApplication.loadConfig(path: configPath, scope: .withoutDirectus) else {
+            return .configuration
+        }
         let stored: StoredState
         let state = config.state
         do {
@@ -30,8 +34,11 @@ enum StatusCommand {
             return .failure
         }
         let service = await probe(config.http)
-        for line in StatusReport(config: config, stored: stored, service: service).lines {
-            BridgeApplication.printOutput(line)
+        let report = StatusReport(config: config, stored: stored, service: service)
+        if json {
+            BridgeApplication.printOutput(report.json.serializedString())
+        } else {
+            for line in report.lines { BridgeApplication.printOutput(line) }
         }
         return .success
     }

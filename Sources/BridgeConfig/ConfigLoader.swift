@@ -4,16 +4,19 @@
 /// environment (the caller passes it), no printing.
 public enum ConfigLoader {
     /// Reads and parses the file at `path` (relative to the working directory). `path` appears in the issues
-    /// exactly as given. `sinkTypes` are the sink types an entry of `sinks` may have (`SinkCatalog`).
+    /// exactly as given. `sinkTypes` are the sink types an entry of `sinks` may have (`SinkCatalog`); `scope` is what
+    /// the command reads.
     public static func load(
         path: String,
         environment: [String: String],
         sinkTypes: [SinkConfigType],
-        files: any ConfigFileSystem = LocalFileSystem()
+        files: any ConfigFileSystem = LocalFileSystem(),
+        scope: ConfigScope = .everything
     ) -> Result<BridgeConfig, ConfigError> {
         switch files.readFile(atPath: path) {
         case .success(let bytes):
-            return parse(bytes: bytes, path: path, environment: environment, sinkTypes: sinkTypes, files: files)
+            return parse(
+                bytes: bytes, path: path, environment: environment, sinkTypes: sinkTypes, files: files, scope: scope)
         case .failure(let problem):
             let issue = ConfigIssue(path: path, at: .start, "cannot read the configuration file: \(problem.reason)")
             return .failure(ConfigError(issues: [issue]))
@@ -26,9 +29,12 @@ public enum ConfigLoader {
         path: String,
         environment: [String: String],
         sinkTypes: [SinkConfigType],
-        files: any ConfigFileSystem = LocalFileSystem()
+        files: any ConfigFileSystem = LocalFileSystem(),
+        scope: ConfigScope = .everything
     ) -> Result<BridgeConfig, ConfigError> {
-        parse(bytes: Array(text.utf8), path: path, environment: environment, sinkTypes: sinkTypes, files: files)
+        parse(
+            bytes: Array(text.utf8), path: path, environment: environment, sinkTypes: sinkTypes, files: files,
+            scope: scope)
     }
 
     /// Parses configuration `bytes` (UTF-8, an optional byte-order mark is skipped).
@@ -37,7 +43,8 @@ public enum ConfigLoader {
         path: String,
         environment: [String: String],
         sinkTypes: [SinkConfigType],
-        files: any ConfigFileSystem = LocalFileSystem()
+        files: any ConfigFileSystem = LocalFileSystem(),
+        scope: ConfigScope = .everything
     ) -> Result<BridgeConfig, ConfigError> {
         func fail(_ message: String, at mark: SourceMark = .start) -> Result<BridgeConfig, ConfigError> {
             .failure(ConfigError(issues: [ConfigIssue(path: path, at: mark, message)]))
@@ -62,9 +69,9 @@ public enum ConfigLoader {
         if let scalar = root.scalar, YAMLCoreSchema.resolve(scalar) == .null, !scalar.alreadyReported {
             return fail("the configuration file is empty")
         }
-        var decoder = ConfigDecoder(path: path, files: files, sinkTypes: sinkTypes)
+        var decoder = ConfigDecoder(path: path, files: files, sinkTypes: sinkTypes, scope: scope)
         let config = decoder.decodeConfig(root)
-        let issues = ordered(yamlIssues + decoder.issues)
+        let issues = ordered(scope.relevant(yamlIssues, root: root) + decoder.issues)
         guard issues.isEmpty, let config else {
             precondition(!issues.isEmpty, "a configuration that failed to decode must have reported why")
             return .failure(ConfigError(issues: issues))

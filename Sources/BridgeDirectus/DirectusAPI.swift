@@ -70,6 +70,13 @@ public final class DirectusAPI: Sendable {
             operation: "GET /fields/\(collection)")
     }
 
+    /// The collections `GET /collections` lists to this user: every one to an admin, to anyone else those its role
+    /// may read.
+    public func collectionNames() async throws(DirectusError) -> [String] {
+        let answer = try await get("/collections")
+        return (answer["data"]?.arrayValue ?? []).compactMap { $0["collection"]?.stringValue }
+    }
+
     /// The collection's activity tracking (`meta.accountability`: `all`, `activity`, or nil when off).
     public func accountability(of collection: String) async throws(DirectusError) -> String? {
         let answer = try await get("/collections/\(URLQuery.escape(collection))")

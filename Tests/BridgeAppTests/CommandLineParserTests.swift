@@ -1,18 +1,65 @@
 @testable import BridgeApp
+import BridgeConfig
 import BridgeSystem
 import Testing
 
 @Suite struct CommandLineParserTests {
     @Test func parsesCommandsWithDefaults() throws {
-        #expect(try CommandLineParser.parse(["run"]) == .run(configPath: "bridge.yaml"))
-        #expect(try CommandLineParser.parse(["run", "--config", "x.yaml"]) == .run(configPath: "x.yaml"))
+        #expect(try CommandLineParser.parse(["run"]) == .run(configPath: "bridge.yaml", log: LogOverrides()))
+        #expect(
+            try CommandLineParser.parse(["run", "--config", "x.yaml"])
+                == .run(configPath: "x.yaml", log: LogOverrides()))
         #expect(try CommandLineParser.parse(["validate", "--config=y.yaml"]) == .validate(configPath: "y.yaml"))
         #expect(try CommandLineParser.parse(["check", "--send-test-event"])
-            == .check(configPath: "bridge.yaml", sendTestEvent: true))
+            == .check(configPath: "bridge.yaml", sendTestEvent: true, json: false))
         #expect(try CommandLineParser.parse(["--version"]) == .version)
-        #expect(try CommandLineParser.parse(["--help"]) == .help)
-        #expect(try CommandLineParser.parse(["status"]) == .status(configPath: "bridge.yaml"))
-        #expect(try CommandLineParser.parse(["status", "--config", "s.yaml"]) == .status(configPath: "s.yaml"))
+        #expect(try CommandLineParser.parse(["--help"]) == .help(command: nil))
+        #expect(try CommandLineParser.parse(["status"]) == .status(configPath: "bridge.yaml", json: false))
+        #expect(
+            try CommandLineParser.parse(["status", "--config", "s.yaml"]) == .status(configPath: "s.yaml", json: false))
+    }
+
+    /// `-c PATH` is `--config PATH` for every command (README.md, "The command line").
+    @Test(arguments: CommandSpec.all.map(\.name))
+    func dashCIsTheConfigOptionOfEveryCommand(command: String) throws {
+        let operand = CommandSpec.all.first { $0.name == command }?.operand == nil ? [] : ["articles"]
+        let words = command.split(separator: " ").map(String.init)
+        let short = try CommandLineParser.parse(words + operand + ["-c", "other.yaml"])
+        let long = try CommandLineParser.parse(words + operand + ["--config", "other.yaml"])
+        #expect(short == long)
+        #expect(long != (try CommandLineParser.parse(words + operand)))
+    }
+
+    /// `COMMAND --help` (or `-h`, anywhere among its options) is that command's help, whatever else is there.
+    @Test func helpOfOneCommand() throws {
+        #expect(try CommandLineParser.parse(["run", "--help"]) == .help(command: "run"))
+        #expect(try CommandLineParser.parse(["status", "-c", "x.yaml", "-h"]) == .help(command: "status"))
+        #expect(try CommandLineParser.parse(["resync", "--help"]) == .help(command: "resync"))
+        #expect(try CommandLineParser.parse(["dlq", "--help"]) == .help(command: "dlq"))
+        #expect(try CommandLineParser.parse(["dlq", "replay", "--sink", "7", "-h"]) == .help(command: "dlq replay"))
+        // After `--` it is an operand: a uid that happens to read "--help".
+        #expect(
+            try CommandLineParser.parse(["resync", "--", "--help"])
+                == .resync(uid: "--help", configPath: "bridge.yaml", sink: nil))
+        for spec in CommandSpec.all {
+            #expect(spec.helpText.hasPrefix("Usage: directus-bridge \(spec.name) "), "\(spec.name)")
+            for option in spec.options { #expect(spec.helpText.contains(option.name), "\(spec.name) \(option.name)") }
+        }
+        let dlq = CommandLineParser.helpText(for: "dlq")
+        #expect(["dlq list", "dlq replay", "dlq purge"].allSatisfy { dlq.contains("directus-bridge \($0) ") })
+    }
+
+    @Test func runTakesLogOverridesAndJSONIsOnlyForCheckStatusAndDlqList() throws {
+        let run = try CommandLineParser.parse(["run", "--log-level", "debug", "--log-format=json"])
+        #expect(run == .run(configPath: "bridge.yaml", log: LogOverrides(level: .debug, format: .json)))
+        var log = LogConfig(level: .error, format: .text)
+        log = LogOverrides(level: .debug, format: .json).applied(to: log)
+        #expect(log.level == .debug && log.format == .json)
+        #expect(LogOverrides(format: .json).applied(to: LogConfig(level: .warning)).level == .warning)
+        #expect(
+            try CommandLineParser.parse(["check", "--json"])
+                == .check(configPath: "bridge.yaml", sendTestEvent: false, json: true))
+        #expect(try CommandLineParser.parse(["status", "--json"]) == .status(configPath: "bridge.yaml", json: true))
     }
 
     @Test func resyncTakesOneUidBeforeOrAfterItsOptions() throws {
@@ -59,6 +106,12 @@ import Testing
         (["resync", "a", "b"], "unexpected argument \"b\""),
         (["resync", "a", "--json"], "unknown option --json"),
         (["status", "extra"], "unexpected argument"),
+        (["run", "--log-level", "verbose"], "--log-level: unknown value \"verbose\" (allowed: trace, debug"),
+        (["run", "--log-level", "warning"], "--log-level: unknown value \"warning\" (allowed:"),
+        (["run", "--log-format", "logfmt"], "--log-format: unknown value \"logfmt\" (allowed: text, json)"),
+        (["validate", "--json"], "unknown option --json"),
+        (["dlq", "replay", "--json"], "unknown option --json"),
+        (["status", "-x"], "unknown option -x"),
     ])
     func rejectsBadUsage(arguments: [String], message: String) {
         #expect {

@@ -41,6 +41,30 @@ import Testing
         #expect(Self.helpCommands.contains("run") && Self.helpCommands.contains("dlq replay"))
         #expect(Self.helpCommands.contains("resync") && Self.helpCommands.contains("status"))
         #expect(Self.helpOptions.isSuperset(of: ["--config", "--send-test-event", "--version", "--help"]))
+        #expect(Self.helpOptions.isSuperset(of: ["--log-level", "--log-format", "--json", "--sink"]))
+    }
+
+    /// The synopsis of one command: from its `.B directus-bridge NAME` line to the next `.br`.
+    static func synopsis(of command: String) -> String {
+        let synopsis = section("SYNOPSIS")
+        guard let start = synopsis.range(of: ".B directus-bridge \(command)\n") else { return "" }
+        let rest = synopsis[start.upperBound...]
+        return String(rest[..<(rest.range(of: ".br")?.lowerBound ?? rest.endIndex)])
+    }
+
+    /// Each command's synopsis shows the options it takes (`CommandSpec`, what its `--help` lists), `-c` included;
+    /// the dead-letter filters as FILTERS.
+    @Test(arguments: CommandSpec.all.map(\.name))
+    func everyCommandsSynopsisShowsItsOptions(command: String) throws {
+        let spec = try #require(CommandSpec.all.first { $0.name == command })
+        let synopsis = Self.synopsis(of: command)
+        for option in spec.options where option.name != "--help" && !CommandSpec.filters.contains(option) {
+            #expect(synopsis.contains(option.name), "the synopsis of \(command) lacks \(option.name)")
+            if let alias = option.alias {
+                #expect(synopsis.contains(alias), "the synopsis of \(command) lacks \(alias)")
+            }
+        }
+        #expect(synopsis.contains("FILTERS") == spec.takesFilters, "\(command): FILTERS")
     }
 
     @Test(arguments: helpCommands) func everyCommandIsInTheSynopsisAndDescribed(command: String) {

@@ -1,4 +1,5 @@
 import BridgeConfig
+import BridgeJSON
 import Testing
 
 @testable import BridgeCore
@@ -65,6 +66,12 @@ import BridgeSinks
         let lines = report.lines
         #expect(lines.count == 3 + 1 + 2, "\(lines)")
         #expect(lines.contains { $0.contains("snapshot running") }, "\(lines)")
+        // `status --json` stays valid JSON: a rate or estimate that is not finite is null, counts saturate.
+        let json = report.json
+        #expect(try JSONValue.parse(json.serializedString()) == json)
+        let rate = json["sinks"]?[0]?["backfill"]?["rate_per_second"]
+        let notFinite = value.hasSuffix("Inf") || value == "NaN"
+        #expect((rate == .null) == notFinite, "\(String(describing: rate))")
     }
 
     @Test func aBrokerSinksDeadLettersAreShownWhenThereAreAny() throws {

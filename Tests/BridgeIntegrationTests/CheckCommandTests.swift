@@ -6,21 +6,22 @@ import Testing
 @Suite(.serialized) struct CheckCommandTests {
     static let webhookSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 
-    /// A config for `check`; `auth` and `subscriptions` are YAML lines, `extra` goes at the top level.
+    /// A config for `check`; `auth` and `subscriptions` are YAML lines, `sinks` more entries of `sinks`; a nil
+    /// `heartbeat` leaves the bridge's default.
     func checkConfig(
         url: String,
         auth: String = "    token: admin-static-token",
         subscriptions: String = "  - collection: articles\n    query:\n      fields: [id, title]\n  - collection: tags",
         mode: String = "auto",
         sinks: String = "",
-        heartbeat: String = "30s"
+        heartbeat: String? = "30s"
     ) -> String {
         """
         directus:
           url: \(url)
           auth:
         \(auth)
-          heartbeat: \(heartbeat)
+          \(heartbeat.map { "heartbeat: \($0)" } ?? "")
         subscriptions:
         \(subscriptions)
         delivery:
@@ -250,15 +251,93 @@ import Testing
         #expect(tracking?.hasPrefix("FAIL ") == true && tracking?.contains("activity tracking is off") == true)
     }
 
-    @Test func heartbeatLongerOnTheServerWarns() throws {
+    /// Both sides on their defaults (Directus pings every 30s, the bridge every 25s) is fine: no warning.
+    @Test func heartbeatWithBothSidesOnTheirDefaultsIsOk() throws {
         let emulator = try Emulator()
         defer { emulator.stop() }
-        let result = try runCheck(checkConfig(url: emulator.url, heartbeat: "10s"))
+        let result = try runCheck(checkConfig(url: emulator.url, heartbeat: nil))
         #expect(result.code == 0)
         #expect(
-            line(result.lines, "heartbeat")?.hasPrefix("ok   heartbeat: warning: Directus pings every 30s") == true,
+            line(result.lines, "heartbeat")
+                == "ok   heartbeat: Directus pings every 30s; the bridge pings every 25s and reconnects after 50s of "
+                + "silence",
             "\(result.lines)"
         )
+    }
+
+    /// A misspelt collection says it does not exist and names the one meant, not "give the role permission"; its
+    /// activity tracking, refused alike, is not checked on top.
+    @Test func aMisspeltCollectionDoesNotExistAndTheNearestIsSuggested() throws {
+        let emulator = try Emulator()
+        defer { emulator.stop() }
+        let result = try runCheck(
+            checkConfig(url: emulator.url, subscriptions: "  - collection: articels\n  - collection: tags")
+        )
+        #expect(result.code == 1)
+        let misspelt = line(result.lines, "collection articels")
+        #expect(
+            misspelt?.hasPrefix("FAIL collection articels: does not exist (did you mean \"articles\"?) — ") == true)
+        #expect(misspelt?.contains("fix the subscription's collection") == true, "\(result.lines)")
+        #expect(line(result.lines, "activity tracking tags")?.hasPrefix("ok   ") == true, "\(result.lines)")
+        #expect(!result.lines.contains { $0.contains("activity tracking articels") }, "\(result.lines)")
+        #expect(!result.lines.contains { $0.contains("directus_collections") }, "\(result.lines)")
+    }
+
+    /// `check --json`: one object once every check ran, `ok` false for a failed check only (a warning passes), and
+    /// nothing else on stdout.
+    @Test func checkPrintsOneJSONObject() throws {
+        let emulator = try Emulator()
+        defer { emulator.stop() }
+        func document(_ result: (code: Int32?, lines: [String], stderr: String)) throws -> [String: Any] {
+            #expect(result.lines.count == 1, "\(result.lines)")
+            return try #require(
+                (try? JSONSerialization.jsonObject(with: Data((result.lines.first ?? "").utf8))) as? [String: Any])
+        }
+        let passing = try runCheck(checkConfig(url: emulator.url), arguments: ["--json"])
+        #expect(passing.code == 0, "\(passing.stderr)")
+        let ok = try document(passing)
+        #expect(ok["ok"] as? Bool == true)
+        let checks = try #require(ok["checks"] as? [[String: Any]])
+        let server = try #require(checks.first { $0["name"] as? String == "server" })
+        #expect(server["ok"] as? Bool == true && server["status"] as? String == "ok" && server["remedy"] is NSNull)
+        #expect((server["detail"] as? String)?.contains("answers /server/ping") == true)
+
+        let failing = try runCheck(
+            checkConfig(url: emulator.url, subscriptions: "  - collection: articels"), arguments: ["--json"])
+        #expect(failing.code == 1)
+        let failed = try document(failing)
+        #expect(failed["ok"] as? Bool == false)
+        let collection = try #require(
+            (failed["checks"] as? [[String: Any]])?.first { $0["name"] as? String == "collection articels" })
+        #expect(collection["ok"] as? Bool == false && collection["status"] as? String == "fail")
+        #expect(collection["detail"] as? String == "does not exist (did you mean \"articles\"?)")
+        #expect((collection["remedy"] as? String)?.contains("fix the subscription's collection") == true)
+    }
+
+    /// A webhook without a secret is warned about at `check` (a warning line; the exit stays 0) and at `validate`
+    /// (stderr beside its `ok`).
+    @Test func anUnsignedWebhookIsWarnedAboutByCheckAndValidate() throws {
+        let emulator = try Emulator()
+        defer { emulator.stop() }
+        let receiver = try startReceiver()
+        defer { receiver.stop() }
+        let sinks = "  - type: webhook\n    url: http://127.0.0.1:\(receiver.port)/hook"
+        let yaml = checkConfig(url: emulator.url, sinks: sinks)
+        let result = try runCheck(yaml)
+        #expect(result.code == 0, "\(result.lines)")
+        let warning = result.lines.first { $0.hasPrefix("ok   sinks[1]: warning: ") }
+        #expect(warning?.contains("a webhook without a secret: its deliveries are unsigned") == true, "\(result.lines)")
+        #expect(warning?.contains("set secret (or secret_file)") == true)
+
+        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "bridge-validate")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try yaml.write(to: directory.appendingPathComponent("bridge.yaml"), atomically: true, encoding: .utf8)
+        let validate = try BridgeProcess(arguments: ["validate", "--config", "bridge.yaml"], directory: directory)
+        #expect(validate.waitForExit() == 0)
+        #expect(validate.lines == ["ok"])
+        #expect(
+            validate.stderr.hasPrefix("bridge.yaml: warning: sinks[1]: a webhook without a secret"),
+            "\(validate.stderr)")
     }
 
     @Test func unreachableServerAndBadConfig() throws {

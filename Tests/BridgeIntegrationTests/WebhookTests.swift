@@ -266,7 +266,19 @@ func dlq(_ arguments: [String], in directory: URL) throws -> (Int32?, [String], 
         let left = try dlq(["list", "--json"], in: bridge.directory).1
         #expect(left.count == 1)
         #expect(left.first?.contains("\"id\":\"\(ids[1])\"") == true)
-        #expect(try dlq(["purge", "--collection", "tags"], in: bridge.directory).1.isEmpty)
+        // Filters that match nothing say so and exit 1 (a typo must not read as done); the letter stays.
+        for arguments in [
+            ["purge", "--collection", "tags"], ["purge", "--id", "act_999"], ["replay", "--sink", "7"],
+            ["replay", "--dry-run", "--id", "act_999"],
+        ] {
+            let (code, lines, errors) = try dlq(arguments, in: bridge.directory)
+            #expect(code == 1 && lines.isEmpty, "\(arguments): \(errors)")
+            let filters = arguments.dropFirst().filter { $0 != "--dry-run" }.joined(separator: " ")
+            #expect(errors.contains("dlq \(arguments[0]): no dead letter matches \(filters)"), "\(errors)")
+        }
+        let (_, _, sinkError) = try dlq(["replay", "--sink", "7"], in: bridge.directory)
+        #expect(sinkError.contains("--sink 7 is neither a configured sink's id nor a position in sinks (0 to 0)"))
+        #expect(try dlq(["list", "--collection", "tags"], in: bridge.directory).0 == 0)  // list only lists
         #expect(try dlq(["list"], in: bridge.directory).1.count == 1)
         bridge.send(SIGTERM)
         #expect(bridge.waitForExit() == 0)

@@ -10,7 +10,7 @@ extension ConfigDecoder {
             return nil
         }
         let root = mapping(node, name: "", keys: ConfigKeys.root, fallback: node.mark)
-        let directus = decodeDirectus(root)
+        let directus = scope == .everything ? decodeDirectus(root) : nil
         let subscriptions = decodeSubscriptions(root)
         let delivery = decodeDelivery(root)
         let sinks = decodeSinks(root, subscribed: subscriptions.map(\.collection))
@@ -18,7 +18,7 @@ extension ConfigDecoder {
         let log = decodeLog(root)
         let state = decodeState(root, mode: delivery.mode)
         let shutdownTimeout = duration(root, "shutdown_timeout", default: BridgeConfig.defaultShutdownTimeout)
-        guard let directus, !subscriptions.isEmpty, !sinks.isEmpty else { return nil }
+        guard directus != nil || scope == .withoutDirectus, !subscriptions.isEmpty, !sinks.isEmpty else { return nil }
         return BridgeConfig(
             directus: directus,
             subscriptions: subscriptions,

@@ -44,12 +44,12 @@ extension ConfigDecoder {
         let map = section(root, "log", keys: ConfigKeys.log)
         var config = LogConfig()
         if let node = map["level"],
-            let text = choice(node, field: "log.level", allowed: ["trace", "debug", "info", "warn", "error"]),
+            let text = choice(node, field: "log.level", allowed: LogConfig.levelNames),
             let level = LogLevel(configName: text)
         {
             config.level = level
         }
-        if let node = map["format"], let text = choice(node, field: "log.format", allowed: ["text", "json"]),
+        if let node = map["format"], let text = choice(node, field: "log.format", allowed: LogConfig.formatNames),
             let format = LogFormat(rawValue: text)
         {
             config.format = format

@@ -9,6 +9,8 @@ package struct ConfigDecoder {
     package let files: any ConfigFileSystem
     /// The sink types `sinks` entries may have.
     package let sinkTypes: [SinkConfigType]
+    /// What the command reads: `withoutDirectus` leaves the `directus` section undecoded.
+    package let scope: ConfigScope
     /// The problems found so far.
     private(set) var issues: [ConfigIssue] = []
     /// Files a sink entry claimed (an NDJSON file, resolved by `ConfiguredPath`), with the entry's name: a second
@@ -23,11 +25,12 @@ package struct ConfigDecoder {
     /// What the sink entry being decoded takes, set by `decodeSinks` before the entry's type reads its own keys.
     package internal(set) var sinkScope = SinkScope(collections: [], events: [], subscribed: [])
 
-    /// A decoder whose issues name `path`, for a file whose sinks may be of `sinkTypes`.
-    package init(path: String, files: any ConfigFileSystem, sinkTypes: [SinkConfigType]) {
+    /// A decoder whose issues name `path`, for a file whose sinks may be of `sinkTypes`, reading `scope` of it.
+    package init(path: String, files: any ConfigFileSystem, sinkTypes: [SinkConfigType], scope: ConfigScope) {
         self.path = path
         self.files = files
         self.sinkTypes = sinkTypes
+        self.scope = scope
     }
 
     /// Records a problem at `mark`.

@@ -6,29 +6,11 @@ extension BridgeConfig: CustomStringConvertible {
     /// back as YAML (with the secrets replaced).
     public var description: String {
         var lines: [String] = []
-        lines.append("directus:")
-        lines.append("  url: \(quoted(directus.url.description))")
-        lines.append("  websocket_path: \(quoted(directus.websocketPath))  # \(directus.websocketURL)")
-        lines.append("  auth:")
-        switch directus.auth.credentials {
-        case .token: lines.append("    token: \(Self.redacted)")
-        case .login(let email, _, let otp):
-            lines.append("    email: \(quoted(email))")
-            lines.append("    password: \(Self.redacted)")
-            if otp != nil { lines.append("    otp: \(Self.redacted)") }
-        case .none: break
+        if let directus = directusSection {
+            lines += directusLines(directus)
+        } else {
+            lines.append("# directus: not read (ConfigScope.withoutDirectus)")
         }
-        lines.append("    mode: \(directus.auth.mode.rawValue)")
-        lines.append("  tls:")
-        lines.append("    ca_file: \(quoted(directus.tls.caFile ?? ""))")
-        lines.append("    insecure_skip_verify: \(directus.tls.insecureSkipVerify)")
-        lines.append("  connect_timeout: \(format(directus.connectTimeout))")
-        lines.append("  request_timeout: \(format(directus.requestTimeout))")
-        lines.append("  heartbeat: \(format(directus.heartbeat))")
-        lines.append("  reconnect:")
-        lines.append("    initial_delay: \(format(directus.reconnect.initialDelay))")
-        lines.append("    max_delay: \(format(directus.reconnect.maxDelay))")
-        lines.append("    reset_after: \(format(directus.reconnect.resetAfter))")
         lines.append("subscriptions:")
         for subscription in subscriptions {
             lines.append("  - collection: \(quoted(subscription.collection))")
@@ -63,6 +45,35 @@ extension BridgeConfig: CustomStringConvertible {
     }
 
     private static let redacted = ConfigText.redacted
+
+    /// The `directus` section's lines.
+    private func directusLines(_ directus: DirectusConfig) -> [String] {
+        var lines: [String] = []
+        lines.append("directus:")
+        lines.append("  url: \(quoted(directus.url.description))")
+        lines.append("  websocket_path: \(quoted(directus.websocketPath))  # \(directus.websocketURL)")
+        lines.append("  auth:")
+        switch directus.auth.credentials {
+        case .token: lines.append("    token: \(Self.redacted)")
+        case .login(let email, _, let otp):
+            lines.append("    email: \(quoted(email))")
+            lines.append("    password: \(Self.redacted)")
+            if otp != nil { lines.append("    otp: \(Self.redacted)") }
+        case .none: break
+        }
+        lines.append("    mode: \(directus.auth.mode.rawValue)")
+        lines.append("  tls:")
+        lines.append("    ca_file: \(quoted(directus.tls.caFile ?? ""))")
+        lines.append("    insecure_skip_verify: \(directus.tls.insecureSkipVerify)")
+        lines.append("  connect_timeout: \(format(directus.connectTimeout))")
+        lines.append("  request_timeout: \(format(directus.requestTimeout))")
+        lines.append("  heartbeat: \(format(directus.heartbeat))")
+        lines.append("  reconnect:")
+        lines.append("    initial_delay: \(format(directus.reconnect.initialDelay))")
+        lines.append("    max_delay: \(format(directus.reconnect.maxDelay))")
+        lines.append("    reset_after: \(format(directus.reconnect.resetAfter))")
+        return lines
+    }
 
     private func describe(_ sink: SinkConfig) -> [String] {
         var lines = ["  - type: \(sink.type)"]

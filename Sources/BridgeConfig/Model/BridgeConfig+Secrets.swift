@@ -8,7 +8,7 @@ extension BridgeConfig {
             guard let secret, !secret.isEmpty, !secrets.contains(secret) else { return }
             secrets.append(secret)
         }
-        switch directus.auth.credentials {
+        switch directusSection?.auth.credentials ?? AuthCredentials.none {
         case .token(let token): add(token)
         case .login(_, let password, let otp):
             add(password)

@@ -6,7 +6,20 @@ public import BridgeSystem
 /// `description` is a redacted dump (secrets never appear); `allSecrets` feeds the log redactor.
 public struct BridgeConfig: Sendable, Equatable {
     /// Where Directus is and how to talk to it (`directus`). Required (its `url`).
-    public var directus: DirectusConfig
+    ///
+    /// Only in a configuration whose `directus` section was read: one loaded with `ConfigScope.withoutDirectus` has
+    /// none, and a command that loads so never contacts Directus (reading this there is a programmer error).
+    public var directus: DirectusConfig {
+        get {
+            guard let directusSection else {
+                preconditionFailure("the directus section was not read (ConfigScope.withoutDirectus)")
+            }
+            return directusSection
+        }
+        set { directusSection = newValue }
+    }
+    /// The `directus` section, or nil when the configuration was loaded without it (`ConfigScope.withoutDirectus`).
+    public private(set) var directusSection: DirectusConfig?
     /// What to subscribe to (`subscriptions`). Required, at least one; uids are unique.
     public var subscriptions: [SubscriptionConfig]
     /// How changes are read and buffered (`delivery`).
@@ -26,9 +39,10 @@ public struct BridgeConfig: Sendable, Equatable {
     /// The default of `shutdownTimeout`.
     public static let defaultShutdownTimeout: Duration = .seconds(10)
 
-    /// Creates a configuration; every argument but `directus`, `subscriptions` and `sinks` has its default.
+    /// Creates a configuration; every argument but `directus`, `subscriptions` and `sinks` has its default. A nil
+    /// `directus` is a configuration loaded `withoutDirectus`.
     public init(
-        directus: DirectusConfig,
+        directus: DirectusConfig?,
         subscriptions: [SubscriptionConfig],
         delivery: DeliveryConfig = DeliveryConfig(),
         sinks: [SinkConfig],
@@ -37,7 +51,7 @@ public struct BridgeConfig: Sendable, Equatable {
         state: StateConfig = StateConfig(),
         shutdownTimeout: Duration = BridgeConfig.defaultShutdownTimeout
     ) {
-        self.directus = directus
+        self.directusSection = directus
         self.subscriptions = subscriptions
         self.delivery = delivery
         self.sinks = sinks
@@ -121,6 +135,11 @@ public struct LogConfig: Sendable, Equatable {
     /// How often long work (snapshots, backfills) logs a progress line at info level (`log.progress_interval`).
     /// Default: 5s.
     public var progressInterval: Duration
+
+    /// The values `log.level` (and `run --log-level`) takes.
+    public static let levelNames = ["trace", "debug", "info", "warn", "error"]
+    /// The values `log.format` (and `run --log-format`) takes.
+    public static let formatNames = ["text", "json"]
 
     /// Creates a log configuration with the defaults.
     public init(

@@ -63,6 +63,13 @@ public protocol SinkSettings: Sendable {
     var yamlLines: [String] { get }
     /// Equality with settings of any type.
     func isEqual(to other: any SinkSettings) -> Bool
+    /// What this entry (at `field`, e.g. `sinks[1]`) allows that its operator should know about. Default: nothing.
+    func warnings(field: String) -> [ConfigWarning]
+}
+
+extension SinkSettings {
+    /// No warnings.
+    public func warnings(field: String) -> [ConfigWarning] { [] }
 }
 
 extension SinkSettings where Self: Equatable {

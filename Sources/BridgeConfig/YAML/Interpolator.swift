@@ -10,6 +10,8 @@ package struct Interpolator: Sendable {
         package var mark: SourceMark
         /// The message.
         package var message: String
+        /// Whether the reference names a variable the environment does not define (rather than being malformed).
+        package var isUndefinedVariable = false
     }
 
     private let environment: [String: String]
@@ -58,7 +60,10 @@ package struct Interpolator: Sendable {
             let inner = String(String.UnicodeScalarView(text[(index + 2)..<close]))
             switch resolve(inner) {
             case .success(let value): output.append(contentsOf: value.unicodeScalars)
-            case .failure(let message): problems.append(Problem(mark: referenceMark, message: message.text))
+            case .failure(let message):
+                problems.append(
+                    Problem(
+                        mark: referenceMark, message: message.text, isUndefinedVariable: message.isUndefinedVariable))
             }
             index = close + 1
         }
@@ -72,6 +77,7 @@ package struct Interpolator: Sendable {
 
     private struct Message: Error {
         var text: String
+        var isUndefinedVariable = false
     }
 
     private func resolve(_ inner: String) -> Result<String, Message> {
@@ -94,7 +100,8 @@ package struct Interpolator: Sendable {
         return .failure(
             Message(
                 text: "undefined variable \"\(name)\" (set it in the environment, or give a default: "
-                    + "${\(name):-default})"
+                    + "${\(name):-default})",
+                isUndefinedVariable: true
             )
         )
     }

@@ -45,6 +45,9 @@ package struct YAMLScalar: Sendable, Equatable {
     /// True when interpolation failed and the problem was already reported: decoders skip the value quietly
     /// instead of piling a second, misleading complaint on the same spot.
     package var alreadyReported: Bool = false
+    /// The issues of its `${NAME}` references to undefined variables, also among the builder's issues: a command
+    /// that does not read every section drops those only unread sections have (`ConfigScope.relevant`).
+    package var undefinedVariables: [ConfigIssue] = []
 
     /// Creates a scalar.
     package init(text: String, style: ScalarStyle, tag: String? = nil, endIndex: Int) {

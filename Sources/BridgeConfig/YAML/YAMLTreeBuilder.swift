@@ -92,7 +92,11 @@ package struct YAMLTreeBuilder {
             // A value with a tag we do not understand was reported; decoders must not complain about it again.
             if !checkTag(scalar.tag, at: mark) { scalar.alreadyReported = true }
             if let interpolator, !isAtKeyPosition {
-                for problem in interpolator.interpolate(&scalar, at: mark) { report(problem.message, at: problem.mark) }
+                for problem in interpolator.interpolate(&scalar, at: mark) {
+                    let issue = ConfigIssue(path: path, at: problem.mark, problem.message)
+                    issues.append(issue)
+                    if problem.isUndefinedVariable { scalar.undefinedVariables.append(issue) }
+                }
             }
             complete(YAMLNode(.scalar(scalar), at: mark), anchor: anchor)
             return true

@@ -12,8 +12,9 @@ extension BridgeCheck {
     /// whether each subscribed collection records activity. Nothing to check in live mode.
     ///
     /// In `auto` mode an unreadable log is a warning (the bridge runs in live mode); in `activity` mode it is a
-    /// failure (`run` would exit 77). Tracking is checked only when activity mode will be used.
-    package func checkActivity(_ session: CheckSession) async -> [CheckResult] {
+    /// failure (`run` would exit 77). Tracking is checked only when activity mode will be used, and not for the
+    /// `unreadable` collections: their line already said why, and their settings are refused alike.
+    package func checkActivity(_ session: CheckSession, skipping unreadable: Set<String>) async -> [CheckResult] {
         let mode = config.delivery.mode
         guard mode != .live else { return [] }
         let readable: Bool
@@ -52,7 +53,8 @@ extension BridgeCheck {
             .ok("activity log", "readable for every user; delivery.mode \(mode.rawValue) will read it")
         ]
         var seen: Set<String> = []
-        for subscription in config.subscriptions where seen.insert(subscription.collection).inserted {
+        for subscription in config.subscriptions
+        where !unreadable.contains(subscription.collection) && seen.insert(subscription.collection).inserted {
             results.append(await checkTracking(subscription.collection, session: session))
         }
         if let retention = await checkRetention(session) { results.append(retention) }

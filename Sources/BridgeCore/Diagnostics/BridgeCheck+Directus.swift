@@ -119,8 +119,12 @@ extension BridgeCheck {
     }
 
     /// `GET /items/<collection>?limit=1&fields=…&filter=…` with the subscription's query: the same permission and
-    /// field checks Directus makes when the bridge subscribes, plus the primary key the bridge needs.
-    package func checkCollection(_ subscription: SubscriptionConfig, session: CheckSession) async -> CheckResult {
+    /// field checks Directus makes when the bridge subscribes, plus the primary key the bridge needs. `readable` is
+    /// false when Directus refuses the read (no such collection, or no permission): nothing else about the
+    /// collection is worth checking then.
+    package func checkCollection(_ subscription: SubscriptionConfig, session: CheckSession) async -> (
+        result: CheckResult, readable: Bool
+    ) {
         let collection = subscription.collection
         let name =
             subscription.uid == collection
@@ -130,30 +134,42 @@ extension BridgeCheck {
         if let filter = subscription.query?["filter"] { query.append(("filter", filter.jsonText)) }
         do {
             _ = try await session.api.get("/items/\(URLQuery.escape(collection))", query: query)
-        } catch  where error.isForbidden {
-            return .fail(
-                name,
-                "not readable: \(error.message)",
-                remedy: "give the bridge's role read permission on \(collection) and the fields \(fields), or fix "
-                    + "the subscription's collection and query.fields"
-            )
+        } catch where error.isForbidden {
+            if let misspelt = await misspeltCollection(collection, check: name, session: session) {
+                return (misspelt, false)
+            }
+            let remedy =
+                "give the bridge's role read permission on \(collection) and the fields \(fields), or fix the "
+                + "subscription's collection and query.fields"
+            return (.fail(name, "not readable: \(error.message)", remedy: remedy), false)
         } catch {
-            return .fail(
-                name,
-                "reading it failed: \(error)",
-                remedy: error.isRetriable ? "Directus is unhealthy; try again" : "fix the subscription's query"
-            )
+            let remedy = error.isRetriable ? "Directus is unhealthy; try again" : "fix the subscription's query"
+            return (.fail(name, "reading it failed: \(error)", remedy: remedy), true)
         }
         do {
             let key = try await session.api.primaryKey(of: collection)
-            return .ok(name, "readable with fields \(fields); primary key \(key)")
+            return (.ok(name, "readable with fields \(fields); primary key \(key)"), true)
         } catch {
-            return .warning(
-                name,
-                "readable with fields \(fields), but its schema is not (\(error.message))",
-                remedy: "let the bridge's role read the collection's fields, or it assumes the primary key is \"id\""
-            )
+            let detail = "readable with fields \(fields), but its schema is not (\(error.message))"
+            let remedy = "let the bridge's role read the collection's fields, or it assumes the primary key is \"id\""
+            return (.warning(name, detail, remedy: remedy), true)
         }
+    }
+
+    /// A FAIL saying the collection does not exist, when `GET /collections` does not list it but lists one whose name
+    /// is a plausible typo of it (`Suggestion`); nil otherwise. Directus answers 403 alike for a collection that is
+    /// not there and one the role may not read (directus-protocol.md §8.7), and lists to a role only what it may
+    /// read (to an admin, everything): without a near name the 403 stays ambiguous and is reported as it is.
+    private func misspeltCollection(_ collection: String, check: String, session: CheckSession) async -> CheckResult? {
+        guard let names = try? await session.api.collectionNames(), !names.contains(collection),
+            let suggestion = Suggestion.closest(to: collection, in: names)
+        else { return nil }
+        return .fail(
+            check,
+            "does not exist (did you mean \"\(suggestion)\"?)",
+            remedy: "fix the subscription's collection; should \"\(collection)\" exist, the bridge's role may not read "
+                + "it (Directus lists a collection only to roles that may): give the role read permission on it"
+        )
     }
 
     /// `query.fields` as Directus's `fields` parameter: a list joined with commas, a string as is, else `*`.

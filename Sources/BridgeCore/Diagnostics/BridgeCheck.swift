@@ -11,7 +11,8 @@ public import BridgeSinks
 /// `directus-bridge check`: live checks against Directus and the sinks, one `CheckResult` each, in the order a
 /// person would fix them — server reachable, credentials, version and WebSockets (`/server/info`), each
 /// subscription's collection and fields, the activity log (activity/auto mode), then each sink's own probes
-/// (`SinkType.probe`: a webhook URL answers, a broker is reachable).
+/// (`SinkType.probe`: a webhook URL answers, a broker is reachable) and its configuration warnings (an unsigned
+/// webhook: `SinkSettings.warnings(field:)`, what `validate` prints too).
 ///
 /// When the server cannot be reached or the credentials are refused, the Directus checks that depend on them are
 /// not attempted (they could only repeat the same failure); the sink checks still run.
@@ -121,6 +122,9 @@ public final class BridgeCheck: Sendable {
                 logger: logger.child(label: "check")
             )
             for result in await registration.probe(sink, context: context) { emit(result) }
+            for warning in sink.settings.warnings(field: "sinks[\(index)]") {
+                emit(.warning(warning.field, warning.detail, remedy: warning.remedy))
+            }
         }
         if let shared = await checkSharedState() { emit(shared) }
         return passed
@@ -137,8 +141,13 @@ public final class BridgeCheck: Sendable {
         guard let session else { return nil }
 
         for result in await checkServerInfo(session) { emit(result) }
-        for subscription in config.subscriptions { emit(await checkCollection(subscription, session: session)) }
-        for result in await checkActivity(session) { emit(result) }
+        var unreadable: Set<String> = []
+        for subscription in config.subscriptions {
+            let (result, readable) = await checkCollection(subscription, session: session)
+            emit(result)
+            if !readable { unreadable.insert(subscription.collection) }
+        }
+        for result in await checkActivity(session, skipping: unreadable) { emit(result) }
         return session
     }
 

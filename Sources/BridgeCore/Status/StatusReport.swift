@@ -5,8 +5,9 @@ package import BridgeConfig
 import BridgeJSON
 import BridgeSystem
 
-/// What `directus-bridge status` prints: the stored state (``StateReading``) and, when the service runs, what its
-/// `/metrics` and `/readyz` say. Pure: the command gathers the inputs, this only words them.
+/// What `directus-bridge status` reports: the stored state (``StateReading``) and, when the service runs, what its
+/// `/metrics` and `/readyz` say. Pure: the command gathers the inputs; this works out the facts, which
+/// `StatusReport+Lines` words for people and `StatusReport+JSON` writes for programs, so the two never disagree.
 package struct StatusReport: Sendable {
     /// What is known about a running service.
     package enum Service: Sendable {
@@ -16,6 +17,62 @@ package struct StatusReport: Sendable {
         case notRunning(url: String, error: String)
         /// It answered: its metrics, and its readiness (`/readyz` status and JSON body).
         case running(url: String, metrics: MetricSamples, ready: Bool, readiness: String)
+    }
+
+    /// Long work under way (a snapshot, a backfill): how much is done, of how much, how fast, how long to go.
+    package struct Progress: Sendable, Equatable {
+        /// Items (snapshot) or events (backfill) done.
+        package var done: Int64
+        /// How many there are in all, when known.
+        package var total: Int64?
+        /// Per second, when measured.
+        package var rate: Double?
+        /// Seconds left, when estimated.
+        package var eta: Double?
+    }
+
+    /// The snapshot of one subscription for one sink.
+    package enum Snapshot: Sendable, Equatable {
+        /// Running now.
+        case running(Progress)
+        /// `resync` asked for one; the next start takes it.
+        case resyncRequested
+        /// Every item of the snapshot taken at `watermark` is in the sink.
+        case done(watermark: Int64)
+        /// Taken at `watermark` but not finished: runs at the next start.
+        case pending(watermark: Int64)
+        /// The subscription started without one.
+        case none
+        /// Nothing stored for it yet.
+        case notStarted
+    }
+
+    /// Where one subscription stands for one sink.
+    package struct SubscriptionState: Sendable, Equatable {
+        /// The activity id it starts after, once it started.
+        package var startsAfter: Int64?
+        /// Its snapshot.
+        package var snapshot: Snapshot
+    }
+
+    /// Where one sink stands.
+    package struct SinkState: Sendable, Equatable {
+        /// Its id.
+        package var id: String
+        /// Its activity cursor (the service's, else the stored one), when there is one.
+        package var cursor: Int64?
+        /// The stored cursor is the single one of a state directory written before 0.2, which the sink takes over.
+        package var cursorIsLegacy: Bool
+        /// Activity rows behind the newest (the service's).
+        package var lag: Int64?
+        /// A backfill running now (the service's).
+        package var backfill: Progress?
+        /// Events in a webhook's outbox; nil for the other sink types.
+        package var outbox: Int?
+        /// Dead letters (a webhook's, or events a broker refused for good).
+        package var deadLetters: Int
+        /// Live events dropped for it (the service's).
+        package var dropped: Int64?
     }
 
     /// The configuration.
@@ -32,145 +89,104 @@ package struct StatusReport: Sendable {
         self.service = service
     }
 
-    private var metrics: MetricSamples? {
+    var metrics: MetricSamples? {
         if case .running(_, let metrics, _, _) = service { return metrics }
         return nil
     }
 
-    /// The report, one line per item.
-    package var lines: [String] {
-        var lines = [serviceLine, stored.sharedState.map { "shared state  " + $0 }, modeLine, activityLine]
-            .compactMap(\.self)
-        lines += config.subscriptions.map(subscriptionLine)
-        lines += config.sinks.enumerated().map { sinkLine($1, index: $0) }
-        return lines
-    }
-
-    private var serviceLine: String {
-        switch service {
-        case .unknown(let reason):
-            return "service       unknown (\(reason)); stored state only"
-        case .notRunning(let url, let error):
-            return "service       not running (no answer at \(url): \(error)); role none"
-        case .running(let url, _, let ready, let readiness):
-            let reasons = Self.reasons(readiness)
-            let role = reasons.contains { $0.contains("standby") } ? "standby" : "active"
-            let state = ready ? "ready" : "not ready (\(reasons.joined(separator: "; ")))"
-            return "service       running at \(url), \(state); role \(role)"
+    /// The `reasons` of the running service's `/readyz` body.
+    var readinessReasons: [String] {
+        guard case .running(_, _, _, let readiness) = service, let json = try? JSONValue.parse(readiness) else {
+            return []
         }
-    }
-
-    private var modeLine: String {
-        let running = metrics.flatMap { metrics in
-            [DeliveryMode.activity, .live].first { metrics.value("directus_bridge_delivery_mode", ["mode": $0.rawValue]) == 1 }
-        }
-        if let running { return "mode          \(running.rawValue) (in force)" }
-        return "mode          \(config.delivery.mode.rawValue) (configured)"
-    }
-
-    private var sinkIDs: [String] { SinkCatalog.identities(of: config.sinks) }
-
-    private var activityLine: String? {
-        let head = metrics?.value("directus_bridge_activity_head").map { Int64(saturating: $0) }
-        guard !stored.sinkCursors.isEmpty || head != nil else {
-            let place = stored.sharedState == nil ? config.delivery.stateDir : "the shared state"
-            return "activity      no cursor in \(place) (never ran in activity mode there)"
-        }
-        var parts: [String] = []
-        if let lowest = sinkIDs.compactMap({ stored.cursor(ofSink: $0)?.cursor.committed }).min() {
-            parts.append("lowest sink cursor \(lowest)")
-        }
-        if let head { parts.append("head \(head)") }
-        if let lag = metrics?.value("directus_bridge_activity_lag") { parts.append("lag \(Int64(saturating: lag))") }
-        if metrics?.value("directus_bridge_activity_backfilling") == 1 { parts.append("catching up") }
-        return "activity      " + parts.joined(separator: ", ")
-    }
-
-    private func subscriptionLine(_ subscription: SubscriptionConfig) -> String {
-        let uid = subscription.uid
-        // Each sink's reader keeps its own state of the subscription: one phrase when they agree, else per sink.
-        let phrases = sinkIDs.map { (sink: $0, phrase: subscriptionPhrase(uid, sink: $0)) }
-        let distinct = phrases.reduce(into: [String]()) { if !$0.contains($1.phrase) { $0.append($1.phrase) } }
-        let detail =
-            distinct.count == 1
-            ? distinct[0] : phrases.map { "sink \($0.sink): \($0.phrase)" }.joined(separator: "; ")
-        return "subscription  \(uid) (\(subscription.collection)): " + detail
-    }
-
-    private func subscriptionPhrase(_ uid: String, sink: String) -> String {
-        var parts: [String] = []
-        let saved = stored.subscription(uid, sink: sink)
-        if let saved, saved.startID > 0 { parts.append("starts after activity id \(saved.startID)") }
-        let labels = ["subscription": uid, "sink": sink]
-        if let metrics, metrics.value("directus_bridge_snapshot_running", labels) == 1 {
-            let done = metrics.value("directus_bridge_snapshot_done_items", labels).map { Int64(saturating: $0) } ?? 0
-            let total = metrics.value("directus_bridge_snapshot_expected_items", labels).map { Int64(saturating: $0) }
-            var progress = "snapshot running: \(done)" + (total.map { " of \($0) items" } ?? " items")
-            // Numbers of another process: the share is computed in floating point, so no product can overflow.
-            if let total, total > 0 {
-                progress += " (\(Int64(saturating: min(100, max(0, Double(done) * 100 / Double(total))))) %)"
-            }
-            progress += ", " + Self.pace(
-                rate: metrics.value("directus_bridge_snapshot_rate_items_per_second", labels),
-                eta: metrics.value("directus_bridge_snapshot_eta_seconds", labels))
-            parts.append(progress)
-        } else if let saved, saved.resyncRequested {
-            parts.append("resync requested: the next start snapshots it again")
-        } else if let saved, let watermark = saved.snapshotWatermark {
-            // A running bridge runs a pending snapshot after the one in progress; a stopped one at its next start.
-            parts.append(
-                saved.snapshotDone
-                    ? "snapshot done (watermark \(watermark))"
-                    : "snapshot pending (watermark \(watermark))" + (metrics == nil ? ": runs at the next start" : ""))
-        } else {
-            parts.append(saved == nil ? "not started yet" : "no snapshot")
-        }
-        return parts.joined(separator: ", ")
-    }
-
-    private func sinkLine(_ sink: SinkConfig, index: Int) -> String {
-        let id = sinkIDs[index]
-        let labels = ["sink": id]
-        var parts: [String] = []
-        if let metrics, let cursor = metrics.value("directus_bridge_sink_cursor", labels) {
-            parts.append("cursor \(Int64(saturating: cursor))")
-        } else if let stored = stored.cursor(ofSink: id) {
-            parts.append("cursor \(stored.cursor.committed)" + (stored.legacy ? " (the 0.1 cursor it takes over)" : ""))
-        }
-        if let lag = metrics?.value("directus_bridge_sink_lag", labels) { parts.append("lag \(Int64(saturating: lag))") }
-        if let metrics, metrics.value("directus_bridge_backfill_running", labels) == 1 {
-            let done = metrics.value("directus_bridge_backfill_done_events", labels).map { Int64(saturating: $0) } ?? 0
-            parts.append(
-                "backfill running: \(done) events, "
-                    + Self.pace(
-                        rate: metrics.value("directus_bridge_backfill_rate_events_per_second", labels),
-                        eta: metrics.value("directus_bridge_backfill_eta_seconds", labels)))
-        }
-        if sink.settings is WebhookSinkConfig {
-            let depth = metrics?.value("directus_bridge_webhook_outbox_depth", labels).map { Int(saturating: $0) }
-            parts.append("outbox \(depth ?? stored.outboxDepths[id] ?? 0)")
-            let dead = metrics?.value("directus_bridge_webhook_dead_letter_depth", labels).map { Int(saturating: $0) }
-            parts.append("dead letters \(dead ?? stored.deadLetters[id] ?? 0)")
-        } else if let dead = stored.deadLetters[id], dead > 0 {
-            parts.append("dead letters \(dead)")  // events a broker refused for good
-        }
-        if let dropped = metrics?.value("directus_bridge_sink_dropped_total", labels), dropped > 0 {
-            parts.append("dropped \(Int64(saturating: dropped))")
-        }
-        if sink.format != .event { parts.append("format \(sink.format.rawValue)") }
-        let detail = parts.isEmpty ? "" : ": " + parts.joined(separator: ", ")
-        return "sink          \(id) (\(sink.settings.summary))" + detail
-    }
-
-    /// The `reasons` of a `/readyz` body.
-    private static func reasons(_ readiness: String) -> [String] {
-        guard let json = try? JSONValue.parse(readiness) else { return [] }
         return json["reasons"]?.arrayValue?.compactMap(\.stringValue) ?? []
     }
 
-    private static func pace(rate: Double?, eta: Double?) -> String {
-        var text = "\(rate.map { String(Int64(saturating: $0)) } ?? "-")/s"
-        if let eta, eta > 0 { text += ", about \(Int64(saturating: eta.rounded(.up))) s left" }
-        return text
+    /// The running service's role: standby when its readiness says so, else active.
+    var role: String? {
+        guard case .running = service else { return nil }
+        return readinessReasons.contains { $0.contains("standby") } ? "standby" : "active"
+    }
+
+    /// The delivery mode the running service reports it is in, if it runs.
+    var modeInForce: DeliveryMode? {
+        metrics.flatMap { metrics in
+            [DeliveryMode.activity, .live].first {
+                metrics.value("directus_bridge_delivery_mode", ["mode": $0.rawValue]) == 1
+            }
+        }
+    }
+
+    var sinkIDs: [String] { SinkCatalog.identities(of: config.sinks) }
+
+    /// Whether there is anything to say about the activity log: a stored cursor, or a service reporting its head.
+    var hasActivity: Bool { !stored.sinkCursors.isEmpty || activityHead != nil }
+
+    /// The lowest stored cursor of the configured sinks.
+    var lowestSinkCursor: Int64? { sinkIDs.compactMap { stored.cursor(ofSink: $0)?.cursor.committed }.min() }
+
+    /// The newest activity id (the service's).
+    var activityHead: Int64? { metric("directus_bridge_activity_head") }
+
+    /// Activity rows behind the head (the service's).
+    var activityLag: Int64? { metric("directus_bridge_activity_lag") }
+
+    /// Whether the service is catching up on the activity log.
+    var catchingUp: Bool { metrics?.value("directus_bridge_activity_backfilling") == 1 }
+
+    /// Where `uid` stands for sink `sink`.
+    func subscriptionState(_ uid: String, sink: String) -> SubscriptionState {
+        let saved = stored.subscription(uid, sink: sink)
+        let labels = ["subscription": uid, "sink": sink]
+        let snapshot: Snapshot
+        if let metrics, metrics.value("directus_bridge_snapshot_running", labels) == 1 {
+            snapshot = .running(
+                Progress(
+                    done: metric("directus_bridge_snapshot_done_items", labels) ?? 0,
+                    total: metric("directus_bridge_snapshot_expected_items", labels),
+                    rate: metrics.value("directus_bridge_snapshot_rate_items_per_second", labels),
+                    eta: metrics.value("directus_bridge_snapshot_eta_seconds", labels)))
+        } else if let saved, saved.resyncRequested {
+            snapshot = .resyncRequested
+        } else if let saved, let watermark = saved.snapshotWatermark {
+            snapshot = saved.snapshotDone ? .done(watermark: watermark) : .pending(watermark: watermark)
+        } else {
+            snapshot = saved == nil ? .notStarted : .none
+        }
+        let startsAfter = saved.flatMap { $0.startID > 0 ? $0.startID : nil }
+        return SubscriptionState(startsAfter: startsAfter, snapshot: snapshot)
+    }
+
+    /// Where the sink at `index` of `config.sinks` stands.
+    func sinkState(at index: Int) -> SinkState {
+        let id = sinkIDs[index]
+        let labels = ["sink": id]
+        let storedCursor = stored.cursor(ofSink: id)
+        let serviceCursor = metric("directus_bridge_sink_cursor", labels)
+        var backfill: Progress?
+        if let metrics, metrics.value("directus_bridge_backfill_running", labels) == 1 {
+            backfill = Progress(
+                done: metric("directus_bridge_backfill_done_events", labels) ?? 0, total: nil,
+                rate: metrics.value("directus_bridge_backfill_rate_events_per_second", labels),
+                eta: metrics.value("directus_bridge_backfill_eta_seconds", labels))
+        }
+        let isWebhook = config.sinks[index].settings is WebhookSinkConfig
+        let outbox = metrics?.value("directus_bridge_webhook_outbox_depth", labels).map { Int(saturating: $0) }
+        let dead = metrics?.value("directus_bridge_webhook_dead_letter_depth", labels).map { Int(saturating: $0) }
+        return SinkState(
+            id: id,
+            cursor: serviceCursor ?? storedCursor?.cursor.committed,
+            cursorIsLegacy: serviceCursor == nil && storedCursor?.legacy == true,
+            lag: metric("directus_bridge_sink_lag", labels),
+            backfill: backfill,
+            outbox: isWebhook ? outbox ?? stored.outboxDepths[id] ?? 0 : nil,
+            // The service counts a webhook's letters; a broker sink's are counted in the store only.
+            deadLetters: (isWebhook ? dead : nil) ?? stored.deadLetters[id] ?? 0,
+            dropped: metric("directus_bridge_sink_dropped_total", labels))
+    }
+
+    /// A metric of another process as a whole number, whatever it serves (NaN, infinities: saturated, never trapped).
+    private func metric(_ name: String, _ labels: [String: String] = [:]) -> Int64? {
+        metrics?.value(name, labels).map { Int64(saturating: $0) }
     }
 }

@@ -73,6 +73,18 @@ public struct WebhookSinkConfig: SinkSettings, Equatable {
         return attempt - 1 < retrySchedule.count ? retrySchedule[attempt - 1] : last
     }
 
+    /// Without a secret the deliveries are unsigned: anyone who can reach the receiver can forge them.
+    public func warnings(field: String) -> [ConfigWarning] {
+        guard signingSecrets.isEmpty else { return [] }
+        return [
+            ConfigWarning(
+                field: field,
+                detail: "a webhook without a secret: its deliveries are unsigned, so the receiver cannot tell them "
+                    + "from forged requests",
+                remedy: "set secret (or secret_file) and verify the webhook-signature header on the receiver")
+        ]
+    }
+
     /// The signing secrets (also without their `whsec_` prefix) and the values of credential-like headers.
     public var secrets: [String] {
         signingSecrets.flatMap { $0.hasPrefix("whsec_") ? [$0, String($0.dropFirst(6))] : [$0] }
