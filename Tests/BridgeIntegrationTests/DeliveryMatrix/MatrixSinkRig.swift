@@ -1,0 +1,144 @@
+import BridgeTestSupport
+import Foundation
+import Testing
+
+/// One event as a sink stored or received it, in the sink's own order.
+struct DeliveredEvent: Equatable {
+    var id: String
+    var event: String
+    var key: String
+    var origin: String
+
+    init?(json: [String: Any]) {
+        guard let id = json["id"] as? String, let event = json["event"] as? String, let key = json["key"] as? String
+        else { return nil }
+        self.id = id
+        self.event = event
+        self.key = key
+        origin = json["origin"] as? String ?? ""
+    }
+
+    init?(line: String) {
+        guard let json = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any] else { return nil }
+        self.init(json: json)
+    }
+}
+
+/// The sink under test with its real peer — an NDJSON file on a named pipe read by a consumer that can stall or
+/// dawdle, the scriptable webhook receiver, librdkafka's mock cluster, a nats-server with the stream — and the
+/// faults each can show: down then back, slow with a small buffer.
+final class MatrixSinkRig {
+    let kind: MatrixCase.Sink
+    private let directory: URL
+    private var fifoReader: PythonServer?
+    private var receiver: WebhookReceiver?
+    private var cluster: KafkaMockPeer?
+    private var nats: NATSServer?
+
+    private static let topic = "directus.articles"
+    private var fifo: URL { directory.appendingPathComponent("events.fifo") }
+    private var output: URL { directory.appendingPathComponent("events.ndjson") }
+    private var pauseFile: URL { directory.appendingPathComponent("consumer.paused") }
+
+    /// Starts the peer; `slow` makes the NDJSON consumer and the webhook receiver dawdle from the start.
+    init(_ kind: MatrixCase.Sink, slow: Bool) throws {
+        self.kind = kind
+        directory = try TestEnvironment.makeTemporaryDirectory(prefix: "matrix-\(kind.rawValue)")
+        switch kind {
+        case .ndjson:
+            try #require(mkfifo(fifo.path, 0o600) == 0, "mkfifo: errno \(errno)")
+            fifoReader = try PythonServer(
+                script: "sink_peers/fifo_reader.py",
+                arguments: [fifo.path, output.path, "--pause-file", pauseFile.path]
+                    + (slow ? ["--delay-ms", "2"] : []))
+        case .webhook:
+            let receiver = try WebhookReceiver()
+            if slow { try receiver.script(randomDelayMs: [2, 10]) }
+            self.receiver = receiver
+        case .kafka:
+            let cluster = try KafkaMockPeer(brokers: 1)
+            try cluster.createTopic(Self.topic, partitions: 1, replicationFactor: 1)
+            if slow { try cluster.setRoundTripTime(broker: 1, milliseconds: 100) }
+            self.cluster = cluster
+        case .jetstream:
+            nats = try EventsStream.singleServer(prefix: "matrix-nats")
+        }
+    }
+
+    func stop() {
+        fifoReader?.stop()
+        receiver?.stop()
+        nats?.kill()
+    }
+
+    /// The sink's entry under `sinks:` (indented for `webhookConfig`); `small` gives it a small buffer.
+    func yaml(small: Bool) -> String {
+        switch kind {
+        case .ndjson:
+            return "  - type: ndjson\n    path: \"\(fifo.path)\"\n"
+        case .webhook:
+            return webhookSink(
+                receiver!.hookURL("/hook"),
+                "retry_schedule: [100ms, 200ms]\nmax_attempts: 1000" + (small ? "\nmax_outbox: 20\nmax_in_flight: 4" : ""))
+        case .kafka:
+            return "  - type: kafka\n    brokers: [\"\(cluster!.bootstrapServers)\"]\n"
+                + "    properties:\n      linger.ms: \"5\"\n      max.in.flight.requests.per.connection: \"1\"\n"
+                + (small ? "    max_outstanding: 10\n" : "")
+        case .jetstream:
+            return "  - type: jetstream\n    servers: [\"\(nats!.url)\"]\n    ack_timeout: 1s\n"
+                + (small ? "    max_outstanding: 5\n" : "")
+        }
+    }
+
+    /// The sink stops taking events (consumer stalled, receiver refusing connections, broker or server down).
+    func down() throws {
+        switch kind {
+        case .ndjson: FileManager.default.createFile(atPath: pauseFile.path, contents: nil)
+        case .webhook: try receiver!.down()
+        case .kafka: try cluster!.setBrokerDown(1)
+        case .jetstream: nats!.kill()
+        }
+    }
+
+    /// The sink takes events again.
+    func up() throws {
+        switch kind {
+        case .ndjson: try FileManager.default.removeItem(at: pauseFile)
+        case .webhook: try receiver!.up()
+        case .kafka: try cluster!.setBrokerUp(1)
+        case .jetstream: try nats!.start()
+        }
+    }
+
+    /// Every event the sink holds, in its order, once at least `count` are there or `timeout` seconds passed.
+    func delivered(atLeast count: Int, timeout: TimeInterval) -> [DeliveredEvent] {
+        switch kind {
+        case .kafka:
+            let read = try? KafkaTopicReader.read(
+                servers: cluster!.bootstrapServers, topic: Self.topic, expected: count, timeout: Int(timeout))
+            if let problem = read?.problem { Issue.record(Comment(rawValue: problem)) }
+            return (read?.messages ?? []).compactMap { DeliveredEvent(line: $0.value) }
+        case .jetstream:
+            return EventsStream.waitFor([nats!], count: count, timeout: timeout).compactMap {
+                DeliveredEvent(json: $0.event)
+            }
+        case .ndjson, .webhook:
+            var events = held()
+            let deadline = Date().addingTimeInterval(TestEnvironment.patient(timeout))
+            while events.count < count && Date() < deadline {
+                usleep(200_000)
+                events = held()
+            }
+            return events
+        }
+    }
+
+    /// What the NDJSON consumer wrote or the receiver answered 2xx, now.
+    private func held() -> [DeliveredEvent] {
+        if let receiver { return ((try? receiver.delivered()) ?? []).compactMap { DeliveredEvent(json: $0.json) } }
+        let text = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
+        // A line being written has no newline yet: only whole lines count.
+        return text.split(separator: "\n", omittingEmptySubsequences: true).dropLast(text.hasSuffix("\n") ? 0 : 1)
+            .compactMap { DeliveredEvent(line: String($0)) }
+    }
+}
