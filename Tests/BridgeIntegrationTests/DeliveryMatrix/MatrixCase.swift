@@ -67,10 +67,18 @@ struct MatrixCase: Sendable, Hashable, CustomTestStringConvertible {
     }
 
     /// The points this run checks: `BRIDGE_MATRIX_SEED` (default 1) orders the space; `BRIDGE_MATRIX_COUNT` takes
-    /// that many (`all`: the whole space; default: the covering prefix, what CI runs). scripts/matrix.sh sets both
-    /// and prints the seed.
+    /// that many (`all`: the whole space; default: the covering prefix, what CI runs); `BRIDGE_MATRIX_POINT` names
+    /// one point instead. scripts/matrix.sh sets them and prints the seed.
     static var selected: [MatrixCase] {
         let environment = ProcessInfo.processInfo.environment
+        // One point by its values (`snapshot,webhook,sink-slow,activity`), as a failed run names it.
+        if let only = environment["BRIDGE_MATRIX_POINT"] {
+            let values = only.split(separator: ",").map(String.init)
+            guard values.count == 4, let origin = Origin(rawValue: values[0]), let sink = Sink(rawValue: values[1]),
+                let fault = Fault(rawValue: values[2]), let mode = Mode(rawValue: values[3])
+            else { return [] }
+            return [MatrixCase(origin: origin, sink: sink, fault: fault, mode: mode)]
+        }
         let seed = environment["BRIDGE_MATRIX_SEED"].flatMap { UInt64($0) } ?? 1
         let order = drawn(seed: seed)
         switch environment["BRIDGE_MATRIX_COUNT"] {
