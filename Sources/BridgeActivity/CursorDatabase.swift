@@ -83,7 +83,7 @@ public final class CursorDatabase: Sendable {
 
     /// Opens (creating it and the directory when missing) `<directory>/cursor.db` for the configured `sinks`.
     public convenience init(directory: String, sinks: [String], logger: Logger = .silent) throws {
-        try StateDirectory.create(directory)
+        try StateDirectory.prepare(directory)
         try self.init(path: StateDirectory.join(directory, Self.fileName), sinks: sinks, logger: logger)
     }
 

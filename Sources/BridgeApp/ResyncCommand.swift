@@ -59,6 +59,10 @@ enum ResyncCommand {
             // cursor.db read-only or damaged: the operator must act, as when `run` refuses it (exit 78).
             BridgeApplication.printError("directus-bridge: resync: cannot write the cursor store: \(error.reason)")
             return .configuration
+        } catch let error as UnsafePathError {
+            // A state_dir another user controls: refused as `run` refuses it (exit 78).
+            BridgeApplication.printError("directus-bridge: resync: delivery.state_dir: \(error)")
+            return .configuration
         } catch {
             BridgeApplication.printError("directus-bridge: resync: cannot write the cursor store: \(error)")
             return .failure

@@ -19,8 +19,11 @@ package final class StateDirectoryLock {
     package enum Failure: Error, CustomStringConvertible {
         /// Another process holds the lock; its pid when the file names one.
         case held(directory: String, pid: Int32?)
-        /// The directory or the lock file could not be created or opened.
-        case system(SystemError)
+        /// Another local user controls the directory or the lock file (docs/RELIABILITY.md, "Files another user
+        /// controls"): the bridge writes nothing there.
+        case unsafe(UnsafePathError)
+        /// The directory or the lock file could not be created or opened (a `SystemError`).
+        case system(any Error)
 
         package var description: String {
             switch self {
@@ -28,6 +31,8 @@ package final class StateDirectoryLock {
                 let holder = pid.map { "another directus-bridge (pid \($0))" } ?? "another directus-bridge"
                 return "delivery.state_dir \(directory) is in use by \(holder): give each bridge its own state_dir, "
                     + "or run replicas with state.backend: jetstream"
+            case .unsafe(let error):
+                return "delivery.state_dir: \(error)"
             case .system(let error):
                 return "cannot lock the state directory: \(error)"
             }
@@ -36,13 +41,16 @@ package final class StateDirectoryLock {
 
     private let descriptor: Int32
 
-    /// Creates `directory` when missing (0700) and takes the lock without waiting.
+    /// Creates `directory` when missing (0700), refuses it or the lock file when another user controls either
+    /// (`StateDirectory.prepare`, `PrivateFile.open`), and takes the lock without waiting.
     package init(directory: String) throws(Failure) {
         let path = StateDirectory.join(directory, Self.fileName)
         let descriptor: Int32
         do {
-            try StateDirectory.create(directory)
+            try StateDirectory.prepare(directory)
             descriptor = try PrivateFile.open(path, flags: O_RDWR)
+        } catch let error as UnsafePathError {
+            throw .unsafe(error)
         } catch {
             throw .system(error)
         }

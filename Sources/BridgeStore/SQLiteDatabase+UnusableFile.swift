@@ -49,12 +49,18 @@ extension SQLiteDatabase {
                     + " creates the files it is missing)")
         }
 
+        /// `error`'s file or directory is one another local user controls (`takeOwnership(of:)`).
+        static func unsafe(_ error: UnsafePathError) -> SQLiteError {
+            SQLiteError(resultCode: SQLITE_CANTOPEN, message: error.description)
+        }
+
         /// Why this process may not write to `path`, or nil when `access` allows it.
         private static func writeRefusal(_ path: String) -> String? {
             access(path, W_OK) == 0 ? nil : String(cString: strerror(errno))
         }
 
-        private static func directory(of path: String) -> String {
+        /// The directory `path` lies in.
+        static func directory(of path: String) -> String {
             guard let slash = path.lastIndex(of: "/") else { return "." }
             return slash == path.startIndex ? "/" : String(path[..<slash])
         }

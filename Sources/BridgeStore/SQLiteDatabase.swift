@@ -64,18 +64,13 @@ public final class SQLiteDatabase {
     /// file and what to do, instead of failing at some later write: opened for writing, a file the process may only
     /// read (SQLite would silently open it read-only), a directory where the `-wal`/`-shm` files cannot be created
     /// (a reader needs the `-shm` file too); a file that is not a database or is damaged (`checkAtOpen`); and a named
-    /// pipe or a device in place of the file or its `-wal`/`-shm`, which is not even opened. The file is never changed
-    /// or removed then.
+    /// pipe or a device in place of the file or its `-wal`/`-shm`, which is not even opened; and, opened for writing,
+    /// a file or directory another local user controls (`takeOwnership(of:)`). The file is never changed or removed
+    /// then.
     public init(path: String, options: Options = Options()) throws {
         let isFile = path != ":memory:" && !path.isEmpty
         if isFile { try Self.refuseSpecialFiles(path) }
-        if !options.readOnly && isFile {
-            do {
-                try PrivateFile.create(path)
-            } catch {
-                throw SQLiteError(resultCode: SQLITE_CANTOPEN, message: "cannot create \(path): \(error)")
-            }
-        }
+        if !options.readOnly && isFile { try Self.takeOwnership(of: path) }
         var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
         flags |= options.readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
         var handle: OpaquePointer?
@@ -129,6 +124,29 @@ public final class SQLiteDatabase {
         for file in [path, path + "-wal", path + "-shm"] {
             guard case .success(let kind) = FileKind.of(file), kind != .regularFile else { continue }
             throw UnusableFile.notARegularFile(file, kind)
+        }
+    }
+
+    /// A writer never writes through a file or directory another local user controls (docs/RELIABILITY.md, "Files
+    /// another user controls"): the database's directory is writable by its owner alone, who is the bridge's user or
+    /// root (SQLite creates `-wal`, `-shm` and `-journal` there by name); the database is created here or checked on
+    /// its descriptor, never through a link (`PrivateFile`); and its companions that exist are regular files of one
+    /// of those users, with no other name. SQLite then opens the database by the path just checked, and its
+    /// companions without following a link (`O_NOFOLLOW`, SQLite 3.40; `SQLITE_OPEN_NOFOLLOW` is not used: it refuses
+    /// a link anywhere in the path, such as a `state_dir` that is a link of the bridge user's own). Nobody else can
+    /// swap a file between the check and SQLite's open: nobody else may write the directory.
+    ///
+    /// Readers (`status`, `dlq list`) skip this: they change nothing, and root may read the state of the service's
+    /// user.
+    private static func takeOwnership(of path: String) throws {
+        do {
+            try OwnedPath.checkDirectory(UnusableFile.directory(of: path), rule: .privateDirectory)
+            try PrivateFile.create(path)
+            for companion in ["-wal", "-shm", "-journal"] { try OwnedPath.checkExistingFile(path + companion) }
+        } catch let error as UnsafePathError {
+            throw UnusableFile.unsafe(error)
+        } catch {
+            throw SQLiteError(resultCode: SQLITE_CANTOPEN, message: "cannot create \(path): \(error)")
         }
     }
 

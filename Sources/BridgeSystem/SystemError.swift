@@ -21,11 +21,12 @@ public struct SystemError: Error, Sendable, Equatable, CustomStringConvertible {
         return "\(operation): \(reason) (errno \(errno))"
     }
 
-    /// Transient conditions a caller may retry: interrupted, no buffer space, connection-level failures.
+    /// Transient conditions a caller may retry: interrupted, no buffer space, connection-level failures, and an
+    /// address another process holds (it may release it: docs/RELIABILITY.md, "A port another user took first").
     public var isRetriable: Bool {
         switch errno {
         case EINTR, EAGAIN, ENOBUFS, ECONNREFUSED, ECONNRESET, ECONNABORTED, ETIMEDOUT, EHOSTUNREACH, ENETUNREACH,
-            ENETDOWN, EPIPE, ENOTCONN:
+            ENETDOWN, EPIPE, ENOTCONN, EADDRINUSE:
             true
         default:
             false

@@ -1,3 +1,5 @@
+import BridgeSystem
+
 /// Turns the YAML tree into typed values, collecting every problem instead of stopping at the first.
 ///
 /// Getters report problems and return a fallback (the default, or nil), so decoding always continues and one
@@ -21,7 +23,7 @@ package struct ConfigDecoder {
     /// `delivery.state_dir` as written, for messages.
     var stateDirectoryText = ""
     /// What relative paths are resolved against.
-    let workingDirectory = ConfiguredPath.workingDirectory()
+    let workingDirectory = currentWorkingDirectory()
     /// What the sink entry being decoded takes, set by `decodeSinks` before the entry's type reads its own keys.
     package internal(set) var sinkScope = SinkScope(collections: [], events: [], subscribed: [])
 

@@ -1,7 +1,3 @@
-#if canImport(Glibc)
-    @preconcurrency import Glibc
-#endif
-
 /// Configured file paths compared as the files they name, so that one file under two spellings is caught
 /// (`out.ndjson`, `./out.ndjson` and its absolute path; `-` and `/dev/stdout`), and a sink's file inside
 /// `delivery.state_dir` too. Lexical, like the kernel resolving the path from the working directory: `.`, `..` and
@@ -10,6 +6,10 @@ package enum ConfiguredPath {
     /// What every name of the process's standard output resolves to.
     package static let standardOutput = "-"
     private static let standardOutputNames: Set<String> = ["-", "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"]
+
+    /// Whether `path` names the process's standard output (`-`, `/dev/stdout`, …), which the NDJSON sink writes to
+    /// as descriptor 1: `/dev/stdout` is a link into `/proc` that leads to no path when stdout is a pipe.
+    package static func isStandardOutput(_ path: String) -> Bool { standardOutputNames.contains(path) }
 
     /// `path` as an absolute, folded path (relative paths start at `workingDirectory`), or `standardOutput`.
     package static func resolved(_ path: String, workingDirectory: String) -> String {
@@ -29,13 +29,5 @@ package enum ConfiguredPath {
     /// Whether resolved path `path` lies inside resolved directory `directory` (not the directory itself).
     package static func isInside(_ path: String, directory: String) -> Bool {
         path != standardOutput && path.hasPrefix(directory == "/" ? "/" : directory + "/") && path != directory
-    }
-
-    /// The process's working directory, which relative paths in the config are resolved against; "/" when it
-    /// cannot be read (it was removed), where relative paths could not be opened anyway.
-    package static func workingDirectory() -> String {
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        guard getcwd(&buffer, buffer.count) != nil else { return "/" }
-        return String(cString: buffer)
     }
 }

@@ -70,7 +70,7 @@ public final class BridgeRuntime: Sendable {
             ])
         for warning in StartupWarnings.all(config) { logger.warning(warning.message, metadata: warning.metadata) }
         // Operations endpoint (http.listen): up before authenticating, so /readyz can say why it is not ready yet.
-        let operations: HTTPServer?
+        let operations: OperationsServer.Start
         do {
             operations = try await OperationsServer.start(
                 config.http, registry: components.registry, health: components.health,
@@ -78,9 +78,23 @@ public final class BridgeRuntime: Sendable {
         } catch {
             return error
         }
-        defer { operations?.stop() }
-        if config.state.backend == .jetstream { return await runShared(components, stop: stop) }
-        return await runTerm(components, cursors: .local, permit: nil, stop: stop)
+        let server: HTTPServer? = if case .listening(let listening) = operations { listening } else { nil }
+        defer { server?.stop() }
+        return await withTaskGroup(of: Void.self) { group in
+            if case .waiting(let binding, let failure) = operations {
+                // Another process holds the port: the bridge works on while the endpoint keeps trying.
+                let logger = logger.child(label: "http")
+                group.addTask {
+                    await OperationsServer.keepListening(binding, after: failure, stop: stop, logger: logger)
+                }
+            }
+            let outcome =
+                config.state.backend == .jetstream
+                ? await runShared(components, stop: stop)
+                : await runTerm(components, cursors: .local, permit: nil, stop: stop)
+            group.cancelAll()  // the endpoint that kept trying stops serving with the run, as `server` does
+            return outcome
+        }
     }
 
     /// Claims `delivery.state_dir` when this run keeps state there: cursors (activity mode, or `auto`, which may

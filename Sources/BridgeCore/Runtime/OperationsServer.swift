@@ -15,17 +15,36 @@ public enum OperationsServer {
     /// The content type Prometheus expects for the text exposition format.
     public static let metricsContentType = "text/plain; version=0.0.4; charset=utf-8"
 
-    /// Starts the server when `http.listen` is set (nil otherwise) and logs the address it listens on, with the real
-    /// port when the configured one is 0. A failure to listen is a configuration problem (exit 78).
-    /// `redactor` hides the configured secrets in `/readyz` reasons (they may quote a server's or a sink's error).
+    /// How the first attempt to listen on `http.listen` went.
+    public enum Start {
+        /// `http.listen` is off.
+        case off
+        /// Serving; the caller stops the server at the end of the run.
+        case listening(HTTPServer)
+        /// Another process holds the port (`HTTPServerError.isRetriable`): `keepListening` tries again.
+        case waiting(Binding, HTTPServerError)
+    }
+
+    /// What `keepListening` binds: the addresses `http.listen` resolved to, and the routes.
+    public struct Binding: Sendable {
+        let addresses: [SocketAddress]
+        let label: String
+        let routes: [String: HTTPRouteHandler]
+    }
+
+    /// The first attempt to listen on `http.listen`, and the log line saying where it serves (with the real port
+    /// when the configured one is 0). A failure no retry can mend (a name that does not resolve, an address not on
+    /// this host, a port below 1024 without the capability) is a configuration problem (exit 78); a port another
+    /// process holds is `waiting`. `redactor` hides the configured secrets in `/readyz` reasons (they may quote a
+    /// server's or a sink's error).
     public static func start(
         _ http: HTTPConfig,
         registry: MetricsRegistry,
         health: HealthState,
         redactor: Redactor,
         logger: Logger
-    ) async throws(RuntimeOutcome) -> HTTPServer? {
-        guard let listen = http.listen else { return nil }
+    ) async throws(RuntimeOutcome) -> Start {
+        guard let listen = http.listen else { return .off }
         let addresses: [SocketAddress]
         if let numeric = SocketAddress(ipAddress: listen.host, port: listen.port) {
             addresses = [numeric]
@@ -39,16 +58,21 @@ public enum OperationsServer {
                 throw .configurationProblem("http.listen \(listen): \(error)")
             }
         }
-        let server: HTTPServer
+        let binding = Binding(
+            addresses: addresses, label: listen.description,
+            routes: routes(registry: registry, health: health, redactor: redactor))
         do {
-            server = try HTTPServer(
-                addresses: addresses,
-                label: listen.description,
-                routes: routes(registry: registry, health: health, redactor: redactor)
-            )
+            return .listening(try serve(binding, logger: logger))
+        } catch where error.isRetriable {
+            return .waiting(binding, error)
         } catch {
             throw .configurationProblem("http.listen: \(error)")
         }
+    }
+
+    /// Listens on `binding` and logs where (with the real port when the configured one is 0).
+    static func serve(_ binding: Binding, logger: Logger) throws(HTTPServerError) -> HTTPServer {
+        let server = try HTTPServer(addresses: binding.addresses, label: binding.label, routes: binding.routes)
         logger.info(
             "serving /metrics, /healthz and /readyz",
             metadata: ["http.listen": server.boundAddresses.map(\.description).joined(separator: ",")]

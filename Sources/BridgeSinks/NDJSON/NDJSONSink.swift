@@ -1,5 +1,6 @@
 public import BridgeSystem
 public import BridgeEvents
+internal import BridgeConfig
 
 #if canImport(Glibc)
 @preconcurrency import Glibc
@@ -11,6 +12,10 @@ public import BridgeEvents
 /// fails part-way (disk full), the file is truncated back to where the batch started and the error is reported, so
 /// a retry never leaves a torn line. `fsync` policy: `always` (after every batch), `interval` (at least once a
 /// second, and at close), `never`. `reopen` (SIGHUP) reopens the path so logrotate can move the file.
+///
+/// The bridge never writes through a file or directory another local user controls (docs/RELIABILITY.md, "Files
+/// another user controls"): the path, its links and directories are checked (`OwnedPath.resolveFile`) and the file is
+/// opened without following a link and checked on its descriptor (`PrivateFile.open`), at start and at every reopen.
 ///
 /// `makeDurable` does nothing: lines are written and flushed when `accept` returns, and fsynced too with
 /// `fsync: always`; `interval` and `never` trade that for speed, by the user's choice.
@@ -27,17 +32,24 @@ public final class NDJSONSink: SinkConnector, @unchecked Sendable {
     private var lastSync = ContinuousClock.now
     private let linesWritten: Counter?
 
-    /// Opens `path` ("-" for stdout) for appending.
+    /// Opens `path` for appending; "-" and the other names of stdout (`/dev/stdout`: a link into /proc that leads to
+    /// no path when stdout is a pipe) write to descriptor 1. A file another user controls is refused for good.
     public init(path: String, fsync policy: FsyncPolicy, linesWritten: Counter? = nil)
         throws(SinkError)
     {
         self.path = path
         self.policy = policy
         self.name = "ndjson:\(path)"
-        self.isStdout = path == "-"
+        self.isStdout = ConfiguredPath.isStandardOutput(path)
         self.linesWritten = linesWritten
         self.fd = isStdout ? 1 : -1
-        if !isStdout { fd = try Self.open(path: path, sinkName: name) }
+        if !isStdout {
+            do {
+                fd = try Self.open(path)
+            } catch {
+                throw Self.failure(error, sink: name)
+            }
+        }
         buffer.reserveCapacity(1 << 16)
     }
 
@@ -48,7 +60,14 @@ public final class NDJSONSink: SinkConnector, @unchecked Sendable {
     public func accept(_ events: [EncodedEvent]) throws(SinkError) {
         guard !events.isEmpty else { return }
         if fd < 0 {
-            fd = try Self.open(path: path, sinkName: name)
+            do {
+                fd = try Self.open(path)
+            } catch let error as UnsafePathError {
+                // Another user took the path over since the start (a refused reopen): the sink waits until fixed.
+                throw SinkError(sink: name, message: "\(error)", isRetriable: true)
+            } catch {
+                throw Self.failure(error, sink: name)
+            }
             guard fd >= 0 else {
                 throw SinkError(
                     sink: name, message: "no reader on the named pipe \(path) yet; waiting for one", isRetriable: true)
@@ -84,10 +103,24 @@ public final class NDJSONSink: SinkConnector, @unchecked Sendable {
         if policy == .interval, dirty, now - lastSync >= .seconds(1) { try sync() }
     }
 
+    /// Reopens the path (SIGHUP). A failure keeps the file open so far, except when another user controls what the
+    /// path now names: then the sink closes it too and refuses every batch (retried with backoff, logged, listed in
+    /// `/readyz` after 30 s; activity mode keeps the events at the sink's cursor) until the operator removes what is
+    /// in the way. Writing on into the old file would hand the lines to whatever logrotate does with it next
+    /// (compress, delete), where they would be lost unseen.
     public func reopen() throws(SinkError) {
         guard !isStdout else { return }
         try sync()
-        let newFD = try Self.open(path: path, sinkName: name)
+        let newFD: Int32
+        do {
+            newFD = try Self.open(path)
+        } catch let error as UnsafePathError {
+            if fd >= 0 { Glibc.close(fd) }
+            fd = -1
+            throw SinkError(sink: name, message: "refusing to reopen: \(error)", isRetriable: true)
+        } catch {
+            throw Self.failure(error, sink: name)
+        }
         guard newFD >= 0 else {
             throw SinkError(sink: name, message: "no reader on the named pipe \(path) yet", isRetriable: true)
         }
@@ -119,19 +152,28 @@ public final class NDJSONSink: SinkConnector, @unchecked Sendable {
     /// Opens `path` for appending; a file the sink creates is 0600 (docs/RELIABILITY.md, "Files and transport"), an
     /// existing one keeps its mode. -1 for a named pipe no process reads yet: opening it would wait for a reader,
     /// before the bridge logged a word and beyond SIGTERM (docs/RELIABILITY.md, "Careless or hostile operators");
-    /// `accept` tries again.
-    private static func open(path: String, sinkName: String) throws(SinkError) -> Int32 {
+    /// `accept` tries again. Throws `UnsafePathError` for a path another user controls, `SystemError` otherwise.
+    private static func open(_ path: String) throws -> Int32 {
         do {
-            let fd = try PrivateFile.open(path, flags: O_WRONLY | O_APPEND | O_NONBLOCK)
+            let target = try OwnedPath.resolveFile(path)
+            let fd = try PrivateFile.open(
+                target, flags: O_WRONLY | O_APPEND | O_NONBLOCK, kinds: [.regularFile, .namedPipe, .device])
             // Only the open must not wait: writes block as they did (a full pipe holds this sink's runner).
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
             return fd
-        } catch where error.errno == ENXIO {
+        } catch let error as SystemError where error.errno == ENXIO {
             return -1
-        } catch {
-            let code = error.errno
-            throw SinkError(
-                sink: sinkName, message: "\(error)", isRetriable: code != EACCES && code != EISDIR && code != ENOENT)
         }
+    }
+
+    /// `open`'s error as the sink reports it: a path another user controls, or one that cannot be opened at all, is
+    /// not retried.
+    private static func failure(_ error: any Error, sink: String) -> SinkError {
+        if let error = error as? UnsafePathError {
+            return SinkError(sink: sink, message: "\(error)", isRetriable: error.isRetriable)
+        }
+        let code = (error as? SystemError)?.errno ?? 0
+        let lasting = code == EACCES || code == EISDIR || code == ENOENT
+        return SinkError(sink: sink, message: "\(error)", isRetriable: !lasting)
     }
 }

@@ -73,7 +73,7 @@ package final class OutboxStore: @unchecked Sendable {
     package static func open(stateDir: String, options: SQLiteDatabase.Options = OutboxStore.defaultOptions) throws
         -> OutboxStore
     {
-        try StateDirectory.create(stateDir)
+        try StateDirectory.prepare(stateDir)
         return try OutboxStore(path: stateDir + "/" + fileName, options: options)
     }
 
@@ -101,7 +101,8 @@ package final class OutboxStore: @unchecked Sendable {
                     + "restart the bridge")
         }
         let walPath = path + "-wal"
-        let descriptor = Glibc.open(walPath, O_RDONLY | O_CLOEXEC)
+        // Never through a link: SQLite's log is a regular file (docs/RELIABILITY.md, "Files another user controls").
+        let descriptor = Glibc.open(walPath, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
         if descriptor < 0 {
             let code = errno
             if code == ENOENT { return }
