@@ -161,7 +161,7 @@ struct TransportBehaviourTests {
             }
             #expect(error?.kind == .couldNotConnect)
             #expect(error?.isRetriable == true)
-            #expect(error?.url == "http://127.0.0.1:\(port)/x")
+            #expect(error?.url == "http://127.0.0.1:\(port)")
             #expect(error.map { !"\($0)".contains("secret") } == true)
         }
     }

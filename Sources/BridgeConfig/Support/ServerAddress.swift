@@ -1,3 +1,5 @@
+import BridgeSystem
+
 /// The server addresses the broker sinks and the shared state list: a Kafka broker `host:port`, a NATS server URL
 /// `nats://[user[:password]@]host[:port]` or `tls://…`. Checked when the config is read, so that a typo is a
 /// configuration error naming the entry rather than a connection the client library retries forever.
@@ -25,7 +27,7 @@ package enum ServerAddress {
     /// The configuration message for a `servers` entry `text` of `field` that is not a NATS server URL (credentials in
     /// it redacted), or nil when it is one.
     package static func natsURLIssue(_ text: String, field: String) -> String? {
-        natsURLProblem(text).map { "\(field): \"\(URLCredentials.redacted(text))\" is not a NATS server URL: \($0)" }
+        natsURLProblem(text).map { "\(field): \"\(ShownURL.of(text))\" is not a NATS server URL: \($0)" }
     }
 
     private static func hostPortProblem(_ text: Substring, portRequired: Bool) -> String? {
