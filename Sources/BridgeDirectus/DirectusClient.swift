@@ -78,21 +78,22 @@ public final class DirectusClient: Sendable {
             // §8.1: {"errors":[{"message":"…","extensions":{"code":"…"}}]}
             let first = parsed?["errors"]?[0]
             let code = first?["extensions"]?["code"]?.stringValue
-            let message = first?["message"]?.stringValue ?? Self.snippet(response.bodyText)
+            let message = first?["message"]?.stringValue ?? Self.snippet(response.body)
             throw DirectusError(
                 kind: .rejected, status: response.status, code: code, message: message, operation: operation)
         }
         guard let parsed else {
             throw DirectusError(
                 kind: .invalidResponse, status: response.status,
-                message: "the answer is not JSON: \(Self.snippet(response.bodyText))", operation: operation)
+                message: "the answer is not JSON: \(Self.snippet(response.body))", operation: operation)
         }
         return parsed
     }
 
-    private static func snippet(_ text: String) -> String {
-        let trimmed = text.prefix(200)
-        return trimmed.isEmpty ? "(empty body)" : String(trimmed)
+    /// The first 200 bytes of `body` as text (not the first 200 characters: one character may be megabytes long).
+    private static func snippet(_ body: [UInt8]) -> String {
+        let text = PeerText.prefix(String(decoding: body.prefix(256), as: UTF8.self), maximumLength: 200)
+        return text.isEmpty ? "(empty body)" : text
     }
 
     // MARK: - Authentication (§8.3–§8.5)
