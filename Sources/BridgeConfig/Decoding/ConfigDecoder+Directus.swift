@@ -58,10 +58,10 @@ extension ConfigDecoder {
     private mutating func decodeAuth(_ map: MappingView) -> AuthConfig {
         let issuesBefore = issues.count
         let token = secret(map, "token", orFile: "token_file")
-        let email = string(map, "email")
+        let email = credential(map, "email")
         let password = secret(map, "password", orFile: "password_file")
         let credentialIssuesReported = issues.count > issuesBefore
-        let otp = string(map, "otp")
+        let otp = credential(map, "otp")
         let mode = choice(map, "mode", default: AuthMode.handshake)
         let tokenMark = map.keyMark("token") ?? map.keyMark("token_file") ?? map.mark
         let passwordMark = map.keyMark("password") ?? map.keyMark("password_file") ?? map.mark

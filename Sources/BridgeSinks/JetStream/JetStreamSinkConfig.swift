@@ -154,7 +154,7 @@ package struct JetStreamSinkConfig: SinkSettings, Equatable {
             decoder.checkLibraryFile(file, field: map.field("credentials_file"), at: node.mark)
         }
         let token = decoder.secret(map, "token", orFile: "token_file")
-        let user = decoder.string(map, "user")
+        let user = decoder.credential(map, "user")
         let password = decoder.secret(map, "password", orFile: "password_file")
         let ways = [file != nil, token != nil, user != nil || password != nil].filter { $0 }.count
         if ways > 1 {
