@@ -30,8 +30,9 @@ enum StatusCommand {
             return .failure
         }
         let service = await probe(config.http)
+        // Lines quote the state files and the service's answers: cleaned, so that nothing in them forges a line.
         for line in StatusReport(config: config, stored: stored, service: service).lines {
-            BridgeApplication.printOutput(line)
+            BridgeApplication.printOutput(PeerText.sanitized(line, maximumLength: 4096))
         }
         return .success
     }
