@@ -151,7 +151,8 @@ public struct AuthTokens: Sendable, Equatable {
         let refresh = answer["data"]?["refresh_token"]?.stringValue
         // Both go into headers (`Authorization`) or bodies: one with a line break or NUL is an answer the bridge
         // cannot use (`invalidResponse`: retried), never a header it sends.
-        for (name, token) in [("access_token", access), ("refresh_token", refresh ?? "")] where OneLine.isBroken(token) {
+        for (name, token) in [("access_token", access), ("refresh_token", refresh ?? "")]
+        where OneLine.isBroken(token) {
             throw DirectusError(
                 kind: .invalidResponse, message: "data.\(name) in the answer holds a line break or NUL",
                 operation: operation)

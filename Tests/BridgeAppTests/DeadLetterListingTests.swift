@@ -6,7 +6,8 @@ import Testing
 /// Issue 23, item 7: `dlq list` printed keys raw: a key with escape sequences and a line break forged a row on the
 /// terminal. Every text of a letter (key, id, collection, sink, reason) is shown cleaned and bounded, one row each.
 @Suite struct DeadLetterListingTests {
-    static let forging = "7\u{1B}[2K\r\u{1B}[1A\nact_999  articles  forged-row  1  -  2026-01-01T00:00:00.000Z  x  fine\u{9B}2J"
+    static let forging =
+        "7\u{1B}[2K\r\u{1B}[1A\nact_999  articles  forged-row  1  -  2026-01-01T00:00:00.000Z  x  fine\u{9B}2J"
 
     private func letter(key: String, reason: String, id: String = "act_1", sink: String = "1-h:443-0a1b2c3d")
         -> DeadLetter

@@ -60,7 +60,9 @@ import Testing
                 ])) == ["bridge.yaml:11:15: sinks[0].password \(message)"])
         #expect(
             refusals(
-                withSinks(["- type: jetstream", "  servers: [\"nats://127.0.0.1:4222\"]", #"  token: "abc\u0000defgh""#]))
+                withSinks([
+                    "- type: jetstream", "  servers: [\"nats://127.0.0.1:4222\"]", #"  token: "abc\u0000defgh""#,
+                ]))
                 == ["bridge.yaml:10:12: sinks[0].token \(message)"])
         let kafka = refusals(
             withSinks([

@@ -160,7 +160,8 @@ struct TransportBehaviourTests {
             for value in ["Bearer abcdefgh\r\nX-Injected: yes", "Bearer abc\ndef", "Bearer abc\u{0}def"] {
                 let error = await expectHTTPError {
                     try await client.send(
-                        HTTPRequest(method: "POST", url: peer.url("/echo"), headers: [("authorization", value)], body: []))
+                        HTTPRequest(
+                            method: "POST", url: peer.url("/echo"), headers: [("authorization", value)], body: []))
                 }
                 #expect(error?.kind == .other && error?.isRetriable == false, "\(String(describing: error))")
                 #expect(error.map { !"\($0)".contains("abcdefgh") && !"\($0)".contains("X-Injected") } == true)

@@ -32,7 +32,8 @@ extension BridgeCheck {
             guard body == "pong" || body == "\"pong\"" else {
                 return .fail(
                     "server",
-                    "\(shown) answered GET /server/ping with \"\(PeerText.sanitized(body, maximumLength: 60))\", not pong",
+                    "\(shown) answered GET /server/ping with \"\(PeerText.prefix(body, maximumLength: 60))\", "
+                        + "not pong",
                     remedy: "check that directus.url points at Directus, not at another service or a login page"
                 )
             }

@@ -23,7 +23,8 @@ public final class HealthState: Sendable {
         /// A standby of shared state: another bridge of the same name holds the lease (or the state store cannot be
         /// reached), so this one neither reads Directus nor delivers.
         public var standby = false
-        /// Each sink's lag, by sink id (the metrics' `sink` label): activity rows between the newest id seen and its cursor (activity mode only;
+        /// Each sink's lag, by sink id (the metrics' `sink` label): activity rows between the newest id seen and its
+        /// cursor (activity mode only;
         /// information, not a reason to be unready — a sink that cannot take events shows in `stuckSinks`).
         public var sinkLag: [String: Int64] = [:]
 

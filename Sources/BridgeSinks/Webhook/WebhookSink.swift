@@ -29,9 +29,10 @@ public final class WebhookSink: SinkConnector, @unchecked Sendable {
     private var unsynced = false
     private var lastSync = ContinuousClock.now
 
-    /// Creates the sink for outbox id `sinkID`, shown as `name` (`WebhookSinkConfig.summary`); `outboxChanged` is called after every batch that added rows, and
-    /// `background` (the delivery service) runs as the connector's background work. With `progressAfterDelivery`
-    /// (shared state) `makeDurable` returns only once the outbox of this sink is empty.
+    /// Creates the sink for outbox id `sinkID`, shown as `name` (`WebhookSinkConfig.summary`); `outboxChanged` is
+    /// called after every batch that added rows, and `background` (the delivery service) runs as the connector's
+    /// background work. With `progressAfterDelivery` (shared state) `makeDurable` returns only once the outbox of
+    /// this sink is empty.
     package init(
         sinkID: String,
         name: String,
