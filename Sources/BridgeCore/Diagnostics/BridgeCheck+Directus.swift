@@ -24,7 +24,7 @@ extension BridgeCheck {
             guard response.isSuccess else {
                 return .fail(
                     "server",
-                    "\(shown) answered GET /server/ping with HTTP \(response.status)",
+                    "\(shown): GET /server/ping answered HTTP \(response.status)",
                     remedy: "check directus.url (including any path prefix) and that it points at Directus"
                 )
             }
@@ -32,8 +32,7 @@ extension BridgeCheck {
             guard body == "pong" || body == "\"pong\"" else {
                 return .fail(
                     "server",
-                    "\(shown) answered GET /server/ping with \"\(PeerText.prefix(body, maximumLength: 60))\", "
-                        + "not pong",
+                    "\(shown): GET /server/ping answered \"\(PeerText.prefix(body, maximumLength: 60))\", not pong",
                     remedy: "check that directus.url points at Directus, not at another service or a login page"
                 )
             }
