@@ -121,7 +121,8 @@ let package = Package(
                 "BridgeHTTP", "BridgeJSON", "BridgeConfig", "BridgeWebSocket", "BridgeTestSupport",
             ]
         ),
-        .testTarget(name: "BridgeAppTests", dependencies: ["BridgeApp", "BridgeSystem", "BridgeTestSupport"]),
+        .testTarget(
+            name: "BridgeAppTests", dependencies: ["BridgeApp", "BridgeSinks", "BridgeSystem", "BridgeTestSupport"]),
         .testTarget(name: "BridgeIntegrationTests", dependencies: ["BridgeCLI", "BridgeTestSupport"]),
         .testTarget(name: "BridgeConfigTests", dependencies: ["BridgeConfig", "BridgeCore", "BridgeEvents", "BridgeDirectus", "BridgeActivity", "BridgeSinks", "BridgeSystem", "BridgeTestSupport"]),
         .testTarget(name: "BridgeJSONTests", dependencies: ["BridgeJSON", "BridgeSystem"]),

@@ -62,9 +62,10 @@ public enum BridgeApplication {
         FileDescriptorWriter.writeAll(fd: 1, bytes: Array((text + "\n").utf8))
     }
 
-    /// Writes a line to stderr.
+    /// Writes a line to stderr: one line, however the text came (a message may quote a peer or the config file),
+    /// its control characters turned into spaces and its length bounded (`PeerText`).
     static func printError(_ text: String) {
-        FileDescriptorWriter.writeAll(fd: 2, bytes: Array((text + "\n").utf8))
+        FileDescriptorWriter.writeAll(fd: 2, bytes: Array((PeerText.sanitized(text, maximumLength: 8192) + "\n").utf8))
     }
 }
 

@@ -187,17 +187,26 @@ enum DeadLetterCommandRunner {
     }
 
     private static func printLetters(_ letters: [DeadLetter], json: Bool) {
-        if json {
-            for letter in letters { BridgeApplication.printOutput(jsonLine(letter)) }
-            return
+        let lines = json ? letters.map(jsonLine) : rows(letters, header: isatty(1) == 1)
+        for line in lines { BridgeApplication.printOutput(line) }
+    }
+
+    /// The listing's lines: one per letter — id, collection, key, attempts, last status, time, sink, reason — in
+    /// aligned columns, after a header line when `header` is set (stdout is a terminal). Every text is cleaned and
+    /// bounded (`PeerText`): a key, an id or a reason came from Directus, a receiver or the file, and an escape
+    /// sequence or a line break in one must not move the cursor or forge a row.
+    static func rows(_ letters: [DeadLetter], header: Bool) -> [String] {
+        func shown(_ text: String, _ maximumLength: Int = 256) -> String {
+            PeerText.sanitized(text, maximumLength: maximumLength)
         }
         var rows = letters.map { letter in
             [
-                letter.eventID, letter.collection, letter.key, "\(letter.attempts)",
-                letter.lastStatus.map(String.init) ?? "-", time(letter.deadAt), letter.sink, letter.reason,
+                shown(letter.eventID), shown(letter.collection), shown(letter.key), "\(letter.attempts)",
+                letter.lastStatus.map(String.init) ?? "-", time(letter.deadAt), shown(letter.sink),
+                shown(letter.reason, 1024),
             ]
         }
-        if isatty(1) == 1 && !rows.isEmpty {
+        if header && !rows.isEmpty {
             rows.insert(["ID", "COLLECTION", "KEY", "ATTEMPTS", "STATUS", "TIME", "SINK", "REASON"], at: 0)
         }
         let padded = 7  // every column but the reason, which is free text and comes last
@@ -205,12 +214,12 @@ enum DeadLetterCommandRunner {
         for row in rows {
             for column in 0..<padded { widths[column] = max(widths[column], row[column].count) }
         }
-        for row in rows {
+        return rows.map { row in
             var line = ""
             for column in 0..<padded {
                 line += row[column] + String(repeating: " ", count: widths[column] - row[column].count + 2)
             }
-            BridgeApplication.printOutput(line + row[padded])
+            return line + row[padded]
         }
     }
 

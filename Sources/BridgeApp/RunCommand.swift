@@ -19,7 +19,9 @@ enum RunCommand {
         case .cleanShutdown: return .success
         case .credentialsRejected: return .credentialsRejected
         case .configurationProblem(let message):
-            BridgeApplication.printError("directus-bridge: \(message)")
+            // Secrets hidden as in the log (a library's refusal may quote a configured value).
+            let redactor = Redactor(secrets: config.allSecrets)
+            BridgeApplication.printError("directus-bridge: " + redactor.redact(message))
             return .configuration
         case .failure: return .failure
         }

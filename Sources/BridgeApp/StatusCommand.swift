@@ -38,7 +38,8 @@ enum StatusCommand {
         if json {
             BridgeApplication.printOutput(report.json.serializedString())
         } else {
-            for line in report.lines { BridgeApplication.printOutput(line) }
+            // Lines quote the state files and the service's answers: cleaned, so that nothing in them forges a line.
+            for line in report.lines { BridgeApplication.printOutput(PeerText.sanitized(line, maximumLength: 4096)) }
         }
         return .success
     }

@@ -113,7 +113,7 @@ enum WebhookDeliveryBenchmark {
         )
         let sink = WebhookSink(
             sinkID: "bench",
-            url: url,
+            name: "webhook:bench",
             store: store,
             maxOutbox: 10_000_000,
             metrics: nil,

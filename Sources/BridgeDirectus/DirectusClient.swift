@@ -78,21 +78,22 @@ public final class DirectusClient: Sendable {
             // §8.1: {"errors":[{"message":"…","extensions":{"code":"…"}}]}
             let first = parsed?["errors"]?[0]
             let code = first?["extensions"]?["code"]?.stringValue
-            let message = first?["message"]?.stringValue ?? Self.snippet(response.bodyText)
+            let message = first?["message"]?.stringValue ?? Self.snippet(response.body)
             throw DirectusError(
                 kind: .rejected, status: response.status, code: code, message: message, operation: operation)
         }
         guard let parsed else {
             throw DirectusError(
                 kind: .invalidResponse, status: response.status,
-                message: "the answer is not JSON: \(Self.snippet(response.bodyText))", operation: operation)
+                message: "the answer is not JSON: \(Self.snippet(response.body))", operation: operation)
         }
         return parsed
     }
 
-    private static func snippet(_ text: String) -> String {
-        let trimmed = text.prefix(200)
-        return trimmed.isEmpty ? "(empty body)" : String(trimmed)
+    /// The first 200 bytes of `body` as text (not the first 200 characters: one character may be megabytes long).
+    private static func snippet(_ body: [UInt8]) -> String {
+        let text = PeerText.prefix(String(decoding: body.prefix(256), as: UTF8.self), maximumLength: 200)
+        return text.isEmpty ? "(empty body)" : text
     }
 
     // MARK: - Authentication (§8.3–§8.5)
@@ -147,8 +148,17 @@ public struct AuthTokens: Sendable, Equatable {
         guard let access = answer["data"]?["access_token"]?.stringValue else {
             throw DirectusError(kind: .invalidResponse, message: "no data.access_token in the answer", operation: operation)
         }
+        let refresh = answer["data"]?["refresh_token"]?.stringValue
+        // Both go into headers (`Authorization`) or bodies: one with a line break or NUL is an answer the bridge
+        // cannot use (`invalidResponse`: retried), never a header it sends.
+        for (name, token) in [("access_token", access), ("refresh_token", refresh ?? "")]
+        where OneLine.isBroken(token) {
+            throw DirectusError(
+                kind: .invalidResponse, message: "data.\(name) in the answer holds a line break or NUL",
+                operation: operation)
+        }
         accessToken = access
-        refreshToken = answer["data"]?["refresh_token"]?.stringValue
+        refreshToken = refresh
         expiresIn = Self.plannedLifetime(expires: answer["data"]?["expires"])
     }
 

@@ -1,3 +1,4 @@
+import BridgeSystem
 package import BridgeEvents
 
 /// A failed Directus REST call: the server's error envelope (§8.1), a transport failure, or an answer we cannot use.
@@ -34,12 +35,18 @@ public struct DirectusError: Error, Sendable, CustomStringConvertible {
     /// `directus.tls.ca_file` do not trust, which no retry fixes by itself.
     public internal(set) var isTLSFailure = false
 
-    /// Creates an error.
+    /// At most this many UTF-8 bytes of a message are kept: Directus's text (or a proxy's) must not make an error
+    /// megabytes long. Kept raw otherwise, so that logs and `check` can redact it before they clean it (`PeerText`).
+    public static let maximumMessageLength = 4096
+    /// At most this many UTF-8 bytes of a code are kept (Directus's codes are short words).
+    public static let maximumCodeLength = 64
+
+    /// Creates an error; `message` and `code`, which may come from the server, are bounded here.
     public init(kind: Kind, status: Int? = nil, code: String? = nil, message: String, operation: String) {
         self.kind = kind
         self.status = status
-        self.code = code
-        self.message = message
+        self.code = code.map { PeerText.prefix($0, maximumLength: Self.maximumCodeLength) }
+        self.message = PeerText.prefix(message, maximumLength: Self.maximumMessageLength)
         self.operation = operation
     }
 

@@ -159,8 +159,9 @@ public final class RealtimeConnectionDriver {
 
     /// Maps a decoded message to the state machine's input (§3, §5.3, §7.2).
     package static func inbound(_ message: DirectusServerMessage) -> RealtimeInbound {
-        let code = message.error?.code ?? "UNKNOWN"
-        let text = message.error?.message ?? ""
+        // Directus's words, bounded here (a message may be as large as the socket allows); logs clean them.
+        let code = PeerText.prefix(message.error?.code ?? "UNKNOWN", maximumLength: DirectusError.maximumCodeLength)
+        let text = PeerText.prefix(message.error?.message ?? "", maximumLength: DirectusError.maximumMessageLength)
         switch message.type {
         case .ping: return .ping
         case .pong: return .pong

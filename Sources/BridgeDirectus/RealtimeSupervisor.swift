@@ -90,7 +90,7 @@ package struct RealtimeSupervisor: Sendable {
                 }
             }
             let started = ContinuousClock.now
-            logger.info("connecting", metadata: [LogKey.url: Self.redactedURL(settings.url)])
+            logger.info("connecting", metadata: [LogKey.url: ShownURL.of(settings.url)])
             let outcome = await attempt(token: token, stop: stop)
             if stop.isTriggered || outcome == .shutdown { return }
             backoff.connectionEnded(after: .now - started)
@@ -197,10 +197,5 @@ package struct RealtimeSupervisor: Sendable {
         case .closed(let code, let reason): "connection closed (\(code)\(reason.isEmpty ? "" : ": " + reason))"
         case .failed(let message): message
         }
-    }
-
-    /// The URL without its query (which may carry a token in strict mode).
-    package static func redactedURL(_ url: String) -> String {
-        url.split(separator: "?", maxSplits: 1).first.map(String.init) ?? url
     }
 }

@@ -1,3 +1,4 @@
+import BridgeSystem
 import CCurl
 
 #if canImport(Glibc)
@@ -78,6 +79,13 @@ final class CurlEasyHandle {
         waitForMultiplexing: Bool = false
     ) throws(HTTPClientError) {
         url = request.url
+        // A line break in a header would end it and start one the value chose (a token a server issued, a value
+        // nothing refused before): such a request is never sent. Names are shown, values never (they are secrets).
+        if let broken = request.headers.first(where: { OneLine.isBroken($0.name) || OneLine.isBroken($0.value) }) {
+            let name = PeerText.sanitized(broken.name, maximumLength: 64)
+            throw HTTPClientError(
+                kind: .other, message: "header \(name) holds a line break or NUL; the request was not sent", url: url)
+        }
         responseHeaders.removeAll(keepingCapacity: true)
         body = []
         bodyLimit = max(0, request.maxResponseBytes ?? options.maxResponseBytes)

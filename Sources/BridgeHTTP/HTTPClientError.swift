@@ -1,3 +1,5 @@
+import BridgeSystem
+
 /// A request that produced no usable response: the transfer failed before a complete response arrived.
 ///
 /// HTTP error statuses are not errors here: a 503 is a response, and the caller decides what it means.
@@ -28,17 +30,19 @@ public struct HTTPClientError: Error, Sendable, CustomStringConvertible {
     public var kind: Kind
     /// The libcurl result code (`CURLcode`), 0 when the failure did not come from curl.
     public var curlCode: Int
-    /// curl's detailed message (its error buffer), or its generic text for the code.
+    /// curl's detailed message (its error buffer), or its generic text for the code, with any URL in it shown as
+    /// `url` is.
     public var message: String
-    /// The request URL without query, fragment or user info (they may hold secrets).
+    /// The request URL as the bridge shows URLs (`ShownURL`): `scheme://host:port`, without the path, query or user
+    /// information, which may hold a token (a Slack hook's is its path).
     public var url: String
 
-    /// Creates an error; `url` is redacted here.
+    /// Creates an error; `url`, and any URL `message` quotes, are reduced to `scheme://host:port` here.
     public init(kind: Kind, curlCode: Int = 0, message: String, url: String) {
         self.kind = kind
         self.curlCode = curlCode
-        self.message = message
-        self.url = HTTPClientError.redacted(url)
+        self.message = ShownURL.scrubbing(message)
+        self.url = url.isEmpty ? "" : ShownURL.of(url)
     }
 
     /// Whether trying again later can succeed: connection-level and time-out failures yes; TLS trust,
@@ -53,18 +57,5 @@ public struct HTTPClientError: Error, Sendable, CustomStringConvertible {
     /// `kind (curl N): message [url]`.
     public var description: String {
         "HTTP request failed: \(kind.rawValue) (curl \(curlCode)): \(message) [\(url)]"
-    }
-
-    /// `url` without query string, fragment and `user:password@`.
-    public static func redacted(_ url: String) -> String {
-        var text = Substring(url)
-        if let cut = text.firstIndex(where: { $0 == "?" || $0 == "#" }) { text = text[..<cut] }
-        guard let schemeEnd = text.firstRange(of: "://") else { return String(text) }
-        let authorityStart = schemeEnd.upperBound
-        let authorityEnd = text[authorityStart...].firstIndex(of: "/") ?? text.endIndex
-        if let at = text[authorityStart..<authorityEnd].lastIndex(of: "@") {
-            return String(text[..<authorityStart]) + String(text[text.index(after: at)...])
-        }
-        return String(text)
     }
 }

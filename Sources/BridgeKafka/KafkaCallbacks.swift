@@ -25,7 +25,7 @@ func kafkaDeliveryReport(
     } else {
         // Not `rd_kafka_message_errstr`: for a message with a payload it returns the payload as the error text,
         // which for a producer is the event (not NUL-terminated, and data that must not reach a log).
-        let detail = context.redactor.redact(PeerText.string(rd_kafka_err2str(message.pointee.err)))
+        let detail = PeerText.string(rd_kafka_err2str(message.pointee.err), redacting: context.redactor)
         outcome = .failed(KafkaError.from(code: code, detail: detail))
     }
     context.reported(delivered: code == 0, error: outcome.error)
@@ -43,7 +43,7 @@ func kafkaClusterError(
 ) {
     guard let opaque else { return }
     let context = Unmanaged<KafkaProducerContext>.fromOpaque(opaque).takeUnretainedValue()
-    let detail = context.redactor.redact(PeerText.string(reason))
+    let detail = PeerText.string(reason, redacting: context.redactor)
     guard code == RD_KAFKA_RESP_ERR__FATAL.rawValue, let handle else {
         context.recordClusterError(KafkaError.from(code: code, detail: detail))
         return
@@ -51,7 +51,7 @@ func kafkaClusterError(
     // A fatal error hides the one that caused it: librdkafka keeps the first fatal error's code and text.
     var text = [CChar](repeating: 0, count: 512)
     let underlying = rd_kafka_fatal_error(handle, &text, text.count).rawValue
-    let cause = context.redactor.redact(text.withUnsafeBufferPointer { PeerText.string($0.baseAddress) })
+    let cause = text.withUnsafeBufferPointer { PeerText.string($0.baseAddress, redacting: context.redactor) }
     var error = KafkaError.from(code: underlying == 0 ? code : underlying, detail: cause.isEmpty ? detail : cause)
     error.kind = .fatal
     context.recordClusterError(error)
@@ -74,7 +74,7 @@ func kafkaLog(
         "librdkafka",
         metadata: [
             KafkaLogKey.facility: PeerText.string(facility),
-            KafkaLogKey.text: context.redactor.redact(PeerText.string(text)),
+            KafkaLogKey.text: PeerText.string(text, redacting: context.redactor),
         ]
     )
 }

@@ -107,8 +107,8 @@ extension KafkaProducerSettings {
         var errorText = [CChar](repeating: 0, count: 512)
         let made = configuration.consume { rd_kafka_new(RD_KAFKA_PRODUCER, $0, &errorText, errorText.count) }
         guard let made else {
-            let reason = errorText.withUnsafeBufferPointer { PeerText.string($0.baseAddress) }
-            return Redactor(secrets: secretValues).redact(reason)
+            let redactor = Redactor(secrets: secretValues)
+            return errorText.withUnsafeBufferPointer { PeerText.string($0.baseAddress, redacting: redactor) }
         }
         rd_kafka_destroy(made)
         return nil
@@ -121,8 +121,8 @@ enum KafkaSettingsText {
     /// whose reason is not shown at all.
     static func refusal(_ errorText: [CChar], key: String, value: String) -> String {
         guard !KafkaProducerSettings.isSecret(property: key) else { return "" }
-        let reason = errorText.withUnsafeBufferPointer { PeerText.string($0.baseAddress) }
-        let cleaned = Redactor(secrets: [value]).redact(reason)
+        let redactor = Redactor(secrets: [value])
+        let cleaned = errorText.withUnsafeBufferPointer { PeerText.string($0.baseAddress, redacting: redactor) }
         return cleaned.isEmpty ? "" : ": " + cleaned
     }
 }

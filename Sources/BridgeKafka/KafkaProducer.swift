@@ -48,7 +48,7 @@ package final class KafkaProducer {
             rd_kafka_new(RD_KAFKA_PRODUCER, configuration, &errorText, errorText.count)
         }
         guard let pointer = made else {
-            let reason = redactor.redact(errorText.withUnsafeBufferPointer { PeerText.string($0.baseAddress) })
+            let reason = errorText.withUnsafeBufferPointer { PeerText.string($0.baseAddress, redacting: redactor) }
             throw KafkaError(kind: .configuration, message: "librdkafka refused the settings: \(reason)")
         }
         let handle = KafkaHandle(pointer: pointer)

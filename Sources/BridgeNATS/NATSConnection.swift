@@ -41,7 +41,7 @@ package final class NATSConnection {
                 var connection: OpaquePointer?
                 let status = natsConnection_Connect(&connection, options.pointer)
                 guard status == NATS_OK, let connection else {
-                    let text = context.redactor.redact(NATSError.lastErrorText() ?? "")
+                    let text = NATSError.lastErrorText(redacting: context.redactor) ?? ""
                     return .failure(NATSError.from(status: status, text: text, context: "connect"))
                 }
                 return .success(NATSConnectionHandle(pointer: connection))

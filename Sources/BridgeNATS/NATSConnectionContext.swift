@@ -122,7 +122,7 @@ func natsClosed(_ connection: OpaquePointer?, _ closure: UnsafeMutableRawPointer
         ? nil
         : NATSError.from(
             status: lastStatus,
-            text: context.redactor.redact(PeerText.string(lastText)),
+            text: PeerText.string(lastText, redacting: context.redactor),
             context: "connection closed"
         )
     context.changed(to: .closed, error: error)
@@ -138,5 +138,5 @@ func natsAsyncError(
     let context = Unmanaged<NATSConnectionContext>.fromOpaque(closure).takeUnretainedValue()
     var lastText: UnsafePointer<CChar>?
     if let connection { _ = natsConnection_GetLastError(connection, &lastText) }
-    context.asyncError(NATSError.from(status: status, text: context.redactor.redact(PeerText.string(lastText))))
+    context.asyncError(NATSError.from(status: status, text: PeerText.string(lastText, redacting: context.redactor)))
 }

@@ -32,11 +32,12 @@ extension NATSError {
         )
     }
 
-    /// libnats's error text for the calling thread's last failure (it keeps one per thread), cleaned.
-    static func lastErrorText() -> String? {
+    /// libnats's error text for the calling thread's last failure (it keeps one per thread), with `redactor`'s
+    /// secrets hidden, then cleaned.
+    static func lastErrorText(redacting redactor: Redactor = Redactor()) -> String? {
         var status = NATS_OK
         guard let text = nats_GetLastError(&status) else { return nil }
-        return PeerText.string(text)
+        return PeerText.string(text, redacting: redactor)
     }
 
     /// The kind of a status (and JetStream code). Unknown combinations count as retriable: a sink keeps the

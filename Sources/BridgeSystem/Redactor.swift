@@ -1,6 +1,9 @@
 /// Replaces known secrets (tokens, passwords, webhook secrets) with `[REDACTED]` in text.
 ///
-/// A last line of defence: code never logs secrets on purpose, but an error body or URL may echo one.
+/// A last line of defence: code never logs secrets on purpose, but an error body or URL may echo one. It runs on raw
+/// values, before anything escapes them for a log line or a JSON body: escaped, a secret with a quote, a backslash or
+/// a control character no longer matches. Matching is by UTF-8 bytes, as the secret travels on the wire: Swift's
+/// `String.contains` compares characters, and misses a secret that a following combining mark joins with.
 ///
 /// Configured secrets stay for the life of the process. Secrets learned at run time rotate (every token refresh
 /// brings a new access and refresh token): of each kind only the newest `generationsKept` are kept, so the list
@@ -21,6 +24,8 @@ public struct Redactor: Sendable {
 
     /// Every secret hidden now, longest first so that a secret containing another is hidden whole.
     public private(set) var secrets: [String] = []
+    /// `secrets` as UTF-8, in the same order.
+    private var patterns: [[UInt8]] = []
     private var permanent: [String] = []
     private var rotating: [Rotating: [String]] = [:]
 
@@ -57,30 +62,45 @@ public struct Redactor: Sendable {
             for secret in rotating[kind, default: []] where !all.contains(secret) { all.append(secret) }
         }
         secrets = all.sorted { $0.utf8.count > $1.utf8.count }
+        patterns = secrets.map { Array($0.utf8) }
     }
 
     /// `text` with every secret replaced.
     public func redact(_ text: String) -> String {
-        guard !secrets.isEmpty else { return text }
-        var result = text
-        for secret in secrets where result.contains(secret) {
-            result = result.replacingAll(secret, with: "[REDACTED]")
+        guard !patterns.isEmpty else { return text }
+        var bytes = Array(text.utf8)
+        var changed = false
+        for pattern in patterns {
+            guard let replaced = Self.replacing(pattern, in: bytes) else { continue }
+            bytes = replaced
+            changed = true
         }
-        return result
+        // Whole secrets (valid UTF-8) were cut out of valid UTF-8: UTF-8 is self-synchronising, so a match starts and
+        // ends on scalar boundaries and the result is valid UTF-8 again.
+        return changed ? String(decoding: bytes, as: UTF8.self) : text
     }
-}
 
-extension String {
-    /// Replaces every occurrence of `target` without Foundation.
-    fileprivate func replacingAll(_ target: String, with replacement: String) -> String {
-        var output = ""
-        var rest = Substring(self)
-        while let range = rest.firstRange(of: target) {
-            output += rest[rest.startIndex..<range.lowerBound]
-            output += replacement
-            rest = rest[range.upperBound...]
+    private static let marker = Array("[REDACTED]".utf8)
+
+    /// `bytes` with every occurrence of `pattern` replaced by the marker, or nil when there is none.
+    private static func replacing(_ pattern: [UInt8], in bytes: [UInt8]) -> [UInt8]? {
+        guard let first = pattern.first, bytes.count >= pattern.count else { return nil }
+        var output: [UInt8] = []
+        var index = 0
+        var copied = 0
+        let last = bytes.count - pattern.count
+        while index <= last {
+            if bytes[index] == first, bytes[index..<(index + pattern.count)].elementsEqual(pattern) {
+                output += bytes[copied..<index]
+                output += marker
+                index += pattern.count
+                copied = index
+            } else {
+                index += 1
+            }
         }
-        output += rest
+        guard copied > 0 else { return nil }
+        output += bytes[copied...]
         return output
     }
 }

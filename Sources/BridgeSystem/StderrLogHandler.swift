@@ -41,11 +41,19 @@ public final class StderrLogHandler: LogHandler {
         redactor.withLock { $0.rotate(secret, kind: kind) }
     }
 
-    /// Renders and writes one record.
+    /// At most this many UTF-8 bytes of the message and of each field value are written: a value may carry a peer's
+    /// text (an error message Directus sent, a body excerpt), which must not make a line megabytes long.
+    public static let maximumValueLength = 2048
+
+    /// Renders and writes one record. Secrets are hidden in the raw message and values, before anything is escaped
+    /// (escaped, a secret with `"` or `\` no longer matches) or cut (a cut could keep half of one); control characters
+    /// become spaces, so that no value can end the line or move the terminal's cursor.
     public func log(level: LogLevel, message: String, metadata: LogMetadata, label: String) {
-        let line = render(level: level, message: message, metadata: metadata, label: label, at: .now())
-        let safe = redactor.withLock { $0.redact(line) }
-        var bytes = Array(safe.utf8)
+        let (safeMessage, safeMetadata) = redactor.withLock { redactor in
+            (Self.shown(message, redactor), metadata.mapValues { Self.shown($0, redactor) })
+        }
+        let line = render(level: level, message: safeMessage, metadata: safeMetadata, label: label, at: .now())
+        var bytes = Array(line.utf8)
         bytes.append(0x0A)
         FileDescriptorWriter.writeAll(fd: fd, bytes: bytes)
     }
@@ -101,6 +109,10 @@ public final class StderrLogHandler: LogHandler {
                 .joined(separator: " ")
         }
         return line
+    }
+
+    private static func shown(_ value: String, _ redactor: Redactor) -> String {
+        PeerText.sanitized(value, redacting: redactor, maximumLength: maximumValueLength)
     }
 
     private static func colourCode(_ level: LogLevel) -> String {

@@ -1,3 +1,4 @@
+import BridgeSystem
 import BridgeTLS
 
 /// The client's opening handshake (RFC 6455 §4.1): the HTTP/1.1 upgrade request and the accept value the
@@ -40,7 +41,7 @@ package struct HandshakeRequest: Sendable {
             guard name.isHTTPToken else {
                 throw WebSocketError(.invalidRequest, "header name \"\(name)\" is not a valid HTTP token")
             }
-            guard !value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 }) else {
+            guard !OneLine.isBroken(value) else {
                 throw WebSocketError(.invalidRequest, "the value of header \(name) contains a line break")
             }
             guard !Self.reservedHeaders.contains(name.lowercased()) else {

@@ -1,3 +1,5 @@
+import BridgeSystem
+
 /// The head of the server's answer to the upgrade request, and the checks that make it a valid WebSocket
 /// acceptance (RFC 6455 §4.1, "the client MUST validate the server's response").
 package struct HandshakeResponse: Sendable {
@@ -50,7 +52,8 @@ package struct HandshakeResponse: Sendable {
         let parts = statusLine.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
         // RFC 9112 §4: status-code = 3DIGIT; only 1xx–5xx are defined, anything else is not an HTTP answer.
         guard parts.count >= 2, parts[0].hasPrefix("HTTP/1."), let status = Self.statusCode(parts[1]) else {
-            throw WebSocketError(.invalidHandshake, "malformed status line \"\(statusLine.prefix(80))\"")
+            throw WebSocketError(
+                .invalidHandshake, "malformed status line \"\(PeerText.prefix(statusLine, maximumLength: 80))\"")
         }
         var headers: [(name: String, value: String)] = []
         for line in lines.dropFirst() {
@@ -59,7 +62,8 @@ package struct HandshakeResponse: Sendable {
                 continue
             }
             guard let colon = line.firstIndex(of: ":"), line[..<colon].isHTTPToken else {
-                throw WebSocketError(.invalidHandshake, "malformed header line \"\(line.prefix(80))\"")
+                throw WebSocketError(
+                    .invalidHandshake, "malformed header line \"\(PeerText.prefix(line, maximumLength: 80))\"")
             }
             headers.append((String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: " \t")))
         }

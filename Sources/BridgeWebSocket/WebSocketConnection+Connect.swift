@@ -160,7 +160,9 @@ extension WebSocketConnection {
                         while !body.isComplete, (try? readMore(until: bodyDeadline)) == true {
                             body = response.bodyPrefix(received[headLength...])
                         }
-                        let phrase = response.reasonPhrase.isEmpty ? "" : " \(response.reasonPhrase)"
+                        // The server's words: bounded here, cleaned (after redaction) where they are shown.
+                        let reason = PeerText.prefix(response.reasonPhrase, maximumLength: 200)
+                        let phrase = reason.isEmpty ? "" : " \(reason)"
                         throw WebSocketError(
                             .handshakeRejected,
                             "upgrade rejected with HTTP \(response.status)\(phrase)",

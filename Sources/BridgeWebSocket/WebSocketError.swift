@@ -104,7 +104,7 @@ public struct WebSocketError: Error, Sendable, CustomStringConvertible {
     public var description: String {
         var text = message
         if kind == .handshakeRejected && !body.isEmpty {
-            text += ": " + String(bodyText.prefix(200))
+            text += ": " + PeerText.prefix(bodyText, maximumLength: 200)  // bytes: a character may be huge
         }
         if let underlying, kind != .tls || tlsError == nil {
             text += " (\(underlying))"

@@ -1,3 +1,5 @@
+import BridgeSystem
+
 /// A `ws://` or `wss://` URL (RFC 6455 §3): host (name, IPv4, or IPv6 in brackets), port, path and query.
 public struct WebSocketURL: Sendable, Equatable, CustomStringConvertible {
     /// `wss` (TLS) or `ws`.
@@ -16,7 +18,7 @@ public struct WebSocketURL: Sendable, Equatable, CustomStringConvertible {
     /// Fragments are refused (RFC 6455 §3), as are user info, spaces and control characters.
     public init(_ text: String) throws {
         func invalid(_ why: String) -> WebSocketError {
-            WebSocketError(.invalidURL, "invalid WebSocket URL \"\(text)\": \(why)")
+            WebSocketError(.invalidURL, "invalid WebSocket URL \"\(ShownURL.of(text))\": \(why)")
         }
         var rest = Substring(text)
         guard let schemeEnd = rest.firstRange(of: "://") else { throw invalid("expected ws:// or wss://") }
@@ -88,9 +90,7 @@ public struct WebSocketURL: Sendable, Equatable, CustomStringConvertible {
         return port == (isSecure ? 443 : 80) ? name : "\(name):\(port)"
     }
 
-    /// The URL in canonical form, with the query replaced by `?…` because it often carries an access token
-    /// (`?access_token=`), which must not reach logs.
-    public var description: String {
-        (isSecure ? "wss://" : "ws://") + hostHeader + path + (query == nil ? "" : "?…")
-    }
+    /// The URL as the bridge shows URLs (`ShownURL`): `wss://host:443`, never the path or query (an access token
+    /// may travel as `?access_token=`).
+    public var description: String { ShownURL.of(scheme: isSecure ? "wss" : "ws", host: host, port: port) }
 }

@@ -15,7 +15,6 @@ import Testing
         #expect(URLCredentials.redacted("nats://bob:pw@h:4222") == "nats://bob:[REDACTED]@h:4222")
         #expect(URLCredentials.redacted("nats://tok3n@h") == "nats://[REDACTED]@h")
         #expect(URLCredentials.redacted("nats://a:b@c@h") == "nats://a:[REDACTED]@h")
-        #expect(URLCredentials.redacted("http://h/p?token=t", hidingQuery: true) == "http://h/p?[REDACTED]")
         #expect(URLCredentials.redacted("http://h/p?token=t") == "http://h/p?token=t")
     }
 
@@ -38,7 +37,7 @@ import Testing
             + "  servers: [\"nats://bob:natspw@127.0.0.1:4222\", \"nats://tok3n@127.0.0.1:4223\"]\n"
         let parsed = try config(yaml)
         #expect(parsed.allSecrets.contains("natspw") && parsed.allSecrets.contains("tok3n"))
-        #expect(parsed.state.shownServers == "nats://bob:[REDACTED]@127.0.0.1:4222,nats://[REDACTED]@127.0.0.1:4223")
+        #expect(parsed.state.shownServers == "nats://127.0.0.1:4222,nats://127.0.0.1:4223")
         #expect(!parsed.description.contains("natspw") && !parsed.description.contains("tok3n"))
         let refused = issues(
             minimalYAML + "delivery: { mode: activity }\nstate:\n  backend: jetstream\n  servers: [\"natss://bob:natspw@h\"]\n")
@@ -51,7 +50,7 @@ import Testing
             with: "  - type: jetstream\n    servers: [\"nats://bob:natspw@127.0.0.1:4222\"]\n    subject: a.b\n")
         let settings = try #require(try config(yaml).sinks.first?.settings as? JetStreamSinkConfig)
         #expect(settings.secrets.contains("natspw"))
-        #expect(settings.summary == "jetstream:nats://bob:[REDACTED]@127.0.0.1:4222/a.b")
+        #expect(settings.summary == "jetstream:nats://127.0.0.1:4222/a.b")
         #expect(!settings.yamlLines.joined().contains("natspw"))
         #expect(try config(yaml).allSecrets.contains("natspw"))
         let refused = issues(yaml.replacingOnce("nats://bob", with: "natss://bob"))

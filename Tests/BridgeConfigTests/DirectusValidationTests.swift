@@ -56,7 +56,7 @@ import Testing
         #expect(
             urlIssues("ws://h/") == [
                 "bridge.yaml:2:8: directus.url must be the http:// or https:// URL (the WebSocket URL is derived from it), "
-                    + "got \"ws://h/\""
+                    + "got \"ws://h:80\""
             ]
         )
         #expect(
@@ -66,7 +66,7 @@ import Testing
         )
         #expect(
             urlIssues("127.0.0.1:8055") == [
-                "bridge.yaml:2:8: directus.url must be an absolute URL starting with http:// or https://, got \"127.0.0.1:8055\""
+                "bridge.yaml:2:8: directus.url must be an absolute URL starting with http:// or https://"
             ]
         )
         #expect(urlIssues("http://:8055") == ["bridge.yaml:2:8: directus.url has no host, got \"http://:8055\""])
@@ -78,7 +78,7 @@ import Testing
         #expect(
             urlIssues("http://u:p@h") == [
                 "bridge.yaml:2:8: directus.url must not contain credentials (user:password@); use directus.auth or headers "
-                    + "instead, got \"http://u:[REDACTED]@h\""
+                    + "instead, got \"http://h:80\""
             ]
         )
         #expect(

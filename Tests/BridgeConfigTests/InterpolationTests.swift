@@ -36,8 +36,15 @@ import Testing
     }
 
     @Test func aValueCannotChangeTheStructure() throws {
+        // One scalar still, not YAML: the only issue is the token's own line breaks (a credential is one line).
         let value = "x\nsubscriptions: []\n  evil: {"
-        #expect(try token("${TOKEN}", environment: ["TOKEN": value]) == value)
+        #expect(
+            issues(yaml(token: "${TOKEN}"), environment: ["TOKEN": value]) == [
+                "bridge.yaml:4:12: directus.auth.token must be one line: it holds a line break (CR or LF) or NUL; "
+                    + "the value is not shown"
+            ])
+        let oneLine = "x subscriptions: [] evil: {"
+        #expect(try token("${TOKEN}", environment: ["TOKEN": oneLine]) == oneLine)
     }
 
     @Test func undefinedVariableIsReportedAtTheReference() {

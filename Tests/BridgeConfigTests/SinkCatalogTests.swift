@@ -72,6 +72,22 @@ import Testing
         #expect(!ids.contains { $0.contains("abc123") || $0.contains("token") }, "the URL's query stays out of ids")
     }
 
+    /// Issue 23, item 2: a broker sink's summary no longer shows a server URL's user information, but its id — the
+    /// key of its dead letters and cursor — is still the hash of the summary as version 0.2 wrote it.
+    @Test func brokerSinkIdentitiesDoNotChangeWithHowTheirServersAreShown() throws {
+        let loaded = try config(yaml([
+            ("jetstream", ["  servers: [\"nats://bridge:NatsPassword_1@127.0.0.1:4222\", \"tls://nats-2\"]"]),
+            ("kafka", Self.minimalEntries["kafka"] ?? []),
+        ]))
+        let ids = try loaded.sinks.enumerated().map { index, sink in
+            try #require(SinkCatalog.registration(of: sink)).identity(of: sink, index: index)
+        }
+        #expect(ids == ["0-jetstream-f5ce1bc4", "1-kafka-8b2a7cb3"])
+        #expect(
+            loaded.sinks[0].settings.summary
+                == "jetstream:nats://127.0.0.1:4222,tls://nats-2:4222/directus.{collection}.{event}")
+    }
+
     @Test func aDifferentTargetGetsADifferentIdentity() throws {
         let loaded = try config(yaml([
             ("webhook", ["  url: http://127.0.0.1:9000/hook?token=abc123"]),

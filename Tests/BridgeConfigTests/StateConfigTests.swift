@@ -47,7 +47,8 @@ import Testing
             ])
         #expect(
             issues(minimalYAML + "state: { backend: jetstream, servers: [\"http://a\"] }\n") == [
-                "bridge.yaml:9:40: state.servers: \"http://a\" is not a NATS server URL: it must start with nats:// or tls://"
+                "bridge.yaml:9:40: state.servers: \"http://a:80\" is not a NATS server URL: it must start with "
+                    + "nats:// or tls://"
             ])
         #expect(
             issues(minimalYAML + "state: { backend: jetstream, servers: [\"nats://a:99999\"] }\n") == [

@@ -152,6 +152,25 @@ struct TransportBehaviourTests {
         }
     }
 
+    /// Issue 23, item 6: a header value with CR, LF or NUL (a token a server issued, a value the config did not
+    /// refuse) would end its header and start one the value chose. Such a request is never sent.
+    @Test(arguments: TransportKind.allCases)
+    func aHeaderValueWithALineBreakIsNeverSent(kind: TransportKind) async throws {
+        try await kind.with { client in
+            for value in ["Bearer abcdefgh\r\nX-Injected: yes", "Bearer abc\ndef", "Bearer abc\u{0}def"] {
+                let error = await expectHTTPError {
+                    try await client.send(
+                        HTTPRequest(
+                            method: "POST", url: peer.url("/echo"), headers: [("authorization", value)], body: []))
+                }
+                #expect(error?.kind == .other && error?.isRetriable == false, "\(String(describing: error))")
+                #expect(error.map { !"\($0)".contains("abcdefgh") && !"\($0)".contains("X-Injected") } == true)
+            }
+            let sent = try await client.send(HTTPRequest(url: peer.url("/echo"), headers: [("x-fine", "one line")]))
+            #expect(!sent.bodyText.contains("X-Injected") && sent.bodyText.contains("one line"), "\(sent.bodyText)")
+        }
+    }
+
     @Test(arguments: TransportKind.allCases)
     func connectionRefusedIsCouldNotConnect(kind: TransportKind) async throws {
         let port = closedPort()
@@ -161,7 +180,7 @@ struct TransportBehaviourTests {
             }
             #expect(error?.kind == .couldNotConnect)
             #expect(error?.isRetriable == true)
-            #expect(error?.url == "http://127.0.0.1:\(port)/x")
+            #expect(error?.url == "http://127.0.0.1:\(port)")
             #expect(error.map { !"\($0)".contains("secret") } == true)
         }
     }

@@ -69,7 +69,7 @@ import Testing
         for check in [
             "server", "credentials", "version", "websocket", "heartbeat", "collection articles", "collection tags",
             "activity log", "activity tracking articles", "activity tracking tags",
-            "webhook http://127.0.0.1:\(receiver.port)/hook",
+            "webhook sinks[1] http://127.0.0.1:\(receiver.port)",
         ] {
             let found = line(result.lines, check)
             #expect(found?.hasPrefix("ok   ") == true, "\(check): \(found ?? "missing") in \(result.lines)")
@@ -96,7 +96,7 @@ import Testing
         let result = try runCheck(checkConfig(url: emulator.url, sinks: sinks), arguments: ["--send-test-event"])
         #expect(result.code == 0, "stdout: \(result.lines)\nstderr: \(result.stderr)")
         #expect(
-            line(result.lines, "webhook http://127.0.0.1:\(receiver.port)/hook")?.contains(
+            line(result.lines, "webhook sinks[1] http://127.0.0.1:\(receiver.port)")?.contains(
                 "accepted a signed test event"
             ) == true
         )
@@ -115,7 +115,7 @@ import Testing
             """
         let refused = try runCheck(checkConfig(url: emulator.url, sinks: wrong), arguments: ["--send-test-event"])
         #expect(refused.code == 1)
-        let failed = line(refused.lines, "webhook http://127.0.0.1:\(receiver.port)/hook")
+        let failed = line(refused.lines, "webhook sinks[1] http://127.0.0.1:\(receiver.port)")
         #expect(failed?.hasPrefix("FAIL ") == true)
         #expect(failed?.contains("HTTP 401") == true && failed?.contains("same secret") == true, "\(failed ?? "")")
     }
@@ -133,8 +133,9 @@ import Testing
             """
         let result = try runCheck(checkConfig(url: emulator.url, sinks: sinks))
         #expect(result.code == 1)
-        #expect(line(result.lines, "webhook http://127.0.0.1:\(receiver.port)/broken")?.hasPrefix("FAIL ") == true)
-        #expect(line(result.lines, "webhook http://127.0.0.1:1/nothing-listens")?.hasPrefix("FAIL ") == true)
+        // Named by position (the NDJSON sink of `checkConfig` is sinks[0]) and host:port, never by path or query.
+        #expect(line(result.lines, "webhook sinks[1] http://127.0.0.1:\(receiver.port)")?.hasPrefix("FAIL ") == true)
+        #expect(line(result.lines, "webhook sinks[2] http://127.0.0.1:1")?.hasPrefix("FAIL ") == true)
         #expect(!result.lines.joined().contains("query-secret-1234"), "\(result.lines)")
     }
 
@@ -154,8 +155,8 @@ import Testing
             """
         let result = try runCheck(checkConfig(url: emulator.url, sinks: sinks), arguments: arguments)
         #expect(result.code == 1)
-        for (path, status) in [("gone", 410), ("no-such-path", 404)] {
-            let failed = line(result.lines, "webhook http://127.0.0.1:\(receiver.port)/\(path)")
+        for (index, status) in [(1, 410), (2, 404)] {
+            let failed = line(result.lines, "webhook sinks[\(index)] http://127.0.0.1:\(receiver.port)")
             #expect(failed?.hasPrefix("FAIL ") == true, "\(result.lines)")
             #expect(failed?.contains("HTTP \(status)") == true, "\(failed ?? "")")
             #expect(failed?.contains("dead-letter") == true, "\(failed ?? "")")

@@ -253,7 +253,7 @@ import Testing
         #expect(
             bridge.waitUntil(timeout: 90) { _ in
                 guard let answer = try? HTTPFetch.get(base + "/readyz") else { return false }
-                return answer.status == 503 && String(decoding: answer.body, as: UTF8.self).contains("jetstream:")
+                return answer.status == 503 && String(decoding: answer.body, as: UTF8.self).contains("-jetstream-")
             },
             "\(bridge.stderr.suffix(2000))")
         #expect(!bridge.stderr.contains("wrong-token-456"))

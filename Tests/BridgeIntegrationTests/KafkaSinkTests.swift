@@ -198,7 +198,7 @@ import Testing
         #expect(
             bridge.waitUntil(timeout: 90) { _ in
                 guard let answer = try? HTTPFetch.get(base + "/readyz") else { return false }
-                return answer.status == 503 && answer.text.contains("kafka:")
+                return answer.status == 503 && answer.text.contains("-kafka-")  // stuck_sinks by sink id
             },
             "\(bridge.stderr.suffix(2000))")
         bridge.send(SIGTERM)
@@ -237,7 +237,7 @@ import Testing
         #expect(
             bridge.waitUntil(timeout: 90) { _ in
                 guard let answer = try? HTTPFetch.get(base + "/readyz") else { return false }
-                return answer.status == 503 && answer.text.contains("kafka:") && answer.text.contains("SASL")
+                return answer.status == 503 && answer.text.contains("-kafka-") && answer.text.contains("SASL")
             },
             "\(bridge.stderr.suffix(2000))")
         #expect(!bridge.stderr.contains(password))

@@ -72,6 +72,21 @@ import Testing
         #expect(text.contains("[REDACTED]"))
     }
 
+    /// Issue 23, item 4: the body is JSON; a secret with a quote or a backslash is hidden before it is escaped.
+    @Test func readyzRedactsASecretWithAQuoteAndABackslash() throws {
+        let secret = #"tok"en\1234"#
+        let health = makeHealth()
+        health.update {
+            $0.lastDisconnectReason = "proxy answered 503: bad token \(secret)"
+            $0.stuckSinks["webhook"] = "receiver echoed \(secret)"
+        }
+        let routes = OperationsServer.routes(
+            registry: MetricsRegistry(), health: health, redactor: Redactor(secrets: [secret]))
+        let text = String(decoding: try call(routes, "/readyz").body, as: UTF8.self)
+        #expect(!text.contains(#"tok\"en\\1234"#) && !text.contains(secret), "\(text)")
+        #expect(text.ranges(of: "[REDACTED]").count >= 2, "\(text)")
+    }
+
     @Test func metricsUseThePrometheusContentType() throws {
         let registry = MetricsRegistry()
         let health = makeHealth()

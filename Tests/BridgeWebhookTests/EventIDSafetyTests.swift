@@ -58,7 +58,7 @@ import Testing
         let registry = MetricsRegistry()
         let log = RecordingLogHandler()
         let sink = WebhookSink(
-            sinkID: "a", url: "http://127.0.0.1:1/hook", store: store, maxOutbox: 10,
+            sinkID: "a", name: "webhook:http://127.0.0.1:1", store: store, maxOutbox: 10,
             metrics: WebhookMetrics(registry: registry, sink: "a", depths: WebhookDepths()),
             logger: log.logger(), outboxChanged: {})
         try sink.accept([webhookEvent(1), sameIDOtherSubscription(1)])

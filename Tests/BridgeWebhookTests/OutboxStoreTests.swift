@@ -233,14 +233,13 @@ func makeStore() throws -> OutboxStore {
         let woken = WakeCounter()
         let sink = WebhookSink(
             sinkID: "a",
-            url: "https://user:pw@example.com/hook?token=x",
+            name: "webhook:https://example.com:443",
             store: store,
             maxOutbox: 2,
             metrics: nil,
             logger: .silent,
             outboxChanged: { woken.increment() }
         )
-        #expect(sink.name == "webhook:https://example.com/hook")
         try sink.accept([webhookEvent(1)])
         #expect(woken.value == 1)
         try sink.accept([webhookEvent(1)])  // nothing new: no wake-up

@@ -1,3 +1,5 @@
+import BridgeSystem
+
 extension ConfigDecoder {
     /// `directus`, or nil when its required `url` is missing or invalid (reported).
     package mutating func decodeDirectus(_ root: MappingView) -> DirectusConfig? {
@@ -27,12 +29,14 @@ extension ConfigDecoder {
         )
     }
 
-    /// Parses an http(s) URL, reporting at `mark` why it is not one.
+    /// Parses an http(s) URL, reporting at `mark` why it is not one. The message names the URL as URLs are shown
+    /// (`scheme://host:port`: its path or query may be a token), and text that is no URL at all not at all.
     package mutating func decodeURL(_ text: String, field: String, at mark: SourceMark?) -> HTTPURL? {
         switch HTTPURL.parse(text) {
         case .success(let url): return url
         case .failure(let problem):
-            report("\(field) \(problem.reason), got \"\(URLCredentials.redacted(text, hidingQuery: true))\"", at: mark ?? .start)
+            let got = text.contains("://") ? ", got \"\(ShownURL.of(text))\"" : ""
+            report("\(field) \(problem.reason)\(got)", at: mark ?? .start)
             return nil
         }
     }
@@ -54,10 +58,10 @@ extension ConfigDecoder {
     private mutating func decodeAuth(_ map: MappingView) -> AuthConfig {
         let issuesBefore = issues.count
         let token = secret(map, "token", orFile: "token_file")
-        let email = string(map, "email")
+        let email = credential(map, "email")
         let password = secret(map, "password", orFile: "password_file")
         let credentialIssuesReported = issues.count > issuesBefore
-        let otp = string(map, "otp")
+        let otp = credential(map, "otp")
         let mode = choice(map, "mode", default: AuthMode.handshake)
         let tokenMark = map.keyMark("token") ?? map.keyMark("token_file") ?? map.mark
         let passwordMark = map.keyMark("password") ?? map.keyMark("password_file") ?? map.mark

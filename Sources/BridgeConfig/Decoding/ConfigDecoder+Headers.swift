@@ -1,3 +1,5 @@
+import BridgeSystem
+
 extension ConfigDecoder {
     /// A mapping of header names (tokens) to single-line values under `key`: none of `reserved` (lower-case), no
     /// name twice (in any case). A value with CR, LF or NUL is refused, so nothing configured can split a request.
@@ -37,7 +39,7 @@ extension ConfigDecoder {
                 continue
             }
             guard let scalar = scalar(entry.value, field: field, expected: "a string") else { continue }
-            if scalar.text.unicodeScalars.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" }) {
+            if OneLine.isBroken(scalar.text) {
                 report("\(field): a header value must be one line", at: entry.value.mark)
                 continue
             }

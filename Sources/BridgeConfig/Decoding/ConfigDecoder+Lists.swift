@@ -1,3 +1,5 @@
+import BridgeSystem
+
 extension ConfigDecoder {
     /// The items of list `key`, nil when absent or null; a scalar or mapping is reported (and gives nil).
     package mutating func list(_ map: MappingView, _ key: String, example: String = "[a, b]") -> [YAMLNode]? {
@@ -66,13 +68,32 @@ extension ConfigDecoder {
     /// A secret given either inline (`valueKey`) or as a file (`fileKey`), never both; nil when neither is set.
     /// Values are never echoed in messages.
     package mutating func secret(_ map: MappingView, _ valueKey: String, orFile fileKey: String) -> String? {
-        let inline = string(map, valueKey)
+        let inline = credential(map, valueKey)
         guard let fileNode = map[fileKey] else { return inline }
         if inline != nil {
             report("\(map.name): set \"\(valueKey)\" or \"\(fileKey)\", not both", at: map.keyMark(fileKey) ?? map.mark)
             return inline
         }
-        return readSecretFile(fileNode, field: map.field(fileKey))
+        let text = readSecretFile(fileNode, field: map.field(fileKey))
+        refuseLineBreaks(text, field: map.field(fileKey), at: fileNode.mark)
+        return text
+    }
+
+    /// The string at `key` (`string`), reported when it is not one line: a credential that is not secret (an email,
+    /// a user name, a one-time password) travels in a login or a header all the same.
+    package mutating func credential(_ map: MappingView, _ key: String) -> String? {
+        let text = string(map, key)
+        refuseLineBreaks(text, field: map.field(key), at: map[key]?.mark)
+        return text
+    }
+
+    /// Reports `field` at `mark` when `text` holds CR, LF or NUL (`OneLine`): a credential travels in a header or a
+    /// C string, where a line break starts a header the value chose. The message names the key, never the value.
+    package mutating func refuseLineBreaks(_ text: String?, field: String, at mark: SourceMark?) {
+        guard let text, OneLine.isBroken(text) else { return }
+        report(
+            "\(field) must be one line: it holds a line break (CR or LF) or NUL; the value is not shown",
+            at: mark ?? .start)
     }
 
     /// The content of the file named at `node`, UTF-8, with trailing line breaks removed; nil (reported) when it
@@ -128,6 +149,8 @@ extension ConfigDecoder {
                 secrets = [(text, fileNode.mark)]
             }
         }
+        let field = map.field(map[fileKey] != nil && map[key] == nil ? fileKey : key)
+        for secret in secrets { refuseLineBreaks(secret.text, field: field, at: secret.mark) }
         return secrets
     }
 }

@@ -1,3 +1,5 @@
+import BridgeSystem
+
 /// An absolute `http://` or `https://` URL, parsed just enough to derive the socket URL and to connect.
 public struct HTTPURL: Sendable, Equatable, CustomStringConvertible {
     /// True for `https`.
@@ -30,7 +32,11 @@ public struct HTTPURL: Sendable, Equatable, CustomStringConvertible {
         return String(trimmed)
     }
 
-    /// The URL as text (scheme lower-cased, otherwise as written).
+    /// The URL as the bridge shows it anywhere (`ShownURL`): `https://host:443`, without the path or query, which
+    /// may carry a token.
+    public var shown: String { ShownURL.of(scheme: scheme, host: host, port: effectivePort) }
+
+    /// The URL as text (scheme lower-cased, otherwise as written): what requests go to, never what is shown.
     public var description: String {
         scheme + "://" + authority + path + (query.map { "?" + $0 } ?? "")
     }

@@ -55,8 +55,9 @@ public enum EventFormat: String, Sendable, Equatable, CaseIterable {
 public protocol SinkSettings: Sendable {
     /// Values the log redactor must hide: signing secrets, passwords, tokens, credential-like header values.
     var secrets: [String] { get }
-    /// What the sink writes to, for the `starting` log line and `check`, without secrets
-    /// (`ndjson:-`, `webhook:https://hooks.example.com/directus` without the query).
+    /// What the sink writes to, for the `starting` log line, `status` and `check`, without secrets: a URL as
+    /// `ShownURL` shows it (`ndjson:-`, `webhook:https://hooks.example.com:443`). The default sink id hashes it
+    /// (`SinkType.identity`): a type whose summary changes keeps its old text for its id, or its state is orphaned.
     var summary: String { get }
     /// The effective settings as YAML lines of the sink's list entry, after `type:` (`path: "-"`), with every
     /// secret shown as `ConfigText.redacted`.

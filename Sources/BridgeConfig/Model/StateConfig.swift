@@ -1,3 +1,5 @@
+import BridgeSystem
+
 /// Where the bridge keeps its progress, and whether it shares it with other bridges (`state`).
 ///
 /// `local` (the default) keeps everything in SQLite under `delivery.state_dir`. `jetstream` keeps every sink's
@@ -16,8 +18,8 @@ public struct StateConfig: Sendable, Equatable {
     public var backend: Backend
     /// NATS server URLs holding the bucket (`state.servers`). Required for `jetstream`.
     public var servers: [String]
-    /// `servers` as shown in messages and `check`: credentials in a URL redacted (`URLCredentials`).
-    package var shownServers: String { servers.map { URLCredentials.redacted($0) }.joined(separator: ",") }
+    /// `servers` as shown in messages and `check`: `scheme://host:port` each (README.md, "How URLs are shown").
+    package var shownServers: String { servers.map(ShownURL.of).joined(separator: ",") }
     /// The key-value bucket (`state.bucket`), created when missing. Default: `directus_bridge`.
     public var bucket: String
     /// Bridges with the same name share cursors and take turns being active (`state.name`). Default: `default`.

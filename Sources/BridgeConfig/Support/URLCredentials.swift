@@ -1,7 +1,8 @@
 /// Credentials written into a server URL's user information (`nats://user:password@host:4222`, `nats://token@host`):
 /// the one way `state.servers` can carry them, and allowed in a JetStream sink's `servers`. They must never reach a
-/// log line, `status`, `check` or a configuration message: `secrets(in:)` feeds the log redactor, `redacted(_:)` is
-/// the URL as shown anywhere.
+/// log line, `status`, `check` or a configuration message: `secrets(in:)` feeds the log redactor; a URL is shown as
+/// `ShownURL` shows it, without its user information; `redacted(_:)` is the URL in the effective configuration
+/// (`print-config`), where the rest of it matters.
 package enum URLCredentials {
     /// The secret parts of `url`'s user information: the password (after the first `:`), or the whole user
     /// information when it has no `:` (a token). Empty when the URL has none.
@@ -13,16 +14,11 @@ package enum URLCredentials {
     }
 
     /// `url` with the secret part of its user information replaced (`nats://user:[REDACTED]@host`,
-    /// `nats://[REDACTED]@host`) and, when `hidingQuery` is set, its query too (`…/hook?[REDACTED]`: a webhook
-    /// receiver's token often travels there).
-    package static func redacted(_ url: String, hidingQuery: Bool = false) -> String {
-        var shown = url
-        if let (scheme, userInfo, rest) = split(url) {
-            let user = userInfo.firstIndex(of: ":").map { String(userInfo[..<$0]) + ":" } ?? ""
-            shown = String(scheme) + user + marker + "@" + String(rest)
-        }
-        if hidingQuery, let mark = shown.firstIndex(of: "?") { shown = String(shown[...mark]) + marker }
-        return shown
+    /// `nats://[REDACTED]@host`).
+    package static func redacted(_ url: String) -> String {
+        guard let (scheme, userInfo, rest) = split(url) else { return url }
+        let user = userInfo.firstIndex(of: ":").map { String(userInfo[..<$0]) + ":" } ?? ""
+        return String(scheme) + user + marker + "@" + String(rest)
     }
 
     private static let marker = "[REDACTED]"

@@ -1,3 +1,4 @@
+import BridgeSystem
 package import BridgeConfig
 package import BridgeHTTP
 package import BridgeJSON
@@ -11,17 +12,19 @@ package import BridgeSinks
 extension BridgeCheck {
     /// `GET /server/ping` answers `pong` (§8.6).
     package func checkServer() async -> CheckResult {
-        let url = config.directus.restBaseURL
+        let shown = config.directus.url.shown
         let start = ContinuousClock.now
         do {
             let response = try await transport.send(
-                HTTPRequest(method: "GET", url: url + "/server/ping", timeout: config.directus.requestTimeout)
+                HTTPRequest(
+                    method: "GET", url: config.directus.restBaseURL + "/server/ping",
+                    timeout: config.directus.requestTimeout)
             )
             let elapsed = ServerInfoAssessment.text(ContinuousClock.now - start)
             guard response.isSuccess else {
                 return .fail(
                     "server",
-                    "\(url)/server/ping answered HTTP \(response.status)",
+                    "\(shown): GET /server/ping answered HTTP \(response.status)",
                     remedy: "check directus.url (including any path prefix) and that it points at Directus"
                 )
             }
@@ -29,15 +32,15 @@ extension BridgeCheck {
             guard body == "pong" || body == "\"pong\"" else {
                 return .fail(
                     "server",
-                    "\(url)/server/ping answered \"\(body.prefix(60))\", not pong",
+                    "\(shown): GET /server/ping answered \"\(PeerText.prefix(body, maximumLength: 60))\", not pong",
                     remedy: "check that directus.url points at Directus, not at another service or a login page"
                 )
             }
-            return .ok("server", "\(url) answers /server/ping (\(elapsed))")
+            return .ok("server", "\(shown) answers GET /server/ping (\(elapsed))")
         } catch {
             return .fail(
                 "server",
-                "\(url): \(error)",
+                "\(shown): \(error)",
                 remedy: "check directus.url, that Directus is running and that this host can reach it"
             )
         }

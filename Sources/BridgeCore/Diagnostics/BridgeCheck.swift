@@ -157,12 +157,21 @@ public final class BridgeCheck: Sendable {
         logHandler?.addSecret(secret)
     }
 
+    /// At most this many UTF-8 bytes of a result's detail, remedy or name are printed: a detail may quote a peer
+    /// (Directus's error message, a receiver's answer), which must not make a row megabytes long.
+    static let maximumTextLength = 2048
+
+    /// `result` with secrets hidden in its raw texts, then cleaned and bounded (`PeerText`): a peer's escape
+    /// sequences or line breaks cannot forge a row.
     private func redacted(_ result: CheckResult) -> CheckResult {
         redactor.withLock { redactor in
+            func shown(_ text: String) -> String {
+                PeerText.sanitized(text, redacting: redactor, maximumLength: Self.maximumTextLength)
+            }
             var copy = result
-            copy.detail = redactor.redact(result.detail)
-            copy.remedy = result.remedy.map { redactor.redact($0) }
-            copy.check = redactor.redact(result.check)
+            copy.detail = shown(result.detail)
+            copy.remedy = result.remedy.map(shown)
+            copy.check = shown(result.check)
             return copy
         }
     }

@@ -63,7 +63,7 @@ public final class BridgeRuntime: Sendable {
         }
         logger.info(
             "starting", metadata: [
-                "version": components.version, "commit": commit, LogKey.url: config.directus.restBaseURL,
+                "version": components.version, "commit": commit, LogKey.url: config.directus.url.shown,
                 "http.listen": config.http.listen?.description ?? "off",
                 LogKey.mode: config.delivery.mode.rawValue, "sinks": config.sinks.map(\.settings.summary).joined(separator: ","),
                 "subscriptions": config.subscriptions.map(\.uid).joined(separator: ","),

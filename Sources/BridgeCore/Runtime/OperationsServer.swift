@@ -96,7 +96,7 @@ public enum OperationsServer {
                 return HTTPServerResponse(
                     status: snapshot.isReady ? 200 : 503,
                     contentType: "application/json",
-                    text: redactor.redact(readinessJSON(snapshot)) + "\n"
+                    text: readinessJSON(snapshot, redactor: redactor) + "\n"
                 )
             },
         ]
@@ -104,12 +104,14 @@ public enum OperationsServer {
 
     /// `{"ready":false,"reasons":[…],"connected":…,"authenticated":…,"subscriptions":{"configured":[…],"live":[…]},
     /// "stuck_sinks":{…},"sink_lag":{…},"shutting_down":…}` — the reasons are the ones `HealthState` gives a person;
-    /// `sink_lag` is each sink's activity rows behind the newest id (activity mode).
-    public static func readinessJSON(_ snapshot: HealthState.Snapshot) -> String {
+    /// `sink_lag` is each sink's activity rows behind the newest id (activity mode). Every text is redacted raw, before
+    /// it is escaped (escaped, a secret with a quote no longer matches), and bounded: a reason may quote a peer.
+    public static func readinessJSON(_ snapshot: HealthState.Snapshot, redactor: Redactor = Redactor()) -> String {
+        let shown = { (text: String) in PeerText.sanitized(text, redacting: redactor, maximumLength: 1024) }
         var bytes: [UInt8] = Array(#"{"ready":"#.utf8)
         bytes += Array((snapshot.isReady ? "true" : "false").utf8)
         bytes += Array(#","reasons":"#.utf8)
-        appendStrings(snapshot.reasons, to: &bytes)
+        appendStrings(snapshot.reasons.map(shown), to: &bytes)
         bytes += Array(#","connected":\#(snapshot.connected),"authenticated":\#(snapshot.authenticated)"#.utf8)
         bytes += Array(#","subscriptions":{"configured":"#.utf8)
         appendStrings(snapshot.expectedSubscriptions.sorted(), to: &bytes)
@@ -118,9 +120,9 @@ public enum OperationsServer {
         bytes += Array(#"},"stuck_sinks":{"#.utf8)
         for (index, sink) in snapshot.stuckSinks.keys.sorted().enumerated() {
             if index > 0 { bytes.append(UInt8(ascii: ",")) }
-            appendJSONString(sink, to: &bytes)
+            appendJSONString(shown(sink), to: &bytes)
             bytes.append(UInt8(ascii: ":"))
-            appendJSONString(snapshot.stuckSinks[sink] ?? "", to: &bytes)
+            appendJSONString(shown(snapshot.stuckSinks[sink] ?? ""), to: &bytes)
         }
         bytes += Array(#"},"sink_lag":{"#.utf8)
         for (index, sink) in snapshot.sinkLag.keys.sorted().enumerated() {

@@ -32,7 +32,7 @@ package enum StartupWarnings {
             warnings.append(
                 Warning(
                     message: "Directus credentials are sent unencrypted (http://, ws://) to a non-loopback host",
-                    metadata: [LogKey.url: config.directus.restBaseURL]
+                    metadata: [LogKey.url: directus.shown]
                 ))
         }
         for (index, sink) in config.sinks.enumerated() {
@@ -43,7 +43,7 @@ package enum StartupWarnings {
                 Warning(
                     message: "webhook credentials (URL query, headers) are sent unencrypted to a non-loopback host",
                     metadata: [
-                        LogKey.sink: "sinks[\(index)]", LogKey.url: String(webhook.summary.dropFirst("webhook:".count)),
+                        LogKey.sink: "sinks[\(index)]", LogKey.url: webhook.url.shown,
                         "headers": carriers.joined(separator: ","),
                     ]
                 ))

@@ -13,7 +13,8 @@ public final class HealthState: Sendable {
         public var liveSubscriptions: Set<String> = []
         /// Every configured subscription uid.
         public var expectedSubscriptions: Set<String> = []
-        /// Sinks that have failed for longer than the stuck threshold, with the last error.
+        /// Sinks (by id, the metrics' `sink` label) that have failed for longer than the stuck threshold, with the last
+        /// error.
         public var stuckSinks: [String: String] = [:]
         /// Why the last connection ended, if it did.
         public var lastDisconnectReason: String?
@@ -22,7 +23,8 @@ public final class HealthState: Sendable {
         /// A standby of shared state: another bridge of the same name holds the lease (or the state store cannot be
         /// reached), so this one neither reads Directus nor delivers.
         public var standby = false
-        /// Each sink's lag, by sink name: activity rows between the newest id seen and its cursor (activity mode only;
+        /// Each sink's lag, by sink id (the metrics' `sink` label): activity rows between the newest id seen and its
+        /// cursor (activity mode only;
         /// information, not a reason to be unready — a sink that cannot take events shows in `stuckSinks`).
         public var sinkLag: [String: Int64] = [:]
 

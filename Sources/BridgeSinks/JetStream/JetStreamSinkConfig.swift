@@ -1,3 +1,4 @@
+import BridgeSystem
 package import BridgeConfig
 package import BridgeNATS
 package import BridgeEvents
@@ -61,8 +62,8 @@ package struct JetStreamSinkConfig: SinkSettings, Equatable {
         return configured + servers.flatMap(URLCredentials.secrets(in:))
     }
 
-    /// `servers` as shown in logs, `status` and `check`: credentials in a URL redacted.
-    package var shownServers: String { servers.map { URLCredentials.redacted($0) }.joined(separator: ",") }
+    /// `servers` as shown in logs, `status` and `check`: `scheme://host:port` each (README.md, "How URLs are shown").
+    package var shownServers: String { servers.map(ShownURL.of).joined(separator: ",") }
 
     /// Every subject the template can make, as a pattern: a token that holds a placeholder may be anything, so the
     /// streams must cover them all (`directus.{collection}.{event}` → `directus.*.*`).
@@ -73,6 +74,12 @@ package struct JetStreamSinkConfig: SinkSettings, Equatable {
 
     /// `jetstream:nats://host:4222,nats://other:4222/<subject>`.
     package var summary: String { "jetstream:" + shownServers + "/" + subject }
+
+    /// The summary as version 0.2 showed it (servers as written, a password in one redacted): the sink's id is its
+    /// hash (`JetStreamSinkType.identity`), so it must not change with how servers are shown.
+    package var identityTarget: String {
+        "jetstream:" + servers.map { URLCredentials.redacted($0) }.joined(separator: ",") + "/" + subject
+    }
 
     package var yamlLines: [String] {
         var lines = [
@@ -147,7 +154,7 @@ package struct JetStreamSinkConfig: SinkSettings, Equatable {
             decoder.checkLibraryFile(file, field: map.field("credentials_file"), at: node.mark)
         }
         let token = decoder.secret(map, "token", orFile: "token_file")
-        let user = decoder.string(map, "user")
+        let user = decoder.credential(map, "user")
         let password = decoder.secret(map, "password", orFile: "password_file")
         let ways = [file != nil, token != nil, user != nil || password != nil].filter { $0 }.count
         if ways > 1 {

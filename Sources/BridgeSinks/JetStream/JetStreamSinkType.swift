@@ -10,6 +10,12 @@ package enum JetStreamSinkType: SinkType {
     /// Its dead letters (events the broker refused for good) live in `<state_dir>/webhooks.db`.
     package static var keepsLocalState: Bool { true }
 
+    /// `<index>-jetstream-<hash>` of `identityTarget`, not of the summary: its dead letters and cursor are keyed by
+    /// the id version 0.2 gave it.
+    package static func identity(of settings: JetStreamSinkConfig, index: Int) -> String {
+        SinkIdentity.id(index: index, type: configType.name, target: settings.identityTarget)
+    }
+
     package static func makeConnector(_ settings: JetStreamSinkConfig, context: SinkContext) throws(RuntimeOutcome)
         -> any SinkConnector
     {

@@ -1,3 +1,4 @@
+import BridgeSystem
 package import BridgeConfig
 package import BridgeKafka
 package import BridgeEvents
@@ -116,6 +117,13 @@ package struct KafkaSinkConfig: SinkSettings, Equatable {
                 continue
             }
             guard let scalar = decoder.scalar(entry.value, field: field, expected: "a value") else { continue }
+            // librdkafka takes C strings: a NUL would cut any value. A line break in a credential (a PEM key
+            // excepted, which spans lines) is refused like every credential's.
+            let spansLines = entry.key.hasSuffix(".pem")
+            if scalar.text.utf8.contains(0) || (!spansLines && KafkaProducerSettings.isSecret(property: entry.key)) {
+                decoder.refuseLineBreaks(scalar.text, field: field, at: entry.value.mark)
+                if OneLine.isBroken(scalar.text) { continue }
+            }
             // librdkafka checks names and values offline: a typo is a configuration error here, not a sink that
             // stops `run` at its start.
             switch KafkaPropertyCheck.check(name: entry.key, value: scalar.text) {

@@ -158,7 +158,7 @@ package final class SinkRunner: Sendable {
                 }
             }
             if let since = failingSince, now - since >= stuckAfter {
-                health.update { $0.stuckSinks[sink.name] = reason }
+                health.update { $0.stuckSinks[sink.id] = reason }
             }
             if full { return .milliseconds(100) }
             metrics.sinkRetried()
@@ -168,7 +168,7 @@ package final class SinkRunner: Sendable {
         guard succeeded != nil else { throw Abandoned() }
         if failingSince != nil {
             logger.info("sink accepting again", metadata: [LogKey.sink: sink.name])
-            health.update { $0.stuckSinks[sink.name] = nil }
+            health.update { $0.stuckSinks[sink.id] = nil }
         }
         return nil
     }

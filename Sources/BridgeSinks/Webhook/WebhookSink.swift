@@ -29,12 +29,13 @@ public final class WebhookSink: SinkConnector, @unchecked Sendable {
     private var unsynced = false
     private var lastSync = ContinuousClock.now
 
-    /// Creates the sink for outbox id `sinkID`; `outboxChanged` is called after every batch that added rows, and
-    /// `background` (the delivery service) runs as the connector's background work. With `progressAfterDelivery`
-    /// (shared state) `makeDurable` returns only once the outbox of this sink is empty.
+    /// Creates the sink for outbox id `sinkID`, shown as `name` (`WebhookSinkConfig.summary`); `outboxChanged` is
+    /// called after every batch that added rows, and `background` (the delivery service) runs as the connector's
+    /// background work. With `progressAfterDelivery` (shared state) `makeDurable` returns only once the outbox of
+    /// this sink is empty.
     package init(
         sinkID: String,
-        url: String,
+        name: String,
         store: OutboxStore,
         maxOutbox: Int,
         metrics: WebhookMetrics?,
@@ -44,7 +45,7 @@ public final class WebhookSink: SinkConnector, @unchecked Sendable {
         background: (@Sendable (ShutdownSignal) async -> Void)? = nil
     ) {
         self.progressAfterDelivery = progressAfterDelivery
-        self.name = "webhook:" + HTTPClientError.redacted(url)
+        self.name = name
         self.sinkID = sinkID
         self.store = store
         self.maxOutbox = maxOutbox

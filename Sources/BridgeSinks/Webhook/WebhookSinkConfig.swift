@@ -91,8 +91,8 @@ public struct WebhookSinkConfig: SinkSettings, Equatable {
             + headers.flatMap(\.secretValues)
     }
 
-    /// `webhook:https://host:port/path`, without the query (which may carry a token).
-    public var summary: String { "webhook:" + url.scheme + "://" + url.authority + url.path }
+    /// `webhook:https://host:port`: never the path or query (README.md, "How URLs are shown").
+    public var summary: String { "webhook:" + url.shown }
 
     public var yamlLines: [String] {
         var lines = [

@@ -72,7 +72,7 @@ package enum WebhookSinkType: SinkType {
         let drainTimeout = context.shutdownTimeout - min(.seconds(1), context.shutdownTimeout / 5)
         return WebhookSink(
             sinkID: context.sinkID,
-            url: settings.url.description,
+            name: settings.summary,
             store: outbox.store,
             maxOutbox: settings.maxOutbox,
             metrics: metrics,
