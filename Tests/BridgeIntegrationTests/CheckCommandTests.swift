@@ -301,7 +301,7 @@ import Testing
         let checks = try #require(ok["checks"] as? [[String: Any]])
         let server = try #require(checks.first { $0["name"] as? String == "server" })
         #expect(server["ok"] as? Bool == true && server["status"] as? String == "ok" && server["remedy"] is NSNull)
-        #expect((server["detail"] as? String)?.contains("answers /server/ping") == true)
+        #expect((server["detail"] as? String)?.contains("answers GET /server/ping") == true)
 
         let failing = try runCheck(
             checkConfig(url: emulator.url, subscriptions: "  - collection: articels"), arguments: ["--json"])
