@@ -5,7 +5,8 @@
 # Usage: scripts/matrix.sh [--seed N] [--count K|all] [--point ORIGIN,SINK,FAULT,MODE]
 #   --seed N     the order the points are drawn in (default 1; CI runs seed 1)
 #   --count K    how many points of that order to run; `all` runs the whole space (about 170 points); default:
-#                the shortest prefix that covers every value of every axis, which is what CI runs
+#                the shortest prefix that covers every value of every axis and the backpressure points
+#                (MatrixCase.backpressure), which is what CI runs
 #   --point P    that one point, as a run prints it (e.g. snapshot,webhook,sink-slow,activity)
 # Prints the seed and each point; exits non-zero when a point breaks the guarantee.
 set -euo pipefail

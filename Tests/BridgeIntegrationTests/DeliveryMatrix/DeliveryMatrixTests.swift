@@ -33,6 +33,8 @@ private final class MatrixRun {
     let emulator: Emulator
     let rig: MatrixSinkRig
     var bridge: BridgeProcess?
+    /// Every bridge process of the run, the one killed included.
+    var processes: [BridgeProcess] = []
     var crashed = false
     /// Items the snapshot or resync has to go through (more than a page of 500).
     static let seededItems = 600
@@ -71,6 +73,7 @@ private final class MatrixRun {
     func start(in directory: URL? = nil) throws -> BridgeProcess {
         let started = try BridgeProcess.run(config: config, in: directory)
         bridge = started
+        processes.append(started)
         return started
     }
 
@@ -190,7 +193,12 @@ private final class MatrixRun {
                 events, snapshotExpected: point.origin == .snapshot || point.origin == .resync,
                 sourceLocation: location)
             if point.origin == .snapshot || point.origin == .resync {
-                #expect(bridge.waitForLog("snapshot done", timeout: 30), "\(context())")
+                // Said by the process that saw the last page durable: the one killed, when it got that far.
+                let processes = processes
+                let saidDone = bridge.waitUntil(timeout: 30) { _ in
+                    processes.contains { $0.stderr.contains("snapshot done") }
+                }
+                #expect(saidDone, "\(context())")
             }
         }
         let dropsLogged = bridge.stderr.contains("dropping")

@@ -67,8 +67,8 @@ struct MatrixCase: Sendable, Hashable, CustomTestStringConvertible {
     }
 
     /// The points this run checks: `BRIDGE_MATRIX_SEED` (default 1) orders the space; `BRIDGE_MATRIX_COUNT` takes
-    /// that many (`all`: the whole space; default: the covering prefix, what CI runs); `BRIDGE_MATRIX_POINT` names
-    /// one point instead. scripts/matrix.sh sets them and prints the seed.
+    /// that many (`all`: the whole space; default: the covering prefix and `backpressure`, what CI runs);
+    /// `BRIDGE_MATRIX_POINT` names one point instead. scripts/matrix.sh sets them and prints the seed.
     static var selected: [MatrixCase] {
         let environment = ProcessInfo.processInfo.environment
         // One point by its values (`snapshot,webhook,sink-slow,activity`), as a failed run names it.
@@ -86,8 +86,20 @@ struct MatrixCase: Sendable, Hashable, CustomTestStringConvertible {
         case let text?: if let count = Int(text), count > 0 { return Array(order.prefix(count)) }
         case nil: break
         }
-        return Array(order.prefix(coveringCount(seed: seed)))
+        let covering = order.prefix(coveringCount(seed: seed))
+        return Array(covering) + backpressure.filter { !covering.contains($0) }
     }
+
+    /// The paths that once lost items, run by CI whatever the seed draws: a snapshot or resync into a sink that is
+    /// full, down or slow — webhook, both brokers, an NDJSON pipe — and a snapshot cut by SIGKILL.
+    static let backpressure: [MatrixCase] = [
+        MatrixCase(origin: .snapshot, sink: .webhook, fault: .sinkSlow, mode: .activity),
+        MatrixCase(origin: .resync, sink: .webhook, fault: .sinkDown, mode: .activity),
+        MatrixCase(origin: .snapshot, sink: .kafka, fault: .sinkSlow, mode: .activity),
+        MatrixCase(origin: .resync, sink: .jetstream, fault: .sinkSlow, mode: .auto),
+        MatrixCase(origin: .snapshot, sink: .ndjson, fault: .sinkSlow, mode: .activity),
+        MatrixCase(origin: .snapshot, sink: .webhook, fault: .bridgeKilled, mode: .activity),
+    ]
 
     /// How many points of `drawn(seed:)` cover every axis value.
     static func coveringCount(seed: UInt64) -> Int {
