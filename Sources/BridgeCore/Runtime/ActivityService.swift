@@ -79,8 +79,7 @@ public struct ActivityService: Sendable {
         let allStores = Array(stores.values)
         let metrics = ActivityMetrics(registry: registry) { allStores.compactMap { $0.cursor?.committed }.min() }
         for (sink, store) in stores { registerSinkGauges(sink: sink, store: store, metrics: metrics, registry: registry) }
-        let named = inboxes.compactMap { inbox in stores[inbox.sinkID].map { (inbox.sinkName, $0) } }
-        health.setSinkLag { Dictionary(named.map { ($0.0, metrics.lag(of: $0.1)) }, uniquingKeysWith: max) }
+        health.setSinkLag { stores.mapValues { metrics.lag(of: $0) } }
         let source = DirectusActivitySource(api: api, report: { metrics.report($0, logger: logger) }) { error in
             logger.warning(
                 "directus_revisions is not readable: events carry no delta and deleted items no snapshot; grant "
@@ -114,7 +113,7 @@ public struct ActivityService: Sendable {
                     health: health,
                     metrics: metrics,
                     pipelineMetrics: pipelineMetrics,
-                    logger: logger.child(label: "activity", metadata: [LogKey.sink: inbox.sinkName])
+                    logger: logger.child(label: "activity", metadata: [LogKey.sink: inbox.sinkID])
                 ))
         }
         let watcher = local.map { database in
