@@ -36,6 +36,8 @@ package enum SinkFactory {
         context base: SinkContext
     ) throws(RuntimeOutcome) -> [ConfiguredSink] {
         var sinks: [ConfiguredSink] = []
+        var base = base
+        base.formerIDs = SinkCatalog.formerIdentities(of: configs)
         for (index, config) in configs.enumerated() {
             guard let registration = SinkCatalog.registration(of: config) else {
                 throw .configurationProblem("sinks[\(index)]: unknown sink type \"\(config.type)\"")

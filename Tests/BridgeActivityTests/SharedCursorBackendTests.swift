@@ -57,6 +57,39 @@ import Testing
         await connection.close()
     }
 
+    /// A name added to a sink that had none (docs/configuration.md, "Sink names"): the name takes the progress of its
+    /// positional id, not that of the sink furthest behind, and the positional id's cursor keys are removed.
+    @Test func aNamedSinkKeepsTheProgressOfItsPositionalId() async throws {
+        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "shared-names")
+        let server = try NATSServer(name: "names", in: directory)
+        try server.start()
+        let connection = try await NATSConnection.connect(settings: NATSSettings(servers: [server.url]), logger: .silent)
+        let store = try await KeyValueStore.open(connection: connection, settings: KeyValueSettings(bucket: "cursors"))
+        let keys = SharedStateKeys(name: "orders")
+        let backend: @Sendable (String) -> SharedCursorBackend = { holder in
+            SharedCursorBackend(store: store, keys: keys, holder: holder, logger: .silent) { _ in }
+        }
+        try await BlockingExecutor.shared.perform {
+            let first = backend("a")
+            try first.takeOver(sinks: ["0-ndjson-a", "1-webhook-b"])
+            let ahead = try CursorStore(backend: first, sink: "0-ndjson-a")
+            try ahead.startIfNew(at: 100)
+            try ahead.save(SubscriptionCursorState(startID: 100), for: "articles")
+            try ahead.record(ActivityProgress(resolvedIDs: [101, 102]))
+            try CursorStore(backend: first, sink: "1-webhook-b").startIfNew(at: 50)
+
+            let second = backend("b")
+            try second.takeOver(sinks: ["file", "hook"], formerIDs: ["file": "0-ndjson-a", "hook": "1-webhook-b"])
+            #expect(try second.load(sink: "file").cursor == ActivityCursor(committed: 102))
+            #expect(try second.load(sink: "file").subscriptions == ["articles": SubscriptionCursorState(startID: 100)])
+            #expect(try second.load(sink: "hook").cursor == ActivityCursor(committed: 50))
+            let left = try store.keys()
+            #expect(!left.contains(keys.cursor(sink: "0-ndjson-a")), "\(left)")
+            #expect(!left.contains(keys.subscription(sink: "0-ndjson-a", uid: "articles")), "\(left)")
+        }
+        await connection.close()
+    }
+
     @Test func damagedValuesAreDroppedRatherThanTrappedOn() {
         #expect(SharedCursorBackend.cursor(from: Array("{\"committed\":-1}".utf8)) == nil)
         #expect(SharedCursorBackend.cursor(from: Array("not json".utf8)) == nil)

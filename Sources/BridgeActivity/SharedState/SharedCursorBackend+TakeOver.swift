@@ -6,11 +6,12 @@ internal import Synchronization
 extension SharedCursorBackend {
     /// Loads the progress of every configured sink and bumps the revision of each key it will write (the fencing
     /// step), bringing the bucket to the configured sinks as `CursorDatabase` brings its file:
-    /// * a configured sink without a cursor starts from the sink furthest behind — a sink no longer configured
-    ///   included — with that sink's subscription states, or at the newest activity id when none has a cursor;
+    /// * a configured sink without a cursor starts from the progress of its positional id (`formerIDs`: a name added
+    ///   to a sink that had none), else from the sink furthest behind — a sink no longer configured included — with
+    ///   that sink's subscription states, or at the newest activity id when none has a cursor;
     /// * the cursor and subscription keys of sinks no longer configured are deleted (their dead letters stay);
     /// * pending `resync` requests (`SharedResyncRequest`) move into the subscription states.
-    package func takeOver(sinks: [String]) throws {
+    package func takeOver(sinks: [String], formerIDs: [String: String] = [:]) throws {
         let allKeys = Set(try store.keys())
         var taking = State()
         for sink in sinks {
@@ -23,7 +24,7 @@ extension SharedCursorBackend {
             let progress = try progress(of: sink, among: allKeys, rewriting: false, into: &taking)
             if progress.cursor != nil || !progress.subscriptions.isEmpty { removed[sink] = progress }
         }
-        try adopt(sinks, removed: removed, into: &taking)
+        try adopt(sinks, removed: removed, formerIDs: formerIDs, into: &taking)
         for (sink, progress) in removed { try remove(sink, progress, into: &taking) }
         try takeResyncRequests(among: allKeys, sinks: sinks, into: &taking)
         let taken = taking
@@ -67,15 +68,21 @@ extension SharedCursorBackend {
         return CursorDatabase.Loaded(cursor: cursor, subscriptions: subscriptions)
     }
 
-    /// Configured sinks without a cursor adopt the progress of the sink furthest behind, one no longer configured
-    /// included: its cursor, and its subscription states where they have none of their own. A renamed sink (a new
-    /// URL, another position) so repeats events rather than missing any.
-    private func adopt(_ sinks: [String], removed: [String: CursorDatabase.Loaded], into taking: inout State) throws {
+    /// Configured sinks without a cursor adopt the progress of their positional id when a name was added to them,
+    /// else of the sink furthest behind, one no longer configured included: its cursor, and its subscription states
+    /// where they have none of their own. A sink with a new target or position so repeats events rather than missing
+    /// any.
+    private func adopt(
+        _ sinks: [String], removed: [String: CursorDatabase.Loaded], formerIDs: [String: String],
+        into taking: inout State
+    ) throws {
         let candidates = taking.loaded.merging(removed) { own, _ in own }.compactMap { sink, progress in
             progress.cursor.map { (sink: sink, cursor: $0, subscriptions: progress.subscriptions) }
         }
-        guard let origin = candidates.min(by: { $0.cursor.committed < $1.cursor.committed }) else { return }
+        guard let furthestBehind = candidates.min(by: { $0.cursor.committed < $1.cursor.committed }) else { return }
         for sink in sinks where taking.loaded[sink]?.cursor == nil {
+            let former = formerIDs[sink].flatMap { former in candidates.first { $0.sink == former } }
+            let origin = former ?? furthestBehind
             let cursorKey = keys.cursor(sink: sink)
             taking.revisions[cursorKey] = try write(
                 cursorKey, value: Self.value(of: origin.cursor, holder: holder),
@@ -88,9 +95,15 @@ extension SharedCursorBackend {
                 subscriptions[uid] = subscription
             }
             taking.loaded[sink] = CursorDatabase.Loaded(cursor: origin.cursor, subscriptions: subscriptions)
-            logger.info(
-                "sink starts from the progress of sink \(origin.sink), the furthest behind",
-                metadata: [LogKey.sink: sink, LogKey.cursor: String(origin.cursor.committed)])
+            if former != nil {
+                logger.info(
+                    "sink progress kept under its new name",
+                    metadata: [LogKey.sink: sink, LogKey.formerSink: origin.sink])
+            } else {
+                logger.info(
+                    "sink starts from the progress of sink \(origin.sink), the furthest behind",
+                    metadata: [LogKey.sink: sink, LogKey.cursor: String(origin.cursor.committed)])
+            }
         }
     }
 
