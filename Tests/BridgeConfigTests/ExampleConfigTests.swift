@@ -24,7 +24,8 @@ import Testing
         #expect(config.directus.auth == AuthConfig(credentials: .token("example-token"), mode: .handshake))
         #expect(config.subscriptions.map(\.uid) == ["articles", "comments"])
         #expect(config.subscriptions[0].query?.jsonText == #"{"fields":["*"],"filter":{"status":{"_eq":"published"}}}"#)
-        #expect(config.sinks == [SinkConfig(type: "ndjson", settings: NDJSONSinkConfig())])
+        #expect(config.sinks == [SinkConfig(type: "ndjson", settings: NDJSONSinkConfig(), name: "stdout")])
+        #expect(config.warnings.isEmpty, "the example names its sink")
         #expect(config.http.listen == nil)
     }
 
