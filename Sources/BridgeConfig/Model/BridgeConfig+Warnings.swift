@@ -2,19 +2,21 @@ extension BridgeConfig {
     /// Every warning about the configuration, in file order: each sink's missing `name`, then its settings'
     /// (`SinkSettings.warnings(field:)`).
     public var warnings: [ConfigWarning] {
-        sinks.enumerated().flatMap { index, sink in
+        var warnings: [ConfigWarning] = []
+        for (index, sink) in sinks.enumerated() {
             let field = "sinks[\(index)]"
-            let unnamed =
-                sink.name != nil
-                ? []
-                : [
+            if sink.name == nil {
+                warnings.append(
                     ConfigWarning(
                         field: field,
                         detail: "a sink without a name: its id comes from its position and target, so moving or "
-                            + "changing the entry orphans its cursor, outbox and dead letters",
-                        remedy: "set name (a-z, 0-9, _ and -); the next start keeps its saved progress under the name")
-                ]
-            return unnamed + sink.settings.warnings(field: field)
+                            + "changing the entry gives it a new id, which repeats events and leaves its outbox and "
+                            + "dead letters behind",
+                        remedy: "set name (a-z, 0-9, _ and -) without moving the entry: its next start keeps its "
+                            + "saved progress under the name"))
+            }
+            warnings += sink.settings.warnings(field: field)
         }
+        return warnings
     }
 }
