@@ -20,13 +20,14 @@ package enum SinkCatalog {
         sinks.enumerated().map { index, sink in sink.name ?? positionalIdentity(of: sink, index: index) }
     }
 
-    /// Each named sink's positional id by its name: where its saved progress was kept before the name was added.
-    package static func formerIdentities(of sinks: [SinkConfig]) -> [String: String] {
+    /// Where the named `sinks` kept their saved progress before they had a name (each one's positional id), for the
+    /// stores to move it to the names at start.
+    package static func renames(of sinks: [SinkConfig]) -> SinkRenames {
         var former: [String: String] = [:]
         for (index, sink) in sinks.enumerated() {
             if let name = sink.name { former[name] = positionalIdentity(of: sink, index: index) }
         }
-        return former
+        return SinkRenames(formerIDs: former, configured: Set(identities(of: sinks)))
     }
 
     private static func positionalIdentity(of sink: SinkConfig, index: Int) -> String {

@@ -37,7 +37,7 @@ package enum SinkFactory {
     ) throws(RuntimeOutcome) -> [ConfiguredSink] {
         var sinks: [ConfiguredSink] = []
         var base = base
-        base.formerIDs = SinkCatalog.formerIdentities(of: configs)
+        base.renames = SinkCatalog.renames(of: configs)
         for (index, config) in configs.enumerated() {
             guard let registration = SinkCatalog.registration(of: config) else {
                 throw .configurationProblem("sinks[\(index)]: unknown sink type \"\(config.type)\"")

@@ -66,7 +66,7 @@ package struct SinkRegistration: Sendable {
     }
 
     /// The id `sink` has without a `name` (`SinkType.identity`), which its saved progress carries until a name is
-    /// added (`SinkNameMigration`).
+    /// added (`SinkRenames`).
     package func positionalIdentity(of sink: SinkConfig, index: Int) -> String {
         identity(sink, index) ?? SinkIdentity.id(index: index, type: sink.type, target: sink.settings.summary)
     }

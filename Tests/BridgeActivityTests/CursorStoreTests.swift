@@ -139,8 +139,9 @@ import Testing
             try webhook.record(ActivityProgress(resolvedIDs: Array(1...20) + [22]))
             try webhook.save(SubscriptionCursorState(startID: 0, snapshotWatermark: 3, snapshotDone: true), for: "s")
         }
-        let formerIDs = ["file": "0-ndjson-a", "hook": "1-webhook-b"]
-        let database = try CursorDatabase(directory: directory, sinks: ["hook", "file"], formerIDs: formerIDs)
+        let renames = SinkRenames(
+            formerIDs: ["file": "0-ndjson-a", "hook": "1-webhook-b"], configured: ["hook", "file"])
+        let database = try CursorDatabase(directory: directory, sinks: ["hook", "file"], renames: renames)
         let hook = try database.store(for: "hook")
         #expect(hook.cursor == ActivityCursor(committed: 20, resolvedAbove: [22...22]))
         #expect(
@@ -148,8 +149,8 @@ import Testing
         #expect(try database.store(for: "file").cursor == ActivityCursor(committed: 3, resolvedAbove: [5...5]))
         #expect(Set(try CursorDatabase.readCursors(directory: directory).keys) == ["hook", "file"])
         // Reordered at the next start (the positional ids change with the positions): nothing moves.
-        let again = try CursorDatabase(
-            directory: directory, sinks: ["hook", "file"], formerIDs: ["hook": "0-webhook-b", "file": "1-ndjson-a"])
+        let moved = SinkRenames(formerIDs: ["hook": "0-webhook-b", "file": "1-ndjson-a"], configured: ["hook", "file"])
+        let again = try CursorDatabase(directory: directory, sinks: ["hook", "file"], renames: moved)
         #expect(try again.store(for: "hook").cursor == ActivityCursor(committed: 20, resolvedAbove: [22...22]))
         #expect(try again.store(for: "file").cursor == ActivityCursor(committed: 3, resolvedAbove: [5...5]))
     }

@@ -58,7 +58,8 @@ import Testing
     }
 
     /// A name added to a sink that had none (docs/configuration.md, "Sink names"): the name takes the progress of its
-    /// positional id, not that of the sink furthest behind, and the positional id's cursor keys are removed.
+    /// positional id (also when the entries moved in the same edit), not that of the sink furthest behind, and the
+    /// positional id's cursor keys are removed.
     @Test func aNamedSinkKeepsTheProgressOfItsPositionalId() async throws {
         let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "shared-names")
         let server = try NATSServer(name: "names", in: directory)
@@ -79,7 +80,11 @@ import Testing
             try CursorStore(backend: first, sink: "1-webhook-b").startIfNew(at: 50)
 
             let second = backend("b")
-            try second.takeOver(sinks: ["file", "hook"], formerIDs: ["file": "0-ndjson-a", "hook": "1-webhook-b"])
+            // Named and swapped in one edit: each name's positional id now differs from its stored one in the
+            // position only.
+            let renames = SinkRenames(
+                formerIDs: ["hook": "0-webhook-b", "file": "1-ndjson-a"], configured: ["hook", "file"])
+            try second.takeOver(sinks: ["hook", "file"], renames: renames)
             #expect(try second.load(sink: "file").cursor == ActivityCursor(committed: 102))
             #expect(try second.load(sink: "file").subscriptions == ["articles": SubscriptionCursorState(startID: 100)])
             #expect(try second.load(sink: "hook").cursor == ActivityCursor(committed: 50))

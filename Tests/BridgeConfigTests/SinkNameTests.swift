@@ -65,8 +65,28 @@ import Testing
         let unnamed = try config(
             yaml(sinks: ["- type: ndjson", "  path: a.ndjson", "- type: webhook", "  url: http://127.0.0.1:9000/hook"]))
         let positional = SinkCatalog.identities(of: unnamed.sinks)
-        #expect(SinkCatalog.formerIdentities(of: before) == ["file": positional[0], "hook": positional[1]])
+        #expect(SinkCatalog.renames(of: before).formerIDs == ["file": positional[0], "hook": positional[1]])
+        #expect(SinkCatalog.renames(of: before).configured == ["file", "hook"])
         #expect(positional[1].hasPrefix("1-127.0.0.1:9000-"), "\(positional)")
+    }
+
+    /// Where a name's saved progress is found (`SinkRenames`): its positional id, else the one stored id that
+    /// differs from it in the position only (the entry moved as it was named); never a configured sink's id.
+    @Test func aNameFindsItsPositionalIdAlsoAfterAMove() {
+        let renames = SinkRenames(
+            formerIDs: ["file": "0-ndjson-aa", "hook": "1-h:80-bb", "kafka": "2-kafka-cc"],
+            configured: ["file", "hook", "kafka", "3-h:80-bb"])
+        let stored: Set<String> = ["0-ndjson-aa", "5-h:80-bb", "3-h:80-bb", "7-kafka-cc", "8-kafka-cc", "old"]
+        let found = renames.sources(for: ["file", "hook", "kafka"], among: stored)
+        // file: its own positional id; hook: moved from 5 (3-… is a configured unnamed sink's); kafka: two
+        // candidates, so neither (the sink starts from the sink furthest behind instead).
+        #expect(found.map(\.name) == ["file", "hook"])
+        #expect(found.map(\.former) == ["0-ndjson-aa", "5-h:80-bb"])
+        // Only the names asked about; a stored id goes to one name at most.
+        #expect(renames.sources(for: ["hook"], among: stored).map(\.former) == ["5-h:80-bb"])
+        let twins = SinkRenames(formerIDs: ["a": "0-h:80-bb", "b": "1-h:80-bb"], configured: ["a", "b"])
+        #expect(twins.sources(for: ["a", "b"], among: ["0-h:80-bb"]).map(\.name) == ["a"])
+        #expect(SinkRenames().sources(for: ["file"], among: stored).isEmpty)
     }
 
     @Test func validateWarnsAboutEachUnnamedSinkOnly() throws {

@@ -2,9 +2,10 @@ import BridgeTestSupport
 import Foundation
 import Testing
 
-/// Contract "Sink names" (docs/configuration.md): a bridge run with unnamed sinks, then with names added, then with
-/// the named entries reordered, keeps each sink's cursor, outbox and dead letters, and every place that names a
-/// sink — log lines, metric labels, `/readyz`, `status`, `dlq --sink` — uses the one id (real binary, emulator).
+/// Contract "Sink names" (docs/configuration.md): a bridge run with unnamed sinks, then with names added and the
+/// entries swapped in the same edit, then with the named entries swapped back, keeps each sink's cursor, outbox and
+/// dead letters, and every place that names a sink — log lines, metric labels, `/readyz`, `status`, `dlq --sink` —
+/// uses the one id (real binary, emulator).
 @Suite(.serialized) struct SinkNameEndToEndTests {
     /// NDJSON on stdout and a webhook whose receiver dead-letters the first event (HTTP 400) and makes the others
     /// wait an hour in the outbox (503); `names` are the two entries' names (nil: unnamed), `webhookFirst` reorders.
@@ -64,7 +65,7 @@ import Testing
         #expect(bridge.waitForExit() == 0, "\(bridge.stderr.suffix(2000))")
     }
 
-    @Test func addingNamesKeepsEachSinksProgressAndReorderingNamedSinksChangesNothing() throws {
+    @Test func addingNamesKeepsEachSinksProgressEvenWhileReorderingAndReorderingNamedSinksChangesNothing() throws {
         let emulator = try Emulator()
         let receiver = try WebhookReceiver()
         defer {
@@ -83,7 +84,9 @@ import Testing
         _ = try emulator.create("articles", ["title": "waiting 2"])
         let stateDir = directory.appendingPathComponent("state")
         #expect(
-            first.waitUntil(timeout: 20) { $0.events.count >= 3 && OutboxProbe.pendingIDs(stateDir: stateDir).count >= 2 })
+            first.waitUntil(timeout: 20) { bridge in
+                bridge.events.count >= 3 && OutboxProbe.pendingIDs(stateDir: stateDir).count >= 2
+            })
         #expect(first.waitUntil(timeout: 20) { _ in ((try? receiver.requests()) ?? []).count >= 3 })
         stop(first)
         let before = try sinks(in: directory)
@@ -95,8 +98,8 @@ import Testing
         let validate = try command(["validate"], in: directory)
         #expect(validate.2.contains("sinks[0]: a sink without a name"), "\(validate.2)")
 
-        // 2. Names added in place: the same progress under the names, said once at start.
-        try config(emulator, receiver, names: ("file", "hook"), webhookFirst: false)
+        // 2. Names added, and the entries swapped in the same edit: the same progress under the names, said at start.
+        try config(emulator, receiver, names: ("file", "hook"), webhookFirst: true)
             .write(to: directory.appendingPathComponent("bridge.yaml"), atomically: true, encoding: .utf8)
         let named = try BridgeProcess(arguments: ["run", "--config", "bridge.yaml"], directory: directory)
         #expect(named.waitForLog("reading the activity log"), "\(named.stderr)")
@@ -112,8 +115,8 @@ import Testing
         #expect(letter?["sink"] as? String == "hook", "\(letters)")
         #expect(Set(OutboxProbe.pendingIDs(stateDir: stateDir)).count == 2)
 
-        // 3. Reordered: nothing moves; logs, metrics, /readyz and status name the sinks by name only.
-        try config(emulator, receiver, names: ("file", "hook"), webhookFirst: true)
+        // 3. Swapped back: nothing moves; logs, metrics, /readyz and status name the sinks by name only.
+        try config(emulator, receiver, names: ("file", "hook"), webhookFirst: false)
             .write(to: directory.appendingPathComponent("bridge.yaml"), atomically: true, encoding: .utf8)
         let reordered = try BridgeProcess(arguments: ["run", "--config", "bridge.yaml"], directory: directory)
         #expect(reordered.waitForLog("reading the activity log"), "\(reordered.stderr)")

@@ -12,8 +12,8 @@ extension BridgeConfig {
                         detail: "a sink without a name: its id comes from its position and target, so moving or "
                             + "changing the entry gives it a new id, which repeats events and leaves its outbox and "
                             + "dead letters behind",
-                        remedy: "set name (a-z, 0-9, _ and -) without moving the entry: its next start keeps its "
-                            + "saved progress under the name"))
+                        remedy: "set name (a-z, 0-9, _ and -): its next start keeps its saved progress under the "
+                            + "name"))
             }
             warnings += sink.settings.warnings(field: field)
         }

@@ -58,15 +58,15 @@ public struct ActivityService: Sendable {
         guard plan.mode == .activity else { return .live }
         let directory = config.delivery.stateDir
         let sinkIDs = inboxes.map(\.sinkID)
-        let formerIDs = SinkCatalog.formerIdentities(of: config.sinks)
+        let renames = SinkCatalog.renames(of: config.sinks)
         let (stores, local) = try await BlockingExecutor.shared.perform {
             () throws -> ([String: CursorStore], CursorDatabase?) in
             let backend: any CursorBackend
             switch cursors {
             case .local:
-                backend = try CursorDatabase(directory: directory, sinks: sinkIDs, formerIDs: formerIDs, logger: logger)
+                backend = try CursorDatabase(directory: directory, sinks: sinkIDs, renames: renames, logger: logger)
             case .shared(let shared):
-                try shared.takeOver(sinks: sinkIDs, formerIDs: formerIDs)
+                try shared.takeOver(sinks: sinkIDs, renames: renames)
                 backend = shared
             }
             let stores = try Dictionary(

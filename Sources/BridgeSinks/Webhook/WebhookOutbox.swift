@@ -26,7 +26,7 @@ package final class WebhookOutbox: Sendable {
             outbox = try context.shared.value(WebhookOutbox.self) {
                 let outbox = try WebhookOutbox(stateDir: context.stateDir, logger: context.logger)
                 // Before any sink reads its rows: a sink that was just named finds them under its name.
-                for (name, former) in try outbox.store.keepRows(of: context.formerIDs) {
+                for (name, former) in try outbox.store.keepRows(of: context.renames) {
                     context.logger.info(
                         "outbox and dead letters kept under the sink's new name",
                         metadata: [LogKey.sink: name, LogKey.formerSink: former])
