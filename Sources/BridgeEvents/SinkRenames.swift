@@ -17,7 +17,9 @@ package struct SinkRenames: Sendable, Equatable {
     /// What to rename, in name order: for each of `names` (named sinks without saved progress of their own), its
     /// positional id when `stored` has it, else the one stored id that differs from it in the position only (none
     /// when several do). A stored id goes to one name at most.
-    package func sources(for names: some Sequence<String>, among stored: Set<String>) -> [(name: String, former: String)] {
+    package func sources(for names: some Sequence<String>, among stored: Set<String>)
+        -> [(name: String, former: String)]
+    {
         let available = stored.subtracting(configured)
         let wanted = names.compactMap { name in formerIDs[name].map { (name: name, former: $0) } }
             .sorted { $0.name < $1.name }
@@ -35,8 +37,8 @@ package struct SinkRenames: Sendable, Equatable {
 
     /// A positional id without its `<position>-`; nil for any other id (a name).
     private static func target(of id: String) -> Substring? {
-        guard let dash = id.firstIndex(of: "-"), dash > id.startIndex, id[..<dash].allSatisfy(\.isASCII),
-            id[..<dash].allSatisfy(\.isNumber)
+        guard let dash = id.firstIndex(of: "-"), dash > id.startIndex,
+            id[..<dash].allSatisfy({ $0.isASCII && $0.isNumber })
         else { return nil }
         return id[id.index(after: dash)...]
     }
