@@ -10,12 +10,19 @@ import Testing
 /// The shared cursors against a real nats-server: progress survives a takeover by another bridge, and the previous
 /// writer's next write is fenced (a lost compare-and-set, never retried over), whatever its lease says.
 @Suite(.timeLimit(.minutes(3))) struct SharedCursorBackendTests {
-    @Test func aTakeOverFencesThePreviousWriterAndKeepsItsProgress() async throws {
-        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "shared-cursor")
-        let server = try NATSServer(name: "cursor", in: directory)
+    /// A nats-server of its own (kept running while the test holds it), a connection and the bucket `cursors`.
+    private func openBucket(_ name: String) async throws -> (NATSServer, NATSConnection, KeyValueStore) {
+        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "shared-\(name)")
+        let server = try NATSServer(name: name, in: directory)
         try server.start()
         let connection = try await NATSConnection.connect(settings: NATSSettings(servers: [server.url]), logger: .silent)
         let store = try await KeyValueStore.open(connection: connection, settings: KeyValueSettings(bucket: "cursors"))
+        return (server, connection, store)
+    }
+
+    @Test func aTakeOverFencesThePreviousWriterAndKeepsItsProgress() async throws {
+        let (server, connection, store) = try await openBucket("cursor")
+        defer { withExtendedLifetime(server) {} }
         let keys = SharedStateKeys(name: "orders")
         let fencedReasons = Reasons()
         let backend: @Sendable (String) -> SharedCursorBackend = { holder in
@@ -61,11 +68,8 @@ import Testing
     /// positional id (also when the entries moved in the same edit), not that of the sink furthest behind, and the
     /// positional id's cursor keys are removed.
     @Test func aNamedSinkKeepsTheProgressOfItsPositionalId() async throws {
-        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "shared-names")
-        let server = try NATSServer(name: "names", in: directory)
-        try server.start()
-        let connection = try await NATSConnection.connect(settings: NATSSettings(servers: [server.url]), logger: .silent)
-        let store = try await KeyValueStore.open(connection: connection, settings: KeyValueSettings(bucket: "cursors"))
+        let (server, connection, store) = try await openBucket("names")
+        defer { withExtendedLifetime(server) {} }
         let keys = SharedStateKeys(name: "orders")
         let backend: @Sendable (String) -> SharedCursorBackend = { holder in
             SharedCursorBackend(store: store, keys: keys, holder: holder, logger: .silent) { _ in }
