@@ -13,6 +13,8 @@ package import BridgeDirectus
 ///
 /// Each sink has its own cursor, resolved ranges and subscription states, keyed by its stable id (docs/ARCHITECTURE.md
 /// "Independent sinks"). Opening the file for the configured sinks brings it to that set:
+/// * a named sink the file does not know takes over the progress of its positional id, when the file has it (a
+///   name added to a sink that had none: `CursorDatabase+SinkNames`, `SinkRenames`);
 /// * a sink the file does not know starts from the progress of the sink furthest behind (the single cursor of a
 ///   state directory written before 0.2 counts as one) — a renamed or re-ordered sink repeats events rather than
 ///   missing any — or, in an empty file, at the newest activity id when its reader starts;
@@ -81,16 +83,21 @@ public final class CursorDatabase: Sendable {
         package var subscriptions: [String: SubscriptionCursorState]
     }
 
-    /// Opens (creating it and the directory when missing) `<directory>/cursor.db` for the configured `sinks`.
-    public convenience init(directory: String, sinks: [String], logger: Logger = .silent) throws {
+    /// Opens (creating it and the directory when missing) `<directory>/cursor.db` for the configured `sinks`;
+    /// `renames` says where named sinks kept their progress before they had a name (`SinkCatalog.renames`).
+    package convenience init(
+        directory: String, sinks: [String], renames: SinkRenames = SinkRenames(), logger: Logger = .silent
+    ) throws {
         try StateDirectory.prepare(directory)
-        try self.init(path: StateDirectory.join(directory, Self.fileName), sinks: sinks, logger: logger)
+        try self.init(
+            path: StateDirectory.join(directory, Self.fileName), sinks: sinks, renames: renames, logger: logger)
     }
 
     /// Opens (creating when missing) the file at `path`, migrates it, and brings it to the configured `sinks`.
-    public init(path: String, sinks: [String], logger: Logger = .silent) throws {
+    package init(path: String, sinks: [String], renames: SinkRenames = SinkRenames(), logger: Logger = .silent) throws {
         let database = try SQLiteDatabase(path: path, options: .init(synchronous: .full))
         try database.migrate(Self.migrations)
+        try Self.rename(renames, in: database, logger: logger)
         try Self.adopt(sinks, in: database, logger: logger)
         self.path = path
         self.database = Mutex(database)

@@ -59,7 +59,7 @@ public struct DeadLetterCommand: Sendable, Equatable {
     public var since: String?
     /// `--id ID`, repeatable.
     public var ids: [String] = []
-    /// `--sink ID-OR-POSITION`, repeatable: a sink id as `dlq list` prints it, or a position in `sinks`.
+    /// `--sink NAME-OR-POSITION`, repeatable: a sink's name or id as `dlq list` prints it, or a position in `sinks`.
     public var sinks: [String] = []
     /// `--json` (list).
     public var json = false

@@ -21,7 +21,7 @@ extension CommandSpec {
         OptionSpec("--id", value: "ID", help: "only the dead letter with event id ID (repeatable)"),
         OptionSpec(
             "--sink", value: "SINK",
-            help: "only those of sink SINK: an id as dlq list prints it, or a position in sinks (repeatable)"),
+            help: "only those of sink SINK: its name or id as dlq list prints it, or a position in sinks (repeatable)"),
     ]
 
     // MARK: - The commands
@@ -103,7 +103,8 @@ extension CommandSpec {
             """,
         options: [
             config,
-            OptionSpec("--sink", value: "SINK", help: "that sink only: its id as status prints it, or its position"),
+            OptionSpec(
+                "--sink", value: "SINK", help: "that sink only: its name or id as status prints it, or its position"),
             help,
         ])
 

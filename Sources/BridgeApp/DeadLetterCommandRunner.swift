@@ -145,10 +145,13 @@ enum DeadLetterCommandRunner {
         return dropped
     }
 
-    /// `--sink`: a sink id as `dlq list` prints it, or a position in bridge.yaml's `sinks` (0 is the first, as in
-    /// `sinks[0]` of `validate`'s messages), which names the id of the sink configured there now.
+    /// `--sink`: a sink's name or id as `dlq list` prints it, or a position in bridge.yaml's `sinks` (0 is the first,
+    /// as in `sinks[0]` of `validate`'s messages), which names the id of the sink configured there now. A name made
+    /// of digits is the sink of that name, not a position.
     static func resolveSink(_ text: String, configured: [String]) -> String {
-        if let position = Int(text), configured.indices.contains(position) { return configured[position] }
+        if !configured.contains(text), let position = Int(text), configured.indices.contains(position) {
+            return configured[position]
+        }
         return text
     }
 

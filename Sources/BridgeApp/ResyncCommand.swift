@@ -53,7 +53,10 @@ enum ResyncCommand {
             return await requestShared(uid: uid, sinks: sink == nil ? nil : targets, config: config)
         }
         do {
-            try CursorDatabase(directory: config.delivery.stateDir, sinks: configured)
+            // The names' migration runs here too: opening the file removes progress under ids no longer configured.
+            try CursorDatabase(
+                directory: config.delivery.stateDir, sinks: configured,
+                renames: SinkCatalog.renames(of: config.sinks))
                 .requestResync(of: uid, sinks: targets)
         } catch let error as SQLiteError where error.isUnusableFile {
             // cursor.db read-only or damaged: the operator must act, as when `run` refuses it (exit 78).

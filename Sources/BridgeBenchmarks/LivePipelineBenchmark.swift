@@ -61,7 +61,7 @@ enum LivePipelineBenchmark {
         let health = HealthState(expectedSubscriptions: ["articles"])
         let sink = LatencyRecordingSink(inner: try NDJSONSink(path: "/dev/null", fsync: .never), expected: count)
         let inbox = SinkInbox(
-            sinkID: "bench", sinkName: "bench", capacity: 100_000, maxBytes: 256 << 20, registry: registry,
+            sinkID: "bench", capacity: 100_000, maxBytes: 256 << 20, registry: registry,
             pipelineMetrics: metrics, logger: .silent)
         let sinks = SinkFanOut([inbox])
         let runner = SinkRunner(

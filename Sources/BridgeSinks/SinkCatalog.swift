@@ -14,12 +14,25 @@ package enum SinkCatalog {
     /// How each type reads its `sinks` entries (passed to `ConfigLoader`).
     package static let configTypes: [SinkConfigType] = registrations.map(\.configType)
 
-    /// The stable id of each of `sinks` (their state and metric labels), in order.
+    /// The stable id of each of `sinks` (their state, log field and metric labels), in order: its `name`, else its
+    /// positional id.
     package static func identities(of sinks: [SinkConfig]) -> [String] {
-        sinks.enumerated().map { index, sink in
-            registration(of: sink)?.identity(of: sink, index: index)
-                ?? SinkIdentity.id(index: index, type: sink.type, target: sink.settings.summary)
+        sinks.enumerated().map { index, sink in sink.name ?? positionalIdentity(of: sink, index: index) }
+    }
+
+    /// Where the named `sinks` kept their saved progress before they had a name (each one's positional id), for the
+    /// stores to move it to the names at start.
+    package static func renames(of sinks: [SinkConfig]) -> SinkRenames {
+        var former: [String: String] = [:]
+        for (index, sink) in sinks.enumerated() {
+            if let name = sink.name { former[name] = positionalIdentity(of: sink, index: index) }
         }
+        return SinkRenames(formerIDs: former, configured: Set(identities(of: sinks)))
+    }
+
+    private static func positionalIdentity(of sink: SinkConfig, index: Int) -> String {
+        registration(of: sink)?.positionalIdentity(of: sink, index: index)
+            ?? SinkIdentity.id(index: index, type: sink.type, target: sink.settings.summary)
     }
 
     /// Whether any of `sinks` keeps state of its own in `delivery.state_dir`.

@@ -13,6 +13,9 @@ package struct SinkContext: Sendable {
     /// The sink's `format`: the runner encodes events with it before `accept`; the sink reads its `contentType`
     /// for the headers it sends.
     package var encoder: EventEncoder
+    /// Where named sinks kept their rows before they had a name (`SinkCatalog.renames`): the outbox moves them to
+    /// the names when it opens. Default: none.
+    package var renames = SinkRenames()
     /// `delivery.state_dir`.
     package var stateDir: String
     /// `directus-bridge/<version>`.

@@ -4,7 +4,7 @@ package import BridgeEvents
 
 /// One sink of this run: its connector, the filter and format of its `sinks` entry, and its stable id.
 package struct ConfiguredSink: Sendable {
-    /// The stable id (`SinkType.identity`): state and metric labels.
+    /// The stable id (`SinkCatalog.identities`): state, log field `sink` and metric labels.
     package let id: String
     /// The connector.
     package let connector: any SinkConnector
@@ -12,9 +12,6 @@ package struct ConfiguredSink: Sendable {
     package let filter: EventFilter
     /// How its events are written (`format`).
     package let encoder: EventEncoder
-
-    /// The connector's name, for logs.
-    package var name: String { connector.name }
 
     /// Creates the entry.
     package init(id: String, connector: any SinkConnector, filter: EventFilter, encoder: EventEncoder = .plain) {
@@ -39,6 +36,8 @@ package enum SinkFactory {
         context base: SinkContext
     ) throws(RuntimeOutcome) -> [ConfiguredSink] {
         var sinks: [ConfiguredSink] = []
+        var base = base
+        base.renames = SinkCatalog.renames(of: configs)
         for (index, config) in configs.enumerated() {
             guard let registration = SinkCatalog.registration(of: config) else {
                 throw .configurationProblem("sinks[\(index)]: unknown sink type \"\(config.type)\"")

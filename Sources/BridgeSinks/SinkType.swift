@@ -10,8 +10,8 @@ package protocol SinkType {
     associatedtype Settings: SinkSettings
     /// Its `type:` name, keys and decoder.
     static var configType: SinkConfigType { get }
-    /// The sink's stable id in the state directory and in metric labels: it must stay the same across restarts
-    /// while the entry keeps its position and target. Default: `<index>-<type>-<hash of the summary>`.
+    /// The id of an entry without a `name` (in the state directory, logs and metric labels): it must stay the same
+    /// across restarts while the entry keeps its position and target. Default: `<index>-<type>-<hash of the summary>`.
     static func identity(of settings: Settings, index: Int) -> String
     /// Whether the sink keeps state of its own in `delivery.state_dir` (the webhook outbox), so that a live-mode
     /// bridge with it must claim the directory too (`StateDirectoryLock`). Default: false.
@@ -60,8 +60,14 @@ package struct SinkRegistration: Sendable {
     /// Whether `sink` is an entry of this type.
     package func handles(_ sink: SinkConfig) -> Bool { sink.type == configType.name }
 
-    /// The stable id of `sink`, the entry at `index`.
+    /// The stable id of `sink`, the entry at `index`: its `name`, else its positional id.
     package func identity(of sink: SinkConfig, index: Int) -> String {
+        sink.name ?? positionalIdentity(of: sink, index: index)
+    }
+
+    /// The id `sink` has without a `name` (`SinkType.identity`), which its saved progress carries until a name is
+    /// added (`SinkRenames`).
+    package func positionalIdentity(of sink: SinkConfig, index: Int) -> String {
         identity(sink, index) ?? SinkIdentity.id(index: index, type: sink.type, target: sink.settings.summary)
     }
 

@@ -12,6 +12,8 @@ public enum LogKey {
     public static let attempt = "attempt"
     public static let closeCode = "websocket.close.code"
     public static let sink = "sink"
+    /// The positional id a sink had before it was named (its saved progress moved to the name).
+    public static let formerSink = "former_sink"
     public static let path = "path"
     public static let count = "count"
     public static let cursor = "cursor"

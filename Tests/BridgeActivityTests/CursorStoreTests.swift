@@ -128,6 +128,33 @@ import Testing
         #expect(Set(try CursorDatabase.readCursors(directory: directory).keys) == ["ahead", "new"])
     }
 
+    /// A name added to a sink that had none (docs/configuration.md, "Sink names"): the name takes its positional
+    /// id's own progress — not the furthest behind — and keeps it when the entries are reordered later.
+    @Test func aNamedSinkKeepsTheProgressOfItsPositionalId() throws {
+        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "cursor").path
+        do {
+            let database = try CursorDatabase(directory: directory, sinks: ["0-ndjson-a", "1-webhook-b"])
+            try database.store(for: "0-ndjson-a").record(ActivityProgress(resolvedIDs: [1, 2, 3, 5]))
+            let webhook = try database.store(for: "1-webhook-b")
+            try webhook.record(ActivityProgress(resolvedIDs: Array(1...20) + [22]))
+            try webhook.save(SubscriptionCursorState(startID: 0, snapshotWatermark: 3, snapshotDone: true), for: "s")
+        }
+        let renames = SinkRenames(
+            formerIDs: ["file": "0-ndjson-a", "hook": "1-webhook-b"], configured: ["hook", "file"])
+        let database = try CursorDatabase(directory: directory, sinks: ["hook", "file"], renames: renames)
+        let hook = try database.store(for: "hook")
+        #expect(hook.cursor == ActivityCursor(committed: 20, resolvedAbove: [22...22]))
+        #expect(
+            hook.subscriptions == ["s": SubscriptionCursorState(startID: 0, snapshotWatermark: 3, snapshotDone: true)])
+        #expect(try database.store(for: "file").cursor == ActivityCursor(committed: 3, resolvedAbove: [5...5]))
+        #expect(Set(try CursorDatabase.readCursors(directory: directory).keys) == ["hook", "file"])
+        // Reordered at the next start (the positional ids change with the positions): nothing moves.
+        let moved = SinkRenames(formerIDs: ["hook": "0-webhook-b", "file": "1-ndjson-a"], configured: ["hook", "file"])
+        let again = try CursorDatabase(directory: directory, sinks: ["hook", "file"], renames: moved)
+        #expect(try again.store(for: "hook").cursor == ActivityCursor(committed: 20, resolvedAbove: [22...22]))
+        #expect(try again.store(for: "file").cursor == ActivityCursor(committed: 3, resolvedAbove: [5...5]))
+    }
+
     /// A state directory of version 0.1 (one cursor, schema version 2): every configured sink goes on from it, and
     /// nothing is lost or replayed.
     @Test func theSingleCursorOfAnOlderVersionIsHandedToEverySink() throws {

@@ -10,12 +10,19 @@ import Testing
 /// The shared cursors against a real nats-server: progress survives a takeover by another bridge, and the previous
 /// writer's next write is fenced (a lost compare-and-set, never retried over), whatever its lease says.
 @Suite(.timeLimit(.minutes(3))) struct SharedCursorBackendTests {
-    @Test func aTakeOverFencesThePreviousWriterAndKeepsItsProgress() async throws {
-        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "shared-cursor")
-        let server = try NATSServer(name: "cursor", in: directory)
+    /// A nats-server of its own (kept running while the test holds it), a connection and the bucket `cursors`.
+    private func openBucket(_ name: String) async throws -> (NATSServer, NATSConnection, KeyValueStore) {
+        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "shared-\(name)")
+        let server = try NATSServer(name: name, in: directory)
         try server.start()
         let connection = try await NATSConnection.connect(settings: NATSSettings(servers: [server.url]), logger: .silent)
         let store = try await KeyValueStore.open(connection: connection, settings: KeyValueSettings(bucket: "cursors"))
+        return (server, connection, store)
+    }
+
+    @Test func aTakeOverFencesThePreviousWriterAndKeepsItsProgress() async throws {
+        let (server, connection, store) = try await openBucket("cursor")
+        defer { withExtendedLifetime(server) {} }
         let keys = SharedStateKeys(name: "orders")
         let fencedReasons = Reasons()
         let backend: @Sendable (String) -> SharedCursorBackend = { holder in
@@ -53,6 +60,41 @@ import Testing
             let third = backend("c")
             try third.takeOver(sinks: sinks)
             #expect(try third.load(sink: sinks[0]).cursor == ActivityCursor(committed: 103, resolvedAbove: [105...105]))
+        }
+        await connection.close()
+    }
+
+    /// A name added to a sink that had none (docs/configuration.md, "Sink names"): the name takes the progress of its
+    /// positional id (also when the entries moved in the same edit), not that of the sink furthest behind, and the
+    /// positional id's cursor keys are removed.
+    @Test func aNamedSinkKeepsTheProgressOfItsPositionalId() async throws {
+        let (server, connection, store) = try await openBucket("names")
+        defer { withExtendedLifetime(server) {} }
+        let keys = SharedStateKeys(name: "orders")
+        let backend: @Sendable (String) -> SharedCursorBackend = { holder in
+            SharedCursorBackend(store: store, keys: keys, holder: holder, logger: .silent) { _ in }
+        }
+        try await BlockingExecutor.shared.perform {
+            let first = backend("a")
+            try first.takeOver(sinks: ["0-ndjson-a", "1-webhook-b"])
+            let ahead = try CursorStore(backend: first, sink: "0-ndjson-a")
+            try ahead.startIfNew(at: 100)
+            try ahead.save(SubscriptionCursorState(startID: 100), for: "articles")
+            try ahead.record(ActivityProgress(resolvedIDs: [101, 102]))
+            try CursorStore(backend: first, sink: "1-webhook-b").startIfNew(at: 50)
+
+            let second = backend("b")
+            // Named and swapped in one edit: each name's positional id now differs from its stored one in the
+            // position only.
+            let renames = SinkRenames(
+                formerIDs: ["hook": "0-webhook-b", "file": "1-ndjson-a"], configured: ["hook", "file"])
+            try second.takeOver(sinks: ["hook", "file"], renames: renames)
+            #expect(try second.load(sink: "file").cursor == ActivityCursor(committed: 102))
+            #expect(try second.load(sink: "file").subscriptions == ["articles": SubscriptionCursorState(startID: 100)])
+            #expect(try second.load(sink: "hook").cursor == ActivityCursor(committed: 50))
+            let left = try store.keys()
+            #expect(!left.contains(keys.cursor(sink: "0-ndjson-a")), "\(left)")
+            #expect(!left.contains(keys.subscription(sink: "0-ndjson-a", uid: "articles")), "\(left)")
         }
         await connection.close()
     }

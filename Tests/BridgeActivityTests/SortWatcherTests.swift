@@ -52,7 +52,7 @@ final class SortHarness: @unchecked Sendable {
     // @unchecked: immutable after init; each stored value is Sendable or only used by the test.
     let directus = FakeDirectus()
     let inbox = SinkInbox(
-        sinkID: "test", sinkName: "test", capacity: 1000, maxBytes: 256 << 20, registry: MetricsRegistry(),
+        sinkID: "test", capacity: 1000, maxBytes: 256 << 20, registry: MetricsRegistry(),
         pipelineMetrics: PipelineMetrics(registry: MetricsRegistry()), logger: .silent)
     var queue: EventQueue { inbox.queue }
     let wakeup = SortWakeup()

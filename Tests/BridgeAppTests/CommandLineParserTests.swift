@@ -154,4 +154,13 @@ import Testing
         #expect(DeadLetterCommandRunner.resolveSink("7", configured: configured) == "7")
         #expect(DeadLetterCommandRunner.resolveSink("-1", configured: configured) == "-1")
     }
+
+    /// A sink's `name` is its id; one made of digits is that sink, not a position (docs/configuration.md, "Sink
+    /// names").
+    @Test func aNameIsTheSinkOfThatNameEvenWhenItIsADigit() {
+        let named = ["search-index", "0", "2-kafka-9f8e7d6c"]
+        #expect(DeadLetterCommandRunner.resolveSink("search-index", configured: named) == "search-index")
+        #expect(DeadLetterCommandRunner.resolveSink("0", configured: named) == "0")
+        #expect(DeadLetterCommandRunner.resolveSink("2", configured: named) == "2-kafka-9f8e7d6c")
+    }
 }

@@ -4,10 +4,12 @@ import Testing
 /// `BridgeConfig.warnings`: what `validate` and `check` warn about without failing.
 @Suite struct ConfigWarningTests {
     /// `minimalYAML` with a webhook sink after its NDJSON sink; `secret` is the webhook's secret line, if any.
+    /// Both sinks are named, so that only the warning under test is given.
     func yaml(secret: String?) -> String {
         let webhook =
-            "  - type: webhook\n    url: https://hooks.example.com/directus\n" + (secret.map { "    \($0)\n" } ?? "")
-        return minimalYAML.replacingOnce("  - type: ndjson\n", with: "  - type: ndjson\n" + webhook)
+            "  - name: hook\n    type: webhook\n    url: https://hooks.example.com/directus\n"
+            + (secret.map { "    \($0)\n" } ?? "")
+        return minimalYAML.replacingOnce("  - type: ndjson\n", with: "  - name: out\n    type: ndjson\n" + webhook)
     }
 
     @Test func aWebhookWithoutASecretIsUnsigned() throws {
@@ -21,6 +23,7 @@ import Testing
 
     @Test func aSignedWebhookAndAnNDJSONSinkAreNotWarnedAbout() throws {
         #expect(try config(yaml(secret: "secret: whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")).warnings.isEmpty)
-        #expect(try config(minimalYAML).warnings.isEmpty)
+        let named = minimalYAML.replacingOnce("  - type: ndjson", with: "  - name: out\n    type: ndjson")
+        #expect(try config(named).warnings.isEmpty)
     }
 }

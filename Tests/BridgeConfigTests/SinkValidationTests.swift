@@ -55,7 +55,8 @@ import Testing
     @Test func keysOfTheOtherSinkTypeAreUnknown() {
         #expect(
             issues(yaml(sinks: ["- type: ndjson", "  url: http://h"])) == [
-                "bridge.yaml:9:5: unknown key \"url\" in sinks[0] (allowed: type, path, fsync, collections, events, format)"
+                "bridge.yaml:9:5: unknown key \"url\" in sinks[0] "
+                    + "(allowed: name, type, path, fsync, collections, events, format)"
             ]
         )
     }

@@ -28,7 +28,7 @@ private final class BodySink: SinkConnector, @unchecked Sendable {
         let metrics = PipelineMetrics(registry: registry)
         for (sink, encoder) in [(plain, EventEncoder.plain), (cloud, encoder)] {
             let inbox = SinkInbox(
-                sinkID: sink.name, sinkName: sink.name, capacity: 10, maxBytes: 1 << 20, registry: registry,
+                sinkID: sink.name, capacity: 10, maxBytes: 1 << 20, registry: registry,
                 pipelineMetrics: metrics,
                 logger: .silent)
             inbox.offer(batch)

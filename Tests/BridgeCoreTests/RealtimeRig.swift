@@ -28,7 +28,7 @@ final class RealtimeRig: Sendable {
         metrics = PipelineMetrics(registry: registry)
         health = HealthState(expectedSubscriptions: subscriptions)
         inbox = SinkInbox(
-            sinkID: "test", sinkName: "test", capacity: 10_000, maxBytes: 256 << 20, registry: registry,
+            sinkID: "test", capacity: 10_000, maxBytes: 256 << 20, registry: registry,
             pipelineMetrics: metrics, logger: .silent)
         sinks = SinkFanOut([inbox])
     }

@@ -18,7 +18,7 @@ import Testing
         init(_ sink: RecordingSink, recorder: RecordingRecorder? = nil, capacity: Int = 100) {
             metrics = PipelineMetrics(registry: registry)
             inbox = SinkInbox(
-                sinkID: "id-" + sink.name, sinkName: sink.name, capacity: capacity, maxBytes: 256 << 20,
+                sinkID: "id-" + sink.name, capacity: capacity, maxBytes: 256 << 20,
                 registry: registry, pipelineMetrics: metrics, logger: .silent)
             runner = SinkRunner(
                 sink: ConfiguredSink(id: "id-" + sink.name, connector: sink, filter: sink.filter), inbox: inbox,
@@ -135,10 +135,10 @@ import Testing
         let registry = MetricsRegistry()
         let metrics = PipelineMetrics(registry: registry)
         let small = SinkInbox(
-            sinkID: "small", sinkName: "small", capacity: 1, maxBytes: 256 << 20, registry: registry,
+            sinkID: "small", capacity: 1, maxBytes: 256 << 20, registry: registry,
             pipelineMetrics: metrics, logger: .silent)
         let large = SinkInbox(
-            sinkID: "large", sinkName: "large", capacity: 100, maxBytes: 256 << 20, registry: registry,
+            sinkID: "large", capacity: 100, maxBytes: 256 << 20, registry: registry,
             pipelineMetrics: metrics, logger: .silent)
         let sinks = SinkFanOut([small, large])
         sinks.offer(EventBatch(events: [makeEvent(1)]))

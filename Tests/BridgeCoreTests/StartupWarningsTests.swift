@@ -62,7 +62,8 @@ import Testing
 
     @Test func webhookCredentialsOverPlainHTTPWarn() throws {
         let sinks = """
-              - type: webhook
+              - name: first
+                type: webhook
                 url: http://hooks.example.com/a
                 headers:
                   Authorization: Bearer x
@@ -78,8 +79,12 @@ import Testing
               - type: webhook
                 url: http://127.0.0.1:9000/e?token=abc
             """
-        let warnings = StartupWarnings.plaintextCredentials(try config(url: "https://d.example.com", sinks: sinks))
-        #expect(warnings.map { $0.metadata["sink"] } == ["sinks[0]", "sinks[1]"])
+        let configured = try config(url: "https://d.example.com", sinks: sinks)
+        let warnings = StartupWarnings.plaintextCredentials(configured)
+        // Each sink as every log line names it: its name, else its positional id.
+        let unnamed = SinkCatalog.identities(of: configured.sinks)[1]
+        #expect(unnamed.hasPrefix("1-hooks.example.com:80-"))
+        #expect(warnings.map { $0.metadata["sink"] } == ["first", unnamed])
         #expect(warnings.first?.metadata["headers"] == "Authorization")
         #expect(warnings.allSatisfy { !($0.metadata["directus.url"] ?? "").contains("token=") })
     }

@@ -337,7 +337,7 @@ import Testing
         #expect(validate.waitForExit() == 0)
         #expect(validate.lines == ["ok"])
         #expect(
-            validate.stderr.hasPrefix("bridge.yaml: warning: sinks[1]: a webhook without a secret"),
+            validate.stderr.contains("bridge.yaml: warning: sinks[1]: a webhook without a secret"),
             "\(validate.stderr)")
     }
 

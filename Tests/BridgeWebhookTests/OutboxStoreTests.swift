@@ -198,6 +198,32 @@ func makeStore() throws -> OutboxStore {
         #expect(try store.dropOutbox(sinks: ["gone"]) == 0)
     }
 
+    /// A name added to a sink that had none (docs/configuration.md, "Sink names"): its outbox rows and dead letters
+    /// move from its positional id to the name — also when the entry moved in the same edit — a name that already
+    /// has rows keeps them, and a positional id without rows moves nothing.
+    @Test func aNamedSinkKeepsTheRowsOfItsPositionalId() throws {
+        let store = try makeStore()
+        _ = try store.insert([webhookEvent(1), webhookEvent(2), webhookEvent(3)], sink: "1-h:80-b", now: 100, limit: 10)
+        let first = try store.pending(sink: "1-h:80-b", after: 0, limit: 1)
+        try store.apply(
+            first.map {
+                .deadLetter(seq: $0.seq, attempts: 1, deadAt: 1000, reason: "r", lastStatus: nil, response: [])
+            },
+            sink: "1-h:80-b")
+        _ = try store.insert([webhookEvent(4)], sink: "2-h:80-c", now: 100, limit: 10)
+        _ = try store.insert([webhookEvent(5)], sink: "taken", now: 100, limit: 10)
+        #expect(try store.depth(sink: "1-h:80-b") == 2)
+        // "hook" moved to the first position as it was named: its positional id now is 0-…, its rows are under 1-….
+        let formerIDs = ["hook": "0-h:80-b", "taken": "2-h:80-c", "new": "3-h:80-d"]
+        let renames = SinkRenames(formerIDs: formerIDs, configured: ["hook", "taken", "new"])
+        let renamed = try store.keepRows(of: renames)
+        #expect(renamed.map(\.name) == ["hook"] && renamed.map(\.former) == ["1-h:80-b"])
+        #expect(try store.outboxCountsBySink() == ["hook": 2, "2-h:80-c": 1, "taken": 1])
+        #expect(try store.deadLetters(matching: DeadLetterFilter()).map(\.sink) == ["hook"])
+        #expect(try store.depth(sink: "hook") == 2 && store.depth(sink: "1-h:80-b") == 0)
+        #expect(try store.keepRows(of: renames).isEmpty, "a second start moves nothing")
+    }
+
     /// `dlq list` of a file it may not write opens it read-only: it reads a current file, and says why it cannot read
     /// one an older bridge wrote (it cannot migrate it) instead of failing on a missing column.
     @Test func aReadOnlyStoreReadsACurrentFileAndNamesAnOldOne() throws {

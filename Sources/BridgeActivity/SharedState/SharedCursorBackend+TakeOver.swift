@@ -1,4 +1,4 @@
-internal import BridgeEvents
+package import BridgeEvents
 internal import BridgeNATS
 internal import BridgeSystem
 internal import Synchronization
@@ -6,11 +6,12 @@ internal import Synchronization
 extension SharedCursorBackend {
     /// Loads the progress of every configured sink and bumps the revision of each key it will write (the fencing
     /// step), bringing the bucket to the configured sinks as `CursorDatabase` brings its file:
-    /// * a configured sink without a cursor starts from the sink furthest behind — a sink no longer configured
-    ///   included — with that sink's subscription states, or at the newest activity id when none has a cursor;
+    /// * a configured sink without a cursor starts from the progress of its positional id (`renames`: a name added
+    ///   to a sink that had none), else from the sink furthest behind — a sink no longer configured included — with
+    ///   that sink's subscription states, or at the newest activity id when none has a cursor;
     /// * the cursor and subscription keys of sinks no longer configured are deleted (their dead letters stay);
     /// * pending `resync` requests (`SharedResyncRequest`) move into the subscription states.
-    package func takeOver(sinks: [String]) throws {
+    package func takeOver(sinks: [String], renames: SinkRenames = SinkRenames()) throws {
         let allKeys = Set(try store.keys())
         var taking = State()
         for sink in sinks {
@@ -23,7 +24,7 @@ extension SharedCursorBackend {
             let progress = try progress(of: sink, among: allKeys, rewriting: false, into: &taking)
             if progress.cursor != nil || !progress.subscriptions.isEmpty { removed[sink] = progress }
         }
-        try adopt(sinks, removed: removed, into: &taking)
+        try adopt(sinks, removed: removed, renames: renames, into: &taking)
         for (sink, progress) in removed { try remove(sink, progress, into: &taking) }
         try takeResyncRequests(among: allKeys, sinks: sinks, into: &taking)
         let taken = taking
@@ -67,15 +68,23 @@ extension SharedCursorBackend {
         return CursorDatabase.Loaded(cursor: cursor, subscriptions: subscriptions)
     }
 
-    /// Configured sinks without a cursor adopt the progress of the sink furthest behind, one no longer configured
-    /// included: its cursor, and its subscription states where they have none of their own. A renamed sink (a new
-    /// URL, another position) so repeats events rather than missing any.
-    private func adopt(_ sinks: [String], removed: [String: CursorDatabase.Loaded], into taking: inout State) throws {
+    /// Configured sinks without a cursor adopt the progress of their positional id when a name was added to them,
+    /// else of the sink furthest behind, one no longer configured included: its cursor, and its subscription states
+    /// where they have none of their own. A sink with a new target or position so repeats events rather than missing
+    /// any.
+    private func adopt(
+        _ sinks: [String], removed: [String: CursorDatabase.Loaded], renames: SinkRenames, into taking: inout State
+    ) throws {
         let candidates = taking.loaded.merging(removed) { own, _ in own }.compactMap { sink, progress in
             progress.cursor.map { (sink: sink, cursor: $0, subscriptions: progress.subscriptions) }
         }
-        guard let origin = candidates.min(by: { $0.cursor.committed < $1.cursor.committed }) else { return }
-        for sink in sinks where taking.loaded[sink]?.cursor == nil {
+        guard let furthestBehind = candidates.min(by: { $0.cursor.committed < $1.cursor.committed }) else { return }
+        let starting = sinks.filter { taking.loaded[$0]?.cursor == nil }
+        let unconfigured = Set(removed.compactMap { sink, progress in progress.cursor == nil ? nil : sink })
+        let moves = renames.sources(for: starting, among: unconfigured)
+        for sink in starting {
+            let former = moves.first { $0.name == sink }.flatMap { move in candidates.first { $0.sink == move.former } }
+            let origin = former ?? furthestBehind
             let cursorKey = keys.cursor(sink: sink)
             taking.revisions[cursorKey] = try write(
                 cursorKey, value: Self.value(of: origin.cursor, holder: holder),
@@ -88,9 +97,15 @@ extension SharedCursorBackend {
                 subscriptions[uid] = subscription
             }
             taking.loaded[sink] = CursorDatabase.Loaded(cursor: origin.cursor, subscriptions: subscriptions)
-            logger.info(
-                "sink starts from the progress of sink \(origin.sink), the furthest behind",
-                metadata: [LogKey.sink: sink, LogKey.cursor: String(origin.cursor.committed)])
+            if former != nil {
+                logger.info(
+                    "sink progress kept under its new name",
+                    metadata: [LogKey.sink: sink, LogKey.formerSink: origin.sink])
+            } else {
+                logger.info(
+                    "sink starts from the progress of sink \(origin.sink), the furthest behind",
+                    metadata: [LogKey.sink: sink, LogKey.cursor: String(origin.cursor.committed)])
+            }
         }
     }
 

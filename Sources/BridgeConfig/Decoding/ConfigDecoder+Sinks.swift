@@ -1,6 +1,7 @@
 extension ConfigDecoder {
-    /// `sinks`: at least one. Each entry's shared keys (`type`, `collections`, `events`, `format`) are decoded here, the rest
-    /// by its type's `SinkConfigType`. `subscribed` are the subscribed collections, which sink filters must name.
+    /// `sinks`: at least one. Each entry's shared keys (`name`, `type`, `collections`, `events`, `format`) are decoded
+    /// here, the rest by its type's `SinkConfigType`. `subscribed` are the subscribed collections, which sink filters
+    /// must name.
     mutating func decodeSinks(_ root: MappingView, subscribed: [String]) -> [SinkConfig] {
         guard requirePresent(root, "sinks") else { return [] }
         guard let items = list(root, "sinks", example: "[{ type: ndjson }]") else { return [] }
@@ -8,6 +9,7 @@ extension ConfigDecoder {
         let typeNames = sinkTypes.map(\.name)
         let typeHint = " (\(typeNames.joined(separator: " or ")))"
         var result: [SinkConfig] = []
+        var names: [String: String] = [:]  // name → the entry that has it
         for (index, item) in items.enumerated() {
             let name = "sinks[\(index)]"
             guard case .mapping(let entries) = item.content else {
@@ -24,6 +26,7 @@ extension ConfigDecoder {
                 let type = sinkTypes.first(where: { $0.name == typeName })
             else { continue }
             let map = mapping(item, name: name, keys: type.allKeys, fallback: item.mark)
+            let sinkName = self.sinkName(map, claimed: &names)
             let collections = collectionFilter(map, subscribed: subscribed)
             let events = events(map, "events", allowed: EventKind.allCases, default: [])
             let format = choice(map, "format", default: EventFormat.event)
@@ -31,7 +34,8 @@ extension ConfigDecoder {
             guard let settings = type.decode(&self, map) else { continue }
             result.append(
                 SinkConfig(
-                    type: type.name, settings: settings, collections: collections, events: events, format: format))
+                    type: type.name, settings: settings, collections: collections, events: events, format: format,
+                    name: sinkName))
         }
         return result
     }
@@ -51,6 +55,21 @@ extension ConfigDecoder {
                 "\(map.field(key)): \(shown) is inside delivery.state_dir (\(stateDirectoryText)), which holds the "
                     + "bridge's own files", at: mark)
         }
+    }
+
+    /// `name` of a sink: valid (`SinkConfig.isValidName`) and unique, since it keys the sink's state.
+    private mutating func sinkName(_ map: MappingView, claimed names: inout [String: String]) -> String? {
+        guard let node = map["name"], let text = string(map, "name") else { return nil }
+        guard SinkConfig.isValidName(text) else {
+            report("\(map.field("name")) must be 1 to 64 of a-z, 0-9, _ and -; got \"\(text)\"", at: node.mark)
+            return nil
+        }
+        if let owner = names[text] {
+            report("\(map.field("name")): \"\(text)\" is already the name of \(owner)", at: node.mark)
+            return nil
+        }
+        names[text] = map.name
+        return text
     }
 
     /// `collections` of a sink: each must be a subscribed collection, or the filter could never match.

@@ -2,7 +2,7 @@
 /// and a decoder for them. Registered by the sinks layer (`SinkCatalog`), which this module does not know.
 public struct SinkConfigType: Sendable {
     /// The keys of every sink entry, decoded into `SinkConfig` itself.
-    public static let sharedKeys = ["type", "collections", "events", "format"]
+    public static let sharedKeys = ["name", "type", "collections", "events", "format"]
 
     /// The `type` value (`ndjson`, `webhook`).
     public let name: String
@@ -23,6 +23,6 @@ public struct SinkConfigType: Sendable {
         self.decode = decode
     }
 
-    /// Every key an entry of this type may have: `type`, the type's own, then the filters.
-    public var allKeys: [String] { ["type"] + keys + Self.sharedKeys.filter { $0 != "type" } }
+    /// Every key an entry of this type may have: `name`, `type`, the type's own, then the filters.
+    public var allKeys: [String] { ["name", "type"] + keys + Self.sharedKeys.filter { $0 != "name" && $0 != "type" } }
 }

@@ -77,6 +77,7 @@ extension BridgeConfig: CustomStringConvertible {
 
     private func describe(_ sink: SinkConfig) -> [String] {
         var lines = ["  - type: \(sink.type)"]
+        if let name = sink.name { lines = ["  - name: \(quoted(name))", "    type: \(sink.type)"] }
         lines += sink.settings.yamlLines.map { "    " + $0 }
         lines.append("    collections: [\(sink.collections.map(quoted).joined(separator: ", "))]")
         lines.append("    events: \(list(sink.events.map(\.rawValue)))")

@@ -1,9 +1,12 @@
 /// One destination for change events: an entry of `sinks`.
 ///
-/// The keys every sink type shares (`type`, `collections`, `events`, `format`) are decoded here; the rest by the type's
-/// `SinkConfigType` into `settings`. Which types exist is not known to this module: the sinks layer registers
-/// them (`SinkCatalog`) and passes them to `ConfigLoader`.
+/// The keys every sink type shares (`name`, `type`, `collections`, `events`, `format`) are decoded here; the rest by
+/// the type's `SinkConfigType` into `settings`. Which types exist is not known to this module: the sinks layer
+/// registers them (`SinkCatalog`) and passes them to `ConfigLoader`.
 public struct SinkConfig: Sendable, Equatable {
+    /// The sink's identity (`name`): its log field, metric label and state keys, whatever its position in `sinks`.
+    /// Nil: the positional id of version 0.2, which `validate` warns about. Default: nil.
+    public var name: String?
     /// The sink's `type` as written in the file (`ndjson`, `webhook`, …).
     public var type: String
     /// Only these collections (`collections`); empty means all. Default: `[]`.
@@ -18,8 +21,9 @@ public struct SinkConfig: Sendable, Equatable {
     /// Creates a sink configuration.
     public init(
         type: String, settings: any SinkSettings, collections: [String] = [], events: [EventKind] = [],
-        format: EventFormat = .event
+        format: EventFormat = .event, name: String? = nil
     ) {
+        self.name = name
         self.type = type
         self.settings = settings
         self.collections = collections
@@ -37,8 +41,17 @@ public struct SinkConfig: Sendable, Equatable {
         (collections.isEmpty || collections.contains(collection)) && (events.isEmpty || events.contains(kind))
     }
 
+    /// Whether `text` may be a sink's `name`: 1–64 of `a-z 0-9 _ -`, one token of a shared-state key and a label
+    /// value that needs no quoting in logs.
+    public static func isValidName(_ text: String) -> Bool {
+        !text.isEmpty && text.utf8.count <= 64
+            && text.utf8.allSatisfy { byte in
+                (0x30...0x39).contains(byte) || (0x61...0x7A).contains(byte) || byte == 0x5F || byte == 0x2D
+            }
+    }
+
     public static func == (lhs: SinkConfig, rhs: SinkConfig) -> Bool {
-        lhs.type == rhs.type && lhs.collections == rhs.collections && lhs.events == rhs.events
+        lhs.name == rhs.name && lhs.type == rhs.type && lhs.collections == rhs.collections && lhs.events == rhs.events
             && lhs.format == rhs.format && lhs.settings.isEqual(to: rhs.settings)
     }
 }

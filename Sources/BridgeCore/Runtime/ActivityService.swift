@@ -58,14 +58,15 @@ public struct ActivityService: Sendable {
         guard plan.mode == .activity else { return .live }
         let directory = config.delivery.stateDir
         let sinkIDs = inboxes.map(\.sinkID)
+        let renames = SinkCatalog.renames(of: config.sinks)
         let (stores, local) = try await BlockingExecutor.shared.perform {
             () throws -> ([String: CursorStore], CursorDatabase?) in
             let backend: any CursorBackend
             switch cursors {
             case .local:
-                backend = try CursorDatabase(directory: directory, sinks: sinkIDs, logger: logger)
+                backend = try CursorDatabase(directory: directory, sinks: sinkIDs, renames: renames, logger: logger)
             case .shared(let shared):
-                try shared.takeOver(sinks: sinkIDs)
+                try shared.takeOver(sinks: sinkIDs, renames: renames)
                 backend = shared
             }
             let stores = try Dictionary(
@@ -79,7 +80,6 @@ public struct ActivityService: Sendable {
         let allStores = Array(stores.values)
         let metrics = ActivityMetrics(registry: registry) { allStores.compactMap { $0.cursor?.committed }.min() }
         for (sink, store) in stores { registerSinkGauges(sink: sink, store: store, metrics: metrics, registry: registry) }
-        // Keyed by sink id, as the metrics are: two sinks may show the same name (webhooks on one host:port).
         health.setSinkLag { stores.mapValues { metrics.lag(of: $0) } }
         let source = DirectusActivitySource(api: api, report: { metrics.report($0, logger: logger) }) { error in
             logger.warning(
@@ -114,7 +114,7 @@ public struct ActivityService: Sendable {
                     health: health,
                     metrics: metrics,
                     pipelineMetrics: pipelineMetrics,
-                    logger: logger.child(label: "activity", metadata: [LogKey.sink: inbox.sinkName])
+                    logger: logger.child(label: "activity", metadata: [LogKey.sink: inbox.sinkID])
                 ))
         }
         let watcher = local.map { database in

@@ -214,7 +214,7 @@ public final class BridgeRuntime: Sendable {
     ) async -> RuntimeOutcome {
         let group = ServiceGroup(
             services: [ClosureService("stats") { await components.stats.run(stop: $0) }]
-                + components.sinks.map { sink in ClosureService(sink.name) { try await sink.connector.run(until: $0) } }
+                + components.sinks.map { sink in ClosureService(sink.id) { try await sink.connector.run(until: $0) } }
                 + [
                     pipeline(components, activity: activity, permit: permit),
                     intake(components, realtime: realtime, routes: routes, activity: activity, sorting: sorting),

@@ -83,7 +83,7 @@ package struct RuntimeComponents: Sendable {
         let inboxes = SinkFanOut(
             sinks.map { sink in
                 SinkInbox(
-                    sinkID: sink.id, sinkName: sink.name, capacity: config.delivery.maxQueue,
+                    sinkID: sink.id, capacity: config.delivery.maxQueue,
                     maxBytes: config.delivery.maxQueueBytes, registry: registry,
                     pipelineMetrics: pipelineMetrics, logger: logger.child(label: "pipeline"))
             })

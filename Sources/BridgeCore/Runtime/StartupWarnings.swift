@@ -35,6 +35,7 @@ package enum StartupWarnings {
                     metadata: [LogKey.url: directus.shown]
                 ))
         }
+        let ids = SinkCatalog.identities(of: config.sinks)
         for (index, sink) in config.sinks.enumerated() {
             guard let webhook = sink.settings(as: WebhookSinkConfig.self), exposes(webhook.url) else { continue }
             let carriers = webhook.headers.filter(\.isSensitive).map(\.name)
@@ -43,7 +44,7 @@ package enum StartupWarnings {
                 Warning(
                     message: "webhook credentials (URL query, headers) are sent unencrypted to a non-loopback host",
                     metadata: [
-                        LogKey.sink: "sinks[\(index)]", LogKey.url: webhook.url.shown,
+                        LogKey.sink: ids[index], LogKey.url: webhook.url.shown,
                         "headers": carriers.joined(separator: ","),
                     ]
                 ))

@@ -9,10 +9,8 @@ package import BridgeEvents
 /// error level — while the other sinks carry on. The sink's activity reader *puts* into `queue` instead (it waits:
 /// what it did not hand over it reads again from the sink's cursor).
 package final class SinkInbox: Sendable {
-    /// The sink's stable id (metric label).
+    /// The sink's stable id (log field and metric label).
     package let sinkID: String
-    /// The sink's name (logs).
-    package let sinkName: String
     /// The buffer the sink's runner takes from.
     package let queue: EventQueue
     package let metrics: SinkMetrics
@@ -21,11 +19,10 @@ package final class SinkInbox: Sendable {
 
     /// Creates the inbox of one sink and registers its metrics.
     package init(
-        sinkID: String, sinkName: String, capacity: Int, maxBytes: Int, registry: MetricsRegistry,
+        sinkID: String, capacity: Int, maxBytes: Int, registry: MetricsRegistry,
         pipelineMetrics: PipelineMetrics, logger: Logger
     ) {
         self.sinkID = sinkID
-        self.sinkName = sinkName
         queue = EventQueue(capacity: capacity, maxBytes: maxBytes)
         metrics = SinkMetrics(registry: registry, sink: sinkID, queue: queue)
         self.pipelineMetrics = pipelineMetrics
@@ -54,7 +51,7 @@ package final class SinkInbox: Sendable {
             logger.error(
                 "dropping live events for this sink; the other sinks still get them",
                 metadata: [
-                    LogKey.sink: sinkName, LogKey.reason: reason, LogKey.count: "\(count)",
+                    LogKey.sink: sinkID, LogKey.reason: reason, LogKey.count: "\(count)",
                     "dropped_total": "\(metrics.droppedTotal)",
                 ])
         }

@@ -109,7 +109,7 @@ package final class SinkRunner: Sendable {
             if dropping.exchange(false, ordering: .relaxed) {
                 logger.info(
                     "sink accepting again after dropping live events",
-                    metadata: [LogKey.sink: sink.name, "dropped_total": "\(inbox.metrics.droppedTotal)"])
+                    metadata: [LogKey.sink: sink.id, "dropped_total": "\(inbox.metrics.droppedTotal)"])
             }
             inbox.metrics.accepted(events.count)
             metrics.emitted(events, now: Timestamp.now())
@@ -138,7 +138,7 @@ package final class SinkRunner: Sendable {
         let succeeded: Void? = try retryingOnThisThread(until: abandoned, backoff: &backoff, attempt) { error, delay in
             if error is FencedError { throw error }
             if let error = error as? SinkError, !error.isRetriable {
-                logger.error("sink failed permanently", metadata: [LogKey.sink: sink.name, LogKey.error: error.message])
+                logger.error("sink failed permanently", metadata: [LogKey.sink: sink.id, LogKey.error: error.message])
                 throw error
             }
             let full = (error as? SinkError)?.isBackpressure == true
@@ -152,9 +152,9 @@ package final class SinkRunner: Sendable {
                 failingSince = now
                 if full {
                     logger.warning(
-                        "sink full, waiting at its cursor", metadata: [LogKey.sink: sink.name, LogKey.error: reason])
+                        "sink full, waiting at its cursor", metadata: [LogKey.sink: sink.id, LogKey.error: reason])
                 } else {
-                    logger.error("sink failed, retrying", metadata: [LogKey.sink: sink.name, LogKey.error: reason])
+                    logger.error("sink failed, retrying", metadata: [LogKey.sink: sink.id, LogKey.error: reason])
                 }
             }
             if let since = failingSince, now - since >= stuckAfter {
@@ -167,7 +167,7 @@ package final class SinkRunner: Sendable {
         if let dropped { return dropped }
         guard succeeded != nil else { throw Abandoned() }
         if failingSince != nil {
-            logger.info("sink accepting again", metadata: [LogKey.sink: sink.name])
+            logger.info("sink accepting again", metadata: [LogKey.sink: sink.id])
             health.update { $0.stuckSinks[sink.id] = nil }
         }
         return nil
@@ -181,9 +181,9 @@ package final class SinkRunner: Sendable {
     private func reopen() {
         do {
             try sink.connector.reopen()
-            logger.info("reopened output files", metadata: [LogKey.sink: sink.name])
+            logger.info("reopened output files", metadata: [LogKey.sink: sink.id])
         } catch {
-            logger.error("reopen failed", metadata: [LogKey.sink: sink.name, LogKey.error: "\(error)"])
+            logger.error("reopen failed", metadata: [LogKey.sink: sink.id, LogKey.error: "\(error)"])
         }
     }
 
@@ -191,7 +191,7 @@ package final class SinkRunner: Sendable {
         do {
             try sink.connector.close()
         } catch {
-            logger.error("closing sink failed", metadata: [LogKey.sink: sink.name, LogKey.error: "\(error)"])
+            logger.error("closing sink failed", metadata: [LogKey.sink: sink.id, LogKey.error: "\(error)"])
         }
     }
 }

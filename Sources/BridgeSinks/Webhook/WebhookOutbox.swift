@@ -24,7 +24,14 @@ package final class WebhookOutbox: Sendable {
         let outbox: WebhookOutbox
         do {
             outbox = try context.shared.value(WebhookOutbox.self) {
-                try WebhookOutbox(stateDir: context.stateDir, logger: context.logger)
+                let outbox = try WebhookOutbox(stateDir: context.stateDir, logger: context.logger)
+                // Before any sink reads its rows: a sink that was just named finds them under its name.
+                for (name, former) in try outbox.store.keepRows(of: context.renames) {
+                    context.logger.info(
+                        "outbox and dead letters kept under the sink's new name",
+                        metadata: [LogKey.sink: name, LogKey.formerSink: former])
+                }
+                return outbox
             }
         } catch {
             // A read-only or damaged webhooks.db stops the start here (exit 78), as an unwritable state_dir does.
