@@ -19,13 +19,15 @@ public enum KafkaTopicReader {
     /// Every message of `topic` on `servers`, once `expected` arrived (plus a second, so duplicates would show) or
     /// after `timeout` seconds (stretched by `TestEnvironment.patience`); `problem` says why the reader failed.
     /// Blocking: call it from a test thread or `BlockingExecutor`.
-    public static func read(servers: String, topic: String, expected: Int, timeout: Int = 90) throws
-        -> (messages: [KafkaReadMessage], problem: String?)
+    /// With `idle`, it also stops once no message came for that many seconds: what the topic holds now.
+    public static func read(servers: String, topic: String, expected: Int, timeout: Int = 90, idle: Double? = nil)
+        throws -> (messages: [KafkaReadMessage], problem: String?)
     {
         let readerTimeout = Int(TestEnvironment.patient(TimeInterval(timeout)))
         let result = try PythonTool.run(
             script: "broker_peers/kafka_read.py",
-            arguments: [servers, topic, String(expected), "--timeout", String(readerTimeout)],
+            arguments: [servers, topic, String(expected), "--timeout", String(readerTimeout)]
+                + (idle.map { ["--idle", String($0)] } ?? []),
             timeout: TimeInterval(timeout + 30)  // stretched by PythonTool, so it outlasts the reader's own
         )
         struct Output: Decodable { var messages: [KafkaReadMessage] }

@@ -12,6 +12,9 @@ generator writes to `articles` and `comments` at a steady rate, and breaks thing
   requests with 503 and `Retry-After: 1`;
   (runs shorter than 10 minutes do both faster: drops every 30 s, receiver faults every 40 s);
 - halfway through, the NDJSON file is moved away and the bridge gets SIGHUP (logrotate);
+- snapshots and resyncs under backpressure: `comments` (seeded with SNAPSHOT_SEED_ITEMS items) has `snapshot: true`
+  and the bridge starts while the webhook receiver is down; a third of the way through, the receiver goes down and
+  `directus-bridge resync articles` is run beside the running bridge;
 - every 4 minutes the NATS server behind the JetStream sink goes away for 10 s (SIGKILL and SIGTERM by turns) and
   comes back on the same port with the same store (short runs: every 45 s).
 - the Kafka sink produces to librdkafka's mock cluster (3 brokers in a helper process, each collection's topic
@@ -23,7 +26,8 @@ generator writes to `articles` and `comments` at a steady rate, and breaks thing
 Every 10 s it samples the bridge's resident memory, open descriptors (each one by kind: TCP sockets by peer and
 state, files by path) and threads from /proc. At the end it stops the generator, waits until every sink has caught
 up (or 3 minutes), stops the bridge with SIGTERM and reconciles every change Directus recorded (its activity log)
-against what each sink got (the NDJSON file, the webhook receiver's requests, the JetStream stream and the Kafka
+against what each sink got — a change at or below a snapshot's watermark of its collection may be covered by that
+snapshot instead, and each snapshot must hold every item that existed at its watermark — (the NDJSON file, the webhook receiver's requests, the JetStream stream and the Kafka
 topics read back): lost, duplicate and unexpected event ids per sink, and for Kafka whether each item's events kept
 to one partition in activity order. The report goes to stdout and to DIR/report.json (with the broker sinks'
 metrics per sink); the exit status is 0 only when nothing was lost, no Kafka event arrived twice or out of its
@@ -43,6 +47,7 @@ import statistics
 import subprocess
 import sys
 import time
+import urllib.parse
 import urllib.request
 from collections import Counter
 from pathlib import Path
@@ -70,6 +75,8 @@ KAFKA_DOWN_SECONDS = 10
 # NOT_LEADER_FOR_PARTITION; librdkafka retries each request.
 KAFKA_RETRIABLE_ERRORS = (6, 7, 19, 19, 6)
 CATCH_UP_SECONDS = 180
+# Items of `comments` before the bridge starts: its snapshot spans several pages (of 500).
+SNAPSHOT_SEED_ITEMS = 1500
 # Slack for "flat": descriptors and threads may differ by this much between the first and the last stretch of the
 # run (webhook connections open and close with the flaps; a reconnect may be in progress at a sample).
 FD_SLACK = 4
@@ -78,6 +85,7 @@ THREAD_SLACK = 2
 # many connections at once, and libcurl keeps them open for reuse (its connection cache holds as many) until the
 # receiver closes them: webhook connections are bounded by this, not flat, and are checked apart from the rest.
 WEBHOOK_MAX_IN_FLIGHT = 32
+WEBHOOK_MAX_OUTBOX = 200
 
 
 def log(text: str) -> None:
@@ -241,6 +249,23 @@ def kafka_event_id(message: dict) -> str:
         return ""
 
 
+def position(event: str) -> float:
+    """Where an event sits in its item's history: an activity id, or a snapshot line just after its watermark."""
+    if event.startswith("act_") and event[4:].isdigit():
+        return int(event[4:])
+    snapshot = parse_snapshot(event)
+    return snapshot[2] + 0.5 if snapshot else -1
+
+
+def parse_snapshot(event: str) -> tuple[str, str, int] | None:
+    """(collection, key, watermark) of a `snap_<collection>_<key>_<watermark>` id (no `_<uid>`: one subscription a
+    collection here; collection and key percent-encoded, `_` never inside them)."""
+    parts = event.split("_")
+    if len(parts) != 4 or parts[0] != "snap" or not parts[3].isdigit():
+        return None
+    return urllib.parse.unquote(parts[1]), urllib.parse.unquote(parts[2]), int(parts[3])
+
+
 def kafka_order(messages: list[dict]) -> dict:
     """Per-item order: within each partition (messages in offset order), each item's events must come in activity-id
     order, and all of an item's events in one partition."""
@@ -250,7 +275,7 @@ def kafka_order(messages: list[dict]) -> dict:
     for message in messages:
         item = (message["topic"], message["key"])
         event = kafka_event_id(message)
-        number = int(event[4:]) if event.startswith("act_") and event[4:].isdigit() else -1
+        number = position(event)
         where = (message["topic"], message["partition"])
         if partition_of.setdefault(item, where) != where:
             split += 1
@@ -276,6 +301,7 @@ directus:
 subscriptions:
   - collection: articles
   - collection: comments
+    snapshot: true
 delivery:
   mode: activity
   poll_interval: 5s
@@ -289,6 +315,8 @@ sinks:
     secret: soak-secret
     timeout: 5s
     max_in_flight: {WEBHOOK_MAX_IN_FLIGHT}
+    # Smaller than the comments snapshot: while the receiver is down the snapshot waits at the sink's cursor.
+    max_outbox: {WEBHOOK_MAX_OUTBOX}
     max_attempts: 1000
     retry_schedule: [500ms, 1s, 2s, 5s]
   - type: jetstream
@@ -397,24 +425,70 @@ def webhook_ids(control: str) -> tuple[list[str], int]:
     return delivered, len(requests)
 
 
-def expected_ids(directus: str) -> dict[str, str]:
-    """`act_<id>` → collection for every activity row Directus recorded on the subscribed collections."""
-    query = ("/activity?limit=-1&fields=id,collection&sort=id"
+def recorded_rows(directus: str) -> list[dict]:
+    """Every create, update and delete Directus recorded on the subscribed collections: id, collection, action,
+    item (the item's key), in id order."""
+    query = ("/activity?limit=-1&fields=id,collection,action,item&sort=id"
              f"&filter[collection][_in]={','.join(COLLECTIONS)}&filter[action][_in]=create,update,delete")
-    rows = call(directus + query, token="admin-static-token", timeout=120)["data"]
-    return {f"act_{row['id']}": row["collection"] for row in rows}
+    return call(directus + query, token="admin-static-token", timeout=120)["data"]
 
 
-def reconcile(expected: set[str], got: list[str]) -> dict:
+def item_keys(directus: str, collection: str) -> set[str]:
+    answer = call(f"{directus}/items/{collection}?fields=id&limit=-1", token="admin-static-token", timeout=120)
+    return {str(item["id"]) for item in answer["data"]}
+
+
+class Record:
+    """What Directus recorded, and what a sink must hold of it: every change, except one at or below the watermark
+    of a snapshot of its collection that the sink got (the snapshot covers it); and each such snapshot whole, every
+    item that existed at its watermark."""
+
+    def __init__(self, rows: list[dict], initial_keys: dict[str, set[str]]):
+        self.rows = rows
+        self.initial_keys = initial_keys
+        self.ids = {f"act_{row['id']}" for row in rows}
+
+    def keys_at(self, collection: str, watermark: int) -> set[str]:
+        keys = set(self.initial_keys.get(collection, set()))
+        for row in self.rows:
+            if row["collection"] != collection or row["id"] > watermark:
+                continue
+            if row["action"] == "create":
+                keys.add(str(row["item"]))
+            elif row["action"] == "delete":
+                keys.discard(str(row["item"]))
+        return keys
+
+    def missing(self, got: set[str]) -> tuple[list[str], list[str]]:
+        """Changes not delivered nor covered, and snapshot items missing (as `collection/key@watermark`)."""
+        snapshots: dict[tuple[str, int], set[str]] = {}
+        for event in got:
+            parsed = parse_snapshot(event)
+            if parsed:
+                snapshots.setdefault((parsed[0], parsed[2]), set()).add(parsed[1])
+        highest: dict[str, int] = {}
+        for collection, watermark in snapshots:
+            highest[collection] = max(watermark, highest.get(collection, 0))
+        changes = [f"act_{row['id']}" for row in self.rows if f"act_{row['id']}" not in got
+                   and row["id"] > highest.get(row["collection"], 0)]
+        items = [f"{collection}/{key}@{watermark}" for (collection, watermark), keys in sorted(snapshots.items())
+                 for key in sorted(self.keys_at(collection, watermark) - keys)]
+        return changes, items
+
+
+def reconcile(record: Record, got: list[str]) -> dict:
     counts = Counter(got)
+    lost, snapshot_missing = record.missing(set(counts))
+    snapshots = Counter(parse_snapshot(event)[0] for event in counts if parse_snapshot(event))
     return {
         "received": len(got),
         "unique": len(counts),
-        "lost": len(expected - counts.keys()),
-        "lost_examples": sorted(expected - counts.keys())[:10],
+        "lost": len(lost) + len(snapshot_missing),
+        "lost_examples": (lost + snapshot_missing)[:10],
+        "snapshot_items_by_collection": dict(snapshots),
         "duplicate_ids": sum(1 for n in counts.values() if n > 1),
         "duplicate_deliveries": sum(n - 1 for n in counts.values() if n > 1),
-        "unexpected": len(counts.keys() - expected),
+        "unexpected": sum(1 for event in counts if event not in record.ids and not parse_snapshot(event)),
     }
 
 
@@ -543,6 +617,13 @@ def main() -> int:
 
     peers = {directus_port: "directus", hook_port: "webhook", nats.port: "nats", metrics_port: "metrics",
              **{port: f"kafka broker {n}" for n, port in enumerate(kafka.ports, start=1)}}
+    # What existed before the run's own writes (the emulator's sample data, recorded nowhere in its activity log),
+    # then `comments` grown so that its snapshot spans pages, taken while the webhook receiver is down.
+    initial_keys = {collection: item_keys(directus, collection) for collection in COLLECTIONS}
+    for first in range(0, SNAPSHOT_SEED_ITEMS, 500):
+        call(f"{directus}/items/comments", [{"text": f"seeded {n}"} for n in range(first, first + 500)],
+             token="admin-static-token", timeout=120)
+    call(f"{control}/_control/down", {"ms": FLAP_DOWN_MS})
     bridge = subprocess.Popen([args.bridge, "run", "--config", str(config)], stdout=subprocess.DEVNULL,
                               stderr=(work / "bridge.log").open("wb"))
     log(f"bridge pid {bridge.pid}, emulator {directus}, receiver {control}, work {work}")
@@ -567,6 +648,7 @@ def main() -> int:
         samples: list[dict] = []
         faults: Counter = Counter()
         hup_done = False
+        resync_done = False
         nats_back_at: float | None = None
         kafka_down: tuple[int, float] | None = None  # the broker that is down and when it comes back
         timetable = LONG_TIMETABLE if duration >= 600 else SHORT_TIMETABLE
@@ -632,6 +714,13 @@ def main() -> int:
                 kafka.command("errors " + ",".join(map(str, KAFKA_RETRIABLE_ERRORS)))
                 faults["kafka_produce_error_bursts"] += 1
                 log(f"the next {len(KAFKA_RETRIABLE_ERRORS)} Kafka produce requests fail (retriable)")
+            if not resync_done and now - start >= duration / 3:
+                call(f"{control}/_control/down", {"ms": FLAP_DOWN_MS})
+                subprocess.run([args.bridge, "resync", "articles", "--config", str(config)], check=True,
+                               stdout=subprocess.DEVNULL, stderr=(work / "resync.log").open("wb"), timeout=60)
+                resync_done = True
+                faults["resync_under_backpressure"] += 1
+                log(f"webhook receiver down for {FLAP_DOWN_MS} ms; resync of articles asked beside the bridge")
             if not hup_done and now - start >= duration / 2:
                 (work / "events.ndjson").rename(work / "events.ndjson.1")
                 bridge.send_signal(signal.SIGHUP)
@@ -646,22 +735,29 @@ def main() -> int:
             kafka.command(f"up {kafka_down[0]}")
         call(f"{directus}/_emulator/generator/stop", {})
         generated = call(f"{directus}/_emulator/generator")["jobs"]
-        collection_of = expected_ids(directus)
-        expected = set(collection_of)
+        rows = recorded_rows(directus)
+        record = Record(rows, initial_keys)
+        expected = record.ids
         log(f"generator stopped: {len(expected)} changes recorded; waiting for the sinks to catch up")
-        expected_by_topic = {kafka_topic(c): sum(1 for v in collection_of.values() if v == c) for c in COLLECTIONS}
+        # At least the changes (plus a snapshot line per item of each collection), so the reader does not stop short.
+        expected_by_topic = {kafka_topic(c): sum(1 for row in rows if row["collection"] == c) for c in COLLECTIONS}
         ndjson_paths = [work / "events.ndjson.1", work / "events.ndjson"]
         catch_up_start = time.monotonic()
+
+        def still_missing(got: list[str]) -> int:
+            changes, items = record.missing(set(got))
+            return len(changes) + len(items)
+
         while True:
             file_ids, _ = ndjson_ids(ndjson_paths)
             hook_ids, _ = webhook_ids(control)
-            missing = len(expected - set(file_ids)) + len(expected - set(hook_ids))
+            missing = still_missing(file_ids) + still_missing(hook_ids)
             if missing == 0:
-                missing = len(expected - set(stream_ids(nats)))
+                missing = still_missing(stream_ids(nats))
             if missing == 0:
                 # Delivered events only: the reader waits up to 10 s for the rest before it answers.
                 read = kafka_read(kafka.bootstrap, expected_by_topic, 10)
-                missing = len(expected - {kafka_event_id(m) for m in read})
+                missing = still_missing([kafka_event_id(m) for m in read])
             if missing == 0 or time.monotonic() - catch_up_start > CATCH_UP_SECONDS:
                 break
             time.sleep(2)
@@ -691,11 +787,11 @@ def main() -> int:
         "faults": dict(faults),
         "catch_up_seconds": round(catch_up, 1),
         "bridge_exit_status": bridge.returncode,
-        "ndjson": {**reconcile(expected, file_ids), "malformed_lines": malformed,
+        "ndjson": {**reconcile(record, file_ids), "malformed_lines": malformed,
                    "lines_after_sighup": len(ndjson_ids([work / "events.ndjson"])[0])},
-        "webhook": {**reconcile(expected, hook_ids), "requests": hook_requests},
-        "jetstream": reconcile(expected, jetstream_ids),
-        "kafka": {**reconcile(expected, [kafka_event_id(m) for m in kafka_messages]), **kafka_order(kafka_messages),
+        "webhook": {**reconcile(record, hook_ids), "requests": hook_requests},
+        "jetstream": reconcile(record, jetstream_ids),
+        "kafka": {**reconcile(record, [kafka_event_id(m) for m in kafka_messages]), **kafka_order(kafka_messages),
                   "partitions_used": len({(m["topic"], m["partition"]) for m in kafka_messages})},
         "resources": resources,
         "samples": [{"s": round(s["t"] - start), **{k: s[k] for k in ("rss_kib", "fds", "threads", "fd_kinds")}}
@@ -716,7 +812,11 @@ def main() -> int:
     failures = []
     for sink in ("ndjson", "webhook", "jetstream", "kafka"):
         if report[sink]["lost"]:
-            failures.append(f"{sink} lost {report[sink]['lost']} changes")
+            failures.append(f"{sink} lost {report[sink]['lost']} changes or snapshot items")
+        # The comments snapshot at the start and the articles resync both reached every sink.
+        if set(report[sink]["snapshot_items_by_collection"]) != set(COLLECTIONS):
+            failures.append(f"{sink} got snapshot lines of {sorted(report[sink]['snapshot_items_by_collection'])} "
+                            f"only (wanted {list(COLLECTIONS)})")
     # The Kafka producer is idempotent (a retried batch is stored once) and the injected errors are all retriable (no
     # fatal error makes a new producer send the unreported events again): a duplicate is a defect.
     if report["kafka"]["duplicate_ids"]:

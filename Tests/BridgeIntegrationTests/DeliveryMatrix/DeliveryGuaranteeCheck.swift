@@ -50,11 +50,16 @@ struct DeliveryGuaranteeCheck {
         Set(events.filter { $0.event == "snapshot" }.compactMap { Int($0.id.split(separator: "_").last ?? "") })
     }
 
-    /// How many events an activity-mode sink must hold at least.
-    func expectedCount(snapshotWatermark: Int?) -> Int {
-        let after = snapshotWatermark ?? 0
-        let streamed = recorded.filter { $0.id > after }.count
-        return streamed + (snapshotWatermark.map { keys(at: $0).count } ?? 0)
+    /// What an activity-mode sink still lacks: changes not covered by the snapshot, and snapshot items (empty when
+    /// `snapshotExpected` and no snapshot line arrived yet: then nothing is known to be complete).
+    func missing(in events: [DeliveredEvent], snapshotExpected: Bool) -> (changes: [String], items: Set<String>)? {
+        let watermark = Self.watermark(of: events).first
+        if snapshotExpected && watermark == nil { return nil }
+        let ids = Set(events.map(\.id))
+        let changes = recorded.filter { $0.id > (watermark ?? 0) }.map { "act_\($0.id)" }.filter { !ids.contains($0) }
+        guard let watermark else { return (changes, []) }
+        let snapshotKeys = Set(events.filter { $0.event == "snapshot" }.map(\.key))
+        return (changes, keys(at: watermark).subtracting(snapshotKeys))
     }
 
     /// The items that existed at activity id `watermark`.
@@ -73,16 +78,12 @@ struct DeliveryGuaranteeCheck {
         #expect(watermarks.count <= 1, "one snapshot watermark: \(watermarks)", sourceLocation: sourceLocation)
         #expect(!snapshotExpected || watermarks.count == 1, "no snapshot line arrived", sourceLocation: sourceLocation)
         let watermark = watermarks.first
-        let ids = Set(events.map(\.id))
-        let required = recorded.filter { $0.id > (watermark ?? 0) }.map { "act_\($0.id)" }
-        let missing = required.filter { !ids.contains($0) }
-        #expect(missing.isEmpty, "\(missing.count) changes never arrived: \(missing.prefix(10))", sourceLocation: sourceLocation)
-        if let watermark {
-            let snapshotKeys = Set(events.filter { $0.event == "snapshot" }.map(\.key))
-            let wanted = keys(at: watermark)
-            let absent = wanted.subtracting(snapshotKeys)
+        if let (changes, items) = missing(in: events, snapshotExpected: snapshotExpected) {
             #expect(
-                absent.isEmpty, "snapshot misses \(absent.count) items: \(absent.sorted().prefix(10))",
+                changes.isEmpty, "\(changes.count) changes never arrived: \(changes.prefix(10))",
+                sourceLocation: sourceLocation)
+            #expect(
+                items.isEmpty, "snapshot misses \(items.count) items: \(items.sorted().prefix(10))",
                 sourceLocation: sourceLocation)
         }
         // Per item, by first arrival: activity ids rise, and the snapshot line (at its watermark) sits between the

@@ -110,32 +110,30 @@ final class MatrixSinkRig {
         }
     }
 
-    /// Every event the sink holds, in its order, once at least `count` are there or `timeout` seconds passed.
-    func delivered(atLeast count: Int, timeout: TimeInterval) -> [DeliveredEvent] {
-        switch kind {
-        case .kafka:
-            let read = try? KafkaTopicReader.read(
-                servers: cluster!.bootstrapServers, topic: Self.topic, expected: count, timeout: Int(timeout))
-            if let problem = read?.problem { Issue.record(Comment(rawValue: problem)) }
-            return (read?.messages ?? []).compactMap { DeliveredEvent(line: $0.value) }
-        case .jetstream:
-            return EventsStream.waitFor([nats!], count: count, timeout: timeout).compactMap {
-                DeliveredEvent(json: $0.event)
-            }
-        case .ndjson, .webhook:
-            var events = held()
-            let deadline = Date().addingTimeInterval(TestEnvironment.patient(timeout))
-            while events.count < count && Date() < deadline {
-                usleep(200_000)
-                events = held()
-            }
-            return events
+    /// Every event the sink holds, in its order, once `complete` says that is all that is due or `timeout` seconds
+    /// (stretched by the test patience) passed. Counting alone would not do: a snapshot may also hold items created
+    /// after its watermark, so a count can be reached while lines are still on their way.
+    func delivered(timeout: TimeInterval, until complete: ([DeliveredEvent]) -> Bool) -> [DeliveredEvent] {
+        let deadline = Date().addingTimeInterval(TestEnvironment.patient(timeout))
+        var events = held()
+        while !complete(events) && Date() < deadline {
+            // Reading a broker starts a Python process: less often than the receiver or the file.
+            usleep(kind == .kafka || kind == .jetstream ? 1_000_000 : 200_000)
+            events = held()
         }
+        return events
     }
 
-    /// What the NDJSON consumer wrote or the receiver answered 2xx, now.
+    /// What the sink holds now: the NDJSON consumer wrote, the receiver answered 2xx, the topic or the stream has.
     private func held() -> [DeliveredEvent] {
         if let receiver { return ((try? receiver.delivered()) ?? []).compactMap { DeliveredEvent(json: $0.json) } }
+        if let cluster {
+            // What the topic holds now: the reader stops once nothing more came for a second.
+            let read = try? KafkaTopicReader.read(
+                servers: cluster.bootstrapServers, topic: Self.topic, expected: Int.max, timeout: 30, idle: 1)
+            return (read?.messages ?? []).compactMap { DeliveredEvent(line: $0.value) }
+        }
+        if let nats { return EventsStream.read([nats]).compactMap { DeliveredEvent(json: $0.event) } }
         let text = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
         // A line being written has no newline yet: only whole lines count.
         return text.split(separator: "\n", omittingEmptySubsequences: true).dropLast(text.hasSuffix("\n") ? 0 : 1)

@@ -1,9 +1,10 @@
 """Reads a whole Kafka topic back with a real client (confluent-kafka) and prints it as JSON.
 
-    python kafka_read.py BOOTSTRAP TOPIC EXPECTED [--timeout SECONDS]
+    python kafka_read.py BOOTSTRAP TOPIC EXPECTED [--timeout SECONDS] [--idle SECONDS]
 
 Assigns every partition of TOPIC from the beginning (no consumer group), reads until EXPECTED messages arrived and
-then one more second (so duplicates would show), or until the timeout. Prints one JSON object on stdout:
+then one more second (so duplicates would show), or until the timeout; with --idle, also once no message arrived
+for that long (what the topic holds now, for a caller that polls). Prints one JSON object on stdout:
 {"messages": [{"partition", "offset", "key", "headers": [[name, value], ...], "value"}, ...]} in the order read,
 which is offset order within each partition. Exit status 0 even when fewer arrived: the test compares.
 """
@@ -21,6 +22,7 @@ def main() -> None:
     parser.add_argument("topic")
     parser.add_argument("expected", type=int)
     parser.add_argument("--timeout", type=float, default=60.0)
+    parser.add_argument("--idle", type=float, default=0.0)
     args = parser.parse_args()
 
     consumer = Consumer({
@@ -43,10 +45,14 @@ def main() -> None:
 
     messages = []
     settle_until = None
+    last_message = time.monotonic()
     while time.monotonic() < deadline:
         if settle_until is not None and time.monotonic() >= settle_until:
             break
+        if args.idle and time.monotonic() - last_message >= args.idle:
+            break
         for message in consumer.consume(num_messages=1000, timeout=0.2):
+            last_message = time.monotonic()
             if message.error():
                 print(f"consumer error: {message.error()}", file=sys.stderr)
                 continue
