@@ -125,7 +125,7 @@ let package = Package(
             name: "BridgeAppTests", dependencies: ["BridgeApp", "BridgeSinks", "BridgeSystem", "BridgeTestSupport"]),
         .testTarget(name: "BridgeIntegrationTests", dependencies: ["BridgeCLI", "BridgeTestSupport"]),
         .testTarget(name: "BridgeConfigTests", dependencies: ["BridgeConfig", "BridgeCore", "BridgeEvents", "BridgeDirectus", "BridgeActivity", "BridgeSinks", "BridgeSystem", "BridgeTestSupport"]),
-        .testTarget(name: "BridgeJSONTests", dependencies: ["BridgeJSON", "BridgeSystem"]),
+        .testTarget(name: "BridgeJSONTests", dependencies: ["BridgeJSON", "BridgeSystem", "BridgeTestSupport"]),
         .testTarget(name: "BridgeTLSTests", dependencies: ["BridgeTLS", "BridgeSystem", "BridgeTestSupport"]),
         .testTarget(name: "BridgeWebSocketTests", dependencies: ["BridgeWebSocket", "BridgeTLS", "BridgeTestSupport"]),
         .testTarget(name: "BridgeHTTPTests", dependencies: ["BridgeHTTP", "BridgeSystem", "BridgeTestSupport"]),

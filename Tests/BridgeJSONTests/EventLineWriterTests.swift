@@ -1,6 +1,7 @@
 import BridgeJSON
 import BridgeSystem
 import Foundation
+import BridgeTestSupport
 import Testing
 
 /// The event line: field order, the contract's example byte for byte, escaping.

@@ -1,3 +1,4 @@
+import BridgeTestSupport
 import BridgeJSON
 import Foundation
 import Testing

@@ -1,3 +1,4 @@
+import BridgeTestSupport
 import Testing
 
 @testable import BridgeWebSocket
@@ -68,18 +69,5 @@ private func validate(_ pieces: [[UInt8]]) -> Bool {
             let expected = String(validating: bytes, as: UTF8.self) != nil
             #expect(validate([bytes]) == expected, "\(bytes)")
         }
-    }
-}
-
-/// A small deterministic generator, so a failure can be reproduced.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
