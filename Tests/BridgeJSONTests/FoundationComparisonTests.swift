@@ -137,6 +137,28 @@ import Testing
         }
     }
 
+    /// Whether a `,` is followed, past whitespace, by `]` or `}` (outside strings, roughly: the generated
+    /// documents' strings are the only other place a comma can sit, and one there does not make Foundation lenient).
+    static func hasTrailingComma(_ bytes: [UInt8]) -> Bool {
+        var inString = false
+        var escaped = false
+        var afterComma = false
+        for byte in bytes {
+            if inString {
+                if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
+                continue
+            }
+            switch byte {
+            case UInt8(ascii: "\""): inString = true; afterComma = false
+            case UInt8(ascii: ","): afterComma = true
+            case UInt8(ascii: "]"), UInt8(ascii: "}"): if afterComma { return true }
+            case 0x20, 0x09, 0x0A, 0x0D: break
+            default: afterComma = false
+            }
+        }
+        return false
+    }
+
     static func foundationParse(_ bytes: [UInt8]) -> Any? {
         try? JSONSerialization.jsonObject(with: Data(bytes), options: [.fragmentsAllowed])
     }
@@ -185,6 +207,8 @@ import Testing
             if let mine, Self.hasNumberBeyondDouble(mine) { continue }
             let theirs = Self.foundationParse(bytes)
             let text = String(decoding: bytes, as: UTF8.self).debugDescription
+            // Foundation's parser takes a trailing comma (`[1, ]`), which RFC 8259 does not allow and ours refuses.
+            if mine == nil, theirs != nil, Self.hasTrailingComma(bytes) { continue }
             #expect(
                 (mine != nil) == (theirs != nil),
                 "iteration \(iteration): ours \(mine != nil), Foundation \(theirs != nil): \(text)"
