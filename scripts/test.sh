@@ -4,20 +4,37 @@
 # binary against the bundled Directus emulator. Every server a test needs is started and stopped by that test.
 #
 # Usage: scripts/test.sh [--sanitize=address|thread] [SWIFT TEST ARGUMENTS…]
-#   (nothing)              build, integration tests, the unit tests under AddressSanitizer (a second build, in
-#                          .build-address), then every fuzz target for 15 s (BRIDGE_FUZZ_SECONDS; 0 skips it).
-#                          This is what CI runs.
+#   (nothing)              build, the Python tools' tests, every fuzz seed replayed, integration tests, the unit
+#                          tests under AddressSanitizer (a second build, in .build-address), then every fuzz target
+#                          for 15 s (BRIDGE_FUZZ_SECONDS; 0 skips it, refused under CI). This is what CI runs.
 #   --sanitize=SANITIZER   everything built with AddressSanitizer or ThreadSanitizer (in .build-address or
 #                          .build-thread), then the unit and the integration suites; the integration suite runs the
 #                          binary built with the same sanitizer. A report from any process fails the run, and the
 #                          reports stay in .build-SANITIZER/sanitizer-reports. See docs/RELIABILITY.md "Sanitizers".
 #   SWIFT TEST ARGUMENTS   run only those tests (e.g. --filter WebSocketTests), with or without a sanitizer.
+# Each whole suite's count, as its runner reports it, must reach its floor in scripts/test-floors, and with CI=true a
+# test that skipped itself fails the run unless that file allows it (docs/RELIABILITY.md "What CI runs").
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
+
+# Under CI nothing may quietly test less: another binary than the one just built, or no fuzzing at all.
+if [[ "${CI:-}" == true ]]; then
+    if [[ -n "${BRIDGE_BINARY:-}" ]]; then
+        echo "test.sh: BRIDGE_BINARY is set ($BRIDGE_BINARY); CI tests the binary it builds, unset it" >&2
+        exit 2
+    fi
+    if [[ "${BRIDGE_FUZZ_SECONDS:-15}" == 0 ]]; then
+        echo "test.sh: BRIDGE_FUZZ_SECONDS=0 would skip fuzzing, which CI runs; unset it or give seconds" >&2
+        exit 2
+    fi
+fi
+
 scripts/bootstrap.sh
 export PATH="/opt/swift/usr/bin:$PATH"
 export BRIDGE_PYTHON="$ROOT/.venv/bin/python"
+# floor, check_count, check_skips, counted_swift_test: each suite counted against scripts/test-floors.
+source scripts/lib/counting.sh
 
 build_flags=()
 reports=""
@@ -82,11 +99,11 @@ check_reports() {
 # threads (two on a 2-core machine).
 unit_tests() {
     echo "== swift test${reports:+ (${build_flags[0]})}: unit and component tests" >&2
-    swift test --skip-build "${build_flags[@]}" --skip BridgeIntegrationTests
+    counted_swift_test unit "${build_flags[@]}" --skip BridgeIntegrationTests
 }
 integration_tests() {
     echo "== swift test${reports:+ (${build_flags[0]})}: integration tests (the real binary against the emulator)" >&2
-    swift test --skip-build "${build_flags[@]}" --filter BridgeIntegrationTests
+    counted_swift_test integration "${build_flags[@]}" --filter BridgeIntegrationTests
 }
 
 if [[ "${1:-}" == --sanitize=* ]]; then
@@ -114,15 +131,26 @@ fi
 echo "== build" >&2
 swift build --build-tests
 
-if compgen -G "Tests/tools/test_*.py" >/dev/null; then
-    echo "== Python test tools self-test" >&2
-    .venv/bin/python -m pytest -q -p no:cacheprovider Tests/tools
+echo "== Python test tools self-test" >&2
+mkdir -p .build/test-logs
+.venv/bin/python -m pytest -q -rs -p no:cacheprovider Tests/tools 2>&1 | tee .build/test-logs/python-tools.log
+# pytest's own closing line: "77 passed in 29.16s", with ", N skipped" when some skipped themselves (listed above it
+# by -rs). No allowlist here: under CI a skip fails.
+check_count python-tools "$(grep -oE '[0-9]+ passed' .build/test-logs/python-tools.log | tail -1 | cut -d' ' -f1)"
+if [[ "${CI:-}" == true ]] && grep -qE '[0-9]+ skipped' .build/test-logs/python-tools.log; then
+    echo "test.sh: Python tool tests skipped themselves (listed above); CI fails on a skipped test" >&2
+    exit 1
 fi
 
 if (($#)); then
     swift test --skip-build "$@"
     exit
 fi
+
+# Every checked-in fuzz seed once through the plain debug build of bridge-fuzz (seconds): a seed that now crashes or
+# breaks an invariant fails the run before the fuzzing stage, whose build takes minutes.
+scripts/fuzz.sh --replay
+
 integration_tests
 
 # The unit tests run once, under AddressSanitizer: they catch what a plain run catches and memory errors besides, and
