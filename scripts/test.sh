@@ -12,6 +12,7 @@
 #                          binary built with the same sanitizer. A report from any process fails the run, and the
 #                          reports stay in .build-SANITIZER/sanitizer-reports. See docs/RELIABILITY.md "Sanitizers".
 #   SWIFT TEST ARGUMENTS   run only those tests (e.g. --filter WebSocketTests), with or without a sanitizer.
+#   --stage=STAGE          one stage of the whole run (build, tools, replay, integration, asan-unit, fuzz).
 # Each whole suite's count, as its runner reports it, must reach its floor in scripts/test-floors, and with CI=true a
 # test that skipped itself fails the run unless that file allows it (docs/RELIABILITY.md "What CI runs").
 set -euo pipefail
@@ -128,48 +129,76 @@ if [[ "${1:-}" == --sanitize=* ]]; then
     exit
 fi
 
-echo "== build" >&2
-swift build --build-tests
+# The stages of the whole run, in order. `scripts/test.sh --stage=NAME` runs one of them alone, as .ci/run does to
+# bound and time each; the stages after `build` use what it built.
+STAGES=(build tools replay integration asan-unit fuzz)
 
-echo "== Python test tools self-test" >&2
-mkdir -p .build/test-logs
-.venv/bin/python -m pytest -q -rs -p no:cacheprovider Tests/tools 2>&1 | tee .build/test-logs/python-tools.log
-# pytest's own closing line: "77 passed in 29.16s", with ", N skipped" when some skipped themselves (listed above it
-# by -rs). No allowlist here: under CI a skip fails.
-check_count python-tools "$(grep -oE '[0-9]+ passed' .build/test-logs/python-tools.log | tail -1 | cut -d' ' -f1)"
-if [[ "${CI:-}" == true ]] && grep -qE '[0-9]+ skipped' .build/test-logs/python-tools.log; then
-    echo "test.sh: Python tool tests skipped themselves (listed above); CI fails on a skipped test" >&2
-    exit 1
-fi
+stage_build() {
+    echo "== build" >&2
+    swift build --build-tests
+}
 
-if (($#)); then
-    swift test --skip-build "$@"
-    exit
-fi
+stage_tools() {
+    echo "== Python test tools self-test" >&2
+    mkdir -p .build/test-logs
+    .venv/bin/python -m pytest -q -rs -p no:cacheprovider Tests/tools 2>&1 | tee .build/test-logs/python-tools.log
+    # pytest's own closing line: "77 passed in 29.16s", with ", N skipped" when some skipped themselves (listed
+    # above it by -rs). No allowlist here: under CI a skip fails.
+    check_count python-tools "$(grep -oE '[0-9]+ passed' .build/test-logs/python-tools.log | tail -1 | cut -d' ' -f1)"
+    if [[ "${CI:-}" == true ]] && grep -qE '[0-9]+ skipped' .build/test-logs/python-tools.log; then
+        echo "test.sh: Python tool tests skipped themselves (listed above); CI fails on a skipped test" >&2
+        return 1
+    fi
+}
 
 # Every checked-in fuzz seed once through the plain debug build of bridge-fuzz (seconds): a seed that now crashes or
 # breaks an invariant fails the run before the fuzzing stage, whose build takes minutes.
-scripts/fuzz.sh --replay
+stage_replay() {
+    scripts/fuzz.sh --replay
+}
 
-integration_tests
+stage_integration() {
+    integration_tests
+}
 
 # The unit tests run once, under AddressSanitizer: they catch what a plain run catches and memory errors besides, and
-# CI's 30-minute budget has room for the second build but not for running the unit suite twice (.ci/run). In a
-# subshell: the sanitizer's options must not reach the fuzzers below, which report through libFuzzer's log.
-(
-    started=$SECONDS
+# CI's budget has room for the second build but not for running the unit suite twice (.ci/run). In a subshell: the
+# sanitizer's options must not reach the fuzzers, which report through libFuzzer's log.
+stage_asan_unit() (
     use_sanitizer address
     echo "== build (${build_flags[0]})" >&2
     swift build --build-tests "${build_flags[@]}"
     status=0
     unit_tests || status=$?
-    echo "== AddressSanitizer build and unit tests: $((SECONDS - started)) s" >&2
     check_reports "$status"
 )
 
 # Every fuzz target briefly over its seed corpus (docs/RELIABILITY.md "Fuzzing"); a crash fails the run. A fixed
 # seed: CI explores the same inputs on the same code (as many as the machine manages in the time), so a red run
 # points at a change, not at luck; the long runs (scripts/fuzz.sh 600) are where new inputs are found.
-if ((${BRIDGE_FUZZ_SECONDS:-15} > 0)); then
-    BRIDGE_FUZZ_SEED="${BRIDGE_FUZZ_SEED:-1}" scripts/fuzz.sh "${BRIDGE_FUZZ_SECONDS:-15}"
+stage_fuzz() {
+    if ((${BRIDGE_FUZZ_SECONDS:-15} > 0)); then
+        BRIDGE_FUZZ_SEED="${BRIDGE_FUZZ_SEED:-1}" scripts/fuzz.sh "${BRIDGE_FUZZ_SECONDS:-15}"
+    fi
+}
+
+if [[ "${1:-}" == --stage=* ]]; then
+    stage="${1#--stage=}"
+    [[ " ${STAGES[*]} " == *" $stage "* ]] || {
+        echo "test.sh: --stage takes one of: ${STAGES[*]}" >&2
+        exit 2
+    }
+    "stage_${stage//-/_}"
+    exit
 fi
+
+stage_build
+stage_tools
+if (($#)); then
+    swift test --skip-build "$@"
+    exit
+fi
+stage_replay
+stage_integration
+stage_asan_unit
+stage_fuzz
