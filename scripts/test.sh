@@ -55,6 +55,30 @@ use_sanitizer() {
     export TSAN_OPTIONS="log_path=$reports/tsan:suppressions=$ROOT/Tests/sanitizers/tsan.supp:print_suppressions=0"
 }
 
+# LeakSanitizer's suppressions checked before any AddressSanitizer suite, on Tests/sanitizers/lsan_curl_check.c: a
+# curl handle never cleaned up must still be reported with lsan.supp, and one cleaned up must not be (the run stops
+# otherwise). A rule naming libcurl once hid every leak of the bridge's own curl use. docs/RELIABILITY.md
+# "Suppressions".
+lsan_curl_check() {
+    local check="$ROOT/.build-address/lsan-curl-check" leak=0 clean=0
+    clang -fsanitize=address -fuse-ld=lld -g -O1 -Wall -Wextra -Werror -o "$check" \
+        Tests/sanitizers/lsan_curl_check.c -lcurl
+    # Its own options: the run's ASAN_OPTIONS write reports to files that would fail the run (check_reports).
+    ASAN_OPTIONS=detect_leaks=1 "$check" leak >/dev/null 2>"$check.leak.log" || leak=$?
+    ASAN_OPTIONS=detect_leaks=1 "$check" clean >/dev/null 2>"$check.clean.log" || clean=$?
+    if ((leak == 0)) || ! grep -q "detected memory leaks" "$check.leak.log"; then
+        echo "test.sh: with Tests/sanitizers/lsan.supp, LeakSanitizer did not report a curl handle never cleaned" \
+            "up (exit $leak): a suppression hides the bridge's own curl leaks" >&2
+        exit 1
+    fi
+    if ((clean != 0)); then
+        echo "test.sh: LeakSanitizer reported a curl handle that was cleaned up:" >&2
+        cat "$check.clean.log" >&2
+        exit 1
+    fi
+    echo "== LeakSanitizer suppressions checked: a leaked curl handle reported, a freed one clean" >&2
+}
+
 # ThreadSanitizer cannot see Swift's Mutex hand a contended lock over (a futex) nor glibc's C11 threads
 # (librdkafka's); Tests/sanitizers/tsan_*.c show it both, preloaded into every process of the run. First checked on a
 # program with a known race and a known non-race (Tests/sanitizers/tsan_mutex_check.swift): the library must keep
@@ -118,6 +142,7 @@ if [[ "${1:-}" == --sanitize=* ]]; then
     echo "== build (${build_flags[0]})" >&2
     swift build --build-tests "${build_flags[@]}"
     [[ "$sanitizer" != thread ]] || tsan_preload
+    [[ "$sanitizer" != address ]] || lsan_curl_check
     status=0
     if (($#)); then
         swift test --skip-build "${build_flags[@]}" "$@" || status=$?
@@ -168,6 +193,7 @@ stage_asan_unit() (
     use_sanitizer address
     echo "== build (${build_flags[0]})" >&2
     swift build --build-tests "${build_flags[@]}"
+    lsan_curl_check
     status=0
     unit_tests || status=$?
     check_reports "$status"
