@@ -110,6 +110,19 @@ public final class WebhookReceiver: @unchecked Sendable {
     /// Requests answered 2xx.
     public func delivered() throws -> [Request] { try requests().filter(\.delivered) }
 
+    /// The requests received before the first one carrying the event of a sentinel change (its `key`), or nil when
+    /// none came within `timeout` (stretched by `TestEnvironment.patience`): for "nothing more arrives" checks, as
+    /// `BridgeProcess.events(beforeSentinel:)` (a webhook sink delivers in change order).
+    public func requests(beforeSentinel key: String, timeout: TimeInterval = 10) throws -> [Request]? {
+        let deadline = Date().addingTimeInterval(TestEnvironment.patient(timeout))
+        repeat {
+            let all = try requests()
+            if let index = all.firstIndex(where: { $0.json["key"] as? String == key }) { return Array(all[..<index]) }
+            usleep(20_000)
+        } while Date() < deadline
+        return nil
+    }
+
     private func control(_ path: String, _ body: [String: Any]) throws {
         _ = try Self.call(port: server.port, method: "POST", path: path, body: body)
     }
