@@ -47,7 +47,11 @@ import Testing
     /// A 6 s token (just above the 5 s the bridge plans with at least: docs/RELIABILITY.md) is
     /// renewed at 4.5 s, before it expires, three times while changes stream for 15 s.
     @Test func aShortTokenIsRefreshedBeforeItExpiresAndNothingIsLost() throws {
-        let emulator = try Emulator(arguments: ["--token-ttl-ms", "6000", "--auth-timeout", "1"])
+        // The auth deadline stretched by the patience factor; the token's 6 s is what the test is about (just above
+        // the bridge's 5 s planning floor, three renewals in 15 s), so it stays.
+        let emulator = try Emulator(arguments: [
+            "--token-ttl-ms", "6000", "--auth-timeout", String(TestEnvironment.patient(1)),
+        ])
         defer { emulator.stop() }
         let auth = "    email: admin@example.com\n    password: admin-password"
         let bridge = try BridgeProcess.run(config: liveConfig(url: emulator.url, auth: auth))
