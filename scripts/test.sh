@@ -126,9 +126,20 @@ unit_tests() {
     echo "== swift test${reports:+ (${build_flags[0]})}: unit and component tests" >&2
     counted_swift_test unit "${build_flags[@]}" --skip BridgeIntegrationTests
 }
+# The integration suites whose tests hold real-time bounds (heartbeats, token lives, leases, shutdown deadlines, a
+# SIGTERM racing deliveries) run after the others in a pass of their own, one test at a time (`--no-parallel`), so
+# no other suite's bridges and peers compete with them for the cores. Each pass is counted against its own floor.
+REALTIME_SUITES='BridgeIntegrationTests\.(LiveResilienceTests|LiveSessionTests|WebhookRecoveryTests|SharedStateTests|'
+REALTIME_SUITES+='ShutdownTests|HeartbeatRuleTests)/'
 integration_tests() {
+    local status=0
     echo "== swift test${reports:+ (${build_flags[0]})}: integration tests (the real binary against the emulator)" >&2
-    counted_swift_test integration "${build_flags[@]}" --filter BridgeIntegrationTests
+    counted_swift_test integration "${build_flags[@]}" --filter BridgeIntegrationTests --skip "$REALTIME_SUITES" ||
+        status=$?
+    echo "== swift test${reports:+ (${build_flags[0]})}: real-time integration tests, one at a time" >&2
+    counted_swift_test integration-realtime "${build_flags[@]}" --filter "$REALTIME_SUITES" --no-parallel ||
+        status=$?
+    return "$status"
 }
 
 if [[ "${1:-}" == --sanitize=* ]]; then
