@@ -4,9 +4,10 @@
 # binary against the bundled Directus emulator. Every server a test needs is started and stopped by that test.
 #
 # Usage: scripts/test.sh [--sanitize=address|thread] [SWIFT TEST ARGUMENTS…]
-#   (nothing)              build, the Python tools' tests, every fuzz seed replayed, integration tests, the unit
-#                          tests under AddressSanitizer (a second build, in .build-address), then every fuzz target
-#                          for 15 s (BRIDGE_FUZZ_SECONDS; 0 skips it, refused under CI). This is what CI runs.
+#   (nothing)              build, the Python tools' tests, every fuzz seed replayed, integration tests (the
+#                          real-time suites last, one test at a time), the unit tests under AddressSanitizer (a second
+#                          build, in .build-address), then every fuzz target for 15 s (BRIDGE_FUZZ_SECONDS; 0 skips it,
+#                          refused under CI). This is what CI runs, stage by stage.
 #   --sanitize=SANITIZER   everything built with AddressSanitizer or ThreadSanitizer (in .build-address or
 #                          .build-thread), then the unit and the integration suites; the integration suite runs the
 #                          binary built with the same sanitizer. A report from any process fails the run, and the
