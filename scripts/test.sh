@@ -4,20 +4,39 @@
 # binary against the bundled Directus emulator. Every server a test needs is started and stopped by that test.
 #
 # Usage: scripts/test.sh [--sanitize=address|thread] [SWIFT TEST ARGUMENTS…]
-#   (nothing)              build, integration tests, the unit tests under AddressSanitizer (a second build, in
-#                          .build-address), then every fuzz target for 15 s (BRIDGE_FUZZ_SECONDS; 0 skips it).
-#                          This is what CI runs.
+#   (nothing)              build, the Python tools' tests, every fuzz seed replayed, integration tests (the
+#                          real-time suites last, one test at a time), the unit tests under AddressSanitizer (a second
+#                          build, in .build-address), then every fuzz target for 15 s (BRIDGE_FUZZ_SECONDS; 0 skips it,
+#                          refused under CI). This is what CI runs, stage by stage.
 #   --sanitize=SANITIZER   everything built with AddressSanitizer or ThreadSanitizer (in .build-address or
 #                          .build-thread), then the unit and the integration suites; the integration suite runs the
 #                          binary built with the same sanitizer. A report from any process fails the run, and the
 #                          reports stay in .build-SANITIZER/sanitizer-reports. See docs/RELIABILITY.md "Sanitizers".
 #   SWIFT TEST ARGUMENTS   run only those tests (e.g. --filter WebSocketTests), with or without a sanitizer.
+#   --stage=STAGE          one stage of the whole run (build, tools, replay, integration, asan-unit, fuzz).
+# Each whole suite's count, as its runner reports it, must reach its floor in scripts/test-floors, and with CI=true a
+# test that skipped itself fails the run unless that file allows it (docs/RELIABILITY.md "What CI runs").
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
+
+# Under CI nothing may quietly test less: another binary than the one just built, or no fuzzing at all.
+if [[ "${CI:-}" == true ]]; then
+    if [[ -n "${BRIDGE_BINARY:-}" ]]; then
+        echo "test.sh: BRIDGE_BINARY is set ($BRIDGE_BINARY); CI tests the binary it builds, unset it" >&2
+        exit 2
+    fi
+    if [[ "${BRIDGE_FUZZ_SECONDS:-15}" == 0 ]]; then
+        echo "test.sh: BRIDGE_FUZZ_SECONDS=0 would skip fuzzing, which CI runs; unset it or give seconds" >&2
+        exit 2
+    fi
+fi
+
 scripts/bootstrap.sh
 export PATH="/opt/swift/usr/bin:$PATH"
 export BRIDGE_PYTHON="$ROOT/.venv/bin/python"
+# floor, check_count, check_skips, counted_swift_test: each suite counted against scripts/test-floors.
+source scripts/lib/counting.sh
 
 build_flags=()
 reports=""
@@ -35,6 +54,30 @@ use_sanitizer() {
     export ASAN_OPTIONS="log_path=$reports/asan:detect_leaks=1:strict_string_checks=1:check_initialization_order=1"
     export LSAN_OPTIONS="suppressions=$ROOT/Tests/sanitizers/lsan.supp:print_suppressions=0"
     export TSAN_OPTIONS="log_path=$reports/tsan:suppressions=$ROOT/Tests/sanitizers/tsan.supp:print_suppressions=0"
+}
+
+# LeakSanitizer's suppressions checked before any AddressSanitizer suite, on Tests/sanitizers/lsan_curl_check.c: a
+# curl handle never cleaned up must still be reported with lsan.supp, and one cleaned up must not be (the run stops
+# otherwise). A rule naming libcurl once hid every leak of the bridge's own curl use. docs/RELIABILITY.md
+# "Suppressions".
+lsan_curl_check() {
+    local check="$ROOT/.build-address/lsan-curl-check" leak=0 clean=0
+    clang -fsanitize=address -fuse-ld=lld -g -O1 -Wall -Wextra -Werror -o "$check" \
+        Tests/sanitizers/lsan_curl_check.c -lcurl
+    # Its own options: the run's ASAN_OPTIONS write reports to files that would fail the run (check_reports).
+    ASAN_OPTIONS=detect_leaks=1 "$check" leak >/dev/null 2>"$check.leak.log" || leak=$?
+    ASAN_OPTIONS=detect_leaks=1 "$check" clean >/dev/null 2>"$check.clean.log" || clean=$?
+    if ((leak == 0)) || ! grep -q "detected memory leaks" "$check.leak.log"; then
+        echo "test.sh: with Tests/sanitizers/lsan.supp, LeakSanitizer did not report a curl handle never cleaned" \
+            "up (exit $leak): a suppression hides the bridge's own curl leaks" >&2
+        exit 1
+    fi
+    if ((clean != 0)); then
+        echo "test.sh: LeakSanitizer reported a curl handle that was cleaned up:" >&2
+        cat "$check.clean.log" >&2
+        exit 1
+    fi
+    echo "== LeakSanitizer suppressions checked: a leaked curl handle reported, a freed one clean" >&2
 }
 
 # ThreadSanitizer cannot see Swift's Mutex hand a contended lock over (a futex) nor glibc's C11 threads
@@ -82,11 +125,22 @@ check_reports() {
 # threads (two on a 2-core machine).
 unit_tests() {
     echo "== swift test${reports:+ (${build_flags[0]})}: unit and component tests" >&2
-    swift test --skip-build "${build_flags[@]}" --skip BridgeIntegrationTests
+    counted_swift_test unit "${build_flags[@]}" --skip BridgeIntegrationTests
 }
+# The integration suites whose tests hold real-time bounds (heartbeats, token lives, leases, shutdown deadlines, a
+# SIGTERM racing deliveries) run after the others in a pass of their own, one test at a time (`--no-parallel`), so
+# no other suite's bridges and peers compete with them for the cores. Each pass is counted against its own floor.
+REALTIME_SUITES='BridgeIntegrationTests\.(LiveResilienceTests|LiveSessionTests|WebhookRecoveryTests|SharedStateTests|'
+REALTIME_SUITES+='ShutdownTests|HeartbeatRuleTests)/'
 integration_tests() {
+    local status=0
     echo "== swift test${reports:+ (${build_flags[0]})}: integration tests (the real binary against the emulator)" >&2
-    swift test --skip-build "${build_flags[@]}" --filter BridgeIntegrationTests
+    counted_swift_test integration "${build_flags[@]}" --filter BridgeIntegrationTests --skip "$REALTIME_SUITES" ||
+        status=$?
+    echo "== swift test${reports:+ (${build_flags[0]})}: real-time integration tests, one at a time" >&2
+    counted_swift_test integration-realtime "${build_flags[@]}" --filter "$REALTIME_SUITES" --no-parallel ||
+        status=$?
+    return "$status"
 }
 
 if [[ "${1:-}" == --sanitize=* ]]; then
@@ -100,6 +154,7 @@ if [[ "${1:-}" == --sanitize=* ]]; then
     echo "== build (${build_flags[0]})" >&2
     swift build --build-tests "${build_flags[@]}"
     [[ "$sanitizer" != thread ]] || tsan_preload
+    [[ "$sanitizer" != address ]] || lsan_curl_check
     status=0
     if (($#)); then
         swift test --skip-build "${build_flags[@]}" "$@" || status=$?
@@ -111,37 +166,77 @@ if [[ "${1:-}" == --sanitize=* ]]; then
     exit
 fi
 
-echo "== build" >&2
-swift build --build-tests
+# The stages of the whole run, in order. `scripts/test.sh --stage=NAME` runs one of them alone, as .ci/run does to
+# bound and time each; the stages after `build` use what it built.
+STAGES=(build tools replay integration asan-unit fuzz)
 
-if compgen -G "Tests/tools/test_*.py" >/dev/null; then
+stage_build() {
+    echo "== build" >&2
+    swift build --build-tests
+}
+
+stage_tools() {
     echo "== Python test tools self-test" >&2
-    .venv/bin/python -m pytest -q -p no:cacheprovider Tests/tools
-fi
+    mkdir -p .build/test-logs
+    .venv/bin/python -m pytest -q -rs -p no:cacheprovider Tests/tools 2>&1 | tee .build/test-logs/python-tools.log
+    # pytest's own closing line: "83 passed in 31.37s", with ", N skipped" when some skipped themselves (listed
+    # above it by -rs). No allowlist here: under CI a skip fails.
+    check_count python-tools "$(grep -oE '[0-9]+ passed' .build/test-logs/python-tools.log | tail -1 | cut -d' ' -f1)"
+    if [[ "${CI:-}" == true ]] && grep -qE '[0-9]+ skipped' .build/test-logs/python-tools.log; then
+        echo "test.sh: Python tool tests skipped themselves (listed above); CI fails on a skipped test" >&2
+        return 1
+    fi
+}
 
-if (($#)); then
-    swift test --skip-build "$@"
-    exit
-fi
-integration_tests
+# Every checked-in fuzz seed once through the plain debug build of bridge-fuzz (seconds): a seed that now crashes or
+# breaks an invariant fails the run before the fuzzing stage, whose build takes minutes.
+stage_replay() {
+    scripts/fuzz.sh --replay
+}
+
+stage_integration() {
+    integration_tests
+}
 
 # The unit tests run once, under AddressSanitizer: they catch what a plain run catches and memory errors besides, and
-# CI's 30-minute budget has room for the second build but not for running the unit suite twice (.ci/run). In a
-# subshell: the sanitizer's options must not reach the fuzzers below, which report through libFuzzer's log.
-(
-    started=$SECONDS
+# CI's budget has room for the second build but not for running the unit suite twice (.ci/run). In a subshell: the
+# sanitizer's options must not reach the fuzzers, which report through libFuzzer's log.
+stage_asan_unit() (
     use_sanitizer address
     echo "== build (${build_flags[0]})" >&2
     swift build --build-tests "${build_flags[@]}"
+    lsan_curl_check
     status=0
     unit_tests || status=$?
-    echo "== AddressSanitizer build and unit tests: $((SECONDS - started)) s" >&2
     check_reports "$status"
 )
 
 # Every fuzz target briefly over its seed corpus (docs/RELIABILITY.md "Fuzzing"); a crash fails the run. A fixed
 # seed: CI explores the same inputs on the same code (as many as the machine manages in the time), so a red run
 # points at a change, not at luck; the long runs (scripts/fuzz.sh 600) are where new inputs are found.
-if ((${BRIDGE_FUZZ_SECONDS:-15} > 0)); then
-    BRIDGE_FUZZ_SEED="${BRIDGE_FUZZ_SEED:-1}" scripts/fuzz.sh "${BRIDGE_FUZZ_SECONDS:-15}"
+stage_fuzz() {
+    if ((${BRIDGE_FUZZ_SECONDS:-15} > 0)); then
+        BRIDGE_FUZZ_SEED="${BRIDGE_FUZZ_SEED:-1}" scripts/fuzz.sh "${BRIDGE_FUZZ_SECONDS:-15}"
+    fi
+}
+
+if [[ "${1:-}" == --stage=* ]]; then
+    stage="${1#--stage=}"
+    [[ " ${STAGES[*]} " == *" $stage "* ]] || {
+        echo "test.sh: --stage takes one of: ${STAGES[*]}" >&2
+        exit 2
+    }
+    "stage_${stage//-/_}"
+    exit
 fi
+
+stage_build
+stage_tools
+if (($#)); then
+    swift test --skip-build "$@"
+    exit
+fi
+stage_replay
+stage_integration
+stage_asan_unit
+stage_fuzz

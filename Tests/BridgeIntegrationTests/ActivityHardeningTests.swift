@@ -154,8 +154,9 @@ extension BridgeProcess {
         #expect(Set(snapshotKeys(second)) == ["1", "2", "3", lostArticle, keptArticle])
         let changed = second.events.first { $0["event"] as? String == "snapshot" && $0["key"] as? String == "1" }
         #expect((changed?["data"] as? [String: Any])?["title"] as? String == "changed while stopped")
-        usleep(300_000)
-        let streamed = second.events.filter { $0["event"] as? String != "snapshot" }
+        let sentinel = try emulator.create("comments", ["text": "sentinel", "article": 1])
+        let streamed = try #require(second.events(beforeSentinel: sentinel, in: "comments"), "\(second.stderr)")
+            .filter { $0["event"] as? String != "snapshot" }
         #expect(streamed.compactMap { $0["id"] as? String } == stillThere)
         #expect(streamed.last?["key"] as? String == keptComment)
 

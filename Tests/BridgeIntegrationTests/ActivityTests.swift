@@ -76,29 +76,29 @@ extension BridgeProcess {
         #expect(bridge.waitUntilConnected(), "bridge did not connect: \(bridge.stderr)")
         let before = try emulator.newestActivityID()
 
-        try emulator.control("refuse-upgrades", ["ms": 5000])
+        // Upgrades are refused until every write is done (then lifted with ms 0), so the outage covers the 50
+        // writes however slowly a loaded machine makes them.
+        try emulator.control("refuse-upgrades", ["ms": 3_600_000])
         try emulator.control("drop", ["reset": true])
-        let started = Date()
         for n in 0..<25 {
             try emulator.create("articles", ["title": "outage \(n)"])
             try emulator.create("comments", ["text": "comment \(n)", "article": 1])
         }
-        // On a loaded machine the 50 writes may outlast the refusal; the socket then reconnects while they happen.
-        let outageCovered = Date().timeIntervalSince(started) < 4.5
         let expected = try emulator.activityIDs(["articles", "comments"], after: before).map { "act_\($0)" }
         #expect(expected.count == 50)
+        try emulator.control("refuse-upgrades", ["ms": 0])
 
         #expect(bridge.waitUntilConnected(times: 2, timeout: 15), "no reconnect: \(bridge.stderr)")
         #expect(bridge.waitUntil(timeout: 10) { $0.events.count >= 50 }, "got \(bridge.events.count): \(bridge.stderr)")
-        usleep(300_000)
-        let events = bridge.events
-        #expect(events.compactMap { $0["id"] as? String } == expected, "each change once, in activity order")
-        if outageCovered { #expect(events.allSatisfy { $0["origin"] as? String == "backfill" }) }
-        #expect(Set(events.compactMap { $0["collection"] as? String }) == ["articles", "comments"])
 
-        // Back to normal: a change now is live, one REST round trip after its socket event.
+        // Back to normal: a change now is live, one REST round trip after its socket event. It is also the
+        // sentinel: whatever else the outage made the bridge write comes before it.
         let key = try emulator.create("articles", ["title": "after"])
-        #expect(bridge.waitUntil { $0.events.count == 51 })
+        let events = try #require(bridge.events(beforeSentinel: key), "\(bridge.stderr)")
+        #expect(events.compactMap { $0["id"] as? String } == expected, "each change once, in activity order")
+        #expect(events.allSatisfy { $0["origin"] as? String == "backfill" })
+        #expect(Set(events.compactMap { $0["collection"] as? String }) == ["articles", "comments"])
+        #expect(bridge.events.count == 51)
         #expect(bridge.events.last?["origin"] as? String == "live")
         #expect(bridge.events.last?["key"] as? String == key)
         bridge.send(SIGTERM)
@@ -133,8 +133,9 @@ extension BridgeProcess {
         let second = try BridgeProcess.run(config: activityConfig(url: emulator.url), in: directory)
         let remaining = Set(expected).subtracting(beforeKill)
         #expect(second.waitUntil(timeout: 15) { Set($0.eventIDs).isSuperset(of: remaining) }, "\(second.stderr)")
-        usleep(300_000)
-        let afterRestart = second.eventIDs
+        let sentinel = try emulator.create("articles", ["title": "sentinel"])
+        let afterRestart = try #require(second.events(beforeSentinel: sentinel), "\(second.stderr)")
+            .compactMap { $0["id"] as? String }
         let delivered = beforeKill + afterRestart
         #expect(Set(delivered) == Set(expected), "every change, nothing else")
 
@@ -148,9 +149,8 @@ extension BridgeProcess {
         #expect(afterRestart.count == Set(afterRestart).count)
 
         let replay = try BridgeProcess.run(config: activityConfig(url: emulator.url), in: copy)
-        #expect(replay.waitUntil(timeout: 15) { $0.eventIDs.count >= afterRestart.count }, "\(replay.stderr)")
-        usleep(300_000)
-        #expect(replay.eventIDs == afterRestart, "ids identical to what a second run produces")
+        let replayed = try #require(replay.events(beforeSentinel: sentinel, timeout: 15), "\(replay.stderr)")
+        #expect(replayed.compactMap { $0["id"] as? String } == afterRestart, "ids identical to a second run's")
         for bridge in [second, replay] {
             bridge.send(SIGTERM)
             #expect(bridge.waitForExit() == 0)
@@ -182,8 +182,10 @@ extension BridgeProcess {
         #expect(expected.count == 8)
 
         #expect(bridge.waitUntil { $0.events.count >= 8 }, "got \(bridge.eventIDs): \(bridge.stderr)")
-        usleep(500_000)
-        let ids = bridge.eventIDs
+        let sentinel = try emulator.create("articles", ["title": "sentinel"])
+        let ids = try #require(bridge.events(beforeSentinel: sentinel), "\(bridge.stderr)").compactMap {
+            $0["id"] as? String
+        }
         #expect(ids.count == 8, "each change once: \(ids)")
         #expect(Set(ids) == Set(expected))
         #expect(ids.suffix(2) == ["act_\(before + 2)", "act_\(before + 1)"], "the slow writers arrive last")
@@ -214,9 +216,8 @@ extension BridgeProcess {
         let watermark = try #require(Int(firstSnapshot.split(separator: "_").last ?? ""))
         let changes = try emulator.activityIDs(["articles"], after: watermark).map { "act_\($0)" }
         #expect(bridge.waitUntil(timeout: 10) { Set($0.eventIDs).isSuperset(of: changes) }, "\(bridge.stderr)")
-        usleep(300_000)
-
-        let events = bridge.events
+        let sentinel = try emulator.create("articles", ["title": "sentinel", "status": "published"])
+        let events = try #require(bridge.events(beforeSentinel: sentinel), "\(bridge.stderr)")
         let snapshot = snapshotLines(events)
         #expect(snapshot.count >= 1000 - 150)
         #expect(snapshot.allSatisfy { ($0["id"] as? String)?.hasSuffix("_\(watermark)") == true })
@@ -230,6 +231,7 @@ extension BridgeProcess {
         let now = Set((answer?["data"] as? [[String: Any]] ?? []).compactMap { ($0["id"] as? Int).map(String.init) })
         let seen = Set(snapshot.compactMap { $0["key"] as? String })
             .union(streamed.filter { $0["event"] as? String == "create" }.compactMap { $0["key"] as? String })
+            .union([sentinel])
         #expect(now.isSubset(of: seen), "missing: \(now.subtracting(seen).sorted().prefix(10))")
 
         // A restart does not snapshot again.
@@ -243,8 +245,9 @@ extension BridgeProcess {
             in: bridge.directory
         )
         #expect(again.waitUntilConnected())
-        usleep(300_000)
-        #expect(again.events.isEmpty)
+        // A snapshot taken again would be written before the next change's line.
+        let afterRestart = try emulator.create("articles", ["title": "after the restart", "status": "published"])
+        #expect(again.events(beforeSentinel: afterRestart).map(\.isEmpty) == true, "\(again.stderr)")
         again.send(SIGTERM)
         #expect(again.waitForExit() == 0)
     }
@@ -265,8 +268,8 @@ extension BridgeProcess {
 
         let second = try BridgeProcess.run(config: activityConfig(url: emulator.url), in: first.directory)
         #expect(second.waitUntil { $0.events.count >= 5 }, "\(second.stderr)")
-        usleep(300_000)
-        let events = second.events
+        let sentinel = try emulator.create("articles", ["title": "sentinel"])
+        let events = try #require(second.events(beforeSentinel: sentinel), "\(second.stderr)")
         let summary = events.map { "\($0["event"]!) \($0["key"]!)" }
         #expect(
             summary == [
@@ -300,12 +303,15 @@ extension BridgeProcess {
         try emulator.rest("PATCH", "/items/articles/2", ["title": "still a draft"])  // never matched: no line
         try emulator.rest("PATCH", "/items/articles/3", ["title": "renamed"])  // matches: a line
         #expect(bridge.waitUntil { $0.events.count >= 1 }, "\(bridge.stderr)")
-        usleep(400_000)  // a poll reads the rows of items 1 and 2 too (no socket event came for them)
+        // Once a later change's line is written, the bridge has read the rows of items 1 and 2 too (a poll; no
+        // socket event came for them).
+        let first = try emulator.create("articles", ["title": "first sentinel", "status": "published"])
+        #expect(bridge.events(beforeSentinel: first) != nil, "\(bridge.stderr)")
         try emulator.rest("PATCH", "/items/articles/1", ["status": "published"])  // matches again: an update
-        #expect(bridge.waitUntil { $0.events.count >= 2 }, "\(bridge.stderr)")
-        usleep(500_000)
-        let summary = bridge.events.map { "\($0["event"]!) \($0["key"]!)" }
-        #expect(summary == ["update 3", "update 1"])
+        let second = try emulator.create("articles", ["title": "second sentinel", "status": "published"])
+        let events = try #require(bridge.events(beforeSentinel: second), "\(bridge.stderr)")
+        let summary = events.map { "\($0["event"]!) \($0["key"]!)" }
+        #expect(summary == ["update 3", "create \(first)", "update 1"])
         bridge.send(SIGTERM)
         #expect(bridge.waitForExit() == 0)
     }

@@ -10,27 +10,32 @@ import Testing
         ((try stats(emulator))["closes"] as? [String: Any])?[reason] as? Int ?? 0
     }
 
+    /// The period is 1 s stretched by the patience factor, like every bound of the tests: two periods without an
+    /// answer end the connection, and a loaded machine stalls the bridge or the emulator for longer than 2 s.
     @Test func aOneSecondHeartbeatHeldForTenSecondsNeedsNoReconnect() throws {
-        let emulator = try Emulator(arguments: ["--heartbeat-period", "1"])
+        let period = TestEnvironment.patient(1)
+        let emulator = try Emulator(arguments: ["--heartbeat-period", String(period)])
         defer { emulator.stop() }
         let bridge = try BridgeProcess.run(
-            config: liveConfig(url: emulator.url).replacingOccurrences(of: "heartbeat: 2s", with: "heartbeat: 1s"))
+            config: liveConfig(url: emulator.url)
+                .replacingOccurrences(of: "heartbeat: 2s", with: "heartbeat: \(Int(period * 1000))ms"))
         #expect(bridge.waitUntilConnected())
-        Thread.sleep(forTimeInterval: 10)
+        // Eight periods' pings answered, waited for instead of slept through.
+        #expect(bridge.waitUntil(timeout: 12) { _ in ((try? stats(emulator))?["client_pongs"] as? Int ?? 0) >= 8 })
         let counters = try stats(emulator)
         #expect(counters["connections_total"] as? Int == 1, "reconnected: \(bridge.stderr)")
         #expect(try closes(emulator, "heartbeat") == 0)
         #expect((counters["server_pings_sent"] as? Int ?? 0) >= 8)
         #expect((counters["client_pongs"] as? Int ?? 0) >= 8)
         #expect(!bridge.stderr.contains("reconnecting"))
-        // Still delivering after ten seconds of heartbeats.
+        // Still delivering after eight periods of heartbeats.
         try emulator.create("articles", ["title": "after heartbeats"])
         #expect(bridge.waitUntil { $0.events.count == 1 })
 
         // The same check fails for a bridge that stops answering: freeze it past two periods and the emulator
         // drops it (it then reconnects on its own once thawed).
         bridge.send(SIGSTOP)
-        Thread.sleep(forTimeInterval: 2.6)
+        Thread.sleep(forTimeInterval: 2.6 * period)
         bridge.send(SIGCONT)
         #expect(bridge.waitUntil { _ in ((try? closes(emulator, "heartbeat")) ?? 0) >= 1 })
         #expect(bridge.waitUntilConnected(times: 2))
@@ -42,7 +47,11 @@ import Testing
     /// A 6 s token (just above the 5 s the bridge plans with at least: docs/RELIABILITY.md) is
     /// renewed at 4.5 s, before it expires, three times while changes stream for 15 s.
     @Test func aShortTokenIsRefreshedBeforeItExpiresAndNothingIsLost() throws {
-        let emulator = try Emulator(arguments: ["--token-ttl-ms", "6000", "--auth-timeout", "1"])
+        // The auth deadline stretched by the patience factor; the token's 6 s is what the test is about (just above
+        // the bridge's 5 s planning floor, three renewals in 15 s), so it stays.
+        let emulator = try Emulator(arguments: [
+            "--token-ttl-ms", "6000", "--auth-timeout", String(TestEnvironment.patient(1)),
+        ])
         defer { emulator.stop() }
         let auth = "    email: admin@example.com\n    password: admin-password"
         let bridge = try BridgeProcess.run(config: liveConfig(url: emulator.url, auth: auth))

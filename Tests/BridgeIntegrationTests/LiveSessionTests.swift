@@ -31,7 +31,12 @@ import Testing
     }
 
     @Test func aRevokedRefreshTokenLeadsToAFreshLogin() throws {
-        let emulator = try Emulator(arguments: ["--token-ttl-ms", "1500", "--auth-timeout", "1"])
+        // The token's life and the socket's auth deadline stretched by the patience factor: at 1.5 s and 1 s a
+        // loaded machine missed them before the revocation was even noticed.
+        let emulator = try Emulator(arguments: [
+            "--token-ttl-ms", String(Int(TestEnvironment.patient(1.5) * 1000)),
+            "--auth-timeout", String(TestEnvironment.patient(1)),
+        ])
         defer { emulator.stop() }
         let auth = "    email: admin@example.com\n    password: admin-password"
         let bridge = try BridgeProcess.run(config: liveConfig(url: emulator.url, auth: auth))

@@ -18,4 +18,20 @@ import Testing
             #expect(inBinary.contains(runtime) == Self.running(runtime), "\(TestEnvironment.bridgeBinary): \(runtime)")
         }
     }
+
+    /// `scripts/test.sh` exports `LSAN_OPTIONS` with `lsan.supp` for the test runner; a bridge the tests start gets
+    /// the other options only, so LeakSanitizer reports every leak of the bridge (`BridgeProcess` starts it with
+    /// this environment).
+    @Test func bridgesStartWithoutLeakSuppressions() {
+        let runner = [
+            "LSAN_OPTIONS": "suppressions=/repo/Tests/sanitizers/lsan.supp:print_suppressions=0",
+            "ASAN_OPTIONS": "detect_leaks=1", "PATH": "/usr/bin",
+        ]
+        let bridge = TestEnvironment.bridgeEnvironment(runner)
+        #expect(bridge["LSAN_OPTIONS"] == "print_suppressions=0")
+        #expect(bridge["ASAN_OPTIONS"] == "detect_leaks=1")
+        #expect(bridge["PATH"] == "/usr/bin")
+        #expect(TestEnvironment.bridgeEnvironment(["LSAN_OPTIONS": "suppressions=/x"])["LSAN_OPTIONS"] == nil)
+        #expect(TestEnvironment.bridgeEnvironment().values.allSatisfy { !$0.contains("lsan.supp") })
+    }
 }

@@ -122,8 +122,10 @@ func dlq(_ arguments: [String], in directory: URL) throws -> (Int32?, [String], 
         try emulator.create("articles", ["title": "retry me"])
 
         #expect(bridge.waitUntil { _ in ((try? receiver.delivered().count) ?? 0) >= 1 }, "\(bridge.stderr)")
-        usleep(300_000)  // nothing more may arrive
-        let requests = try receiver.requests()
+        // The sink delivers in order: a stray retry of the first event would reach the receiver before the
+        // sentinel's request.
+        let sentinel = try emulator.create("articles", ["title": "sentinel"])
+        let requests = try #require(try receiver.requests(beforeSentinel: sentinel), "\(bridge.stderr)")
         #expect(requests.map(\.status) == [503, 503, 200])
         #expect(Set(requests.map(\.id)).count == 1)
         #expect(Set(requests.map(\.body)).count == 1)

@@ -32,7 +32,7 @@ public final class BridgeProcess: @unchecked Sendable {
             process.arguments = arguments
         }
         process.currentDirectoryURL = directory
-        var env = ProcessInfo.processInfo.environment
+        var env = TestEnvironment.bridgeEnvironment()
         env.merge(environment) { _, new in new }
         process.environment = env
         process.standardOutput = try FileHandle(forWritingTo: stdoutPath)

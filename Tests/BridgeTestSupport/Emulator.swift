@@ -1,7 +1,4 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 
 /// The bundled Directus emulator (Tests/tools/directus_emulator), started for one test on a random port.
 ///
@@ -51,26 +48,24 @@ public final class Emulator: @unchecked Sendable {
     }
 
     private func request(_ method: String, _ path: String, body: Any?, token: String?) throws -> Any {
-        var request = URLRequest(url: URL(string: url + path)!)
-        request.httpMethod = method
-        request.timeoutInterval = 60
-        if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
+        var headers: [String: String] = [:]
+        if let token { headers["Authorization"] = "Bearer \(token)" }
+        var encoded: Data?
         if let body {
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-            request.httpBody = try JSONSerialization.data(withJSONObject: body)
+            headers["Content-Type"] = "application/json"
+            encoded = try JSONSerialization.data(withJSONObject: body)
         }
-        let result = SyncResult()
-        URLSession.shared.dataTask(with: request) { data, response, error in
-            result.set(data, (response as? HTTPURLResponse)?.statusCode, error)
-        }.resume()
-        let (data, status, error) = result.wait()
-        if let error { throw EmulatorError(message: "\(method) \(path): \(error)") }
-        guard let status, (200..<300).contains(status) else {
-            let text = data.map { String(decoding: $0, as: UTF8.self) } ?? ""
-            throw EmulatorError(message: "\(method) \(path): HTTP \(status ?? 0) \(text)")
+        let answer: FetchedResponse
+        do {
+            answer = try HTTPFetch.request(method, url + path, headers: headers, body: encoded, timeout: 60)
+        } catch {
+            throw EmulatorError(message: "\(method) \(path): \(error)")
         }
-        guard let data, !data.isEmpty else { return [String: Any]() }
-        return (try? JSONSerialization.jsonObject(with: data)) ?? [String: Any]()
+        guard (200..<300).contains(answer.status) else {
+            throw EmulatorError(message: "\(method) \(path): HTTP \(answer.status) \(answer.text)")
+        }
+        guard !answer.body.isEmpty else { return [String: Any]() }
+        return (try? JSONSerialization.jsonObject(with: answer.body)) ?? [String: Any]()
     }
 }
 
@@ -78,17 +73,4 @@ public final class Emulator: @unchecked Sendable {
 public struct EmulatorError: Error, CustomStringConvertible {
     public var message: String
     public var description: String { message }
-}
-
-private final class SyncResult: @unchecked Sendable {
-    private let semaphore = DispatchSemaphore(value: 0)
-    private var value: (Data?, Int?, (any Error)?) = (nil, nil, nil)
-    func set(_ data: Data?, _ status: Int?, _ error: (any Error)?) {
-        value = (data, status, error)
-        semaphore.signal()
-    }
-    func wait() -> (Data?, Int?, (any Error)?) {
-        semaphore.wait()
-        return value
-    }
 }

@@ -67,6 +67,22 @@ public enum TestEnvironment {
         return environment
     }
 
+    /// The environment a bridge under test starts with: `environment` (this process's by default) without
+    /// LeakSanitizer's suppressions. `Tests/sanitizers/lsan.supp` names what the test runner's libraries leak
+    /// (XCTest, Foundation's `Process`); the bridge uses none of them, so under `scripts/test.sh --sanitize=address`
+    /// every leak at a bridge's exit is reported, its own curl handles' included (docs/RELIABILITY.md
+    /// "Suppressions").
+    public static func bridgeEnvironment(
+        _ environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> [String: String] {
+        var result = environment
+        if let options = environment["LSAN_OPTIONS"] {
+            let kept = options.split(separator: ":").filter { !$0.hasPrefix("suppressions=") }
+            result["LSAN_OPTIONS"] = kept.isEmpty ? nil : kept.joined(separator: ":")
+        }
+        return result
+    }
+
     /// A fresh temporary directory, removed by the caller (or left for post-mortem when a test fails).
     public static func makeTemporaryDirectory(prefix: String = "bridge-test") throws -> URL {
         let url = FileManager.default.temporaryDirectory

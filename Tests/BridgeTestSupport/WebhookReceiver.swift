@@ -1,9 +1,5 @@
 import Foundation
 
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
-
 /// The scriptable webhook receiver (Tests/tools/http_peers/webhook_receiver.py), started for one test.
 ///
 /// Hooks go to `hookURL(path)`; `script`, `setSecrets`, `down`/`up` shape its behaviour; `requests` returns every
@@ -114,40 +110,39 @@ public final class WebhookReceiver: @unchecked Sendable {
     /// Requests answered 2xx.
     public func delivered() throws -> [Request] { try requests().filter(\.delivered) }
 
+    /// The requests received before the first one carrying the event of a sentinel change (its `key`), or nil when
+    /// none came within `timeout` (stretched by `TestEnvironment.patience`): for "nothing more arrives" checks, as
+    /// `BridgeProcess.events(beforeSentinel:)` (a webhook sink delivers in change order).
+    public func requests(beforeSentinel key: String, timeout: TimeInterval = 10) throws -> [Request]? {
+        let deadline = Date().addingTimeInterval(TestEnvironment.patient(timeout))
+        repeat {
+            let all = try requests()
+            if let index = all.firstIndex(where: { $0.json["key"] as? String == key }) { return Array(all[..<index]) }
+            usleep(20_000)
+        } while Date() < deadline
+        return nil
+    }
+
     private func control(_ path: String, _ body: [String: Any]) throws {
         _ = try Self.call(port: server.port, method: "POST", path: path, body: body)
     }
 
     private static func call(port: Int, method: String, path: String, body: [String: Any]?) throws -> [String: Any] {
-        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)\(path)")!)
-        request.httpMethod = method
-        request.timeoutInterval = 10
+        var headers: [String: String] = [:]
+        var encoded: Data?
         if let body {
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-            request.httpBody = try JSONSerialization.data(withJSONObject: body)
+            headers["Content-Type"] = "application/json"
+            encoded = try JSONSerialization.data(withJSONObject: body)
         }
-        let semaphore = DispatchSemaphore(value: 0)
-        let box = ResultBox()
-        URLSession.shared.dataTask(with: request) { data, _, error in
-            box.set(data, error)
-            semaphore.signal()
-        }.resume()
-        semaphore.wait()
-        let (data, error) = box.get()
-        if let error { throw EmulatorError(message: "receiver \(path): \(error)") }
-        return (try? JSONSerialization.jsonObject(with: data ?? Data())) as? [String: Any] ?? [:]
+        let answer: FetchedResponse
+        do {
+            answer = try HTTPFetch.request(
+                method, "http://127.0.0.1:\(port)\(path)", headers: headers, body: encoded, timeout: 10)
+        } catch {
+            throw EmulatorError(message: "receiver \(path): \(error)")
+        }
+        return answer.json
     }
-}
-
-private final class ResultBox: @unchecked Sendable {
-    // @unchecked: written once before the semaphore is signalled, read after it.
-    private var data: Data?
-    private var error: (any Error)?
-    func set(_ data: Data?, _ error: (any Error)?) {
-        self.data = data
-        self.error = error
-    }
-    func get() -> (Data?, (any Error)?) { (data, error) }
 }
 
 /// Reads the bridge's webhook outbox (`<state_dir>/webhooks.db`) with Python's sqlite3, as a test probe.
