@@ -36,8 +36,8 @@ private final class MatrixRun {
     /// Every bridge process of the run, the one killed included.
     var processes: [BridgeProcess] = []
     var crashed = false
-    /// Items the snapshot or resync has to go through (more than a page of 500).
-    static let seededItems = 600
+    /// Items the snapshot or resync has to go through: thousands, four pages of 500.
+    static let seededItems = 2000
 
     init(_ point: MatrixCase) throws {
         self.point = point
@@ -85,8 +85,8 @@ private final class MatrixRun {
 
     func run() throws {
         if point.origin == .snapshot || point.origin == .resync {
-            for start in stride(from: 0, to: Self.seededItems, by: 300) {
-                try emulator.rest("POST", "/items/articles", (start..<start + 300).map { ["title": "seeded \($0)"] })
+            for start in stride(from: 0, to: Self.seededItems, by: 500) {
+                try emulator.rest("POST", "/items/articles", (start..<start + 500).map { ["title": "seeded \($0)"] })
             }
         }
         let initialKeys = try emulator.keys(of: "articles")
