@@ -94,4 +94,29 @@ import Testing
         }
         await bucket.close()
     }
+
+    /// `resync UID --sink NAME` with shared state: the request names its sink, and the takeover sets it on that
+    /// sink's subscription alone.
+    @Test func aResyncRequestForOneSinkReachesThatSinkOnly() async throws {
+        let bucket = try await TestBucket.start("resync-one")
+        let store = bucket.store
+        let keys = SharedStateKeys(name: "orders")
+        try await BlockingExecutor.shared.perform {
+            let sinks = ["archive", "search-index"]
+            let first = SharedCursorBackend(store: store, keys: keys, holder: "a", logger: .silent) { _ in }
+            try first.takeOver(sinks: sinks)
+            for sink in sinks {
+                let cursors = try CursorStore(backend: first, sink: sink)
+                try cursors.startIfNew(at: 10)
+                try cursors.save(SubscriptionCursorState(startID: 10), for: "articles")
+            }
+            try SharedResyncRequest.record(uid: "articles", sinks: ["search-index"], in: store, keys: keys)
+            let second = SharedCursorBackend(store: store, keys: keys, holder: "b", logger: .silent) { _ in }
+            try second.takeOver(sinks: sinks)
+            #expect(try second.load(sink: "search-index").subscriptions["articles"]?.resyncRequested == true)
+            #expect(try second.load(sink: "archive").subscriptions["articles"]?.resyncRequested == false)
+            #expect(try store.entry(keys.resyncRequest(uid: "articles"))?.value == nil)
+        }
+        await bucket.close()
+    }
 }
