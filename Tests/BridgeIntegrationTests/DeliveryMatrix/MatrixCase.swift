@@ -81,13 +81,17 @@ struct MatrixCase: Sendable, Hashable, CustomTestStringConvertible {
         }
         let seed = environment["BRIDGE_MATRIX_SEED"].flatMap { UInt64($0) } ?? 1
         let order = drawn(seed: seed)
-        switch environment["BRIDGE_MATRIX_COUNT"] {
-        case "all": return order
-        case let text?: if let count = Int(text), count > 0 { return Array(order.prefix(count)) }
-        case nil: break
+        let points: [MatrixCase]
+        switch environment["BRIDGE_MATRIX_COUNT"].map({ ($0, Int($0)) }) {
+        case ("all", _)?: points = order
+        case (_, let count?)? where count > 0: points = Array(order.prefix(count))
+        default:
+            let covering = order.prefix(coveringCount(seed: seed))
+            points = Array(covering) + backpressure.filter { !covering.contains($0) }
         }
-        let covering = order.prefix(coveringCount(seed: seed))
-        return Array(covering) + backpressure.filter { !covering.contains($0) }
+        // The seed in the run's output, so that a failure can be replayed (scripts/matrix.sh --seed).
+        FileHandle.standardError.write(Data("delivery matrix: seed \(seed), \(points.count) points\n".utf8))
+        return points
     }
 
     /// The paths that once lost items, run by CI whatever the seed draws: a snapshot or resync into a sink that is
