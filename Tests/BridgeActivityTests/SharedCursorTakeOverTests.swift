@@ -61,6 +61,17 @@ import Testing
         await bucket.close()
     }
 
+    /// A first bridge took the bucket over and started each of `sinks` at activity id 10 with `articles`.
+    private static func startedAt10(_ sinks: [String], store: KeyValueStore, keys: SharedStateKeys) throws {
+        let first = SharedCursorBackend(store: store, keys: keys, holder: "a", logger: .silent) { _ in }
+        try first.takeOver(sinks: sinks)
+        for sink in sinks {
+            let cursors = try CursorStore(backend: first, sink: sink)
+            try cursors.startIfNew(at: 10)
+            try cursors.save(SubscriptionCursorState(startID: 10), for: "articles")
+        }
+    }
+
     /// `resync` beside shared-state bridges: the request waits in its own key until the next takeover, which sets it
     /// on the subscription of every sink and deletes the request.
     @Test func aResyncRequestIsTakenByTheNextTakeOver() async throws {
@@ -69,13 +80,7 @@ import Testing
         let keys = SharedStateKeys(name: "orders")
         try await BlockingExecutor.shared.perform {
             let sinks = ["0-ndjson", "1-webhook"]
-            let first = SharedCursorBackend(store: store, keys: keys, holder: "a", logger: .silent) { _ in }
-            try first.takeOver(sinks: sinks)
-            for sink in sinks {
-                let cursors = try CursorStore(backend: first, sink: sink)
-                try cursors.startIfNew(at: 10)
-                try cursors.save(SubscriptionCursorState(startID: 10), for: "articles")
-            }
+            try Self.startedAt10(sinks, store: store, keys: keys)
             try SharedResyncRequest.record(uid: "articles", in: store, keys: keys)
             // Written beside the active bridge into a key of its own: the subscription states are untouched.
             let written = try store.entry(keys.subscription(sink: sinks[0], uid: "articles"))?.value
@@ -103,13 +108,7 @@ import Testing
         let keys = SharedStateKeys(name: "orders")
         try await BlockingExecutor.shared.perform {
             let sinks = ["archive", "search-index"]
-            let first = SharedCursorBackend(store: store, keys: keys, holder: "a", logger: .silent) { _ in }
-            try first.takeOver(sinks: sinks)
-            for sink in sinks {
-                let cursors = try CursorStore(backend: first, sink: sink)
-                try cursors.startIfNew(at: 10)
-                try cursors.save(SubscriptionCursorState(startID: 10), for: "articles")
-            }
+            try Self.startedAt10(sinks, store: store, keys: keys)
             try SharedResyncRequest.record(uid: "articles", sinks: ["search-index"], in: store, keys: keys)
             let second = SharedCursorBackend(store: store, keys: keys, holder: "b", logger: .silent) { _ in }
             try second.takeOver(sinks: sinks)
