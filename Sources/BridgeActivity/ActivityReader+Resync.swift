@@ -10,8 +10,10 @@ extension ActivityReaderLoop {
     /// Runs the resyncs requested since the last call; false when stopped before they finished (they stay
     /// requested, or pending with their watermark, for the next start).
     package func runRequestedResyncs() async -> Bool {
-        guard reader.hasResyncRequests else { return true }
-        guard let requested = await retrying("cannot start a requested resync", { try await self.startResyncs() })
+        // Taken once, outside the retries: a failed attempt must not lose what was asked.
+        let asked = reader.takeResyncRequests()
+        guard !asked.isEmpty else { return true }
+        guard let requested = await retrying("cannot start a requested resync", { try await self.startResyncs(asked) })
         else { return false }
         for subscription in reader.subscriptions where requested.uids.contains(subscription.uid) {
             guard await snapshot(PendingSnapshot(subscription: subscription, watermark: requested.watermark)) else {
@@ -23,9 +25,8 @@ extension ActivityReaderLoop {
 
     /// Takes the requests still recorded in the store (one already acted on is not repeated), saves the fresh
     /// watermark as each subscription's state (clearing its request) and restarts the stream after it.
-    private func startResyncs() async throws -> (uids: Set<String>, watermark: Int64) {
+    private func startResyncs(_ asked: Set<String>) async throws -> (uids: Set<String>, watermark: Int64) {
         let store = reader.store
-        let asked = reader.takeResyncRequests()
         let recorded = try await BlockingExecutor.shared.perform { try store.recordedResyncRequests() }
         let uids = asked.intersection(recorded)
         guard !uids.isEmpty else { return ([], 0) }

@@ -125,9 +125,6 @@ public final class ActivityReader: Sendable {
         wakeup.changeSeen(collection: "")
     }
 
-    /// Whether `requestResync` asked for something not taken yet.
-    package var hasResyncRequests: Bool { resyncRequests.withLock { !$0.isEmpty } }
-
     /// Takes what `requestResync` asked for.
     package func takeResyncRequests() -> Set<String> {
         resyncRequests.withLock { requests in
