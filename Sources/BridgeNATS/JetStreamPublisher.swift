@@ -20,7 +20,7 @@ package final class JetStreamPublisher {
     private let handle: JetStreamHandle
     private let replies: ReplySubscription
     private let core: JetStreamPublisherCore
-    private var driver: pthread_t?
+    private var driver: DetachedThread.Joinable?
 
     private init(
         connection: NATSConnection,
@@ -68,24 +68,14 @@ package final class JetStreamPublisher {
     }
 
     private func startDriver() throws(NATSError) {
-        // +1 handed to the thread, released when the driver loop returns.
-        let context = Unmanaged.passRetained(core).toOpaque()
-        var thread = pthread_t()
-        let result = pthread_create(
-            &thread,
-            nil,
-            { raw in
-                let core = Unmanaged<JetStreamPublisherCore>.fromOpaque(raw!).takeRetainedValue()
-                core.runDriver()
-                return nil
-            },
-            context
-        )
-        guard result == 0 else {
-            Unmanaged<JetStreamPublisherCore>.fromOpaque(context).release()
-            throw NATSError(kind: .retriable, message: "could not start the JetStream publish thread (error \(result))")
+        do {
+            // The thread holds the core until the driver loop returns.
+            driver = try DetachedThread.startJoinable { [core] in core.runDriver() }
+        } catch {
+            throw NATSError(
+                kind: error.isRetriable ? .retriable : .fatal,
+                message: "could not start the JetStream publish thread: \(error)")
         }
-        driver = thread
     }
 
     // MARK: - Publishing
@@ -236,7 +226,7 @@ package final class JetStreamPublisher {
         }
         core.lock.signal()
         waiter?.resume()
-        pthread_join(driver, nil)
+        driver.join()
         let closedError = NATSError(kind: .retriable, message: "not acknowledged before the publisher closed")
         // Closing first: from here on a retriable failure finishes its message instead of retrying it.
         var completions = core.lock.withLock { $0.scheduler.close(error: closedError) }
