@@ -206,9 +206,10 @@ package final class JetStreamPublisher {
     /// Waits up to `drainTimeout` for held messages to be acknowledged, then stops: what is left is reported
     /// failed (retriable), the driver thread ends and the JetStream context is released.
     package func close(drainTimeout: Duration) async {
-        let deadline = ContinuousClock.now + drainTimeout
-        while ContinuousClock.now < deadline && outstanding.held > 0 {
-            try? await Task.sleep(for: .milliseconds(10))
+        let core = self.core
+        _ = await withTimeLimit(drainTimeout) {
+            await core.waitUntilDrained()
+            return true
         }
         let publisher = UnsafeShutdown(publisher: self)
         _ = try? await BlockingExecutor.shared.perform { publisher.run() }
