@@ -26,7 +26,7 @@ public struct EventLineWriter: Sendable {
     /// Returns where the line sits in ``bytes``.
     @discardableResult
     public mutating func appendLine(
-        _ fields: EventLineFields,
+        _ fields: borrowing EventLineFields,
         data: UnsafeRawBufferPointer?,
         delta: UnsafeRawBufferPointer? = nil
     ) -> Range<Int> {
@@ -38,7 +38,7 @@ public struct EventLineWriter: Sendable {
     /// Appends one line whose `data`/`delta` are ranges of `source` (e.g. items of a decoded frame).
     @discardableResult
     public mutating func appendLine(
-        _ fields: EventLineFields,
+        _ fields: borrowing EventLineFields,
         data: JSONRange?,
         delta: JSONRange? = nil,
         in source: [UInt8]
@@ -52,7 +52,7 @@ public struct EventLineWriter: Sendable {
     /// `nil` data is written as `null`, `nil` delta is left out.
     @discardableResult
     public mutating func appendLine(
-        _ fields: EventLineFields,
+        _ fields: borrowing EventLineFields,
         dataValue: JSONValue?,
         deltaValue: JSONValue? = nil
     ) -> Range<Int> {
@@ -65,7 +65,7 @@ public struct EventLineWriter: Sendable {
 
     /// Appends one event object to `output`, followed by `\n` when `newline` is true.
     public static func append(
-        _ fields: EventLineFields,
+        _ fields: borrowing EventLineFields,
         data: UnsafeRawBufferPointer?,
         delta: UnsafeRawBufferPointer?,
         newline: Bool,
@@ -85,7 +85,7 @@ public struct EventLineWriter: Sendable {
     /// Writes the event object; the bound computed by the raw-bytes `append(_:data:delta:newline:to:)`
     /// covers everything written here (fixed text of at most 300 bytes with both timestamps and `seq`).
     private static func write(
-        _ fields: EventLineFields,
+        _ fields: borrowing EventLineFields,
         data: UnsafeRawBufferPointer?,
         delta: UnsafeRawBufferPointer?,
         newline: Bool,
@@ -140,7 +140,7 @@ public struct EventLineWriter: Sendable {
     /// Appends one event object whose `data`/`delta` are ranges of `source`. A range that does not fit `source`
     /// is written as `null` (data) or left out (delta) rather than read out of bounds.
     public static func append(
-        _ fields: EventLineFields,
+        _ fields: borrowing EventLineFields,
         data: JSONRange?,
         delta: JSONRange?,
         in source: [UInt8],
@@ -160,7 +160,7 @@ public struct EventLineWriter: Sendable {
 
     /// Appends one event object whose `data`/`delta` are DOM values, serialised compactly.
     public static func append(
-        _ fields: EventLineFields,
+        _ fields: borrowing EventLineFields,
         dataValue: JSONValue?,
         deltaValue: JSONValue?,
         newline: Bool,
