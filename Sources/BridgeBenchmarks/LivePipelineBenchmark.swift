@@ -64,6 +64,8 @@ enum LivePipelineBenchmark {
             unit: "ms").emit()
         BenchmarkResult(benchmark: name, metric: "steady RSS at \(pacedRate) events/s", value: paced.rssMiB,
             unit: "MiB").emit()
+        BenchmarkResult(benchmark: name, metric: "RSS of this process before the live path was built",
+            value: paced.rssBeforeMiB, unit: "MiB").emit()
     }
 
     struct Measurement {
@@ -74,10 +76,14 @@ enum LivePipelineBenchmark {
         var peakRSSMiB: Double = 0
         /// The resident set once every event was written (VmRSS).
         var rssMiB: Double = 0
+        /// The resident set before the live path was built (this benchmark process: runtime, Foundation, emulator
+        /// client), so that `rssMiB - rssBeforeMiB` is what the live path itself holds.
+        var rssBeforeMiB: Double = 0
     }
 
     /// Our live path on `count` events, sent as fast as the emulator can (`rate` 0) or `rate` per second.
     static func measureBridge(emulator: BenchmarkEmulator, count: Int, rate: Int = 0) async throws -> Measurement {
+        let rssBefore = residentMiB()
         let registry = MetricsRegistry()
         let metrics = PipelineMetrics(registry: registry)
         let health = HealthState(expectedSubscriptions: ["articles"])
@@ -120,6 +126,7 @@ enum LivePipelineBenchmark {
         result.cpuPerItem = cpu / Double(count)
         result.peakRSSMiB = peakRSSMiB()
         result.rssMiB = rss
+        result.rssBeforeMiB = rssBefore
         return result
     }
 
