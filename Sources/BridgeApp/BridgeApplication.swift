@@ -70,11 +70,12 @@ public enum BridgeApplication {
 }
 
 /// `validate`: parse and check the config; no network. Prints `ok` or every issue; exits 0 or 78. Warnings
-/// (`BridgeConfig.warnings`) go to stderr beside the `ok` and do not fail it.
+/// (`BridgeConfig.warnings`, and the transport risks of `TransportPolicy`) go to stderr beside the `ok` and do not
+/// fail it.
 enum ValidateCommand {
     static func run(configPath: String) -> ExitCode {
         guard let config = BridgeApplication.loadConfig(path: configPath) else { return .configuration }
-        for warning in config.warnings {
+        for warning in config.warnings + TransportPolicy.risks(config).map(\.warning) {
             let text = "\(warning.field): \(warning.detail) — \(warning.remedy)"
             BridgeApplication.printError("\(configPath): warning: \(text)")
         }
