@@ -14,6 +14,8 @@ import Foundation
 public enum BridgeApplication {
     /// Runs the command in `arguments` (without the program name) and returns the exit code.
     public static func main(arguments: [String]) async -> ExitCode {
+        // Before any secret is read: no core file, no /proc/PID/mem or environ for other processes of the user.
+        for failure in CoreDumpGuard.apply() { printError("directus-bridge: warning: \(failure)") }
         let command: Command
         do {
             command = try CommandLineParser.parse(arguments)
