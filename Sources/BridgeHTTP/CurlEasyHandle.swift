@@ -137,6 +137,10 @@ final class CurlEasyHandle {
         if shape.pipeWait && shape.url.lowercased().hasPrefix("https:") {
             setter.set(CURLOPT_PIPEWAIT, 1)
         }
+        // No proxy, whatever http_proxy, HTTPS_PROXY or ALL_PROXY say: the WebSocket client uses none either, and a
+        // proxy the operator never chose would see the token and every webhook body (docs/configuration.md
+        // "Proxies"). An empty string is libcurl's way to ignore the environment.
+        setter.set(CURLOPT_PROXY, string: "")
         setter.set(CURLOPT_TCP_NODELAY, 1)
         setter.set(CURLOPT_TCP_KEEPALIVE, 1)
         setter.set(CURLOPT_CONNECTTIMEOUT_MS, options.connectTimeout.curlMilliseconds)
