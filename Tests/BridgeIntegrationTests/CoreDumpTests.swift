@@ -21,20 +21,9 @@ import Testing
             try OtherUser.give(state)
             try OtherUser.setMode(directory.path, 0o755)
         }
-        let config = """
-            directus:
-              url: http://127.0.0.1:\(try freeLoopbackPort())
-              auth:
-                token: core-dump-secret-token
-            subscriptions:
-              - collection: articles
-            delivery:
-              mode: live
-              state_dir: ./state
-            sinks:
-              - type: ndjson
-                path: "-"
-            """
+        let config = liveConfig(
+            url: "http://127.0.0.1:\(try freeLoopbackPort())", auth: "    token: core-dump-secret-token",
+            subscriptions: "  - collection: articles")
         try config.write(to: directory.appendingPathComponent("bridge.yaml"), atomically: true, encoding: .utf8)
         try OtherUser.setMode(directory.appendingPathComponent("bridge.yaml").path, 0o644)
         let bridge = try BridgeProcess(
