@@ -37,9 +37,11 @@ let package = Package(
         // libFuzzer's driver (compiler-rt): declared only; linked by `-sanitize=fuzzer` in scripts/fuzz.sh.
         .systemLibrary(name: "CLibFuzzer"),
         cLibrary("CNats", pkgConfig: "libnats", apt: "libnats-dev"),
+        // glibc's variadic prctl(2) as plain calls (libc6-dev: nothing to link).
+        .systemLibrary(name: "CLinux"),
 
         // MARK: Layers
-        .target(name: "BridgeSystem", swiftSettings: strict),
+        .target(name: "BridgeSystem", dependencies: ["CLinux"], swiftSettings: strict),
         .target(name: "BridgeTLS", dependencies: ["BridgeSystem", "COpenSSL"], swiftSettings: strict),
         .target(name: "BridgeWebSocket", dependencies: ["BridgeSystem", "BridgeTLS"], swiftSettings: strict),
         .target(name: "BridgeHTTP", dependencies: ["BridgeSystem", "CCurl"], swiftSettings: strict),

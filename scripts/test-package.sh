@@ -52,6 +52,17 @@ expect "/etc/directus-bridge/bridge.yaml: root:directus-bridge, 0640" \
     test "$(in_root stat -c '%U:%G %a' /etc/directus-bridge/bridge.yaml)" = "root:directus-bridge 640"
 expect "/etc/directus-bridge/secrets.env: root:root, 0600" \
     test "$(in_root stat -c '%U:%G %a' /etc/directus-bridge/secrets.env)" = "root:root 600"
+expect "/etc/directus-bridge/directus-token (LoadCredential=): root:root, 0600" \
+    test "$(in_root stat -c '%U:%G %a' /etc/directus-bridge/directus-token)" = "root:root 600"
+UNIT="$WORK/lib/systemd/system/directus-bridge.service"
+for setting in LimitCORE=0 MemoryMax= TasksMax= LoadCredential=directus-token:/etc/directus-bridge/directus-token; do
+    expect "unit sets $setting" grep -q "^$setting" "$UNIT"
+done
+if command -v systemd-analyze >/dev/null; then
+    exposure="$(systemd-analyze security --offline=true "$UNIT" 2>/dev/null | sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p')"
+    expect "systemd-analyze security: exposure $exposure (at most 1.5)" \
+        awk -v level="${exposure:-99}" 'BEGIN { exit !(level <= 1.5) }'
+fi
 expect "systemd unit, man page directus-bridge(1) and Grafana dashboard installed" \
     test -f "$WORK/lib/systemd/system/directus-bridge.service" -a -f "$WORK/usr/share/man/man1/directus-bridge.1.gz" \
         -a -f "$WORK/usr/share/directus-bridge/grafana/directus-bridge.json"
@@ -64,6 +75,19 @@ validate_output="$(as_bridge DIRECTUS_TOKEN=example directus-bridge validate \
     --config /etc/directus-bridge/bridge.yaml 2>&1)" || true
 expect "validate --config /etc/directus-bridge/bridge.yaml (as directus-bridge): $validate_output" \
     test "$validate_output" = ok
+# The token through LoadCredential= instead, as the unit describes it: systemd copies the file into a directory
+# only the service reads and names it in CREDENTIALS_DIRECTORY.
+CREDENTIALS=/run/credentials/directus-bridge.service
+install -d -m 0700 "$WORK$CREDENTIALS"
+printf 'example\n' | install -m 0400 /dev/stdin "$WORK$CREDENTIALS/directus-token"
+in_root chown -R directus-bridge:directus-bridge "$CREDENTIALS"
+sed 's|^\( *\)token: \${DIRECTUS_TOKEN}.*|\1token_file: ${CREDENTIALS_DIRECTORY:-/etc/directus-bridge}/directus-token|' \
+    "$WORK/etc/directus-bridge/bridge.yaml" >"$WORK/tmp/credential.yaml"
+chmod 0644 "$WORK/tmp/credential.yaml"
+credential_output="$(as_bridge CREDENTIALS_DIRECTORY="$CREDENTIALS" directus-bridge validate \
+    --config /tmp/credential.yaml 2>&1)" || true
+expect "validate with token_file from \$CREDENTIALS_DIRECTORY (as directus-bridge): $credential_output" \
+    sh -c "grep -q 'token_file: \${CREDENTIALS_DIRECTORY' '$WORK/tmp/credential.yaml' && test '$credential_output' = ok"
 
 # --- Against the emulator on the host's loopback ---------------------------------------------------------------
 start_emulator "$WORK/tmp"
@@ -91,6 +115,9 @@ expect "check against the emulator: exit $check_status, $(grep -c '^ok ' <<<"$ch
     >"$WORK/tmp/bridge.ndjson" 2>"$WORK/tmp/bridge.log" &
 BRIDGE_PID=$!
 expect "run: /readyz answers 200 on 127.0.0.1:$LISTEN_PORT" wait_for_ready "http://127.0.0.1:$LISTEN_PORT/readyz" 60
+expect "run: the bridge is not dumpable (its /proc files are root's) and may write no core" \
+    sh -c "[ \"\$(stat -c %u /proc/$BRIDGE_PID/status)\" = 0 ] && \
+        grep -Eq '^Max core file size +0 +0 ' /proc/$BRIDGE_PID/limits"
 title="package test $(date +%s%N)"
 expect "a created article reaches the NDJSON sink" create_article_and_wait "$title" "$WORK/tmp/bridge.ndjson" 30
 note "line: $(grep -F "$title" "$WORK/tmp/bridge.ndjson" | head -n 1)"

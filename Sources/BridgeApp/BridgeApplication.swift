@@ -14,6 +14,8 @@ import Foundation
 public enum BridgeApplication {
     /// Runs the command in `arguments` (without the program name) and returns the exit code.
     public static func main(arguments: [String]) async -> ExitCode {
+        // Before any secret is read: no core file, no /proc/PID/mem or environ for other processes of the user.
+        for failure in CoreDumpGuard.apply() { printError("directus-bridge: warning: \(failure)") }
         let command: Command
         do {
             command = try CommandLineParser.parse(arguments)
@@ -70,11 +72,12 @@ public enum BridgeApplication {
 }
 
 /// `validate`: parse and check the config; no network. Prints `ok` or every issue; exits 0 or 78. Warnings
-/// (`BridgeConfig.warnings`) go to stderr beside the `ok` and do not fail it.
+/// (`BridgeConfig.warnings`, and the transport risks of `TransportPolicy`) go to stderr beside the `ok` and do not
+/// fail it.
 enum ValidateCommand {
     static func run(configPath: String) -> ExitCode {
         guard let config = BridgeApplication.loadConfig(path: configPath) else { return .configuration }
-        for warning in config.warnings {
+        for warning in config.warnings + TransportPolicy.risks(config).map(\.warning) {
             let text = "\(warning.field): \(warning.detail) — \(warning.remedy)"
             BridgeApplication.printError("\(configPath): warning: \(text)")
         }

@@ -32,7 +32,8 @@ public final class DirectusClient: Sendable {
     }
 
     /// Sends a request and returns the parsed JSON body with the body's size. An answer longer than
-    /// `maxResponseBytes` (nil: the transport's limit) throws `DirectusError.Kind.tooLarge`.
+    /// `maxResponseBytes` (nil: the transport's limit), or refused by `AnswerMeterCheck` as it arrived (too many
+    /// values, too deep, more items than the query's `limit`), throws `DirectusError.Kind.tooLarge`.
     public func exchange(
         _ method: String, _ path: String, query: [(String, String)] = [], body: JSONValue? = nil,
         token: String? = nil, maxResponseBytes: Int? = nil
@@ -52,7 +53,7 @@ public final class DirectusClient: Sendable {
             response = try await transport.send(
                 HTTPRequest(
                     method: method, url: url, headers: headers, body: bytes, timeout: timeout,
-                    maxResponseBytes: maxResponseBytes))
+                    maxResponseBytes: maxResponseBytes, makeBodyCheck: { AnswerMeterCheck(query: query) }))
         } catch let error as HTTPClientError where error.kind == .tooLarge {
             throw DirectusError(kind: .tooLarge, message: error.description, operation: operation)
         } catch let error as HTTPClientError {

@@ -31,6 +31,9 @@ final class CurlEasyHandle {
     private var body: [UInt8] = []
     private var bodyLimit = 0
     private var bodyTruncated = false
+    /// The request's body check for this transfer, and why it refused the body.
+    private var bodyCheck: (any ResponseBodyCheck)?
+    private var bodyRefusal: String?
     private var headerBytes = 0
     private var headersTooLarge = false
     private var oversizedBody = HTTPClientOptions.OversizedBody.truncate
@@ -90,6 +93,8 @@ final class CurlEasyHandle {
         body = []
         bodyLimit = max(0, request.maxResponseBytes ?? options.maxResponseBytes)
         bodyTruncated = false
+        bodyCheck = request.makeBodyCheck?()
+        bodyRefusal = nil
         headerBytes = 0
         headersTooLarge = false
         oversizedBody = options.oversizedBody
@@ -132,6 +137,10 @@ final class CurlEasyHandle {
         if shape.pipeWait && shape.url.lowercased().hasPrefix("https:") {
             setter.set(CURLOPT_PIPEWAIT, 1)
         }
+        // No proxy, whatever http_proxy, HTTPS_PROXY or ALL_PROXY say: the WebSocket client uses none either, and a
+        // proxy the operator never chose would see the token and every webhook body (docs/configuration.md
+        // "Proxies"). An empty string is libcurl's way to ignore the environment.
+        setter.set(CURLOPT_PROXY, string: "")
         setter.set(CURLOPT_TCP_NODELAY, 1)
         setter.set(CURLOPT_TCP_KEEPALIVE, 1)
         setter.set(CURLOPT_CONNECTTIMEOUT_MS, options.connectTimeout.curlMilliseconds)
@@ -182,8 +191,13 @@ final class CurlEasyHandle {
 
     // MARK: - Callbacks (called by curl on the thread running the transfer)
 
-    /// Appends body bytes up to the limit; past it keeps the prefix and stops the transfer.
+    /// Passes body bytes through the request's check, then appends them up to the limit; past it keeps the prefix and
+    /// stops the transfer.
     func receivedBody(_ bytes: UnsafeRawBufferPointer) -> Int {
+        if bodyCheck != nil, let refusal = bodyCheck!.inspect(bytes) {
+            bodyRefusal = refusal
+            return 0  // curl stops with CURLE_WRITE_ERROR; `finish` reports the refusal
+        }
         let room = bodyLimit - body.count
         if bytes.count <= room {
             body.append(contentsOf: bytes)
@@ -220,11 +234,16 @@ final class CurlEasyHandle {
     func finish(code: CURLcode) -> Result<HTTPResponse, HTTPClientError> {
         defer {
             cancellation = nil
+            bodyCheck = nil
             body = []
         }
         if headersTooLarge {
             return .failure(HTTPClientError(kind: .tooLarge, curlCode: Int(code.rawValue),
                 message: "response headers exceed \(Self.maxHeaderBytes) bytes", url: url))
+        }
+        if let bodyRefusal, code == CURLE_WRITE_ERROR {
+            return .failure(HTTPClientError(kind: .tooLarge, curlCode: Int(code.rawValue),
+                message: "response body refused: \(bodyRefusal)", url: url))
         }
         if bodyTruncated && code == CURLE_WRITE_ERROR {
             guard oversizedBody == .truncate else {

@@ -16,6 +16,9 @@ public struct HTTPRequest: Sendable {
     /// The most response body bytes kept for this request; nil uses `HTTPClientOptions.maxResponseBytes`. A
     /// caller that splits its reads by answer size asks for one oversized item with a higher cap.
     public var maxResponseBytes: Int?
+    /// Makes the check each attempt's response body goes through as it arrives (nil: none). A refused body ends the
+    /// transfer at once with `HTTPClientError.Kind.tooLarge`.
+    public var makeBodyCheck: (@Sendable () -> any ResponseBodyCheck)?
 
     /// Creates a request.
     public init(
@@ -24,7 +27,8 @@ public struct HTTPRequest: Sendable {
         headers: [(name: String, value: String)] = [],
         body: [UInt8]? = nil,
         timeout: Duration? = nil,
-        maxResponseBytes: Int? = nil
+        maxResponseBytes: Int? = nil,
+        makeBodyCheck: (@Sendable () -> any ResponseBodyCheck)? = nil
     ) {
         self.method = method
         self.url = url
@@ -32,6 +36,7 @@ public struct HTTPRequest: Sendable {
         self.body = body
         self.timeout = timeout
         self.maxResponseBytes = maxResponseBytes
+        self.makeBodyCheck = makeBodyCheck
     }
 
     /// The first value of header `name` (case-insensitive), if set.

@@ -7,6 +7,12 @@ extension NATSError {
         status == Int32(bitPattern: NATS_NOT_FOUND.rawValue) || jetStreamCode == 10059
     }
 
+    /// The libnats statuses of a TLS failure (`isTLSFailure`).
+    static let tlsStatuses: Set<Int32> = Set(
+        [NATS_SSL_ERROR, NATS_SECURE_CONNECTION_WANTED, NATS_SECURE_CONNECTION_REQUIRED].map {
+            Int32(bitPattern: $0.rawValue)
+        })
+
     /// An error for libnats status `status`, with libnats's last error text for this thread (or `text`) and the
     /// JetStream API code the server sent, classified by what a caller can do about it.
     static func from(

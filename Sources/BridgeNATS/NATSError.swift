@@ -55,6 +55,13 @@ package struct NATSError: Error, Sendable, CustomStringConvertible {
     /// Whether publishing the same message again, on this connection, can succeed.
     package var isRetriable: Bool { kind == .retriable }
 
-    /// `nats <kind> error: <message>`.
-    package var description: String { "nats \(kind.rawValue) error: \(message)" }
+    /// Whether the TLS handshake or certificate check failed, or one side required TLS and the other would not (a
+    /// `.authentication` kind too: trying again helps only after an operator fixed it), said as such rather than as
+    /// refused credentials.
+    package var isTLSFailure: Bool {
+        Self.tlsStatuses.contains(status)
+    }
+
+    /// `nats <kind> error: <message>`; `nats tls error: <message>` for a TLS failure.
+    package var description: String { "nats \(isTLSFailure ? "tls" : kind.rawValue) error: \(message)" }
 }

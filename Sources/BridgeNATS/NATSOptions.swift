@@ -34,6 +34,11 @@ final class NATSOptions {
         try check(natsOptions_SetFailRequestsOnDisconnect(raw, true), "requests on disconnect")
         try options.setCredentials(settings.credentials)
         if settings.requireTLS || settings.caFile != nil { try check(natsOptions_SetSecure(raw, true), "TLS") }
+        // The certificate must name the configured host: set explicitly, so that it does not depend on how libnats
+        // was built (NATSSettings.expectedHostname says when one name fits every server).
+        if let host = settings.expectedHostname {
+            try check(natsOptions_SetExpectedHostname(raw, host), "expected host name")
+        }
         if let caFile = settings.caFile {
             try check(natsOptions_LoadCATrustedCertificates(raw, caFile), "CA file \(caFile)")
         }

@@ -39,12 +39,12 @@ import Testing
         ("http://10.0.0.5:8055/cms", "http://10.0.0.5:8055"),
     ])
     func credentialsOverPlainHTTPToAnotherHostWarn(url: String, shown: String) throws {
-        let warnings = StartupWarnings.plaintextCredentials(try config(url: url))
+        let warnings = StartupWarnings.transport(try config(url: url))
         #expect(warnings.count == 1)
         #expect(warnings.first?.message.contains("unencrypted") == true)
         #expect(warnings.first?.metadata["directus.url"] == shown)  // README.md, "How URLs are shown"
         let login = try config(url: url, auth: "email: a@b.c\n    password: pw")
-        #expect(StartupWarnings.plaintextCredentials(login).count == 1)
+        #expect(StartupWarnings.transport(login).count == 1)
     }
 
     @Test(arguments: [
@@ -52,12 +52,12 @@ import Testing
         "http://localhost:8055",
     ])
     func tlsOrLoopbackDoesNotWarn(url: String) throws {
-        #expect(StartupWarnings.plaintextCredentials(try config(url: url)).isEmpty)
+        #expect(StartupWarnings.transport(try config(url: url)).isEmpty)
     }
 
     @Test func publicAccessSendsNoCredentials() throws {
         let anonymous = try config(url: "http://directus.example.com", auth: "mode: public")
-        #expect(StartupWarnings.plaintextCredentials(anonymous).isEmpty)
+        #expect(StartupWarnings.transport(anonymous).isEmpty)
     }
 
     @Test func webhookCredentialsOverPlainHTTPWarn() throws {
@@ -80,7 +80,7 @@ import Testing
                 url: http://127.0.0.1:9000/e?token=abc
             """
         let configured = try config(url: "https://d.example.com", sinks: sinks)
-        let warnings = StartupWarnings.plaintextCredentials(configured)
+        let warnings = StartupWarnings.transport(configured)
         // Each sink as every log line names it: its name, else its positional id.
         let unnamed = SinkCatalog.identities(of: configured.sinks)[1]
         #expect(unnamed.hasPrefix("1-hooks.example.com:80-"))

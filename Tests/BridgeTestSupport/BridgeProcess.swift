@@ -13,8 +13,12 @@ public final class BridgeProcess: @unchecked Sendable {
     /// stdout and stderr go to files in `directory` (`stdout.N.log`, `stderr.N.log`), read back on demand: files
     /// never lose or reorder output the way pipe callbacks can, and they stay for post-mortems. With `umask`
     /// (octal text such as `"0277"`) the binary runs with that file-creation mask (through `sh -c`, which
-    /// `exec`s it, so `pid` is the bridge's).
-    public init(arguments: [String], directory: URL, environment: [String: String] = [:], umask: String? = nil) throws {
+    /// `exec`s it, so `pid` is the bridge's). With `user` (root only) it runs as that uid and gid, through
+    /// `setpriv`, which `exec`s it too.
+    public init(
+        arguments: [String], directory: URL, environment: [String: String] = [:], umask: String? = nil,
+        user: uid_t? = nil
+    ) throws {
         self.directory = directory
         var index = 0
         while FileManager.default.fileExists(atPath: directory.appendingPathComponent("stdout.\(index).log").path) {
@@ -24,7 +28,11 @@ public final class BridgeProcess: @unchecked Sendable {
         stderrPath = directory.appendingPathComponent("stderr.\(index).log")
         FileManager.default.createFile(atPath: stdoutPath.path, contents: nil)
         FileManager.default.createFile(atPath: stderrPath.path, contents: nil)
-        if let umask {
+        if let user {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+            process.arguments =
+                ["--reuid=\(user)", "--regid=\(user)", "--clear-groups", TestEnvironment.bridgeBinary] + arguments
+        } else if let umask {
             process.executableURL = URL(fileURLWithPath: "/bin/sh")
             process.arguments = ["-c", "umask \(umask) && exec \"$0\" \"$@\"", TestEnvironment.bridgeBinary] + arguments
         } else {

@@ -127,6 +127,9 @@ public final class BridgeCheck: Sendable {
             }
         }
         if let shared = await checkSharedState() { emit(shared) }
+        for risk in TransportPolicy.risks(config) {
+            emit(.warning(risk.field, risk.message, remedy: risk.remedy))
+        }
         return passed
     }
 

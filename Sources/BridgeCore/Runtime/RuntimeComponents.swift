@@ -62,10 +62,7 @@ package struct RuntimeComponents: Sendable {
         auth = AuthSession(
             credentials: credentials, client: client, logger: logger.child(label: "auth"), refreshes: refreshes,
             redact: { logHandler.rotateSecret($0, kind: $1) })
-        api = DirectusAPI(client: client, auth: auth)
-        if directus.tls.insecureSkipVerify {
-            logger.warning("TLS certificate verification is OFF (directus.tls.insecure_skip_verify)")
-        }
+        api = DirectusAPI(client: client, auth: auth)  // verification switched off is a TransportPolicy risk
 
         OperationsMetrics.register(in: registry, health: self.health, build: BuildInfo(version: version, commit: commit))
         stats = StatsReporter(

@@ -6,8 +6,8 @@ package import BridgeActivity
 package import BridgeSinks
 
 /// Warnings logged once by `run` at start-up about what the configuration exposes (docs/RELIABILITY.md, "Files
-/// and transport"): credentials that travel unencrypted beyond this machine, and state or output files that
-/// other users can read.
+/// and transport"): the transport risks of every client (`TransportPolicy`), and state or output files that other
+/// users can read.
 package enum StartupWarnings {
     /// One warning: a constant message and its metadata.
     package struct Warning: Equatable {
@@ -19,37 +19,12 @@ package enum StartupWarnings {
 
     /// Every start-up warning for `config`.
     package static func all(_ config: BridgeConfig) -> [Warning] {
-        plaintextCredentials(config) + looseFileModes(config)
+        transport(config) + looseFileModes(config)
     }
 
-    /// Credentials sent over `http://` or `ws://` to a host that is not a loopback address: the Directus token or
-    /// login (REST and the socket share the URL's scheme), and webhook sinks whose URL carries a query (often a
-    /// token) or that have a credential header (`HTTPHeader.isSensitive`, the ones redacted from logs).
-    package static func plaintextCredentials(_ config: BridgeConfig) -> [Warning] {
-        var warnings: [Warning] = []
-        let directus = config.directus.url
-        if config.directus.auth.credentials != .none && exposes(directus) {
-            warnings.append(
-                Warning(
-                    message: "Directus credentials are sent unencrypted (http://, ws://) to a non-loopback host",
-                    metadata: [LogKey.url: directus.shown]
-                ))
-        }
-        let ids = SinkCatalog.identities(of: config.sinks)
-        for (index, sink) in config.sinks.enumerated() {
-            guard let webhook = sink.settings(as: WebhookSinkConfig.self), exposes(webhook.url) else { continue }
-            let carriers = webhook.headers.filter(\.isSensitive).map(\.name)
-            guard !carriers.isEmpty || webhook.url.query != nil else { continue }
-            warnings.append(
-                Warning(
-                    message: "webhook credentials (URL query, headers) are sent unencrypted to a non-loopback host",
-                    metadata: [
-                        LogKey.sink: ids[index], LogKey.url: webhook.url.shown,
-                        "headers": carriers.joined(separator: ","),
-                    ]
-                ))
-        }
-        return warnings
+    /// The transport risks `TransportPolicy` finds (credentials sent unencrypted, verification switched off).
+    package static func transport(_ config: BridgeConfig) -> [Warning] {
+        TransportPolicy.risks(config).map { Warning(message: $0.message, metadata: $0.metadata) }
     }
 
     /// State and output files the bridge keeps that group or others can access (they hold event bodies): the
@@ -72,7 +47,4 @@ package enum StartupWarnings {
         }
     }
 
-    private static func exposes(_ url: HTTPURL) -> Bool {
-        !url.isTLS && !SocketAddress.isLoopback(host: url.host)
-    }
 }

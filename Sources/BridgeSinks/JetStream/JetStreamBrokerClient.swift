@@ -116,7 +116,7 @@ package final class JetStreamBrokerClient: BrokerClient {
 
     /// The error with what to do about credentials.
     package static func describe(_ error: NATSError) -> String {
-        error.kind == .authentication
+        error.kind == .authentication && !error.isTLSFailure
             ? "\(error) (check the sink's credentials_file, token or user/password, and its permissions)"
             : "\(error)"
     }

@@ -44,7 +44,9 @@ package enum JetStreamSinkType: SinkType {
             return [
                 .fail(
                     check, "cannot connect: \(nats.map(JetStreamBrokerClient.describe) ?? "\(error)")",
-                    remedy: nats?.kind == .authentication
+                    remedy: nats?.isTLSFailure == true
+                        ? "check ca_file and that the server's certificate names the host in servers"
+                        : nats?.kind == .authentication
                         ? "check credentials_file, token or user/password against the server's accounts"
                         : "check servers and that nats-server runs, with JetStream, and is reachable from this host")
             ]

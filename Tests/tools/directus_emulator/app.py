@@ -11,6 +11,7 @@ from aiohttp import web
 
 from . import errors, seed
 from .auth import Auth
+from .hostile_answers import HostileAnswers
 from .database import Database
 from .instances import InstanceSet
 from .reader import Reader
@@ -52,6 +53,7 @@ class Emulator:
         self.down = False
         from .control import Control  # late import: control needs the whole emulator
         self.control = Control(self)
+        self.hostile_answers = HostileAnswers()
 
     def _publish(self, event: ItemEvent) -> None:
         """Directus's action hook → bus → sockets, where an event can be lost after its write committed
@@ -104,7 +106,8 @@ class Emulator:
     # HTTP -------------------------------------------------------------------------------------------------
 
     def make_app(self) -> web.Application:
-        app = web.Application(middlewares=[self._errors, self._upgrades, self._authenticate],
+        app = web.Application(middlewares=[self._errors, self._upgrades, self._authenticate,
+                                           self.hostile_answers.middleware],
                               client_max_size=self.settings.max_payload)
         SystemRoutes(self.db, self.auth, self.reader, self.settings).register(app)
         ItemRoutes(self.reader, self.writer).register(app)

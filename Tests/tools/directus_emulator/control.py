@@ -52,6 +52,7 @@ class Control:
             ("POST", "activity-sequence", self.activity_sequence), ("POST", "retention", self.retention),
         ]
         routes += RealWorldControl(self.emulator).routes()
+        routes += self.emulator.hostile_answers.routes()
         for method, path, handler in routes:
             app.router.add_route(method, f"/_emulator/{path}", wrap(handler))
 

@@ -1,0 +1,98 @@
+import BridgeConfig
+import Testing
+
+@testable import BridgeCore
+@testable import BridgeSinks
+
+/// Issue 23, item 9: one transport policy for every client. Credentials sent unencrypted and verification switched
+/// off are warned about the same way for Directus, webhooks, Kafka, NATS JetStream sinks and `state.servers`, by
+/// `validate`, `check` and `run` alike (each takes `TransportPolicy.risks`).
+@Suite struct TransportPolicyTests {
+    private func config(directus: String = "url: https://d.example.com\n  auth:\n    token: t", sinks: String,
+        state: String = "") throws -> BridgeConfig
+    {
+        let text = """
+            directus:
+              \(directus)
+            subscriptions:
+              - collection: articles
+            delivery:
+              state_dir: /nonexistent-bridge-state
+            sinks:
+            \(sinks)
+            \(state)
+            """
+        switch ConfigLoader.parse(text: text, path: "test.yaml", environment: [:], sinkTypes: SinkCatalog.configTypes) {
+        case .success(let config): return config
+        case .failure(let error): throw ConfigFixture.Failed(issues: error.description)
+        }
+    }
+
+    private func kafka(_ brokers: String, _ properties: String) -> String {
+        """
+          - name: k
+            type: kafka
+            brokers: [\(brokers)]
+            properties:
+        \(properties)
+        """
+    }
+
+    @Test func kafkaSASLPlaintextToARemoteBrokerWarns() throws {
+        let remote = try config(sinks: kafka("kafka-1.example.com:9092", "      security.protocol: SASL_PLAINTEXT"))
+        let risks = TransportPolicy.risks(remote)
+        #expect(risks.map(\.field) == ["sinks[0].properties.security.protocol"])
+        #expect(risks.first?.message.contains("unencrypted") == true)
+        #expect(risks.first?.metadata["sink"] == "k")
+        let local = try config(sinks: kafka("127.0.0.1:9092", "      security.protocol: sasl_plaintext"))
+        #expect(TransportPolicy.risks(local).isEmpty)
+        let tls = try config(sinks: kafka("kafka-1.example.com:9092", "      security.protocol: SASL_SSL"))
+        #expect(TransportPolicy.risks(tls).isEmpty)
+    }
+
+    @Test(arguments: ["false", "0", "FALSE"])
+    func kafkaVerificationSwitchedOffWarns(value: String) throws {
+        let properties = """
+                  security.protocol: SSL
+                  enable.ssl.certificate.verification: "\(value)"
+                  ssl.endpoint.identification.algorithm: none
+            """
+        let risks = TransportPolicy.risks(try config(sinks: kafka("127.0.0.1:9093", properties)))
+        #expect(
+            risks.map(\.field) == [
+                "sinks[0].properties.enable.ssl.certificate.verification",
+                "sinks[0].properties.ssl.endpoint.identification.algorithm",
+            ])
+        #expect(risks.allSatisfy { $0.message.contains("verification is OFF") })
+    }
+
+    @Test func natsCredentialsOverPlainNATSToARemoteServerWarn() throws {
+        let sink = { (servers: String, extra: String) in
+            "  - name: js\n    type: jetstream\n    servers: [\(servers)]\n" + extra
+        }
+        let token = try config(sinks: sink("nats://nats-1.example.com:4222", "    token: secret"))
+        #expect(TransportPolicy.risks(token).map(\.field) == ["sinks[0].servers"])
+        let inURL = try config(sinks: sink("\"nats://u:p@nats-1.example.com:4222\"", ""))
+        #expect(TransportPolicy.risks(inURL).count == 1)
+        #expect(TransportPolicy.risks(inURL).allSatisfy { !"\($0.metadata)".contains("u:p") })
+        #expect(TransportPolicy.risks(try config(sinks: sink("tls://nats-1.example.com:4222", "    token: s"))).isEmpty)
+        #expect(TransportPolicy.risks(try config(sinks: sink("nats://127.0.0.1:4222", "    token: s"))).isEmpty)
+        #expect(TransportPolicy.risks(try config(sinks: sink("nats://nats-1.example.com:4222", ""))).isEmpty)
+    }
+
+    @Test func stateServersWithCredentialsOverPlainNATSWarn() throws {
+        let state = "state:\n  backend: jetstream\n  servers: [\"nats://bridge:pw@nats-1.example.com:4222\"]"
+        let risks = TransportPolicy.risks(try config(sinks: "  - type: ndjson", state: state))
+        #expect(risks.map(\.field) == ["state.servers"])
+        #expect(risks.first?.metadata["directus.url"] == "nats://nats-1.example.com:4222")
+        let tls = "state:\n  backend: jetstream\n  servers: [\"tls://bridge:pw@nats-1.example.com:4222\"]"
+        #expect(TransportPolicy.risks(try config(sinks: "  - type: ndjson", state: tls)).isEmpty)
+    }
+
+    @Test func directusVerificationSwitchedOffIsARiskOfThePolicy() throws {
+        let insecure = "url: https://d.example.com\n  auth:\n    token: t\n  tls:\n    insecure_skip_verify: true"
+        let risks = TransportPolicy.risks(try config(directus: insecure, sinks: "  - type: ndjson"))
+        #expect(risks.map(\.field) == ["directus.tls.insecure_skip_verify"])
+        #expect(risks.first?.warning.detail.contains("verification is OFF") == true)
+    }
+}

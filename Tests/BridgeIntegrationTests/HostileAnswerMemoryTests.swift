@@ -1,0 +1,65 @@
+import BridgeTestSupport
+import Foundation
+import Testing
+
+/// Issue 23, item 3: a hostile Directus answers every activity read with 63 MiB of JSON holding far more values than
+/// asked for (Tests/tools/directus_emulator/hostile_answers.py). Before, the single-item read (64 MiB allowed) built a
+/// JSON tree of about 20 times the answer: 1.1 GB peak, every poll. REST answers are now metered as they arrive
+/// (values, nesting, items of `data` against the `limit` asked for) and refused before they are kept or parsed
+/// (docs/ARCHITECTURE.md "Answers too large"). The peak (VmHWM) may grow at most 64 MiB over the steady state.
+@Suite(.serialized) struct HostileAnswerMemoryTests {
+    @Test(arguments: ["wide", "deep", "long"])
+    func aHostileSixtyThreeMebibyteActivityAnswerCostsLittleMemory(shape: String) throws {
+        let emulator = try Emulator()
+        defer { emulator.stop() }
+        let bridge = try BridgeProcess.run(
+            config: activityConfig(url: emulator.url, pollInterval: "500ms", subscriptions: "  - collection: articles"))
+        #expect(bridge.waitUntilConnected(), "bridge did not connect: \(bridge.stderr)")
+        try emulator.create("articles", ["title": "before"])
+        #expect(bridge.waitUntil(timeout: 30) { $0.events.count >= 1 }, "\(bridge.stderr)")
+        let steady = try #require(bridge.peakResidentBytes)
+
+        try emulator.control("hostile-answers", ["path": "/activity", "shape": shape, "bytes": 63 << 20])
+        try emulator.create("articles", ["title": "during"])
+        // Two rounds of reads at least: each halves the rows asked for down to one, then reads that one with the
+        // 64 MiB single-item limit, then without its delta.
+        let sent = bridge.waitUntil(timeout: 120) { _ in
+            ((try? emulator.controlGet("hostile-answers"))?["sent"] as? Int ?? 0) >= 24
+        }
+        #expect(sent, "hostile answers sent: \((try? emulator.controlGet("hostile-answers")) ?? [:])")
+        let peak = try #require(bridge.peakResidentBytes)
+        #expect(peak - steady <= 64 << 20, "\(shape): peak \(peak >> 20) MiB, steady \(steady >> 20) MiB")
+        print("hostile \(shape) answer: steady VmHWM \(steady >> 20) MiB, peak VmHWM \(peak >> 20) MiB")
+
+        // Directus behaves again: the change made meanwhile arrives, nothing was skipped.
+        try emulator.control("hostile-answers", ["path": NSNull()])
+        #expect(bridge.waitUntil(timeout: 60) { $0.events.count >= 2 }, "\(bridge.stderr.suffix(3000))")
+        bridge.send(SIGTERM)
+        #expect(bridge.waitForExit() == 0)
+    }
+
+    /// The issue's second case: a 16 MiB `{"data":[{},{},…]}` answer to a start-up read (`GET /server/info`) peaked at
+    /// 376–409 MB. The steady state is a healthy bridge's, against the same emulator.
+    @Test func aHostileStartUpAnswerCostsLittleMemory() throws {
+        let emulator = try Emulator()
+        defer { emulator.stop() }
+        let config = activityConfig(url: emulator.url, subscriptions: "  - collection: articles")
+        let healthy = try BridgeProcess.run(config: config)
+        #expect(healthy.waitUntilConnected(), "bridge did not connect: \(healthy.stderr)")
+        let steady = try #require(healthy.peakResidentBytes)
+        healthy.send(SIGTERM)
+        #expect(healthy.waitForExit() == 0)
+
+        try emulator.control("hostile-answers", ["path": "/server/info", "shape": "wide", "bytes": 16 << 20])
+        let bridge = try BridgeProcess.run(config: config, in: healthy.directory)
+        #expect(bridge.waitUntil(timeout: 30) { _ in
+            ((try? emulator.controlGet("hostile-answers"))?["sent"] as? Int ?? 0) >= 1
+        })
+        #expect(bridge.waitUntilConnected(), "\(bridge.stderr.suffix(3000))")
+        let peak = try #require(bridge.peakResidentBytes)
+        #expect(peak - steady <= 64 << 20, "peak \(peak >> 20) MiB, steady \(steady >> 20) MiB")
+        print("hostile start-up answer: steady VmHWM \(steady >> 20) MiB, peak VmHWM \(peak >> 20) MiB")
+        bridge.send(SIGTERM)
+        #expect(bridge.waitForExit() == 0)
+    }
+}
