@@ -112,7 +112,7 @@ package struct RealtimeSupervisor: Sendable {
             }
             if credentialsRefused { delay = max(delay, settings.maxDelay) }
             logger.warning(
-                "reconnecting", metadata: [LogKey.reason: reason, LogKey.delay: delay.logText])
+                "reconnecting", metadata: [LogKey.reason: reason, LogKey.delay: delay])
             await stop.sleep(for: delay)
         }
     }
@@ -179,7 +179,7 @@ package struct RealtimeSupervisor: Sendable {
             health.update { $0.authenticated = false }
             logger.error(
                 "Directus no longer accepts the credentials",
-                metadata: [LogKey.error: error.description, LogKey.delay: settings.maxDelay.logText])
+                metadata: [LogKey.error: error.description, LogKey.delay: settings.maxDelay])
             return .refused
         } catch {
             logger.warning("could not renew the token", metadata: [LogKey.error: error.description])

@@ -71,7 +71,7 @@ extension WebhookDeliveryService {
         case .retry(let delay):
             metrics?.attempted(.retry, status: status)
             var metadata = logMetadata(attempt, attempt: conclusion.attempt, status: status)
-            metadata[LogKey.retryDelay] = delay.logText
+            metadata[LogKey.retryDelay] = delay
             if loop.receiverFailing {
                 logger.debug("webhook attempt failed; retrying", metadata: metadata)
             } else {
@@ -89,10 +89,10 @@ extension WebhookDeliveryService {
 
     private func logMetadata(_ finished: FinishedAttempt, attempt: Int, status: Int?) -> LogMetadata {
         var metadata: LogMetadata = [
-            LogKey.sink: sinkID, LogKey.eventID: finished.eventID, LogKey.attempt: "\(attempt)",
+            LogKey.sink: sinkID, LogKey.eventID: finished.eventID, LogKey.attempt: attempt,
         ]
         if let status {
-            metadata[LogKey.status] = "\(status)"
+            metadata[LogKey.status] = status
         } else if case .failure(let message) = finished.outcome {
             metadata[LogKey.error] = message
         }
