@@ -53,6 +53,11 @@ package struct RealtimeSupervisor: Sendable {
     package let trigger: (any ActivityTrigger)?
     package let health: HealthState
     package let metrics: PipelineMetrics
+    /// Every reason `reconnects` is called with, except `handshake_<status>` (one per HTTP status a server may
+    /// answer the upgrade with): the metric's series exist at zero from the start.
+    package static let reconnectReasons = [
+        "heartbeat_timeout", "auth_failed", "auth_timeout", "closed", "error", "connect_failed",
+    ]
     package let reconnects: @Sendable (String) -> Void
     package let logger: Logger
 
