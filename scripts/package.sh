@@ -121,7 +121,7 @@ Depends: $LIBRARY_DEPENDS, adduser
 Recommends: ca-certificates
 Section: net
 Priority: optional
-Description: mirrors Directus changes as NDJSON lines or signed webhooks
+Description: mirrors Directus changes to NDJSON, signed webhooks, Kafka and NATS JetStream
  directus-bridge is a long-running service that subscribes to the collections
  of a Directus instance over its realtime WebSocket API (or reads its activity
  log, so that no change is lost while the bridge is down) and writes one JSON

@@ -83,7 +83,7 @@ extension WebhookDeliveryService {
             metrics?.attempted(.deadLetter, status: status)
             var metadata = logMetadata(attempt, attempt: conclusion.attempt, status: status)
             metadata[LogKey.reason] = reason
-            logger.warning("webhook delivery dead-lettered", metadata: metadata)
+            logger.error("webhook delivery dead-lettered", metadata: metadata)  // as a broker sink's dead letters
         }
     }
 
