@@ -80,35 +80,18 @@ extension Duration: LogValueConvertible {
     public var logValue: LogValue { .seconds(inSeconds) }
 }
 
-extension Int: LogValueConvertible {
+/// Whole numbers log as integers; one beyond `Int64` (never a count or an id the bridge sees) saturates.
+extension LogValueConvertible where Self: BinaryInteger {
     /// An integer value.
-    public var logValue: LogValue { .integer(Int64(self)) }
-}
-
-extension Int64: LogValueConvertible {
-    /// An integer value.
-    public var logValue: LogValue { .integer(self) }
-}
-
-extension Int32: LogValueConvertible {
-    /// An integer value.
-    public var logValue: LogValue { .integer(Int64(self)) }
-}
-
-extension UInt16: LogValueConvertible {
-    /// An integer value.
-    public var logValue: LogValue { .integer(Int64(self)) }
-}
-
-extension UInt32: LogValueConvertible {
-    /// An integer value.
-    public var logValue: LogValue { .integer(Int64(self)) }
-}
-
-extension UInt64: LogValueConvertible {
-    /// An integer value; one above `Int64.max` (never a count or an id the bridge sees) saturates.
     public var logValue: LogValue { .integer(Int64(clamping: self)) }
 }
+
+extension Int: LogValueConvertible {}
+extension Int64: LogValueConvertible {}
+extension Int32: LogValueConvertible {}
+extension UInt16: LogValueConvertible {}
+extension UInt32: LogValueConvertible {}
+extension UInt64: LogValueConvertible {}
 
 extension LogValue: ExpressibleByStringLiteral, ExpressibleByStringInterpolation {
     /// A string value (fields written by hand in tests and tools).

@@ -117,15 +117,8 @@ import Testing
             emulator.stop()
             receiver.stop()
         }
-        // The first attempt is retried (500), the second is dead-lettered (410), the rest are delivered.
-        try receiver.script(steps: [["status": 500], ["status": 410]])
-        let sinks =
-            "  - type: ndjson\n    path: \"-\"\n"
-            + webhookSink(receiver.hookURL(), "retry_schedule: [100ms]\nmax_attempts: 3")
-        // A snapshot publishes the progress gauges labelled by subscription.
-        let config = webhookConfig(url: emulator.url, sinks: sinks, operations: true, mode: "activity")
-            .replacingOccurrences(of: "  - collection: articles\n", with: "  - collection: articles\n    snapshot: true\n")
-        let bridge = try BridgeProcess.run(config: config)
+        // The first attempt is retried, the second dead-lettered; a snapshot publishes the progress gauges.
+        let bridge = try BridgeProcess.run(config: try retryAndDeadLetterConfig(emulator: emulator, receiver: receiver))
         defer { bridge.send(SIGKILL) }
         #expect(bridge.waitUntilConnected(), "bridge did not connect: \(bridge.stderr)")
         let base = try #require(bridge.operationsURL(), "no operations address logged: \(bridge.stderr)")

@@ -40,12 +40,7 @@ import Testing
             emulator.stop()
             receiver.stop()
         }
-        try receiver.script(steps: [["status": 500], ["status": 410]])
-        let sinks =
-            "  - type: ndjson\n    path: \"-\"\n"
-            + webhookSink(receiver.hookURL(), "name: hook\nretry_schedule: [100ms]\nmax_attempts: 3")
-        let config = webhookConfig(url: emulator.url, sinks: sinks, operations: true, mode: "activity")
-            .replacingOccurrences(of: "  - collection: articles\n", with: "  - collection: articles\n    snapshot: true\n")
+        let config = try retryAndDeadLetterConfig(emulator: emulator, receiver: receiver)
         let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "log-schema")
         try config.write(to: directory.appendingPathComponent("bridge.yaml"), atomically: true, encoding: .utf8)
         let copy = directory.appendingPathComponent("copy.ndjson")
