@@ -20,6 +20,10 @@ enum LogHandlerFactory {
             }
         }
         return StderrLogHandler(
-            level: config.log.level, format: config.log.format, secrets: config.allSecrets, jsonCopy: copy)
+            level: config.log.level,
+            format: config.log.format,
+            secrets: config.allSecrets,
+            jsonCopy: copy
+        )
     }
 }

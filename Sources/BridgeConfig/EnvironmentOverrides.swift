@@ -67,7 +67,11 @@ package enum EnvironmentOverrides {
         for override in overrides {
             let bytes = Array(override.value.utf8)
             let (parsed, valueIssues) = YAMLTreeBuilder.build(
-                bytes: bytes, source: SourceText(override.value), path: override.variable, environment: nil)
+                bytes: bytes,
+                source: SourceText(override.value),
+                path: override.variable,
+                environment: nil
+            )
             issues += valueIssues
             let value = parsed ?? YAMLNode(.scalar(YAMLScalar(text: "", style: .plain, endIndex: 0)), at: .start)
             if let problem = set(value, at: override.path[...], in: &tree) {

@@ -1,7 +1,7 @@
 internal import CMicroHTTPD
 
-/// The version of libmicrohttpd this process runs with, as the library itself reports it (`MHD_get_version()`): the
-/// version linked at run time, which `--version` shows, not the one the headers had at build time.
+/// The version of libmicrohttpd this process runs with, as the library reports it:
+/// `MHD_get_version()`, the version linked at run time (`--version` shows it), not the headers' at build time.
 package enum MicroHTTPDLibrary {
     /// The library's name as `--version` shows it.
     package static let name = "libmicrohttpd"

@@ -1,7 +1,7 @@
 internal import CRdKafka
 
-/// The version of librdkafka this process runs with, as the library itself reports it (`rd_kafka_version_str()`): the
-/// version linked at run time, which `--version` shows, not the one the headers had at build time.
+/// The version of librdkafka this process runs with, as the library reports it:
+/// `rd_kafka_version_str()`, the version linked at run time (`--version` shows it), not the headers' at build time.
 package enum KafkaLibrary {
     /// The library's name as `--version` shows it.
     package static let name = "librdkafka"

@@ -1,7 +1,7 @@
 internal import CNats
 
-/// The version of libnats (the NATS C client) this process runs with, as the library itself reports it (`nats_GetVersion()`): the
-/// version linked at run time, which `--version` shows, not the one the headers had at build time.
+/// The version of libnats (the NATS C client) this process runs with, as the library reports it:
+/// `nats_GetVersion()`, the version linked at run time (`--version` shows it), not the headers' at build time.
 package enum NATSLibrary {
     /// The library's name as `--version` shows it.
     package static let name = "libnats"

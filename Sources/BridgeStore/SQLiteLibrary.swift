@@ -1,7 +1,7 @@
 import CSQLite
 
-/// The version of SQLite this process runs with, as the library itself reports it (`sqlite3_libversion()`): the
-/// version linked at run time, which `--version` shows, not the one the headers had at build time.
+/// The version of SQLite this process runs with, as the library reports it:
+/// `sqlite3_libversion()`, the version linked at run time (`--version` shows it), not the headers' at build time.
 package enum SQLiteLibrary {
     /// The library's name as `--version` shows it.
     package static let name = "SQLite"

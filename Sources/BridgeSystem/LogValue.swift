@@ -20,7 +20,9 @@ public enum LogValue: Sendable, Equatable {
         case .integer(let value): String(value)
         case .number(let value): Self.shortest(value)
         case .boolean(let value): value ? "true" : "false"
-        case .seconds(let value): value.isFinite ? Duration.seconds(value).logText : Self.shortest(value)
+        // Beyond ~30,000 years a Duration would overflow: such a value (never a real wait) is written as a number.
+        case .seconds(let value):
+            value.isFinite && abs(value) < 1e12 ? Duration.seconds(value).logText : Self.shortest(value)
         }
     }
 

@@ -1,8 +1,8 @@
+import BridgeActivity
 import BridgeConfig
 import BridgeCore
-import BridgeEvents
 import BridgeDirectus
-import BridgeActivity
+import BridgeEvents
 import BridgeSinks
 import BridgeSystem
 import BridgeTestSupport
@@ -16,7 +16,9 @@ import Testing
 @Suite struct EnvironmentOverrideTests {
     /// A file system without any file: the environment alone is the configuration.
     struct NoFiles: ConfigFileSystem {
-        func readFile(atPath path: String, use: ConfigFileUse) -> Result<[UInt8], ConfigFileProblem> { .failure(.missing) }
+        func readFile(atPath path: String, use: ConfigFileUse) -> Result<[UInt8], ConfigFileProblem> {
+            .failure(.missing)
+        }
     }
 
     static let containerEnvironment = [
@@ -37,7 +39,9 @@ import Testing
 
     @Test func theEnvironmentAloneIsAWholeConfiguration() throws {
         let config = try ConfigLoader.load(
-            path: "bridge.yaml", environment: Self.containerEnvironment, sinkTypes: SinkCatalog.configTypes,
+            path: "bridge.yaml",
+            environment: Self.containerEnvironment,
+            sinkTypes: SinkCatalog.configTypes,
             files: NoFiles()
         ).get()
         #expect(config.directus.url.description == "https://cms.example.com")
@@ -65,7 +69,10 @@ import Testing
             "DIRECTUS_BRIDGE__LOG__LEVEL": "debug",
         ]
         let config = try ConfigLoader.parse(
-            text: yaml, path: "bridge.yaml", environment: environment, sinkTypes: SinkCatalog.configTypes
+            text: yaml,
+            path: "bridge.yaml",
+            environment: environment,
+            sinkTypes: SinkCatalog.configTypes
         ).get()
         #expect(config.directus.url.description == "https://cms.example.com")
         #expect(config.subscriptions[0].snapshot == true)
@@ -76,7 +83,9 @@ import Testing
     @Test func namesSplitAtDoubleUnderscoresAndListPositionsSortAsNumbers() {
         #expect(EnvironmentOverrides.split("DELIVERY__STATE_DIR") == ["delivery", "state_dir"])
         #expect(EnvironmentOverrides.split("SINKS__10__TYPE") == ["sinks", "10", "type"])
-        let environment = (0...11).reduce(into: [String: String]()) { $0["DIRECTUS_BRIDGE__SINKS__\($1)__TYPE"] = "ndjson" }
+        let environment = (0...11).reduce(into: [String: String]()) {
+            $0["DIRECTUS_BRIDGE__SINKS__\($1)__TYPE"] = "ndjson"
+        }
         #expect(EnvironmentOverrides.overrides(in: environment).map { $0.path[1] } == (0...11).map(String.init))
     }
 
@@ -86,9 +95,14 @@ import Testing
             "DIRECTUS_BRIDGE__DIRECTUS__URL__HOST": "x",
             "DIRECTUS_BRIDGE__DIRECTUS__COLECTION": "articles",
         ]
-        let yaml = "directus:\n  url: http://127.0.0.1:8055\n  auth: { token: abc }\nsubscriptions:\n  - collection: a\n"
+        let yaml =
+            "directus:\n  url: http://127.0.0.1:8055\n  auth: { token: abc }\nsubscriptions:\n  - collection: a\n"
         let result = ConfigLoader.parse(
-            text: yaml, path: "bridge.yaml", environment: environment, sinkTypes: SinkCatalog.configTypes)
+            text: yaml,
+            path: "bridge.yaml",
+            environment: environment,
+            sinkTypes: SinkCatalog.configTypes
+        )
         guard case .failure(let error) = result else {
             Issue.record("loaded: \(result)")
             return
@@ -101,8 +115,11 @@ import Testing
 
     @Test func withoutVariablesAMissingFileIsStillAnError() {
         let result = ConfigLoader.load(
-            path: "bridge.yaml", environment: ["DIRECTUS_BRIDGE_LISTEN": "x"], sinkTypes: SinkCatalog.configTypes,
-            files: NoFiles())
+            path: "bridge.yaml",
+            environment: ["DIRECTUS_BRIDGE_LISTEN": "x"],
+            sinkTypes: SinkCatalog.configTypes,
+            files: NoFiles()
+        )
         guard case .failure(let error) = result else {
             Issue.record("loaded without a file or variables")
             return

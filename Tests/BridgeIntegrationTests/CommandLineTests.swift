@@ -57,7 +57,9 @@ import Testing
             let expected = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
                 .trimmingCharacters(in: .whitespacesAndNewlines)
             process.waitUntilExit()
-            #expect(shown[library] == expected, "\(library): --version says \(shown[library] ?? "nothing"), pkg-config \(expected)")
+            #expect(
+                shown[library] == expected,
+                "\(library): --version says \(shown[library] ?? "nothing"), pkg-config \(expected)")
         }
     }
 

@@ -37,7 +37,9 @@ import Testing
     /// Every `directus_bridge_…` name in the alert rules' expressions.
     static func alertMetricNames() throws -> Set<String> {
         let text = try String(contentsOf: alertsURL, encoding: .utf8)
-        let expressions = text.split(separator: "\n").filter { $0.trimmingCharacters(in: .whitespaces).hasPrefix("expr:") }
+        let expressions = text.split(separator: "\n").filter {
+            $0.trimmingCharacters(in: .whitespaces).hasPrefix("expr:")
+        }
         return try metricNames(in: expressions.map(String.init))
     }
 
@@ -68,12 +70,16 @@ import Testing
         let names = try Self.queriedMetricNames()
         let alerts = try Self.alertMetricNames()
         #expect(alerts.count >= 8, "alert metrics: \(alerts.sorted())")
-        #expect(alerts.subtracting(names).isEmpty, "alerts on metrics no panel shows: \(alerts.subtracting(names).sorted())")
+        #expect(
+            alerts.subtracting(names).isEmpty,
+            "alerts on metrics no panel shows: \(alerts.subtracting(names).sorted())"
+        )
         let required: Set = [
             "directus_bridge_lines_written_total", "directus_bridge_webhook_attempts_total",
             "directus_bridge_broker_delivered_total", "directus_bridge_sink_events_total",
             "directus_bridge_sink_dropped_total", "directus_bridge_sink_lag_rows",
-            "directus_bridge_activity_retention_lost_total", "directus_bridge_role", "directus_bridge_lease_age_seconds",
+            "directus_bridge_activity_retention_lost_total", "directus_bridge_role",
+            "directus_bridge_lease_age_seconds",
             "process_start_time_seconds", "process_open_fds", "process_max_fds",
         ]
         #expect(required.subtracting(names).isEmpty, "not on the dashboard: \(required.subtracting(names).sorted())")
@@ -177,7 +183,8 @@ import Testing
                 servers: ["\(server.url)"]
                 ack_timeout: 1s
             """
-        let config = webhookConfig(url: emulator.url, sinks: sinks, operations: true, mode: "activity")
+        let config =
+            webhookConfig(url: emulator.url, sinks: sinks, operations: true, mode: "activity")
             + "\nstate:\n  backend: jetstream\n  servers: [\"\(server.url)\"]\n  bucket: dashboard\n  lease: 3s\n"
         let bridge = try BridgeProcess.run(config: config)
         defer { bridge.send(SIGKILL) }
@@ -192,7 +199,8 @@ import Testing
         }
         #expect(
             delivered,
-            "the brokers did not get both changes: \(bridge.stderr.suffix(3000)) \((try? HTTPFetch.get(base + "/metrics").text) ?? "")")
+            "the brokers did not get both changes: \(bridge.stderr.suffix(3000)) \((try? HTTPFetch.get(base + "/metrics").text) ?? "")"
+        )
         let scrape = try ParsedMetrics(parsing: try HTTPFetch.get(base + "/metrics").text)
         #expect(scrape.value("directus_bridge_role", ["role": "active"]) == 1)
         bridge.send(SIGTERM)

@@ -32,8 +32,12 @@ import Testing
         defer { bridge.send(SIGKILL) }
         #expect(bridge.waitUntilConnected(), "bridge did not connect: \(bridge.stderr)")
         try emulator.create("articles", ["title": "from the environment"])
-        #expect(bridge.waitUntil { $0.events.contains { ($0["data"] as? [String: Any])?["title"] as? String == "from the environment" } },
-            "lines: \(bridge.lines) \(bridge.stderr)")
+        #expect(
+            bridge.waitUntil {
+                $0.events.contains { ($0["data"] as? [String: Any])?["title"] as? String == "from the environment" }
+            },
+            "lines: \(bridge.lines) \(bridge.stderr)"
+        )
         bridge.send(SIGTERM)
         #expect(bridge.waitForExit() == 0)
     }
@@ -45,7 +49,9 @@ import Testing
         environment["DIRECTUS_BRIDGE__SINKS__2__TYPE"] = "ndjson"
         let validate = try BridgeProcess(arguments: ["validate"], directory: directory, environment: environment)
         #expect(validate.waitForExit() == 78)
-        #expect(validate.stderr.contains("DIRECTUS_BRIDGE__SINKS__2__TYPE:1:1: list position 2 skips position 1"),
-            "\(validate.stderr)")
+        #expect(
+            validate.stderr.contains("DIRECTUS_BRIDGE__SINKS__2__TYPE:1:1: list position 2 skips position 1"),
+            "\(validate.stderr)"
+        )
     }
 }

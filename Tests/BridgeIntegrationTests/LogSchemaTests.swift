@@ -26,7 +26,9 @@ import Testing
         #expect(schema.problems(ofLine: envelope + #"{"sink":true}}"#).count == 1)
         #expect(schema.problems(ofLine: #"{"time":"t","level":"info","message":"m","fields":{}}"#).count == 2)
         #expect(schema.problems(ofLine: "reconnecting delay=1s").count == 1)
-        #expect(LogSchema.prefixCollisions(["events", "events.per_second", "eventsx"]).map(\.1) == ["events.per_second"])
+        #expect(
+            LogSchema.prefixCollisions(["events", "events.per_second", "eventsx"]).map(\.1) == ["events.per_second"]
+        )
     }
 
     /// A bridge logging JSON on stderr through a snapshot, webhook retries, a dead letter, stats lines and a reconnect:
@@ -45,8 +47,10 @@ import Testing
         try config.write(to: directory.appendingPathComponent("bridge.yaml"), atomically: true, encoding: .utf8)
         let copy = directory.appendingPathComponent("copy.ndjson")
         let bridge = try BridgeProcess(
-            arguments: ["run", "-c", "bridge.yaml", "--log-format", "json"], directory: directory,
-            environment: ["DIRECTUS_BRIDGE_JSON_LOG_FILE": copy.path])
+            arguments: ["run", "-c", "bridge.yaml", "--log-format", "json"],
+            directory: directory,
+            environment: ["DIRECTUS_BRIDGE_JSON_LOG_FILE": copy.path]
+        )
         defer { bridge.send(SIGKILL) }
         #expect(bridge.waitForLog(#""subscriptions.live":1"#), "bridge did not connect: \(bridge.stderr)")
         for title in ["one", "two", "three"] { try emulator.create("articles", ["title": title]) }
@@ -71,7 +75,9 @@ import Testing
         }
 
         if let collected = ProcessInfo.processInfo.environment["BRIDGE_LOG_COLLECTED"] {
-            let files = try FileManager.default.contentsOfDirectory(atPath: collected).filter { $0.hasSuffix(".ndjson") }
+            let files = try FileManager.default.contentsOfDirectory(atPath: collected).filter {
+                $0.hasSuffix(".ndjson")
+            }
             var checked = 0
             var problems: [String] = []
             for file in files {

@@ -44,7 +44,8 @@ import Testing
         let stat = "4242 (bad) name (x)) S 1 4242 4242 0 -1 4194560 900 0 0 0 250 50 0 0 20 0 9 0 123 456 789\n"
         #expect(ProcessStatistics.startTicks(stat: stat) == 123)
         #expect(ProcessStatistics.startTicks(stat: "1 (n) S 1 2") == nil)
-        #expect(ProcessStatistics.bootTime(procStat: "cpu  1 2 3\nintr 5\nbtime 1764892800\nprocesses 9\n") == 1_764_892_800)
+        let procStat = "cpu  1 2 3\nintr 5\nbtime 1764892800\nprocesses 9\n"
+        #expect(ProcessStatistics.bootTime(procStat: procStat) == 1_764_892_800)
         #expect(ProcessStatistics.bootTime(procStat: "cpu 1\nbtime x\n") == nil)
         let started = try #require(ProcessStatistics.startTimeSeconds())
         let now = Double(Timestamp.now().microsecondsSinceEpoch) / 1e6

@@ -121,6 +121,7 @@ import Testing
             level: .info, message: "m", metadata: fields, label: "x", at: Timestamp(microsecondsSinceEpoch: 0))
         #expect(text.hasSuffix("reconnect.delay=1.5s sink=search-index webhook.retry.delay=250ms"), "\(text)")
         #expect(text.contains("count=3 cursor.position=170008 directus.token.expires=false events.per_second=2.5"))
+        #expect(LogValue.seconds(1e300).text == "1e+300" && LogValue.seconds(-.infinity).text == "-inf")
     }
 
     @Test func textLinesQuoteValuesWithSpaces() {

@@ -33,7 +33,9 @@ public struct LogSchema: Sendable {
             }
             guard cells.count >= 4, cells[1].hasPrefix("`"), cells[1].hasSuffix("`") else { continue }
             let name = String(cells[1].dropFirst().dropLast())
-            guard let type = FieldType(rawValue: cells[2]) else { throw SchemaError("\(name): unknown type \(cells[2])") }
+            guard let type = FieldType(rawValue: cells[2]) else {
+                throw SchemaError("\(name): unknown type \(cells[2])")
+            }
             guard fields.updateValue(type, forKey: name) == nil else { throw SchemaError("\(name) documented twice") }
         }
         return LogSchema(fields: fields)
@@ -76,7 +78,13 @@ public struct LogSchema: Sendable {
 
     /// A JSON value with the distinctions the schema needs (an integer is not any number, a boolean not a number).
     public enum JSONItem: Decodable, Sendable, CustomStringConvertible {
-        case null, boolean(Bool), integer(Int64), number(Double), string(String), array, object([String: JSONItem])
+        case null
+        case boolean(Bool)
+        case integer(Int64)
+        case number(Double)
+        case string(String)
+        case array
+        case object([String: JSONItem])
 
         public init(from decoder: any Decoder) throws {
             let container = try decoder.singleValueContainer()

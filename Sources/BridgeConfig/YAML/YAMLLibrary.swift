@@ -1,7 +1,7 @@
 import CYAML
 
-/// The version of libyaml this process runs with, as the library itself reports it (`yaml_get_version_string()`): the
-/// version linked at run time, which `--version` shows, not the one the headers had at build time.
+/// The version of libyaml this process runs with, as the library reports it:
+/// `yaml_get_version_string()`, the version linked at run time (`--version` shows it), not the headers' at build time.
 package enum YAMLLibrary {
     /// The library's name as `--version` shows it.
     package static let name = "libyaml"

@@ -113,7 +113,8 @@ package struct RuntimeComponents: Sendable {
             maxDelay: directus.reconnect.maxDelay, resetAfter: directus.reconnect.resetAfter)
         let reconnects = { @Sendable (reason: String) in
             registry.counter(
-                "directus_bridge_reconnects_total", help: "Realtime reconnects by reason.", labels: [("reason", reason)])
+                "directus_bridge_reconnects_total", help: "Realtime reconnects by reason.",
+                labels: [("reason", reason)])
         }
         for reason in RealtimeSupervisor.reconnectReasons { _ = reconnects(reason) }  // at 0 from the start
         countReconnect = { reason in reconnects(reason).increment() }

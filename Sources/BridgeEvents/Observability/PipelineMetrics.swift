@@ -75,7 +75,8 @@ public final class PipelineMetrics: Sendable {
     }
 
     private static let receivedName = "directus_bridge_events_received_total"
-    private static let receivedHelp = "Events received from Directus (socket or activity log), by collection, event and origin."
+    private static let receivedHelp =
+        "Events received from Directus (socket or activity log), by collection, event and origin."
     private static let emittedName = "directus_bridge_events_emitted_total"
     private static let emittedHelp = "Events accepted by every sink, by collection, event and origin."
 
