@@ -89,7 +89,7 @@ let package = Package(
             swiftSettings: strict
         ),
         .target(
-            name: "BridgeApp", dependencies: ["BridgeCore", "BridgeEvents", "BridgeDirectus", "BridgeActivity", "BridgeSinks", "BridgeConfig", "BridgeStore", "BridgeSystem", "BridgeNATS", "BridgeJSON", "BridgeHTTP"], swiftSettings: strict,
+            name: "BridgeApp", dependencies: ["BridgeCore", "BridgeEvents", "BridgeDirectus", "BridgeActivity", "BridgeSinks", "BridgeConfig", "BridgeStore", "BridgeSystem", "BridgeNATS", "BridgeJSON", "BridgeHTTP", "BridgeTLS", "BridgeHTTPServer", "BridgeKafka"], swiftSettings: strict,
             plugins: ["BuildInfoPlugin"]
         ),
         .plugin(name: "BuildInfoPlugin", capability: .buildTool()),

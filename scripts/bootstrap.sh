@@ -13,7 +13,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
 PACKAGES=(pkg-config libcurl4-openssl-dev libssl-dev libyaml-dev libsqlite3-dev libmicrohttpd-dev librdkafka-dev
-    libnats-dev nats-server openssl ca-certificates nginx-light)
+    libnats-dev nats-server openssl ca-certificates nginx-light prometheus)
 for flag in "$@"; do
     case "$flag" in
         --bench) PACKAGES+=(g++ libsimdjson-dev) ;;

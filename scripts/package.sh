@@ -84,6 +84,7 @@ install -m 0644 README.md docs/configuration.md "$DOC/"
 install -m 0644 bridge.yaml "$DOC/bridge.yaml.example"
 install -m 0644 packaging/debian/copyright "$DOC/copyright"
 install -D -m 0644 packaging/grafana/directus-bridge.json "$TREE/usr/share/$NAME/grafana/directus-bridge.json"
+install -D -m 0644 packaging/prometheus/alerts.yaml "$TREE/usr/share/$NAME/prometheus/alerts.yaml"
 install -D -m 0644 packaging/completion/directus-bridge.bash "$TREE/usr/share/bash-completion/completions/$NAME"
 install -D -m 0644 packaging/completion/_directus-bridge "$TREE/usr/share/zsh/vendor-completions/_$NAME"
 install -D -m 0644 packaging/debian/lintian-overrides "$TREE/usr/share/lintian/overrides/$NAME"
@@ -120,7 +121,7 @@ Depends: $LIBRARY_DEPENDS, adduser
 Recommends: ca-certificates
 Section: net
 Priority: optional
-Description: mirrors Directus changes as NDJSON lines or signed webhooks
+Description: mirrors Directus changes to NDJSON, signed webhooks, Kafka and NATS JetStream
  directus-bridge is a long-running service that subscribes to the collections
  of a Directus instance over its realtime WebSocket API (or reads its activity
  log, so that no change is lost while the bridge is down) and writes one JSON

@@ -133,14 +133,23 @@ unit_tests() {
 # no other suite's bridges and peers compete with them for the cores. Each pass is counted against its own floor.
 REALTIME_SUITES='BridgeIntegrationTests\.(LiveResilienceTests|LiveSessionTests|WebhookRecoveryTests|SharedStateTests|'
 REALTIME_SUITES+='ShutdownTests|HeartbeatRuleTests)/'
+# Every bridge of both passes leaves a JSON copy of its log in $collected (BRIDGE_LOG_COLLECTOR); afterwards every
+# line is checked against the schema of docs/configuration.md "Log fields" (LogSchemaTests).
 integration_tests() {
-    local status=0
+    local status=0 collected="$ROOT/.build/test-logs/bridge-logs"
+    rm -rf "$collected"
+    mkdir -p "$collected"
+    export BRIDGE_LOG_COLLECTOR="$collected"
     echo "== swift test${reports:+ (${build_flags[0]})}: integration tests (the real binary against the emulator)" >&2
     counted_swift_test integration "${build_flags[@]}" --filter BridgeIntegrationTests --skip "$REALTIME_SUITES" ||
         status=$?
     echo "== swift test${reports:+ (${build_flags[0]})}: real-time integration tests, one at a time" >&2
     counted_swift_test integration-realtime "${build_flags[@]}" --filter "$REALTIME_SUITES" --no-parallel ||
         status=$?
+    unset BRIDGE_LOG_COLLECTOR
+    echo "== every log line of the integration tests against docs/configuration.md \"Log fields\"" >&2
+    BRIDGE_LOG_COLLECTED="$collected" swift test --skip-build "${build_flags[@]}" \
+        --filter 'LogSchemaTests/everyLoggedLineFitsTheSchema' || status=$?
     return "$status"
 }
 

@@ -50,7 +50,7 @@ public final class ActivityMetrics: Sendable {
         ) { Double(cursor() ?? 0) }
         self.cursor = cursor
         registry.gaugeFunction(
-            "directus_bridge_activity_lag",
+            "directus_bridge_activity_lag_rows",
             help: "Activity rows between the head and the durable cursor."
         ) { max(0, head.value - Double(cursor() ?? 0)) }
         reads = registry.counter("directus_bridge_activity_reads_total", help: "Reads of the activity log.")

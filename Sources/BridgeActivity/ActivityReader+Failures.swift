@@ -25,7 +25,7 @@ extension ActivityReaderLoop {
             failures += 1
             let deterministic = (error as? DirectusError).map { !$0.isRetriable } ?? false
             let metadata: LogMetadata = [
-                LogKey.error: "\(error)", LogKey.delay: delay.logText, "attempts": String(failures),
+                LogKey.error: "\(error)", LogKey.delay: delay, "attempts": failures,
             ]
             if deterministic || failures >= Self.persistentFailures {
                 let why = deterministic ? "retrying it as it is cannot help" : "it keeps failing"

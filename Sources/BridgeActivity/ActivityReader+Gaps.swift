@@ -17,14 +17,14 @@ extension ActivityReaderLoop {
             reader.metrics.abandonedGaps.increment(by: count)
             logger.warning(
                 "activity ids never appeared; treating them as rolled back",
-                metadata: [LogKey.count: String(count), "ids": ActivityCursor.describe(narrow)]
+                metadata: [LogKey.count: count, "ids": ActivityCursor.describe(narrow)]
             )
         }
         if !jumps.isEmpty {
             reader.metrics.idJumps.increment(by: UInt64(jumps.count))
             logger.warning(
                 "activity ids jumped (sequence reseeded, or sparse ids); reading on after the jump",
-                metadata: [LogKey.count: String(ActivityCursor.count(jumps)), "ids": ActivityCursor.describe(jumps)]
+                metadata: [LogKey.count: ActivityCursor.count(jumps), "ids": ActivityCursor.describe(jumps)]
             )
         }
     }

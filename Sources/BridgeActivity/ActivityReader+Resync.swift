@@ -39,7 +39,7 @@ extension ActivityReaderLoop {
             try await BlockingExecutor.shared.perform { try store.save(fresh, for: uid, clearingResync: true) }
             logger.info(
                 "resync requested: the subscription is snapshotted again from the newest activity id",
-                metadata: [LogKey.subscriptionUID: uid, "watermark": String(watermark)])
+                metadata: [LogKey.subscriptionUID: uid, "watermark": watermark])
         }
         builder = builder.restarting(uids, after: watermark)
         return (uids, watermark)

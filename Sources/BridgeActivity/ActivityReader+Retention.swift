@@ -56,8 +56,8 @@ extension ActivityReaderLoop {
             "activity rows were lost to retention: Directus deleted rows the cursor still needed before they were "
                 + "read; their changes cannot be delivered",
             metadata: [
-                "activity.lost_from": String(first.lowerBound), "activity.lost_to": String(last.upperBound),
-                "ids": ActivityCursor.describe(lost), LogKey.count: String(count),
+                "activity.lost_from": first.lowerBound, "activity.lost_to": last.upperBound,
+                "ids": ActivityCursor.describe(lost), LogKey.count: count,
                 "resnapshot": snapshots.map(\.uid).joined(separator: ","),
             ]
         )

@@ -26,7 +26,7 @@ extension ActivityReaderLoop {
                 "the activity log ends below the saved cursor (another Directus database, or a restored backup?); "
                     + "changes are delivered once its ids pass the cursor; delete cursor.db in delivery.state_dir "
                     + "to start again from the newest activity id",
-                metadata: [LogKey.cursor: String(stored.head), "activity.newest": String(start)]
+                metadata: [LogKey.cursor: stored.head, "activity.newest": start]
             )
         }
         let cursor: ActivityCursor
@@ -34,7 +34,7 @@ extension ActivityReaderLoop {
             cursor = stored
         } else {
             cursor = try await BlockingExecutor.shared.perform { try store.startIfNew(at: start) }
-            logger.info("activity cursor created at the newest activity id", metadata: [LogKey.cursor: String(start)])
+            logger.info("activity cursor created at the newest activity id", metadata: [LogKey.cursor: start])
         }
         var targets: [ActivityEventBuilder.Target] = []
         var pending: [PendingSnapshot] = []
@@ -47,7 +47,7 @@ extension ActivityReaderLoop {
                 try await BlockingExecutor.shared.perform { try store.save(fresh, for: uid, clearingResync: true) }
                 logger.info(
                     "resync requested: the subscription is snapshotted again from the newest activity id",
-                    metadata: [LogKey.subscriptionUID: uid, "watermark": String(start)]
+                    metadata: [LogKey.subscriptionUID: uid, "watermark": start]
                 )
                 state = fresh
             } else if state == nil {
@@ -59,7 +59,7 @@ extension ActivityReaderLoop {
                 try await BlockingExecutor.shared.perform { try store.save(fresh, for: uid) }
                 logger.info(
                     "new subscription starts at the newest activity id",
-                    metadata: [LogKey.subscriptionUID: uid, LogKey.cursor: String(start)]
+                    metadata: [LogKey.subscriptionUID: uid, LogKey.cursor: start]
                 )
                 state = fresh
             }
@@ -74,9 +74,9 @@ extension ActivityReaderLoop {
         logger.info(
             "reading the activity log",
             metadata: [
-                LogKey.cursor: String(cursor.committed), "cursor.head": String(cursor.head),
-                "gaps": String(cursor.gaps.count),
-                "subscriptions": reader.subscriptions.map(\.uid).joined(separator: ","),
+                LogKey.cursor: cursor.committed, "cursor.head": cursor.head,
+                "gaps": cursor.gaps.count,
+                "subscriptions.activity": reader.subscriptions.map(\.uid).joined(separator: ","),
             ]
         )
         return pending
@@ -95,7 +95,7 @@ extension ActivityReaderLoop {
             "snapshot started",
             metadata: [
                 LogKey.subscriptionUID: subscription.uid, LogKey.collection: subscription.collection,
-                "watermark": String(watermark),
+                "watermark": watermark,
             ]
         )
         var progress = ProgressLog(
@@ -190,16 +190,10 @@ extension ActivityReaderLoop {
         logger.info(
             "snapshot done",
             metadata: [
-                LogKey.subscriptionUID: subscription.uid, LogKey.count: String(progress.done),
-                "seconds": format3(progress.elapsedSeconds),
+                LogKey.subscriptionUID: subscription.uid, LogKey.count: progress.done,
+                "elapsed": LogValue.seconds(progress.elapsedSeconds),
             ]
         )
         return true
-    }
-
-    private func format3(_ value: Double) -> String {
-        let milliseconds = Int((value * 1000).rounded())
-        let fraction = String(milliseconds % 1000)
-        return "\(milliseconds / 1000)." + String(repeating: "0", count: 3 - fraction.count) + fraction
     }
 }

@@ -209,7 +209,7 @@ package final class ActivityReaderLoop {
         reader.metrics.setBackfilling(true, sink: reader.sinkID)
         backfill?.finish()
         backfill = nil
-        logger.debug("catching up", metadata: [LogKey.reason: reason, LogKey.cursor: String(cursor.head)])
+        logger.debug("catching up", metadata: [LogKey.reason: reason, LogKey.cursor: cursor.head])
     }
 
     private func finishCatchingUp() {
@@ -219,8 +219,8 @@ package final class ActivityReaderLoop {
             logger.info(
                 "backfill done",
                 metadata: [
-                    LogKey.count: String(backfill.done), "rate_per_second": String(Int(saturating: backfill.rate)),
-                    LogKey.cursor: String(cursor.head),
+                    LogKey.count: backfill.done, "rate_per_second": Int(saturating: backfill.rate),
+                    LogKey.cursor: cursor.head,
                 ]
             )
         }
@@ -298,7 +298,7 @@ package final class ActivityReaderLoop {
         let newest = reader.metrics.head.value
         // Ids left, not rows (ids can be sparse); capped so that a jump of the sequence cannot trap here.
         let idsLeft = newest > Double(head) ? Int(min(newest - Double(head), 1e15)) : 0
-        backfill?.advance(by: events.count, metadata: [LogKey.cursor: String(head)], remaining: idsLeft)
+        backfill?.advance(by: events.count, metadata: [LogKey.cursor: head], remaining: idsLeft)
         return caughtUp
     }
 

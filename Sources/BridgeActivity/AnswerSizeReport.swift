@@ -12,13 +12,13 @@ extension ActivityMetrics {
             oversizedAnswers.increment()
             logger.debug(
                 "REST answer over the size limit; reading fewer keys per request",
-                metadata: ["operation": operation, LogKey.count: String(keys)]
+                metadata: ["operation": operation, LogKey.count: keys]
             )
         case .omitted(let omitted):
             omittedForSize.increment(by: UInt64(omitted.keys.count))
             let shown = omitted.keys.prefix(10).joined(separator: ",") + (omitted.keys.count > 10 ? ",…" : "")
             var metadata: LogMetadata = [
-                "part": omitted.part, "keys": shown, LogKey.count: String(omitted.keys.count),
+                "part": omitted.part, "keys": shown, LogKey.count: omitted.keys.count,
                 "reason": "the answer for one item alone is over \(omitted.limit) bytes",
             ]
             if let collection = omitted.collection { metadata[LogKey.collection] = collection }

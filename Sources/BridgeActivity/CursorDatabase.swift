@@ -223,7 +223,7 @@ public final class CursorDatabase: Sendable {
                 let from = origin.0 == legacySink ? "the state directory's single cursor" : "sink \(origin.0)"
                 logger.info(
                     "sink starts from the progress of \(from), the furthest behind",
-                    metadata: [LogKey.sink: sink, LogKey.cursor: String(origin.1)])
+                    metadata: [LogKey.sink: sink, LogKey.cursor: origin.1])
             }
         }
         for sink in removed where sink != legacySink {

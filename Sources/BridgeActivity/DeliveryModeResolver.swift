@@ -141,7 +141,7 @@ public enum DeliveryModeResolver {
         } failed: { error, delay in
             logger.warning(
                 "Directus unreachable while checking the activity log; retrying",
-                metadata: [LogKey.error: "\(error)", LogKey.delay: delay.logText]
+                metadata: [LogKey.error: "\(error)", LogKey.delay: delay]
             )
             return delay
         }

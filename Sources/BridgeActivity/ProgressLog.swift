@@ -40,12 +40,12 @@ package struct ProgressLog {
         guard now - lastLine >= interval else { return }
         lastLine = now
         var fields = metadata
-        fields[LogKey.count] = String(done)
-        fields["rate_per_second"] = String(Int(saturating: rate))
-        if let total { fields["total"] = String(total) }
-        if let remaining { fields["remaining"] = String(remaining) }
+        fields[LogKey.count] = done
+        fields["rate_per_second"] = Int(saturating: rate)
+        if let total { fields["total"] = total }
+        if let remaining { fields["remaining"] = remaining }
         // `remaining` can come from a server's count: a tiny rate makes the estimate beyond any integer.
-        if let eta { fields["eta_seconds"] = String(Int(saturating: eta.rounded(.up))) }
+        if let eta { fields["eta_seconds"] = Int(saturating: eta.rounded(.up)) }
         logger.info(message, metadata: fields)
     }
 

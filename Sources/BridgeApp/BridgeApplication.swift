@@ -25,7 +25,7 @@ public enum BridgeApplication {
         }
         switch command {
         case .version:
-            printOutput(Version.line)
+            printOutput(Version.report)
             return .success
         case .help(let command):
             printOutput(command.map(CommandLineParser.helpText(for:)) ?? CommandLineParser.helpText)

@@ -11,7 +11,7 @@ enum CheckCommand {
     static func run(configPath: String, sendTestEvent: Bool, json: Bool) async -> ExitCode {
         guard let config = BridgeApplication.loadConfig(path: configPath) else { return .configuration }
         ignoreSIGPIPE()
-        let handler = StderrLogHandler(level: config.log.level, format: config.log.format, secrets: config.allSecrets)
+        guard let handler = LogHandlerFactory.make(config) else { return .configuration }
         let logger = Logger(label: "check", handler: handler)
         let check = BridgeCheck(
             config: config,

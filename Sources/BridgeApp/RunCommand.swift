@@ -11,7 +11,7 @@ enum RunCommand {
     static func run(configPath: String, log: LogOverrides) async -> ExitCode {
         guard var config = BridgeApplication.loadConfig(path: configPath) else { return .configuration }
         config.log = log.applied(to: config.log)
-        let handler = StderrLogHandler(level: config.log.level, format: config.log.format, secrets: config.allSecrets)
+        guard let handler = LogHandlerFactory.make(config) else { return .configuration }
         let logger = Logger(label: "bridge", handler: handler)
         let runtime = BridgeRuntime(
             config: config, version: Version.number, commit: Version.commit, logHandler: handler, logger: logger)

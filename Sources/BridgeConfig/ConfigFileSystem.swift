@@ -48,6 +48,9 @@ public struct ConfigFileProblem: Error, Sendable, Equatable, CustomStringConvert
 
     /// The path is a directory (some libraries take one instead of a file, such as librdkafka's CA location).
     public static let directory = ConfigFileProblem(reason: "is a directory")
+
+    /// Nothing is at the path (`ENOENT`).
+    public static let missing = ConfigFileProblem(reason: "No such file or directory")
 }
 
 /// Reads files from the local file system with `open`/`read`; relative paths are relative to the working
@@ -122,6 +125,7 @@ public struct LocalFileSystem: ConfigFileSystem {
     }
 
     private static func problem(_ error: Int32) -> ConfigFileProblem {
-        ConfigFileProblem(reason: strerror(error).map { String(cString: $0) } ?? "error \(error)")
+        if error == ENOENT { return .missing }
+        return ConfigFileProblem(reason: strerror(error).map { String(cString: $0) } ?? "error \(error)")
     }
 }

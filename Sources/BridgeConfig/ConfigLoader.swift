@@ -17,6 +17,11 @@ public enum ConfigLoader {
         case .success(let bytes):
             return parse(
                 bytes: bytes, path: path, environment: environment, sinkTypes: sinkTypes, files: files, scope: scope)
+        case .failure(.missing) where !EnvironmentOverrides.overrides(in: environment).isEmpty:
+            // No file, but DIRECTUS_BRIDGE__… variables: the environment alone is the configuration (containers).
+            return decode(
+                root: nil, yamlIssues: [], path: path, environment: environment, sinkTypes: sinkTypes, files: files,
+                scope: scope)
         case .failure(let problem):
             let issue = ConfigIssue(path: path, at: .start, "cannot read the configuration file: \(problem.reason)")
             return .failure(ConfigError(issues: [issue]))
@@ -69,9 +74,21 @@ public enum ConfigLoader {
         if let scalar = root.scalar, YAMLCoreSchema.resolve(scalar) == .null, !scalar.alreadyReported {
             return fail("the configuration file is empty")
         }
+        return decode(
+            root: root, yamlIssues: yamlIssues, path: path, environment: environment, sinkTypes: sinkTypes,
+            files: files, scope: scope)
+    }
+
+    /// Decodes `root` (nil: no file) with the environment's `DIRECTUS_BRIDGE__…` values applied over it.
+    private static func decode(
+        root: YAMLNode?, yamlIssues: [ConfigIssue], path: String, environment: [String: String],
+        sinkTypes: [SinkConfigType], files: any ConfigFileSystem, scope: ConfigScope
+    ) -> Result<BridgeConfig, ConfigError> {
+        let (root, overrideIssues) = EnvironmentOverrides.apply(
+            EnvironmentOverrides.overrides(in: environment), to: root)
         var decoder = ConfigDecoder(path: path, files: files, sinkTypes: sinkTypes, scope: scope)
         let config = decoder.decodeConfig(root)
-        let issues = ordered(scope.relevant(yamlIssues, root: root) + decoder.issues)
+        let issues = ordered(overrideIssues + scope.relevant(yamlIssues, root: root) + decoder.issues)
         guard issues.isEmpty, let config else {
             precondition(!issues.isEmpty, "a configuration that failed to decode must have reported why")
             return .failure(ConfigError(issues: issues))

@@ -88,7 +88,7 @@ public actor AuthSession {
                 do {
                     try adopt(try await client.refresh(refreshToken: refreshToken))
                     refreshes?.increment()
-                    logger.info("token refreshed", metadata: [LogKey.tokenTTL: ttlText])
+                    logger.info("token refreshed", metadata: tokenLifetime)
                     return tokens?.accessToken
                 } catch where error.isCredentialsRejected {
                     logger.warning("refresh token refused, logging in again", metadata: [LogKey.error: error.message])
@@ -114,7 +114,7 @@ public actor AuthSession {
     private func login() async throws(DirectusError) {
         guard case .login(let email, let password, let otp) = credentials else { return }
         try adopt(try await client.login(email: email, password: password, otp: otp))
-        logger.info("logged in", metadata: [LogKey.user: email, LogKey.tokenTTL: ttlText])
+        logger.info("logged in", metadata: tokenLifetime.merging([LogKey.user: email]) { $1 })
     }
 
     private func adopt(_ new: AuthTokens) throws(DirectusError) {
@@ -127,8 +127,9 @@ public actor AuthSession {
         tokenBox.publish(new.accessToken)
     }
 
-    private var ttlText: String {
-        guard let lifetime = tokens?.expiresIn else { return "never" }
-        return "\(lifetime.components.seconds * 1000 + lifetime.components.attoseconds / 1_000_000_000_000_000)"
+    /// The new token's lifetime as a duration, or that it never expires (one type per log key).
+    private var tokenLifetime: LogMetadata {
+        guard let lifetime = tokens?.expiresIn else { return ["directus.token.expires": false] }
+        return [LogKey.tokenTTL: lifetime]
     }
 }

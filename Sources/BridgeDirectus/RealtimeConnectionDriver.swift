@@ -289,7 +289,7 @@ public final class RealtimeConnectionDriver {
             case .established:
                 health.update { $0.connected = true }
                 trigger?.socketReconnected()
-                logger.info("connected", metadata: ["subscriptions.live": "\(machine.liveSubscriptions.count)"])
+                logger.info("connected", metadata: ["subscriptions.live": machine.liveSubscriptions.count])
             case .refreshTokenNow:
                 logger.info("access token expired on the socket, renewing")
                 tokenBox.requestRenewal()

@@ -53,6 +53,11 @@ package struct RealtimeSupervisor: Sendable {
     package let trigger: (any ActivityTrigger)?
     package let health: HealthState
     package let metrics: PipelineMetrics
+    /// Every reason `reconnects` is called with, except `handshake_<status>` (one per HTTP status a server may
+    /// answer the upgrade with): the metric's series exist at zero from the start.
+    package static let reconnectReasons = [
+        "heartbeat_timeout", "auth_failed", "auth_timeout", "closed", "error", "connect_failed",
+    ]
     package let reconnects: @Sendable (String) -> Void
     package let logger: Logger
 
@@ -112,7 +117,7 @@ package struct RealtimeSupervisor: Sendable {
             }
             if credentialsRefused { delay = max(delay, settings.maxDelay) }
             logger.warning(
-                "reconnecting", metadata: [LogKey.reason: reason, LogKey.delay: delay.logText])
+                "reconnecting", metadata: [LogKey.reason: reason, LogKey.delay: delay])
             await stop.sleep(for: delay)
         }
     }
@@ -179,7 +184,7 @@ package struct RealtimeSupervisor: Sendable {
             health.update { $0.authenticated = false }
             logger.error(
                 "Directus no longer accepts the credentials",
-                metadata: [LogKey.error: error.description, LogKey.delay: settings.maxDelay.logText])
+                metadata: [LogKey.error: error.description, LogKey.delay: settings.maxDelay])
             return .refused
         } catch {
             logger.warning("could not renew the token", metadata: [LogKey.error: error.description])

@@ -73,7 +73,7 @@ public enum ServerHeartbeat: Sendable, Equatable {
 
     /// Logs how the heartbeat runs: a warning when Node ignores the server's configured period.
     public func log(bridgeHeartbeat: Duration, to logger: Logger) {
-        let deadAfter = deadAfter(bridgeHeartbeat: bridgeHeartbeat).logText
+        let deadAfter = deadAfter(bridgeHeartbeat: bridgeHeartbeat)
         switch self {
         case .every(let interval, let seconds) where ignoredByNode:
             logger.warning(
@@ -81,19 +81,19 @@ public enum ServerHeartbeat: Sendable, Equatable {
                     + "Directus pings every millisecond and closes any socket that has not answered within one; "
                     + "set it to 2147483 or less (default 30)",
                 metadata: [
-                    "server.heartbeat.configured": "\(seconds)", "server.heartbeat": interval.logText,
+                    "server.heartbeat_configured": seconds, "server.heartbeat": interval,
                     "dead_after": deadAfter,
                 ])
         case .every(let interval, _):
             logger.info(
                 "heartbeat", metadata: [
-                    "server.heartbeat": interval.logText, "bridge.heartbeat": bridgeHeartbeat.logText,
+                    "server.heartbeat": interval, "bridge.heartbeat": bridgeHeartbeat,
                     "dead_after": deadAfter,
                 ])
         case .off:
             logger.warning(
                 "Directus's heartbeat is off: it answers no pings, so an idle socket is reconnected every "
-                    + deadAfter + "; set WEBSOCKETS_HEARTBEAT_ENABLED=true")
+                    + deadAfter.logText + "; set WEBSOCKETS_HEARTBEAT_ENABLED=true")
         case .unknown:
             logger.debug("Directus does not report its heartbeat", metadata: ["dead_after": deadAfter])
         }

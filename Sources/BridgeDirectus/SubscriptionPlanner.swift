@@ -53,7 +53,7 @@ public enum SubscriptionPlanner {
             } failed: { error, delay in
                 logger.warning(
                     "Directus unreachable while reading the schema; retrying",
-                    metadata: [LogKey.error: "\(error)", LogKey.delay: delay.logText])
+                    metadata: [LogKey.error: "\(error)", LogKey.delay: delay])
                 return delay
             }
             guard let found else { return nil }

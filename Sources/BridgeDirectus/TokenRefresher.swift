@@ -34,11 +34,11 @@ public struct TokenRefresher: Sendable {
                     health.update { $0.authenticated = false }
                     logger.error(
                         "Directus no longer accepts the credentials; retrying",
-                        metadata: [LogKey.error: error.description, LogKey.delay: retryDelay.logText])
+                        metadata: [LogKey.error: error.description, LogKey.delay: retryDelay])
                     return retryDelay
                 }
                 logger.warning(
-                    "token renewal failed; retrying", metadata: [LogKey.error: "\(error)", LogKey.delay: delay.logText])
+                    "token renewal failed; retrying", metadata: [LogKey.error: "\(error)", LogKey.delay: delay])
                 return delay
             }
             guard renewed != nil else { return }

@@ -1,12 +1,15 @@
-/// Metadata attached to a log line: dotted keys (see `LogKey`) to already-formatted values.
-public typealias LogMetadata = [String: String]
+/// Metadata as call sites pass it: dotted keys (see `LogKey`) to plain values (`String`, `Int`, `Bool`, `Duration`…).
+public typealias LogMetadata = [String: any LogValueConvertible]
+
+/// Metadata as handlers receive it: each value typed (`LogValue`).
+public typealias LogFields = [String: LogValue]
 
 /// Receives finished log records. Implementations must be thread-safe.
 public protocol LogHandler: Sendable {
     /// Lines below this level are dropped before they are formatted.
     var minimumLevel: LogLevel { get }
     /// Writes one record. `metadata` already merges the logger's and the call's metadata.
-    func log(level: LogLevel, message: String, metadata: LogMetadata, label: String)
+    func log(level: LogLevel, message: String, metadata: LogFields, label: String)
 }
 
 /// A small value-type logger shaped like swift-log's `Logger`: constant messages, data in metadata.
@@ -31,7 +34,7 @@ public struct Logger: Sendable {
     public static var silent: Logger { Logger(label: "silent", handler: NullLogHandler()) }
 
     /// Reads or sets one metadata value of this logger.
-    public subscript(metadataKey key: String) -> String? {
+    public subscript(metadataKey key: String) -> (any LogValueConvertible)? {
         get { metadata[key] }
         set { metadata[key] = newValue }
     }
@@ -50,8 +53,8 @@ public struct Logger: Sendable {
     /// Logs `message` at `level` with `extra` metadata.
     public func log(_ level: LogLevel, _ message: @autoclosure () -> String, metadata extra: LogMetadata = [:]) {
         guard level >= handler.minimumLevel else { return }
-        var merged = metadata
-        if !extra.isEmpty { merged.merge(extra) { _, new in new } }
+        var merged = metadata.mapValues(\.logValue)
+        for (key, value) in extra { merged[key] = value.logValue }
         handler.log(level: level, message: message(), metadata: merged, label: label)
     }
 
@@ -92,5 +95,5 @@ public struct NullLogHandler: LogHandler {
     /// Above every real level, so nothing is formatted.
     public var minimumLevel: LogLevel { .critical }
     /// Does nothing.
-    public func log(level: LogLevel, message: String, metadata: LogMetadata, label: String) {}
+    public func log(level: LogLevel, message: String, metadata: LogFields, label: String) {}
 }

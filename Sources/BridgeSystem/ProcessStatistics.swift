@@ -18,6 +18,53 @@ public enum ProcessStatistics {
         return cpuSeconds(stat: text, ticksPerSecond: Int(sysconf(Int32(_SC_CLK_TCK))))
     }
 
+    /// When the process started, in seconds since the Unix epoch: the boot time (`/proc/stat`, `btime`) plus the
+    /// process's start in clock ticks after boot (`/proc/self/stat`, field 22).
+    public static func startTimeSeconds() -> Double? {
+        guard let stat = readSmallFile("/proc/self/stat"), let system = readSmallFile("/proc/stat", limit: 65536),
+            let ticks = startTicks(stat: stat), let boot = bootTime(procStat: system)
+        else { return nil }
+        let perSecond = Int(sysconf(Int32(_SC_CLK_TCK)))
+        guard perSecond > 0 else { return nil }
+        return Double(boot) + Double(ticks) / Double(perSecond)
+    }
+
+    /// Open file descriptors: the entries of `/proc/self/fd` (the directory's own descriptor, open while counting,
+    /// is left out).
+    public static func openFileDescriptors() -> Double? {
+        guard let directory = opendir("/proc/self/fd") else { return nil }
+        defer { closedir(directory) }
+        var count = 0
+        while let entry = readdir(directory) {
+            let isDot = withUnsafeBytes(of: entry.pointee.d_name) { $0.first == UInt8(ascii: ".") }
+            if !isDot { count += 1 }
+        }
+        return Double(max(0, count - 1))
+    }
+
+    /// The most file descriptors the process may open (the soft `RLIMIT_NOFILE`).
+    public static func maxFileDescriptors() -> Double? {
+        var limit = rlimit()
+        guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return nil }
+        return limit.rlim_cur == rlim_t.max ? .infinity : Double(limit.rlim_cur)  // rlim_t.max is RLIM_INFINITY
+    }
+
+    /// Field 22 (`starttime`) of a `stat` line, counted from the last `)` like `cpuSeconds`.
+    static func startTicks(stat: String) -> UInt64? {
+        guard let close = stat.lastIndex(of: ")") else { return nil }
+        let fields = stat[stat.index(after: close)...].split(separator: " ", omittingEmptySubsequences: true)
+        guard fields.count > 19 else { return nil }
+        return UInt64(fields[19])
+    }
+
+    /// The `btime` line of `/proc/stat`: the boot time in seconds since the epoch.
+    static func bootTime(procStat: String) -> UInt64? {
+        for line in procStat.split(separator: "\n") where line.hasPrefix("btime ") {
+            return UInt64(line.dropFirst(6).filter { $0 != " " && $0 != "\r" })
+        }
+        return nil
+    }
+
     /// The resident bytes in a `statm` line: `size resident shared text lib data dt`, counted in pages.
     static func residentBytes(statm: String, pageSize: Int) -> Double? {
         let fields = statm.split(separator: " ", omittingEmptySubsequences: true)
@@ -35,12 +82,12 @@ public enum ProcessStatistics {
         return (Double(user) + Double(system)) / Double(ticksPerSecond)
     }
 
-    /// Up to 4 KiB of a file (procfs files report size 0, so read until end of file); nil on any error.
-    private static func readSmallFile(_ path: String) -> String? {
+    /// Up to `limit` bytes of a file (procfs files report size 0, so read until end of file); nil on any error.
+    private static func readSmallFile(_ path: String, limit: Int = 4096) -> String? {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }
         defer { close(descriptor) }
-        var bytes = [UInt8](repeating: 0, count: 4096)
+        var bytes = [UInt8](repeating: 0, count: limit)
         var filled = 0
         while filled < bytes.count {
             let count = bytes.withUnsafeMutableBytes { buffer -> Int in

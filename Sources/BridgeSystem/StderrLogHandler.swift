@@ -7,7 +7,8 @@ import Synchronization
 public enum LogFormat: String, Sendable {
     /// Aligned text for people; colour only when stderr is a terminal.
     case text
-    /// One JSON object per line: `time`, `level`, `logger`, `message`, `fields`.
+    /// One JSON object per line: `time`, `level`, `logger`, `message`, `fields` (typed values, docs/configuration.md
+    /// "Log fields").
     case json
 }
 
@@ -21,11 +22,17 @@ public final class StderrLogHandler: LogHandler {
     private let colour: Bool
     private let fd: Int32
     private let redactor: Mutex<Redactor>
+    private let jsonCopy: LogCopyFile?
 
-    /// Creates a handler. `colour` defaults to whether `fd` is a terminal (text format only).
-    public init(level: LogLevel, format: LogFormat, secrets: [String] = [], fd: Int32 = 2, colour: Bool? = nil) {
+    /// Creates a handler. `colour` defaults to whether `fd` is a terminal (text format only); every line also goes to
+    /// `jsonCopy` as JSON, whatever `format`.
+    public init(
+        level: LogLevel, format: LogFormat, secrets: [String] = [], fd: Int32 = 2, colour: Bool? = nil,
+        jsonCopy: LogCopyFile? = nil
+    ) {
         self.minimumLevel = level
         self.format = format
+        self.jsonCopy = jsonCopy
         self.fd = fd
         self.colour = format == .text && (colour ?? (isatty(fd) == 1))
         self.redactor = Mutex(Redactor(secrets: secrets))
@@ -48,18 +55,24 @@ public final class StderrLogHandler: LogHandler {
     /// Renders and writes one record. Secrets are hidden in the raw message and values, before anything is escaped
     /// (escaped, a secret with `"` or `\` no longer matches) or cut (a cut could keep half of one); control characters
     /// become spaces, so that no value can end the line or move the terminal's cursor.
-    public func log(level: LogLevel, message: String, metadata: LogMetadata, label: String) {
+    public func log(level: LogLevel, message: String, metadata: LogFields, label: String) {
         let (safeMessage, safeMetadata) = redactor.withLock { redactor in
             (Self.shown(message, redactor), metadata.mapValues { Self.shown($0, redactor) })
         }
-        let line = render(level: level, message: safeMessage, metadata: safeMetadata, label: label, at: .now())
+        let time = Timestamp.now()
+        let line = render(level: level, message: safeMessage, metadata: safeMetadata, label: label, at: time)
         var bytes = Array(line.utf8)
         bytes.append(0x0A)
         FileDescriptorWriter.writeAll(fd: fd, bytes: bytes)
+        guard let jsonCopy else { return }
+        var copy = Array(
+            renderJSON(level: level, message: safeMessage, metadata: safeMetadata, label: label, time: time).utf8)
+        copy.append(0x0A)
+        jsonCopy.append(copy)
     }
 
     /// Renders a line without writing it (used by tests).
-    public func render(level: LogLevel, message: String, metadata: LogMetadata, label: String, at time: Timestamp)
+    public func render(level: LogLevel, message: String, metadata: LogFields, label: String, at time: Timestamp)
         -> String
     {
         switch format {
@@ -68,7 +81,7 @@ public final class StderrLogHandler: LogHandler {
         }
     }
 
-    private func renderJSON(level: LogLevel, message: String, metadata: LogMetadata, label: String, time: Timestamp)
+    private func renderJSON(level: LogLevel, message: String, metadata: LogFields, label: String, time: Timestamp)
         -> String
     {
         var bytes: [UInt8] = Array("{\"time\":\"".utf8)
@@ -84,13 +97,13 @@ public final class StderrLogHandler: LogHandler {
             if index > 0 { bytes.append(UInt8(ascii: ",")) }
             appendJSONString(key, to: &bytes)
             bytes.append(UInt8(ascii: ":"))
-            appendJSONString(metadata[key] ?? "", to: &bytes)
+            (metadata[key] ?? .string("")).appendJSON(to: &bytes)
         }
         bytes.append(contentsOf: Array("}}".utf8))
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    private func renderText(level: LogLevel, message: String, metadata: LogMetadata, label: String, time: Timestamp)
+    private func renderText(level: LogLevel, message: String, metadata: LogFields, label: String, time: Timestamp)
         -> String
     {
         let levelName = level.description.uppercased()
@@ -105,7 +118,7 @@ public final class StderrLogHandler: LogHandler {
         if !metadata.isEmpty {
             let padding = max(1, 44 - message.count)
             line += String(repeating: " ", count: padding)
-            line += metadata.keys.sorted().map { key in "\(key)=\(Self.quoteIfNeeded(metadata[key] ?? ""))" }
+            line += metadata.keys.sorted().map { key in "\(key)=\(Self.quoteIfNeeded(metadata[key]?.text ?? ""))" }
                 .joined(separator: " ")
         }
         return line
@@ -113,6 +126,12 @@ public final class StderrLogHandler: LogHandler {
 
     private static func shown(_ value: String, _ redactor: Redactor) -> String {
         PeerText.sanitized(value, redacting: redactor, maximumLength: maximumValueLength)
+    }
+
+    /// Only text can carry a secret or a peer's control characters; numbers and flags pass as they are.
+    private static func shown(_ value: LogValue, _ redactor: Redactor) -> LogValue {
+        guard case .string(let text) = value else { return value }
+        return .string(shown(text, redactor))
     }
 
     private static func colourCode(_ level: LogLevel) -> String {

@@ -108,7 +108,8 @@ extension WebSocketConnection {
                     "websocket connect attempt failed",
                     metadata: [LogKey.webSocketAddress: "\(address)", LogKey.error: "\(error)"]
                 )
-                failures.append("\(address): \(error)")
+                // The address only when it says more than the URL's host does (a name resolved to several).
+                failures.append("\(address)" == url.hostHeader ? "\(error)" : "\(address): \(error)")
                 lastError = error
             }
         }

@@ -107,7 +107,9 @@ public struct WebSocketError: Error, Sendable, CustomStringConvertible {
             text += ": " + PeerText.prefix(bodyText, maximumLength: 200)  // bytes: a character may be huge
         }
         if let underlying, kind != .tls || tlsError == nil {
-            text += " (\(underlying))"
+            // A message that already quotes its cause (every failed address of a connect) says it once.
+            let cause = "\(underlying)"
+            if !text.contains(cause) { text += " (\(cause))" }
         } else if let tlsError, !tlsError.errorStack.isEmpty {
             text += " [\(tlsError.errorStack.joined(separator: "; "))]"
         }

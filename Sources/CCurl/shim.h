@@ -5,6 +5,11 @@
 
 #include <curl/curl.h>
 
+// CURLVERSION_NOW is a macro naming another enum constant, which Swift does not import.
+static inline const char *ccurl_version(void) {
+    return curl_version_info(CURLVERSION_NOW)->version;
+}
+
 static inline CURLcode ccurl_easy_setopt_long(CURL *handle, CURLoption option, long value) {
     return curl_easy_setopt(handle, option, value);
 }

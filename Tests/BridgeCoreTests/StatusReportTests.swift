@@ -38,10 +38,10 @@ import BridgeSinks
     func hostileMetricValuesAreWordedWithoutTrapping(value: String) throws {
         let ids = SinkCatalog.identities(of: Self.config.sinks)
         var series = [
-            "directus_bridge_activity_head", "directus_bridge_activity_lag", "directus_bridge_activity_backfilling",
+            "directus_bridge_activity_head", "directus_bridge_activity_lag_rows", "directus_bridge_activity_backfilling",
         ].map { "\($0) \(value)" }
         let sinkSeries = [
-            "directus_bridge_sink_cursor", "directus_bridge_sink_lag", "directus_bridge_backfill_done_events",
+            "directus_bridge_sink_cursor", "directus_bridge_sink_lag_rows", "directus_bridge_backfill_done_events",
             "directus_bridge_backfill_rate_events_per_second", "directus_bridge_backfill_eta_seconds",
             "directus_bridge_webhook_outbox_depth", "directus_bridge_webhook_dead_letter_depth",
             "directus_bridge_sink_dropped_total",

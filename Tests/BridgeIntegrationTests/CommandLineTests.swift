@@ -29,6 +29,40 @@ import Testing
         if command != "dlq" { #expect(options.contains("-c, --config PATH"), "\(options)") }
     }
 
+    /// `--version` names every linked C library with the version the library reports at run time: the same as the
+    /// development package's pkg-config file says, library by library (Debian ships them together).
+    @Test func versionNamesEveryLinkedLibrary() throws {
+        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "version")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let result = try run(["--version"], in: directory)
+        #expect(result.status == 0 && result.stderr.isEmpty, "\(result.stderr)")
+        #expect(result.stdout.first?.hasPrefix("directus-bridge ") == true, "\(result.stdout)")
+        let shown = Dictionary(
+            result.stdout.dropFirst().map { line -> (String, String) in
+                let words = line.split(separator: " ").map(String.init)
+                return (words.first ?? "", words.last ?? "")
+            }, uniquingKeysWith: { first, _ in first })
+        let packages = [
+            "libcurl": "libcurl", "OpenSSL": "openssl", "SQLite": "sqlite3", "libyaml": "yaml-0.1",
+            "libmicrohttpd": "libmicrohttpd", "librdkafka": "rdkafka", "libnats": "libnats",
+        ]
+        #expect(Set(shown.keys) == Set(packages.keys), "\(result.stdout)")
+        for (library, package) in packages {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/pkg-config")
+            process.arguments = ["--modversion", package]
+            let output = Pipe()
+            process.standardOutput = output
+            try process.run()
+            let expected = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+            process.waitUntilExit()
+            #expect(
+                shown[library] == expected,
+                "\(library): --version says \(shown[library] ?? "nothing"), pkg-config \(expected)")
+        }
+    }
+
     /// `-c PATH` reads the file `--config PATH` reads, for a command that validates and one that reads the state.
     @Test func dashCNamesTheConfigFile() throws {
         let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "dash-c")

@@ -164,6 +164,8 @@ import Testing
         try cluster.failNextProduceRequests(with: [10])
         let refusedKey = try #require(try emulator.createArticles(1, title: "refused").first)
         #expect(bridge.waitForLog("stored as a dead letter", timeout: 30), "\(bridge.stderr.suffix(2000))")
+        let line = bridge.stderr.split(separator: "\n").first { $0.contains("stored as a dead letter") }
+        #expect(line?.contains(" ERROR ") == true, "the level of a webhook's dead letter too: \(line ?? "")")
         try emulator.createArticles(2, title: "after")
         #expect(bridge.waitUntil(timeout: 30) { $0.lines.count >= 5 })
         #expect(try read(cluster, expected: 4).count == 4, "\(bridge.stderr.suffix(2000))")

@@ -132,11 +132,11 @@ import Testing
         try emulator.create("articles", ["title": "counted"])
         #expect(bridge.waitUntil { $0.lines.count >= 1 })
         #expect(
-            bridge.waitUntil { $0.stderr.contains("events=1 ") },
+            bridge.waitUntil { $0.stderr.contains("events.count=1 ") },
             "no stats line counted the event: \(bridge.stderr)"
         )
         let statsLine = bridge.stderr.split(separator: "\n").first {
-            $0.contains(" stats ") && $0.contains("events=1 ")
+            $0.contains(" stats ") && $0.contains("events.count=1 ")
         }
         for key in ["events.per_second=", "lag.p50=", "lag.p99=", "queue.depth=0"] {
             #expect(statsLine?.contains(key) == true, "\(key) missing in \(statsLine ?? "")")

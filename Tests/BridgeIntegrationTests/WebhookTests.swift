@@ -175,6 +175,9 @@ func dlq(_ arguments: [String], in directory: URL) throws -> (Int32?, [String], 
         #expect(bridge.waitUntilConnected(), "\(bridge.stderr)")
         let key = try emulator.create("articles", ["title": "rejected"])
         #expect(bridge.waitForLog("webhook delivery dead-lettered"), "\(bridge.stderr)")
+        // One level for a dead letter of every sink type (issue 25): error, as a broker sink's.
+        let line = bridge.stderr.split(separator: "\n").first { $0.contains("webhook delivery dead-lettered") }
+        #expect(line?.contains(" ERROR ") == true, "\(line ?? "")")
         #expect(try receiver.requests().count == 1)  // not retried
         let id = try receiver.requests()[0].id
 

@@ -16,7 +16,7 @@ import Testing
         for secret in Self.secrets {
             handler.log(
                 level: .error, message: "proxy answered 503: \(secret)",
-                metadata: ["error": "HTTP 503: bad token \(secret) refused", "plain": secret], label: "http")
+                metadata: ["error": "HTTP 503: bad token \(secret) refused", "plain": .string(secret)], label: "http")
         }
         close(ends[1])
         let output = FileHandle(fileDescriptor: ends[0], closeOnDealloc: true).readDataToEndOfFile()

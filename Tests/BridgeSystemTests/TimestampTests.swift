@@ -101,6 +101,29 @@ import Testing
         )
     }
 
+    /// docs/configuration.md "Log fields": counts and ids are JSON integers, booleans booleans, durations numbers of
+    /// seconds; the text format writes the same values as a person reads them.
+    @Test func jsonFieldsKeepTheirTypesAndTextShowsThemPlainly() {
+        let metadata: LogMetadata = [
+            "count": 3, "cursor.position": Int64(170_008), "directus.token.expires": false,
+            "reconnect.delay": Duration.milliseconds(1500), "webhook.retry.delay": Duration.milliseconds(250),
+            "events.per_second": 2.5, "sink": "search-index", "lag.p99": LogValue.seconds(.infinity),
+        ]
+        let fields = metadata.mapValues(\.logValue)
+        let json = StderrLogHandler(level: .info, format: .json, colour: false).render(
+            level: .info, message: "m", metadata: fields, label: "x", at: Timestamp(microsecondsSinceEpoch: 0))
+        #expect(
+            json.hasSuffix(
+                #""fields":{"count":3,"cursor.position":170008,"directus.token.expires":false,"events.per_second":2.5,"#
+                    + #""lag.p99":null,"reconnect.delay":1.5,"sink":"search-index","webhook.retry.delay":0.25}}"#),
+            "\(json)")
+        let text = StderrLogHandler(level: .info, format: .text, colour: false).render(
+            level: .info, message: "m", metadata: fields, label: "x", at: Timestamp(microsecondsSinceEpoch: 0))
+        #expect(text.hasSuffix("reconnect.delay=1.5s sink=search-index webhook.retry.delay=250ms"), "\(text)")
+        #expect(text.contains("count=3 cursor.position=170008 directus.token.expires=false events.per_second=2.5"))
+        #expect(LogValue.seconds(1e300).text == "1e+300" && LogValue.seconds(-.infinity).text == "-inf")
+    }
+
     @Test func textLinesQuoteValuesWithSpaces() {
         let handler = StderrLogHandler(level: .info, format: .text, colour: false)
         let line = handler.render(

@@ -10,8 +10,10 @@ public final class RecordingLogHandler: LogHandler {
         public var level: LogLevel
         /// The constant message.
         public var message: String
-        /// Merged metadata.
-        public var metadata: LogMetadata
+        /// Merged metadata, each value as the text format writes it.
+        public var metadata: [String: String]
+        /// Merged metadata, typed.
+        public var fields: LogFields
     }
 
     private let records = Mutex<[Record]>([])
@@ -26,8 +28,9 @@ public final class RecordingLogHandler: LogHandler {
     public func logger(label: String = "test") -> Logger { Logger(label: label, handler: self) }
 
     /// Keeps the record.
-    public func log(level: LogLevel, message: String, metadata: LogMetadata, label: String) {
-        records.withLock { $0.append(Record(level: level, message: message, metadata: metadata)) }
+    public func log(level: LogLevel, message: String, metadata: LogFields, label: String) {
+        let record = Record(level: level, message: message, metadata: metadata.mapValues(\.text), fields: metadata)
+        records.withLock { $0.append(record) }
     }
 
     /// Every record so far, oldest first.

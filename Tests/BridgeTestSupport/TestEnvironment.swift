@@ -72,6 +72,10 @@ public enum TestEnvironment {
     /// (XCTest, Foundation's `Process`); the bridge uses none of them, so under `scripts/test.sh --sanitize=address`
     /// every leak at a bridge's exit is reported, its own curl handles' included (docs/RELIABILITY.md
     /// "Suppressions").
+    ///
+    /// With `BRIDGE_LOG_COLLECTOR` (a directory) set, each bridge also writes a JSON copy of its log lines to a file
+    /// of its own there (`DIRECTUS_BRIDGE_JSON_LOG_FILE`): `scripts/test.sh` checks every line the integration suite
+    /// logged against the documented schema afterwards (`LogSchemaTests`).
     public static func bridgeEnvironment(
         _ environment: [String: String] = ProcessInfo.processInfo.environment
     ) -> [String: String] {
@@ -80,8 +84,14 @@ public enum TestEnvironment {
             let kept = options.split(separator: ":").filter { !$0.hasPrefix("suppressions=") }
             result["LSAN_OPTIONS"] = kept.isEmpty ? nil : kept.joined(separator: ":")
         }
+        if let collector = environment[logCollectorVariable], !collector.isEmpty {
+            result["DIRECTUS_BRIDGE_JSON_LOG_FILE"] = collector + "/bridge-\(UUID().uuidString).ndjson"
+        }
         return result
     }
+
+    /// The directory where bridges under test leave a JSON copy of their logs, when set.
+    public static let logCollectorVariable = "BRIDGE_LOG_COLLECTOR"
 
     /// A fresh temporary directory, removed by the caller (or left for post-mortem when a test fails).
     public static func makeTemporaryDirectory(prefix: String = "bridge-test") throws -> URL {

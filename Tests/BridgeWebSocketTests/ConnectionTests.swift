@@ -62,6 +62,10 @@ import Testing
         #expect(error.isRetriable)
         #expect(error.message.contains("127.0.0.1:\(port)"))
         #expect((error.underlying as? SystemError)?.errno == ECONNREFUSED)
+        // Issue 25: the message once said the address twice and the refusal twice
+        // (`cannot connect to A: A: connect: … (errno 111) (connect: … (errno 111))`).
+        let text = error.description
+        #expect(text == "cannot connect to 127.0.0.1:\(port): connect: Connection refused (errno 111)", "\(text)")
     }
 
     @Test func anUnknownHostIsAResolutionError() async {

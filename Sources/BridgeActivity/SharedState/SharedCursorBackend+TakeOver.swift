@@ -104,7 +104,7 @@ extension SharedCursorBackend {
             } else {
                 logger.info(
                     "sink starts from the progress of sink \(origin.sink), the furthest behind",
-                    metadata: [LogKey.sink: sink, LogKey.cursor: String(origin.cursor.committed)])
+                    metadata: [LogKey.sink: sink, LogKey.cursor: origin.cursor.committed])
             }
         }
     }

@@ -144,7 +144,7 @@ package final class SortWatcherLoop {
             }
             logger.warning(
                 "reading a sorted collection failed; retrying",
-                metadata: [LogKey.collection: collection.name, LogKey.error: "\(error)", LogKey.delay: delay.logText])
+                metadata: [LogKey.collection: collection.name, LogKey.error: "\(error)", LogKey.delay: delay])
             return delay
         }
         if unfollowable { baselines[collection.name] = nil }
@@ -158,7 +158,7 @@ package final class SortWatcherLoop {
             logger.warning(
                 "collection too large to follow manual sorting: items a sort moves, other than the dragged one, get "
                     + "no update line",
-                metadata: [LogKey.collection: collection.name, "limit": "\(watcher.maxItems)"])
+                metadata: [LogKey.collection: collection.name, "limit": watcher.maxItems])
             return nil
         }
         return Baseline(order: order, activityHead: head)
@@ -209,7 +209,7 @@ package final class SortWatcherLoop {
             let recorded = try await watcher.source.recordedKeys(collection: collection.name, keys: moved, after: since)
             moved.removeAll { recorded.contains($0) }
         }
-        logger.debug("checked manual sort order", metadata: [LogKey.collection: collection.name, "moved": "\(moved.count)"])
+        logger.debug("checked manual sort order", metadata: [LogKey.collection: collection.name, "moved": moved.count])
         if !moved.isEmpty {
             try await emit(collection, keys: moved, origin: origin)
         }
@@ -254,7 +254,7 @@ package final class SortWatcherLoop {
         }
         guard !events.isEmpty else { return }
         logger.info(
-            "manual sort moved items", metadata: [LogKey.collection: collection.name, LogKey.count: "\(keys.count)"])
+            "manual sort moved items", metadata: [LogKey.collection: collection.name, LogKey.count: keys.count])
         watcher.metrics.received(events)
         watcher.sinks.offer(EventBatch(events: events, mayDrop: true))
     }

@@ -126,7 +126,7 @@ public struct ActivityService: Sendable {
             trigger: TriggerFanOut.of(wakeups), readers: readers, stores: stores, resyncWatcher: watcher)
     }
 
-    /// `directus_bridge_sink_cursor{sink}` and `directus_bridge_sink_lag{sink}`.
+    /// `directus_bridge_sink_cursor{sink}` and `directus_bridge_sink_lag_rows{sink}`.
     private static func registerSinkGauges(
         sink: String, store: CursorStore, metrics: ActivityMetrics, registry: MetricsRegistry
     ) {
@@ -135,7 +135,7 @@ public struct ActivityService: Sendable {
             labels: [("sink", sink)]
         ) { Double(store.cursor?.committed ?? 0) }
         registry.gaugeFunction(
-            "directus_bridge_sink_lag", help: "Activity rows between the newest id seen and the sink's cursor.",
+            "directus_bridge_sink_lag_rows", help: "Activity rows between the newest id seen and the sink's cursor.",
             labels: [("sink", sink)]
         ) { Double(metrics.lag(of: store)) }
     }

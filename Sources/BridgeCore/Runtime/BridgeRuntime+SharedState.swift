@@ -33,7 +33,7 @@ extension BridgeRuntime {
             } else {
                 log.warning(
                     "shared state store unreachable; retrying",
-                    metadata: [LogKey.error: "\(error)", LogKey.delay: delay.logText])
+                    metadata: [LogKey.error: "\(error)", LogKey.delay: delay])
             }
             return delay
         }

@@ -66,7 +66,7 @@ public final class BridgeRuntime: Sendable {
                 "version": components.version, "commit": commit, LogKey.url: config.directus.url.shown,
                 "http.listen": config.http.listen?.description ?? "off",
                 LogKey.mode: config.delivery.mode.rawValue, "sinks": config.sinks.map(\.settings.summary).joined(separator: ","),
-                "subscriptions": config.subscriptions.map(\.uid).joined(separator: ","),
+                "subscriptions.all": config.subscriptions.map(\.uid).joined(separator: ","),
             ])
         for warning in StartupWarnings.all(config) { logger.warning(warning.message, metadata: warning.metadata) }
         // Operations endpoint (http.listen): up before authenticating, so /readyz can say why it is not ready yet.
@@ -197,10 +197,10 @@ public final class BridgeRuntime: Sendable {
                 logger.error(
                     "TLS with Directus failed, most likely its certificate is not trusted: set directus.tls.ca_file "
                         + "to the CA that signed it; retrying",
-                    metadata: [LogKey.error: error.description, LogKey.delay: delay.logText])
+                    metadata: [LogKey.error: error.description, LogKey.delay: delay])
             } else {
                 logger.warning(
-                    "Directus unreachable; retrying", metadata: [LogKey.error: "\(error)", LogKey.delay: delay.logText])
+                    "Directus unreachable; retrying", metadata: [LogKey.error: "\(error)", LogKey.delay: delay])
             }
             return delay
         }

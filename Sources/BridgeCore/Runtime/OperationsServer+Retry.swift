@@ -32,7 +32,7 @@ extension OperationsServer {
             }
             logger.error(
                 "cannot listen on http.listen, retrying; /metrics, /healthz and /readyz are off meanwhile",
-                metadata: [LogKey.error: error.description, LogKey.delay: delay.logText])
+                metadata: [LogKey.error: error.description, LogKey.delay: delay])
             return delay
         }
         guard let server else { return }

@@ -40,6 +40,7 @@ package struct RuntimeComponents: Sendable {
         let registry = registry ?? MetricsRegistry()
         self.registry = registry
         pipelineMetrics = PipelineMetrics(registry: registry)
+        pipelineMetrics.prepare(collections: config.subscriptions.map(\.collection))
         self.health = health ?? HealthState(expectedSubscriptions: Set(config.subscriptions.map(\.uid)))
         self.version = version
 
@@ -107,11 +108,13 @@ package struct RuntimeComponents: Sendable {
                 tls: TLSConfiguration(caFile: directus.tls.caFile, insecureSkipVerify: directus.tls.insecureSkipVerify)),
             heartbeat: directus.heartbeat, initialDelay: directus.reconnect.initialDelay,
             maxDelay: directus.reconnect.maxDelay, resetAfter: directus.reconnect.resetAfter)
-        countReconnect = { reason in
+        let reconnects = { @Sendable (reason: String) in
             registry.counter(
-                "directus_bridge_reconnects_total", help: "Realtime reconnects by reason.", labels: [("reason", reason)]
-            ).increment()
+                "directus_bridge_reconnects_total", help: "Realtime reconnects by reason.",
+                labels: [("reason", reason)])
         }
+        for reason in RealtimeSupervisor.reconnectReasons { _ = reconnects(reason) }  // at 0 from the start
+        countReconnect = { reason in reconnects(reason).increment() }
     }
 
     /// Builds the components on a thread of the blocking pool, never on Swift's cooperative pool: the sinks' start-up

@@ -44,7 +44,7 @@ public struct SortService: Sendable {
             } failed: { error, delay in
                 logger.warning(
                     "Directus unreachable while reading the collection's settings; retrying",
-                    metadata: [LogKey.error: "\(error)", LogKey.delay: delay.logText])
+                    metadata: [LogKey.error: "\(error)", LogKey.delay: delay])
                 return delay
             }
             guard let found else { return nil }

@@ -13,8 +13,8 @@ package enum StartupWarnings {
     package struct Warning: Equatable {
         /// The log message.
         package var message: String
-        /// The log metadata.
-        package var metadata: LogMetadata
+        /// The log metadata (every value text: URLs, names, paths, modes).
+        package var metadata: [String: String]
     }
 
     /// Every start-up warning for `config`.

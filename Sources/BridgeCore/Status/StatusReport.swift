@@ -129,7 +129,7 @@ package struct StatusReport: Sendable {
     var activityHead: Int64? { metric("directus_bridge_activity_head") }
 
     /// Activity rows behind the head (the service's).
-    var activityLag: Int64? { metric("directus_bridge_activity_lag") }
+    var activityLag: Int64? { metric("directus_bridge_activity_lag_rows") }
 
     /// Whether the service is catching up on the activity log.
     var catchingUp: Bool { metrics?.value("directus_bridge_activity_backfilling") == 1 }
@@ -177,7 +177,7 @@ package struct StatusReport: Sendable {
             id: id,
             cursor: serviceCursor ?? storedCursor?.cursor.committed,
             cursorIsLegacy: serviceCursor == nil && storedCursor?.legacy == true,
-            lag: metric("directus_bridge_sink_lag", labels),
+            lag: metric("directus_bridge_sink_lag_rows", labels),
             backfill: backfill,
             outbox: isWebhook ? outbox ?? stored.outboxDepths[id] ?? 0 : nil,
             // The service counts a webhook's letters; a broker sink's are counted in the store only.

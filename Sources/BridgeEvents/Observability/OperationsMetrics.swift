@@ -24,8 +24,9 @@ package enum OperationsMetrics {
             help: "Always 1; the labels say which build is running.",
             labels: [("version", build.version), ("commit", build.commit)]
         ).set(1)
-        registry.gauge("directus_bridge_start_time_seconds", help: "Unix time the bridge process started.")
-            .set(Double(Timestamp.now().microsecondsSinceEpoch) / 1e6)
+        // The kernel's start time when /proc tells it, else now (the registry is made at start-up).
+        registry.gauge("process_start_time_seconds", help: "Start time of the process since unix epoch in seconds.")
+            .set(ProcessStatistics.startTimeSeconds() ?? Double(Timestamp.now().microsecondsSinceEpoch) / 1e6)
         registry.gaugeFunction(
             "directus_bridge_connected",
             help: "1 while the realtime socket to Directus is open and authenticated, else 0."
@@ -53,6 +54,12 @@ package enum OperationsMetrics {
         }
         registry.counterFunction("process_cpu_seconds_total", help: "Total user and system CPU time in seconds.") {
             ProcessStatistics.cpuSeconds() ?? .nan
+        }
+        registry.gaugeFunction("process_open_fds", help: "Number of open file descriptors.") {
+            ProcessStatistics.openFileDescriptors() ?? .nan
+        }
+        registry.gaugeFunction("process_max_fds", help: "Maximum number of open file descriptors.") {
+            ProcessStatistics.maxFileDescriptors() ?? .nan
         }
         registry.counterFunction(
             "directus_bridge_thread_start_failures_total",

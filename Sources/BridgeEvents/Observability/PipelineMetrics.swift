@@ -57,17 +57,38 @@ public final class PipelineMetrics: Sendable {
             })
     }
 
+    /// Creates the received and emitted series of `collections` at zero, for every event and origin a change can
+    /// have (a `snapshot` event has the origin `snapshot`, the others `live` or `backfill`): a dashboard's rate and an
+    /// alert's `increase` see the series from the start instead of from the first event.
+    public func prepare(collections: some Sequence<String>) {
+        let changes: [ChangeEvent] = [.create, .update, .delete]
+        for collection in Set(collections) {
+            var keys = [LabelKey(collection: collection, event: .snapshot, origin: .snapshot)]
+            for event in changes {
+                keys += [EventOrigin.live, .backfill].map { LabelKey(collection: collection, event: event, origin: $0) }
+            }
+            for key in keys {
+                _ = counter(for: key, in: receivedCounters, name: Self.receivedName, help: Self.receivedHelp)
+                _ = counter(for: key, in: emittedCounters, name: Self.emittedName, help: Self.emittedHelp)
+            }
+        }
+    }
+
+    private static let receivedName = "directus_bridge_events_received_total"
+    private static let receivedHelp =
+        "Events received from Directus (socket or activity log), by collection, event and origin."
+    private static let emittedName = "directus_bridge_events_emitted_total"
+    private static let emittedHelp = "Events accepted by every sink, by collection, event and origin."
+
     /// Counts events handed to the queue (received from Directus).
     public func received(_ events: [EncodedEvent]) {
-        count(events, in: receivedCounters, name: "directus_bridge_events_received_total",
-            help: "Events received from Directus (socket or activity log), by collection, event and origin.")
+        count(events, in: receivedCounters, name: Self.receivedName, help: Self.receivedHelp)
     }
 
     /// Counts emitted events and their lag (called by the dispatcher after every sink accepted a batch).
     public func emitted(_ events: [EncodedEvent], now: Timestamp) {
         guard !events.isEmpty else { return }
-        count(events, in: emittedCounters, name: "directus_bridge_events_emitted_total",
-            help: "Events accepted by every sink, by collection, event and origin.")
+        count(events, in: emittedCounters, name: Self.emittedName, help: Self.emittedHelp)
         lag.observe(events.lazy.map { Double(now.microsecondsSinceEpoch - $0.time.microsecondsSinceEpoch) / 1e6 })
         lastEventTime.set(Double(now.microsecondsSinceEpoch) / 1e6)
     }

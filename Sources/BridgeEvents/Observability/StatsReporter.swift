@@ -11,12 +11,13 @@ public final class StatsReporter: Sendable {
     /// Metadata keys of the stats line.
     public enum Key {
         /// Events accepted by every sink during the interval.
-        public static let events = "events"
+        public static let events = "events.count"
         /// Those events per second.
         public static let eventsPerSecond = "events.per_second"
-        /// Median end-to-end lag over the interval (bucket upper bound), or `-` without events.
+        /// Median end-to-end lag over the interval (bucket upper bound, seconds; an infinity above the last bucket),
+        /// left out without events.
         public static let lagP50 = "lag.p50"
-        /// 99th percentile end-to-end lag over the interval (bucket upper bound), or `-` without events.
+        /// 99th percentile end-to-end lag over the interval, like `lagP50`.
         public static let lagP99 = "lag.p99"
         /// Events waiting between Directus and the sinks.
         public static let queueDepth = "queue.depth"
@@ -61,9 +62,9 @@ public final class StatsReporter: Sendable {
         }
     }
 
-    /// The metadata of one line covering the time since the previous call (or since creation), and starts the
-    /// next window.
-    public func takeLine(now: ContinuousClock.Instant = .now) -> LogMetadata {
+    /// The fields of one line covering the time since the previous call (or since creation), and starts the
+    /// next window. Gauges are counts (depths, activity ids behind), so they are logged as integers.
+    public func takeLine(now: ContinuousClock.Instant = .now) -> LogFields {
         let current = lag.snapshot()
         let (previous, elapsed) = window.withLock { window -> (Histogram.Snapshot, Duration) in
             defer { window = Window(previous: current, previousTime: now) }
@@ -71,15 +72,15 @@ public final class StatsReporter: Sendable {
         }
         let delta = Self.difference(current, previous)
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        var line: LogMetadata = [
-            Key.events: "\(delta.count)",
-            Key.eventsPerSecond: Self.formatRate(seconds > 0 ? Double(delta.count) / seconds : 0),
-            Key.lagP50: Self.quantile(0.5, of: delta, buckets: lag.buckets).map(Self.formatSeconds) ?? "-",
-            Key.lagP99: Self.quantile(0.99, of: delta, buckets: lag.buckets).map(Self.formatSeconds) ?? "-",
+        var line: LogFields = [
+            Key.events: delta.count.logValue,
+            Key.eventsPerSecond: .number(Self.roundedRate(seconds > 0 ? Double(delta.count) / seconds : 0)),
         ]
+        line[Key.lagP50] = Self.quantile(0.5, of: delta, buckets: lag.buckets).map(LogValue.seconds)
+        line[Key.lagP99] = Self.quantile(0.99, of: delta, buckets: lag.buckets).map(LogValue.seconds)
         var sums: [String: Double] = [:]
         for gauge in gauges.withLock({ $0 }) { sums[gauge.key, default: 0] += gauge.read() }
-        for (key, value) in sums { line[key] = MetricsRegistry.format(value) }
+        for (key, value) in sums { line[key] = .integer(Int64(saturating: value.rounded())) }
         return line
     }
 
@@ -108,10 +109,9 @@ public final class StatsReporter: Sendable {
         return .infinity
     }
 
-    /// `12.3` (one decimal).
-    package static func formatRate(_ rate: Double) -> String {
-        let tenths = Int64(saturating: (rate * 10).rounded())
-        return "\(tenths / 10).\(tenths % 10)"
+    /// The rate to one decimal (`12.3`): more digits would only be noise of the window's length.
+    package static func roundedRate(_ rate: Double) -> Double {
+        Double(Int64(saturating: (rate * 10).rounded())) / 10
     }
 
     /// `500us`, `25ms`, `2.5s`, `5m`, `>1h`.

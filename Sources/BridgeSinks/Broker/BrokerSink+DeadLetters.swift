@@ -41,11 +41,11 @@ extension BrokerSink {
         guard !delivered.isEmpty else { return }
         do {
             try deadLetters.delivered(delivered)
-            logger.info("replayed dead letters delivered", metadata: [LogKey.count: "\(delivered.count)"])
+            logger.info("replayed dead letters delivered", metadata: [LogKey.count: delivered.count])
         } catch {
             logger.warning(
                 "replayed dead letters were delivered but could not be removed; a later run sends them once more",
-                metadata: [LogKey.count: "\(delivered.count)", LogKey.error: "\(error)"])
+                metadata: [LogKey.count: delivered.count, LogKey.error: "\(error)"])
         }
         tracker.dropDeliveredReplays(delivered.count)
     }
@@ -72,7 +72,7 @@ extension BrokerSink {
             return
         }
         guard !letters.isEmpty else { return }
-        logger.info("replayed dead letters handed to the broker", metadata: [LogKey.count: "\(letters.count)"])
+        logger.info("replayed dead letters handed to the broker", metadata: [LogKey.count: letters.count])
         tracker.watch(letters)
         waiting = ArraySlice(letters.map(\.replayedEvent))
         try await feed()

@@ -195,13 +195,13 @@ package final class BrokerSink: SinkConnector, @unchecked Sendable {
             logger.error(
                 "events the broker refused could not be stored as dead letters at shutdown (activity mode sends "
                     + "them again after a restart)",
-                metadata: [LogKey.count: "\(tracker.refusals.count)", LogKey.error: error.message])
+                metadata: [LogKey.count: tracker.refusals.count, LogKey.error: error.message])
         }
         let unsent = left + tracker.takeRedo().count
         if unsent > 0 {
             logger.warning(
                 "events not confirmed by the broker at shutdown (activity mode sends them again after a restart)",
-                metadata: [LogKey.count: "\(unsent)"]
+                metadata: [LogKey.count: unsent]
             )
         }
     }
@@ -236,7 +236,7 @@ package final class BrokerSink: SinkConnector, @unchecked Sendable {
             let reason = tracker.redoReason ?? ""
             let again = tracker.takeRedo()
             logger.error(
-                "sending events again", metadata: [LogKey.count: "\(again.count)", LogKey.error: reason])
+                "sending events again", metadata: [LogKey.count: again.count, LogKey.error: reason])
             metrics?.resent.increment(by: UInt64(again.count))
             waiting = ArraySlice(again) + waiting
             resendAt = .now + resendBackoff.nextDelay()

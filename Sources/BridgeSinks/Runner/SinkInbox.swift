@@ -51,8 +51,8 @@ package final class SinkInbox: Sendable {
             logger.error(
                 "dropping live events for this sink; the other sinks still get them",
                 metadata: [
-                    LogKey.sink: sinkID, LogKey.reason: reason, LogKey.count: "\(count)",
-                    "dropped_total": "\(metrics.droppedTotal)",
+                    LogKey.sink: sinkID, LogKey.reason: reason, LogKey.count: count,
+                    "dropped_total": metrics.droppedTotal,
                 ])
         }
     }

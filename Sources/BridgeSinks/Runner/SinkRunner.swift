@@ -128,7 +128,7 @@ package final class SinkRunner: Sendable {
             if dropping.exchange(false, ordering: .relaxed) {
                 logger.info(
                     "sink accepting again after dropping live events",
-                    metadata: [LogKey.sink: sink.id, "dropped_total": "\(inbox.metrics.droppedTotal)"])
+                    metadata: [LogKey.sink: sink.id, "dropped_total": inbox.metrics.droppedTotal])
             }
             inbox.metrics.accepted(events.count)
             metrics.emitted(events, now: Timestamp.now())

@@ -60,7 +60,7 @@ package final class SharedDeadLetterFiler: Sendable {
                 local.insert(position)
                 logger.error(
                     "dead letter too large for the shared state bucket; kept in webhooks.db on this machine only",
-                    metadata: [LogKey.eventID: letter.eventID, LogKey.count: "\(value.count)"])
+                    metadata: [LogKey.eventID: letter.eventID, LogKey.count: value.count])
                 continue
             }
             if !chunk.isEmpty, size + value.count > Self.largestLetter {
@@ -138,7 +138,7 @@ package final class SharedDeadLetterFiler: Sendable {
             try term.writer.writeFenced(journalKey, value: SharedStateKeys.emptyJournal)
             logger.info(
                 "filed dead letters a previous active bridge left in the shared state journal",
-                metadata: [LogKey.count: "\(left.count)"])
+                metadata: [LogKey.count: left.count])
         }
         state.withLock { $0.started = true }
         return term

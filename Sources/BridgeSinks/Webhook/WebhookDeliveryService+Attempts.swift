@@ -71,7 +71,7 @@ extension WebhookDeliveryService {
         case .retry(let delay):
             metrics?.attempted(.retry, status: status)
             var metadata = logMetadata(attempt, attempt: conclusion.attempt, status: status)
-            metadata[LogKey.retryDelay] = delay.logText
+            metadata[LogKey.retryDelay] = delay
             if loop.receiverFailing {
                 logger.debug("webhook attempt failed; retrying", metadata: metadata)
             } else {
@@ -83,16 +83,16 @@ extension WebhookDeliveryService {
             metrics?.attempted(.deadLetter, status: status)
             var metadata = logMetadata(attempt, attempt: conclusion.attempt, status: status)
             metadata[LogKey.reason] = reason
-            logger.warning("webhook delivery dead-lettered", metadata: metadata)
+            logger.error("webhook delivery dead-lettered", metadata: metadata)  // as a broker sink's dead letters
         }
     }
 
     private func logMetadata(_ finished: FinishedAttempt, attempt: Int, status: Int?) -> LogMetadata {
         var metadata: LogMetadata = [
-            LogKey.sink: sinkID, LogKey.eventID: finished.eventID, LogKey.attempt: "\(attempt)",
+            LogKey.sink: sinkID, LogKey.eventID: finished.eventID, LogKey.attempt: attempt,
         ]
         if let status {
-            metadata[LogKey.status] = "\(status)"
+            metadata[LogKey.status] = status
         } else if case .failure(let message) = finished.outcome {
             metadata[LogKey.error] = message
         }

@@ -32,7 +32,7 @@ extension WebhookDeliveryService {
             loop.loadAfter = min(loop.loadAfter ?? loop.state.lastSeq, loop.state.lastSeq)
             logger.info(
                 "replayed dead letters taken into the outbox",
-                metadata: [LogKey.sink: sinkID, LogKey.count: "\(marked.count)"])
+                metadata: [LogKey.sink: sinkID, LogKey.count: marked.count])
         } catch {
             guard !loop.replaysFailing else { return }
             loop.replaysFailing = true

@@ -159,7 +159,7 @@ package final class WebhookDeliveryService: Sendable {
                     if loop.state.inFlightCount > 0 {
                         logger.info(
                             "finishing webhook attempts in flight",
-                            metadata: [LogKey.sink: sinkID, LogKey.count: "\(loop.state.inFlightCount)"]
+                            metadata: [LogKey.sink: sinkID, LogKey.count: loop.state.inFlightCount]
                         )
                     }
                 }
@@ -170,7 +170,7 @@ package final class WebhookDeliveryService: Sendable {
                             loop.abandoned = true
                             logger.warning(
                                 "shutdown deadline reached; abandoning webhook attempts in flight (they stay queued)",
-                                metadata: [LogKey.sink: sinkID, LogKey.count: "\(loop.state.inFlightCount)"]
+                                metadata: [LogKey.sink: sinkID, LogKey.count: loop.state.inFlightCount]
                             )
                             engine.cancelAll(of: receiver)
                         } else if ContinuousClock.now >= deadline + .seconds(2) {

@@ -57,7 +57,7 @@ package final class WebhookOutbox: Sendable {
             logger.warning(
                 "the outbox holds events of a sink that is no longer configured; they are kept, not sent, until the "
                     + "sink is configured again or `directus-bridge dlq purge --sink \(sink)` drops them",
-                metadata: [LogKey.sink: sink, LogKey.count: "\(count)"]
+                metadata: [LogKey.sink: sink, LogKey.count: count]
             )
         }
     }

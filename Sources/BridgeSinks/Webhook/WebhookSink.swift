@@ -100,7 +100,7 @@ public final class WebhookSink: SinkConnector, @unchecked Sendable {
                     + "please report it)",
                 metadata: [
                     LogKey.eventID: event.id, LogKey.collection: event.collection,
-                    LogKey.subscriptionUID: event.subscription, LogKey.count: "\(conflicts.count)",
+                    LogKey.subscriptionUID: event.subscription, LogKey.count: conflicts.count,
                 ]
             )
         }
