@@ -42,7 +42,7 @@ import Testing
         let warnings = StartupWarnings.transport(try config(url: url))
         #expect(warnings.count == 1)
         #expect(warnings.first?.message.contains("unencrypted") == true)
-        #expect(warnings.first?.metadata["directus.url"] == shown)  // README.md, "How URLs are shown"
+        #expect(warnings.first?.metadata["directus.url"]?.logValue.text == shown)  // README.md, "How URLs are shown"
         let login = try config(url: url, auth: "email: a@b.c\n    password: pw")
         #expect(StartupWarnings.transport(login).count == 1)
     }
@@ -84,9 +84,9 @@ import Testing
         // Each sink as every log line names it: its name, else its positional id.
         let unnamed = SinkCatalog.identities(of: configured.sinks)[1]
         #expect(unnamed.hasPrefix("1-hooks.example.com:80-"))
-        #expect(warnings.map { $0.metadata["sink"] } == ["first", unnamed])
-        #expect(warnings.first?.metadata["headers"] == "Authorization")
-        #expect(warnings.allSatisfy { !($0.metadata["directus.url"] ?? "").contains("token=") })
+        #expect(warnings.map { $0.metadata["sink"]?.logValue.text } == ["first", unnamed])
+        #expect(warnings.first?.metadata["headers"]?.logValue.text == "Authorization")
+        #expect(warnings.allSatisfy { !($0.metadata["directus.url"]?.logValue.text ?? "").contains("token=") })
     }
 
     @Test func looseStateAndOutputFilesWarnAndPrivateOnesDoNot() throws {
@@ -99,8 +99,8 @@ import Testing
         try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: output)
         let sinks = "  - type: ndjson\n    path: \(output)"
         let loose = StartupWarnings.looseFileModes(try config(url: "https://d", sinks: sinks, stateDir: state))
-        #expect(loose.map { $0.metadata["path"] } == [state, output])
-        #expect(loose.map { $0.metadata["mode"] } == ["0755", "0644"])
+        #expect(loose.map { $0.metadata["path"]?.logValue.text } == [state, output])
+        #expect(loose.map { $0.metadata["mode"]?.logValue.text } == ["0755", "0644"])
 
         try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: state)
         try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: output)

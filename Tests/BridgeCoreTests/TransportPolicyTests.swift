@@ -43,7 +43,7 @@ import Testing
         let risks = TransportPolicy.risks(remote)
         #expect(risks.map(\.field) == ["sinks[0].properties.security.protocol"])
         #expect(risks.first?.message.contains("unencrypted") == true)
-        #expect(risks.first?.metadata["sink"] == "k")
+        #expect(risks.first?.metadata["sink"]?.logValue.text == "k")
         let local = try config(sinks: kafka("127.0.0.1:9092", "      security.protocol: sasl_plaintext"))
         #expect(TransportPolicy.risks(local).isEmpty)
         let tls = try config(sinks: kafka("kafka-1.example.com:9092", "      security.protocol: SASL_SSL"))
@@ -84,7 +84,7 @@ import Testing
         let state = "state:\n  backend: jetstream\n  servers: [\"nats://bridge:pw@nats-1.example.com:4222\"]"
         let risks = TransportPolicy.risks(try config(sinks: "  - type: ndjson", state: state))
         #expect(risks.map(\.field) == ["state.servers"])
-        #expect(risks.first?.metadata["directus.url"] == "nats://nats-1.example.com:4222")
+        #expect(risks.first?.metadata["directus.url"]?.logValue.text == "nats://nats-1.example.com:4222")
         let tls = "state:\n  backend: jetstream\n  servers: [\"tls://bridge:pw@nats-1.example.com:4222\"]"
         #expect(TransportPolicy.risks(try config(sinks: "  - type: ndjson", state: tls)).isEmpty)
     }

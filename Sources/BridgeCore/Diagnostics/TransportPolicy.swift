@@ -28,6 +28,12 @@ package enum TransportPolicy {
 
         /// The risk as `validate` and `check` print it.
         package var warning: ConfigWarning { ConfigWarning(field: field, detail: message, remedy: remedy) }
+
+        /// Equal when everything printed and logged is: metadata values compare as the typed values they log.
+        package static func == (lhs: Risk, rhs: Risk) -> Bool {
+            lhs.message == rhs.message && lhs.field == rhs.field && lhs.remedy == rhs.remedy
+                && lhs.metadata.mapValues(\.logValue) == rhs.metadata.mapValues(\.logValue)
+        }
     }
 
     /// Every risk of `config`, Directus first, then the sinks in file order, then the shared state.

@@ -13,8 +13,13 @@ package enum StartupWarnings {
     package struct Warning: Equatable {
         /// The log message.
         package var message: String
-        /// The log metadata (every value text: URLs, names, paths, modes).
-        package var metadata: [String: String]
+        /// The log metadata (URLs, names, paths, modes).
+        package var metadata: LogMetadata
+
+        /// Equal when the message and the typed values logged are.
+        package static func == (lhs: Warning, rhs: Warning) -> Bool {
+            lhs.message == rhs.message && lhs.metadata.mapValues(\.logValue) == rhs.metadata.mapValues(\.logValue)
+        }
     }
 
     /// Every start-up warning for `config`.
