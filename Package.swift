@@ -4,7 +4,8 @@
 // Module layers run one way (see docs/ARCHITECTURE.md):
 //   C wrappers → BridgeSystem → BridgeTLS → BridgeWebSocket / BridgeHTTP → BridgeEvents → BridgeDirectus →
 //   BridgeActivity / BridgeSinks → BridgeCore (runtime) → BridgeApp → BridgeCLI
-// Each C library is imported by exactly one Swift target.
+// Each C library is imported by exactly one Swift target of the bridge (the benchmarks also host librdkafka's mock
+// cluster). Every target declares exactly the targets it imports (Tests/tools/test_package_imports.py).
 import PackageDescription
 
 let strict: [SwiftSetting] = [
@@ -57,15 +58,14 @@ let package = Package(
         .target(
             name: "BridgeDirectus",
             dependencies: [
-                "BridgeEvents", "BridgeSystem", "BridgeTLS", "BridgeWebSocket", "BridgeHTTP", "BridgeJSON", "BridgeConfig",
+                "BridgeEvents", "BridgeSystem", "BridgeWebSocket", "BridgeHTTP", "BridgeJSON", "BridgeConfig",
             ],
             swiftSettings: strict
         ),
         .target(
             name: "BridgeActivity",
             dependencies: [
-                "BridgeEvents", "BridgeDirectus", "BridgeSystem", "BridgeHTTP", "BridgeStore", "BridgeJSON", "BridgeConfig",
-                "BridgeNATS",
+                "BridgeEvents", "BridgeDirectus", "BridgeSystem", "BridgeStore", "BridgeJSON", "BridgeConfig", "BridgeNATS",
             ],
             swiftSettings: strict
         ),
@@ -95,8 +95,10 @@ let package = Package(
         .executableTarget(
             name: "BridgeBenchmarks",
             dependencies: [
-                "BridgeSystem", "BridgeTLS", "BridgeWebSocket", "BridgeJSON", "BridgeCore", "BridgeEvents", "BridgeDirectus", "BridgeActivity", "BridgeSinks", "BridgeHTTP", "BridgeKafka",
-                "BridgeNATS",
+                "BridgeSystem", "BridgeTLS", "BridgeWebSocket", "BridgeJSON", "BridgeCore", "BridgeEvents", "BridgeDirectus",
+                "BridgeActivity", "BridgeSinks", "BridgeHTTP", "BridgeKafka", "BridgeNATS",
+                // librdkafka's mock cluster for kafka-sink (KafkaMockCluster): a benchmark tool, not the bridge's.
+                "CRdKafka",
             ],
             swiftSettings: strict
         ),
@@ -104,8 +106,7 @@ let package = Package(
         .executableTarget(
             name: "BridgeFuzz",
             dependencies: [
-                "BridgeSystem", "BridgeTLS", "BridgeWebSocket", "BridgeJSON", "BridgeHTTP", "BridgeConfig",
-                "BridgeHTTPServer", "BridgeCore", "BridgeEvents", "BridgeDirectus", "BridgeActivity", "BridgeSinks", "BridgeNATS",
+                "BridgeSystem", "BridgeWebSocket", "BridgeJSON", "BridgeHTTP", "BridgeConfig", "BridgeHTTPServer", "BridgeCore", "BridgeEvents", "BridgeDirectus", "BridgeActivity", "BridgeSinks", "BridgeNATS",
                 "CLibFuzzer",
             ],
             swiftSettings: strict
@@ -122,17 +123,18 @@ let package = Package(
             ]
         ),
         .testTarget(
-            name: "BridgeAppTests", dependencies: ["BridgeApp", "BridgeSinks", "BridgeSystem", "BridgeTestSupport"]),
-        .testTarget(name: "BridgeIntegrationTests", dependencies: ["BridgeCLI", "BridgeTestSupport"]),
+            name: "BridgeAppTests", dependencies: ["BridgeApp", "BridgeSinks", "BridgeConfig", "BridgeSystem", "BridgeTestSupport"]),
+        .testTarget(name: "BridgeIntegrationTests", dependencies: ["BridgeCLI", "BridgeSystem", "BridgeTestSupport"]),
         .testTarget(name: "BridgeConfigTests", dependencies: ["BridgeConfig", "BridgeCore", "BridgeEvents", "BridgeDirectus", "BridgeActivity", "BridgeSinks", "BridgeSystem", "BridgeTestSupport"]),
         .testTarget(name: "BridgeJSONTests", dependencies: ["BridgeJSON", "BridgeSystem", "BridgeTestSupport"]),
-        .testTarget(name: "BridgeTLSTests", dependencies: ["BridgeTLS", "BridgeSystem", "BridgeTestSupport"]),
-        .testTarget(name: "BridgeWebSocketTests", dependencies: ["BridgeWebSocket", "BridgeTLS", "BridgeTestSupport"]),
+        .testTarget(name: "BridgeTLSTests", dependencies: ["BridgeTLS", "BridgeSystem"]),
+        .testTarget(
+            name: "BridgeWebSocketTests", dependencies: ["BridgeWebSocket", "BridgeTLS", "BridgeSystem", "BridgeTestSupport"]),
         .testTarget(name: "BridgeHTTPTests", dependencies: ["BridgeHTTP", "BridgeSystem", "BridgeTestSupport"]),
-        .testTarget(name: "BridgeStoreTests", dependencies: ["BridgeStore", "BridgeTestSupport"]),
-        .testTarget(name: "BridgeHTTPServerTests", dependencies: ["BridgeHTTPServer", "BridgeSystem", "BridgeTestSupport"]),
+        .testTarget(name: "BridgeStoreTests", dependencies: ["BridgeStore", "BridgeSystem", "BridgeTestSupport"]),
+        .testTarget(name: "BridgeHTTPServerTests", dependencies: ["BridgeHTTPServer", "BridgeSystem"]),
         .testTarget(name: "BridgeOperationsTests", dependencies: ["BridgeCore", "BridgeEvents", "BridgeDirectus", "BridgeActivity", "BridgeSinks", "BridgeConfig", "BridgeJSON", "BridgeHTTPServer", "BridgeSystem"]),
-        .testTarget(name: "BridgeActivityTests", dependencies: ["BridgeCore", "BridgeEvents", "BridgeDirectus", "BridgeActivity", "BridgeSinks", "BridgeConfig", "BridgeJSON", "BridgeSystem", "BridgeTestSupport", "BridgeNATS"]),
+        .testTarget(name: "BridgeActivityTests", dependencies: ["BridgeCore", "BridgeEvents", "BridgeDirectus", "BridgeActivity", "BridgeSinks", "BridgeConfig", "BridgeJSON", "BridgeSystem", "BridgeTestSupport", "BridgeNATS", "BridgeHTTP", "BridgeStore"]),
         .testTarget(name: "BridgeKafkaTests", dependencies: ["BridgeKafka", "BridgeSystem", "BridgeTestSupport"]),
         .testTarget(name: "BridgeNATSTests", dependencies: ["BridgeNATS", "BridgeSystem", "BridgeTestSupport"]),
         .testTarget(name: "BridgeWebhookTests", dependencies: ["BridgeCore", "BridgeEvents", "BridgeDirectus", "BridgeActivity", "BridgeSinks", "BridgeHTTP", "BridgeStore", "BridgeSystem", "BridgeTestSupport"]),

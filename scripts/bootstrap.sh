@@ -3,10 +3,11 @@
 #   - Debian packages (C libraries wrapped by the Swift package, openssl, python3-venv, nats-server for the
 #     JetStream tests, and nginx-light: the HTTP/2 test and the delivery benchmarks start a private nginx of their own)
 #   - a Python virtual environment at .venv with the test tools of Tests/tools/requirements.txt
-# Safe to run again: each step checks first. Usage: scripts/bootstrap.sh [--package]
+# Safe to run again: each step checks first. Usage: scripts/bootstrap.sh [--package] [--bench]
 #   --package   also the release tools of scripts/package.sh and scripts/test-package.sh (dpkg-shlibdeps, strip,
 #               debootstrap, buildah, podman for `podman import`)
-#   --bench     accepted for Benchmarks/run; its peers (nginx-light) are installed for every run now
+#   --bench     also what only Benchmarks/run needs: the C++ peer of json-hot-path (g++ and libsimdjson-dev); its
+#               other peers (nginx-light, the Python ones in .venv) are installed for every run
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -15,9 +16,9 @@ PACKAGES=(pkg-config libcurl4-openssl-dev libssl-dev libyaml-dev libsqlite3-dev 
     libnats-dev nats-server openssl ca-certificates nginx-light prometheus)
 for flag in "$@"; do
     case "$flag" in
-        --bench) ;;
+        --bench) PACKAGES+=(g++ libsimdjson-dev) ;;
         --package) PACKAGES+=(dpkg-dev binutils debootstrap debian-archive-keyring buildah podman) ;;
-        *) echo "bootstrap: unknown option $flag (use --package)" >&2 && exit 64 ;;
+        *) echo "bootstrap: unknown option $flag (use --package or --bench)" >&2 && exit 64 ;;
     esac
 done
 

@@ -8,9 +8,9 @@ public import BridgeDirectus
 ///
 /// `data` is the item as the subscription's query reads it now (the "state now" semantics of Directus's own socket
 /// events). An item that still exists but no longer matches the filter gives no line, as Directus's socket gives
-/// no message for it (§5.3); an item that is gone gives the revision's snapshot when Directus kept one, else null.
-/// Deletes carry the key and `data: null`. `delta` and revision snapshots hold only the fields the query allows
-/// (``FieldAllowance``).
+/// no message for it (docs/directus-protocol.md §5.3); an item that is gone gives the revision's snapshot when Directus
+/// kept one, else null. Deletes carry the key and `data: null`. `delta` and revision snapshots hold only the fields the
+/// query allows (``FieldAllowance``).
 public struct ActivityEventBuilder: Sendable {
     /// A subscription and the activity id it starts after.
     public struct Target: Sendable {

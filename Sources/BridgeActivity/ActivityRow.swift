@@ -3,7 +3,8 @@ public import BridgeSystem
 public import BridgeEvents
 public import BridgeDirectus
 
-/// One row of `directus_activity` as the reader uses it (§8.8), with its revision's `delta` when that was read.
+/// One row of `directus_activity` as the reader uses it (docs/directus-protocol.md §8.8), with its revision's `delta`
+/// when that was read.
 public struct ActivityRow: Sendable, Equatable {
     /// The activity id (autoincrement, insert order).
     public var id: Int64

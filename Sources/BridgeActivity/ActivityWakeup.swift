@@ -1,5 +1,5 @@
 public import BridgeSystem
-public import Synchronization
+internal import Synchronization
 public import BridgeEvents
 public import BridgeDirectus
 
@@ -9,9 +9,8 @@ public import BridgeDirectus
 /// Wake-ups coalesce: however many events arrive while the reader is busy, it reads once more afterwards.
 public final class ActivityWakeup: ActivityTrigger, Sendable {
     private struct State {
-        package var pending = false
-        package var reconnected = false
-        package var waiter: CheckedContinuation<Void, Never>?
+        var pending = false
+        var reconnected = false
     }
 
     /// What happened since the reader last looked.
@@ -23,30 +22,36 @@ public final class ActivityWakeup: ActivityTrigger, Sendable {
     }
 
     private let state = Mutex(State())
+    private let wakeup = Wakeup()
 
     /// Creates a wake-up with nothing pending.
     public init() {}
 
     public func changeSeen(collection: String) {
-        wake { $0.pending = true }
+        state.withLock { $0.pending = true }
+        wakeup.ring()
     }
 
     public func socketReconnected() {
-        wake {
-            $0.pending = true
-            $0.reconnected = true
+        state.withLock { state in
+            state.pending = true
+            state.reconnected = true
         }
+        wakeup.ring()
     }
 
     /// Takes (and clears) what happened since the last call.
     public func take() -> Signal {
-        state.withLock { state in
+        let signal = state.withLock { state in
             defer {
                 state.pending = false
                 state.reconnected = false
             }
             return Signal(pending: state.pending, reconnected: state.reconnected)
         }
+        // Taken here: the next `wait` waits for news after this (a change seen meanwhile sets `pending` again).
+        wakeup.clear()
+        return signal
     }
 
     /// Whether a wake-up is pending.
@@ -55,39 +60,6 @@ public final class ActivityWakeup: ActivityTrigger, Sendable {
     /// Returns when a wake-up is pending, `timeout` passed, `stop` was triggered or the task was cancelled.
     public func wait(timeout: Duration, stop: ShutdownSignal) async {
         if isPending || stop.isTriggered { return }
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { await self.waitForWakeUp() }
-            group.addTask { await stop.sleep(for: timeout) }
-            await group.next()
-            group.cancelAll()
-        }
-    }
-
-    private func waitForWakeUp() async {
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let resumeNow = state.withLock { state -> Bool in
-                    if state.pending || Task.isCancelled { return true }
-                    state.waiter?.resume()  // one reader waits at a time; never strand an older waiter
-                    state.waiter = continuation
-                    return false
-                }
-                if resumeNow { continuation.resume() }
-            }
-        } onCancel: {
-            state.withLock { state -> CheckedContinuation<Void, Never>? in
-                defer { state.waiter = nil }
-                return state.waiter
-            }?.resume()
-        }
-    }
-
-    private func wake(_ change: (inout State) -> Void) {
-        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            change(&state)
-            defer { state.waiter = nil }
-            return state.waiter
-        }
-        waiter?.resume()
+        await wakeup.wait(timeout: timeout, until: stop)
     }
 }

@@ -3,7 +3,7 @@ public import Synchronization
 public import BridgeEvents
 public import BridgeDirectus
 
-/// `ActivitySource` over Directus's REST API (§8.7, §8.8).
+/// `ActivitySource` over Directus's REST API (docs/directus-protocol.md §8.7, §8.8).
 ///
 /// Activity pages ask for `revisions.delta` through the `revisions` alias of `directus_activity`, so one request
 /// gives the rows and their deltas (Directus answers it with one more indexed query on `directus_revisions`). If

@@ -3,9 +3,9 @@ public import BridgeJSON
 package import BridgeEvents
 package import BridgeDirectus
 
-/// How the activity reader reads a subscription's items over REST (§8.7): the subscription's `query.fields` and
-/// `query.filter` (plus `deep`, `alias` and `search`, which shape or narrow the items the same way), combined with
-/// a primary-key condition.
+/// How the activity reader reads a subscription's items over REST (docs/directus-protocol.md §8.7): the subscription's
+/// `query.fields` and `query.filter` (plus `deep`, `alias` and `search`, which shape or narrow the items the same
+/// way), combined with a primary-key condition.
 ///
 /// The primary key must be in every answer to match items to activity rows; when `fields` leaves it out it is
 /// asked for too and removed again from `data`, so the event carries exactly the fields the query names.

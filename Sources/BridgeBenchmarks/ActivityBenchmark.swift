@@ -1,5 +1,6 @@
 import BridgeHTTP
 import BridgeJSON
+import BridgeSystem
 import Foundation
 
 #if canImport(Glibc)
@@ -40,22 +41,23 @@ enum ActivityBenchmark {
         let config = try writeConfig(url: url, mode: "activity", output: output, maxQueue: maxQueue, in: directory)
 
         let first = try BridgeChild(config: config, directory: directory)
-        try first.waitForLog("subscriptions.live=", timeout: 20)
+        try first.waitForLog("subscriptions.live=", timeout: .seconds(20))
         first.stop()
 
         let client = HTTPClient()
         let generatorSeconds = try await generate(changes: changes, url: url, client: client)
         FileHandleStderr.write("activity-backfill: \(changes) changes made in \(generatorSeconds) s\n")
 
-        let counter = LineCounter(path: output)
         let start = ContinuousClock.now
         let second = try BridgeChild(config: config, directory: directory)
-        let deadline = start + .seconds(600)
-        while counter.count() < changes && ContinuousClock.now < deadline { usleep(5_000) }
+        try await BlockingExecutor.shared.perform {  // the count is checked below
+            let counter = LineCounter(path: output)
+            _ = try FileWatch(path: output).wait(timeout: .seconds(600)) { counter.count() >= changes }
+        }
         let seconds = elapsedSeconds(since: start)
         let peakMemory = second.peakMemoryMiB()
         second.stop()
-        let lines = counter.count()
+        let lines = LineCounter(path: output).count()
         guard lines >= changes else { throw BenchmarkFailure.badPeerOutput("only \(lines) of \(changes) lines") }
         FileHandleStderr.write("activity-backfill: \(lines) lines in \(seconds) s, peak RSS \(peakMemory) MiB\n")
         BenchmarkResult(
@@ -97,7 +99,7 @@ enum ActivityBenchmark {
             let config = try writeConfig(url: url, mode: mode, output: "-", in: directory)
             let lines = LineTimes()
             let child = try BridgeChild(config: config, directory: directory, stdout: lines)
-            try child.waitForLog("subscriptions.live=", timeout: 20)
+            try child.waitForLog("subscriptions.live=", timeout: .seconds(20))
             bridges.append((mode, child, lines))
         }
         defer { for bridge in bridges { bridge.child.stop() } }
@@ -109,11 +111,12 @@ enum ActivityBenchmark {
             let answer = try await post(client, url + "/items/articles", body: #"{"title":"latency \#(n)"}"#)
             guard let key = answer["data"]?["id"]?.keyString else { throw BenchmarkFailure.badPeerOutput("no id") }
             made[key] = start
-            usleep(20_000)
+            try await Task.sleep(for: .milliseconds(20))  // the pace of the samples, not a wait for anything
         }
         let deadline = ContinuousClock.now + .seconds(30)
-        while bridges.contains(where: { $0.lines.count < samples }) && ContinuousClock.now < deadline {
-            usleep(10_000)
+        let lineTimes = bridges.map(\.lines)
+        try await BlockingExecutor.shared.perform {  // checked below
+            for lines in lineTimes { _ = lines.wait(forCount: samples, deadline: deadline) }
         }
         var results: [String: (p50: Double, p99: Double)] = [:]
         for bridge in bridges {

@@ -23,12 +23,18 @@ struct BenchNATSServer {
                 .first { FileManager.default.isExecutableFile(atPath: $0) } ?? "/usr/sbin/nats-server"
         )
         process.arguments = ["-a", "127.0.0.1", "-p", "\(port)", "-js", "-sd", directory.path]
+        let log = directory.appendingPathComponent("nats-server.log")
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
+        process.standardError = try FileHandle(forWritingTo: log)
+        let watch = try FileWatch(path: log.path)
         try process.run()
-        let address = SocketAddress(ipAddress: "127.0.0.1", port: port)!
-        for _ in 0..<200 where (try? Socket.connect(to: address, deadline: .now + .milliseconds(100))) == nil {
-            usleep(50_000)
+        let ready = watch.wait(timeout: .seconds(10)) {
+            (try? String(contentsOf: log, encoding: .utf8))?.contains("Server is ready") ?? false
+        }
+        guard ready else {
+            process.terminate()
+            throw BenchmarkError(message: "nats-server did not report ready within 10 s (\(log.path))")
         }
         return BenchNATSServer(process: process, url: "nats://127.0.0.1:\(port)", directory: directory)
     }

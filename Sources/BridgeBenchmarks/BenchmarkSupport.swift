@@ -10,7 +10,7 @@ enum FileHandleStderr {
     }
 }
 
-/// One result line on stdout, as JSON, for scripts/bench.sh.
+/// One result line on stdout, as JSON, for Benchmarks/run.
 struct BenchmarkResult {
     var benchmark: String
     var metric: String

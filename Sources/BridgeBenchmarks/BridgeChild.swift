@@ -1,3 +1,4 @@
+import BridgeSystem
 import Foundation
 
 #if canImport(Glibc)
@@ -37,13 +38,13 @@ final class BridgeChild {
     }
 
     /// Waits for `text` on stderr.
-    func waitForLog(_ text: String, timeout: TimeInterval) throws {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if let log = try? String(contentsOfFile: stderrPath, encoding: .utf8), log.contains(text) { return }
-            usleep(20_000)
+    func waitForLog(_ text: String, timeout: Duration) throws {
+        let logged = try FileWatch(path: stderrPath).wait(timeout: timeout) {
+            (try? String(contentsOfFile: stderrPath, encoding: .utf8))?.contains(text) ?? false
         }
-        throw BenchmarkFailure.helperDidNotStart("directus-bridge: no \"\(text)\" in \(stderrPath)")
+        guard logged else {
+            throw BenchmarkFailure.helperDidNotStart("directus-bridge: no \"\(text)\" in \(stderrPath)")
+        }
     }
 
     /// `VmHWM` of the process in MiB.
@@ -85,14 +86,21 @@ final class LineCounter {
 }
 
 /// Reads event lines from a pipe on a thread of its own and notes when each item key's first line arrived.
-final class LineTimes: @unchecked Sendable {
-    // @unchecked: `arrivals` is guarded by `lock`.
-    private let lock = NSLock()
-    private var arrivals: [String: ContinuousClock.Instant] = [:]
+final class LineTimes: Sendable {
+    private let arrivals = ConditionLock<[String: ContinuousClock.Instant]>([:])
 
-    var count: Int { lock.withLock { arrivals.count } }
+    var count: Int { arrivals.withLock { $0.count } }
 
-    func snapshot() -> [String: ContinuousClock.Instant] { lock.withLock { arrivals } }
+    func snapshot() -> [String: ContinuousClock.Instant] { arrivals.withLock { $0 } }
+
+    /// Waits until lines with `count` different keys arrived; false when `deadline` passed first.
+    func wait(forCount count: Int, deadline: ContinuousClock.Instant) -> Bool {
+        arrivals.wait { arrivals in
+            if arrivals.count >= count { return (true, nil) }
+            let left = deadline - ContinuousClock.now
+            return left <= .zero ? (false, nil) : (nil, left)
+        }
+    }
 
     func read(from handle: FileHandle) {
         let thread = Thread { [self] in
@@ -108,7 +116,8 @@ final class LineTimes: @unchecked Sendable {
                     let line = Array(buffer[..<newline])
                     buffer.removeSubrange(...newline)
                     if let key = Self.key(in: line) {
-                        lock.withLock { if arrivals[key] == nil { arrivals[key] = now } }
+                        arrivals.withLock { if $0[key] == nil { $0[key] = now } }
+                        arrivals.broadcast()
                     }
                 }
             }

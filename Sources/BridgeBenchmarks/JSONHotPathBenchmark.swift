@@ -9,11 +9,12 @@ import Foundation
 /// The JSON hot path: one Directus socket frame in, one NDJSON event line per item out.
 ///
 /// Ours: `DirectusServerMessage` decode (full validation) + primary key + `EventLineWriter` (item bytes copied).
-/// Peer: Foundation `JSONSerialization` parse of the frame, then per item a dictionary of the event fields
-/// re-encoded with `JSONSerialization.data(withJSONObject:)` — the straightforward way to write the bridge.
-/// Both run on the same frames in the same process. Rates are items per second of the benchmark thread's CPU time
-/// (`CLOCK_THREAD_CPUTIME_ID`), so other work on a shared machine does not distort them; the best of several runs
-/// is reported.
+/// Peers, on the same frames: Foundation `JSONSerialization` parse of the frame, then per item a dictionary of the
+/// event fields re-encoded with `JSONSerialization.data(withJSONObject:)` — the straightforward way to write the
+/// bridge, in this process; and out of process (`JSONHotPathPeer`) C++ simdjson (DOM and On-Demand) and Python
+/// orjson. Rates are items per second of the measuring thread's CPU time (`CLOCK_THREAD_CPUTIME_ID`), so other work
+/// on a shared machine does not distort them; the best of several runs is reported. A peer that is missing or
+/// fails is reported after the others ran, and the benchmark then fails.
 enum JSONHotPathBenchmark {
     static let peerName = "Foundation JSONSerialization parse + re-encode"
 
@@ -46,6 +47,13 @@ enum JSONHotPathBenchmark {
                 + "update frame \(updateFrame.count) bytes (10 items)\n"
         )
         try verifyOutputsAgree()
+        let outside = [JSONHotPathPeer.simdjsonDOM, .simdjsonOnDemand, .orjson]
+        var failures: [String] = []
+        for peer in outside {
+            do { try verifyLinesAgree(try peer.lines(frame: updateFrame), source: updateFrame) } catch {
+                failures.append("\(peer.name): \(error)")
+            }
+        }
         for (label, frame, items) in [("create 1 item", createFrame, 1), ("update 10 items", updateFrame, 10)] {
             let oursRate = try best(of: 5) { try ours(frame: frame, messages: 400_000 / items, withIDs: false) }
             let idRate = try best(of: 3) { try ours(frame: frame, messages: 200_000 / items, withIDs: true) }
@@ -63,12 +71,26 @@ enum JSONHotPathBenchmark {
                     peerValue: peerValue
                 ).emit()
             }
+            for peer in outside where !failures.contains(where: { $0.hasPrefix(peer.name) }) {
+                do {
+                    let peerRate = try peer.rate(frame: frame, messages: 400_000 / items, runs: 5)
+                    BenchmarkResult(
+                        benchmark: "json-hot-path", metric: "items/s, \(label): decode + key + write", value: oursRate,
+                        unit: "1/s", peer: peer.name, peerValue: peerRate
+                    ).emit()
+                } catch {
+                    failures.append("\(peer.name): \(error)")
+                }
+            }
             BenchmarkResult(
                 benchmark: "json-hot-path",
                 metric: "items/s, \(label): same + UUIDv7 id + clock read",
                 value: idRate,
                 unit: "1/s"
             ).emit()
+        }
+        if !failures.isEmpty {
+            throw BenchmarkError(message: "json-hot-path peers failed: " + failures.joined(separator: "; "))
         }
     }
 
@@ -178,8 +200,12 @@ enum JSONHotPathBenchmark {
                 in: updateFrame
             )
         }
-        let lines = writer.bytes.split(separator: 0x0A)
-        let source = try JSONSerialization.jsonObject(with: Data(updateFrame)) as? [String: Any]
+        try verifyLinesAgree(writer.bytes.split(separator: 0x0A).map { Array($0) }, source: updateFrame)
+    }
+
+    /// `lines` must carry the items of `frame`, in order, as `data`, with each item's `id` as `key`.
+    static func verifyLinesAgree(_ lines: [[UInt8]], source frame: [UInt8]) throws {
+        let source = try JSONSerialization.jsonObject(with: Data(frame)) as? [String: Any]
         let items = source?["data"] as? [NSDictionary] ?? []
         guard lines.count == items.count else { throw BenchmarkSetupError() }
         for (line, item) in zip(lines, items) {

@@ -17,34 +17,55 @@ import Foundation
 
 /// Issue 3's throughput benchmark: the emulator's blast feeder pushes N create events (≈300-byte items) over one
 /// subscription; the bridge's live path (socket reader thread → queue → dispatcher thread → NDJSON sink to
-/// /dev/null) turns them into event lines. Reports items/s and the p50/p99 latency from frame received to line
-/// written, and the same job done by a small Python `websockets` + `json` consumer in the same run.
+/// /dev/null) turns them into event lines. Reports items/s, the p50/p99 latency from frame received to line
+/// written, the CPU per item and the peak RSS, and the same job done by a small Python `websockets` + `json`
+/// consumer in the same run. A paced run before it (`pacedCount` events at `pacedRate` per second) gives the p99
+/// added latency and the steady RSS at an ordinary load.
 ///
-///   bridge-benchmarks live-pipeline [COUNT]      (default 200000)
-/// Pin it for "one core": `taskset -c 0 bridge-benchmarks live-pipeline` (scripts/bench.sh does, and pins the
-/// emulator to the other core).
+///   bridge-benchmarks live-pipeline [COUNT] [nopeer]     (default 200000; nopeer: ours only, for profiling)
+/// Pin it for "one core": `taskset -c 0 bridge-benchmarks live-pipeline` (Benchmarks/run does, and the emulator
+/// pins itself to the other core).
 enum LivePipelineBenchmark {
+    static let pacedRate = 10_000
+    static let pacedCount = 30_000
+
     @Sendable static func run(_ arguments: [String]) async throws {
         let count = arguments.first.flatMap(Int.init) ?? 200_000
+        let withPeer = !arguments.contains("nopeer")
         let emulator = try BenchmarkEmulator.start()
         defer { emulator.stop() }
 
-        let ours = try await measureBridge(emulator: emulator, count: count)
+        // The paced run first: after the full-speed run the allocator keeps pages that the burst's queue used, and
+        // the resident set would describe that burst rather than a steady load.
+        let paced = try await measureBridge(emulator: emulator, count: pacedCount, rate: pacedRate)
         try emulator.post("reset", [:])
-        let peer = try measurePython(emulator: emulator, count: count)
-
+        let ours = try await measureBridge(emulator: emulator, count: count)
         let name = "live-pipeline"
-        let peerName = "python websockets+json consumer"
-        BenchmarkResult(benchmark: name, metric: "items/s", value: ours.rate, unit: "1/s", peer: peerName,
-            peerValue: peer.rate).emit()
-        BenchmarkResult(benchmark: name, metric: "p50 latency", value: ours.p50 * 1000, unit: "ms", peer: peerName,
-            peerValue: peer.p50 * 1000).emit()
-        BenchmarkResult(benchmark: name, metric: "p99 latency", value: ours.p99 * 1000, unit: "ms", peer: peerName,
-            peerValue: peer.p99 * 1000).emit()
         BenchmarkResult(benchmark: name, metric: "bridge CPU per item", value: ours.cpuPerItem * 1e9, unit: "ns")
             .emit()
-        BenchmarkResult(benchmark: name, metric: "peak RSS", value: ours.peakRSSMiB, unit: "MiB", peer: peerName,
-            peerValue: peer.peakRSSMiB).emit()
+        if withPeer {
+            try emulator.post("reset", [:])
+            let peer = try measurePython(emulator: emulator, count: count)
+            let peerName = "python websockets+json consumer"
+            BenchmarkResult(benchmark: name, metric: "items/s", value: ours.rate, unit: "1/s", peer: peerName,
+                peerValue: peer.rate).emit()
+            BenchmarkResult(benchmark: name, metric: "p50 latency", value: ours.p50 * 1000, unit: "ms",
+                peer: peerName, peerValue: peer.p50 * 1000).emit()
+            BenchmarkResult(benchmark: name, metric: "p99 latency", value: ours.p99 * 1000, unit: "ms",
+                peer: peerName, peerValue: peer.p99 * 1000).emit()
+            BenchmarkResult(benchmark: name, metric: "peak RSS", value: ours.peakRSSMiB, unit: "MiB", peer: peerName,
+                peerValue: peer.peakRSSMiB).emit()
+        } else {
+            BenchmarkResult(benchmark: name, metric: "items/s", value: ours.rate, unit: "1/s").emit()
+            BenchmarkResult(benchmark: name, metric: "p99 latency", value: ours.p99 * 1000, unit: "ms").emit()
+            BenchmarkResult(benchmark: name, metric: "peak RSS", value: ours.peakRSSMiB, unit: "MiB").emit()
+        }
+        BenchmarkResult(benchmark: name, metric: "p99 added latency at \(pacedRate) events/s", value: paced.p99 * 1000,
+            unit: "ms").emit()
+        BenchmarkResult(benchmark: name, metric: "steady RSS at \(pacedRate) events/s", value: paced.rssMiB,
+            unit: "MiB").emit()
+        BenchmarkResult(benchmark: name, metric: "RSS of this process before the live path was built",
+            value: paced.rssBeforeMiB, unit: "MiB").emit()
     }
 
     struct Measurement {
@@ -53,9 +74,16 @@ enum LivePipelineBenchmark {
         var p99: Double
         var cpuPerItem: Double = 0
         var peakRSSMiB: Double = 0
+        /// The resident set once every event was written (VmRSS).
+        var rssMiB: Double = 0
+        /// The resident set before the live path was built (this benchmark process: runtime, Foundation, emulator
+        /// client), so that `rssMiB - rssBeforeMiB` is what the live path itself holds.
+        var rssBeforeMiB: Double = 0
     }
 
-    static func measureBridge(emulator: BenchmarkEmulator, count: Int) async throws -> Measurement {
+    /// Our live path on `count` events, sent as fast as the emulator can (`rate` 0) or `rate` per second.
+    static func measureBridge(emulator: BenchmarkEmulator, count: Int, rate: Int = 0) async throws -> Measurement {
+        let rssBefore = residentMiB()
         let registry = MetricsRegistry()
         let metrics = PipelineMetrics(registry: registry)
         let health = HealthState(expectedSubscriptions: ["articles"])
@@ -83,11 +111,13 @@ enum LivePipelineBenchmark {
                 tokenBox: tokenBox, stop: stop, trigger: nil, health: health, metrics: metrics, logger: .silent
             ).run()
         }
-        async let dispatching: Void = BlockingExecutor.shared.perform { try runner.run() }
+        async let dispatching: Void = runner.runOnOwnThread()
         while !health.snapshot.connected { try await Task.sleep(for: .milliseconds(10)) }
-        try emulator.post("blast", ["collection": "articles", "count": count, "size": 300, "wait": false])
+        try emulator.post(
+            "blast", ["collection": "articles", "count": count, "size": 300, "wait": false, "rate": rate])
         await sink.waitUntilDone()
         let cpu = processCPUSeconds() - cpuBefore
+        let rss = residentMiB()
         stop.trigger()
         _ = try await reading
         sinks.close()
@@ -95,6 +125,8 @@ enum LivePipelineBenchmark {
         var result = sink.measurement()
         result.cpuPerItem = cpu / Double(count)
         result.peakRSSMiB = peakRSSMiB()
+        result.rssMiB = rss
+        result.rssBeforeMiB = rssBefore
         return result
     }
 
@@ -132,6 +164,15 @@ enum LivePipelineBenchmark {
         return Double(usage.ru_maxrss) / 1024
     }
 
+    /// The process's resident set size now (VmRSS of /proc/self/status).
+    static func residentMiB() -> Double {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
+        for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
+            return (line.split(separator: " ").compactMap { Double($0) }.first ?? 0) / 1024
+        }
+        return 0
+    }
+
     static func processCPUSeconds() -> Double {
         var usage = rusage()
         getrusage(RUSAGE_SELF.rawValue, &usage)
@@ -158,8 +199,8 @@ final class LatencyRecordingSink: SinkConnector, @unchecked Sendable {
 
     var name: String { inner.name }
 
-    func accept(_ events: [EncodedEvent]) throws(SinkError) {
-        try inner.accept(events)
+    func accept(_ events: [EncodedEvent]) async throws(SinkError) {
+        try await inner.accept(events)
         let now = Timestamp.now().microsecondsSinceEpoch
         for event in events {
             let received = Double(event.receivedAt.microsecondsSinceEpoch) / 1e6
@@ -170,10 +211,10 @@ final class LatencyRecordingSink: SinkConnector, @unchecked Sendable {
         if latencies.count >= expected && latencies.count - events.count < expected { done.signal() }
     }
 
-    func tick(now: ContinuousClock.Instant) throws(SinkError) { try inner.tick(now: now) }
-    func makeDurable() throws(SinkError) { try inner.makeDurable() }
-    func reopen() throws(SinkError) { try inner.reopen() }
-    func close() throws(SinkError) { try inner.close() }
+    func tick(now: ContinuousClock.Instant) async throws(SinkError) { try await inner.tick(now: now) }
+    func makeDurable() async throws(SinkError) { try await inner.makeDurable() }
+    func reopen() async throws(SinkError) { try await inner.reopen() }
+    func close() async throws(SinkError) { try await inner.close() }
 
     func waitUntilDone() async {
         await withCheckedContinuation { continuation in
@@ -199,6 +240,8 @@ final class BenchmarkEmulator: @unchecked Sendable {
     // @unchecked: immutable after init.
     let process: Process
     let port: Int
+    /// Signalled when the process exits (its termination handler).
+    private let exited: DispatchSemaphore
 
     static var root: URL {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -209,9 +252,10 @@ final class BenchmarkEmulator: @unchecked Sendable {
     }
     static func tool(_ path: String) -> String { root.appendingPathComponent("Tests/tools/\(path)").path }
 
-    private init(process: Process, port: Int) {
+    private init(process: Process, port: Int, exited: DispatchSemaphore) {
         self.process = process
         self.port = port
+        self.exited = exited
     }
 
     static func start(arguments: [String] = []) throws -> BenchmarkEmulator {
@@ -229,6 +273,8 @@ final class BenchmarkEmulator: @unchecked Sendable {
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
+        let exited = DispatchSemaphore(value: 0)
+        process.terminationHandler = { _ in exited.signal() }
         try process.run()
         var text = ""
         while !text.contains("\n") {
@@ -240,14 +286,12 @@ final class BenchmarkEmulator: @unchecked Sendable {
             process.terminate()
             throw BenchmarkError(message: "the emulator did not start: \(text)")
         }
-        return BenchmarkEmulator(process: process, port: port)
+        return BenchmarkEmulator(process: process, port: port, exited: exited)
     }
 
     func stop() {
         process.terminate()
-        let deadline = Date().addingTimeInterval(3)
-        while process.isRunning && Date() < deadline { usleep(20_000) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        if exited.wait(timeout: .now() + 3) == .timedOut { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
     }
 

@@ -1,10 +1,10 @@
 // bridge-benchmarks: speed and memory measurements, each against a named peer measured in the same run.
 //
-//   swift run -c release bridge-benchmarks [NAME ...]     (scripts/bench.sh runs them all and updates BENCHMARKS.md)
+//   swift run -c release bridge-benchmarks [NAME ...]     (Benchmarks/run runs them all; BENCHMARKS.md records runs)
 //
 // Each benchmark prints one JSON object per line on stdout:
 //   {"benchmark":"<name>","metric":"<what>","value":<number>,"unit":"<unit>","peer":"<peer name>","peer_value":<n>}
-// so scripts/bench.sh can turn the run into the tables of BENCHMARKS.md.
+// so Benchmarks/run can turn the run into the tables of BENCHMARKS.md.
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #endif

@@ -3,10 +3,10 @@ public import BridgeEvents
 
 /// Who the bridge is to Directus, and keeping that valid for days.
 ///
-/// Static tokens never expire (§8.2). Email/password logins get a JWT whose lifetime `expires` is in milliseconds
-/// (§8.3, §13.19), planned with as 5 s to 366 days (`AuthTokens.plannedLifetime`): the session refreshes it over
-/// REST before it runs out and publishes every new token to the socket through `TokenBox`, so the socket
-/// re-authenticates in band (§2.5) instead of hitting TOKEN_EXPIRED.
+/// Static tokens never expire (docs/directus-protocol.md §8.2). Email/password logins get a JWT whose lifetime
+/// `expires` is in milliseconds (§8.3, §13.19), planned with as 5 s to 366 days (`AuthTokens.plannedLifetime`): the
+/// session refreshes it over REST before it runs out and publishes every new token to the socket through `TokenBox`, so
+/// the socket re-authenticates in band (§2.5) instead of hitting TOKEN_EXPIRED.
 /// Refresh tokens rotate (§8.4): the newest is kept. A rejected refresh token leads to a fresh login; a rejected
 /// login means the credentials are no longer accepted.
 public actor AuthSession {

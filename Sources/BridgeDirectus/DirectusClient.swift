@@ -5,8 +5,9 @@ package import BridgeEvents
 
 /// The Directus REST calls the bridge makes, without token management (see `DirectusAPI` for that).
 ///
-/// Every answer is read as JSON; error envelopes become `DirectusError` with the server's code (§8.1). Tokens go in
-/// the `Authorization` header only, never in a URL that could reach a log line.
+/// Every answer is read as JSON; error envelopes become `DirectusError` with the server's code
+/// (docs/directus-protocol.md §8.1). Tokens go in the `Authorization` header only, never in a URL that could reach a
+/// log line.
 public final class DirectusClient: Sendable {
     /// The REST base URL without a trailing slash (`https://host/cms`).
     public let baseURL: String

@@ -1,7 +1,8 @@
 import BridgeSystem
 package import BridgeEvents
 
-/// A failed Directus REST call: the server's error envelope (§8.1), a transport failure, or an answer we cannot use.
+/// A failed Directus REST call: the server's error envelope (docs/directus-protocol.md §8.1), a transport failure, or
+/// an answer we cannot use.
 ///
 /// Says whether retrying makes sense and whether it means "the credentials are not accepted", because those
 /// decide between backing off, re-logging in and exiting 77.

@@ -56,6 +56,9 @@ public final class RealtimeConnectionDriver {
 
     private let connection: WebSocketConnection
     private let routes: [SubscriptionRoute]
+    /// What `deliver` reads of each route, per event: one reference instead of a copy of the whole route (its six
+    /// fields retained and released for every event), and the events it passes as bits instead of a hashed `Set`.
+    private let deliveryRoutes: [DeliveryRoute]
     private var machine: RealtimeSessionStateMachine
     private let sinks: any EventIntake
     private let tokenBox: TokenBox
@@ -76,6 +79,7 @@ public final class RealtimeConnectionDriver {
     ) {
         self.connection = connection
         self.routes = routes
+        self.deliveryRoutes = routes.map(DeliveryRoute.init)
         self.machine = RealtimeSessionStateMachine(
             subscriptions: routes.map {
                 .init(uid: $0.uid, collection: $0.collection, subscribeMessage: $0.subscribeMessage)
@@ -132,10 +136,13 @@ public final class RealtimeConnectionDriver {
     // MARK: - Frames
 
     private func handle(_ messages: [WebSocketMessage]) throws -> End? {
+        // One read's messages arrived together: one wall-clock and one monotonic reading for all of them.
         let receivedAt = Timestamp.now()
+        let now = ContinuousClock.now
+        if pending.isEmpty { pending.reserveCapacity(messages.count) }  // at least one event per message, mostly
         for message in messages {
             guard case .text(let bytes) = message else {
-                if let end = try perform(machine.received(.ignored(type: "binary"), now: .now)) { return end }
+                if let end = try perform(machine.received(.ignored(type: "binary"), now: now)) { return end }
                 continue
             }
             let decoded: DirectusServerMessage
@@ -146,9 +153,17 @@ public final class RealtimeConnectionDriver {
                 logger.warning("ignored an unreadable message from Directus", metadata: [LogKey.error: "\(error)"])
                 continue
             }
-            for action in machine.received(Self.inbound(decoded), now: .now) {
+            let inbound = Self.inbound(decoded)
+            if case .subscriptionEvent(let uid, let event) = inbound {
+                // Nearly every frame: delivered without the action array of `received`.
+                if let index = machine.receivedEvent(uid: uid, now: now) {
+                    deliver(decoded, bytes: bytes, route: deliveryRoutes[index], event: event, receivedAt: receivedAt)
+                }
+                continue
+            }
+            for action in machine.received(inbound, now: now) {
                 if case .deliverEvent(let index, let event) = action {
-                    deliver(decoded, bytes: bytes, route: routes[index], event: event, receivedAt: receivedAt)
+                    deliver(decoded, bytes: bytes, route: deliveryRoutes[index], event: event, receivedAt: receivedAt)
                 } else if let end = try perform([action]) {
                     return end
                 }
@@ -159,9 +174,14 @@ public final class RealtimeConnectionDriver {
 
     /// Maps a decoded message to the state machine's input (§3, §5.3, §7.2).
     package static func inbound(_ message: DirectusServerMessage) -> RealtimeInbound {
-        // Directus's words, bounded here (a message may be as large as the socket allows); logs clean them.
-        let code = PeerText.prefix(message.error?.code ?? "UNKNOWN", maximumLength: DirectusError.maximumCodeLength)
-        let text = PeerText.prefix(message.error?.message ?? "", maximumLength: DirectusError.maximumMessageLength)
+        // Directus's words, bounded here (a message may be as large as the socket allows); logs clean them. Computed
+        // only for the errors that carry them, not for every event.
+        var code: String {
+            PeerText.prefix(message.error?.code ?? "UNKNOWN", maximumLength: DirectusError.maximumCodeLength)
+        }
+        var text: String {
+            PeerText.prefix(message.error?.message ?? "", maximumLength: DirectusError.maximumMessageLength)
+        }
         switch message.type {
         case .ping: return .ping
         case .pong: return .pong
@@ -187,10 +207,10 @@ public final class RealtimeConnectionDriver {
     }
 
     private func deliver(
-        _ message: DirectusServerMessage, bytes: [UInt8], route: SubscriptionRoute, event: ChangeEvent,
+        _ message: DirectusServerMessage, bytes: [UInt8], route: DeliveryRoute, event: ChangeEvent,
         receivedAt: Timestamp
     ) {
-        guard route.events.contains(event) else { return }
+        guard route.passes(event) else { return }
         let elements: [JSONRange]
         switch message.data {
         case .array(let ranges): elements = ranges
@@ -199,9 +219,9 @@ public final class RealtimeConnectionDriver {
         }
         if event == .update, let trigger {
             let keys = elements.compactMap { $0.member(route.primaryKey, in: bytes)?.keyString(in: bytes) }
-            trigger.updateSeen(collection: route.collection, keys: keys, delivered: route.handling == .emit)
+            trigger.updateSeen(collection: route.collection, keys: keys, delivered: !route.triggers)
         }
-        if route.handling == .trigger {
+        if route.triggers {
             trigger?.changeSeen(collection: route.collection)
             return
         }
@@ -328,6 +348,36 @@ public final class RealtimeConnectionDriver {
             "subscription refused: Directus rejected the query; fix subscriptions[].query for \"\(collection)\""
         default:
             "subscription refused for \"\(collection)\""
+        }
+    }
+}
+
+/// The fields of a `SubscriptionRoute` that the socket reader uses for every event it delivers.
+private final class DeliveryRoute {
+    let uid: String
+    let collection: String
+    let primaryKey: String
+    /// Activity mode: events only wake the activity reader.
+    let triggers: Bool
+    /// One bit per `ChangeEvent` the route passes on.
+    private let eventBits: UInt8
+
+    init(_ route: SubscriptionRoute) {
+        uid = route.uid
+        collection = route.collection
+        primaryKey = route.primaryKey
+        triggers = route.handling == .trigger
+        eventBits = route.events.reduce(0) { $0 | Self.bit($1) }
+    }
+
+    func passes(_ event: ChangeEvent) -> Bool { eventBits & Self.bit(event) != 0 }
+
+    private static func bit(_ event: ChangeEvent) -> UInt8 {
+        switch event {
+        case .create: 1
+        case .update: 2
+        case .delete: 4
+        case .snapshot: 8
         }
     }
 }

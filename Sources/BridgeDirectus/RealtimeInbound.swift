@@ -6,7 +6,8 @@ package import BridgeEvents
 /// The driver builds it from the fast JSON decoder's output; item payloads stay in the frame buffer and are handled
 /// by the driver when the state machine says `.deliverEvent`.
 package enum RealtimeInbound: Sendable, Equatable {
-    /// `{"type":"ping"}` — the server's heartbeat; must be answered with `{"type":"pong"}` at once (§4).
+    /// `{"type":"ping"}` — the server's heartbeat; must be answered with `{"type":"pong"}` at once
+    /// (docs/directus-protocol.md §4).
     case ping
     /// `{"type":"pong"}` — the answer to our own ping.
     case pong

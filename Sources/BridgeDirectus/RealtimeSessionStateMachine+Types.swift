@@ -21,7 +21,7 @@ extension RealtimeSessionStateMachine {
 
     /// How the socket authenticates (`directus.auth.mode`).
     package enum AuthMode: Sendable, Equatable {
-        /// An `auth` message first, then wait for `auth ok` (§2.2).
+        /// An `auth` message first, then wait for `auth ok` (docs/directus-protocol.md §2.2).
         case handshake
         /// The token rode on the upgrade URL; no message exchange (§2.4).
         case strict

@@ -110,7 +110,7 @@ package struct RealtimeSessionStateMachine: Sendable {
         case .subscriptionInit(let uid):
             return receivedInit(uid: uid)
         case .subscriptionEvent(let uid, let event):
-            guard let uid, let index = subscriptions.firstIndex(where: { $0.uid == uid }) else { return [] }
+            guard let index = receivedEvent(uid: uid, now: now) else { return [] }
             return [.deliverEvent(index: index, event: event)]
         case .unsubscribed:
             guard case .unsubscribing(let pending, let deadline) = state else { return [] }
@@ -125,6 +125,14 @@ package struct RealtimeSessionStateMachine: Sendable {
         case .otherError(let type, let code, let errorMessage):
             return [.logUnexpected(type: type, code: code, message: errorMessage)]
         }
+    }
+
+    /// A subscription event for `uid`: the index of the subscription that delivers it, nil for an unknown uid.
+    /// `received(.subscriptionEvent…)` without its action array, for the socket reader's one call per event.
+    package mutating func receivedEvent(uid: String?, now: ContinuousClock.Instant) -> Int? {
+        lastTraffic = now
+        guard let uid else { return nil }
+        return subscriptions.firstIndex { $0.uid == uid }
     }
 
     /// Time passed: send our heartbeat ping, detect a dead connection, end a stalled unsubscribe.

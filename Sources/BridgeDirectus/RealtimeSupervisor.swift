@@ -20,8 +20,8 @@ package struct RealtimeSupervisor: Sendable {
         package var options: WebSocketOptions
         /// Our ping interval.
         package var heartbeat: Duration
-        /// The silence after which a connection is dead (`ServerHeartbeat.deadAfter`, §14.4); twice `heartbeat`
-        /// until the runtime knows the server's interval.
+        /// The silence after which a connection is dead (`ServerHeartbeat.deadAfter`, docs/directus-protocol.md §14.4);
+        /// twice `heartbeat` until the runtime knows the server's interval.
         package var deadAfter: Duration
         /// `directus.reconnect`.
         package var initialDelay: Duration

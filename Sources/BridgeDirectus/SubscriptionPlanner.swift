@@ -4,7 +4,7 @@ public import BridgeSystem
 public import BridgeEvents
 
 /// Turns the configured subscriptions into socket routes: looks up each collection's primary key and builds the
-/// `subscribe` messages (§5.1).
+/// `subscribe` messages (docs/directus-protocol.md §5.1).
 public enum SubscriptionPlanner {
     /// The `subscribe` message for a configured subscription: `uid` as configured, the query passed through.
     ///

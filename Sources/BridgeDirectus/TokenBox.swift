@@ -3,7 +3,8 @@ package import BridgeEvents
 
 /// The current access token, readable from the socket reader thread without awaiting the auth actor.
 ///
-/// Each new token bumps `version`, so the reader knows to re-authenticate in band (§2.5) exactly once per renewal.
+/// Each new token bumps `version`, so the reader knows to re-authenticate in band (docs/directus-protocol.md §2.5)
+/// exactly once per renewal.
 public final class TokenBox: Sendable {
     private let state = Mutex<(token: String?, version: UInt64)>((nil, 0))
     private let renewalRequested = Atomic<Bool>(false)

@@ -1,3 +1,4 @@
+internal import BridgeSystem
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #endif
@@ -16,8 +17,9 @@
 /// batch (at most a frame's or a REST page's events), and no producer waits for room that can never come.
 public final class EventQueue: @unchecked Sendable {
     // @unchecked: every mutable field is guarded by `mutex` (a pthread mutex owned by this object).
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private let notEmpty = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    private let monitor = PthreadMonitor(clock: CLOCK_MONOTONIC)  // `take` deadlines ignore wall-clock jumps
+    private var mutex: UnsafeMutablePointer<pthread_mutex_t> { monitor.mutex }
+    private var notEmpty: UnsafeMutablePointer<pthread_cond_t> { monitor.condition }
     private var batches: [Slot] = []
     private var head = 0
     private var queuedEvents = 0
@@ -48,15 +50,10 @@ public final class EventQueue: @unchecked Sendable {
     public init(capacity: Int, maxBytes: Int) {
         self.capacity = max(1, capacity)
         self.maxBytes = max(1, maxBytes)
-        pthread_mutex_init(mutex, nil)
-        pthread_cond_init(notEmpty, nil)
     }
 
     deinit {
-        pthread_cond_destroy(notEmpty)
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
-        notEmpty.deallocate()
+        monitor.destroy()
     }
 
     /// Events currently queued.
@@ -124,7 +121,7 @@ public final class EventQueue: @unchecked Sendable {
         pthread_mutex_lock(mutex)
         if head >= batches.count && !closed {
             var deadline = timespec()
-            clock_gettime(CLOCK_REALTIME, &deadline)
+            clock_gettime(CLOCK_MONOTONIC, &deadline)
             let nanos = Int(timeout.components.seconds) * 1_000_000_000
                 + Int(timeout.components.attoseconds / 1_000_000_000)
             let total = Int(deadline.tv_nsec) + nanos

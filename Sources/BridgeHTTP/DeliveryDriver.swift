@@ -23,6 +23,8 @@ final class DeliveryDriver {
     private var waitingHead = 0
     /// Outcomes for receivers, handed over once per turn.
     private var answers = DeliveryAnswers()
+    /// Between turns while `curl_multi_poll` keeps failing: never spin, never stall for long.
+    private var pollFailures = Backoff(initialDelay: .milliseconds(10), maxDelay: .seconds(1))
 
     /// Takes ownership of `multi`; nothing runs until `start()`.
     init(
@@ -73,9 +75,10 @@ final class DeliveryDriver {
             do {
                 // curl shortens this to its own next timer (new handles start at once).
                 try multi.poll(timeoutMilliseconds: 1000)
+                pollFailures.reset()
             } catch {
                 logger.debug("curl_multi_poll failed", metadata: [LogKey.error: error.message])
-                usleep(10_000)  // never spin if polling itself keeps failing
+                queue.waitForWork(timeout: pollFailures.nextDelay())
             }
         }
         shutDown()

@@ -1,3 +1,4 @@
+import BridgeSystem
 import Synchronization
 
 /// One request handed to the delivery driver, with the receiver that gets its outcome.
@@ -25,7 +26,8 @@ struct DeliveryWork: Sendable {
 /// The hand-over point between calling tasks and the driver thread: new jobs, cancellations, stop.
 ///
 /// All state is behind one lock. The driver's multi handle is woken (`curl_multi_wakeup`) under the same
-/// lock and never after `markStopped()`, so the waker is never used on a freed handle.
+/// lock and never after `markStopped()`, so the waker is never used on a freed handle; the lock's condition is
+/// signalled too, for a driver that waits on it instead (`waitForWork`, after `curl_multi_poll` failed).
 final class DeliveryQueue: Sendable {
     private struct State {
         var work = DeliveryWork()
@@ -37,7 +39,7 @@ final class DeliveryQueue: Sendable {
         var exitWaiters: [CheckedContinuation<Void, Never>] = []
     }
 
-    private let state: Mutex<State>
+    private let state: ConditionLock<State>
     private let outstandingJobs = Atomic<Int>(0)
 
     /// Jobs submitted and not answered yet (an engine with several drivers sends new ones to the least loaded).
@@ -50,7 +52,7 @@ final class DeliveryQueue: Sendable {
 
     /// Creates the queue for the driver whose multi handle `waker` wakes.
     init(waker: CurlMultiWaker) {
-        state = Mutex(State(waker: waker))
+        state = ConditionLock(State(waker: waker))
     }
 
     /// Queues `jobs` (in order), or fails them at once when the engine is stopping.
@@ -61,7 +63,7 @@ final class DeliveryQueue: Sendable {
                 return HTTPClientError(kind: .cancelled, message: "delivery engine shut down", url: jobs[0].request.url)
             }
             // One wake-up per batch: while jobs wait untaken, the driver has been woken already.
-            if state.work.jobs.isEmpty { state.waker?.wakeUp() }
+            if state.work.jobs.isEmpty { wakeDriver(&state) }
             state.work.jobs.append(contentsOf: jobs)
             outstandingJobs.add(jobs.count, ordering: .relaxed)
             return nil
@@ -78,7 +80,7 @@ final class DeliveryQueue: Sendable {
         state.withLock { state in
             guard !state.closed else { return }
             state.work.cancelledReceivers.append((receiver, onlyWaiting))
-            state.waker?.wakeUp()
+            wakeDriver(&state)
         }
     }
 
@@ -87,7 +89,7 @@ final class DeliveryQueue: Sendable {
         state.withLock { state in
             guard !state.closed, !state.work.stopping else { return }
             state.work.stopping = true
-            state.waker?.wakeUp()
+            wakeDriver(&state)
         }
     }
 
@@ -99,11 +101,29 @@ final class DeliveryQueue: Sendable {
                 state.exitWaiters.append(continuation)
                 if !state.closed && !state.work.stopping {
                     state.work.stopping = true
-                    state.waker?.wakeUp()
+                    wakeDriver(&state)
                 }
                 return false
             }
             if finished { continuation.resume() }
+        }
+    }
+
+    /// Wakes the driver, in `curl_multi_poll` or in `waitForWork` (with the lock held).
+    private func wakeDriver(_ locked: inout State) {
+        locked.waker?.wakeUp()
+        state.signal()
+    }
+
+    /// Driver, after `curl_multi_poll` failed (its wake-up cannot be relied on then): waits up to `timeout`,
+    /// returning early when jobs, a cancellation or a stop arrive.
+    func waitForWork(timeout: Duration) {
+        let deadline = ContinuousClock.now + timeout
+        state.wait { state -> (result: Bool?, sleep: Duration?) in
+            let work = state.work
+            if !work.jobs.isEmpty || !work.cancelledReceivers.isEmpty || work.stopping { return (true, nil) }
+            let left = deadline - .now
+            return left > .zero ? (nil, left) : (false, nil)
         }
     }
 

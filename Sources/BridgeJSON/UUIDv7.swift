@@ -117,7 +117,7 @@ public struct UUIDv7Generator: Sendable {
     public init() {}
 
     /// The next UUID for `time` (default: now), with random bits from the kernel's CSPRNG (the source of
-    /// `SystemRandomNumberGenerator`, read in 256-byte batches through a shared pool).
+    /// `SystemRandomNumberGenerator`, read in 4 KiB batches through a shared pool).
     public mutating func next(at time: Timestamp = .now()) -> UUIDv7 {
         var random = SystemRandomPool()
         return next(at: time, using: &random)

@@ -1,3 +1,4 @@
+internal import BridgeSystem
 internal import CRdKafka
 import Synchronization
 
@@ -51,7 +52,7 @@ final class KafkaPollThread {
     }
 
     private let loop: Loop
-    private var thread: pthread_t?
+    private var thread: DetachedThread.Joinable?
     /// The queue `rd_kafka_poll` serves, to wake the thread with `rd_kafka_queue_yield` (from any thread, unlike
     /// `rd_kafka_yield`, which only works inside a callback). Released when the thread stopped.
     private let mainQueue: OpaquePointer?
@@ -60,25 +61,15 @@ final class KafkaPollThread {
     init(handle: KafkaHandle) throws(KafkaError) {
         loop = Loop(handle: handle)
         mainQueue = rd_kafka_queue_get_main(handle.pointer)
-        // +1 handed to the thread, released when its loop returns: the loop outlives this object if need be.
-        let context = Unmanaged.passRetained(loop).toOpaque()
-        var thread = pthread_t()
-        let result = pthread_create(
-            &thread,
-            nil,
-            { raw in
-                let loop = Unmanaged<Loop>.fromOpaque(raw!).takeRetainedValue()
-                loop.run()
-                return nil
-            },
-            context
-        )
-        guard result == 0 else {
-            Unmanaged<Loop>.fromOpaque(context).release()  // no thread took the +1
+        do {
+            // The thread holds the loop until it returns: the loop outlives this object if need be.
+            thread = try DetachedThread.startJoinable { [loop] in loop.run() }
+        } catch {
             if let mainQueue { rd_kafka_queue_destroy(mainQueue) }
-            throw KafkaError(kind: .retriable, message: "could not start the delivery-report thread (error \(result))")
+            throw KafkaError(
+                kind: error.isRetriable ? .retriable : .fatal,
+                message: "could not start the delivery-report thread: \(error)")
         }
-        self.thread = thread
     }
 
     deinit { stop() }
@@ -104,7 +95,7 @@ final class KafkaPollThread {
     func stop() {
         guard let thread else { return }
         loop.stopping.store(true, ordering: .releasing)
-        pthread_join(thread, nil)
+        thread.join()
         self.thread = nil
         // Before the handle is destroyed: a queue reference left over would keep rd_kafka_destroy waiting.
         if let mainQueue { rd_kafka_queue_destroy(mainQueue) }

@@ -20,7 +20,7 @@ package final class JetStreamPublisher {
     private let handle: JetStreamHandle
     private let replies: ReplySubscription
     private let core: JetStreamPublisherCore
-    private var driver: pthread_t?
+    private var driver: DetachedThread.Joinable?
 
     private init(
         connection: NATSConnection,
@@ -68,24 +68,14 @@ package final class JetStreamPublisher {
     }
 
     private func startDriver() throws(NATSError) {
-        // +1 handed to the thread, released when the driver loop returns.
-        let context = Unmanaged.passRetained(core).toOpaque()
-        var thread = pthread_t()
-        let result = pthread_create(
-            &thread,
-            nil,
-            { raw in
-                let core = Unmanaged<JetStreamPublisherCore>.fromOpaque(raw!).takeRetainedValue()
-                core.runDriver()
-                return nil
-            },
-            context
-        )
-        guard result == 0 else {
-            Unmanaged<JetStreamPublisherCore>.fromOpaque(context).release()
-            throw NATSError(kind: .retriable, message: "could not start the JetStream publish thread (error \(result))")
+        do {
+            // The thread holds the core until the driver loop returns.
+            driver = try DetachedThread.startJoinable { [core] in core.runDriver() }
+        } catch {
+            throw NATSError(
+                kind: error.isRetriable ? .retriable : .fatal,
+                message: "could not start the JetStream publish thread: \(error)")
         }
-        driver = thread
     }
 
     // MARK: - Publishing
@@ -156,13 +146,28 @@ package final class JetStreamPublisher {
 
     /// Publishes `messages` and waits for every outcome (`submit` plus waiting for its completion).
     package func send(_ messages: [JetStreamMessage]) async throws -> [JetStreamOutcome] {
+        await Self.first(of: try await submitted(messages)) ?? []
+    }
+
+    /// `send`, waiting at most `limit` for the outcomes: nil when they did not come by then (a probe's test event).
+    package func send(_ messages: [JetStreamMessage], within limit: Duration) async throws -> [JetStreamOutcome]? {
+        let outcomes = try await submitted(messages)
+        return await withTimeLimit(limit) { await Self.first(of: outcomes) }
+    }
+
+    /// Submits `messages`; their outcomes arrive on the stream.
+    private func submitted(_ messages: [JetStreamMessage]) async throws -> AsyncStream<[JetStreamOutcome]> {
         let (stream, continuation) = AsyncStream<[JetStreamOutcome]>.makeStream(bufferingPolicy: .unbounded)
         try await submit(messages) { outcomes in
             continuation.yield(outcomes)
             continuation.finish()
         }
-        for await outcomes in stream { return outcomes }
-        return []
+        return stream
+    }
+
+    private static func first(of outcomes: AsyncStream<[JetStreamOutcome]>) async -> [JetStreamOutcome]? {
+        for await batch in outcomes { return batch }
+        return nil
     }
 
     /// Messages held (submitted, not yet finished) and published awaiting an acknowledgement.
@@ -201,9 +206,10 @@ package final class JetStreamPublisher {
     /// Waits up to `drainTimeout` for held messages to be acknowledged, then stops: what is left is reported
     /// failed (retriable), the driver thread ends and the JetStream context is released.
     package func close(drainTimeout: Duration) async {
-        let deadline = ContinuousClock.now + drainTimeout
-        while ContinuousClock.now < deadline && outstanding.held > 0 {
-            try? await Task.sleep(for: .milliseconds(10))
+        let core = self.core
+        _ = await withTimeLimit(drainTimeout) {
+            await core.waitUntilDrained()
+            return true
         }
         let publisher = UnsafeShutdown(publisher: self)
         _ = try? await BlockingExecutor.shared.perform { publisher.run() }
@@ -221,7 +227,7 @@ package final class JetStreamPublisher {
         }
         core.lock.signal()
         waiter?.resume()
-        pthread_join(driver, nil)
+        driver.join()
         let closedError = NATSError(kind: .retriable, message: "not acknowledged before the publisher closed")
         // Closing first: from here on a retriable failure finishes its message instead of retrying it.
         var completions = core.lock.withLock { $0.scheduler.close(error: closedError) }

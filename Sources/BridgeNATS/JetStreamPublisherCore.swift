@@ -24,6 +24,8 @@ final class JetStreamPublisherCore: Sendable {
         var connected = true
         var stopping = false
         var capacityWaiter: CheckedContinuation<Void, Never>?
+        /// `close` waiting for every held message to be answered.
+        var drainedWaiter: CheckedContinuation<Void, Never>?
         /// The token of the next publish (its reply subject's last token); never 0, never repeated.
         var nextToken: UInt = 1
         /// When the driver next looks for publishes past their acknowledgement deadline.
@@ -174,16 +176,18 @@ final class JetStreamPublisherCore: Sendable {
 
     /// The answer to the publish `token` (the reply subscription's delivery thread).
     func received(token: UInt, _ outcome: JetStreamOutcome) {
-        let (completion, waiter, wake) = lock.withLock { state in
+        let (completion, waiter, drained, wake) = lock.withLock { state in
             let retries = state.scheduler.retryCount
             let completion = state.scheduler.answered(token: token, outcome, now: .now)
             // The driver has work only when the key's next message became ready or a retry is to be timed; an
             // acknowledgement that releases nothing need not wake it (most of them, with many items in flight).
             let wake = state.scheduler.hasReady || state.scheduler.retryCount != retries
-            return (completion, Self.takeWaiterIfRoom(&state), wake)
+            let drained = state.scheduler.heldCount == 0 ? state.drainedWaiter.take() : nil
+            return (completion, Self.takeWaiterIfRoom(&state), drained, wake)
         }
         if wake { lock.signal() }
         waiter?.resume()
+        drained?.resume()
         completion.map { $0.completion($0.outcomes) }
     }
 
@@ -201,6 +205,23 @@ final class JetStreamPublisherCore: Sendable {
         }
         state.capacityWaiter = nil
         return waiter
+    }
+
+    /// Waits until no message is held (every one answered) or the publisher stops; returns at once when cancelled.
+    func waitUntilDrained() async {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let resumeNow = lock.withLock { state -> Bool in
+                    if state.scheduler.heldCount == 0 || state.stopping || Task.isCancelled { return true }
+                    state.drainedWaiter?.resume()  // one `close` at a time; never strand an older waiter
+                    state.drainedWaiter = continuation
+                    return false
+                }
+                if resumeNow { continuation.resume() }
+            }
+        } onCancel: {
+            lock.withLock { $0.drainedWaiter.take() }?.resume()
+        }
     }
 
     /// Waits until the scheduler has room; returns at once when cancelled (the caller checks).

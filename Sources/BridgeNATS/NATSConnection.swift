@@ -75,12 +75,8 @@ package final class NATSConnection {
     /// two seconds the context is kept rather than risk a late call into freed memory).
     private static func release(handle: NATSConnectionHandle, context: NATSConnectionContext) {
         natsConnection_Close(handle.pointer)
-        var waited = 0
-        while !context.isClosed && waited < 200 {
-            usleep(10_000)
-            waited += 1
-        }
+        let reported = context.waitUntilClosed(timeout: .seconds(2))
         natsConnection_Destroy(handle.pointer)
-        if context.isClosed { Unmanaged.passUnretained(context).release() }
+        if reported { Unmanaged.passUnretained(context).release() }
     }
 }

@@ -38,7 +38,8 @@ final class NATSConnectionContext: Sendable {
     }
 
     private let state = Mutex(State())
-    private let closed = Atomic<Bool>(false)
+    /// Whether libnats has closed the connection; its condition wakes `waitUntilClosed`.
+    private let closed = ConditionLock(false)
     let logger: Logger
     let redactor: Redactor
 
@@ -51,7 +52,18 @@ final class NATSConnectionContext: Sendable {
     var status: NATSConnectionStatus { state.withLock { $0.status } }
 
     /// Whether libnats has closed the connection.
-    var isClosed: Bool { closed.load(ordering: .acquiring) }
+    var isClosed: Bool { closed.withLock { $0 } }
+
+    /// Blocks the calling thread (never a task's) until libnats reported the close, at most `timeout`; true if it
+    /// did.
+    func waitUntilClosed(timeout: Duration) -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        return closed.wait { closed -> (result: Bool?, sleep: Duration?) in
+            if closed { return (true, nil) }
+            let left = deadline - .now
+            return left > .zero ? (nil, left) : (false, nil)
+        }
+    }
 
     /// Calls `listener` (on libnats's callback thread; keep it short) on every state change.
     func addListener(_ listener: @escaping @Sendable (NATSConnectionState) -> Void) {
@@ -65,7 +77,10 @@ final class NATSConnectionContext: Sendable {
 
     /// Records a state change and tells the listeners.
     func changed(to newState: NATSConnectionState, error: NATSError? = nil) {
-        if newState == .closed { closed.store(true, ordering: .releasing) }
+        if newState == .closed {
+            closed.withLock { $0 = true }
+            closed.broadcast()
+        }
         let listeners = state.withLock { state -> [@Sendable (NATSConnectionState) -> Void] in
             state.status.state = newState
             if newState == .connected {

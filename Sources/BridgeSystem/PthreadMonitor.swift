@@ -1,20 +1,22 @@
 #if canImport(Glibc)
-    @preconcurrency import Glibc
+    @preconcurrency package import Glibc
 #endif
 
-/// A pthread mutex and a condition variable, allocated and initialised together: the guard of a class whose own
-/// threads sleep on the condition (`BlockingExecutor`, `DedicatedThreadExecutor`, `ConditionLock`).
+/// A pthread mutex and a condition variable, allocated and initialised together: the one lock type of the classes
+/// that guard their state with a plain pthread mutex (`BlockingExecutor`, `DedicatedThreadExecutor`, `ConditionLock`,
+/// `EventQueue`, `OutboxStore`) rather than `Synchronization.Mutex` — on Linux a priority-inheritance futex whose
+/// contended path spins in the kernel (`rt_mutex`), measured as a large share of the webhook benchmark's CPU.
 ///
 /// A struct, so the two pointers are stored inline in the owning class and a lock costs what it did with two
 /// stored pointers. A struct has no deinit: the owner calls `destroy()` in its own.
-struct PthreadMonitor {
+package struct PthreadMonitor {
     /// The mutex guarding the owner's state.
-    let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    package let mutex: UnsafeMutablePointer<pthread_mutex_t>
     /// The condition the owner's threads wait on, with `mutex` held.
-    let condition: UnsafeMutablePointer<pthread_cond_t>
+    package let condition: UnsafeMutablePointer<pthread_cond_t>
 
     /// Creates both; `pthread_cond_timedwait` deadlines on `condition` are times of `clock`.
-    init(clock: clockid_t) {
+    package init(clock: clockid_t) {
         mutex = .allocate(capacity: 1)
         condition = .allocate(capacity: 1)
         pthread_mutex_init(mutex, nil)
@@ -26,7 +28,7 @@ struct PthreadMonitor {
     }
 
     /// Destroys and frees both: once, from the owner's deinit, when no thread uses them any more.
-    func destroy() {
+    package func destroy() {
         pthread_cond_destroy(condition)
         pthread_mutex_destroy(mutex)
         mutex.deallocate()

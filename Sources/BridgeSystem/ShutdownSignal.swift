@@ -1,10 +1,10 @@
 import Synchronization
 
-/// A one-way "stop now" flag that threads can poll or block on and tasks can wait on.
+/// A one-way "stop now" flag that threads can poll and tasks can wait on.
 ///
 /// The socket reader polls `isTriggered` between reads (at most every 250 ms) to unsubscribe and close cleanly; the
-/// reconnect loop and the activity reader `sleep` on it, and threads `pause` on it (a sink runner between retries),
-/// so a shutdown never waits out a backoff delay.
+/// reconnect loop, the activity reader and the sink runners (between retries) `sleep` on it, so a shutdown never
+/// waits out a backoff delay.
 public final class ShutdownSignal: Sendable {
     private struct State {
         var triggered = false
@@ -14,10 +14,6 @@ public final class ShutdownSignal: Sendable {
 
     private let flag = Atomic<Bool>(false)
     private let state = Mutex(State())
-    /// Whether shutdown was requested, for threads that `pause`. Not an empty value: ThreadSanitizer's access
-    /// instrumentation puts a zero-sized stored property at its object's own address, which every thread reads
-    /// before it takes the lock, and reported that as a race (docs/RELIABILITY.md "ThreadSanitizer").
-    private let threads = ConditionLock(false)
 
     /// Creates an untriggered signal.
     public init() {}
@@ -34,22 +30,6 @@ public final class ShutdownSignal: Sendable {
             return Array(state.waiters.values)
         }
         for waiter in waiters { waiter.resume() }
-        threads.withLock { triggered in
-            triggered = true
-            threads.broadcast()
-        }
-    }
-
-    /// Blocks the calling thread for `duration`, returning early when triggered; true if the full time passed.
-    /// For threads only (a sink runner's pause between retries): tasks use `sleep(for:)`.
-    @discardableResult
-    public func pause(for duration: Duration) -> Bool {
-        let deadline = ContinuousClock.now + duration
-        return threads.wait { triggered -> (result: Bool?, sleep: Duration?) in
-            if triggered { return (false, nil) }
-            let remaining = deadline - .now
-            return remaining > .zero ? (nil, remaining) : (true, nil)
-        }
     }
 
     /// Waits until the signal is triggered (or the task is cancelled).
@@ -77,22 +57,10 @@ public final class ShutdownSignal: Sendable {
     @discardableResult
     public func sleep(for duration: Duration) async -> Bool {
         if isTriggered { return false }
-        return await withTaskGroup(of: Bool.self) { group in
-            group.addTask {
-                do {
-                    try await Task.sleep(for: duration)
-                    return true
-                } catch {
-                    return false
-                }
-            }
-            group.addTask {
-                await self.wait()
-                return false
-            }
-            let first = await group.next() ?? false
-            group.cancelAll()
-            return first && !isTriggered
+        let interrupted = await withTimeLimit(duration) {
+            await self.wait()
+            return true
         }
+        return interrupted == nil && !isTriggered && !Task.isCancelled
     }
 }

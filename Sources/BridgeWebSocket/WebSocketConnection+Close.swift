@@ -2,10 +2,6 @@ import BridgeSystem
 import BridgeTLS
 import Synchronization
 
-#if canImport(Glibc)
-    @preconcurrency import Glibc
-#endif
-
 extension WebSocketConnection {
     /// Runs the close handshake (RFC 6455 §7.1.2): sends a close frame with `code` and `reason`, waits up to
     /// `closeTimeout` for the peer's close frame, then shuts the TCP connection down. Never throws.
@@ -24,6 +20,7 @@ extension WebSocketConnection {
         let action = machine.withLock { $0.sendClose(code: code, reason: reason) }
         perform(action)
         while machine.withLock({ $0.state != .closed }) && ContinuousClock.now < deadline {
+            let receivesBefore = finishedReceives.withLock { $0 }
             let readerWasFree: Bool? = reader.withLockIfAvailable { state in
                 // Short steps, so a reader thread that arrives later is not shut out for the whole timeout.
                 let step = min(deadline, ContinuousClock.now + .milliseconds(50))
@@ -31,7 +28,12 @@ extension WebSocketConnection {
                 return true
             }
             if readerWasFree == nil {
-                usleep(2_000)  // another thread is reading and will see the peer's close
+                // Another thread is reading and will see the peer's close: wait until its receive ends (counted
+                // before trying the lock, so an end in between is not missed) or the deadline passes.
+                finishedReceives.wait { finished in
+                    let left = deadline - ContinuousClock.now
+                    return finished != receivesBefore || left <= .zero ? ((), nil) : (nil, left)
+                }
             }
         }
         let timedOut = machine.withLock { $0.connectionDropped() }  // no-op when the handshake completed

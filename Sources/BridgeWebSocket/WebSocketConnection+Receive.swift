@@ -17,6 +17,10 @@ extension WebSocketConnection {
     public func receiveBatch(timeout: Duration, maxMessages: Int = .max) throws -> [WebSocketMessage] {
         precondition(maxMessages > 0, "maxMessages must be positive")
         let deadline = ContinuousClock.now + timeout
+        defer {
+            finishedReceives.withLock { $0 &+= 1 }
+            finishedReceives.broadcast()
+        }
         return try reader.withLock { state in
             try receive(state: &state, until: deadline, maxMessages: maxMessages)
         }

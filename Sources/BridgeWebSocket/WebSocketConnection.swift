@@ -30,6 +30,9 @@ public final class WebSocketConnection: Sendable {
     let writer: Mutex<FrameWriter>
     /// The protocol state: held only while handling one event.
     let machine = Mutex(WebSocketStateMachine())
+    /// How many receives have ended: `close` waits on it while another thread reads (that thread sees the peer's
+    /// close frame, or gives the reader lock back, and either wakes it).
+    let finishedReceives = ConditionLock<UInt64>(0)
 
     /// Wraps an upgraded stream. `leftover` holds bytes read after the handshake's head (early frames).
     init(

@@ -25,7 +25,4 @@ static inline rd_kafka_resp_err_t crdkafka_produce(rd_kafka_t *rk, rd_kafka_topi
                              RD_KAFKA_V_OPAQUE(opaque), RD_KAFKA_V_END);
 }
 
-/// The Kafka protocol's ProduceRequest API key (RD_KAFKAP_Produce, not in the public headers).
-static const int16_t crdkafka_api_key_produce = 0;
-
 #endif

@@ -21,7 +21,7 @@ import Testing
     @Test func handshakeWaitsForAuthOKBeforeSubscribing() {
         var sm = machine()
         #expect(sm.connected(accessToken: "tok", now: start) == [.send(#"{"type":"auth","access_token":"tok"}"#)])
-        // Nothing else is sent until auth ok (§2.2): a tick before it sends no ping.
+        // Nothing else is sent until auth ok (docs/directus-protocol.md §2.2): a tick before it sends no ping.
         #expect(sm.tick(now: start + .seconds(11)) == [])
         #expect(sm.received(.authOK, now: start) == [.send("SUB-A")])
         #expect(sm.received(.subscriptionInit(uid: "a"), now: start) == [.subscriptionLive(index: 0), .send("SUB-T")])

@@ -149,7 +149,7 @@ import Testing
     @Test func anUnknownCollectionIsNamedInAClearError() throws {
         let emulator = try Emulator()
         defer { emulator.stop() }
-        // A non-admin gets INVALID_COLLECTION for a collection that does not exist (§5.2).
+        // A non-admin gets INVALID_COLLECTION for a collection that does not exist (docs/directus-protocol.md §5.2).
         let bridge = try BridgeProcess.run(
             config: liveConfig(
                 url: emulator.url, auth: "    token: reader-static-token",

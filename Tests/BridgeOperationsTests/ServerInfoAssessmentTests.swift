@@ -123,8 +123,8 @@ func serverInfo(
     }
 
     @Test func aPeriodNodeIgnoresFailsAndCannotTrap() throws {
-        // §14.4: beyond 2147483.647 s (or zero, or negative) Node runs the heartbeat every millisecond. 1e300
-        // seconds once trapped converting milliseconds to an integer.
+        // docs/directus-protocol.md §14.4: beyond 2147483.647 s (or zero, or negative) Node runs the heartbeat every
+        // millisecond. 1e300 seconds once trapped converting milliseconds to an integer.
         for period in ["3000000", "1e300", "0", "-5"] {
             let info = try serverInfo(
                 websocket: #"{"rest":{"authentication":"handshake","path":"/websocket"},"heartbeat":\#(period)}"#)

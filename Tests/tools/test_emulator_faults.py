@@ -63,7 +63,7 @@ def test_expire_tokens_sends_token_expired_now(run):
         static = await api.authed_socket(ADMIN_TOKEN)
         await api.control("settings", {"auth_timeout": 0.5})
         answer = await api.control("expire-tokens", {"email": ADMIN["email"]})
-        assert answer["expired"] == 1  # the static token never expires on the socket (§13.16)
+        assert answer["expired"] == 1  # the static token never expires on the socket (docs/directus-protocol.md §13.16)
         assert await receive(login) == {"type": "auth", "status": "error",
                                         "error": {"code": "TOKEN_EXPIRED", "message": "Token expired."}}
         assert await silent(static, 0.2)

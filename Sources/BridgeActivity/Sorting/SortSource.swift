@@ -16,7 +16,7 @@ public protocol SortSource: Sendable {
     func recordedKeys(collection: String, keys: [String], after: Int64) async throws(DirectusError) -> Set<String>
 }
 
-/// `SortSource` over Directus's REST API (§8.7, §8.8).
+/// `SortSource` over Directus's REST API (docs/directus-protocol.md §8.7, §8.8).
 public struct DirectusSortSource: SortSource {
     private let api: DirectusAPI
     private let items: DirectusActivitySource

@@ -1,3 +1,4 @@
+internal import BridgeSystem
 package import BridgeStore
 package import BridgeEvents
 
@@ -20,7 +21,7 @@ package import BridgeEvents
 /// would cap intake at one fsync per batch (about 250 batches/s on the development VM).
 package final class OutboxStore: @unchecked Sendable {
     // @unchecked: `state` (the SQLite connection, opened SQLITE_OPEN_NOMUTEX, and the depth counts) is only
-    // touched inside `withState`, while `mutex` is held; the connection is never handed out of it.
+    // touched inside `withState`, while the monitor's mutex is held; the connection is never handed out of it.
     /// The file name under `delivery.state_dir`.
     package static let fileName = "webhooks.db"
 
@@ -31,11 +32,10 @@ package final class OutboxStore: @unchecked Sendable {
         package var depth: [String: Int] = [:]
     }
 
-    /// A plain pthread mutex, not `Synchronization.Mutex`: that one is a priority-inheritance futex on Linux, whose
-    /// contended path spins in the kernel (`rt_mutex`), measured as a large share of the webhook benchmark's CPU
-    /// while intake and delivery both used the store. Allocated last in `init`: an init that throws before every
-    /// property is set never reaches `deinit`, so anything allocated earlier would leak.
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    /// A plain pthread mutex (`PthreadMonitor`), not `Synchronization.Mutex`, which was measured as a large share of
+    /// the webhook benchmark's CPU while intake and delivery both used the store. Made last in `init`: an init that
+    /// throws before every property is set never reaches `deinit`, so anything allocated earlier would leak.
+    private let monitor: PthreadMonitor
     private var state: State
     /// The database file.
     package let path: String
@@ -60,13 +60,11 @@ package final class OutboxStore: @unchecked Sendable {
         }
         self.path = path
         self.state = State(database: database)
-        mutex = .allocate(capacity: 1)
-        pthread_mutex_init(mutex, nil)
+        monitor = PthreadMonitor(clock: CLOCK_MONOTONIC)
     }
 
     deinit {
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
+        monitor.destroy()
     }
 
     /// Opens `<stateDir>/webhooks.db`, creating the directory (and parents, 0700) when missing.
@@ -117,8 +115,8 @@ package final class OutboxStore: @unchecked Sendable {
 
     /// Runs `body` with the connection under the lock. `body` must not call back into the store.
     package func withState<T>(_ body: (inout State) throws -> T) throws -> T {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
+        pthread_mutex_lock(monitor.mutex)
+        defer { pthread_mutex_unlock(monitor.mutex) }
         return try body(&state)
     }
 

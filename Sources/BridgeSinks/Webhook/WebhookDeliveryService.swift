@@ -89,7 +89,7 @@ package final class WebhookDeliveryService: Sendable {
     package let depths: WebhookDepths
     package let logger: Logger
     package let executor = DedicatedThreadExecutor(name: "webhook")
-    package let doorbell: Doorbell
+    package let doorbell: Wakeup
     private let newRows = Atomic<Bool>(true)
     /// Finished attempts handed back by the engine, waiting for the loop's next turn.
     package let engineCompletions = CompletionInbox()
@@ -120,7 +120,7 @@ package final class WebhookDeliveryService: Sendable {
         self.metrics = metrics
         self.depths = depths
         self.logger = logger
-        let doorbell = Doorbell(timer: executor)
+        let doorbell = Wakeup(timer: executor)
         self.doorbell = doorbell
         self.receiver = DeliveryReceiver { [engineCompletions] completions in
             engineCompletions.list.withLock { $0.append(contentsOf: completions) }

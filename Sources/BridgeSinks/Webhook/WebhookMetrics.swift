@@ -1,3 +1,4 @@
+package import BridgeSystem
 package import Synchronization
 package import BridgeEvents
 
@@ -10,10 +11,17 @@ package final class WebhookDepths: Sendable {
     /// Creates zero counts.
     package init() {}
 
+    /// Rung each time the delivery service recounted the outbox (after it committed outcomes): a webhook sink with
+    /// shared state waits on it for its outbox to empty.
+    package let outboxCounted = Wakeup()
+
     /// Events waiting in the outbox.
     package var outbox: Int {
         get { outboxCount.load(ordering: .relaxed) }
-        set { outboxCount.store(newValue, ordering: .relaxed) }
+        set {
+            outboxCount.store(newValue, ordering: .relaxed)
+            outboxCounted.ring()
+        }
     }
 
     /// Dead letters stored.

@@ -3,10 +3,6 @@ public import BridgeStore
 public import BridgeSystem
 public import BridgeEvents
 
-#if canImport(Glibc)
-    @preconcurrency import Glibc
-#endif
-
 /// The `type: webhook` connector: `accept` makes events durable in the outbox (one transaction per batch) and
 /// wakes the delivery service, which does the HTTP side on its own schedule as the connector's background work
 /// (`run(until:)`: the `WebhookDeliveryService` loop, then the HTTP engine's shutdown).
@@ -26,13 +22,14 @@ public final class WebhookSink: SinkConnector, @unchecked Sendable {
     private let outboxChanged: @Sendable () -> Void
     private let background: (@Sendable (ShutdownSignal) async -> Void)?
     private let progressAfterDelivery: Bool
+    private let outboxCounted: Wakeup?
     private var unsynced = false
     private var lastSync = ContinuousClock.now
 
     /// Creates the sink for outbox id `sinkID`, shown as `name` (`WebhookSinkConfig.summary`); `outboxChanged` is
     /// called after every batch that added rows, and `background` (the delivery service) runs as the connector's
     /// background work. With `progressAfterDelivery` (shared state) `makeDurable` returns only once the outbox of
-    /// this sink is empty.
+    /// this sink is empty, looking again each time the delivery service rings `outboxCounted`.
     package init(
         sinkID: String,
         name: String,
@@ -42,9 +39,11 @@ public final class WebhookSink: SinkConnector, @unchecked Sendable {
         logger: Logger,
         outboxChanged: @escaping @Sendable () -> Void,
         progressAfterDelivery: Bool = false,
+        outboxCounted: Wakeup? = nil,
         background: (@Sendable (ShutdownSignal) async -> Void)? = nil
     ) {
         self.progressAfterDelivery = progressAfterDelivery
+        self.outboxCounted = outboxCounted
         self.name = name
         self.sinkID = sinkID
         self.store = store
@@ -60,7 +59,7 @@ public final class WebhookSink: SinkConnector, @unchecked Sendable {
         if let background { await background(shutdown) } else { await shutdown.wait() }
     }
 
-    public func accept(_ events: [EncodedEvent]) throws(SinkError) {
+    public func accept(_ events: [EncodedEvent]) async throws(SinkError) {
         guard !events.isEmpty else { return }
         let insertion: OutboxInsertion
         do {
@@ -108,7 +107,7 @@ public final class WebhookSink: SinkConnector, @unchecked Sendable {
     }
 
     /// Forces accepted events to disk at least once a second (see `OutboxStore`, "Durability").
-    public func tick(now: ContinuousClock.Instant) throws(SinkError) {
+    public func tick(now: ContinuousClock.Instant) async throws(SinkError) {
         if unsynced, now - lastSync >= .seconds(1) { try sync() }
     }
 
@@ -119,26 +118,28 @@ public final class WebhookSink: SinkConnector, @unchecked Sendable {
     /// failover leaves behind. The cursor then moves only once every event of this sink was answered (delivered or
     /// dead-lettered): this waits up to a second for the outbox to empty, then throws a backpressure error, so the
     /// runner waits at the cursor (asking the lease between attempts) and calls again.
-    public func makeDurable() throws(SinkError) {
+    public func makeDurable() async throws(SinkError) {
         try sync()
         guard progressAfterDelivery else { return }
         let deadline = ContinuousClock.now + .seconds(1)
         var waiting = 0
-        repeat {
+        while true {
             do {
                 waiting = try store.depth(sink: sinkID)
             } catch {
                 throw SinkError(sink: name, message: "outbox: \(error)", isRetriable: true)
             }
             if waiting == 0 { return }
-            usleep(10_000)  // the runner's own thread, never the cooperative pool
-        } while ContinuousClock.now < deadline
+            let left = deadline - .now
+            guard left > .zero, let outboxCounted else { break }
+            await outboxCounted.wait(timeout: left)
+        }
         throw SinkError(
             sink: name, message: "\(waiting) events wait for the receiver's answer before the shared cursor moves",
             isRetriable: true, isBackpressure: true)
     }
 
-    public func close() throws(SinkError) { try sync() }
+    public func close() async throws(SinkError) { try sync() }
 
     private func sync() throws(SinkError) {
         lastSync = .now

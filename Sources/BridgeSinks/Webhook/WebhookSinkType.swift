@@ -79,6 +79,7 @@ package enum WebhookSinkType: SinkType {
             logger: context.logger.child(label: "webhook", metadata: [LogKey.sink: context.sinkID]),
             outboxChanged: { [service] in service.outboxChanged() },
             progressAfterDelivery: context.progressAfterDelivery,
+            outboxCounted: depths.outboxCounted,
             background: { [service] stop in
                 outbox.warnAboutLeftovers()
                 await service.run(stop: stop, drainTimeout: drainTimeout)

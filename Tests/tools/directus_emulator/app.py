@@ -54,7 +54,8 @@ class Emulator:
         self.control = Control(self)
 
     def _publish(self, event: ItemEvent) -> None:
-        """Directus's action hook → bus → sockets, where an event can be lost after its write committed (§14.1)."""
+        """Directus's action hook → bus → sockets, where an event can be lost after its write committed
+        (docs/directus-protocol.md §14.1)."""
         if self.lost_events.get(event.action, 0) > 0:
             self.lost_events[event.action] -= 1
             self.stats.events_lost += 1

@@ -1,4 +1,5 @@
-"""Logins, rotating refresh tokens, JWT access tokens, static tokens and OTP (§2.3, §8.2–§8.5)."""
+"""Logins, rotating refresh tokens, JWT access tokens, static tokens and OTP (docs/directus-protocol.md §2.3,
+§8.2–§8.5)."""
 from __future__ import annotations
 
 import base64

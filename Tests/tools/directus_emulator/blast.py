@@ -2,7 +2,8 @@
 
 Items are not stored and produce no activity: this measures the consumer, not the emulator. Frames are built
 before the clock starts and written to the transport in ~1 MiB batches, waiting only when the kernel and the
-transport buffer are full (the consumer is slower than us).
+transport buffer are full (the consumer is slower than us). With a `rate` (frames per second) they are paced
+instead: every millisecond tick writes the frames due by then, for latency at a steady load.
 """
 from __future__ import annotations
 
@@ -24,8 +25,10 @@ class _Target:
     chunks: list[bytes]
 
 
-def _chunks(uid: str | None, count: int, size: int, start_id: int) -> tuple[list[bytes], int]:
-    """Frames `{"type":"subscription","event":"create","data":[item],"uid":…}` with items of about `size` bytes."""
+def _chunks(uid: str | None, count: int, size: int, start_id: int, batch_bytes: int = BATCH_BYTES) \
+        -> tuple[list[bytes], int]:
+    """Frames `{"type":"subscription","event":"create","data":[item],"uid":…}` with items of about `size` bytes,
+    joined into chunks of about `batch_bytes` (1: one frame per chunk)."""
     skeleton = jsonutil.dumps({"id": 0, "title": "Blast item", "status": "published", "body": ""})
     padding = "x" * max(0, size - len(skeleton) - 6)
     prefix = '{"type":"subscription","event":"create","data":[{"id":'
@@ -41,7 +44,7 @@ def _chunks(uid: str | None, count: int, size: int, start_id: int) -> tuple[list
         frame = header(frames.TEXT, len(payload)) + payload
         parts.append(frame)
         pending += len(frame)
-        if pending >= BATCH_BYTES:
+        if pending >= batch_bytes:
             chunks.append(b"".join(parts))
             total += pending
             parts, pending = [], 0
@@ -57,8 +60,25 @@ async def _drain(client: Client) -> None:
         await asyncio.sleep(0.0005)
 
 
-async def blast(clients: list[Client], collection: str, count: int, size: int, start_id: int = 1) -> dict[str, Any]:
-    """Sends `count` frames to every subscription on `collection` (no `event` filter or `event: create`)."""
+async def _paced(targets: list[_Target], rate: float) -> None:
+    """Writes the frames (one per chunk) at `rate` per second: each 1 ms tick sends what is due by then."""
+    started = time.perf_counter()
+    sent = 0
+    total = max((len(t.chunks) for t in targets), default=0)
+    while sent < total:
+        due = min(total, int((time.perf_counter() - started) * rate) + 1)
+        for target in targets:
+            transport = target.client.transport
+            if transport is not None and not transport.is_closing() and sent < len(target.chunks):
+                transport.write(b"".join(target.chunks[sent:due]))
+        sent = due
+        await asyncio.sleep(0.001)
+
+
+async def blast(clients: list[Client], collection: str, count: int, size: int, start_id: int = 1,
+                rate: float = 0) -> dict[str, Any]:
+    """Sends `count` frames to every subscription on `collection` (no `event` filter or `event: create`), as fast
+    as possible, or `rate` per second."""
     prepare_started = time.perf_counter()
     targets: list[_Target] = []
     total_bytes = 0
@@ -68,12 +88,14 @@ async def blast(clients: list[Client], collection: str, count: int, size: int, s
         for subscription in client.subscriptions:
             if subscription.collection == collection and subscription.item is None \
                     and subscription.event in (None, "create"):
-                chunks, size_bytes = _chunks(subscription.uid, count, size, start_id)
+                chunks, size_bytes = _chunks(subscription.uid, count, size, start_id, 1 if rate else BATCH_BYTES)
                 targets.append(_Target(client, chunks))
                 total_bytes += size_bytes
     prepare_seconds = time.perf_counter() - prepare_started
     started = time.perf_counter()
-    for index in range(max((len(t.chunks) for t in targets), default=0)):
+    if rate:
+        await _paced(targets, rate)
+    for index in range(0 if rate else max((len(t.chunks) for t in targets), default=0)):
         for target in targets:
             transport = target.client.transport
             if index < len(target.chunks) and transport is not None and not transport.is_closing():

@@ -321,8 +321,11 @@ class Control:
         if self.blast_task is not None and not self.blast_task.done():
             raise ControlError("a blast is already running")
         clients = list(self.emulator.ws.clients)
+        rate = float(body.get("rate", 0))
+        if rate < 0:
+            raise ControlError("rate is frames per second: 0 (as fast as possible) or more")
         coro = blast(clients, body.get("collection", "articles"), int(body.get("count", 1000)),
-                     int(body.get("size", 300)), int(body.get("start_id", 1)))
+                     int(body.get("size", 300)), int(body.get("start_id", 1)), rate)
         self.last_blast = None
         self.blast_task = asyncio.get_running_loop().create_task(coro)
         self.blast_task.add_done_callback(self._blast_done)

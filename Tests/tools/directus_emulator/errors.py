@@ -1,4 +1,4 @@
-"""Directus errors: the REST envelope (§8.1) and the WebSocket envelope (§3.1, §7.2)."""
+"""Directus errors: the REST envelope (docs/directus-protocol.md §8.1) and the WebSocket envelope (§3.1, §7.2)."""
 from __future__ import annotations
 
 from typing import Any

@@ -1,4 +1,5 @@
-"""Directus filter rules (§8.7) compiled into Python predicates, plus the primary-key range they imply."""
+"""Directus filter rules (docs/directus-protocol.md §8.7) compiled into Python predicates, plus the primary-key range
+they imply."""
 from __future__ import annotations
 
 import re

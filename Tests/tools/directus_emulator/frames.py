@@ -1,7 +1,8 @@
 """Server-to-client WebSocket frames written straight to the transport (RFC 6455 §5.2, never masked).
 
 The emulator writes every frame itself so it controls what Directus does differently from a polite server:
-close frames without a status code (§7.1: peers see 1005), TCP drops without any frame (1006), hostile frames.
+close frames without a status code (docs/directus-protocol.md §7.1: peers see 1005), TCP drops without any frame (1006),
+hostile frames.
 """
 from __future__ import annotations
 

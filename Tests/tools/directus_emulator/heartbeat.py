@@ -1,4 +1,5 @@
-"""The JSON heartbeat (§4): one global tick sends `{"type":"ping"}`; a client silent for a period is closed."""
+"""The JSON heartbeat (docs/directus-protocol.md §4): one global tick sends `{"type":"ping"}`; a client silent for a
+period is closed."""
 from __future__ import annotations
 
 import asyncio

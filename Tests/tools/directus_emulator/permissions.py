@@ -1,4 +1,5 @@
-"""Who may do what: policies per role, the accountability of a caller, and `/permissions/me` (§8.9)."""
+"""Who may do what: policies per role, the accountability of a caller, and `/permissions/me` (docs/directus-protocol.md
+§8.9)."""
 from __future__ import annotations
 
 import copy

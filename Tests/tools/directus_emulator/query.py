@@ -1,4 +1,5 @@
-"""The REST query vocabulary (§8.7): parsing `qs`-style parameters and sanitizing them into a `Query`."""
+"""The REST query vocabulary (docs/directus-protocol.md §8.7): parsing `qs`-style parameters and sanitizing them into a
+`Query`."""
 from __future__ import annotations
 
 import re

@@ -1,4 +1,5 @@
-"""Reads with permissions (§8.7, §8.8): filter, search, sort, limit/offset/page, meta, nested fields, aggregates."""
+"""Reads with permissions (docs/directus-protocol.md §8.7, §8.8): filter, search, sort, limit/offset/page, meta, nested
+fields, aggregates."""
 from __future__ import annotations
 
 from dataclasses import dataclass

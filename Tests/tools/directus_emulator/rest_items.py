@@ -1,4 +1,4 @@
-"""`/items/:collection` CRUD (§8.7) and the read-only `/activity` and `/revisions` (§8.8)."""
+"""`/items/:collection` CRUD (docs/directus-protocol.md §8.7) and the read-only `/activity` and `/revisions` (§8.8)."""
 from __future__ import annotations
 
 from typing import Any

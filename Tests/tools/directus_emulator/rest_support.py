@@ -1,4 +1,5 @@
-"""Shared REST plumbing: JSON responses, bodies, queries and the caller's accountability (§8.1, §8.2)."""
+"""Shared REST plumbing: JSON responses, bodies, queries and the caller's accountability (docs/directus-protocol.md
+§8.1, §8.2)."""
 from __future__ import annotations
 
 from typing import Any

@@ -1,4 +1,5 @@
-"""`/utils` endpoints a bridge meets: manual sorting (`POST /utils/sort/:collection`, §14.3)."""
+"""`/utils` endpoints a bridge meets: manual sorting (`POST /utils/sort/:collection`, docs/directus-protocol.md
+§14.3)."""
 from __future__ import annotations
 
 from typing import Any

@@ -67,7 +67,8 @@ class Field:
 
 @dataclass
 class Collection:
-    """A collection: ordered fields, its primary key and its activity tracking setting (§8.8)."""
+    """A collection: ordered fields, its primary key and its activity tracking setting (docs/directus-protocol.md
+    §8.8)."""
 
     name: str
     fields: dict[str, Field]

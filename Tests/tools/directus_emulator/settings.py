@@ -12,7 +12,8 @@ ACTIVITY_ACCESS = ("none", "partial", "full")
 
 @dataclass
 class Settings:
-    """Defaults follow Directus's (§1.3) except where a test needs the emulator to be useful out of the box."""
+    """Defaults follow Directus's (docs/directus-protocol.md §1.3) except where a test needs the emulator to be useful
+    out of the box."""
 
     token_ttl_ms: int = 900_000              # ACCESS_TOKEN_TTL 15m
     refresh_ttl_ms: int = 604_800_000        # REFRESH_TOKEN_TTL 7d

@@ -15,7 +15,7 @@ class Stats:
     server_pings_sent: int = 0            # JSON {"type":"ping"} frames sent by the heartbeat
     client_pongs: int = 0                 # {"type":"pong"} received
     client_pings: int = 0                 # {"type":"ping"} received
-    protocol_pings: int = 0               # opcode 0x9 frames received (never answered, §4)
+    protocol_pings: int = 0               # opcode 0x9 frames received (never answered, docs/directus-protocol.md §4)
     auth_messages: int = 0                # frames with type "auth" received (handshake and in-band)
     auth_ok: int = 0
     auth_failed: int = 0

@@ -1,4 +1,4 @@
-"""subscribe / unsubscribe (§5.1, §5.2, §5.4) and event dispatch to subscribers (§5.3)."""
+"""subscribe / unsubscribe (docs/directus-protocol.md §5.1, §5.2, §5.4) and event dispatch to subscribers (§5.3)."""
 from __future__ import annotations
 
 from typing import Any, Callable, Iterable

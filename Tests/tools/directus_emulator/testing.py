@@ -112,7 +112,7 @@ class Api:
         return await websockets.connect(f"ws://127.0.0.1:{self.emulator.port}{path}", **options)
 
     async def socket_at_port(self, port: int, **options: Any) -> ClientConnection:
-        """A socket to another instance of this emulator (§14.2)."""
+        """A socket to another instance of this emulator (docs/directus-protocol.md §14.2)."""
         options.setdefault("ping_interval", None)
         return await websockets.connect(f"ws://127.0.0.1:{port}/websocket", **options)
 

@@ -1,4 +1,5 @@
-"""The `/websocket` endpoint (§1, §2.1, §3): upgrade decisions, the read loop and message routing."""
+"""The `/websocket` endpoint (docs/directus-protocol.md §1, §2.1, §3): upgrade decisions, the read loop and message
+routing."""
 from __future__ import annotations
 
 import asyncio

@@ -1,4 +1,5 @@
-"""Item writes with their activity and revision rows (§8.8) and the events they emit (§5.3, §5.5).
+"""Item writes with their activity and revision rows (docs/directus-protocol.md §8.8) and the events they emit (§5.3,
+§5.5).
 
 A write is planned (validated, keys and activity ids reserved), then committed: the item change, its activity
 row and revision become visible together, then the event goes to the socket layer. A queued commit delay makes

@@ -1,4 +1,5 @@
-"""Socket authentication: auth message schema and flows (§2.3), handshake (§2.2), re-auth (§2.5), expiry (§2.6)."""
+"""Socket authentication: auth message schema and flows (docs/directus-protocol.md §2.3), handshake (§2.2), re-auth
+(§2.5), expiry (§2.6)."""
 from __future__ import annotations
 
 import asyncio

@@ -15,8 +15,9 @@ from .query import Query
 
 _ids = itertools.count(1)
 
-# Connection states. `handshake`: waiting for the first frame (§2.2); `authenticating`: the first frame is being
-# checked and anything else that arrives is lost; `open`: established (in the controller's client list).
+# Connection states. `handshake`: waiting for the first frame (docs/directus-protocol.md §2.2); `authenticating`: the
+# first frame is being checked and anything else that arrives is lost; `open`: established (in the controller's client
+# list).
 HANDSHAKE, AUTHENTICATING, OPEN, CLOSING, CLOSED = "handshake", "authenticating", "open", "closing", "closed"
 
 CLOSE_GRACE_SECONDS = 2.0  # how long a server-initiated close waits for the peer's close frame
