@@ -98,6 +98,8 @@ package struct SinkProbeContext: Sendable {
     package var scope: SinkScope
     /// The collection a test event names (the first this sink takes).
     package var testCollection: String { scope.collections.first ?? "" }
+    /// A new test event for `--send-test-event`: naming `testCollection`, in the sink's format.
+    package var testEvent: SinkTestEvent { SinkTestEvent(collection: testCollection, encoder: encoder) }
     /// HTTP for probes that need it, verifying like deliveries do (tests inject a fake).
     package var transport: any HTTPTransport
     /// Logs (stderr).

@@ -1,5 +1,4 @@
 public import BridgeConfig
-public import BridgeHTTP
 package import BridgeEvents
 
 /// A kind of sink: what `SinkCatalog` registers for each `type:` of `sinks`. Adding a sink type means a new

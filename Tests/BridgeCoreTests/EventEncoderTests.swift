@@ -60,13 +60,13 @@ private final class BodySink: SinkConnector, @unchecked Sendable {
         #expect(EventEncoder(format: .cloudevents, source: "x").contentType == "application/cloudevents+json")
     }
 
-    @Test func theWebhookTestEventFollowsTheFormat() throws {
+    @Test func theSinkTestEventFollowsTheFormat() throws {
         let encoder = EventEncoder(format: .cloudevents, source: "http://h")
-        let test = WebhookTestEvent(collection: "articles", encoder: encoder)
+        let test = SinkTestEvent(collection: "articles", encoder: encoder)
         let object = try #require(try JSONSerialization.jsonObject(with: Data(test.body)) as? [String: Any])
         #expect(object["type"] as? String == "directus.bridge.test")
         #expect(object["id"] as? String == test.id)
         #expect((object["data"] as? [String: Any])?["id"] as? String == test.id)
-        #expect(WebhookTestEvent(collection: "articles").body.starts(with: Array(#"{"id":"#.utf8)))
+        #expect(SinkTestEvent(collection: "articles").body.starts(with: Array(#"{"id":"#.utf8)))
     }
 }

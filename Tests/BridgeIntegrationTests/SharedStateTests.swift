@@ -156,7 +156,7 @@ import Testing
 
     /// A webhook sink on shared state: events the active bridge holds in its local outbox are not behind the shared
     /// cursor, so when it dies while the receiver refuses them, the standby sends every one of them.
-    @Test func eventsInTheDeadBridgesWebhookOutboxAreSentByTheStandby() throws {
+    @Test func eventsInTheDeadBridgesOutboxFileAreSentByTheStandby() throws {
         let server = try startedSingleServer("shared-webhook")
         let emulator = try Emulator()
         let receiver = try WebhookReceiver()

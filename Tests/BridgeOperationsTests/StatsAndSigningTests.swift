@@ -71,10 +71,10 @@ import Testing
     }
 }
 
-@Suite struct WebhookTestEventTests {
+@Suite struct SinkTestEventTests {
     /// The test event is signed by the sink's signer (whose vectors are in BridgeWebhookTests).
     @Test func theTestEventIsSignedLikeADelivery() throws {
-        let event = WebhookTestEvent(collection: "articles")
+        let event = SinkTestEvent(collection: "articles")
         let secrets = ["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "plain text secret"]
         let expected = try WebhookSigner(secrets: secrets).signature(
             id: event.id, timestamp: event.timestamp, body: event.body)
@@ -84,7 +84,7 @@ import Testing
     }
 
     @Test func bodyIsAnEventShapedJSONObject() throws {
-        let event = WebhookTestEvent(
+        let event = SinkTestEvent(
             collection: "articles",
             now: Timestamp(microsecondsSinceEpoch: 1_700_000_000_000_000)
         )

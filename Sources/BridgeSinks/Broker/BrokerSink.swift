@@ -95,7 +95,7 @@ package final class BrokerSink: SinkConnector, @unchecked Sendable {
         logger: Logger,
         open: @escaping () async throws(SinkError) -> any BrokerClient
     ) throws(RuntimeOutcome) -> BrokerSink {
-        let outbox = try WebhookOutbox.registered(for: context, purpose: "dead letters")
+        let outbox = try context.outbox(purpose: "dead letters")
         let deadLetters: any BrokerDeadLetters =
             context.sharedState.map { shared in
                 SharedBrokerDeadLetters(

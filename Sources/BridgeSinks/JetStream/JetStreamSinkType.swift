@@ -104,7 +104,7 @@ package enum JetStreamSinkType: SinkType {
         }
         let covered = "stream \(streams.joined(separator: ", ")) takes \(pattern)"
         guard context.sendTestEvent else { return .ok(check, "connected; \(covered)") }
-        let test = WebhookTestEvent(collection: context.testCollection, encoder: context.encoder)
+        let test = context.testEvent
         let message = JetStreamMessage(
             subject: template.render(collection: context.testCollection, event: "test"), messageID: test.id,
             payload: test.body)

@@ -78,7 +78,7 @@ package enum KafkaSinkType: SinkType {
         let found = described.map { "topic \($0.name): \($0.partitionCount) partitions, \($0.brokerCount) brokers" }
             .joined(separator: "; ")
         guard context.sendTestEvent else { return .ok(check, found) }
-        let test = WebhookTestEvent(collection: context.testCollection, encoder: context.encoder)
+        let test = context.testEvent
         let message = KafkaMessage(
             topic: topic, key: "",
             headers: KafkaBrokerClient.headers(

@@ -18,9 +18,9 @@ extension WebhookSinkType {
         var headers = webhook.headers.map { (name: $0.name, value: $0.value) }
         headers.append(("user-agent", context.userAgent))
         var request = HTTPRequest(method: "HEAD", url: webhook.url.description, timeout: webhook.timeout)
-        var event: WebhookTestEvent?
+        var event: SinkTestEvent?
         if context.sendTestEvent {
-            let test = WebhookTestEvent(collection: context.testCollection, encoder: context.encoder)
+            let test = context.testEvent
             headers += [
                 ("content-type", context.encoder.contentType), ("webhook-id", test.id),
                 ("webhook-timestamp", "\(test.timestamp)"),

@@ -24,7 +24,7 @@ package enum WebhookSinkType: SinkType {
     package static func makeConnector(_ settings: WebhookSinkConfig, context: SinkContext) throws(RuntimeOutcome)
         -> any SinkConnector
     {
-        let outbox = try WebhookOutbox.registered(for: context, purpose: "webhook outbox")
+        let outbox = try context.outbox(purpose: "webhook outbox")
         let signer: WebhookSigner
         do {
             signer = try WebhookSigner(secrets: settings.signingSecrets)

@@ -3,9 +3,11 @@ internal import BridgeStore
 package import Synchronization
 package import BridgeEvents
 
-/// The outbox file every webhook sink of a run shares (`<state_dir>/webhooks.db`), where broker sinks keep their
-/// dead letters too, opened by the first such sink (`SinkResources`), and what is known about the sinks that use it.
-package final class WebhookOutbox: Sendable {
+/// The outbox and dead letters of a run (`<state_dir>/webhooks.db`), a sink-neutral component any connector gets
+/// through its context (`SinkContext.outbox(purpose:)`): the webhook sink keeps its outbox there, every sink that
+/// can refuse an event for good (broker sinks) its dead letters. Opened by the first sink that asks
+/// (`SinkResources`), with what is known about the sinks that use it.
+package final class OutboxFile: Sendable {
     /// The store.
     package let store: OutboxStore
     private let logger: Logger
@@ -20,11 +22,11 @@ package final class WebhookOutbox: Sendable {
 
     /// The outbox of `context`'s state directory — opened by the first sink of the run that needs it, shared by the
     /// others — with `context`'s sink registered. `purpose` names what the sink keeps there, for the error.
-    package static func registered(for context: SinkContext, purpose: String) throws(RuntimeOutcome) -> WebhookOutbox {
-        let outbox: WebhookOutbox
+    fileprivate static func registered(for context: SinkContext, purpose: String) throws(RuntimeOutcome) -> OutboxFile {
+        let outbox: OutboxFile
         do {
-            outbox = try context.shared.value(WebhookOutbox.self) {
-                let outbox = try WebhookOutbox(stateDir: context.stateDir, logger: context.logger)
+            outbox = try context.shared.value(OutboxFile.self) {
+                let outbox = try OutboxFile(stateDir: context.stateDir, logger: context.logger)
                 // Before any sink reads its rows: a sink that was just named finds them under its name.
                 for (name, former) in try outbox.store.keepRows(of: context.renames) {
                     context.logger.info(
@@ -60,5 +62,13 @@ package final class WebhookOutbox: Sendable {
                 metadata: [LogKey.sink: sink, LogKey.count: count]
             )
         }
+    }
+}
+
+extension SinkContext {
+    /// The run's outbox and dead letters (`OutboxFile`), with this sink registered as one that uses them; a file that
+    /// cannot be opened is a configuration problem (exit 78). `purpose` names what the sink keeps there.
+    package func outbox(purpose: String) throws(RuntimeOutcome) -> OutboxFile {
+        try OutboxFile.registered(for: self, purpose: purpose)
     }
 }

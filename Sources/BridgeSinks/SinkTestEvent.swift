@@ -2,17 +2,17 @@ package import BridgeJSON
 package import BridgeSystem
 package import BridgeEvents
 
-/// The signed test request `check --send-test-event` POSTs to a webhook: an event-shaped body with
-/// `type: directus.bridge.test` (so receivers can recognise and ignore it) and the Standard Webhooks headers of
-/// real deliveries (README.md "Webhooks", "Check the setup").
-///
-/// It is signed exactly like real deliveries, by `WebhookSigner`.
-package struct WebhookTestEvent {
-    /// `evt_test_<uuid v7>`, the `webhook-id`.
+/// The test event of `check --send-test-event`, part of the sink contract (`SinkProbeContext.testEvent`): an
+/// event-shaped body with `type: directus.bridge.test` (so receivers can recognise and ignore it), in the sink's
+/// format, that every sink type delivers like a real event — a webhook POSTs it signed like real deliveries (with its
+/// `timestamp` as `webhook-timestamp`), a broker publishes it to the first collection's topic or subject (README.md
+/// "Check the setup").
+package struct SinkTestEvent {
+    /// `evt_test_<uuid v7>` (a webhook's `webhook-id`, a JetStream `Nats-Msg-Id`, Kafka's `id` header).
     package var id: String
     /// The JSON body.
     package var body: [UInt8]
-    /// The unix time of the attempt, the `webhook-timestamp`.
+    /// The unix time it was made (a webhook's `webhook-timestamp`).
     package var timestamp: Int64
 
     /// A test event for `collection` (the first subscription's) at `now`, in the sink's format (`encoder`).
