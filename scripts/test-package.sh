@@ -59,7 +59,8 @@ for setting in LimitCORE=0 MemoryMax= TasksMax= LoadCredential=directus-token:/e
     expect "unit sets $setting" grep -q "^$setting" "$UNIT"
 done
 if command -v systemd-analyze >/dev/null; then
-    exposure="$(systemd-analyze security --offline=true "$UNIT" 2>/dev/null | sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p')"
+    exposure="$(systemd-analyze security --offline=true "$UNIT" 2>/dev/null \
+        | sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p')"
     expect "systemd-analyze security: exposure $exposure (at most 1.5)" \
         awk -v level="${exposure:-99}" 'BEGIN { exit !(level <= 1.5) }'
 fi
@@ -81,7 +82,8 @@ CREDENTIALS=/run/credentials/directus-bridge.service
 install -d -m 0700 "$WORK$CREDENTIALS"
 printf 'example\n' | install -m 0400 /dev/stdin "$WORK$CREDENTIALS/directus-token"
 in_root chown -R directus-bridge:directus-bridge "$CREDENTIALS"
-sed 's|^\( *\)token: \${DIRECTUS_TOKEN}.*|\1token_file: ${CREDENTIALS_DIRECTORY:-/etc/directus-bridge}/directus-token|' \
+TOKEN_FILE='token_file: ${CREDENTIALS_DIRECTORY:-/etc/directus-bridge}/directus-token'
+sed "s|^\( *\)token: \${DIRECTUS_TOKEN}.*|\1$TOKEN_FILE|" \
     "$WORK/etc/directus-bridge/bridge.yaml" >"$WORK/tmp/credential.yaml"
 chmod 0644 "$WORK/tmp/credential.yaml"
 credential_output="$(as_bridge CREDENTIALS_DIRECTORY="$CREDENTIALS" directus-bridge validate \

@@ -16,6 +16,7 @@ public struct JSONAnswerMeter: Sendable {
         /// More items in `data` than `maximumItems` (the `limit` the request gave).
         case tooManyItems(Int)
 
+        /// The refusal in words, for the error a caller reports.
         public var description: String {
             switch self {
             case .tooManyValues(let limit): "the answer holds more than \(limit) JSON values"

@@ -38,8 +38,8 @@ import Testing
         #expect(bridge.waitForExit() == 0)
     }
 
-    /// The second case: a 16 MiB `{"data":[{},{},…]}` answer to a start-up read (`GET /server/info`) peaked at
-    /// 376–409 MB. The steady state is a healthy bridge's, against the same emulator.
+    /// The second case: a 16 MiB `{"data":[{},{},…]}` answer to a start-up read (`GET /server/info`)
+    /// peaked at 376–409 MB. The steady state is a healthy bridge's, against the same emulator.
     @Test func aHostileStartUpAnswerCostsLittleMemory() throws {
         let emulator = try Emulator()
         defer { emulator.stop() }

@@ -24,7 +24,7 @@ package enum TransportPolicy {
         /// What to do about it.
         package var remedy: String
         /// Log metadata: the sink's id, the URL as shown (`scheme://host:port`), the header names.
-        package var metadata: LogMetadata
+        package var metadata: [String: String]
 
         /// The risk as `validate` and `check` print it.
         package var warning: ConfigWarning { ConfigWarning(field: field, detail: message, remedy: remedy) }
