@@ -86,6 +86,11 @@ extension ActivityReaderLoop {
     /// order), marks the snapshot done with the last batch, and returns once the sink made that batch durable.
     /// Ids derive from the watermark, so a snapshot repeated after a crash gives the same ids. Returns false when
     /// stopped before the end.
+    ///
+    /// The pages are read as the sink takes them, so an item that existed at the watermark may be deleted before its
+    /// page is read. Without a filter on the items, each such item still gets its line, with `data` null (it is gone),
+    /// in the last batch: before its delete, which the reader reads after the snapshot (`vanishedKeys`). With a
+    /// filter, whether a gone item matched it cannot be known, and its delete alone says it is gone.
     package func snapshot(_ pending: PendingSnapshot) async -> Bool {
         let subscription = pending.subscription
         let query = subscription.query
@@ -104,6 +109,7 @@ extension ActivityReaderLoop {
         defer { progress.finish() }
         var total: Int?
         var after: JSONValue?
+        var held = Set<Int>()
         while true {
             let position = after
             guard
@@ -133,31 +139,27 @@ extension ActivityReaderLoop {
                     case .tooLarge(let key): (nil, key.keyString)
                     }
                 guard let key else { continue }
-                let id = EventID.snapshot(
-                    collection: subscription.collection, key: key, watermark: watermark,
-                    subscriptionSuffix: subscription.idSuffix)
-                let fields = EventLineFields(
-                    id: id,
-                    event: .snapshot,
-                    collection: subscription.collection,
-                    key: key,
-                    origin: .snapshot,
-                    seq: nil,
-                    time: receivedAt,
-                    receivedAt: receivedAt,
-                    subscription: subscription.uid
-                )
-                var body: [UInt8] = []  // sized by the writer (see `EventQueue.byteCount(of:)`)
-                EventLineWriter.append(
-                    fields,
-                    dataValue: item.map(query.shape) ?? .null,
-                    deltaValue: nil,
-                    newline: false,
-                    to: &body
-                )
-                events.append(EncodedEvent(fields: fields, body: body))
+                held.insert(key.hashValue)
+                events.append(
+                    snapshotLine(subscription, key: key, data: item.map(query.shape) ?? .null, watermark: watermark,
+                                 at: receivedAt))
             }
             let isLast = page.entries.count < pageSize
+            if isLast && !query.narrowsItems {
+                guard
+                    let vanished = await vanishedKeys(
+                        collection: subscription.collection, watermark: watermark, held: held)
+                else { return false }
+                if !vanished.isEmpty {
+                    logger.info(
+                        "snapshot items deleted before their page was read: their lines carry no data",
+                        metadata: [LogKey.subscriptionUID: subscription.uid, LogKey.count: vanished.count])
+                }
+                let now = Timestamp.now()
+                for key in vanished {
+                    events.append(snapshotLine(subscription, key: key, data: .null, watermark: watermark, at: now))
+                }
+            }
             let done = isLast ? ActivityProgress(completedSnapshots: [subscription.uid: watermark]) : nil
             if !events.isEmpty || done != nil {
                 do {
@@ -195,5 +197,27 @@ extension ActivityReaderLoop {
             ]
         )
         return true
+    }
+
+    /// One `snapshot` line of `subscription`'s collection: its id derives from the watermark.
+    private func snapshotLine(
+        _ subscription: ActivitySubscription, key: String, data: JSONValue, watermark: Int64, at time: Timestamp
+    ) -> EncodedEvent {
+        let fields = EventLineFields(
+            id: EventID.snapshot(
+                collection: subscription.collection, key: key, watermark: watermark,
+                subscriptionSuffix: subscription.idSuffix),
+            event: .snapshot,
+            collection: subscription.collection,
+            key: key,
+            origin: .snapshot,
+            seq: nil,
+            time: time,
+            receivedAt: time,
+            subscription: subscription.uid
+        )
+        var body: [UInt8] = []  // sized by the writer (see `EventQueue.byteCount(of:)`)
+        EventLineWriter.append(fields, dataValue: data, deltaValue: nil, newline: false, to: &body)
+        return EncodedEvent(fields: fields, body: body)
     }
 }

@@ -112,4 +112,39 @@ import Testing
         second.send(SIGTERM)
         #expect(second.waitForExit() == 0)
     }
+
+    /// An item that existed at the snapshot's watermark but was deleted while the snapshot waited for the sink, before
+    /// its page was read, still gets its snapshot line (`data` null: it is gone) ahead of its delete: the snapshot
+    /// gives every item of its watermark (found by the soak, where the webhook's and JetStream's snapshots, held back
+    /// by a down receiver, lacked an item the NDJSON and Kafka sinks had read before the delete).
+    @Test func anItemDeletedWhileTheSnapshotWaitsKeepsItsLineBeforeItsDelete() throws {
+        let emulator = try Emulator()
+        let receiver = try WebhookReceiver()
+        defer {
+            emulator.stop()
+            receiver.stop()
+        }
+        let total = try seed(emulator, count: 1500)
+        let last = try #require(try emulator.keys(of: "articles").compactMap { Int($0) }.max())
+        try receiver.down()
+        let bridge = try BridgeProcess.run(config: config(emulator, receiver))
+        // The first page waits at the full outbox; the last page, with the last item, is not read yet.
+        #expect(bridge.waitForLog("sink full, waiting at its cursor", timeout: 30), "\(bridge.stderr.suffix(3000))")
+        _ = try emulator.rest("DELETE", "/items/articles/\(last)")
+        try receiver.up()
+        #expect(
+            bridge.waitUntil(timeout: 120) { _ in snapshotIDs(receiver).count >= total },
+            "\(snapshotIDs(receiver).count) of \(total): \(bridge.stderr.suffix(3000))")
+        #expect(snapshotIDs(receiver).count == total)
+        #expect(bridge.waitUntil(timeout: 30) { _ in
+            ((try? receiver.delivered()) ?? []).contains { $0.json["event"] as? String == "delete" }
+        })
+        let ofLast = try receiver.delivered().filter { $0.json["key"] as? String == String(last) }
+        let events = ofLast.sorted { $0.n < $1.n }.map { $0.json["event"] as? String ?? "" }
+        #expect(events == ["snapshot", "delete"], "\(events)")
+        #expect(ofLast.first.map { $0.json["data"] is NSNull } == true, "\(ofLast.first?.body ?? "")")
+        bridge.send(SIGTERM)
+        #expect(bridge.waitForExit() == 0)
+    }
+
 }
