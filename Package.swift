@@ -36,6 +36,7 @@ let package = Package(
         // libFuzzer's driver (compiler-rt): declared only; linked by `-sanitize=fuzzer` in scripts/fuzz.sh.
         .systemLibrary(name: "CLibFuzzer"),
         cLibrary("CNats", pkgConfig: "libnats", apt: "libnats-dev"),
+        cLibrary("CHiredis", pkgConfig: "hiredis", apt: "libhiredis-dev"),
 
         // MARK: Layers
         .target(name: "BridgeSystem", swiftSettings: strict),
@@ -49,6 +50,8 @@ let package = Package(
         // Broker clients: independent of the bridge's own layers; the broker sinks (BridgeSinks) are built on them.
         .target(name: "BridgeKafka", dependencies: ["BridgeSystem", "CRdKafka"], swiftSettings: strict),
         .target(name: "BridgeNATS", dependencies: ["BridgeSystem", "BridgeJSON", "CNats"], swiftSettings: strict),
+        // Redis: hiredis's reply parser only; the I/O (and TLS, which Debian's hiredis 0.14 lacks) is BridgeTLS's.
+        .target(name: "BridgeRedis", dependencies: ["BridgeSystem", "BridgeTLS", "CHiredis"], swiftSettings: strict),
         // The bridge itself, in one-way layers (docs/ARCHITECTURE.md "Layers"): the event vocabulary, the Directus
         // session, the activity log, the sinks, and the runtime that wires them.
         .target(
@@ -135,6 +138,7 @@ let package = Package(
         .testTarget(name: "BridgeActivityTests", dependencies: ["BridgeCore", "BridgeEvents", "BridgeDirectus", "BridgeActivity", "BridgeSinks", "BridgeConfig", "BridgeJSON", "BridgeSystem", "BridgeTestSupport", "BridgeNATS"]),
         .testTarget(name: "BridgeKafkaTests", dependencies: ["BridgeKafka", "BridgeSystem", "BridgeTestSupport"]),
         .testTarget(name: "BridgeNATSTests", dependencies: ["BridgeNATS", "BridgeSystem", "BridgeTestSupport"]),
+        .testTarget(name: "BridgeRedisTests", dependencies: ["BridgeRedis", "BridgeSystem", "BridgeTestSupport"]),
         .testTarget(name: "BridgeWebhookTests", dependencies: ["BridgeCore", "BridgeEvents", "BridgeDirectus", "BridgeActivity", "BridgeSinks", "BridgeHTTP", "BridgeStore", "BridgeSystem", "BridgeTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
