@@ -9,6 +9,8 @@ Prints `READY <port>`, then answers every connection according to MODE:
   redis-huge-array answers with an array header announcing 2,000,000,000 elements
   redis-deep      answers with arrays nested 20 levels deep
   close           accepts and closes at once
+  mqtt311-only    an MQTT broker that speaks 3.1.1 only: refuses a CONNECT of another version with CONNACK code 1
+                  (and closes), accepts level 4, answers PUBLISH QoS 1 with PUBACK and PINGREQ with PINGRESP
 """
 import socket
 import sys
@@ -22,9 +24,51 @@ REPLIES = {
 }
 
 
+def read_exactly(connection: socket.socket, count: int) -> bytes:
+    data = b""
+    while len(data) < count:
+        chunk = connection.recv(count - len(data))
+        if not chunk:
+            raise EOFError
+        data += chunk
+    return data
+
+
+def serve_mqtt311(connection: socket.socket) -> None:
+    while True:
+        first = read_exactly(connection, 1)[0]
+        length, shift = 0, 0
+        while True:
+            byte = read_exactly(connection, 1)[0]
+            length |= (byte & 0x7F) << shift
+            shift += 7
+            if byte < 0x80:
+                break
+        body = read_exactly(connection, length)
+        kind = first >> 4
+        if kind == 1:  # CONNECT: protocol name (2-byte length + "MQTT"), then the level
+            level = body[6]
+            connection.sendall(bytes([0x20, 0x02, 0x00, 0x00 if level == 4 else 0x01]))
+            if level != 4:
+                return
+        elif kind == 3 and (first >> 1) & 3 == 1:  # PUBLISH QoS 1: the packet id follows the topic
+            topic_length = int.from_bytes(body[0:2], "big")
+            connection.sendall(bytes([0x40, 0x02]) + body[2 + topic_length:4 + topic_length])
+        elif kind == 12:
+            connection.sendall(bytes([0xD0, 0x00]))
+        elif kind == 14:
+            return
+
+
 def serve(connection: socket.socket, mode: str) -> None:
     with connection:
         if mode == "close":
+            return
+        if mode == "mqtt311-only":
+            try:
+                serve_mqtt311(connection)
+            except (EOFError, OSError):
+                pass
             return
         answered = False
         while True:
