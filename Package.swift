@@ -38,6 +38,7 @@ let package = Package(
         cLibrary("CNats", pkgConfig: "libnats", apt: "libnats-dev"),
         cLibrary("CHiredis", pkgConfig: "hiredis", apt: "libhiredis-dev"),
         cLibrary("CMosquitto", pkgConfig: "libmosquitto", apt: "libmosquitto-dev"),
+        cLibrary("CRabbitMQ", pkgConfig: "librabbitmq", apt: "librabbitmq-dev"),
 
         // MARK: Layers
         .target(name: "BridgeSystem", swiftSettings: strict),
@@ -54,6 +55,7 @@ let package = Package(
         // Redis: hiredis's reply parser only; the I/O (and TLS, which Debian's hiredis 0.14 lacks) is BridgeTLS's.
         .target(name: "BridgeRedis", dependencies: ["BridgeSystem", "BridgeTLS", "CHiredis"], swiftSettings: strict),
         .target(name: "BridgeMQTT", dependencies: ["BridgeSystem", "CMosquitto"], swiftSettings: strict),
+        .target(name: "BridgeAMQP", dependencies: ["BridgeSystem", "CRabbitMQ"], swiftSettings: strict),
         // The bridge itself, in one-way layers (docs/ARCHITECTURE.md "Layers"): the event vocabulary, the Directus
         // session, the activity log, the sinks, and the runtime that wires them.
         .target(
@@ -142,6 +144,7 @@ let package = Package(
         .testTarget(name: "BridgeNATSTests", dependencies: ["BridgeNATS", "BridgeSystem", "BridgeTestSupport"]),
         .testTarget(name: "BridgeRedisTests", dependencies: ["BridgeRedis", "BridgeSystem", "BridgeTestSupport"]),
         .testTarget(name: "BridgeMQTTTests", dependencies: ["BridgeMQTT", "BridgeSystem", "BridgeTestSupport"]),
+        .testTarget(name: "BridgeAMQPTests", dependencies: ["BridgeAMQP", "BridgeSystem", "BridgeTestSupport"]),
         .testTarget(name: "BridgeWebhookTests", dependencies: ["BridgeCore", "BridgeEvents", "BridgeDirectus", "BridgeActivity", "BridgeSinks", "BridgeHTTP", "BridgeStore", "BridgeSystem", "BridgeTestSupport"]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what building, testing and the demo need, only when it is missing:
 #   - Debian packages (C libraries wrapped by the Swift package, openssl, python3-venv, nats-server for the
-#     JetStream tests, redis-server and mosquitto for the Redis and MQTT tests, and nginx-light: the HTTP/2 test
+#     JetStream tests, redis-server, mosquitto and rabbitmq-server for the Redis, MQTT and AMQP tests, and nginx-light: the HTTP/2 test
 #     and the delivery benchmarks start a private nginx of their own)
 #   - a Python virtual environment at .venv with the test tools of Tests/tools/requirements.txt
 # Safe to run again: each step checks first. Usage: scripts/bootstrap.sh [--package]
@@ -14,9 +14,9 @@ cd "$ROOT"
 
 PACKAGES=(pkg-config libcurl4-openssl-dev libssl-dev libyaml-dev libsqlite3-dev libmicrohttpd-dev librdkafka-dev
     libnats-dev nats-server openssl ca-certificates nginx-light libhiredis-dev redis-server
-    libmosquitto-dev mosquitto)
+    libmosquitto-dev mosquitto librabbitmq-dev rabbitmq-server)
 # Test peers that Debian installs as services; the tests start private instances, the system's must not run.
-PEER_SERVICES=(nginx redis-server mosquitto)
+PEER_SERVICES=(nginx redis-server mosquitto rabbitmq-server)
 for flag in "$@"; do
     case "$flag" in
         --bench) ;;

@@ -1,5 +1,4 @@
 internal import BridgeSystem
-import Synchronization
 
 /// A Redis client for one server: pipelined commands and stream appends with a dedup window, the blocking work on
 /// `BlockingExecutor`'s threads (never on the cooperative pool).
@@ -28,7 +27,7 @@ package final class RedisClient {
         scriptLoaded = false
         let settings = self.settings
         let opened = try await Self.blocking { isCancelled throws(RedisError) in
-            Transfer(try RedisConnection.open(settings: settings, isCancelled: isCancelled))
+            BlockingHandOff(try RedisConnection.open(settings: settings, isCancelled: isCancelled))
         }
         connection = opened.value
     }
@@ -38,7 +37,7 @@ package final class RedisClient {
     /// reopened by the next call).
     package func pipeline(_ commands: RedisCommands) async throws(RedisError) -> [RedisReply] {
         try await connect()
-        let connection = Transfer(self.connection!)
+        let connection = BlockingHandOff(self.connection!)
         return try await Self.blocking { isCancelled throws(RedisError) in
             try connection.value.pipeline(commands, isCancelled: isCancelled)
         }
@@ -183,18 +182,4 @@ package final class RedisClient {
         }
         return try result.get()
     }
-}
-
-/// Set when the task that waits for blocking work is cancelled.
-private final class CancellationFlag: Sendable {
-    private let flag = Atomic<Bool>(false)
-    var isSet: Bool { flag.load(ordering: .relaxed) }
-    func set() { flag.store(true, ordering: .relaxed) }
-}
-
-/// Hands the client's connection to the blocking thread: the client's task awaits that work and touches the
-/// connection nowhere else meanwhile (one call at a time), so it is never used by two threads at once.
-private struct Transfer<Value>: @unchecked Sendable {
-    let value: Value
-    init(_ value: Value) { self.value = value }
 }
