@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs what building, testing and the demo need, only when it is missing:
 #   - Debian packages (C libraries wrapped by the Swift package, openssl, python3-venv, nats-server for the
-#     JetStream tests, redis-server, mosquitto and rabbitmq-server for the Redis, MQTT and AMQP tests, and nginx-light: the HTTP/2 test
-#     and the delivery benchmarks start a private nginx of their own)
+#     JetStream tests, redis-server, mosquitto and rabbitmq-server for the Redis, MQTT and AMQP tests, and
+#     nginx-light: the HTTP/2 test and the delivery benchmarks start a private nginx of their own)
 #   - a Python virtual environment at .venv with the test tools of Tests/tools/requirements.txt
 # Safe to run again: each step checks first. Usage: scripts/bootstrap.sh [--package]
 #   --package   also the release tools of scripts/package.sh and scripts/test-package.sh (dpkg-shlibdeps, strip,
