@@ -4,8 +4,9 @@
 # binary against the bundled Directus emulator. Every server a test needs is started and stopped by that test.
 #
 # Usage: scripts/test.sh [--sanitize=address|thread] [SWIFT TEST ARGUMENTS…]
-#   (nothing)              build, the Python tools' tests, every fuzz seed replayed, integration tests (the
-#                          real-time suites last, one test at a time), the unit tests under AddressSanitizer (a second
+#   (nothing)              build, the release artifacts (scripts/package.sh), the Python tools' tests, every fuzz
+#                          seed replayed, integration tests of the shipped binary from dist/ (the real-time suites
+#                          last, one test at a time), the unit tests under AddressSanitizer (a second
 #                          build, in .build-address), then every fuzz target for 15 s (BRIDGE_FUZZ_SECONDS; 0 skips it,
 #                          refused under CI). This is what CI runs, stage by stage.
 #   --sanitize=SANITIZER   everything built with AddressSanitizer or ThreadSanitizer (in .build-address or
@@ -13,7 +14,7 @@
 #                          binary built with the same sanitizer. A report from any process fails the run, and the
 #                          reports stay in .build-SANITIZER/sanitizer-reports. See docs/RELIABILITY.md "Sanitizers".
 #   SWIFT TEST ARGUMENTS   run only those tests (e.g. --filter WebSocketTests), with or without a sanitizer.
-#   --stage=STAGE          one stage of the whole run (build, tools, replay, integration, asan-unit, fuzz).
+#   --stage=STAGE          one stage of the whole run (build, package, tools, replay, integration, asan-unit, fuzz).
 # Each whole suite's count, as its runner reports it, must reach its floor in scripts/test-floors, and with CI=true a
 # test that skipped itself fails the run unless that file allows it (docs/RELIABILITY.md "What CI runs").
 set -euo pipefail
@@ -168,11 +169,16 @@ fi
 
 # The stages of the whole run, in order. `scripts/test.sh --stage=NAME` runs one of them alone, as .ci/run does to
 # bound and time each; the stages after `build` use what it built.
-STAGES=(build tools replay integration asan-unit fuzz)
+STAGES=(build package tools replay integration asan-unit fuzz)
 
 stage_build() {
     echo "== build" >&2
     swift build --build-tests
+}
+
+# The release artifacts (scripts/package.sh): the integration stage tests the binary that ships, built once here.
+stage_package() {
+    scripts/package.sh
 }
 
 stage_tools() {
@@ -194,8 +200,27 @@ stage_replay() {
     scripts/fuzz.sh --replay
 }
 
+# The integration suites run the binary that ships (dist/, the one in the .deb: release, static Swift runtime,
+# stripped), not the debug build the unit tests cover; ShippedBinaryTests checks that it is. A BRIDGE_BINARY given
+# outside CI still wins (a developer trying another build).
 stage_integration() {
-    integration_tests
+    local shipped
+    shipped="$ROOT/dist/directus-bridge-$(tr -d '[:space:]' <VERSION)-linux-$(dpkg --print-architecture)"
+    if [[ -n "${BRIDGE_BINARY:-}" ]]; then
+        integration_tests
+        return
+    fi
+    if [[ ! -x "$shipped" ]]; then
+        echo "test.sh: no $shipped: the integration stage tests the shipped binary; run --stage=package first" >&2
+        return 1
+    fi
+    # Built from this commit, so a dist/ left from an older checkout is never what passes.
+    local head
+    if head="$(git rev-parse HEAD 2>/dev/null | cut -c1-12)" && [[ -n "$head" ]] && ! "$shipped" --version | grep -q "commit $head"; then
+        echo "test.sh: $shipped says \"$("$shipped" --version)\", not commit $head: run --stage=package first" >&2
+        return 1
+    fi
+    BRIDGE_BINARY="$shipped" BRIDGE_SHIPPED_BINARY=1 integration_tests
 }
 
 # The unit tests run once, under AddressSanitizer: they catch what a plain run catches and memory errors besides, and
@@ -231,11 +256,13 @@ if [[ "${1:-}" == --stage=* ]]; then
 fi
 
 stage_build
-stage_tools
 if (($#)); then
+    stage_tools
     swift test --skip-build "$@"
     exit
 fi
+stage_package
+stage_tools
 stage_replay
 stage_integration
 stage_asan_unit

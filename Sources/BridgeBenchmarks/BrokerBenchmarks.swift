@@ -112,13 +112,12 @@ enum BrokerBenchmarks {
         )
     }
 
-    /// Events per second through `sink` from the first `accept` until every event is confirmed, on a blocking
-    /// thread as the runner runs (after a warm-up page that connects and learns the topic's partitions), and this
+    /// Events per second through `sink` from the first `accept` until every event is confirmed, on a thread of its
+    /// own as the runner runs (after a warm-up page that connects and learns the topic's partitions), and this
     /// process's CPU time meanwhile. The sink is closed afterwards.
     static func measure(_ sink: any SinkConnector, events: [EncodedEvent], drive: Drive) async throws
         -> (rate: Double, cpuSeconds: Double, threads: [String: Double])
     {
-        nonisolated(unsafe) let sink = sink  // used by one blocking job at a time, while this task waits
         let warmUp = events.prefix(drive.batchSize).map { event in
             var copy = event
             copy.id = "warm_" + event.id
@@ -127,34 +126,34 @@ enum BrokerBenchmarks {
         let pages = stride(from: 0, to: events.count, by: drive.batchSize).map {
             Array(events[$0..<min($0 + drive.batchSize, events.count)])
         }
-        return try await BlockingExecutor.shared.perform {
-            try sink.connect()
-            try sink.accept(warmUp)
-            try sink.makeDurable()
+        return try await DedicatedThreadExecutor(name: "bench sink").runAbandoningOnCancel {
+            try await sink.connect()
+            try await sink.accept(warmUp)
+            try await sink.makeDurable()
             let cpuBefore = LivePipelineBenchmark.processCPUSeconds()
             let threadsBefore = ThreadCPU.snapshot()
             let start = ContinuousClock.now
             for page in pages {
-                try acceptWaiting(sink, page)
-                if drive == .pages { try sink.makeDurable() }
+                try await acceptWaiting(sink, page)
+                if drive == .pages { try await sink.makeDurable() }
             }
-            try sink.makeDurable()
+            try await sink.makeDurable()
             let rate = Double(events.count) / (ContinuousClock.now - start).inSeconds
             let cpu = LivePipelineBenchmark.processCPUSeconds() - cpuBefore
             let threads = ThreadCPU.spent(from: threadsBefore, to: ThreadCPU.snapshot()) { name in
                 name == "rdk:mock" ? "mock" : name.hasPrefix("rdk:") ? "librdkafka" : "ours"
             }
-            try sink.close()
+            try await sink.close()
             return (rate, cpu, threads)
         }
     }
 
     /// `accept`, trying again while the sink reports backpressure (`max_outstanding` unconfirmed), as the runner
     /// does for an activity batch; any other error ends the benchmark.
-    private static func acceptWaiting(_ sink: any SinkConnector, _ page: [EncodedEvent]) throws {
+    private static func acceptWaiting(_ sink: any SinkConnector, _ page: [EncodedEvent]) async throws {
         while true {
             do {
-                try sink.accept(page)
+                try await sink.accept(page)
                 return
             } catch let error where error.isBackpressure {
                 continue  // `accept` already waited a second for room

@@ -83,7 +83,7 @@ enum LivePipelineBenchmark {
                 tokenBox: tokenBox, stop: stop, trigger: nil, health: health, metrics: metrics, logger: .silent
             ).run()
         }
-        async let dispatching: Void = BlockingExecutor.shared.perform { try runner.run() }
+        async let dispatching: Void = runner.runOnOwnThread()
         while !health.snapshot.connected { try await Task.sleep(for: .milliseconds(10)) }
         try emulator.post("blast", ["collection": "articles", "count": count, "size": 300, "wait": false])
         await sink.waitUntilDone()
@@ -158,8 +158,8 @@ final class LatencyRecordingSink: SinkConnector, @unchecked Sendable {
 
     var name: String { inner.name }
 
-    func accept(_ events: [EncodedEvent]) throws(SinkError) {
-        try inner.accept(events)
+    func accept(_ events: [EncodedEvent]) async throws(SinkError) {
+        try await inner.accept(events)
         let now = Timestamp.now().microsecondsSinceEpoch
         for event in events {
             let received = Double(event.receivedAt.microsecondsSinceEpoch) / 1e6
@@ -170,10 +170,10 @@ final class LatencyRecordingSink: SinkConnector, @unchecked Sendable {
         if latencies.count >= expected && latencies.count - events.count < expected { done.signal() }
     }
 
-    func tick(now: ContinuousClock.Instant) throws(SinkError) { try inner.tick(now: now) }
-    func makeDurable() throws(SinkError) { try inner.makeDurable() }
-    func reopen() throws(SinkError) { try inner.reopen() }
-    func close() throws(SinkError) { try inner.close() }
+    func tick(now: ContinuousClock.Instant) async throws(SinkError) { try await inner.tick(now: now) }
+    func makeDurable() async throws(SinkError) { try await inner.makeDurable() }
+    func reopen() async throws(SinkError) { try await inner.reopen() }
+    func close() async throws(SinkError) { try await inner.close() }
 
     func waitUntilDone() async {
         await withCheckedContinuation { continuation in

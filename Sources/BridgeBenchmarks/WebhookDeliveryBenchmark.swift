@@ -144,11 +144,10 @@ enum WebhookDeliveryBenchmark {
         return (Double(total) / seconds, cpu / Double(total) * 1e6)
     }
 
-    /// Accepts the batches on a blocking thread, as the dispatcher does.
+    /// Accepts the batches on a thread of their own, as the sink's runner does.
     private static func feed(_ sink: WebhookSink, _ batches: [[EncodedEvent]]) async throws {
-        nonisolated(unsafe) let sink = sink  // used by this one blocking job only, while the caller waits
-        try await BlockingExecutor.shared.perform {
-            for batch in batches { try sink.accept(batch) }
+        try await DedicatedThreadExecutor(name: "bench sink").runAbandoningOnCancel {
+            for batch in batches { try await sink.accept(batch) }
         }
     }
 

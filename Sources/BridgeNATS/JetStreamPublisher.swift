@@ -156,13 +156,28 @@ package final class JetStreamPublisher {
 
     /// Publishes `messages` and waits for every outcome (`submit` plus waiting for its completion).
     package func send(_ messages: [JetStreamMessage]) async throws -> [JetStreamOutcome] {
+        await Self.first(of: try await submitted(messages)) ?? []
+    }
+
+    /// `send`, waiting at most `limit` for the outcomes: nil when they did not come by then (a probe's test event).
+    package func send(_ messages: [JetStreamMessage], within limit: Duration) async throws -> [JetStreamOutcome]? {
+        let outcomes = try await submitted(messages)
+        return await withTimeLimit(limit) { await Self.first(of: outcomes) }
+    }
+
+    /// Submits `messages`; their outcomes arrive on the stream.
+    private func submitted(_ messages: [JetStreamMessage]) async throws -> AsyncStream<[JetStreamOutcome]> {
         let (stream, continuation) = AsyncStream<[JetStreamOutcome]>.makeStream(bufferingPolicy: .unbounded)
         try await submit(messages) { outcomes in
             continuation.yield(outcomes)
             continuation.finish()
         }
-        for await outcomes in stream { return outcomes }
-        return []
+        return stream
+    }
+
+    private static func first(of outcomes: AsyncStream<[JetStreamOutcome]>) async -> [JetStreamOutcome]? {
+        for await batch in outcomes { return batch }
+        return nil
     }
 
     /// Messages held (submitted, not yet finished) and published awaiting an acknowledgement.

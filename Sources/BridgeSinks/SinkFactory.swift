@@ -22,8 +22,8 @@ package struct ConfiguredSink: Sendable {
     }
 
     /// Hands `events` (already filtered) to the connector in the sink's format.
-    package func accept(_ events: [EncodedEvent]) throws(SinkError) {
-        try connector.accept(encoder.encode(events))
+    package func accept(_ events: [EncodedEvent]) async throws(SinkError) {
+        try await connector.accept(encoder.encode(events))
     }
 }
 

@@ -10,6 +10,19 @@ package func retrying<T>(
     _ operation: () async throws -> T,
     failed: (_ error: any Error, _ delay: Duration) async -> Duration?
 ) async -> T? {
+    // `failed` never throws, so neither does the loop.
+    (try? await retryingUnlessFatal(until: stop, backoff: &backoff, operation, failed: failed)) ?? nil
+}
+
+/// `retrying(until:backoff:_:failed:)` where `failed` may also throw, to end the retries with an error that
+/// retrying cannot fix (a sink runner: a non-retriable sink error, a lease lost). The same loop: the other is this
+/// one with a `failed` that never throws.
+package func retryingUnlessFatal<T>(
+    until stop: ShutdownSignal,
+    backoff: inout Backoff,
+    _ operation: () async throws -> T,
+    failed: (_ error: any Error, _ delay: Duration) async throws -> Duration?
+) async throws -> T? {
     while !stop.isTriggered && !Task.isCancelled {
         do {
             let value = try await operation()
@@ -17,30 +30,8 @@ package func retrying<T>(
             return value
         } catch {
             if stop.isTriggered || Task.isCancelled { return nil }
-            guard let delay = await failed(error, backoff.nextDelay()) else { return nil }
+            guard let delay = try await failed(error, backoff.nextDelay()) else { return nil }
             await stop.sleep(for: delay)
-        }
-    }
-    return nil
-}
-
-/// `retrying(until:backoff:_:failed:)` for a thread of its own (a sink runner): the same loop, pausing the thread
-/// on `stop` between attempts. `failed` may also throw to end the retries with an error (one retrying cannot fix).
-package func retryingOnThisThread<T>(
-    until stop: ShutdownSignal,
-    backoff: inout Backoff,
-    _ operation: () throws -> T,
-    failed: (_ error: any Error, _ delay: Duration) throws -> Duration?
-) rethrows -> T? {
-    while !stop.isTriggered {
-        do {
-            let value = try operation()
-            backoff.reset()
-            return value
-        } catch {
-            if stop.isTriggered { return nil }
-            guard let delay = try failed(error, backoff.nextDelay()) else { return nil }
-            stop.pause(for: delay)
         }
     }
     return nil

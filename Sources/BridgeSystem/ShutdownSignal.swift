@@ -77,22 +77,10 @@ public final class ShutdownSignal: Sendable {
     @discardableResult
     public func sleep(for duration: Duration) async -> Bool {
         if isTriggered { return false }
-        return await withTaskGroup(of: Bool.self) { group in
-            group.addTask {
-                do {
-                    try await Task.sleep(for: duration)
-                    return true
-                } catch {
-                    return false
-                }
-            }
-            group.addTask {
-                await self.wait()
-                return false
-            }
-            let first = await group.next() ?? false
-            group.cancelAll()
-            return first && !isTriggered
+        let interrupted = await withTimeLimit(duration) {
+            await self.wait()
+            return true
         }
+        return interrupted == nil && !isTriggered && !Task.isCancelled
     }
 }

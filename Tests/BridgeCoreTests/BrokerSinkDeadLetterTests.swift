@@ -17,26 +17,26 @@ import Testing
             reason: "", lastStatus: nil, response: [], event: event)
     }
 
-    @Test func aRefusedEventIsStoredAsADeadLetterBeforeMakeDurableReturns() throws {
+    @Test func aRefusedEventIsStoredAsADeadLetterBeforeMakeDurableReturns() async throws {
         let clients = OpenedClients()
         let letters = MemoryDeadLetters()
         let (sink, registry) = base.makeSink(limit: 100, clients: clients, deadLetters: letters)
-        try sink.connect()
+        try await sink.connect()
         let client = try #require(clients.list.withLock { $0.first })
         let events = base.events(0..<3)
-        try sink.accept(events)
+        try await sink.accept(events)
         client.answerOldest { event in
             event.id == "evt_1" ? .rejected("message size exceeds maximum") : .delivered(duplicate: false)
         }
         // The store cannot take it: the cursor must not move past the event (retriable, it says why).
         letters.failing.store(true, ordering: .relaxed)
-        let refused = #expect(throws: SinkError.self) { try sink.makeDurable() }
+        let refused = await #expect(throws: SinkError.self) { try await sink.makeDurable() }
         #expect(
             refused?.isRetriable == true && refused?.message.contains("dead letters") == true,
             "\(String(describing: refused))")
         #expect(letters.filed.withLock { $0.isEmpty })
         letters.failing.store(false, ordering: .relaxed)
-        try sink.makeDurable()
+        try await sink.makeDurable()
         let filed = letters.filed.withLock { $0 }
         #expect(filed.count == 1)
         let letter = try #require(filed.first?.letter)
@@ -45,8 +45,8 @@ import Testing
         #expect(letter.key == "1" && letter.body == events[1].body && letter.event == .create)
         #expect(letter.reason == "message size exceeds maximum" && letter.attempts == 1 && letter.deadAt > 0)
         // Stored once: a later makeDurable or tick files nothing more.
-        try sink.tick(now: .now)
-        try sink.makeDurable()
+        try await sink.tick(now: .now)
+        try await sink.makeDurable()
         #expect(letters.filed.withLock { $0.count } == 1)
         let text = registry.render()
         #expect(text.contains(#"directus_bridge_broker_rejected_total{sink="0-test"} 1"#), "\(text)")
@@ -54,52 +54,52 @@ import Testing
         #expect(text.contains(#"directus_bridge_broker_delivered_total{sink="0-test"} 2"#))
     }
 
-    @Test func aTickStoresRefusalsWhenNoCursorWaits() throws {
+    @Test func aTickStoresRefusalsWhenNoCursorWaits() async throws {
         // Live mode: no makeDurable; the periodic tick stores them.
         let clients = OpenedClients()
         let letters = MemoryDeadLetters()
         let (sink, _) = base.makeSink(limit: 100, clients: clients, deadLetters: letters)
-        try sink.connect()
+        try await sink.connect()
         let client = try #require(clients.list.withLock { $0.first })
-        try sink.accept(base.events(0..<2))
+        try await sink.accept(base.events(0..<2))
         client.answerOldest { _ in .rejected("invalid subject") }
-        try sink.tick(now: .now)
+        try await sink.tick(now: .now)
         #expect(letters.filed.withLock { $0.map(\.letter.eventID) } == ["evt_0", "evt_1"])
     }
 
-    @Test func replayedLettersGoOutWithTheirIdAndLeaveTheStoreOnceDelivered() throws {
+    @Test func replayedLettersGoOutWithTheirIdAndLeaveTheStoreOnceDelivered() async throws {
         let clients = OpenedClients()
         let letters = MemoryDeadLetters()
         let (sink, _) = base.makeSink(limit: 100, clients: clients, deadLetters: letters)
-        try sink.connect()
+        try await sink.connect()
         let client = try #require(clients.list.withLock { $0.first })
         let letter = replayed(7)
         letters.replays.withLock { $0 = [letter] }
-        try sink.tick(now: .now)
+        try await sink.tick(now: .now)
         let sent = try #require(client.handOvers.withLock { $0.first?.events.first })
         #expect(sent.id == "act_7" && sent.event == .delete && sent.body == letter.body && sent.key == "7")
         // Not delivered yet: still in the store.
-        try sink.tick(now: .now)
+        try await sink.tick(now: .now)
         #expect(letters.removed.withLock { $0.isEmpty })
         client.answerAll()
-        try sink.tick(now: .now)
+        try await sink.tick(now: .now)
         #expect(letters.removed.withLock { $0 } == [letter])
         #expect(letters.filed.withLock { $0.isEmpty })
         #expect(client.ids == ["act_7"], "taken once")
     }
 
-    @Test func aReplayRefusedAgainIsADeadLetterAgainAndOneToRetryIsSentAgain() throws {
+    @Test func aReplayRefusedAgainIsADeadLetterAgainAndOneToRetryIsSentAgain() async throws {
         let clients = OpenedClients()
         let letters = MemoryDeadLetters()
         let (sink, _) = base.makeSink(limit: 100, clients: clients, deadLetters: letters)
-        try sink.connect()
+        try await sink.connect()
         let client = try #require(clients.list.withLock { $0.first })
         let first = replayed(1, event: .update)
         let second = replayed(2)
         letters.replays.withLock { $0 = [first, second] }
-        try sink.tick(now: .now)
+        try await sink.tick(now: .now)
         client.answerOldest { event in event.id == "act_1" ? .rejected("still too large") : .retry("connection lost") }
-        try sink.tick(now: .now)
+        try await sink.tick(now: .now)
         let filed = letters.filed.withLock { $0 }
         #expect(filed.count == 1 && filed.first?.replay == first)
         #expect(filed.first?.letter.eventID == "act_1" && filed.first?.letter.event == .update)
@@ -107,7 +107,7 @@ import Testing
         // The one to send again went out again, and once delivered leaves the store.
         #expect(client.ids == ["act_1", "act_2", "act_2"])
         client.answerAll()
-        try sink.makeDurable()
+        try await sink.makeDurable()
         #expect(letters.removed.withLock { $0 } == [second])
     }
 }

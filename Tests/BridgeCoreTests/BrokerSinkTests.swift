@@ -25,7 +25,7 @@ final class ScriptedBrokerClient: BrokerClient, @unchecked Sendable {
     let lingeringSent = Atomic<Int>(0)
 
     func submit(_ events: [EncodedEvent], completion: @escaping @Sendable ([BrokerOutcome]) -> Void)
-        throws(SinkError)
+        async throws(SinkError)
     {
         handOvers.withLock { $0.append(HandOver(events: events, completion: completion)) }
         history.withLock { $0 += events.map(\.id) }
@@ -41,7 +41,7 @@ final class ScriptedBrokerClient: BrokerClient, @unchecked Sendable {
     var problem: String? { problemText.withLock { $0 } }
     var isBroken: Bool { broken.load(ordering: .relaxed) }
 
-    func close(drainTimeout: Duration) {
+    func close(drainTimeout: Duration) async {
         closed.store(true, ordering: .relaxed)
         // What is still held gets its outcome, as a real client's purge does.
         let open = handOvers.withLock { list in
@@ -115,7 +115,7 @@ final class MemoryDeadLetters: BrokerDeadLetters {
                 maxOutstanding: limit, stallAfter: stallAfter, drainTimeout: .milliseconds(300),
                 roomWait: .milliseconds(100), replayPoll: .zero),
             tracker: tracker, deadLetters: deadLetters, metrics: metrics, logger: .silent
-        ) { () throws(SinkError) in
+        ) { () async throws(SinkError) in
             let client = ScriptedBrokerClient()
             clients.list.withLock { $0.append(client) }
             return client
@@ -125,50 +125,50 @@ final class MemoryDeadLetters: BrokerDeadLetters {
 
     func events(_ range: Range<Int>) -> [EncodedEvent] { range.map { makeEvent($0) } }
 
-    @Test func atTheBoundAcceptReportsBackpressureAndAnOversizedBatchIsFedAsRoomFrees() throws {
+    @Test func atTheBoundAcceptReportsBackpressureAndAnOversizedBatchIsFedAsRoomFrees() async throws {
         let clients = OpenedClients()
         let (sink, _) = makeSink(clients: clients)
-        try sink.connect()
+        try await sink.connect()
         let client = try #require(clients.list.withLock { $0.first })
-        try sink.accept(events(0..<3))
-        let full = #expect(throws: SinkError.self) { try sink.accept(events(3..<5)) }
+        try await sink.accept(events(0..<3))
+        let full = await #expect(throws: SinkError.self) { try await sink.accept(events(3..<5)) }
         #expect(full?.isBackpressure == true && full?.isRetriable == true)
         // Waiting for room sent what lingered, without making the client send every later event at once.
         #expect(client.lingeringSent.load(ordering: .relaxed) == 1 && client.expedited.withLock { $0.isEmpty })
         client.answerAll()
         // Ten events with room for four: four now, the rest as confirmations come.
-        try sink.accept(events(3..<13))
+        try await sink.accept(events(3..<13))
         #expect(client.ids.count == 3 + 4)
         for _ in 0..<3 {
             client.answerAll()
-            try sink.tick(now: ContinuousClock.now)
+            try await sink.tick(now: ContinuousClock.now)
         }
         #expect(client.ids == (0..<13).map { "evt_\($0)" })
     }
 
-    @Test func makeDurableWaitsForEveryConfirmationAndReportsAStall() throws {
+    @Test func makeDurableWaitsForEveryConfirmationAndReportsAStall() async throws {
         let clients = OpenedClients()
         let (sink, _) = makeSink(clients: clients)
-        try sink.connect()
+        try await sink.connect()
         let client = try #require(clients.list.withLock { $0.first })
-        try sink.accept(events(0..<2))
+        try await sink.accept(events(0..<2))
         client.problemText.withLock { $0 = "connection lost" }
-        let stalled = #expect(throws: SinkError.self) { try sink.makeDurable() }
+        let stalled = await #expect(throws: SinkError.self) { try await sink.makeDurable() }
         #expect(stalled?.isRetriable == true && stalled?.message.contains("connection lost") == true, "\(stalled!)")
         // Before waiting, the client was asked to send what it holds back to fill a batch: nothing more comes.
         #expect(client.expedited.withLock { $0 } == [1])
         client.answerAll()
-        try sink.makeDurable()
+        try await sink.makeDurable()
         #expect(client.handOvers.withLock { $0.isEmpty })
         #expect(client.expedited.withLock { $0 } == [1], "nothing pending: no need to expedite")
     }
 
-    @Test func failedEventsAreSentAgainBeforeNewerOnesAndRefusedOnesAreNot() throws {
+    @Test func failedEventsAreSentAgainBeforeNewerOnesAndRefusedOnesAreNot() async throws {
         let clients = OpenedClients()
         let (sink, registry) = makeSink(limit: 100, clients: clients)
-        try sink.connect()
+        try await sink.connect()
         let client = try #require(clients.list.withLock { $0.first })
-        try sink.accept(events(0..<4))
+        try await sink.accept(events(0..<4))
         client.answerOldest { event in
             switch event.id {
             case "evt_1": .retry("not authorized")
@@ -177,19 +177,19 @@ final class MemoryDeadLetters: BrokerDeadLetters {
             }
         }
         // The failed event goes out again before the next batch.
-        try sink.accept(events(4..<5))
+        try await sink.accept(events(4..<5))
         #expect(client.ids == ["evt_0", "evt_1", "evt_2", "evt_3", "evt_1", "evt_4"])
         // It fails again: until its backoff is due, nothing newer is taken, and the error says why.
         client.answerOldest { _ in .retry("not authorized") }
-        let waiting = #expect(throws: SinkError.self) { try sink.accept(events(5..<6)) }
+        let waiting = await #expect(throws: SinkError.self) { try await sink.accept(events(5..<6)) }
         #expect(waiting?.message.contains("not authorized") == true && waiting?.isBackpressure == false)
-        #expect(throws: SinkError.self) { try sink.tick(now: ContinuousClock.now) }
-        Thread.sleep(forTimeInterval: 0.6)
-        try sink.tick(now: ContinuousClock.now)
+        await #expect(throws: SinkError.self) { try await sink.tick(now: ContinuousClock.now) }
+        try await Task.sleep(for: .milliseconds(600))  // the resend backoff (0.5 s) is due
+        try await sink.tick(now: ContinuousClock.now)
         #expect(client.ids.suffix(2) == ["evt_4", "evt_1"])
         client.answerAll()
-        try sink.makeDurable()
-        try sink.accept(events(5..<6))
+        try await sink.makeDurable()
+        try await sink.accept(events(5..<6))
         #expect(client.ids.last == "evt_5")
         let text = registry.render()
         #expect(text.contains(#"directus_bridge_broker_rejected_total{sink="0-test"} 1"#), "\(text)")
@@ -198,19 +198,19 @@ final class MemoryDeadLetters: BrokerDeadLetters {
         #expect(text.contains(#"directus_bridge_broker_delivered_total{sink="0-test"} 4"#))
     }
 
-    @Test func aBrokenClientIsReplacedAndWhatItHeldIsSentOnTheNewOne() throws {
+    @Test func aBrokenClientIsReplacedAndWhatItHeldIsSentOnTheNewOne() async throws {
         let clients = OpenedClients()
         let (sink, _) = makeSink(limit: 100, clients: clients)
-        try sink.connect()
+        try await sink.connect()
         let first = try #require(clients.list.withLock { $0.first })
-        try sink.accept(events(0..<3))
+        try await sink.accept(events(0..<3))
         first.broken.store(true, ordering: .relaxed)
-        try? sink.makeDurable()  // replaces the client: its three come back and go out on the new one
+        try? await sink.makeDurable()  // replaces the client: its three come back and go out on the new one
         let second = try #require(clients.list.withLock { $0.count == 2 ? $0[1] : nil })
         let firstClosed = first.closed.load(ordering: .relaxed)
         #expect(firstClosed)
         #expect(second.ids == ["evt_0", "evt_1", "evt_2"])
         second.answerAll()
-        try sink.makeDurable()
+        try await sink.makeDurable()
     }
 }

@@ -11,13 +11,13 @@ private final class BodySink: SinkConnector, @unchecked Sendable {
     let name: String
     var bodies: [[UInt8]] = []
     init(name: String) { self.name = name }
-    func accept(_ events: [EncodedEvent]) throws(SinkError) { bodies += events.map(\.body) }
-    func close() throws(SinkError) {}
+    func accept(_ events: [EncodedEvent]) async throws(SinkError) { bodies += events.map(\.body) }
+    func close() async throws(SinkError) {}
 }
 
 /// `format` per sink: each sink's runner hands it the events in its own format, from one encoded body.
 @Suite struct EventEncoderTests {
-    @Test func eachSinkGetsItsFormatAndTheDefaultGetsTheBodyUntouched() throws {
+    @Test func eachSinkGetsItsFormatAndTheDefaultGetsTheBodyUntouched() async throws {
         let plain = BodySink(name: "plain")
         let cloud = BodySink(name: "cloud")
         let encoder = EventEncoder(format: .cloudevents, source: "https://cms.example.com/cms")
@@ -33,11 +33,11 @@ private final class BodySink: SinkConnector, @unchecked Sendable {
                 logger: .silent)
             inbox.offer(batch)
             inbox.queue.close()
-            try SinkRunner(
+            try await SinkRunner(
                 sink: ConfiguredSink(id: sink.name, connector: sink, filter: EventFilter(), encoder: encoder),
                 inbox: inbox, recorder: nil, metrics: metrics, health: HealthState(expectedSubscriptions: []),
                 logger: .silent
-            ).run()
+            ).runOnOwnThread()
         }
         #expect(plain.bodies == [makeEvent(1).body, update.body])
         #expect(cloud.bodies.count == 2)

@@ -74,7 +74,7 @@ final class RecordingSink: SinkConnector, @unchecked Sendable {
         self.filter = filter
     }
 
-    func accept(_ events: [EncodedEvent]) throws(SinkError) {
+    func accept(_ events: [EncodedEvent]) async throws(SinkError) {
         if permanentFailure { throw SinkError(sink: name, message: "gone", isRetriable: false) }
         if failuresLeft > 0 {
             failuresLeft -= 1
@@ -89,10 +89,10 @@ final class RecordingSink: SinkConnector, @unchecked Sendable {
         }
         accepted += events.map(\.id)
     }
-    func connect() throws(SinkError) { connects += 1 }
+    func connect() async throws(SinkError) { connects += 1 }
     var durableCalls = 0
-    func makeDurable() throws(SinkError) { durableCalls += 1 }
-    func close() throws(SinkError) {}
+    func makeDurable() async throws(SinkError) { durableCalls += 1 }
+    func close() async throws(SinkError) {}
 }
 
 final class RecordingRecorder: ProgressRecorder, @unchecked Sendable {
@@ -101,26 +101,26 @@ final class RecordingRecorder: ProgressRecorder, @unchecked Sendable {
 }
 
 @Suite struct NDJSONSinkTests {
-    @Test func appendsWholeLinesAndReopens() throws {
+    @Test func appendsWholeLinesAndReopens() async throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("ndjson-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
         let path = dir.appendingPathComponent("out.ndjson").path
         let sink = try NDJSONSink(path: path, fsync: .always)
-        try sink.accept([makeEvent(1), makeEvent(2)])
+        try await sink.accept([makeEvent(1), makeEvent(2)])
         // logrotate: move the file away, SIGHUP → reopen creates a new one.
         try FileManager.default.moveItem(atPath: path, toPath: path + ".1")
-        try sink.reopen()
-        try sink.accept([makeEvent(3)])
-        try sink.close()
+        try await sink.reopen()
+        try await sink.accept([makeEvent(3)])
+        try await sink.close()
         #expect(try String(contentsOfFile: path + ".1", encoding: .utf8) == "{\"n\":1}\n{\"n\":2}\n")
         #expect(try String(contentsOfFile: path, encoding: .utf8) == "{\"n\":3}\n")
     }
 
-    @Test func aFullDiskIsARetriableError() throws {
+    @Test func aFullDiskIsARetriableError() async throws {
         let sink = try NDJSONSink(path: "/dev/full", fsync: .never)
-        #expect {
-            try sink.accept([makeEvent(1)])
+        await #expect {
+            try await sink.accept([makeEvent(1)])
         } throws: { error in
             guard let error = error as? SinkError else { return false }
             return error.isRetriable && error.message.contains("No space left")
@@ -132,7 +132,7 @@ final class RecordingRecorder: ProgressRecorder, @unchecked Sendable {
 /// SIGTERM could not stop it (exit 1 at the second signal). The sink now opens without waiting and the runner retries
 /// until a reader comes, like any sink that cannot deliver yet.
 @Suite struct NDJSONNamedPipeTests {
-    @Test func aNamedPipeWithoutAReaderIsARetriableErrorUntilOneComes() throws {
+    @Test func aNamedPipeWithoutAReaderIsARetriableErrorUntilOneComes() async throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("ndjson-fifo-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -154,8 +154,8 @@ final class RecordingRecorder: ProgressRecorder, @unchecked Sendable {
         }
         #expect(returned, "opening the sink waited for a reader")
         let sink = try #require(made.withLock { $0 })
-        #expect {
-            try sink.accept([makeEvent(1)])
+        await #expect {
+            try await sink.accept([makeEvent(1)])
         } throws: { error in
             guard let error = error as? SinkError else { return false }
             return error.isRetriable && error.message.contains("no reader")
@@ -163,11 +163,11 @@ final class RecordingRecorder: ProgressRecorder, @unchecked Sendable {
         let reader = open(path, O_RDONLY | O_NONBLOCK)
         try #require(reader >= 0)
         defer { close(reader) }
-        try sink.accept([makeEvent(2)])
+        try await sink.accept([makeEvent(2)])
         var bytes = [UInt8](repeating: 0, count: 64)
         let count = read(reader, &bytes, bytes.count)
         #expect(count > 0 && String(decoding: bytes.prefix(max(count, 0)), as: UTF8.self) == "{\"n\":2}\n")
-        try sink.close()
+        try await sink.close()
     }
 }
 

@@ -28,60 +28,60 @@ import Testing
         func metric(_ line: String) -> Bool { registry.render().contains(line + "\n") }
     }
 
-    @Test func retriesAFailingSinkAndRecordsProgressOnlyAfterItIsDurable() throws {
+    @Test func retriesAFailingSinkAndRecordsProgressOnlyAfterItIsDurable() async throws {
         let flaky = RecordingSink(name: "flaky")
         flaky.failuresLeft = 2
         let recorder = RecordingRecorder()
         let harness = Harness(flaky, recorder: recorder)
         harness.inbox.offer(EventBatch(events: [makeEvent(1), makeEvent(2)], progress: ActivityProgress(resolvedIDs: [7])))
         harness.inbox.queue.close()
-        try harness.runner.run()
+        try await harness.runner.runOnOwnThread()
         #expect(flaky.accepted == ["evt_1", "evt_2"])
         #expect(flaky.durableCalls == 1 && flaky.connects == 1)
         #expect(recorder.recorded == [ActivityProgress(resolvedIDs: [7])])
         #expect(harness.metric(#"directus_bridge_sink_events_total{sink="id-flaky"} 2"#))
     }
 
-    @Test func takesOnlyWhatItsFilterPasses() throws {
+    @Test func takesOnlyWhatItsFilterPasses() async throws {
         let tagsOnly = RecordingSink(name: "tags", filter: EventFilter(collections: ["tags"]))
         let harness = Harness(tagsOnly)
         harness.inbox.offer(EventBatch(events: [makeEvent(1, collection: "tags"), makeEvent(2, event: .delete)]))
         harness.inbox.queue.close()
-        try harness.runner.run()
+        try await harness.runner.runOnOwnThread()
         #expect(tagsOnly.accepted == ["evt_1"])
     }
 
-    @Test func aPermanentFailureStopsWithoutRecordingProgress() {
+    @Test func aPermanentFailureStopsWithoutRecordingProgress() async {
         let broken = RecordingSink(name: "stdout")
         broken.permanentFailure = true
         let recorder = RecordingRecorder()
         let harness = Harness(broken, recorder: recorder)
         harness.inbox.offer(EventBatch(events: [makeEvent(1)], progress: ActivityProgress(resolvedIDs: [1])))
         harness.inbox.queue.close()
-        #expect(throws: SinkError.self) { try harness.runner.run() }
+        await #expect(throws: SinkError.self) { try await harness.runner.runOnOwnThread() }
         #expect(recorder.recorded.isEmpty)
     }
 
-    @Test func aFullSinkDropsALiveBatchForItselfAndCountsIt() throws {
+    @Test func aFullSinkDropsALiveBatchForItselfAndCountsIt() async throws {
         let full = RecordingSink(name: "webhook")
         full.fullLeft = 1
         let harness = Harness(full)
         harness.inbox.offer(EventBatch(events: [makeEvent(1), makeEvent(2)], mayDrop: true))
         harness.inbox.offer(EventBatch(events: [makeEvent(3)], mayDrop: true))
         harness.inbox.queue.close()
-        try harness.runner.run()
+        try await harness.runner.runOnOwnThread()
         #expect(full.accepted == ["evt_3"])
         #expect(harness.metric(#"directus_bridge_sink_dropped_total{sink="id-webhook"} 2"#))
     }
 
-    @Test func aFullSinkMakesAnActivityBatchWaitInsteadOfDroppingIt() throws {
+    @Test func aFullSinkMakesAnActivityBatchWaitInsteadOfDroppingIt() async throws {
         let full = RecordingSink(name: "webhook")
         full.fullLeft = 3
         let recorder = RecordingRecorder()
         let harness = Harness(full, recorder: recorder)
         harness.inbox.offer(EventBatch(events: [makeEvent(1)], progress: ActivityProgress(resolvedIDs: [1])))
         harness.inbox.queue.close()
-        try harness.runner.run()
+        try await harness.runner.runOnOwnThread()
         #expect(full.accepted == ["evt_1"])
         #expect(recorder.recorded == [ActivityProgress(resolvedIDs: [1])])
         #expect(harness.metric(#"directus_bridge_sink_dropped_total{sink="id-webhook"} 0"#))
@@ -89,7 +89,7 @@ import Testing
 
     /// A snapshot or resync page before the last carries no progress, yet must wait like every batch an activity
     /// reader hands over: a full sink once dropped such pages as if they were live (issue "Nothing lost, proven").
-    @Test func aFullSinkMakesASnapshotPageWithoutProgressWait() throws {
+    @Test func aFullSinkMakesASnapshotPageWithoutProgressWait() async throws {
         let full = RecordingSink(name: "webhook")
         full.fullLeft = 3
         full.takesWhenFull = 1
@@ -99,7 +99,7 @@ import Testing
         let done = ActivityProgress(completedSnapshots: ["articles": 40])
         harness.inbox.offer(EventBatch(events: [makeEvent(4)], progress: done))
         harness.inbox.queue.close()
-        try harness.runner.run()
+        try await harness.runner.runOnOwnThread()
         #expect(full.accepted == ["evt_1", "evt_2", "evt_3", "evt_4"])
         #expect(recorder.recorded == [done])
         #expect(harness.metric(#"directus_bridge_sink_dropped_total{sink="id-webhook"} 0"#))
@@ -107,14 +107,14 @@ import Testing
 
     /// A sink that fills up inside a batch (the webhook outbox reaching `max_outbox`) keeps what it took: a live
     /// batch drops only the rest, an activity batch offers only the rest again, so nothing is taken twice.
-    @Test func aSinkFullInsideABatchKeepsItsPrefixAndGetsOrDropsOnlyTheRest() throws {
+    @Test func aSinkFullInsideABatchKeepsItsPrefixAndGetsOrDropsOnlyTheRest() async throws {
         let live = RecordingSink(name: "live")
         live.fullLeft = 1
         live.takesWhenFull = 2
         let liveHarness = Harness(live)
         liveHarness.inbox.offer(EventBatch(events: (1...5).map { makeEvent($0) }, mayDrop: true))
         liveHarness.inbox.queue.close()
-        try liveHarness.runner.run()
+        try await liveHarness.runner.runOnOwnThread()
         #expect(live.accepted == ["evt_1", "evt_2"])
         #expect(liveHarness.metric(#"directus_bridge_sink_dropped_total{sink="id-live"} 3"#))
 
@@ -126,7 +126,7 @@ import Testing
         activityHarness.inbox.offer(
             EventBatch(events: (1...5).map { makeEvent($0) }, progress: ActivityProgress(resolvedIDs: [5])))
         activityHarness.inbox.queue.close()
-        try activityHarness.runner.run()
+        try await activityHarness.runner.runOnOwnThread()
         #expect(activity.accepted == ["evt_1", "evt_2", "evt_3", "evt_4", "evt_5"])
         #expect(recorder.recorded == [ActivityProgress(resolvedIDs: [5])])
     }

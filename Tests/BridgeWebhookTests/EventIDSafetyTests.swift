@@ -53,7 +53,7 @@ import Testing
         #expect(repeated.inserted == 0 && repeated.conflicts.isEmpty, "the same change read again")
     }
 
-    @Test func theSinkLogsAndCountsAConflictAtErrorLevel() throws {
+    @Test func theSinkLogsAndCountsAConflictAtErrorLevel() async throws {
         let store = try makeStore()
         let registry = MetricsRegistry()
         let log = RecordingLogHandler()
@@ -61,7 +61,7 @@ import Testing
             sinkID: "a", name: "webhook:http://127.0.0.1:1", store: store, maxOutbox: 10,
             metrics: WebhookMetrics(registry: registry, sink: "a", depths: WebhookDepths()),
             logger: log.logger(), outboxChanged: {})
-        try sink.accept([webhookEvent(1), sameIDOtherSubscription(1)])
+        try await sink.accept([webhookEvent(1), sameIDOtherSubscription(1)])
         #expect(registry.render().contains(#"directus_bridge_webhook_id_conflicts_total{sink="a"} 1"#))
         let records = log.all
         #expect(records.count == 1)

@@ -254,7 +254,7 @@ func makeStore() throws -> OutboxStore {
         #expect(OutboxStore.existingPath(stateDir: directory + "/missing") == nil)
     }
 
-    @Test func theSinkRefusesWithARetriableErrorWhenFull() throws {
+    @Test func theSinkRefusesWithARetriableErrorWhenFull() async throws {
         let store = try makeStore()
         let woken = WakeCounter()
         let sink = WebhookSink(
@@ -266,14 +266,14 @@ func makeStore() throws -> OutboxStore {
             logger: .silent,
             outboxChanged: { woken.increment() }
         )
-        try sink.accept([webhookEvent(1)])
+        try await sink.accept([webhookEvent(1)])
         #expect(woken.value == 1)
-        try sink.accept([webhookEvent(1)])  // nothing new: no wake-up
+        try await sink.accept([webhookEvent(1)])  // nothing new: no wake-up
         #expect(woken.value == 1)
-        try sink.accept([webhookEvent(2)])
+        try await sink.accept([webhookEvent(2)])
         #expect(woken.value == 2)
         do {
-            try sink.accept([webhookEvent(3)])
+            try await sink.accept([webhookEvent(3)])
             Issue.record("a full outbox must refuse")
         } catch {
             #expect(error.isRetriable)

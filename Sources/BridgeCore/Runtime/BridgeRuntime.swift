@@ -265,7 +265,7 @@ public final class BridgeRuntime: Sendable {
         }
     }
 
-    /// The sinks' runners, a thread each, from each sink's inbox to the sink: asked to stop once the intake stopped,
+    /// The sinks' runners, a task on a thread of its own each, from each sink's inbox to the sink: asked to stop once the intake stopped,
     /// they drain their inboxes into the sinks and close them; forced, they abandon their retries and are no longer
     /// waited for (a write to a pipe nobody reads cannot be interrupted, and must not hold the process).
     private func pipeline(_ components: RuntimeComponents, activity: ActivityService, permit: (any DeliveryPermit)?)
@@ -288,11 +288,7 @@ public final class BridgeRuntime: Sendable {
                 for runner in runners {
                     group.addTask {
                         // Ends when the inbox is closed and drained, or with a sink error that retrying cannot mend.
-                        try await withTaskCancellationHandler {
-                            try await BlockingExecutor.shared.performAbandoningOnCancel { try runner.run() }
-                        } onCancel: {
-                            runner.abandon()
-                        }
+                        try await runner.runOnOwnThread()
                         return true
                     }
                 }

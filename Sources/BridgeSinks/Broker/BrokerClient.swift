@@ -4,13 +4,15 @@ package import BridgeEvents
 /// adapted to this, so the delivery rules (bounded outstanding, acknowledgement before the cursor moves, sending
 /// again what failed, draining) are written once.
 ///
-/// Called by the sink's runner only, one call at a time.
+/// Called by the sink's runner only, one call at a time, from one task (async, like `SinkConnector`: a client that
+/// waits for its broker suspends the runner's task, one that blocks briefly holds only the runner's own thread).
+/// Three broker sinks are written against it (docs/ARCHITECTURE.md, "Broker sinks").
 package protocol BrokerClient: AnyObject {
     /// Hands `events` (in order) to the client; `completion` gets one outcome per event, in the same order, once
     /// the last is known (on a thread of the client's; keep it short). Returns once every event is held by the
     /// client (the sink never submits more than the client's bound), throwing only when nothing was handed over.
     func submit(_ events: [EncodedEvent], completion: @escaping @Sendable ([BrokerOutcome]) -> Void)
-        throws(SinkError)
+        async throws(SinkError)
     /// Sends at once what the client holds back to fill a batch (Kafka's `linger.ms`), and whatever comes next too,
     /// until nothing is outstanding, without waiting: called when the sink is about to wait for every outcome
     /// (`makeDurable`), as nothing more will come to fill a batch. Default: nothing (the client holds nothing back).
@@ -27,7 +29,7 @@ package protocol BrokerClient: AnyObject {
     var isBroken: Bool { get }
     /// Waits up to `drainTimeout` for what it holds, then releases everything; what is still held gets a `retry`
     /// outcome before this returns.
-    func close(drainTimeout: Duration)
+    func close(drainTimeout: Duration) async
 }
 
 extension BrokerClient {

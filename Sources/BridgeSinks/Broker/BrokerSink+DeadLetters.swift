@@ -52,7 +52,7 @@ extension BrokerSink {
 
     /// Every `replayPoll`, while nothing waits to be sent (again): hands the letters `dlq replay` gave back to the
     /// client, as many as there is room for.
-    func takeReplays(now: ContinuousClock.Instant) throws(SinkError) {
+    func takeReplays(now: ContinuousClock.Instant) async throws(SinkError) {
         guard now >= replayPollAt, waiting.isEmpty, tracker.redoCount == 0 else { return }
         replayPollAt = now + settings.replayPoll
         let room = settings.maxOutstanding - tracker.pending
@@ -75,6 +75,6 @@ extension BrokerSink {
         logger.info("replayed dead letters handed to the broker", metadata: [LogKey.count: "\(letters.count)"])
         tracker.watch(letters)
         waiting = ArraySlice(letters.map(\.replayedEvent))
-        try feed()
+        try await feed()
     }
 }

@@ -25,9 +25,9 @@ package import BridgeEvents
 /// like to every sink.
 package final class BrokerSink: SinkConnector, @unchecked Sendable {
     // @unchecked: `client`, `waiting` and the resend schedule are used only by the sink's runner, one call at a
-    // time (`SinkConnector`); the tracker is thread-safe.
+    // time and from one task (`SinkConnector`); the tracker is thread-safe.
     package let name: String
-    private let open: () throws(SinkError) -> any BrokerClient
+    private let open: () async throws(SinkError) -> any BrokerClient
     /// Run at each `connect` (every sink of the run is made by then); what it runs acts once per run by itself.
     private let connecting: () -> Void
     // Internal, not private: the dead letters' part (BrokerSink+DeadLetters.swift) uses these four, `waiting`,
@@ -72,7 +72,7 @@ package final class BrokerSink: SinkConnector, @unchecked Sendable {
         metrics: BrokerSinkMetrics?,
         logger: Logger,
         connecting: @escaping () -> Void = {},
-        open: @escaping () throws(SinkError) -> any BrokerClient
+        open: @escaping () async throws(SinkError) -> any BrokerClient
     ) {
         self.connecting = connecting
         self.name = name
@@ -93,7 +93,7 @@ package final class BrokerSink: SinkConnector, @unchecked Sendable {
         maxOutstanding: Int,
         stallAfter: Duration,
         logger: Logger,
-        open: @escaping () throws(SinkError) -> any BrokerClient
+        open: @escaping () async throws(SinkError) -> any BrokerClient
     ) throws(RuntimeOutcome) -> BrokerSink {
         let outbox = try WebhookOutbox.registered(for: context, purpose: "dead letters")
         let deadLetters: any BrokerDeadLetters =
@@ -115,14 +115,14 @@ package final class BrokerSink: SinkConnector, @unchecked Sendable {
             connecting: { outbox.warnAboutLeftovers() }, open: open)
     }
 
-    package func connect() throws(SinkError) {
+    package func connect() async throws(SinkError) {
         connecting()
-        _ = try currentClient()
+        _ = try await currentClient()
     }
 
-    package func accept(_ events: [EncodedEvent]) throws(SinkError) {
+    package func accept(_ events: [EncodedEvent]) async throws(SinkError) {
         guard !events.isEmpty else { return }
-        try feed()
+        try await feed()
         if let reason = tracker.redoReason {
             // Events that failed go first: nothing newer is taken before them (per-item order).
             throw SinkError(sink: name, message: "events to send again: \(reason)", isRetriable: true)
@@ -143,12 +143,12 @@ package final class BrokerSink: SinkConnector, @unchecked Sendable {
             )
         }
         waiting = ArraySlice(events)
-        try feed()
+        try await feed()
     }
 
-    package func makeDurable() throws(SinkError) {
+    package func makeDurable() async throws(SinkError) {
         while true {
-            try feed()
+            try await feed()
             if waiting.isEmpty && tracker.pending == 0 {
                 // What the broker refused is a dead letter before the cursor may move past it.
                 try storeDeadLetters()
@@ -167,11 +167,11 @@ package final class BrokerSink: SinkConnector, @unchecked Sendable {
 
     /// Hands over what waits; reports a broker that stalls with events pending, or events that failed and wait to
     /// be sent again (so readiness shows it in live mode too).
-    package func tick(now: ContinuousClock.Instant) throws(SinkError) {
+    package func tick(now: ContinuousClock.Instant) async throws(SinkError) {
         metrics?.healthy.set(client?.problem == nil ? 1 : 0)
-        try feed()
+        try await feed()
         try storeDeadLetters()
-        try takeReplays(now: now)
+        try await takeReplays(now: now)
         if let reason = tracker.redoReason {
             throw SinkError(sink: name, message: "events to send again: \(reason)", isRetriable: true)
         }
@@ -180,14 +180,14 @@ package final class BrokerSink: SinkConnector, @unchecked Sendable {
         }
     }
 
-    package func close() throws(SinkError) {
+    package func close() async throws(SinkError) {
         let deadline = ContinuousClock.now + settings.drainTimeout
         while ContinuousClock.now < deadline, !(waiting.isEmpty && tracker.pending == 0) {
-            try? feed()
+            try? await feed()
             _ = tracker.waitUntilSettled(before: min(deadline, .now + .milliseconds(200)))
         }
         let left = tracker.pending + waiting.count
-        client?.close(drainTimeout: max(.zero, deadline - ContinuousClock.now))
+        await client?.close(drainTimeout: max(.zero, deadline - ContinuousClock.now))
         client = nil
         do {
             try storeDeadLetters()
@@ -215,14 +215,14 @@ package final class BrokerSink: SinkConnector, @unchecked Sendable {
 
     /// The client, opened anew when there is none or it broke (what the broken one held comes back to be sent
     /// again).
-    private func currentClient() throws(SinkError) -> any BrokerClient {
+    private func currentClient() async throws(SinkError) -> any BrokerClient {
         if let client, !client.isBroken { return client }
         if let broken = client {
             logger.warning("broker client broken, opening a new one", metadata: [LogKey.error: broken.problem ?? ""])
-            broken.close(drainTimeout: .zero)
+            await broken.close(drainTimeout: .zero)
             client = nil
         }
-        let opened = try open()
+        let opened = try await open()
         client = opened
         metrics?.healthy.set(1)
         return opened
@@ -230,8 +230,8 @@ package final class BrokerSink: SinkConnector, @unchecked Sendable {
 
     /// Sends again what failed (when its backoff is due), then hands waiting events to the client while it has
     /// room.
-    func feed() throws(SinkError) {
-        let client = try currentClient()
+    func feed() async throws(SinkError) {
+        let client = try await currentClient()
         if tracker.redoCount > 0, ContinuousClock.now >= resendAt {
             let reason = tracker.redoReason ?? ""
             let again = tracker.takeRedo()
@@ -250,7 +250,7 @@ package final class BrokerSink: SinkConnector, @unchecked Sendable {
             let first = tracker.handOver(batch.count)
             let tracker = self.tracker
             do {
-                try client.submit(batch) { outcomes in tracker.finished(batch, first: first, outcomes: outcomes) }
+                try await client.submit(batch) { outcomes in tracker.finished(batch, first: first, outcomes: outcomes) }
             } catch {
                 tracker.withdraw(batch.count)  // still in `waiting`: handed over again next time
                 throw error

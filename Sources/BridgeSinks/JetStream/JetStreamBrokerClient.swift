@@ -20,14 +20,12 @@ package final class JetStreamBrokerClient: BrokerClient {
 
     /// Connects to `settings.servers`; a server that cannot be reached or refuses the credentials is a retriable
     /// error (the sink runner retries with backoff; an operator may fix the credentials), an unusable setting is not.
-    static func open(_ settings: JetStreamSinkConfig, sinkName: String, logger: Logger) throws(SinkError)
+    static func open(_ settings: JetStreamSinkConfig, sinkName: String, logger: Logger) async throws(SinkError)
         -> JetStreamBrokerClient
     {
         let nats = settings.natsSettings
         do {
-            let connection = try RunnerWait.result {
-                RunnerOwned(value: try await NATSConnection.connect(settings: nats, logger: logger))
-            }.value
+            let connection = try await NATSConnection.connect(settings: nats, logger: logger)
             let publisher = try JetStreamPublisher.make(
                 connection: connection,
                 settings: JetStreamPublisherSettings(
@@ -35,8 +33,8 @@ package final class JetStreamBrokerClient: BrokerClient {
             )
             let client = JetStreamBrokerClient(
                 connection: connection, publisher: publisher, subject: settings.subject, sinkName: sinkName)
-            if let silent = streamsNotAcknowledging(settings.subjectPattern, publisher: publisher) {
-                client.close(drainTimeout: .zero)
+            if let silent = await streamsNotAcknowledging(settings.subjectPattern, publisher: publisher) {
+                await client.close(drainTimeout: .zero)
                 throw SinkError(sink: sinkName, message: neverAcknowledges(silent), isRetriable: true)
             }
             return client
@@ -53,12 +51,11 @@ package final class JetStreamBrokerClient: BrokerClient {
     /// server cannot tell now (publishing then meets whatever is wrong). Nothing may be published to such a stream:
     /// no event sent there could ever count as delivered, and every retry after the duplicate window would store it
     /// again; the sink waits, retrying, until the stream is changed.
-    private static func streamsNotAcknowledging(_ pattern: String, publisher: JetStreamPublisher) -> [String]? {
-        let owned = RunnerOwned(value: publisher)
-        let silent = try? RunnerWait.result {
-            let streams = try await owned.value.streamNames(matching: pattern, timeout: .seconds(5))
-            return try await owned.value.streamsNotAcknowledging(streams, timeout: .seconds(5))
-        }
+    private static func streamsNotAcknowledging(_ pattern: String, publisher: JetStreamPublisher) async
+        -> [String]?
+    {
+        let silent = try? await publisher.streamsNotAcknowledging(
+            try await publisher.streamNames(matching: pattern, timeout: .seconds(5)), timeout: .seconds(5))
         return silent?.isEmpty == false ? silent : nil
     }
 
@@ -69,7 +66,7 @@ package final class JetStreamBrokerClient: BrokerClient {
     }
 
     package func submit(_ events: [EncodedEvent], completion: @escaping @Sendable ([BrokerOutcome]) -> Void)
-        throws(SinkError)
+        async throws(SinkError)
     {
         let messages = events.map { event in
             JetStreamMessage(
@@ -79,11 +76,8 @@ package final class JetStreamBrokerClient: BrokerClient {
                 payload: event.body
             )
         }
-        let publisher = RunnerOwned(value: publisher)
         do {
-            try RunnerWait.result {
-                try await publisher.value.submit(messages) { outcomes in completion(outcomes.map(Self.outcome)) }
-            }
+            try await publisher.submit(messages) { outcomes in completion(outcomes.map(Self.outcome)) }
         } catch {
             throw SinkError(sink: sinkName, message: "publishing stopped: \(error)", isRetriable: true)
         }
@@ -104,12 +98,9 @@ package final class JetStreamBrokerClient: BrokerClient {
 
     package var isBroken: Bool { publisher.connectionStatus.state == .closed }
 
-    package func close(drainTimeout: Duration) {
-        let parts = RunnerOwned(value: (publisher, connection))
-        _ = try? RunnerWait.result {
-            await parts.value.0.close(drainTimeout: drainTimeout)
-            await parts.value.1.close()
-        }
+    package func close(drainTimeout: Duration) async {
+        await publisher.close(drainTimeout: drainTimeout)
+        await connection.close()
     }
 
     /// An acknowledgement is a delivery; a message the server can never take is refused (the sink makes it a dead

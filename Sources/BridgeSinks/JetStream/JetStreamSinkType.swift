@@ -25,8 +25,8 @@ package enum JetStreamSinkType: SinkType {
         return try BrokerSink.make(
             name: name, context: context, maxOutstanding: settings.maxOutstanding,
             stallAfter: settings.ackTimeout * 2, logger: logger
-        ) { () throws(SinkError) in
-            try JetStreamBrokerClient.open(settings, sinkName: name, logger: logger)
+        ) { () async throws(SinkError) in
+            try await JetStreamBrokerClient.open(settings, sinkName: name, logger: logger)
         }
     }
 
@@ -106,17 +106,7 @@ package enum JetStreamSinkType: SinkType {
         let message = JetStreamMessage(
             subject: template.render(collection: context.testCollection, event: "test"), messageID: test.id,
             payload: test.body)
-        let owned = RunnerOwned(value: publisher)
-        let outcome = await withTaskGroup(of: JetStreamOutcome?.self) { group in
-            group.addTask { try? await owned.value.send([message]).first }
-            group.addTask {
-                try? await Task.sleep(for: .seconds(10))
-                return nil
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first
-        }
+        let outcome = (try? await publisher.send([message], within: .seconds(10)))?.first
         switch outcome {
         case .acknowledged(let ack):
             return .ok(check, "test event \(test.id) stored in stream \(ack.stream) (sequence \(ack.sequence))")

@@ -36,10 +36,10 @@ final class KafkaBrokerClient: BrokerClient {
     }
 
     func submit(_ events: [EncodedEvent], completion: @escaping @Sendable ([BrokerOutcome]) -> Void)
-        throws(SinkError)
+        async throws(SinkError)
     {
-        // On the runner's own thread, which may block while the producer is at its bound: no hop to a task and
-        // back for every batch.
+        // On the runner's own thread, which may block while the producer is at its bound: no hop to another
+        // thread and back for every batch.
         producer.submitBlocking(events.map(message(for:))) { outcomes in completion(outcomes.map(Self.outcome)) }
     }
 
@@ -85,9 +85,8 @@ final class KafkaBrokerClient: BrokerClient {
 
     var isBroken: Bool { producer.status.lastError?.requiresNewProducer == true }
 
-    func close(drainTimeout: Duration) {
-        let producer = RunnerOwned(value: producer)
-        _ = try? RunnerWait.result { await producer.value.close(drainTimeout: drainTimeout) }
+    func close(drainTimeout: Duration) async {
+        await producer.close(drainTimeout: drainTimeout)
     }
 
     /// A delivery report is a delivery; a message the cluster can never take is refused (the sink makes it a dead

@@ -26,7 +26,7 @@ package enum KafkaSinkType: SinkType {
         return try BrokerSink.make(
             name: name, context: context, maxOutstanding: settings.maxOutstanding, stallAfter: stallAfter,
             logger: logger
-        ) { () throws(SinkError) in
+        ) { () async throws(SinkError) in
             try KafkaBrokerClient.open(settings, sinkName: name, encoder: context.encoder, logger: logger)
         }
     }
@@ -85,17 +85,7 @@ package enum KafkaSinkType: SinkType {
                 id: test.id, type: "directus.bridge.test", collection: context.testCollection, event: "test",
                 encoder: context.encoder),
             value: test.body)
-        let owned = RunnerOwned(value: producer)
-        let outcome = await withTaskGroup(of: KafkaDeliveryOutcome?.self) { group in
-            group.addTask { try? await owned.value.send([message]).first }
-            group.addTask {
-                try? await Task.sleep(for: .seconds(15))
-                return nil
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first
-        }
+        let outcome = (try? await producer.send([message], within: .seconds(15)))?.first
         switch outcome {
         case .delivered(let partition, let offset):
             return .ok(check, "test event \(test.id) delivered to \(topic) (partition \(partition), offset \(offset))")

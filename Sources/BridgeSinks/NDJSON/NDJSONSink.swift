@@ -57,7 +57,7 @@ public final class NDJSONSink: SinkConnector, @unchecked Sendable {
         if !isStdout && fd >= 0 { Glibc.close(fd) }
     }
 
-    public func accept(_ events: [EncodedEvent]) throws(SinkError) {
+    public func accept(_ events: [EncodedEvent]) async throws(SinkError) {
         guard !events.isEmpty else { return }
         if fd < 0 {
             do {
@@ -99,7 +99,7 @@ public final class NDJSONSink: SinkConnector, @unchecked Sendable {
         if policy == .always { try sync() }
     }
 
-    public func tick(now: ContinuousClock.Instant) throws(SinkError) {
+    public func tick(now: ContinuousClock.Instant) async throws(SinkError) {
         if policy == .interval, dirty, now - lastSync >= .seconds(1) { try sync() }
     }
 
@@ -108,7 +108,7 @@ public final class NDJSONSink: SinkConnector, @unchecked Sendable {
     /// `/readyz` after 30 s; activity mode keeps the events at the sink's cursor) until the operator removes what is
     /// in the way. Writing on into the old file would hand the lines to whatever logrotate does with it next
     /// (compress, delete), where they would be lost unseen.
-    public func reopen() throws(SinkError) {
+    public func reopen() async throws(SinkError) {
         guard !isStdout else { return }
         try sync()
         let newFD: Int32
@@ -128,7 +128,7 @@ public final class NDJSONSink: SinkConnector, @unchecked Sendable {
         fd = newFD
     }
 
-    public func close() throws(SinkError) {
+    public func close() async throws(SinkError) {
         if policy != .never { try sync() }
         if !isStdout && fd >= 0 {
             Glibc.close(fd)

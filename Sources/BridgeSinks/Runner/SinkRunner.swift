@@ -2,7 +2,8 @@ public import BridgeSystem
 package import Synchronization
 package import BridgeEvents
 
-/// Feeds one sink from its own inbox on a thread of its own, so that its progress never waits for another sink's.
+/// Feeds one sink from its own inbox, as one task on a thread of its own (`runOnOwnThread`), so that its progress
+/// never waits for another sink's.
 ///
 /// Each batch is filtered for the sink, accepted (retried with backoff while the error is retriable), and — for an
 /// activity batch — made durable and recorded in the sink's own cursor (at-least-once). A full sink
@@ -54,44 +55,62 @@ package final class SinkRunner: Sendable {
         package var description: String { "sink retries abandoned at shutdown" }
     }
 
-    /// Connects the sink, feeds it until its inbox is closed and drained, then closes it. Call on a thread of its
-    /// own. Throws a non-retriable sink error, or `Abandoned`.
-    package func run() throws {
-        defer { close() }
-        try retrying { try sink.connector.connect() }
-        let queue = inbox.queue
-        reopenRequests.wake(queue)
-        while true {
-            // A second at most between ticks (`fsync: interval`); a closed and drained inbox ends the loop. SIGHUP
-            // interrupts the wait, and a batch taken after the signal is written only after the reopen: after a
-            // rotation, nothing lands in the file logrotate moved away (and may compress or delete).
-            let batch = queue.take(timeout: .seconds(1))
-            reopenIfRequested()
-            guard let batch else {
-                if queue.isClosedAndEmpty { return }
-                try tick()
-                continue
-            }
-            try deliver(batch)
-            try tick()
+    /// `run()` as one task on a `DedicatedThreadExecutor` of the sink's own, so that the connector's short blocking
+    /// calls (a `write(2)`, an SQLite commit) and the wait for the inbox never hold a thread of Swift's cooperative
+    /// pool. When the calling task is cancelled (the forced phase of a shutdown), the runner abandons its retries and
+    /// is no longer waited for: a write to a pipe nobody reads cannot be interrupted, and must not hold the process.
+    package func runOnOwnThread() async throws {
+        let executor = DedicatedThreadExecutor(name: "sink \(sink.id)")
+        try await withTaskCancellationHandler {
+            try await executor.runAbandoningOnCancel { try await self.run() }
+        } onCancel: {
+            abandon()
         }
     }
 
-    private func reopenIfRequested() {
-        let requested = reopenRequests.current
-        if reopenSeen.exchange(requested, ordering: .relaxed) != requested { reopen() }
+    /// Connects the sink, feeds it until its inbox is closed and drained, then closes it. Throws a non-retriable
+    /// sink error, or `Abandoned`. Waits for batches by blocking its thread: run it through `runOnOwnThread`.
+    package func run() async throws {
+        do {
+            try await retrying { try await sink.connector.connect() }
+            let queue = inbox.queue
+            reopenRequests.wake(queue)
+            while true {
+                // A second at most between ticks (`fsync: interval`); a closed and drained inbox ends the loop.
+                // SIGHUP interrupts the wait, and a batch taken after the signal is written only after the reopen:
+                // after a rotation, nothing lands in the file logrotate moved away (and may compress or delete).
+                let batch = queue.take(timeout: .seconds(1))
+                await reopenIfRequested()
+                guard let batch else {
+                    if queue.isClosedAndEmpty { break }
+                    try await tick()
+                    continue
+                }
+                try await deliver(batch)
+                try await tick()
+            }
+        } catch {
+            await close()
+            throw error
+        }
+        await close()
     }
 
-    private func deliver(_ batch: EventBatch) throws {
+    private func reopenIfRequested() async {
+        let requested = reopenRequests.current
+        if reopenSeen.exchange(requested, ordering: .relaxed) != requested { await reopen() }
+    }
+
+    private func deliver(_ batch: EventBatch) async throws {
         let filter = sink.filter
         let events = filter.passesEverything ? batch.events : batch.events.filter(filter.matches)
         if !events.isEmpty {
             // A full sink may take the start of a batch (`SinkError.acceptedPrefix`): only the rest is offered again,
             // or dropped.
             var taken = 0
-            let full = try retrying(dropWhenFull: batch.mayDrop) {
+            let full = try await retrying(dropWhenFull: batch.mayDrop) {
                 do {
-                    try sink.accept(taken == 0 ? events : Array(events[taken...]))
+                    try await sink.accept(taken == 0 ? events : Array(events[taken...]))
                 } catch let error as SinkError where error.isBackpressure {
                     taken = min(events.count, taken + max(0, error.acceptedPrefix))
                     throw error
@@ -116,8 +135,10 @@ package final class SinkRunner: Sendable {
         }
         if let progress = batch.progress, !progress.isEmpty, let recorder {
             // The cursor may only move past events that are on disk in the sink, or acknowledged by it.
-            if !events.isEmpty { try retrying { try sink.connector.makeDurable() } }
-            try retrying { try recorder.record(progress) }
+            if !events.isEmpty {
+                try await retrying { try await sink.connector.makeDurable() }
+            }
+            try await retrying { try recorder.record(progress) }
         }
         metrics.observeLatency(since: batch.receivedAt)
     }
@@ -126,16 +147,18 @@ package final class SinkRunner: Sendable {
     /// backoff from 100 ms to 5 s, a full sink 100 ms each time, and after `stuckAfter` the sink shows as stuck in
     /// readiness. With `dropWhenFull`, a full sink gives up at once and its message is returned.
     @discardableResult
-    private func retrying(dropWhenFull: Bool = false, _ body: () throws -> Void) throws -> String? {
+    private func retrying(dropWhenFull: Bool = false, _ body: () async throws -> Void) async throws -> String? {
         var backoff = Backoff(initialDelay: .milliseconds(100), maxDelay: .seconds(5))
         var failingSince: ContinuousClock.Instant?
         var dropped: String?
         // With shared state the lease is asked before every attempt: a bridge that lost it delivers nothing more.
-        let attempt = { [permit] () throws -> Void in
+        let permit = self.permit
+        let attempt = { () async throws -> Void in
             if let permit, !permit.mayDeliver() { throw FencedError(reason: "the lease is no longer held") }
-            try body()
+            try await body()
         }
-        let succeeded: Void? = try retryingOnThisThread(until: abandoned, backoff: &backoff, attempt) { error, delay in
+        let succeeded: Void? = try await retryingUnlessFatal(until: abandoned, backoff: &backoff, attempt) {
+            error, delay in
             if error is FencedError { throw error }
             if let error = error as? SinkError, !error.isRetriable {
                 logger.error("sink failed permanently", metadata: [LogKey.sink: sink.id, LogKey.error: error.message])
@@ -173,23 +196,23 @@ package final class SinkRunner: Sendable {
         return nil
     }
 
-    private func tick() throws {
+    private func tick() async throws {
         let now = ContinuousClock.now
-        try retrying { try sink.connector.tick(now: now) }
+        try await retrying { try await sink.connector.tick(now: now) }
     }
 
-    private func reopen() {
+    private func reopen() async {
         do {
-            try sink.connector.reopen()
+            try await sink.connector.reopen()
             logger.info("reopened output files", metadata: [LogKey.sink: sink.id])
         } catch {
             logger.error("reopen failed", metadata: [LogKey.sink: sink.id, LogKey.error: "\(error)"])
         }
     }
 
-    private func close() {
+    private func close() async {
         do {
-            try sink.connector.close()
+            try await sink.connector.close()
         } catch {
             logger.error("closing sink failed", metadata: [LogKey.sink: sink.id, LogKey.error: "\(error)"])
         }

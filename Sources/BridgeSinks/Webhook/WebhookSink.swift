@@ -60,7 +60,7 @@ public final class WebhookSink: SinkConnector, @unchecked Sendable {
         if let background { await background(shutdown) } else { await shutdown.wait() }
     }
 
-    public func accept(_ events: [EncodedEvent]) throws(SinkError) {
+    public func accept(_ events: [EncodedEvent]) async throws(SinkError) {
         guard !events.isEmpty else { return }
         let insertion: OutboxInsertion
         do {
@@ -108,7 +108,7 @@ public final class WebhookSink: SinkConnector, @unchecked Sendable {
     }
 
     /// Forces accepted events to disk at least once a second (see `OutboxStore`, "Durability").
-    public func tick(now: ContinuousClock.Instant) throws(SinkError) {
+    public func tick(now: ContinuousClock.Instant) async throws(SinkError) {
         if unsynced, now - lastSync >= .seconds(1) { try sync() }
     }
 
@@ -119,7 +119,7 @@ public final class WebhookSink: SinkConnector, @unchecked Sendable {
     /// failover leaves behind. The cursor then moves only once every event of this sink was answered (delivered or
     /// dead-lettered): this waits up to a second for the outbox to empty, then throws a backpressure error, so the
     /// runner waits at the cursor (asking the lease between attempts) and calls again.
-    public func makeDurable() throws(SinkError) {
+    public func makeDurable() async throws(SinkError) {
         try sync()
         guard progressAfterDelivery else { return }
         let deadline = ContinuousClock.now + .seconds(1)
@@ -131,14 +131,14 @@ public final class WebhookSink: SinkConnector, @unchecked Sendable {
                 throw SinkError(sink: name, message: "outbox: \(error)", isRetriable: true)
             }
             if waiting == 0 { return }
-            usleep(10_000)  // the runner's own thread, never the cooperative pool
+            try? await Task.sleep(for: .milliseconds(10))
         } while ContinuousClock.now < deadline
         throw SinkError(
             sink: name, message: "\(waiting) events wait for the receiver's answer before the shared cursor moves",
             isRetriable: true, isBackpressure: true)
     }
 
-    public func close() throws(SinkError) { try sync() }
+    public func close() async throws(SinkError) { try sync() }
 
     private func sync() throws(SinkError) {
         lastSync = .now
