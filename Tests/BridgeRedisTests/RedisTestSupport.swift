@@ -27,27 +27,16 @@ func redisEntries(count: Int, items: Int, stream: String = "directus.articles", 
     }
 }
 
-/// One stream entry as redis-py read it.
-struct StoredEntry: Decodable {
-    var id: String
-    var fields: [String: String]
-}
-
-/// Every entry of `stream`, read with redis-py.
-func readStream(_ server: RedisServer, _ stream: String, credentials: String? = nil) async throws -> [StoredEntry] {
-    let arguments =
-        [server.url(credentials: credentials), stream] + (server.certificates.map { ["--ca", $0.ca] } ?? [])
-    let result = try await BlockingExecutor.shared.perform {
-        try PythonTool.run(script: "broker_peers/redis_read.py", arguments: arguments, timeout: 120)
-    }
-    try #require(result.status == 0, "redis_read.py: \(result.stderr)")
-    struct Output: Decodable { var entries: [StoredEntry] }
-    return try JSONDecoder().decode(Output.self, from: Data(result.stdout.utf8)).entries
+/// Every entry of `stream`, read with redis-py off the cooperative pool.
+func readStream(_ server: RedisServer, _ stream: String, credentials: String? = nil) async throws
+    -> [RedisStreamRecord]
+{
+    try await BlockingExecutor.shared.perform { try server.readStream(stream, credentials: credentials) }
 }
 
 /// Checks that `stored` holds each of `entries` exactly once, with its fields, in the order appended.
 func expectStored(
-    _ stored: [StoredEntry],
+    _ stored: [RedisStreamRecord],
     exactly entries: [RedisStreamEntry],
     sourceLocation: SourceLocation = #_sourceLocation
 ) {

@@ -117,8 +117,25 @@ public final class RedisServer: @unchecked Sendable {
         self.serverPID = nil
     }
 
+    /// Every entry of `stream`, read with redis-py (Tests/tools/broker_peers/redis_read.py). Blocking.
+    public func readStream(_ stream: String, credentials: String? = nil) throws -> [RedisStreamRecord] {
+        let arguments = [url(credentials: credentials), stream] + (certificates.map { ["--ca", $0.ca] } ?? [])
+        let result = try PythonTool.run(script: "broker_peers/redis_read.py", arguments: arguments, timeout: 120)
+        guard result.status == 0 else { throw BrokerServerError.exited(name: "redis_read.py", log: result.stderr) }
+        struct Output: Decodable { var entries: [RedisStreamRecord] }
+        return try JSONDecoder().decode(Output.self, from: Data(result.stdout.utf8)).entries
+    }
+
     /// The server's log, for failure messages.
     public var log: String { BrokerServerLog.tail(of: directory.appendingPathComponent("server.log")) }
+}
+
+/// One stream entry as redis-py read it.
+public struct RedisStreamRecord: Decodable, Sendable {
+    /// The entry id (`<ms>-<seq>`).
+    public var id: String
+    /// The fields, values as UTF-8 text.
+    public var fields: [String: String]
 }
 
 /// Why a test broker could not be used.
