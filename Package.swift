@@ -80,7 +80,7 @@ let package = Package(
             name: "BridgeSinks",
             dependencies: [
                 "BridgeEvents", "BridgeSystem", "BridgeTLS", "BridgeHTTP", "BridgeStore", "BridgeJSON", "BridgeConfig",
-                "BridgeKafka", "BridgeNATS",
+                "BridgeKafka", "BridgeNATS", "BridgeRedis",
             ],
             swiftSettings: strict
         ),
