@@ -13,12 +13,15 @@ import Testing
     }
 
     /// Waits (60 s, stretched) until `stream` has `count` entries; returns them.
-    func waitForEntries(_ server: RedisServer, _ stream: String, count: Int) throws -> [RedisStreamRecord] {
+    func waitForEntries(_ server: RedisServer, _ stream: String, count: Int, password: String? = nil) throws
+        -> [RedisStreamRecord]
+    {
+        let credentials = password.map { ":" + $0 }
         let deadline = Date().addingTimeInterval(TestEnvironment.patient(60))
-        var entries = try server.readStream(stream)
+        var entries = try server.readStream(stream, credentials: credentials)
         while entries.count < count && Date() < deadline {
             usleep(200_000)
-            entries = try server.readStream(stream)
+            entries = try server.readStream(stream, credentials: credentials)
         }
         return entries
     }
@@ -87,6 +90,49 @@ import Testing
         #expect(bridge.waitForExit() == 0, "\(bridge.stderr.suffix(2000))")
     }
 
+    /// The password changes under a running bridge: the sink's next connection is refused (error log, `/readyz`
+    /// 503 naming the sink after the stuck threshold); once the password is back, the waiting event arrives and the
+    /// bridge is ready again.
+    @Test func credentialsRefusedAfterTheStartAreReportedAndRecoveredFrom() throws {
+        let server = try RedisServer(
+            in: try TestEnvironment.makeTemporaryDirectory(prefix: "redis-sink-auth"),
+            password: "right-pw-123"
+        )
+        try server.start()
+        let emulator = try Emulator()
+        defer { emulator.stop() }
+        let entry = "  - type: redis\n    name: cache\n    url: \(server.url(credentials: ":right-pw-123"))\n"
+        let bridge = try BridgeProcess.run(
+            config: webhookConfig(url: emulator.url, sinks: entry, operations: true, mode: "activity")
+        )
+        let base = try #require(bridge.operationsURL(), "\(bridge.stderr)")
+        #expect(bridge.waitUntilConnected(), "\(bridge.stderr)")
+        try emulator.createArticles(2, title: "before")
+        #expect(try waitForEntries(server, "directus.articles", count: 2, password: "right-pw-123").count == 2)
+
+        try redisCLI(server, password: "right-pw-123", ["CONFIG", "SET", "requirepass", "other-pw-456"])
+        try? redisCLI(server, password: "other-pw-456", ["CLIENT", "KILL", "TYPE", "normal"])
+        try emulator.createArticles(1, title: "refused")
+        #expect(bridge.waitForLog("WRONGPASS", timeout: 60), "\(bridge.stderr.suffix(2000))")
+        #expect(
+            bridge.waitUntil(timeout: 90) { _ in
+                guard let answer = try? HTTPFetch.get(base + "/readyz") else { return false }
+                return answer.status == 503 && String(decoding: answer.body, as: UTF8.self).contains("cache")
+            },
+            "\(bridge.stderr.suffix(2000))"
+        )
+        #expect(!bridge.stderr.contains("right-pw-123"))
+
+        try redisCLI(server, password: "other-pw-456", ["CONFIG", "SET", "requirepass", "right-pw-123"])
+        #expect(try waitForEntries(server, "directus.articles", count: 3, password: "right-pw-123").count == 3)
+        #expect(
+            bridge.waitUntil(timeout: 90) { _ in (try? HTTPFetch.get(base + "/readyz"))?.status == 200 },
+            "\(bridge.stderr.suffix(2000))"
+        )
+        bridge.send(SIGTERM)
+        #expect(bridge.waitForExit(timeout: 30) == 0, "\(bridge.stderr.suffix(2000))")
+    }
+
     @Test func checkConnectsAndAppendsATestEvent() throws {
         let server = try RedisServer(in: try TestEnvironment.makeTemporaryDirectory(prefix: "redis-sink-check"))
         try server.start()
@@ -118,11 +164,12 @@ import Testing
     }
 }
 
-/// Runs `redis-cli` against `server` with `arguments`; throws when it fails.
-func redisCLI(_ server: RedisServer, _ arguments: [String]) throws {
+/// Runs `redis-cli` against `server` (as the default user with `password`) with `arguments`; throws when it fails.
+func redisCLI(_ server: RedisServer, password: String? = nil, _ arguments: [String]) throws {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/redis-cli")
-    process.arguments = ["-p", String(server.port)] + arguments
+    process.arguments =
+        ["-p", String(server.port)] + (password.map { ["-a", $0, "--no-auth-warning"] } ?? []) + arguments
     process.standardOutput = FileHandle.nullDevice
     try process.run()
     guard ChildExit.wait(process) == 0 else { throw BrokerServerError.exited(name: "redis-cli", log: "") }
