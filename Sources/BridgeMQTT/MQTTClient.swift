@@ -127,6 +127,7 @@ package final class MQTTClient {
         mosquitto_connect_v5_callback_set(raw, mqttConnected)
         mosquitto_disconnect_v5_callback_set(raw, mqttDisconnected)
         mosquitto_publish_v5_callback_set(raw, mqttPublished)
+        mosquitto_log_callback_set(raw, mqttLogged)
     }
 
     /// TCP, TLS and the CONNECT packet (blocking); the CONNACK comes on the network thread.
@@ -293,10 +294,14 @@ func mqttDisconnected(
 ) {
     guard let user else { return }
     let core = Unmanaged<MQTTClientCore>.fromOpaque(user).takeUnretainedValue()
+    // `code` is libmosquitto's reason: MOSQ_ERR_TLS for a certificate refused in the handshake, which retrying
+    // cannot fix, the connection's loss otherwise.
     core.disconnected(
         error: code == 0
             ? nil
-            : MQTTError(kind: .retriable, message: "lost the connection to the broker; reconnecting (\(code))")
+            : code == MOSQ_ERR_TLS.rawValue
+                ? MQTTError(kind: .authentication, message: "the TLS handshake with the broker failed")
+                : MQTTError(kind: .retriable, message: "lost the connection to the broker; reconnecting (\(code))")
     )
 }
 
@@ -309,4 +314,20 @@ func mqttPublished(
 ) {
     guard let user else { return }
     Unmanaged<MQTTClientCore>.fromOpaque(user).takeUnretainedValue().acknowledged(mid: mid, reasonCode: reasonCode)
+}
+
+/// libmosquitto's log lines: only its OpenSSL errors are used. A TLS handshake that fails on the network thread
+/// (the broker's certificate refused) ends that thread without a disconnect callback (libmosquitto's loop returns
+/// on MOSQ_ERR_TLS): the error line is the only word of it, so it ends `connect`'s wait for the CONNACK.
+func mqttLogged(
+    _ handle: OpaquePointer?,
+    _ user: UnsafeMutableRawPointer?,
+    _ level: Int32,
+    _ text: UnsafePointer<CChar>?
+) {
+    guard let user, level == MOSQ_LOG_ERR, let text, strstr(text, "OpenSSL") != nil else { return }
+    let core = Unmanaged<MQTTClientCore>.fromOpaque(user).takeUnretainedValue()
+    core.disconnected(
+        error: MQTTError(kind: .authentication, message: "TLS with the broker failed: \(PeerText.string(text))")
+    )
 }

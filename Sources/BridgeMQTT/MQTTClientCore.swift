@@ -89,7 +89,7 @@ final class MQTTClientCore: Sendable {
             }
             waiter?.resume(returning: -1)
             group.cancelAll()
-            return first.flatMap { $0 < 0 ? nil : $0 }
+            return first.flatMap { $0 == -1 ? nil : $0 }  // -1: the wait ended by the timeout
         }
     }
 
@@ -108,16 +108,27 @@ final class MQTTClientCore: Sendable {
         waiter?.resume(returning: code)
     }
 
-    /// The connection was lost (libmosquitto's thread; it reconnects by itself) or closed (code 0).
+    /// The connection was lost (libmosquitto's thread; it reconnects by itself) or closed (no error). Before the
+    /// first CONNACK it ends `connect`'s wait with `error`: a TLS handshake the broker's certificate failed, for
+    /// one, ends here, not in a CONNACK.
     func disconnected(error: MQTTError?) {
-        state.withLock { state in
+        let waiter = state.withLock { state -> CheckedContinuation<Int32, Never>? in
             state.status.connected = false
             if let error {
                 state.status.lastError = error
                 state.status.disconnects += 1
             }
+            guard state.connack == nil else { return nil }
+            state.connack = Self.lostBeforeConnack
+            state.connackError = error ?? MQTTError(kind: .retriable, message: "disconnected before the CONNACK")
+            defer { state.connackWaiter = nil }
+            return state.connackWaiter
         }
+        waiter?.resume(returning: Self.lostBeforeConnack)
     }
+
+    /// The "code" of a connection lost before its first CONNACK (no CONNACK code is negative).
+    static let lostBeforeConnack: Int32 = -2
 
     // MARK: - Publishes
 
