@@ -55,36 +55,10 @@ package struct ServiceURL: Sendable, Equatable, CustomStringConvertible {
                 password = secret
             }
         }
-        var portText: Substring?
-        if authority.hasPrefix("[") {
-            guard let close = authority.firstIndex(of: "]") else { throw invalid("unclosed [ in IPv6 address") }
-            host = String(authority[authority.index(after: authority.startIndex)..<close])
-            let after = authority[authority.index(after: close)...]
-            if !after.isEmpty {
-                guard after.hasPrefix(":") else { throw invalid("unexpected text after ]") }
-                portText = after.dropFirst()
-            }
-            guard host.contains(":"), host.allSatisfy({ $0.isHexDigit || $0 == ":" || $0 == "." }) else {
-                throw invalid("\"\(host)\" is not an IPv6 address")
-            }
-        } else {
-            if let colon = authority.firstIndex(of: ":") {
-                host = String(authority[..<colon])
-                portText = authority[authority.index(after: colon)...]
-            } else {
-                host = String(authority)
-            }
-            let allowed: (Character) -> Bool = { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "." || $0 == "_" }
-            guard host.allSatisfy(allowed) else { throw invalid("host \"\(host)\" has characters a host cannot have") }
-        }
-        if host.isEmpty { throw invalid("missing host") }
-        if let portText {
-            guard !portText.isEmpty, portText.allSatisfy(\.isASCII), let value = Int(portText),
-                (1...65535).contains(value)
-            else { throw invalid("port \"\(portText)\" is not a number from 1 to 65535") }
-            port = value
-        } else {
-            port = defaultPort
+        do {
+            (host, port) = try URLAuthority.hostAndPort(authority, defaultPort: defaultPort)
+        } catch {
+            throw invalid(error.message)
         }
     }
 
@@ -120,6 +94,48 @@ package struct ServiceURL: Sendable, Equatable, CustomStringConvertible {
         case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
         default: nil
         }
+    }
+}
+
+/// The host and port part of a URL's authority (RFC 3986, without user information): a host name, an IPv4
+/// address, or an IPv6 address in brackets, and an optional port. Shared by every URL parser of the bridge.
+package enum URLAuthority {
+    /// The host (without brackets) and port of `authority`; `defaultPort` when it names none. Throws saying what is
+    /// wrong.
+    package static func hostAndPort(_ authority: Substring, defaultPort: Int) throws(ServiceURLError)
+        -> (host: String, port: Int)
+    {
+        func invalid(_ why: String) -> ServiceURLError { ServiceURLError(message: why) }
+        let host: String
+        var portText: Substring?
+        if authority.hasPrefix("[") {
+            guard let close = authority.firstIndex(of: "]") else { throw invalid("unclosed [ in IPv6 address") }
+            host = String(authority[authority.index(after: authority.startIndex)..<close])
+            let after = authority[authority.index(after: close)...]
+            if !after.isEmpty {
+                guard after.hasPrefix(":") else { throw invalid("unexpected text after ]") }
+                portText = after.dropFirst()
+            }
+            guard host.contains(":"), host.allSatisfy({ $0.isHexDigit || $0 == ":" || $0 == "." }) else {
+                throw invalid("\"\(host)\" is not an IPv6 address")
+            }
+        } else {
+            if let colon = authority.firstIndex(of: ":") {
+                host = String(authority[..<colon])
+                portText = authority[authority.index(after: colon)...]
+            } else {
+                host = String(authority)
+            }
+            let allowed: (Character) -> Bool = { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "." || $0 == "_" }
+            guard host.allSatisfy(allowed) else {
+                throw invalid("host \"\(host)\" has characters a host cannot have")
+            }
+        }
+        if host.isEmpty { throw invalid("missing host") }
+        guard let portText else { return (host, defaultPort) }
+        guard !portText.isEmpty, portText.allSatisfy(\.isASCII), let value = Int(portText), (1...65535).contains(value)
+        else { throw invalid("port \"\(portText)\" is not a number from 1 to 65535") }
+        return (host, value)
     }
 }
 

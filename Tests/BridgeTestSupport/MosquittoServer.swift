@@ -8,14 +8,13 @@ import Foundation
 /// saves its sessions and queued messages and comes back with them. The process is killed when the object goes
 /// away.
 public final class MosquittoServer: @unchecked Sendable {
-    // @unchecked: used by one test task at a time; `process` changes only in start/stop.
+    // @unchecked: used by one test task at a time; `server` changes only in start/stop.
     public let port: Int
     public let directory: URL
     /// The certificates of a TLS broker (nil: plain TCP).
     public let certificates: TestCertificates?
     private let users: [String: String]
-    private var process: Process?
-    private var serverPID: Int32?
+    private var server: WatchedServer?
 
     /// A broker on a free port; `tls` generates a CA and a certificate for 127.0.0.1; `users` (name → password)
     /// turns anonymous access off.
@@ -39,12 +38,15 @@ public final class MosquittoServer: @unchecked Sendable {
     /// by `TestEnvironment.patience`).
     public func start() throws {
         let logFile = directory.appendingPathComponent("mosquitto.log")
+        // `max_queued_messages 0`: no limit; mosquitto's default (1,000) drops what a slow or disconnected reader has
+        // not taken yet, which a loaded test machine reaches during a restart.
         // `user root`: started as root (CI, containers), mosquitto would switch to the `mosquitto` user, which cannot
         // write the test's directory; for any other user the setting has no effect.
         var config = """
             user root
             per_listener_settings false
             persistence true
+            max_queued_messages 0
             persistence_location \(directory.path)/
             log_dest file \(logFile.path)
             log_type error
@@ -76,54 +78,28 @@ public final class MosquittoServer: @unchecked Sendable {
         let configFile = directory.appendingPathComponent("mosquitto.conf")
         try config.write(to: configFile, atomically: true, encoding: .utf8)
         let logStart = (try? FileManager.default.attributesOfItem(atPath: logFile.path)[.size] as? Int) ?? 0
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: TestEnvironment.python)
-        // Through nats_server.py, a generic watchdog despite its name: the broker dies with the test process.
-        process.arguments = [
-            "-u", TestEnvironment.tool("broker_peers/nats_server.py"), "/usr/sbin/mosquitto", "-c", configFile.path,
-        ]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        self.process = process
-        var bytes = Data()
-        while !bytes.contains(0x0A) {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            bytes.append(chunk)
-        }
-        let line = String(decoding: bytes, as: UTF8.self)
-        guard line.hasPrefix("PID "), let pid = Int32(line.dropFirst(4).prefix { $0.isNumber }) else {
-            throw BrokerServerError.exited(name: "mosquitto", log: line + log)
-        }
-        serverPID = pid
-        let deadline = ContinuousClock.now + .seconds(TestEnvironment.patient(20))
-        while ContinuousClock.now < deadline {
-            if !process.isRunning { throw BrokerServerError.exited(name: "mosquitto", log: log) }
+        let server = try WatchedServer.start(
+            name: "mosquitto",
+            executable: "/usr/sbin/mosquitto",
+            arguments: ["-c", configFile.path]
+        )
+        self.server = server
+        try server.waitUntil(name: "mosquitto", seconds: 20, log: { log }) {
             let written = BrokerServerLog.text(of: logFile, from: logStart)
-            if written.contains("Opening ipv4 listen socket on port \(port)") && written.contains("running") { return }
-            usleep(20_000)
+            return written.contains("Opening ipv4 listen socket on port \(port)") && written.contains("running")
         }
-        throw BrokerServerError.exited(name: "mosquitto", log: log)
     }
 
     /// SIGTERM: the broker saves its state and exits; waits for it.
     public func stop() {
-        guard let process else { return }
-        if let serverPID { Foundation.kill(serverPID, SIGTERM) }
-        ChildExit.wait(process)
-        self.process = nil
-        self.serverPID = nil
+        server?.stop(signal: SIGTERM)
+        server = nil
     }
 
     /// SIGKILLs the broker and waits for it.
     public func kill() {
-        guard let process else { return }
-        if let serverPID { Foundation.kill(serverPID, SIGKILL) }
-        ChildExit.wait(process)
-        self.process = nil
-        self.serverPID = nil
+        server?.stop(signal: SIGKILL)
+        server = nil
     }
 
     /// The broker's log, for failure messages.

@@ -8,15 +8,14 @@ import Foundation
 /// exchange and queue. It keeps its ports and data across `stop()`/`start()`. The node is stopped (SIGKILL of the
 /// Erlang VM) when the object goes away.
 public final class RabbitMQServer: @unchecked Sendable {
-    // @unchecked: `process` changes only in start/stop, which one test calls at a time.
+    // @unchecked: `server` changes only in start/stop, which one test calls at a time.
     public let port: Int
     /// The TLS listener's port (0 without TLS).
     public let tlsPort: Int
     public let directory: URL
     public let certificates: TestCertificates?
     private let distributionPort: Int
-    private var process: Process?
-    private var serverPID: Int32?
+    private var server: WatchedServer?
 
     /// A node on free ports in `directory`; `tls` adds a TLS listener with a generated CA.
     public init(in directory: URL, tls: Bool = false) throws {
@@ -55,74 +54,49 @@ public final class RabbitMQServer: @unchecked Sendable {
         try config.write(to: directory.appendingPathComponent("rabbitmq.conf"), atomically: true, encoding: .utf8)
         try "[].".write(to: directory.appendingPathComponent("enabled_plugins"), atomically: true, encoding: .utf8)
         let output = directory.appendingPathComponent("server.out")
-        let outputStart = (try? FileManager.default.attributesOfItem(atPath: output.path)[.size] as? Int) ?? 0
         if !FileManager.default.fileExists(atPath: output.path) {
             FileManager.default.createFile(atPath: output.path, contents: nil)
         }
         let outputHandle = try FileHandle(forWritingTo: output)
         try outputHandle.seekToEnd()
         defer { try? outputHandle.close() }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: TestEnvironment.python)
-        // Through nats_server.py, a generic watchdog despite its name: the node dies with the test process.
-        process.arguments = [
-            "-u", TestEnvironment.tool("broker_peers/nats_server.py"), "/usr/lib/rabbitmq/bin/rabbitmq-server",
-        ]
-        process.currentDirectoryURL = directory
-        process.environment = TestEnvironment.helperEnvironment([
-            "HOME": directory.path,
-            "RABBITMQ_NODENAME": nodeName,
-            "RABBITMQ_DIST_PORT": String(distributionPort),
-            "RABBITMQ_MNESIA_BASE": directory.appendingPathComponent("mnesia").path,
-            "RABBITMQ_LOG_BASE": directory.appendingPathComponent("log").path,
-            "RABBITMQ_CONFIG_FILE": directory.appendingPathComponent("rabbitmq.conf").path,
-            "RABBITMQ_ENABLED_PLUGINS_FILE": directory.appendingPathComponent("enabled_plugins").path,
-            "RABBITMQ_PID_FILE": directory.appendingPathComponent("node.pid").path,
-        ])
-        let pidPipe = Pipe()
-        process.standardOutput = pidPipe
-        process.standardError = outputHandle
-        try process.run()
-        self.process = process
-        var bytes = Data()
-        while !bytes.contains(0x0A) {
-            let chunk = pidPipe.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            bytes.append(chunk)
+        let server = try WatchedServer.start(
+            name: "rabbitmq-server",
+            executable: "/usr/lib/rabbitmq/bin/rabbitmq-server",
+            arguments: [],
+            environment: TestEnvironment.helperEnvironment([
+                "HOME": directory.path,
+                "RABBITMQ_NODENAME": nodeName,
+                "RABBITMQ_DIST_PORT": String(distributionPort),
+                "RABBITMQ_MNESIA_BASE": directory.appendingPathComponent("mnesia").path,
+                "RABBITMQ_LOG_BASE": directory.appendingPathComponent("log").path,
+                "RABBITMQ_CONFIG_FILE": directory.appendingPathComponent("rabbitmq.conf").path,
+                "RABBITMQ_ENABLED_PLUGINS_FILE": directory.appendingPathComponent("enabled_plugins").path,
+                "RABBITMQ_PID_FILE": directory.appendingPathComponent("node.pid").path,
+            ]),
+            directory: directory,
+            standardError: outputHandle
+        )
+        self.server = server
+        // The script's banner (on stdout, after the watchdog's PID line) says when the broker is up.
+        let banner = BannerReader(server.output)
+        try server.waitUntil(name: "rabbitmq-server", seconds: 120, log: { banner.text + log }) {
+            banner.text.contains("Starting broker... completed")
         }
-        let line = String(decoding: bytes, as: UTF8.self)
-        guard line.hasPrefix("PID "), let pid = Int32(line.dropFirst(4).prefix { $0.isNumber }) else {
-            throw BrokerServerError.exited(name: "rabbitmq-server", log: line + log)
-        }
-        serverPID = pid
-        // The script's own output (stdout, after the PID line) goes to the pipe; its banner says when it is up.
-        let banner = BannerReader(pidPipe.fileHandleForReading)
-        let deadline = ContinuousClock.now + .seconds(TestEnvironment.patient(120))
-        while ContinuousClock.now < deadline {
-            if !process.isRunning { throw BrokerServerError.exited(name: "rabbitmq-server", log: banner.text + log) }
-            if banner.text.contains("Starting broker... completed") { return }
-            usleep(100_000)
-        }
-        _ = outputStart
-        throw BrokerServerError.exited(name: "rabbitmq-server", log: banner.text + log)
     }
 
     /// Stops the node as a crash would (SIGKILL of the script's process group: the Erlang VM and its helpers) and
     /// waits for it; epmd, shared by every node on the machine, stays.
     public func stop() {
-        guard let process else { return }
-        if let serverPID {
-            // The VM is the script's child (exec'd); kill by the pid file too, in case it was re-parented.
-            if let text = try? String(contentsOf: directory.appendingPathComponent("node.pid"), encoding: .utf8),
-                let vm = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines))
-            {
-                Foundation.kill(vm, SIGKILL)
-            }
-            Foundation.kill(serverPID, SIGKILL)
+        guard let server else { return }
+        // The VM is the script's child (exec'd); kill it by its pid file too, in case it was re-parented.
+        if let text = try? String(contentsOf: directory.appendingPathComponent("node.pid"), encoding: .utf8),
+            let vm = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines))
+        {
+            Foundation.kill(vm, SIGKILL)
         }
-        ChildExit.wait(process)
-        self.process = nil
-        self.serverPID = nil
+        server.stop(signal: SIGKILL)
+        self.server = nil
     }
 
     /// The node's log, for failure messages.

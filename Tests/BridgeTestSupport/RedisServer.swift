@@ -7,7 +7,7 @@ import Foundation
 /// every write (`appendfsync always`), so a restarted server comes back with every entry it acknowledged. The
 /// process is killed when the object goes away.
 public final class RedisServer: @unchecked Sendable {
-    // @unchecked: used by one test task at a time; `process` changes only in start/kill.
+    // @unchecked: used by one test task at a time; `server` changes only in start/kill.
     public let port: Int
     public let directory: URL
     /// The certificates of a TLS server (nil: plain TCP).
@@ -16,8 +16,7 @@ public final class RedisServer: @unchecked Sendable {
     private let requirePassword: String?
     /// An ACL user allowed everything, if any.
     private let aclUser: (name: String, password: String)?
-    private var process: Process?
-    private var serverPID: Int32?
+    private var server: WatchedServer?
 
     /// A server on a free port; `tls` generates a CA and a certificate for 127.0.0.1; `password` protects the
     /// default user; `user` adds an ACL user with all rights.
@@ -75,46 +74,23 @@ public final class RedisServer: @unchecked Sendable {
         try config.write(to: configFile, atomically: true, encoding: .utf8)
         let logFile = directory.appendingPathComponent("server.log")
         let logStart = (try? FileManager.default.attributesOfItem(atPath: logFile.path)[.size] as? Int) ?? 0
-        // Through nats_server.py, a generic watchdog despite its name: the server dies with the test process.
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: TestEnvironment.python)
-        process.arguments = [
-            "-u", TestEnvironment.tool("broker_peers/nats_server.py"), "/usr/bin/redis-server", configFile.path,
-        ]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        self.process = process
-        var bytes = Data()
-        while !bytes.contains(0x0A) {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            bytes.append(chunk)
-        }
-        let line = String(decoding: bytes, as: UTF8.self)
-        guard line.hasPrefix("PID "), let pid = Int32(line.dropFirst(4).prefix { $0.isNumber }) else {
-            throw BrokerServerError.exited(name: "redis-server", log: line + log)
-        }
-        serverPID = pid
+        let server = try WatchedServer.start(
+            name: "redis-server",
+            executable: "/usr/bin/redis-server",
+            arguments: [configFile.path]
+        )
+        self.server = server
         // Ready when this run's part of its log says so (a connection that succeeds could reach another process
         // that took the port first).
-        let deadline = ContinuousClock.now + .seconds(TestEnvironment.patient(20))
-        while ContinuousClock.now < deadline {
-            if !process.isRunning { throw BrokerServerError.exited(name: "redis-server", log: log) }
-            if BrokerServerLog.text(of: logFile, from: logStart).contains("Ready to accept connections") { return }
-            usleep(20_000)
+        try server.waitUntil(name: "redis-server", seconds: 20, log: { log }) {
+            BrokerServerLog.text(of: logFile, from: logStart).contains("Ready to accept connections")
         }
-        throw BrokerServerError.exited(name: "redis-server", log: log)
     }
 
     /// SIGKILLs the server (a crash as clients see it) and waits for it.
     public func kill() {
-        guard let process else { return }
-        if let serverPID { Foundation.kill(serverPID, SIGKILL) }
-        ChildExit.wait(process)
-        self.process = nil
-        self.serverPID = nil
+        server?.stop(signal: SIGKILL)
+        server = nil
     }
 
     /// Every entry of `stream`, read with redis-py (Tests/tools/broker_peers/redis_read.py). Blocking.
