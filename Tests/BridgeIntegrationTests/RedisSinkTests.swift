@@ -59,6 +59,30 @@ import Testing
         #expect(bridge.waitForExit() == 0, "\(bridge.stderr.suffix(2000))")
     }
 
+    /// `format: cloudevents`: the payload is the CloudEvent; the fields still carry the event's own id and type.
+    @Test func cloudEventsFormatPutsTheCloudEventInThePayload() throws {
+        let server = try RedisServer(in: try TestEnvironment.makeTemporaryDirectory(prefix: "redis-sink-ce"))
+        try server.start()
+        let emulator = try Emulator()
+        defer { emulator.stop() }
+        let entry = "  - type: redis\n    name: cache\n    url: \(server.url())\n    format: cloudevents\n"
+        let bridge = try BridgeProcess.run(config: webhookConfig(url: emulator.url, sinks: entry, mode: "activity"))
+        #expect(bridge.waitUntilConnected(), "\(bridge.stderr)")
+        let keys = try emulator.createArticles(3, title: "cloud")
+        let entries = try waitForEntries(server, "directus.articles", count: 3)
+        #expect(entries.count == 3, "\(bridge.stderr.suffix(2000))")
+        for entry in entries {
+            let event = try #require(
+                try JSONSerialization.jsonObject(with: Data((entry.fields["payload"] ?? "").utf8)) as? [String: Any]
+            )
+            #expect(event["specversion"] as? String == "1.0" && event["id"] as? String == entry.fields["id"])
+            #expect(event["type"] as? String == entry.fields["type"] && entry.fields["type"] == "directus.items.create")
+            #expect(keys.contains(entry.fields["key"] ?? ""))
+        }
+        bridge.send(SIGTERM)
+        #expect(bridge.waitForExit() == 0, "\(bridge.stderr.suffix(2000))")
+    }
+
     @Test func anEntryTheServerRefusesIsADeadLetterAndIsReplayedOnceTheKeyIsFixed() throws {
         let server = try RedisServer(in: try TestEnvironment.makeTemporaryDirectory(prefix: "redis-sink-dlq"))
         try server.start()
