@@ -39,6 +39,9 @@ let package = Package(
         cLibrary("CNats", pkgConfig: "libnats", apt: "libnats-dev"),
         // glibc's variadic prctl(2) as plain calls (libc6-dev: nothing to link).
         .systemLibrary(name: "CLinux"),
+        cLibrary("CHiredis", pkgConfig: "hiredis", apt: "libhiredis-dev"),
+        cLibrary("CMosquitto", pkgConfig: "libmosquitto", apt: "libmosquitto-dev"),
+        cLibrary("CRabbitMQ", pkgConfig: "librabbitmq", apt: "librabbitmq-dev"),
 
         // MARK: Layers
         .target(name: "BridgeSystem", dependencies: ["CLinux"], swiftSettings: strict),
@@ -52,6 +55,10 @@ let package = Package(
         // Broker clients: independent of the bridge's own layers; the broker sinks (BridgeSinks) are built on them.
         .target(name: "BridgeKafka", dependencies: ["BridgeSystem", "CRdKafka"], swiftSettings: strict),
         .target(name: "BridgeNATS", dependencies: ["BridgeSystem", "BridgeJSON", "CNats"], swiftSettings: strict),
+        // Redis: hiredis's reply parser only; the I/O (and TLS, which Debian's hiredis 0.14 lacks) is BridgeTLS's.
+        .target(name: "BridgeRedis", dependencies: ["BridgeSystem", "BridgeTLS", "CHiredis"], swiftSettings: strict),
+        .target(name: "BridgeMQTT", dependencies: ["BridgeSystem", "CMosquitto"], swiftSettings: strict),
+        .target(name: "BridgeAMQP", dependencies: ["BridgeSystem", "CRabbitMQ"], swiftSettings: strict),
         // The bridge itself, in one-way layers (docs/ARCHITECTURE.md "Layers"): the event vocabulary, the Directus
         // session, the activity log, the sinks, and the runtime that wires them.
         .target(
@@ -75,7 +82,7 @@ let package = Package(
             name: "BridgeSinks",
             dependencies: [
                 "BridgeEvents", "BridgeSystem", "BridgeTLS", "BridgeHTTP", "BridgeStore", "BridgeJSON", "BridgeConfig",
-                "BridgeKafka", "BridgeNATS",
+                "BridgeKafka", "BridgeNATS", "BridgeRedis",
             ],
             swiftSettings: strict
         ),
@@ -139,6 +146,9 @@ let package = Package(
         .testTarget(name: "BridgeActivityTests", dependencies: ["BridgeCore", "BridgeEvents", "BridgeDirectus", "BridgeActivity", "BridgeSinks", "BridgeConfig", "BridgeJSON", "BridgeSystem", "BridgeTestSupport", "BridgeNATS", "BridgeHTTP", "BridgeStore"]),
         .testTarget(name: "BridgeKafkaTests", dependencies: ["BridgeKafka", "BridgeSystem", "BridgeTestSupport"]),
         .testTarget(name: "BridgeNATSTests", dependencies: ["BridgeNATS", "BridgeSystem", "BridgeTestSupport"]),
+        .testTarget(name: "BridgeRedisTests", dependencies: ["BridgeRedis", "BridgeSystem", "BridgeTestSupport"]),
+        .testTarget(name: "BridgeMQTTTests", dependencies: ["BridgeMQTT", "BridgeSystem", "BridgeTestSupport"]),
+        .testTarget(name: "BridgeAMQPTests", dependencies: ["BridgeAMQP", "BridgeSystem", "BridgeTestSupport"]),
         .testTarget(name: "BridgeWebhookTests", dependencies: ["BridgeCore", "BridgeEvents", "BridgeDirectus", "BridgeActivity", "BridgeSinks", "BridgeHTTP", "BridgeStore", "BridgeSystem", "BridgeTestSupport"]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what building, testing and the demo need, only when it is missing:
 #   - Debian packages (C libraries wrapped by the Swift package, openssl, python3-venv, nats-server for the
-#     JetStream tests, and nginx-light: the HTTP/2 test and the delivery benchmarks start a private nginx of their own)
+#     JetStream tests, redis-server, mosquitto and rabbitmq-server for the Redis, MQTT and AMQP tests, and
+#     nginx-light: the HTTP/2 test and the delivery benchmarks start a private nginx of their own)
 #   - a Python virtual environment at .venv with the test tools of Tests/tools/requirements.txt
 # Safe to run again: each step checks first. Usage: scripts/bootstrap.sh [--package] [--bench]
 #   --package   also the release tools of scripts/package.sh and scripts/test-package.sh (dpkg-shlibdeps, strip,
@@ -13,7 +14,10 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
 PACKAGES=(pkg-config libcurl4-openssl-dev libssl-dev libyaml-dev libsqlite3-dev libmicrohttpd-dev librdkafka-dev
-    libnats-dev nats-server openssl ca-certificates nginx-light prometheus)
+    libnats-dev nats-server openssl ca-certificates nginx-light prometheus libhiredis-dev redis-server
+    libmosquitto-dev mosquitto librabbitmq-dev rabbitmq-server)
+# Test peers that Debian installs as services; the tests start private instances, the system's must not run.
+PEER_SERVICES=(nginx redis-server mosquitto rabbitmq-server)
 for flag in "$@"; do
     case "$flag" in
         --bench) PACKAGES+=(g++ libsimdjson-dev) ;;
@@ -61,15 +65,15 @@ if ((${#missing[@]})); then
     $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null || status=$?
     [[ -z "$policy" ]] || $SUDO rm -f "$policy"
     ((status == 0)) || exit "$status"
-    # Whatever policy was in place: the service nginx-light brings is stopped and not started at boot.
-    if [[ " ${missing[*]} " == *" nginx-light "* ]]; then
+    # Whatever policy was in place: the services the test peers bring are stopped and not started at boot.
+    for service in "${PEER_SERVICES[@]}"; do
         if command -v systemctl >/dev/null 2>&1 && [[ -d /run/systemd/system ]]; then
-            $SUDO systemctl disable --now nginx >/dev/null 2>&1 || true
+            $SUDO systemctl disable --now "$service" >/dev/null 2>&1 || true
         else
-            $SUDO service nginx stop >/dev/null 2>&1 || true
-            $SUDO update-rc.d nginx disable >/dev/null 2>&1 || true
+            $SUDO service "$service" stop >/dev/null 2>&1 || true
+            $SUDO update-rc.d "$service" disable >/dev/null 2>&1 || true
         fi
-    fi
+    done
 fi
 PYTHON="${PYTHON:-$(command -v python3)}"
 [[ -n "$PYTHON" ]] || PYTHON="$(command -v python3)"

@@ -9,6 +9,7 @@ package enum SinkCatalog {
         SinkRegistration(WebhookSinkType.self),
         SinkRegistration(JetStreamSinkType.self),
         SinkRegistration(KafkaSinkType.self),
+        SinkRegistration(RedisSinkType.self),
     ]
 
     /// How each type reads its `sinks` entries (passed to `ConfigLoader`).

@@ -56,7 +56,10 @@ package enum ShownURL {
         return "\(authority):\(port)"
     }
 
-    private static let defaultPorts = ["http": 80, "ws": 80, "https": 443, "wss": 443, "nats": 4222, "tls": 4222]
+    private static let defaultPorts = [
+        "http": 80, "ws": 80, "https": 443, "wss": 443, "nats": 4222, "tls": 4222, "redis": 6379, "rediss": 6379,
+        "amqp": 5672, "amqps": 5671, "mqtt": 1883, "mqtts": 8883,
+    ]
 
     private static let closers: [Character: Character] = ["[": "]", "(": ")"]
 

@@ -35,36 +35,10 @@ public struct WebSocketURL: Sendable, Equatable, CustomStringConvertible {
         let target = rest[authorityEnd...]
         if authority.contains("@") { throw invalid("user info is not supported") }
 
-        var portText: Substring?
-        if authority.hasPrefix("[") {
-            guard let close = authority.firstIndex(of: "]") else { throw invalid("unclosed [ in IPv6 address") }
-            host = String(authority[authority.index(after: authority.startIndex)..<close])
-            let afterBracket = authority[authority.index(after: close)...]
-            if !afterBracket.isEmpty {
-                guard afterBracket.hasPrefix(":") else { throw invalid("unexpected text after ]") }
-                portText = afterBracket.dropFirst()
-            }
-            guard host.contains(":"), host.allSatisfy({ $0.isHexDigit || $0 == ":" || $0 == "." }) else {
-                throw invalid("\"\(host)\" is not an IPv6 address")
-            }
-        } else {
-            if let colon = authority.firstIndex(of: ":") {
-                host = String(authority[..<colon])
-                portText = authority[authority.index(after: colon)...]
-            } else {
-                host = String(authority)
-            }
-            let allowed: (Character) -> Bool = { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "." || $0 == "_" }
-            guard host.allSatisfy(allowed) else { throw invalid("host \"\(host)\" has characters a host cannot have") }
-        }
-        if host.isEmpty { throw invalid("missing host") }
-        if let portText {
-            guard !portText.isEmpty, portText.allSatisfy(\.isASCII), let value = Int(portText),
-                (1...65535).contains(value)
-            else { throw invalid("port \"\(portText)\" is not a number from 1 to 65535") }
-            port = value
-        } else {
-            port = isSecure ? 443 : 80
+        do {
+            (host, port) = try URLAuthority.hostAndPort(authority, defaultPort: isSecure ? 443 : 80)
+        } catch {
+            throw invalid(error.message)
         }
         if let questionMark = target.firstIndex(of: "?") {
             path = target[..<questionMark].isEmpty ? "/" : String(target[..<questionMark])

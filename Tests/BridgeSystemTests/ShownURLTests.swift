@@ -12,7 +12,9 @@ import Testing
         ("tls://token@nats-2:4443", "tls://nats-2:4443"),
         ("sasl_ssl://broker:9093/1", "sasl_ssl://broker:9093"),
         ("kafka-1:9092", "kafka-1:9092"),
-        ("redis://user:pw@redis-1/0", "redis://redis-1"),
+        ("redis://user:pw@redis-1/0", "redis://redis-1:6379"),
+        ("amqps://user:pw@rabbit-1/vhost", "amqps://rabbit-1:5671"),
+        ("mqtt://mqtt-1", "mqtt://mqtt-1:1883"),
     ])
     func aURLIsShownAsSchemeHostAndPort(url: String, shown: String) {
         #expect(ShownURL.of(url) == shown)

@@ -62,33 +62,20 @@ public final class NATSServer: @unchecked Sendable {
         let logFile = directory.appendingPathComponent("server.log")
         let logStart = (try? FileManager.default.attributesOfItem(atPath: logFile.path)[.size] as? Int) ?? 0
         // Through nats_server.py: the server dies with the test process, however the test run ended.
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: TestEnvironment.python)
-        process.arguments = [
-            "-u", TestEnvironment.tool("broker_peers/nats_server.py"), Self.executable, "-c", configFile.path, "-l",
-            logFile.path,
-        ]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        self.process = process
-        var bytes = Data()
-        while !bytes.contains(0x0A) {
-            let chunk = output.fileHandleForReading.availableData  // blocks until the wrapper prints (or exits)
-            if chunk.isEmpty { break }
-            bytes.append(chunk)
-        }
-        let line = String(decoding: bytes, as: UTF8.self)
-        guard line.hasPrefix("PID "), let pid = Int32(line.dropFirst(4).prefix { $0.isNumber }) else {
-            throw NATSServerError.exited(name: name, log: line + log)
-        }
-        serverPID = pid
+        let server = try WatchedServer.start(
+            name: "nats-server \(name)",
+            executable: Self.executable,
+            arguments: ["-c", configFile.path, "-l", logFile.path]
+        )
+        self.process = server.process
+        serverPID = server.pid
+        let process = server.process
         // Ready when its own log (this run's part) says it listens on its ports: a connection that succeeds proves
         // nothing when another process took the port before the server could bind it (the server exits, and the
         // connection reached the other process). A clustered node can take long on a loaded machine (30 s passed
         // under ThreadSanitizer).
-        let listening = ["Listening for client connections on 127.0.0.1:\(port)"]
+        let listening =
+            ["Listening for client connections on 127.0.0.1:\(port)"]
             + (clusterPort.map { ["Listening for route connections on 127.0.0.1:\($0)"] } ?? [])
         let deadline = ContinuousClock.now + .seconds(TestEnvironment.patient(30))
         while ContinuousClock.now < deadline {

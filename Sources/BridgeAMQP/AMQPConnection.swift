@@ -1,0 +1,254 @@
+internal import BridgeSystem
+internal import CRabbitMQ
+
+#if canImport(Glibc)
+    @preconcurrency import Glibc
+#endif
+
+/// One AMQP connection with one channel in confirm mode, owning librabbitmq's `amqp_connection_state_t`.
+/// Blocking: run it on a thread of its own (`AMQPClient` does). Not Sendable: librabbitmq's connections are not
+/// thread-safe, one thread at a time.
+///
+/// Why librabbitmq and not a client of our own (docs/ARCHITECTURE.md, "Broker clients"): AMQP 0-9-1 is a large
+/// binary protocol (the connection handshake, SASL, frame assembly, field tables, heartbeats); librabbitmq is the
+/// C client RabbitMQ's team kept for a decade, packaged by Debian, and the bridge needs only its publishing path,
+/// which is small enough to drive from one thread without callbacks. What it lacks the bridge adds here: the
+/// publisher-confirm bookkeeping (tags, returns, nacks), bounds on everything read from a frame (`camqp_*` in the
+/// shim), and the mapping to typed errors.
+final class AMQPConnection {
+    private let connection: amqp_connection_state_t
+    private let settings: AMQPSettings
+    private let channel: amqp_channel_t = 1
+    /// The delivery tag the broker gives the next publish on the channel (confirm mode counts from 1).
+    private var nextTag: UInt64 = 1
+    /// Set after a failure: the tags on the wire can no longer be matched, so it is never used again.
+    private(set) var isBroken = false
+
+    private init(connection: amqp_connection_state_t, settings: AMQPSettings) {
+        self.connection = connection
+        self.settings = settings
+    }
+
+    deinit {
+        if !isBroken {
+            _ = amqp_channel_close(connection, channel, AMQP_REPLY_SUCCESS)
+            _ = amqp_connection_close(connection, AMQP_REPLY_SUCCESS)
+        }
+        amqp_destroy_connection(connection)  // also closes and frees the socket
+    }
+
+    /// Connects, logs in, opens the channel and turns publisher confirms on.
+    static func open(settings: AMQPSettings) throws(AMQPError) -> AMQPConnection {
+        guard let raw = amqp_new_connection() else {
+            throw AMQPError(kind: .retriable, message: "librabbitmq could not allocate a connection")
+        }
+        let connection = AMQPConnection(connection: raw, settings: settings)  // destroys raw on every throw below
+        connection.isBroken = true  // until the handshake is through: nothing to close politely
+        let socket: OpaquePointer?
+        if settings.usesTLS {
+            socket = amqp_ssl_socket_new(raw)
+            if let socket {
+                amqp_ssl_socket_set_verify_peer(socket, 1)
+                amqp_ssl_socket_set_verify_hostname(socket, 1)
+                // librabbitmq's context trusts only what it is given: the CA file, else the system bundle.
+                let trusted = settings.caFile.flatMap { $0.isEmpty ? nil : $0 } ?? "/etc/ssl/certs/ca-certificates.crt"
+                guard amqp_ssl_socket_set_cacert(socket, trusted) == AMQP_STATUS_OK.rawValue else {
+                    throw AMQPError(kind: .configuration, message: "cannot load the CA file \(trusted)")
+                }
+            }
+        } else {
+            socket = amqp_tcp_socket_new(raw)
+        }
+        guard let socket else { throw AMQPError(kind: .retriable, message: "librabbitmq could not make a socket") }
+        let timeout = Int32(
+            clamping: max(
+                1,
+                settings.connectTimeout.components.seconds * 1_000
+                    + settings.connectTimeout.components.attoseconds / 1_000_000_000_000_000
+            )
+        )
+        let opened = camqp_open(raw, socket, settings.url.host, Int32(settings.url.port), timeout)
+        guard opened == AMQP_STATUS_OK.rawValue else {
+            let kind: AMQPError.Kind =
+                opened == AMQP_STATUS_SSL_CONNECTION_FAILED.rawValue
+                    || opened == AMQP_STATUS_SSL_PEER_VERIFY_FAILED.rawValue
+                    || opened == AMQP_STATUS_SSL_HOSTNAME_VERIFY_FAILED.rawValue ? .authentication : .retriable
+            throw AMQPError(kind: kind, message: "cannot connect to \(settings.url): \(statusText(opened))")
+        }
+        let heartbeat = Int32(clamping: settings.heartbeat.components.seconds)
+        try connection.check(
+            camqp_login_plain(raw, settings.vhost, heartbeat, settings.user, settings.password),
+            "logging in to \(settings.url)",
+            loginFailure: true
+        )
+        _ = amqp_channel_open(raw, 1)
+        try connection.check(amqp_get_rpc_reply(raw), "opening a channel")
+        _ = amqp_confirm_select(raw, 1)
+        try connection.check(amqp_get_rpc_reply(raw), "turning publisher confirms on")
+        connection.isBroken = false
+        return connection
+    }
+
+    private func check(_ reply: amqp_rpc_reply_t, _ context: String, loginFailure: Bool = false) throws(AMQPError) {
+        var code: Int32 = 0
+        var text = [CChar](repeating: 0, count: 256)
+        let failed = camqp_reply_failure(reply, &code, &text, text.count)
+        guard failed != 0 else { return }
+        let message = PeerText.string(text)
+        // RabbitMQ closes the socket on bad credentials before it says why: a login that ends that way is refused.
+        if loginFailure && (failed == 2 && code == AMQP_STATUS_CONNECTION_CLOSED.rawValue || code == 403) {
+            throw AMQPError(
+                kind: .authentication,
+                message: "\(context): the broker refused the credentials (\(message))"
+            )
+        }
+        if failed == 3 { throw AMQPError.fromReply(code: Int(code), text: message, context: context) }
+        throw AMQPError(kind: .retriable, message: "\(context): \(message)")
+    }
+
+    // MARK: - Publishing
+
+    /// Publishes `messages` (at most `maxInFlight` unconfirmed at once) and waits until each is confirmed,
+    /// returned or nacked, or `timeout` passes since the last answer; one outcome per message, in order. A failure
+    /// of the connection or channel breaks it: what is unanswered then fails, retriable unless the broker named a
+    /// reason retrying cannot fix (an exchange that does not exist, access refused).
+    func publish(_ messages: [AMQPMessage], timeout: Duration, isCancelled: () -> Bool) -> [AMQPOutcome] {
+        var outcomes = [AMQPOutcome?](repeating: nil, count: messages.count)
+        var pending: [UInt64: Int] = [:]
+        var returned: [Int: String] = [:]
+        var failure: AMQPError?
+        var lastAnswer = ContinuousClock.now
+
+        func resolve(_ tag: UInt64, _ outcome: (Int) -> AMQPOutcome) {
+            guard let index = pending.removeValue(forKey: tag) else { return }
+            outcomes[index] = outcome(index)
+        }
+        func pump() {
+            var event = camqp_event()
+            camqp_next_event(connection, channel, 250, &event)
+            switch event.kind {
+            case CAMQP_EVENT_NONE, CAMQP_EVENT_OTHER:
+                return
+            case CAMQP_EVENT_ACK, CAMQP_EVENT_NACK:
+                lastAnswer = .now
+                let nacked = event.kind == CAMQP_EVENT_NACK
+                let tags = event.multiple != 0 ? pending.keys.filter { $0 <= event.tag } : [event.tag]
+                for tag in tags {
+                    resolve(tag) { index in
+                        if nacked {
+                            return .failed(AMQPError(kind: .retriable, message: "the broker nacked the message"))
+                        }
+                        return returned[index].map { .returned($0) } ?? .confirmed
+                    }
+                }
+            case CAMQP_EVENT_RETURN:
+                lastAnswer = .now
+                let messageID = withUnsafeBytes(of: event.text) {
+                    String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+                }
+                let reason = "unroutable: no queue is bound for it (\(event.code))"
+                // The oldest unanswered publish with that id (the return comes before its ack).
+                if let index = pending.values.sorted().first(where: {
+                    messages[$0].messageID == messageID && returned[$0] == nil
+                }) {
+                    returned[index] = reason
+                }
+            case CAMQP_EVENT_CHANNEL_CLOSED, CAMQP_EVENT_CONNECTION_CLOSED:
+                let text = withUnsafeBytes(of: event.text) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+                failure = AMQPError.fromReply(
+                    code: Int(event.code),
+                    text: PeerText.sanitized(text),
+                    context: event.kind == CAMQP_EVENT_CHANNEL_CLOSED
+                        ? "the broker closed the channel"
+                        : "the broker closed the connection"
+                )
+            default:
+                failure = AMQPError(
+                    kind: .retriable,
+                    message: "the connection to \(settings.url) failed: \(Self.statusText(Int32(event.code)))"
+                )
+            }
+        }
+
+        guard !isBroken else {
+            let error = AMQPError(kind: .retriable, message: "the connection to \(settings.url) broke")
+            return messages.map { _ in .failed(error) }
+        }
+        for (index, message) in messages.enumerated() where failure == nil {
+            while pending.count >= settings.maxInFlight && failure == nil && !isCancelled() { pump() }
+            guard failure == nil else { break }
+            let status = Self.send(message, on: connection, channel: channel)
+            guard status == AMQP_STATUS_OK.rawValue else {
+                failure = AMQPError(
+                    kind: .retriable,
+                    message: "publishing to \(settings.url) failed: \(Self.statusText(status))"
+                )
+                break
+            }
+            pending[nextTag] = index
+            nextTag += 1
+        }
+        while !pending.isEmpty && failure == nil {
+            if isCancelled() || ContinuousClock.now - lastAnswer > timeout {
+                failure = AMQPError(
+                    kind: .retriable,
+                    message: "no publisher confirm from \(settings.url) within \(timeout)"
+                )
+                break
+            }
+            pump()
+        }
+        if let failure {
+            isBroken = true
+            return outcomes.map { $0 ?? .failed(failure) }
+        }
+        return outcomes.map { $0! }
+    }
+
+    private static func send(_ message: AMQPMessage, on connection: amqp_connection_state_t, channel: amqp_channel_t)
+        -> Int32
+    {
+        let headers = Array(message.headers.prefix(16))
+        var strings = [message.exchange, message.routingKey, message.messageID]
+        strings += headers.flatMap { [$0.name, $0.value] }
+        // Every string as bytes that stay put for the call (amqp_bytes_t points into them).
+        let storage = strings.map { Array($0.utf8) }
+        return withBytesArray(storage) { bytes in
+            let names = (0..<headers.count).map { bytes[3 + 2 * $0] }
+            let values = (0..<headers.count).map { bytes[4 + 2 * $0] }
+            return message.body.withUnsafeBytes { body in
+                camqp_publish(
+                    connection,
+                    channel,
+                    bytes[0],
+                    bytes[1],
+                    bytes[2],
+                    names,
+                    values,
+                    Int32(headers.count),
+                    amqp_bytes_t(len: body.count, bytes: UnsafeMutableRawPointer(mutating: body.baseAddress))
+                )
+            }
+        }
+    }
+
+    /// Runs `body` with an `amqp_bytes_t` for each of `arrays`, valid during the call.
+    private static func withBytesArray<R>(_ arrays: [[UInt8]], _ body: ([amqp_bytes_t]) -> R) -> R {
+        func step(_ index: Int, _ collected: [amqp_bytes_t]) -> R {
+            guard index < arrays.count else { return body(collected) }
+            return arrays[index].withUnsafeBytes { raw in
+                step(
+                    index + 1,
+                    collected + [
+                        amqp_bytes_t(len: raw.count, bytes: UnsafeMutableRawPointer(mutating: raw.baseAddress))
+                    ]
+                )
+            }
+        }
+        return step(0, [])
+    }
+
+    private static func statusText(_ status: Int32) -> String {
+        PeerText.string(amqp_error_string2(status))
+    }
+}

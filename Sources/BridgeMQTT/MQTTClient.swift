@@ -1,0 +1,333 @@
+package import BridgeSystem
+internal import CMosquitto
+
+#if canImport(Glibc)
+    @preconcurrency import Glibc
+#endif
+
+/// A `struct mosquitto *` that may cross threads: libmosquitto's publish and disconnect calls are thread-safe
+/// with its own network thread (`mosquitto_loop_start`); only `mosquitto_destroy` is not, and only the owning
+/// `MQTTClient` calls it, once, after that thread ended.
+struct MosquittoHandle: @unchecked Sendable {
+    let pointer: OpaquePointer
+}
+
+/// An MQTT client for one broker on libmosquitto: MQTT 5 (3.1.1 when the broker refuses 5), a persistent session,
+/// QoS 1 or 2 publishes counted as delivered on PUBACK or PUBCOMP.
+///
+/// libmosquitto runs the connection on a thread of its own (its network loop), reconnects by itself with backoff,
+/// and resends unacknowledged publishes after a reconnect; `status` tells how the connection is. Connecting and
+/// closing block (TCP, TLS, joining the thread) and run on `BlockingExecutor`. Confined to one task (not
+/// Sendable).
+package final class MQTTClient {
+    private let handle: MosquittoHandle
+    private let core: MQTTClientCore
+    /// The settings it connected with.
+    package let settings: MQTTSettings
+    private var closed = false
+
+    private init(handle: MosquittoHandle, core: MQTTClientCore, settings: MQTTSettings) {
+        self.handle = handle
+        self.core = core
+        self.settings = settings
+    }
+
+    deinit {
+        if !closed { Self.shutDown(handle) }
+    }
+
+    /// libmosquitto's global state, set up once per process.
+    private static let library: Void = { _ = mosquitto_lib_init() }()
+
+    /// Connects with MQTT 5, or with 3.1.1 when the broker refuses 5, and waits for the broker's CONNACK; throws
+    /// a typed error (retriable, authentication, configuration).
+    package static func connect(settings: MQTTSettings) async throws(MQTTError) -> MQTTClient {
+        _ = library
+        if let client = try await connect(settings: settings, protocolVersion: MQTT_PROTOCOL_V5) { return client }
+        guard let client = try await connect(settings: settings, protocolVersion: MQTT_PROTOCOL_V311) else {
+            throw MQTTError(kind: .retriable, message: "\(settings.url) refused MQTT 5 and MQTT 3.1.1")
+        }
+        return client
+    }
+
+    /// A connected client, or nil when the broker refused `protocolVersion`.
+    private static func connect(settings: MQTTSettings, protocolVersion: Int32) async throws(MQTTError)
+        -> MQTTClient?
+    {
+        let core = MQTTClientCore(protocolVersion: Int(protocolVersion))
+        // Unretained: the client holds the core and ends libmosquitto's thread before releasing it.
+        guard let raw = mosquitto_new(settings.clientID, false, Unmanaged.passUnretained(core).toOpaque()) else {
+            throw MQTTError(kind: .retriable, message: "libmosquitto could not allocate a client")
+        }
+        let handle = MosquittoHandle(pointer: raw)
+        var started = false
+        func fail() async {
+            if started {
+                _ = try? await BlockingExecutor.shared.perform { shutDown(handle) }
+            } else {
+                mosquitto_destroy(raw)
+            }
+        }
+        do throws(MQTTError) {
+            try configure(handle, settings: settings, protocolVersion: protocolVersion)
+            let opened: Result<Void, MQTTError>
+            do {
+                opened = try await BlockingExecutor.shared.perform {
+                    Result { () throws(MQTTError) in
+                        try openConnection(handle, settings: settings, protocolVersion: protocolVersion)
+                    }
+                }
+            } catch {
+                opened = .failure(MQTTError(kind: .retriable, message: "no thread to connect on: \(error)"))
+            }
+            try opened.get()
+            guard mosquitto_loop_start(raw) == MOSQ_ERR_SUCCESS.rawValue else {
+                throw MQTTError(kind: .retriable, message: "could not start libmosquitto's network thread")
+            }
+            started = true
+            guard let code = await core.firstConnack(timeout: settings.connectTimeout) else {
+                throw MQTTError(
+                    kind: .retriable,
+                    message: "\(settings.url) sent no CONNACK within \(settings.connectTimeout)"
+                )
+            }
+            if code != 0 {
+                if protocolVersion == MQTT_PROTOCOL_V5 && (code == 1 || code == 132) {
+                    await fail()
+                    return nil
+                }
+                throw core.connackError ?? MQTTError(kind: .retriable, message: "CONNACK \(code)")
+            }
+        } catch {
+            await fail()
+            throw error
+        }
+        return MQTTClient(handle: handle, core: core, settings: settings)
+    }
+
+    private static func configure(_ handle: MosquittoHandle, settings: MQTTSettings, protocolVersion: Int32)
+        throws(MQTTError)
+    {
+        let raw = handle.pointer
+        _ = mosquitto_int_option(raw, MOSQ_OPT_PROTOCOL_VERSION, protocolVersion)
+        if let user = settings.url.user ?? (settings.url.password != nil ? "" : nil) {
+            try check(mosquitto_username_pw_set(raw, user, settings.url.password), "setting the credentials")
+        }
+        if settings.usesTLS {
+            // The system store (its hashed directory) plus the CA file, as the bridge's other clients trust.
+            let caFile = settings.caFile.flatMap { $0.isEmpty ? nil : $0 }
+            if let caFile, access(caFile, R_OK) != 0 {
+                throw MQTTError(kind: .configuration, message: "cannot read the CA file \(caFile)")
+            }
+            try check(mosquitto_tls_set(raw, caFile, "/etc/ssl/certs", nil, nil, nil), "setting up TLS")
+            _ = mosquitto_int_option(raw, MOSQ_OPT_TLS_USE_OS_CERTS, 1)
+        }
+        _ = mosquitto_max_inflight_messages_set(raw, UInt32(settings.maxInFlight))
+        _ = mosquitto_reconnect_delay_set(raw, 1, 30, true)
+        mosquitto_connect_v5_callback_set(raw, mqttConnected)
+        mosquitto_disconnect_v5_callback_set(raw, mqttDisconnected)
+        mosquitto_publish_v5_callback_set(raw, mqttPublished)
+        mosquitto_log_callback_set(raw, mqttLogged)
+    }
+
+    /// TCP, TLS and the CONNECT packet (blocking); the CONNACK comes on the network thread.
+    private static func openConnection(_ handle: MosquittoHandle, settings: MQTTSettings, protocolVersion: Int32)
+        throws(MQTTError)
+    {
+        var properties: OpaquePointer?
+        defer { mosquitto_property_free_all(&properties) }
+        if protocolVersion == MQTT_PROTOCOL_V5 {
+            _ = mosquitto_property_add_int32(
+                &properties,
+                Int32(MQTT_PROP_SESSION_EXPIRY_INTERVAL.rawValue),
+                settings.sessionExpirySeconds
+            )
+        }
+        let result = mosquitto_connect_bind_v5(
+            handle.pointer,
+            settings.url.host,
+            Int32(settings.url.port),
+            settings.keepAliveSeconds,
+            nil,
+            properties
+        )
+        if result == MOSQ_ERR_SUCCESS.rawValue { return }
+        let code = errno
+        throw error(result, errno: code, context: "connecting to \(settings.url)")
+    }
+
+    // MARK: - Publishing
+
+    /// Publishes `messages` with the settings' QoS and waits up to `timeout` for every acknowledgement; one
+    /// outcome per message, in order. Unacknowledged by then: failed, retriable (libmosquitto still holds and
+    /// resends them: a retry may deliver a message twice, which QoS 1 allows).
+    ///
+    /// `mosquitto_publish_v5` only queues the packet for the network thread (it takes libmosquitto's mutexes, no
+    /// I/O), so it is called from the task itself.
+    package func publish(_ messages: [MQTTMessage], timeout: Duration) async -> [MQTTOutcome] {
+        guard !messages.isEmpty else { return [] }
+        let batch = core.openBatch(count: messages.count)
+        let version5 = core.status.protocolVersion == 5
+        for (index, message) in messages.enumerated() {
+            do throws(MQTTError) {
+                try MQTTTopic.validate(message.topic)
+                var properties: OpaquePointer?
+                defer { mosquitto_property_free_all(&properties) }
+                if version5 {
+                    for property in message.userProperties {
+                        try Self.check(
+                            mosquitto_property_add_string_pair(
+                                &properties,
+                                Int32(MQTT_PROP_USER_PROPERTY.rawValue),
+                                property.name,
+                                property.value
+                            ),
+                            "adding user property \(property.name)"
+                        )
+                    }
+                }
+                var mid: Int32 = 0
+                let result = message.payload.withUnsafeBytes { payload in
+                    mosquitto_publish_v5(
+                        handle.pointer,
+                        &mid,
+                        message.topic,
+                        Int32(clamping: payload.count),
+                        payload.baseAddress,
+                        Int32(settings.qos),
+                        message.retain,
+                        properties
+                    )
+                }
+                // Not connected: a QoS 1/2 message is queued all the same and sent after the reconnect.
+                guard result == MOSQ_ERR_SUCCESS.rawValue || result == MOSQ_ERR_NO_CONN.rawValue else {
+                    throw Self.error(result, errno: errno, context: "publishing to \(message.topic.prefix(80))")
+                }
+                core.sent(mid: mid, batch: batch, index: index)
+            } catch {
+                core.failed(batch: batch, index: index, error: error)
+            }
+        }
+        return await core.outcomes(of: batch, timeout: timeout)
+    }
+
+    /// The connection's health.
+    package var status: MQTTConnectionStatus { core.status }
+
+    // MARK: - Closing
+
+    /// Disconnects (a normal DISCONNECT: the session stays on the broker) and ends libmosquitto's thread.
+    package func close() async {
+        guard !closed else { return }
+        closed = true
+        let handle = self.handle
+        _ = try? await BlockingExecutor.shared.perform { Self.shutDown(handle) }
+    }
+
+    /// DISCONNECT, join the network thread, destroy. Blocks for at most the thread's current wait.
+    private static func shutDown(_ handle: MosquittoHandle) {
+        _ = mosquitto_disconnect_v5(handle.pointer, 0, nil)
+        _ = mosquitto_loop_stop(handle.pointer, false)
+        mosquitto_destroy(handle.pointer)
+    }
+
+    // MARK: - Errors
+
+    private static func check(_ result: Int32, _ context: String) throws(MQTTError) {
+        guard result == MOSQ_ERR_SUCCESS.rawValue else { throw error(result, errno: errno, context: context) }
+    }
+
+    /// libmosquitto's result `code` as a typed error (`errno` for MOSQ_ERR_ERRNO).
+    static func error(_ code: Int32, errno: Int32, context: String) -> MQTTError {
+        let text =
+            code == MOSQ_ERR_ERRNO.rawValue
+            ? SystemError(operation: context, errno: errno).description
+            : context + ": " + PeerText.string(mosquitto_strerror(code))
+        switch code {
+        case MOSQ_ERR_TLS.rawValue, MOSQ_ERR_AUTH.rawValue, MOSQ_ERR_NOT_SUPPORTED.rawValue:
+            return MQTTError(kind: .authentication, message: text)
+        case MOSQ_ERR_INVAL.rawValue, MOSQ_ERR_MALFORMED_UTF8.rawValue:
+            return MQTTError(kind: .configuration, message: text)
+        case MOSQ_ERR_PAYLOAD_SIZE.rawValue, MOSQ_ERR_OVERSIZE_PACKET.rawValue, MOSQ_ERR_QOS_NOT_SUPPORTED.rawValue:
+            return MQTTError(kind: .rejected, message: text)
+        default:
+            return MQTTError(kind: .retriable, message: text)
+        }
+    }
+}
+
+// libmosquitto's callbacks, as free functions matching the C typedefs. They run on libmosquitto's network thread.
+
+func mqttConnected(
+    _ handle: OpaquePointer?,
+    _ user: UnsafeMutableRawPointer?,
+    _ code: Int32,
+    _ flags: Int32,
+    _ properties: OpaquePointer?
+) {
+    guard let user else { return }
+    let core = Unmanaged<MQTTClientCore>.fromOpaque(user).takeUnretainedValue()
+    guard code != 0 else {
+        core.connected(code: 0, error: nil)
+        return
+    }
+    // 3.1.1 codes 4 and 5, MQTT 5's 0x86/0x87/0x8A (banned)/0x8C (bad authentication method): the credentials.
+    let authentication: Set<Int32> = [2, 4, 5, 0x85, 0x86, 0x87, 0x8A, 0x8C]
+    let text =
+        core.status.protocolVersion == 5
+        ? PeerText.string(mosquitto_reason_string(code))
+        : PeerText.string(mosquitto_connack_string(code))
+    core.connected(
+        code: code,
+        error: MQTTError(
+            kind: authentication.contains(code) ? .authentication : .retriable,
+            message: "the broker refused the connection: \(text)"
+        )
+    )
+}
+
+func mqttDisconnected(
+    _ handle: OpaquePointer?,
+    _ user: UnsafeMutableRawPointer?,
+    _ code: Int32,
+    _ properties: OpaquePointer?
+) {
+    guard let user else { return }
+    let core = Unmanaged<MQTTClientCore>.fromOpaque(user).takeUnretainedValue()
+    // `code` is libmosquitto's reason: MOSQ_ERR_TLS for a certificate refused in the handshake, which retrying
+    // cannot fix, the connection's loss otherwise.
+    core.disconnected(
+        error: code == 0
+            ? nil
+            : code == MOSQ_ERR_TLS.rawValue
+                ? MQTTError(kind: .authentication, message: "the TLS handshake with the broker failed")
+                : MQTTError(kind: .retriable, message: "lost the connection to the broker; reconnecting (\(code))")
+    )
+}
+
+func mqttPublished(
+    _ handle: OpaquePointer?,
+    _ user: UnsafeMutableRawPointer?,
+    _ mid: Int32,
+    _ reasonCode: Int32,
+    _ properties: OpaquePointer?
+) {
+    guard let user else { return }
+    Unmanaged<MQTTClientCore>.fromOpaque(user).takeUnretainedValue().acknowledged(mid: mid, reasonCode: reasonCode)
+}
+
+/// libmosquitto's log lines: only its OpenSSL errors are used. A TLS handshake that fails on the network thread
+/// (the broker's certificate refused) ends that thread without a disconnect callback (libmosquitto's loop returns
+/// on MOSQ_ERR_TLS): the error line is the only word of it, so it ends `connect`'s wait for the CONNACK.
+func mqttLogged(
+    _ handle: OpaquePointer?,
+    _ user: UnsafeMutableRawPointer?,
+    _ level: Int32,
+    _ text: UnsafePointer<CChar>?
+) {
+    guard let user, level == MOSQ_LOG_ERR, let text, strstr(text, "OpenSSL") != nil else { return }
+    let core = Unmanaged<MQTTClientCore>.fromOpaque(user).takeUnretainedValue()
+    core.disconnected(
+        error: MQTTError(kind: .authentication, message: "TLS with the broker failed: \(PeerText.string(text))")
+    )
+}

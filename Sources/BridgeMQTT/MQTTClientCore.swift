@@ -1,0 +1,241 @@
+internal import BridgeSystem
+internal import CMosquitto
+import Synchronization
+
+/// The connection's health as libmosquitto's callbacks report it.
+package struct MQTTConnectionStatus: Sendable {
+    /// Whether the client is connected (CONNACK accepted, not lost since).
+    package var connected: Bool
+    /// The MQTT version in use: 5 or 4 (3.1.1).
+    package var protocolVersion: Int
+    /// The last failure: a lost connection, a refused CONNACK (credentials changed after the start). Cleared by the
+    /// next accepted CONNACK.
+    package var lastError: MQTTError?
+    /// How many times the connection was lost.
+    package var disconnects: Int
+}
+
+/// What libmosquitto's callbacks reach through their user data: the connection's health, the CONNACK waiter, and
+/// the publishes awaiting their acknowledgement, by packet id (mid), under one lock.
+///
+/// Lifetime: the `MQTTClient` owns it and passes it to libmosquitto unretained; the client stops libmosquitto's
+/// thread (after which no callback runs) before it lets the core go.
+final class MQTTClientCore: Sendable {
+    private struct Batch {
+        var outcomes: [MQTTOutcome?]
+        var remaining: Int
+        var waiter: CheckedContinuation<[MQTTOutcome], Never>?
+    }
+
+    private struct State {
+        var status: MQTTConnectionStatus
+        var connack: Int32?
+        /// The first CONNACK's refusal, kept for `connect` (a disconnect right after it replaces `lastError`).
+        var connackError: MQTTError?
+        var connackWaiter: CheckedContinuation<Int32, Never>?
+        var batches: [Int: Batch] = [:]
+        var nextBatch = 0
+        /// Published, not yet acknowledged: the batch and index of each packet id.
+        var pending: [Int32: (batch: Int, index: Int)] = [:]
+        /// Acknowledgements that came before their publish call returned its packet id.
+        var early: [Int32: Int32] = [:]
+    }
+
+    private let state: Mutex<State>
+
+    init(protocolVersion: Int) {
+        state = Mutex(
+            State(
+                status: MQTTConnectionStatus(
+                    connected: false,
+                    protocolVersion: protocolVersion,
+                    lastError: nil,
+                    disconnects: 0
+                )
+            )
+        )
+    }
+
+    /// The current health.
+    var status: MQTTConnectionStatus { state.withLock { $0.status } }
+
+    /// Why the first CONNACK refused the connection, if it did.
+    var connackError: MQTTError? { state.withLock { $0.connackError } }
+
+    // MARK: - CONNACK
+
+    /// Waits for the first CONNACK's code, or nil when `timeout` passes first.
+    func firstConnack(timeout: Duration) async -> Int32? {
+        await withTaskGroup(of: Int32?.self) { group in
+            group.addTask {
+                await withCheckedContinuation { continuation in
+                    let code = self.state.withLock { state -> Int32? in
+                        if let code = state.connack { return code }
+                        state.connackWaiter = continuation
+                        return nil
+                    }
+                    if let code { continuation.resume(returning: code) }
+                }
+            }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return nil
+            }
+            let first = await group.next() ?? nil
+            // Whichever finished second must finish too: the sleep is cancelled, a waiting CONNACK answered.
+            let waiter = state.withLock { state in
+                defer { state.connackWaiter = nil }
+                return state.connackWaiter
+            }
+            waiter?.resume(returning: -1)
+            group.cancelAll()
+            return first.flatMap { $0 == -1 ? nil : $0 }  // -1: the wait ended by the timeout
+        }
+    }
+
+    /// A CONNACK arrived (libmosquitto's thread): `code` 0 accepted, else refused with that (3.1.1 or 5) code.
+    func connected(code: Int32, error: MQTTError?) {
+        let waiter = state.withLock { state in
+            if state.connack == nil {
+                state.connack = code
+                state.connackError = error
+            }
+            state.status.connected = code == 0
+            state.status.lastError = code == 0 ? nil : error
+            defer { state.connackWaiter = nil }
+            return state.connackWaiter
+        }
+        waiter?.resume(returning: code)
+    }
+
+    /// The connection was lost (libmosquitto's thread; it reconnects by itself) or closed (no error). Before the
+    /// first CONNACK it ends `connect`'s wait with `error`: a TLS handshake the broker's certificate failed, for
+    /// one, ends here, not in a CONNACK.
+    func disconnected(error: MQTTError?) {
+        let waiter = state.withLock { state -> CheckedContinuation<Int32, Never>? in
+            state.status.connected = false
+            if let error {
+                state.status.lastError = error
+                state.status.disconnects += 1
+            }
+            guard state.connack == nil else { return nil }
+            state.connack = Self.lostBeforeConnack
+            state.connackError = error ?? MQTTError(kind: .retriable, message: "disconnected before the CONNACK")
+            defer { state.connackWaiter = nil }
+            return state.connackWaiter
+        }
+        waiter?.resume(returning: Self.lostBeforeConnack)
+    }
+
+    /// The "code" of a connection lost before its first CONNACK (no CONNACK code is negative).
+    static let lostBeforeConnack: Int32 = -2
+
+    // MARK: - Publishes
+
+    /// Opens a batch of `count` publishes.
+    func openBatch(count: Int) -> Int {
+        state.withLock { state in
+            let id = state.nextBatch
+            state.nextBatch += 1
+            state.batches[id] = Batch(outcomes: Array(repeating: nil, count: count), remaining: count, waiter: nil)
+            return id
+        }
+    }
+
+    /// Publish `index` of `batch` went out as packet `mid`.
+    func sent(mid: Int32, batch: Int, index: Int) {
+        let waiter = state.withLock { state -> (CheckedContinuation<[MQTTOutcome], Never>, [MQTTOutcome])? in
+            if let code = state.early.removeValue(forKey: mid) {
+                return Self.record(Self.outcome(reasonCode: code), batch: batch, index: index, in: &state)
+            }
+            state.pending[mid] = (batch, index)
+            return nil
+        }
+        waiter.map { $0.0.resume(returning: $0.1) }
+    }
+
+    /// Publish `index` of `batch` was never sent.
+    func failed(batch: Int, index: Int, error: MQTTError) {
+        let waiter = state.withLock { Self.record(.failed(error), batch: batch, index: index, in: &$0) }
+        waiter.map { $0.0.resume(returning: $0.1) }
+    }
+
+    /// The broker acknowledged packet `mid` (PUBACK or PUBCOMP) with `reasonCode` (libmosquitto's thread).
+    func acknowledged(mid: Int32, reasonCode: Int32) {
+        let waiter = state.withLock { state -> (CheckedContinuation<[MQTTOutcome], Never>, [MQTTOutcome])? in
+            guard let (batch, index) = state.pending.removeValue(forKey: mid) else {
+                state.early[mid] = reasonCode
+                return nil
+            }
+            return Self.record(Self.outcome(reasonCode: reasonCode), batch: batch, index: index, in: &state)
+        }
+        waiter.map { $0.0.resume(returning: $0.1) }
+    }
+
+    /// Waits until every publish of `batch` has its outcome, or `timeout` passed: those still unacknowledged then
+    /// fail as retriable (libmosquitto keeps and resends them; a late acknowledgement is ignored).
+    func outcomes(of batch: Int, timeout: Duration) async -> [MQTTOutcome] {
+        await withTaskGroup(of: [MQTTOutcome]?.self) { group in
+            group.addTask {
+                await withCheckedContinuation { continuation in
+                    let done = self.state.withLock { state -> [MQTTOutcome]? in
+                        guard let entry = state.batches[batch] else { return [] }
+                        if entry.remaining == 0 {
+                            state.batches.removeValue(forKey: batch)
+                            return entry.outcomes.map { $0! }
+                        }
+                        state.batches[batch]?.waiter = continuation
+                        return nil
+                    }
+                    if let done { continuation.resume(returning: done) }
+                }
+            }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return nil
+            }
+            var outcomes = await group.next() ?? nil
+            let late = MQTTError(kind: .retriable, message: "no acknowledgement within \(timeout)")
+            let waiter = state.withLock { state -> (CheckedContinuation<[MQTTOutcome], Never>, [MQTTOutcome])? in
+                var result: (CheckedContinuation<[MQTTOutcome], Never>, [MQTTOutcome])?
+                for (mid, entry) in state.pending where entry.batch == batch {
+                    state.pending.removeValue(forKey: mid)
+                    result = Self.record(.failed(late), batch: batch, index: entry.index, in: &state) ?? result
+                }
+                return result
+            }
+            waiter.map { $0.0.resume(returning: $0.1) }
+            group.cancelAll()
+            for await result in group where outcomes == nil { outcomes = result }
+            return outcomes ?? []
+        }
+    }
+
+    private static func record(
+        _ outcome: MQTTOutcome,
+        batch: Int,
+        index: Int,
+        in state: inout State
+    ) -> (CheckedContinuation<[MQTTOutcome], Never>, [MQTTOutcome])? {
+        guard state.batches[batch]?.outcomes[index] == nil else { return nil }
+        state.batches[batch]?.outcomes[index] = outcome
+        state.batches[batch]?.remaining -= 1
+        guard let entry = state.batches[batch], entry.remaining == 0, let waiter = entry.waiter else { return nil }
+        state.batches.removeValue(forKey: batch)
+        return (waiter, entry.outcomes.map { $0! })
+    }
+
+    /// A PUBACK/PUBCOMP reason code as an outcome: below 0x80 is success (0x10: no subscriber matched, still
+    /// accepted); 0x87 (not authorized) an authentication failure; other refusals are final for the message.
+    static func outcome(reasonCode: Int32) -> MQTTOutcome {
+        if reasonCode < 0x80 { return .acknowledged }
+        let text = PeerText.string(mosquitto_reason_string(reasonCode))
+        if reasonCode == Int32(MQTT_RC_NOT_AUTHORIZED.rawValue) {
+            return .failed(MQTTError(kind: .authentication, message: "the broker refused the publish: \(text)"))
+        }
+        if reasonCode == Int32(MQTT_RC_QUOTA_EXCEEDED.rawValue) || reasonCode == Int32(MQTT_RC_UNSPECIFIED.rawValue) {
+            return .failed(MQTTError(kind: .retriable, message: "the broker refused the publish: \(text)"))
+        }
+        return .failed(MQTTError(kind: .rejected, message: "the broker refused the publish: \(text) (\(reasonCode))"))
+    }
+}

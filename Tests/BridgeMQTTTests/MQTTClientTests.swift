@@ -1,0 +1,177 @@
+import BridgeMQTT
+import BridgeSystem
+import BridgeTestSupport
+import Foundation
+import Testing
+
+/// The MQTT client against Debian's mosquitto started by the test, read back with paho-mqtt.
+@Suite(.timeLimit(.minutes(5)))
+struct MQTTClientTests {
+    @Test func qos1PublishesAreAcknowledgedAndArriveWithTheirUserProperties() async throws {
+        let broker = try startedMosquitto()
+        let reader = try followReader(broker, topic: "directus/#")
+        let client = try await MQTTClient.connect(settings: try MQTTSettings(url: broker.url(), clientID: "bridge-a"))
+        #expect(client.status.protocolVersion == 5 && client.status.connected)
+        let messages = mqttMessages(count: 500, items: 20)
+        let outcomes = await client.publish(messages, timeout: .seconds(30))
+        #expect(outcomes.allSatisfy { $0.error == nil }, "\(outcomes.compactMap(\.error).first.map { "\($0)" } ?? "")")
+        let received = try await waitForIDs(reader, count: 500)
+        let sample = try #require(received["evt_000007"])
+        #expect(sample.topic == "directus/articles/update" && sample.qos == 1 && !sample.retain)
+        #expect(sample.properties == ["id": "evt_000007", "type": "items.update", "key": "item-7"])
+        #expect(sample.payload == String(decoding: messages[7].payload, as: UTF8.self))
+        await client.close()
+    }
+
+    @Test func qos2PublishesAreAcknowledgedOnPubcomp() async throws {
+        let broker = try startedMosquitto()
+        let reader = try followReader(broker, topic: "directus/#")
+        let client = try await MQTTClient.connect(
+            settings: try MQTTSettings(url: broker.url(), clientID: "bridge-qos2", qos: 2)
+        )
+        let outcomes = await client.publish(mqttMessages(count: 200, items: 5), timeout: .seconds(30))
+        #expect(outcomes.allSatisfy { $0.error == nil })
+        _ = try await waitForIDs(reader, count: 200)
+        await client.close()
+    }
+
+    @Test func retainedStateIsKeptForNewSubscribersAndAnEmptyMessageClearsIt() async throws {
+        let broker = try startedMosquitto()
+        let client = try await MQTTClient.connect(settings: try MQTTSettings(url: broker.url(), clientID: "bridge-r"))
+        let state = (1...3).map {
+            MQTTMessage(topic: "state/articles/\($0)", payload: Array("{\"v\":\($0)}".utf8), retain: true)
+        }
+        #expect(await client.publish(state, timeout: .seconds(30)).allSatisfy { $0.error == nil })
+        let cleared = [MQTTMessage(topic: "state/articles/2", payload: [], retain: true)]
+        #expect(await client.publish(cleared, timeout: .seconds(30)).allSatisfy { $0.error == nil })
+        let snapshot = try await mqttSnapshot(broker, topic: "state/#")
+        #expect(Set(snapshot.filter(\.retain).map(\.topic)) == ["state/articles/1", "state/articles/3"])
+        await client.close()
+    }
+
+    @Test func aBrokerRestartMidStreamLosesNothing() async throws {
+        let broker = try startedMosquitto()
+        let reader = try followReader(broker, topic: "directus/#")
+        let client = try await MQTTClient.connect(
+            settings: try MQTTSettings(url: broker.url(), clientID: "bridge-restart")
+        )
+        let messages = mqttMessages(count: 3_000, items: 40)
+        var next = 0
+        var failures = 0
+        var restarted = false
+        while next < messages.count {
+            if next >= 1_000 && !restarted {
+                restarted = true
+                broker.stop()
+                try broker.start()
+            }
+            let batch = Array(messages[next..<min(messages.count, next + 250)])
+            let outcomes = await client.publish(batch, timeout: .seconds(5))
+            if outcomes.allSatisfy({ $0.error == nil }) {
+                next += batch.count
+            } else {
+                #expect(outcomes.compactMap(\.error).allSatisfy { $0.isRetriable })
+                failures += 1
+            }
+        }
+        // Every message arrives at least once; a resend after the reconnect may arrive twice, as QoS 1 allows.
+        _ = try await waitForIDs(reader, count: 3_000)
+        #expect(client.status.connected)
+        _ = failures
+        await client.close()
+    }
+
+    @Test func credentialsAreCheckedAndRefusedOnesAreAnAuthenticationError() async throws {
+        let broker = try startedMosquitto(users: ["bridge": "p@ss/word"])
+        let client = try await MQTTClient.connect(
+            settings: try MQTTSettings(url: broker.url(credentials: "bridge:p%40ss%2Fword"), clientID: "bridge-auth")
+        )
+        #expect(
+            await client.publish(mqttMessages(count: 5, items: 1), timeout: .seconds(30)).allSatisfy { $0.error == nil }
+        )
+        await client.close()
+        for credentials in ["bridge:wrong", "nobody:p%40ss%2Fword", nil] {
+            do {
+                let refused = try await MQTTClient.connect(
+                    settings: try MQTTSettings(url: broker.url(credentials: credentials), clientID: "bridge-refused")
+                )
+                await refused.close()
+                Issue.record("\(credentials ?? "anonymous") accepted")
+            } catch {
+                #expect(error.kind == .authentication, "\(error)")
+            }
+        }
+    }
+
+    @Test func tlsWithTheTestCAAndWithoutIt() async throws {
+        let broker = try startedMosquitto(tls: true)
+        let ca = try #require(broker.certificates?.ca)
+        let client = try await MQTTClient.connect(
+            settings: try MQTTSettings(url: broker.url(), clientID: "bridge-tls", caFile: ca)
+        )
+        #expect(
+            await client.publish(mqttMessages(count: 20, items: 2), timeout: .seconds(30)).allSatisfy {
+                $0.error == nil
+            }
+        )
+        await client.close()
+        do {
+            let untrusting = try await MQTTClient.connect(
+                settings: try MQTTSettings(url: broker.url(), clientID: "bridge-untrusting")
+            )
+            await untrusting.close()
+            Issue.record("a broker signed by an unknown CA was trusted")
+        } catch {
+            #expect(error.kind == .authentication, "\(error)")
+        }
+    }
+
+    @Test func aBrokerThatIsDownOrNeverAnswersIsRetriable() async throws {
+        let port = try freeLoopbackPort()
+        do {
+            _ = try await MQTTClient.connect(settings: try MQTTSettings(url: "mqtt://127.0.0.1:\(port)", clientID: "x"))
+            Issue.record("connected to nothing")
+        } catch {
+            #expect(error.kind == .retriable, "\(error)")
+        }
+        let silent = try PythonServer(script: "broker_peers/hostile_server.py", arguments: ["silent"])
+        let started = ContinuousClock.now
+        do {
+            _ = try await MQTTClient.connect(
+                settings: try MQTTSettings(
+                    url: "mqtt://127.0.0.1:\(silent.port)",
+                    clientID: "x",
+                    connectTimeout: .milliseconds(800)
+                )
+            )
+            Issue.record("a silent broker accepted")
+        } catch {
+            #expect(error.kind == .retriable && error.message.contains("CONNACK"), "\(error)")
+        }
+        #expect(ContinuousClock.now - started < .seconds(30))
+    }
+
+    @Test func aBrokerThatRefusesMQTT5GetsMQTT311() async throws {
+        let broker = try PythonServer(script: "broker_peers/hostile_server.py", arguments: ["mqtt311-only"])
+        let client = try await MQTTClient.connect(
+            settings: try MQTTSettings(url: "mqtt://127.0.0.1:\(broker.port)", clientID: "bridge-311")
+        )
+        #expect(client.status.protocolVersion == 4)
+        // User properties do not exist in 3.1.1: the messages go without them.
+        #expect(
+            await client.publish(mqttMessages(count: 50, items: 3), timeout: .seconds(30)).allSatisfy {
+                $0.error == nil
+            }
+        )
+        await client.close()
+    }
+
+    @Test func settingsAreChecked() {
+        #expect(throws: MQTTError.self) { try MQTTSettings(url: "mqtt://h/path", clientID: "x") }
+        #expect(throws: MQTTError.self) { try MQTTSettings(url: "mqtt://h", clientID: "x", qos: 0) }
+        #expect(throws: MQTTError.self) { try MQTTSettings(url: "mqtt://h", clientID: "") }
+        #expect(throws: MQTTError.self) { try MQTTSettings(url: "redis://h", clientID: "x") }
+        #expect(throws: MQTTError.self) { try MQTTTopic.validate("a/+/b") }
+        #expect(throws: MQTTError.self) { try MQTTTopic.validate("") }
+    }
+}

@@ -1,0 +1,124 @@
+import BridgeSystem
+import Foundation
+
+/// A real `rabbitmq-server` (Debian's package), started by a test on free loopback ports with its own node name,
+/// Mnesia and log directories in a temporary directory, plain and (with `tls`) TLS listeners.
+///
+/// RabbitMQ takes many seconds to start: a suite starts one and shares it (`shared`), each test with its own
+/// exchange and queue. It keeps its ports and data across `stop()`/`start()`. The node is stopped (SIGKILL of the
+/// Erlang VM) when the object goes away.
+public final class RabbitMQServer: @unchecked Sendable {
+    // @unchecked: `server` changes only in start/stop, which one test calls at a time.
+    public let port: Int
+    /// The TLS listener's port (0 without TLS).
+    public let tlsPort: Int
+    public let directory: URL
+    public let certificates: TestCertificates?
+    private let distributionPort: Int
+    private var server: WatchedServer?
+
+    /// A node on free ports in `directory`; `tls` adds a TLS listener with a generated CA.
+    public init(in directory: URL, tls: Bool = false) throws {
+        self.port = try freeLoopbackPort()
+        self.tlsPort = tls ? try freeLoopbackPort() : 0
+        self.distributionPort = try freeLoopbackPort()
+        self.directory = directory
+        self.certificates = tls ? try TestCertificates(in: directory.appendingPathComponent("certs")) : nil
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    }
+
+    deinit { stop() }
+
+    /// `amqp://guest:guest@127.0.0.1:<port>` (or the given credentials), or `amqps://…` on the TLS port.
+    public func url(credentials: String = "guest:guest", tls: Bool = false) -> String {
+        tls ? "amqps://\(credentials)@127.0.0.1:\(tlsPort)" : "amqp://\(credentials)@127.0.0.1:\(port)"
+    }
+
+    /// The node's name: unique per test server.
+    public var nodeName: String { "bridge-test-\(port)@localhost" }
+
+    /// Starts the node and waits until it says the broker started (120 s, stretched by the patience).
+    public func start() throws {
+        var config = "listeners.tcp.default = 127.0.0.1:\(port)\n"
+        if let certificates {
+            config += """
+                listeners.ssl.default = 127.0.0.1:\(tlsPort)
+                ssl_options.cacertfile = \(certificates.ca)
+                ssl_options.certfile = \(certificates.cert)
+                ssl_options.keyfile = \(certificates.key)
+                ssl_options.verify = verify_none
+                ssl_options.fail_if_no_peer_cert = false
+
+                """
+        }
+        try config.write(to: directory.appendingPathComponent("rabbitmq.conf"), atomically: true, encoding: .utf8)
+        try "[].".write(to: directory.appendingPathComponent("enabled_plugins"), atomically: true, encoding: .utf8)
+        let output = directory.appendingPathComponent("server.out")
+        if !FileManager.default.fileExists(atPath: output.path) {
+            FileManager.default.createFile(atPath: output.path, contents: nil)
+        }
+        let outputHandle = try FileHandle(forWritingTo: output)
+        try outputHandle.seekToEnd()
+        defer { try? outputHandle.close() }
+        let server = try WatchedServer.start(
+            name: "rabbitmq-server",
+            executable: "/usr/lib/rabbitmq/bin/rabbitmq-server",
+            arguments: [],
+            environment: TestEnvironment.helperEnvironment([
+                "HOME": directory.path,
+                "RABBITMQ_NODENAME": nodeName,
+                "RABBITMQ_DIST_PORT": String(distributionPort),
+                "RABBITMQ_MNESIA_BASE": directory.appendingPathComponent("mnesia").path,
+                "RABBITMQ_LOG_BASE": directory.appendingPathComponent("log").path,
+                "RABBITMQ_CONFIG_FILE": directory.appendingPathComponent("rabbitmq.conf").path,
+                "RABBITMQ_ENABLED_PLUGINS_FILE": directory.appendingPathComponent("enabled_plugins").path,
+                "RABBITMQ_PID_FILE": directory.appendingPathComponent("node.pid").path,
+            ]),
+            directory: directory,
+            standardError: outputHandle
+        )
+        self.server = server
+        // The script's banner (on stdout, after the watchdog's PID line) says when the broker is up.
+        let banner = BannerReader(server.output)
+        try server.waitUntil(name: "rabbitmq-server", seconds: 120, log: { banner.text + log }) {
+            banner.text.contains("Starting broker... completed")
+        }
+    }
+
+    /// Stops the node as a crash would (SIGKILL of the script's process group: the Erlang VM and its helpers) and
+    /// waits for it; epmd, shared by every node on the machine, stays.
+    public func stop() {
+        guard let server else { return }
+        // The VM is the script's child (exec'd); kill it by its pid file too, in case it was re-parented.
+        if let text = try? String(contentsOf: directory.appendingPathComponent("node.pid"), encoding: .utf8),
+            let vm = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines))
+        {
+            Foundation.kill(vm, SIGKILL)
+        }
+        server.stop(signal: SIGKILL)
+        self.server = nil
+    }
+
+    /// The node's log, for failure messages.
+    public var log: String { BrokerServerLog.tail(of: directory.appendingPathComponent("log/\(nodeName).log")) }
+}
+
+/// Collects what a pipe delivers, on Foundation's reading thread.
+private final class BannerReader: @unchecked Sendable {
+    // @unchecked: `data` is guarded by `lock`.
+    private let lock = NSLock()
+    private var data = Data()
+
+    init(_ handle: FileHandle) {
+        handle.readabilityHandler = { [weak self] handle in
+            let chunk = handle.availableData
+            guard let self, !chunk.isEmpty else {
+                handle.readabilityHandler = nil
+                return
+            }
+            self.lock.withLock { self.data.append(chunk) }
+        }
+    }
+
+    var text: String { lock.withLock { String(decoding: data, as: UTF8.self) } }
+}

@@ -1,0 +1,62 @@
+"""RabbitMQ helper for the AMQP client and sink tests, with pika.
+
+    python amqp_admin.py setup URL EXCHANGE QUEUE BINDING_KEY [--ca CA_FILE]
+    python amqp_admin.py read URL QUEUE [--ca CA_FILE]
+
+setup: declares a durable topic exchange, a durable queue, and binds them with BINDING_KEY.
+read: takes every message of QUEUE (basic.get until it is empty, acknowledging each) and prints one JSON object per
+line: {"message_id", "content_type", "delivery_mode", "routing_key", "headers": {...}, "body" (UTF-8)}.
+"""
+import argparse
+import json
+import ssl
+
+import pika
+
+
+def connect(url: str, ca: str | None) -> pika.BlockingConnection:
+    parameters = pika.URLParameters(url)
+    if ca:
+        context = ssl.create_default_context(cafile=ca)
+        parameters.ssl_options = pika.SSLOptions(context, server_hostname=parameters.host)
+    return pika.BlockingConnection(parameters)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("command", choices=["setup", "read"])
+    parser.add_argument("url")
+    parser.add_argument("names", nargs="+")
+    parser.add_argument("--ca")
+    args = parser.parse_args()
+    connection = connect(args.url, args.ca)
+    channel = connection.channel()
+    if args.command == "setup":
+        exchange, queue, key = args.names
+        channel.exchange_declare(exchange, exchange_type="topic", durable=True)
+        channel.queue_declare(queue, durable=True)
+        channel.queue_bind(queue, exchange, routing_key=key)
+    else:
+        (queue,) = args.names
+        while True:
+            method, properties, body = channel.basic_get(queue, auto_ack=True)
+            if method is None:
+                break
+            print(
+                json.dumps(
+                    {
+                        "message_id": properties.message_id,
+                        "content_type": properties.content_type,
+                        "delivery_mode": properties.delivery_mode,
+                        "routing_key": method.routing_key,
+                        "headers": {k: (v.decode() if isinstance(v, bytes) else v) for k, v in (properties.headers or {}).items()},
+                        "body": body.decode("utf-8", "replace"),
+                    }
+                ),
+                flush=True,
+            )
+    connection.close()
+
+
+if __name__ == "__main__":
+    main()
