@@ -41,6 +41,9 @@ public final class BridgeProcess: @unchecked Sendable {
         }
         process.currentDirectoryURL = directory
         var env = TestEnvironment.bridgeEnvironment()
+        // The log collector's directory is the test runner's (root's, 0700): a bridge running as another user could
+        // not create its copy there and would exit at start. Its lines go unchecked by the schema test.
+        if user != nil { env["DIRECTUS_BRIDGE_JSON_LOG_FILE"] = nil }
         env.merge(environment) { _, new in new }
         process.environment = env
         process.standardOutput = try FileHandle(forWritingTo: stdoutPath)

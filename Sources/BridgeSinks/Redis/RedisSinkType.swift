@@ -77,7 +77,7 @@ package enum RedisSinkType: SinkType {
         let streams =
             keys.isEmpty ? "no subscribed collection reaches this sink" : "streams \(keys.joined(separator: ", "))"
         guard context.sendTestEvent else { return [.ok(check, "connected; \(streams)")] }
-        let test = WebhookTestEvent(collection: context.testCollection, encoder: context.encoder)
+        let test = context.testEvent
         let stream = template.render(collection: context.testCollection, event: "test")
         let entry = RedisStreamEntry(
             stream: stream,
