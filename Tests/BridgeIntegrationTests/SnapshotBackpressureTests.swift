@@ -127,8 +127,12 @@ import Testing
         let total = try seed(emulator, count: 1500)
         let last = try #require(try emulator.keys(of: "articles").compactMap { Int($0) }.max())
         try receiver.down()
-        let bridge = try BridgeProcess.run(config: config(emulator, receiver))
-        // The first page waits at the full outbox; the last page, with the last item, is not read yet.
+        // A queue of one batch: the first page waits at the full outbox, the second in the queue, and the last page,
+        // with the last item, cannot be read before the receiver is back (a longer queue lets a fast reader read
+        // every page at once, before the delete).
+        let yaml = config(emulator, receiver).replacingOccurrences(of: "max_queue: 100000", with: "max_queue: 1")
+        #expect(yaml.contains("max_queue: 1\n"))
+        let bridge = try BridgeProcess.run(config: yaml)
         #expect(bridge.waitForLog("sink full, waiting at its cursor", timeout: 30), "\(bridge.stderr.suffix(3000))")
         _ = try emulator.rest("DELETE", "/items/articles/\(last)")
         try receiver.up()
