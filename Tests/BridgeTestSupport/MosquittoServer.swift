@@ -77,7 +77,7 @@ public final class MosquittoServer: @unchecked Sendable {
         }
         let configFile = directory.appendingPathComponent("mosquitto.conf")
         try config.write(to: configFile, atomically: true, encoding: .utf8)
-        let logStart = (try? FileManager.default.attributesOfItem(atPath: logFile.path)[.size] as? Int) ?? 0
+        let logStart = BrokerServerLog.size(of: logFile)
         let server = try WatchedServer.start(
             name: "mosquitto",
             executable: "/usr/sbin/mosquitto",

@@ -60,7 +60,7 @@ public final class NATSServer: @unchecked Sendable {
         let configFile = directory.appendingPathComponent("server.conf")
         try config.write(to: configFile, atomically: true, encoding: .utf8)
         let logFile = directory.appendingPathComponent("server.log")
-        let logStart = (try? FileManager.default.attributesOfItem(atPath: logFile.path)[.size] as? Int) ?? 0
+        let logStart = BrokerServerLog.size(of: logFile)
         // Through nats_server.py: the server dies with the test process, however the test run ended.
         let server = try WatchedServer.start(
             name: "nats-server \(name)",
@@ -80,19 +80,11 @@ public final class NATSServer: @unchecked Sendable {
         let deadline = ContinuousClock.now + .seconds(TestEnvironment.patient(30))
         while ContinuousClock.now < deadline {
             if !process.isRunning { throw NATSServerError.exited(name: name, log: log) }
-            let written = Self.text(of: logFile, from: logStart)
+            let written = BrokerServerLog.text(of: logFile, from: logStart)
             if listening.allSatisfy(written.contains) { return }
             usleep(50_000)
         }
         throw NATSServerError.exited(name: name, log: log)
-    }
-
-    /// What `file` holds from byte `offset` on (empty when it cannot be read).
-    private static func text(of file: URL, from offset: Int) -> String {
-        guard let handle = try? FileHandle(forReadingFrom: file) else { return "" }
-        defer { try? handle.close() }
-        guard (try? handle.seek(toOffset: UInt64(offset))) != nil, let data = try? handle.readToEnd() else { return "" }
-        return String(decoding: data, as: UTF8.self)
     }
 
     /// SIGKILLs the server (no goodbye to clients or peers) and waits for it.

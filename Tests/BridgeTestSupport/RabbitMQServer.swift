@@ -60,6 +60,8 @@ public final class RabbitMQServer: @unchecked Sendable {
         let outputHandle = try FileHandle(forWritingTo: output)
         try outputHandle.seekToEnd()
         defer { try? outputHandle.close() }
+        let logFile = directory.appendingPathComponent("log/\(nodeName).log")
+        let logStart = BrokerServerLog.size(of: logFile)
         let server = try WatchedServer.start(
             name: "rabbitmq-server",
             executable: "/usr/lib/rabbitmq/bin/rabbitmq-server",
@@ -78,10 +80,9 @@ public final class RabbitMQServer: @unchecked Sendable {
             standardError: outputHandle
         )
         self.server = server
-        // The script's banner (on stdout, after the watchdog's PID line) says when the broker is up.
-        let banner = BannerReader(server.output)
-        try server.waitUntil(name: "rabbitmq-server", seconds: 120, log: { banner.text + log }) {
-            banner.text.contains("Starting broker... completed")
+        // This start's part of the node's log says when the broker is up (a restart appends to the same file).
+        try server.waitUntil(name: "rabbitmq-server", seconds: 120, log: { log }) {
+            BrokerServerLog.text(of: logFile, from: logStart).contains("Server startup complete")
         }
     }
 
@@ -101,24 +102,4 @@ public final class RabbitMQServer: @unchecked Sendable {
 
     /// The node's log, for failure messages.
     public var log: String { BrokerServerLog.tail(of: directory.appendingPathComponent("log/\(nodeName).log")) }
-}
-
-/// Collects what a pipe delivers, on Foundation's reading thread.
-private final class BannerReader: @unchecked Sendable {
-    // @unchecked: `data` is guarded by `lock`.
-    private let lock = NSLock()
-    private var data = Data()
-
-    init(_ handle: FileHandle) {
-        handle.readabilityHandler = { [weak self] handle in
-            let chunk = handle.availableData
-            guard let self, !chunk.isEmpty else {
-                handle.readabilityHandler = nil
-                return
-            }
-            self.lock.withLock { self.data.append(chunk) }
-        }
-    }
-
-    var text: String { lock.withLock { String(decoding: data, as: UTF8.self) } }
 }

@@ -73,7 +73,7 @@ public final class RedisServer: @unchecked Sendable {
         let configFile = directory.appendingPathComponent("redis.conf")
         try config.write(to: configFile, atomically: true, encoding: .utf8)
         let logFile = directory.appendingPathComponent("server.log")
-        let logStart = (try? FileManager.default.attributesOfItem(atPath: logFile.path)[.size] as? Int) ?? 0
+        let logStart = BrokerServerLog.size(of: logFile)
         let server = try WatchedServer.start(
             name: "redis-server",
             executable: "/usr/bin/redis-server",
@@ -133,6 +133,11 @@ public enum BrokerServerLog {
         defer { try? handle.close() }
         guard (try? handle.seek(toOffset: UInt64(offset))) != nil, let data = try? handle.readToEnd() else { return "" }
         return String(decoding: data, as: UTF8.self)
+    }
+
+    /// The size of `file` now (0 when it does not exist yet): where a server's log of the next start begins.
+    public static func size(of file: URL) -> Int {
+        (try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int) ?? 0
     }
 
     /// The last 3,000 characters of `file`.
