@@ -1,3 +1,5 @@
+internal import BridgeSystem
+
 /// One message to publish.
 package struct MQTTMessage: Sendable, Equatable {
     /// One MQTT 5 user property (a name and a value; sent only over MQTT 5).

@@ -1,5 +1,6 @@
 package import BridgeEvents
 import BridgeJSON
+import BridgeSystem
 package import BridgeRedis
 
 /// A Redis sink's client: one connection (reopened by the next batch after it broke); each batch one pipeline of
