@@ -75,26 +75,24 @@ async def acknowledge_publishes(args) -> None:
     print("OK")
 
 
-async def set_max_msg_size(args) -> None:
-    """Raises (or lowers) a stream's largest message: the operator's fix after events were refused as too large."""
+async def update_limit(args, field: str, value: int) -> None:
     nc = await connect(args.servers)
     js = nc.jetstream(timeout=5)
     config = (await js.stream_info(args.name)).config
-    config.max_msg_size = args.bytes
+    setattr(config, field, value)
     await js.update_stream(config)
     await nc.close()
     print("OK")
+
+
+async def set_max_msg_size(args) -> None:
+    """Raises (or lowers) a stream's largest message: the operator's fix after events were refused as too large."""
+    await update_limit(args, "max_msg_size", args.bytes)
 
 
 async def set_max_msgs(args) -> None:
     """Changes a full stream's message limit (-1: none): the operator's fix for a stream that refuses new messages."""
-    nc = await connect(args.servers)
-    js = nc.jetstream(timeout=5)
-    config = (await js.stream_info(args.name)).config
-    config.max_msgs = args.count
-    await js.update_stream(config)
-    await nc.close()
-    print("OK")
+    await update_limit(args, "max_msgs", args.count)
 
 
 async def read_stream(args) -> None:
