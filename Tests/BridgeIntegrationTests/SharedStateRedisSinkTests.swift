@@ -9,11 +9,9 @@ import Testing
 @Suite(.serialized, .timeLimit(.minutes(10))) struct SharedStateRedisSinkTests: SharedStateRig {
     /// The shared-state config with a redis sink named `cache` beside the NDJSON file (which shows each bridge's
     /// progress without a Python process per look).
-    func redisConfig(_ emulator: Emulator, _ servers: [NATSServer], _ redis: RedisServer, lease: String = "5s") throws
-        -> String
-    {
+    func redisConfig(_ emulator: Emulator, _ servers: [NATSServer], _ redis: RedisServer) throws -> String {
         let ndjson = "  - type: ndjson\n    path: \"out.ndjson\""
-        let yaml = config(emulator, servers, lease: lease).replacingOccurrences(
+        let yaml = config(emulator, servers).replacingOccurrences(
             of: ndjson, with: ndjson + "\n  - type: redis\n    name: cache\n    url: \(redis.url())")
         try #require(yaml.contains("type: redis"))
         return yaml
@@ -25,11 +23,14 @@ import Testing
         try redis.start()
         let emulator = try Emulator()
         defer { emulator.stop() }
-        // A lease of 10 s: time enough to stand in for the dead bridge's last appends before the standby takes over.
-        let (active, standby) = try startPair(config: try redisConfig(emulator, [server], redis, lease: "10s"))
+        let (active, standby) = try startPair(config: try redisConfig(emulator, [server], redis))
         let before = try emulator.newestActivityID()
         try emulator.control("generator", ["collection": "articles", "count": 300, "interval_ms": 20, "kind": "mixed"])
         #expect(active.waitUntil(timeout: 30) { delivered($0).count >= 30 }, "\(active.stderr.suffix(3000))")
+        // The standby is frozen first (it holds no lease, so that changes nothing) while the test stands in for the
+        // dead bridge below, whatever the machine's speed.
+        standby.send(SIGSTOP)
+        #expect(standby.waitUntil(timeout: 10) { isStopped($0.pid) })
         active.send(SIGKILL)
         #expect(active.waitForExit() != nil)
         let appendedByFirst = Set(try redis.readStream("directus.articles").compactMap { $0.fields["id"] })
@@ -50,6 +51,7 @@ import Testing
             try redisCLI(redis, ["SET", "directus-bridge:dedup:directus.articles:\(id)", "1-0", "EX", "86400"])
         }
         try #require(standIns.count == 5 && !standby.stderr.contains("became active"), "stood in too late")
+        standby.send(SIGCONT)
         #expect(standby.waitForLog("became active", timeout: 30), "\(standby.stderr.suffix(3000))")
         try emulator.waitForGenerators(timeout: 90)
         let expected = try emulator.activityIDs(["articles"], after: before).map { "act_\($0)" }
