@@ -5,8 +5,8 @@ import Testing
 /// packaging/grafana/directus-bridge.json and packaging/prometheus/alerts.yaml ask only for metrics the bridge serves:
 /// every metric name in the dashboard's queries and the alerts' expressions is among the samples of the real
 /// binary's /metrics — one bridge with NDJSON and webhook sinks (a snapshot and changes in activity mode, webhook
-/// deliveries with a retry and a dead letter, a reconnect), one with Kafka and JetStream sinks and shared state (role
-/// and lease). The dashboard covers every sink type and every alert's metric; promtool checks and unit-tests the
+/// deliveries with a retry and a dead letter, a reconnect), one with Kafka, JetStream and Redis sinks and shared state
+/// (role and lease). The dashboard covers every sink type and every alert's metric; promtool checks and unit-tests the
 /// rules.
 @Suite(.serialized) struct DashboardTests {
     static let alertsURL = TestEnvironment.repositoryRoot.appendingPathComponent("packaging/prometheus/alerts.yaml")

@@ -137,6 +137,7 @@ class RestartableServer:
         self.name, self.command, self.port, self.log_file = name, command, port, log_file
         self.wrapper: subprocess.Popen | None = None
         self.pid = 0
+        self.back_at: float | None = None  # while an outage lasts: when it ends
 
     def start(self) -> None:
         self.wrapper = subprocess.Popen(
@@ -151,6 +152,20 @@ class RestartableServer:
             except OSError:
                 time.sleep(0.1)
         raise SystemExit(f"soak: {self.name} did not listen on {self.port} (see {self.log_file})")
+
+    def take_down(self, number: int, now: float, seconds: float) -> None:
+        """Outage `number` (from 0): SIGKILL and SIGTERM by turns, over `seconds` after `now` (`come_back`)."""
+        kill = number % 2 == 0
+        self.stop(signal.SIGKILL if kill else signal.SIGTERM)
+        self.back_at = now + seconds
+        log(f"{self.name} {'killed' if kill else 'stopped'} for {seconds} s")
+
+    def come_back(self, now: float | None) -> None:
+        """Starts the server again once its outage is over (at once with `now` None)."""
+        if self.back_at is not None and (now is None or now >= self.back_at):
+            self.start()
+            self.back_at = None
+            log(f"{self.name} back")
 
     def stop(self, sig: int = signal.SIGTERM) -> None:
         if self.wrapper is None:
@@ -700,9 +715,7 @@ def main() -> int:
         faults: Counter = Counter()
         hup_done = False
         resync_done = False
-        nats_back_at: float | None = None
         kafka_down: tuple[int, float] | None = None  # the broker that is down and when it comes back
-        redis_back_at: float | None = None
         timetable = LONG_TIMETABLE if duration >= 600 else SHORT_TIMETABLE
 
         # Each fault has its next due time: on a loaded machine one pass of the loop can take longer than a second,
@@ -732,26 +745,11 @@ def main() -> int:
                 call(f"{control}/_control/script",
                      {"steps": [{"status": 503, "headers": {"retry-after": "1"}}] * 5})
                 faults["receiver_503_bursts"] += 1
-            if "nats" in due and nats_back_at is None:
-                kill = faults["nats_outages"] % 2 == 0
-                nats.stop(signal.SIGKILL if kill else signal.SIGTERM)
-                nats_back_at = now + NATS_DOWN_SECONDS
-                faults["nats_outages"] += 1
-                log(f"nats-server {'killed' if kill else 'stopped'} for {NATS_DOWN_SECONDS} s")
-            if nats_back_at is not None and now >= nats_back_at:
-                nats.start()
-                nats_back_at = None
-                log("nats-server back")
-            if "redis" in due and redis_back_at is None:
-                kill = faults["redis_outages"] % 2 == 0
-                redis.stop(signal.SIGKILL if kill else signal.SIGTERM)
-                redis_back_at = now + REDIS_DOWN_SECONDS
-                faults["redis_outages"] += 1
-                log(f"redis-server {'killed' if kill else 'stopped'} for {REDIS_DOWN_SECONDS} s")
-            if redis_back_at is not None and now >= redis_back_at:
-                redis.start()
-                redis_back_at = None
-                log("redis-server back")
+            for server, fault, seconds in ((nats, "nats", NATS_DOWN_SECONDS), (redis, "redis", REDIS_DOWN_SECONDS)):
+                if fault in due and server.back_at is None:
+                    server.take_down(faults[f"{fault}_outages"], now, seconds)
+                    faults[f"{fault}_outages"] += 1
+                server.come_back(now)
             if "kafka_down" in due and kafka_down is None:
                 broker = faults["kafka_broker_outages"] % KAFKA_BROKERS + 1
                 kafka.command(f"down {broker}")
@@ -791,12 +789,10 @@ def main() -> int:
                 log("moved events.ndjson away, sent SIGHUP")
             time.sleep(0.2)
 
-        if nats_back_at is not None:
-            nats.start()
+        nats.come_back(None)
         if kafka_down is not None:
             kafka.command(f"up {kafka_down[0]}")
-        if redis_back_at is not None:
-            redis.start()
+        redis.come_back(None)
         call(f"{directus}/_emulator/generator/stop", {})
         generated = call(f"{directus}/_emulator/generator")["jobs"]
         rows = recorded_rows(directus)
