@@ -105,7 +105,7 @@ let package = Package(
             name: "BridgeBenchmarks",
             dependencies: [
                 "BridgeSystem", "BridgeTLS", "BridgeWebSocket", "BridgeJSON", "BridgeCore", "BridgeEvents", "BridgeDirectus",
-                "BridgeActivity", "BridgeSinks", "BridgeHTTP", "BridgeKafka", "BridgeNATS",
+                "BridgeActivity", "BridgeSinks", "BridgeHTTP", "BridgeKafka", "BridgeNATS", "BridgeRedis",
                 // librdkafka's mock cluster for kafka-sink (KafkaMockCluster): a benchmark tool, not the bridge's.
                 "CRdKafka",
             ],

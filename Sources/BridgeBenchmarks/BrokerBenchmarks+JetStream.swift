@@ -9,7 +9,7 @@ extension BrokerBenchmarks {
     static func runJetStream(_ arguments: [String]) async throws {
         defer { removeStateDirectory() }
         let (count, runs, withPeer) = options(arguments, defaultCount: 100_000)
-        let server = try BenchNATSServer.start()
+        let server = try BenchServer.nats()
         defer { server.stop() }
         let storage = value(of: "storage", in: arguments) ?? "file"
         let window = value(of: "window", in: arguments) ?? "120"

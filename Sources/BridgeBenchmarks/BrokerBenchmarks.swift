@@ -190,7 +190,12 @@ enum BrokerBenchmarks {
 
     /// The peer's rate and CPU seconds (its process's, over the timed part).
     static func peerResult(script: String, arguments: [String]) throws -> (rate: Double, cpuSeconds: Double) {
-        let output = try HelperProcess.runToEnd(script: script, arguments: arguments)
+        try peerResult(output: try HelperProcess.runToEnd(script: script, arguments: arguments))
+    }
+
+    /// The rate and CPU seconds of a peer that printed them as the Python peers do (its last line, a JSON object
+    /// with `messages_per_second`, `cpu_seconds` and `failures` 0).
+    static func peerResult(output: String) throws -> (rate: Double, cpuSeconds: Double) {
         guard let line = output.split(separator: "\n").last,
             let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
             let rate = object["messages_per_second"] as? Double, (object["failures"] as? Int) == 0
@@ -204,7 +209,8 @@ enum BrokerBenchmarks {
         what: String,
         ours: [Double],
         peer: String,
-        peers: [Double]
+        peers: [Double],
+        streamBound: String = "max_outstanding 10000"
     ) {
         let each = ours.indices.map { index in
             String(format: "%.0f", ours[index]) + (index < peers.count ? String(format: "/%.0f", peers[index]) : "")
@@ -212,7 +218,7 @@ enum BrokerBenchmarks {
         FileHandle.standardError.write(
             Data("\(benchmark) \(drive.rawValue): runs (ours/peer) \(each.joined(separator: " "))\n".utf8)
         )
-        let mode = drive == .pages ? "pages of 500, confirmed before the next" : "stream, max_outstanding 10000"
+        let mode = drive == .pages ? "pages of 500, confirmed before the next" : "stream, \(streamBound)"
         BenchmarkResult(
             benchmark: benchmark,
             metric: "\(what), \(mode), median of \(ours.count)",
@@ -223,7 +229,7 @@ enum BrokerBenchmarks {
         ).emit()
     }
 
-    private static func median(_ values: [Double]) -> Double {
+    static func median(_ values: [Double]) -> Double {
         let sorted = values.sorted()
         return sorted.count % 2 == 1
             ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2

@@ -157,10 +157,15 @@ final class HelperProcess {
 
     /// Runs a script to completion and returns its stdout.
     static func runToEnd(script: String, arguments: [String]) throws -> String {
+        try runToEnd(executable: python, arguments: [scriptPath(script)] + arguments)
+    }
+
+    /// Runs a program to completion and returns its stdout.
+    static func runToEnd(executable: String, arguments: [String]) throws -> String {
         let process = Process()
         let stdout = Pipe()
-        process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = [scriptPath(script)] + arguments
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
         process.standardOutput = stdout
         try process.run()
         let data = stdout.fileHandleForReading.readDataToEndOfFile()

@@ -36,6 +36,9 @@ let benchmarks: [Benchmark] = [
         run: BrokerBenchmarks.runKafka),
     Benchmark(name: "jetstream-sink", summary: "events/s through a jetstream sink to a local nats-server vs nats-py",
         run: BrokerBenchmarks.runJetStream),
+    Benchmark(name: "redis-sink",
+        summary: "appends/s through a redis sink to a local redis-server vs libhiredis and redis-py",
+        run: BrokerBenchmarks.runRedis),
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())

@@ -11,9 +11,10 @@ internal import BridgeTLS
 ///
 /// KEYS[1] the stream, KEYS[2] the dedup key; ARGV[1] the window in seconds, ARGV[2] MAXLEN (0: none), then the
 /// fields and values. Both keys are named in KEYS, as Redis requires of scripts; they are not in one hash slot,
-/// which is one reason Cluster is not supported.
-enum RedisDedupScript {
-    static let source = """
+/// which is one reason Cluster is not supported. (`package` for the `redis-sink` benchmark, whose peers load this
+/// same script.)
+package enum RedisDedupScript {
+    package static let source = """
         local seen = redis.call('GET', KEYS[2])
         if seen then return {0, seen} end
         local id
@@ -27,7 +28,7 @@ enum RedisDedupScript {
         """
 
     /// The script's SHA-1 in lower-case hex, as `SCRIPT LOAD` answers and `EVALSHA` takes it.
-    static let sha1: String = {
+    package static let sha1: String = {
         let digits = Array("0123456789abcdef".utf8)
         var hex: [UInt8] = []
         for byte in Crypto.sha1(Array(source.utf8)) {

@@ -5,8 +5,8 @@ import Testing
 /// packaging/grafana/directus-bridge.json and packaging/prometheus/alerts.yaml ask only for metrics the bridge serves:
 /// every metric name in the dashboard's queries and the alerts' expressions is among the samples of the real
 /// binary's /metrics — one bridge with NDJSON and webhook sinks (a snapshot and changes in activity mode, webhook
-/// deliveries with a retry and a dead letter, a reconnect), one with Kafka and JetStream sinks and shared state (role
-/// and lease). The dashboard covers every sink type and every alert's metric; promtool checks and unit-tests the
+/// deliveries with a retry and a dead letter, a reconnect), one with Kafka, JetStream and Redis sinks and shared state
+/// (role and lease). The dashboard covers every sink type and every alert's metric; promtool checks and unit-tests the
 /// rules.
 @Suite(.serialized) struct DashboardTests {
     static let alertsURL = TestEnvironment.repositoryRoot.appendingPathComponent("packaging/prometheus/alerts.yaml")
@@ -83,6 +83,28 @@ import Testing
             "process_start_time_seconds", "process_open_fds", "process_max_fds",
         ]
         #expect(required.subtracting(names).isEmpty, "not on the dashboard: \(required.subtracting(names).sorted())")
+    }
+
+    /// The Redis Streams row shows the broker families of the sinks its `redis_sink` variable selects, and the
+    /// variable's default keeps a redis sink's positional id (`<index>-redis-<hash>`) and drops other sinks' ids.
+    @Test func theRedisRowShowsTheBrokerFamiliesOfRedisSinks() throws {
+        let root = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: Self.dashboardURL)) as? [String: Any])
+        let panels = root["panels"] as? [[String: Any]] ?? []
+        let redis = panels.filter { ($0["title"] as? String)?.hasPrefix("Redis ") == true && $0["type"] as? String != "row" }
+        let expressions = redis.flatMap { ($0["targets"] as? [[String: Any]] ?? []).compactMap { $0["expr"] as? String } }
+        #expect(redis.count >= 3 && expressions.allSatisfy { $0.contains(#"sink=~"$redis_sink""#) }, "\(expressions)")
+        let families = [
+            "delivered_total", "duplicates_total", "resent_total", "outstanding", "healthy", "rejected_total",
+            "dead_letters_total",
+        ].map { "directus_bridge_broker_" + $0 }
+        #expect(try Self.metricNames(in: expressions) == Set(families), "\(expressions)")
+        let variables = (root["templating"] as? [String: Any])?["list"] as? [[String: Any]] ?? []
+        let variable = try #require(variables.first { $0["name"] as? String == "redis_sink" })
+        let all = try Regex(try #require(variable["allValue"] as? String))
+        let shown = try Regex(String(try #require(variable["regex"] as? String).dropFirst().dropLast()))
+        let positional = "2-redis-" + "0a1b2c3d"
+        #expect(positional.wholeMatch(of: all) != nil && positional.firstMatch(of: shown) != nil)
+        #expect("0-kafka-0a1b2c3d".wholeMatch(of: all) == nil && "0-kafka-0a1b2c3d".firstMatch(of: shown) == nil)
     }
 
     /// `promtool check rules` and `promtool test rules` (Debian's prometheus package) on packaging/prometheus.
@@ -166,15 +188,20 @@ import Testing
         return Set(scrape.samples.values.joined().map(\.name))
     }
 
-    /// The metric names of a live bridge with Kafka and JetStream sinks and shared state on the same NATS server
-    /// (the broker series, role and lease), after changes reached both brokers.
+    /// The metric names of a live bridge with Kafka, JetStream and Redis sinks and shared state on the same NATS
+    /// server (the broker series, role and lease), after changes reached the three.
     static func servedWithBrokerSinksAndSharedState() throws -> Set<String> {
         let cluster = try KafkaMockPeer(brokers: 1)
         try cluster.createTopic("directus.articles", partitions: 1, replicationFactor: 1)
         let server = try EventsStream.singleServer(prefix: "dashboard-brokers")
+        let redis = try RedisServer(in: try TestEnvironment.makeTemporaryDirectory(prefix: "dashboard-redis"))
+        try redis.start()
         let emulator = try Emulator()
         defer { emulator.stop() }
         let sinks = """
+              - name: redis
+                type: redis
+                url: \(redis.url())
               - name: kafka
                 type: kafka
                 brokers: ["\(cluster.bootstrapServers)"]
@@ -195,7 +222,7 @@ import Testing
         for title in ["one", "two"] { try emulator.create("articles", ["title": title]) }
         let delivered = bridge.waitUntil(timeout: 30) { _ in
             let text = (try? HTTPFetch.get(base + "/metrics").text) ?? ""
-            return Self.total("directus_bridge_broker_delivered_total", in: text) >= 4
+            return Self.total("directus_bridge_broker_delivered_total", in: text) >= 6
         }
         #expect(
             delivered,
@@ -203,6 +230,7 @@ import Testing
         )
         let scrape = try ParsedMetrics(parsing: try HTTPFetch.get(base + "/metrics").text)
         #expect(scrape.value("directus_bridge_role", ["role": "active"]) == 1)
+        #expect(scrape.value("directus_bridge_broker_delivered_total", ["sink": "redis"]) == 2)
         bridge.send(SIGTERM)
         #expect(bridge.waitForExit() == 0)
         return Set(scrape.samples.values.joined().map(\.name))

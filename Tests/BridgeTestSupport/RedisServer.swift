@@ -16,21 +16,25 @@ public final class RedisServer: @unchecked Sendable {
     private let requirePassword: String?
     /// An ACL user allowed everything, if any.
     private let aclUser: (name: String, password: String)?
+    /// Whether `DEBUG` is allowed from loopback (`DEBUG SLEEP` makes the server slow).
+    private let debugCommand: Bool
     private var server: WatchedServer?
 
     /// A server on a free port; `tls` generates a CA and a certificate for 127.0.0.1; `password` protects the
-    /// default user; `user` adds an ACL user with all rights.
+    /// default user; `user` adds an ACL user with all rights; `debugCommand` allows `DEBUG` from loopback.
     public init(
         in directory: URL,
         tls: Bool = false,
         password: String? = nil,
-        user: (name: String, password: String)? = nil
+        user: (name: String, password: String)? = nil,
+        debugCommand: Bool = false
     ) throws {
         self.port = try freeLoopbackPort()
         self.directory = directory
         self.certificates = tls ? try TestCertificates(in: directory.appendingPathComponent("certs")) : nil
         self.requirePassword = password
         self.aclUser = user
+        self.debugCommand = debugCommand
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     }
 
@@ -69,6 +73,7 @@ public final class RedisServer: @unchecked Sendable {
             config += "port \(port)\n"
         }
         if let requirePassword { config += "requirepass \(requirePassword)\n" }
+        if debugCommand { config += "enable-debug-command local\n" }
         if let aclUser { config += "user \(aclUser.name) on >\(aclUser.password) ~* &* +@all\n" }
         let configFile = directory.appendingPathComponent("redis.conf")
         try config.write(to: configFile, atomically: true, encoding: .utf8)

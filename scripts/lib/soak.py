@@ -22,16 +22,19 @@ generator writes to `articles` and `comments` at a steady rate, and breaks thing
   every 3 minutes every partition's leader moves to the next broker, and every 2 minutes the next five produce
   requests fail with retriable errors (short runs: every 50, 50 and 40 s). The cluster keeps its messages in its
   process's memory, so it is never restarted.
+- every 4 minutes the redis-server behind the Redis sink goes away for 10 s (SIGKILL and SIGTERM by turns) and comes
+  back on the same port with its append-only file (short runs: every 45 s).
 
 Every 10 s it samples the bridge's resident memory, open descriptors (each one by kind: TCP sockets by peer and
 state, files by path) and threads from /proc. At the end it stops the generator, waits until every sink has caught
 up (or 3 minutes), stops the bridge with SIGTERM and reconciles every change Directus recorded (its activity log)
 against what each sink got — a change at or below a snapshot's watermark of its collection may be covered by that
-snapshot instead, and each snapshot must hold every item that existed at its watermark — (the NDJSON file, the webhook receiver's requests, the JetStream stream and the Kafka
-topics read back): lost, duplicate and unexpected event ids per sink, and for Kafka whether each item's events kept
+snapshot instead, and each snapshot must hold every item that existed at its watermark — (the NDJSON file, the webhook receiver's requests, the JetStream stream, the Kafka
+topics and the Redis streams read back): lost, duplicate and unexpected event ids per sink, and for Kafka whether each item's events kept
 to one partition in activity order. The report goes to stdout and to DIR/report.json (with the broker sinks'
 metrics per sink); the exit status is 0 only when nothing was lost, no Kafka event arrived twice or out of its
-item's order (the producer is idempotent and no fatal error is injected), every NDJSON line parsed, the bridge
+item's order (the producer is idempotent and no fatal error is injected), no Redis entry is there twice (the dedup
+window), every NDJSON line parsed, the bridge
 exited 0, memory grew less than 10 % after the warm-up, descriptors other than webhook connections and threads
 stayed flat, and webhook connections stayed within the sink's max_in_flight.
 """
@@ -60,11 +63,14 @@ TOKEN_TTL_MS = 60_000
 # The fault timetable in seconds (period, offset within it); runs shorter than 10 minutes use the short one so that
 # every fault happens at least once.
 LONG_TIMETABLE = {"drop": (180, 90), "down": (120, 45), "503": (120, 105), "nats": (240, 60),
-                  "kafka_down": (240, 180), "kafka_leader": (180, 130), "kafka_errors": (120, 75)}
+                  "kafka_down": (240, 180), "kafka_leader": (180, 130), "kafka_errors": (120, 75),
+                  "redis": (240, 150)}
 SHORT_TIMETABLE = {"drop": (30, 15), "down": (40, 10), "503": (40, 30), "nats": (45, 20),
-                   "kafka_down": (50, 30), "kafka_leader": (50, 5), "kafka_errors": (40, 25)}
+                   "kafka_down": (50, 30), "kafka_leader": (50, 5), "kafka_errors": (40, 25),
+                   "redis": (45, 35)}
 FLAP_DOWN_MS = 15_000
 NATS_DOWN_SECONDS = 10
+REDIS_DOWN_SECONDS = 10
 STREAM = "DIRECTUS"
 # The Kafka sink's cluster: librdkafka's mock, three brokers, each collection's topic (the sink's default topic,
 # `directus.{collection}`) with three partitions replicated on all three.
@@ -122,20 +128,20 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-class NATSServer:
-    """nats-server with JetStream on one port and one store directory, started again on the same ones after a kill.
-    Runs under Tests/tools/broker_peers/nats_server.py, which takes it down if this script dies."""
+class RestartableServer:
+    """A server on one port and one store directory, started again on the same ones after a kill. Runs under
+    Tests/tools/broker_peers/nats_server.py (a watchdog for any server binary), which takes it down if this script
+    dies."""
 
-    def __init__(self, port: int, store: Path, log_file: Path):
-        self.binary = shutil.which("nats-server") or "/usr/sbin/nats-server"
-        self.port, self.store, self.log_file = port, store, log_file
+    def __init__(self, name: str, command: list[str], port: int, log_file: Path):
+        self.name, self.command, self.port, self.log_file = name, command, port, log_file
         self.wrapper: subprocess.Popen | None = None
         self.pid = 0
+        self.back_at: float | None = None  # while an outage lasts: when it ends
 
     def start(self) -> None:
         self.wrapper = subprocess.Popen(
-            [sys.executable, "-u", str(TOOLS / "broker_peers" / "nats_server.py"), self.binary,
-             "-a", "127.0.0.1", "-p", str(self.port), "-js", "-sd", str(self.store)],
+            [sys.executable, "-u", str(TOOLS / "broker_peers" / "nats_server.py"), *self.command],
             stdout=subprocess.PIPE, stderr=self.log_file.open("ab"), text=True)
         self.pid = int(self.wrapper.stdout.readline().split()[1])
         deadline = time.monotonic() + 30
@@ -145,7 +151,21 @@ class NATSServer:
                 return
             except OSError:
                 time.sleep(0.1)
-        raise SystemExit(f"soak: nats-server did not listen on {self.port} (see {self.log_file})")
+        raise SystemExit(f"soak: {self.name} did not listen on {self.port} (see {self.log_file})")
+
+    def take_down(self, number: int, now: float, seconds: float) -> None:
+        """Outage `number` (from 0): SIGKILL and SIGTERM by turns, over `seconds` after `now` (`come_back`)."""
+        kill = number % 2 == 0
+        self.stop(signal.SIGKILL if kill else signal.SIGTERM)
+        self.back_at = now + seconds
+        log(f"{self.name} {'killed' if kill else 'stopped'} for {seconds} s")
+
+    def come_back(self, now: float | None) -> None:
+        """Starts the server again once its outage is over (at once with `now` None)."""
+        if self.back_at is not None and (now is None or now >= self.back_at):
+            self.start()
+            self.back_at = None
+            log(f"{self.name} back")
 
     def stop(self, sig: int = signal.SIGTERM) -> None:
         if self.wrapper is None:
@@ -161,9 +181,35 @@ class NATSServer:
             self.wrapper.wait()
         self.wrapper = None
 
+
+class NATSServer(RestartableServer):
+    """nats-server with JetStream, its store in `store`."""
+
+    def __init__(self, port: int, store: Path, log_file: Path):
+        binary = shutil.which("nats-server") or "/usr/sbin/nats-server"
+        super().__init__("nats-server", [binary, "-a", "127.0.0.1", "-p", str(port), "-js", "-sd", str(store)],
+                         port, log_file)
+
     @property
     def url(self) -> str:
         return f"nats://127.0.0.1:{self.port}"
+
+
+class RedisServer(RestartableServer):
+    """Debian's redis-server with its data in `directory`: an append-only file synced on every write, so a server
+    killed and started again still holds every entry it answered (as the tests' server does)."""
+
+    def __init__(self, port: int, directory: Path, log_file: Path):
+        directory.mkdir(parents=True, exist_ok=True)
+        config = directory / "redis.conf"
+        config.write_text(f"bind 127.0.0.1\nport {port}\ndir {directory}\nlogfile {directory / 'server.log'}\nsave \"\"\nappendonly yes\n"
+                          "appendfsync always\nprotected-mode no\n")
+        super().__init__("redis-server", [shutil.which("redis-server") or "/usr/bin/redis-server", str(config)],
+                         port, log_file)
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}"
 
 
 def nats_admin(*arguments: str, timeout: float = 300) -> str:
@@ -217,6 +263,20 @@ class KafkaCluster:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+
+
+def redis_ids(redis: RedisServer) -> list[str]:
+    """The `id` field (the event id) of every entry of each collection's stream (the sink's default stream,
+    `directus.{collection}`), read back with redis-py (Tests/tools/broker_peers/redis_read.py, as the tests do)."""
+    ids = []
+    for collection in COLLECTIONS:
+        result = subprocess.run(
+            [sys.executable, str(TOOLS / "broker_peers" / "redis_read.py"), redis.url, f"directus.{collection}"],
+            capture_output=True, text=True, timeout=300)
+        if result.returncode != 0:
+            raise SystemExit(f"soak: redis_read.py directus.{collection} failed: {result.stderr.strip()[-2000:]}")
+        ids += [entry["fields"].get("id", "") for entry in json.loads(result.stdout)["entries"]]
+    return ids
 
 
 def kafka_topic(collection: str) -> str:
@@ -288,7 +348,8 @@ def kafka_order(messages: list[dict]) -> dict:
             "items_in_more_than_one_partition": split}
 
 
-def write_config(path: Path, directus: int, hook: int, nats: int, kafka: str, metrics: int, work: Path) -> None:
+def write_config(path: Path, directus: int, hook: int, nats: int, kafka: str, redis: int, metrics: int,
+                 work: Path) -> None:
     path.write_text(f"""# Written by scripts/lib/soak.py.
 directus:
   url: http://127.0.0.1:{directus}
@@ -329,6 +390,8 @@ sinks:
       # One request in flight: librdkafka 2.0.2's mock stores a later batch while an earlier one failed, so the
       # injected produce errors could make a batch count as delivered that it never stored (as in the tests).
       max.in.flight.requests.per.connection: "1"
+  - type: redis
+    url: redis://127.0.0.1:{redis}
 http:
   listen: 127.0.0.1:{metrics}
 log:
@@ -603,6 +666,8 @@ def main() -> int:
     nats.start()
     nats_admin("create-stream", nats.url, STREAM, "directus.>")
     kafka = KafkaCluster(KAFKA_BROKERS, work / "kafka.log")
+    redis = RedisServer(free_port(), work / "redis", work / "redis.log")
+    redis.start()
     for collection in COLLECTIONS:
         kafka.command(f"topic {kafka_topic(collection)} {KAFKA_PARTITIONS} {KAFKA_BROKERS}")
         for partition in range(KAFKA_PARTITIONS):
@@ -613,9 +678,10 @@ def main() -> int:
     metrics_port = free_port()
     metrics_url = f"http://127.0.0.1:{metrics_port}/metrics"
     config = work / "bridge.yaml"
-    write_config(config, directus_port, hook_port, nats.port, kafka.bootstrap, metrics_port, work)
+    write_config(config, directus_port, hook_port, nats.port, kafka.bootstrap, redis.port, metrics_port, work)
 
     peers = {directus_port: "directus", hook_port: "webhook", nats.port: "nats", metrics_port: "metrics",
+             redis.port: "redis",
              **{port: f"kafka broker {n}" for n, port in enumerate(kafka.ports, start=1)}}
     # What existed before the run's own writes (the emulator's sample data, recorded nowhere in its activity log),
     # then `comments` grown so that its snapshot spans pages, taken while the webhook receiver is down.
@@ -649,7 +715,6 @@ def main() -> int:
         faults: Counter = Counter()
         hup_done = False
         resync_done = False
-        nats_back_at: float | None = None
         kafka_down: tuple[int, float] | None = None  # the broker that is down and when it comes back
         timetable = LONG_TIMETABLE if duration >= 600 else SHORT_TIMETABLE
 
@@ -680,16 +745,11 @@ def main() -> int:
                 call(f"{control}/_control/script",
                      {"steps": [{"status": 503, "headers": {"retry-after": "1"}}] * 5})
                 faults["receiver_503_bursts"] += 1
-            if "nats" in due and nats_back_at is None:
-                kill = faults["nats_outages"] % 2 == 0
-                nats.stop(signal.SIGKILL if kill else signal.SIGTERM)
-                nats_back_at = now + NATS_DOWN_SECONDS
-                faults["nats_outages"] += 1
-                log(f"nats-server {'killed' if kill else 'stopped'} for {NATS_DOWN_SECONDS} s")
-            if nats_back_at is not None and now >= nats_back_at:
-                nats.start()
-                nats_back_at = None
-                log("nats-server back")
+            for server, fault, seconds in ((nats, "nats", NATS_DOWN_SECONDS), (redis, "redis", REDIS_DOWN_SECONDS)):
+                if fault in due and server.back_at is None:
+                    server.take_down(faults[f"{fault}_outages"], now, seconds)
+                    faults[f"{fault}_outages"] += 1
+                server.come_back(now)
             if "kafka_down" in due and kafka_down is None:
                 broker = faults["kafka_broker_outages"] % KAFKA_BROKERS + 1
                 kafka.command(f"down {broker}")
@@ -729,10 +789,10 @@ def main() -> int:
                 log("moved events.ndjson away, sent SIGHUP")
             time.sleep(0.2)
 
-        if nats_back_at is not None:
-            nats.start()
+        nats.come_back(None)
         if kafka_down is not None:
             kafka.command(f"up {kafka_down[0]}")
+        redis.come_back(None)
         call(f"{directus}/_emulator/generator/stop", {})
         generated = call(f"{directus}/_emulator/generator")["jobs"]
         rows = recorded_rows(directus)
@@ -755,6 +815,8 @@ def main() -> int:
             if missing == 0:
                 missing = still_missing(stream_ids(nats))
             if missing == 0:
+                missing = still_missing(redis_ids(redis))
+            if missing == 0:
                 # Delivered events only: the reader waits up to 10 s for the rest before it answers.
                 read = kafka_read(kafka.bootstrap, expected_by_topic, 10)
                 missing = still_missing([kafka_event_id(m) for m in read])
@@ -770,12 +832,14 @@ def main() -> int:
         file_ids, malformed = ndjson_ids(ndjson_paths)
         jetstream_ids = stream_ids(nats)
         kafka_messages = kafka_read(kafka.bootstrap, expected_by_topic, 60)
+        redis_entry_ids = redis_ids(redis)
     finally:
         stop(bridge)
         for peer in (emulator, receiver):
             stop(peer)
         nats.stop()
         kafka.stop()
+        redis.stop()
 
     levels, messages = log_levels(work / "bridge.log")
     resources = trend(samples, warm_up, start)
@@ -793,6 +857,7 @@ def main() -> int:
         "jetstream": reconcile(record, jetstream_ids),
         "kafka": {**reconcile(record, [kafka_event_id(m) for m in kafka_messages]), **kafka_order(kafka_messages),
                   "partitions_used": len({(m["topic"], m["partition"]) for m in kafka_messages})},
+        "redis": reconcile(record, redis_entry_ids),
         "resources": resources,
         "samples": [{"s": round(s["t"] - start), **{k: s[k] for k in ("rss_kib", "fds", "threads", "fd_kinds")}}
                     for s in samples],
@@ -810,7 +875,7 @@ def main() -> int:
         "frequent_warnings_and_errors": dict(messages.most_common(12)),
     }
     failures = []
-    for sink in ("ndjson", "webhook", "jetstream", "kafka"):
+    for sink in ("ndjson", "webhook", "jetstream", "kafka", "redis"):
         if report[sink]["lost"]:
             failures.append(f"{sink} lost {report[sink]['lost']} changes or snapshot items")
         # The comments snapshot at the start and the articles resync both reached every sink.
@@ -821,6 +886,10 @@ def main() -> int:
     # fatal error makes a new producer send the unreported events again): a duplicate is a defect.
     if report["kafka"]["duplicate_ids"]:
         failures.append(f"kafka has {report['kafka']['duplicate_ids']} events twice")
+    # The Redis sink's dedup window (24 h) remembers every appended id, and the server syncs its append-only file
+    # before it answers: a re-send after an outage is not appended again, so a duplicate is a defect.
+    if report["redis"]["duplicate_ids"]:
+        failures.append(f"redis has {report['redis']['duplicate_ids']} events twice")
     if report["kafka"]["out_of_order"] or report["kafka"]["items_in_more_than_one_partition"]:
         failures.append("kafka has an item's events out of activity order or spread over partitions")
     if malformed:

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// The delivery guarantee over its whole space — origins {live, backfill after an outage, snapshot, resync} × sinks
-/// {NDJSON on a pipe, webhook, Kafka (mock cluster), JetStream} × faults {sink down then back, sink slow with a
+/// {NDJSON on a pipe, webhook, Kafka (mock cluster), JetStream, Redis Streams} × faults {sink down then back, sink slow with a
 /// small buffer, bridge SIGKILL and restart, socket drop, token expiry} × modes {live, activity, auto} — checked by
 /// one statement (`DeliveryGuaranteeCheck`) against the emulator's own record of what it wrote.
 ///

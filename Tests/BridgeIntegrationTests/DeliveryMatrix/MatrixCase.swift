@@ -6,7 +6,7 @@ import Testing
 /// which sink takes them, what goes wrong meanwhile, and the delivery mode.
 struct MatrixCase: Sendable, Hashable, CustomTestStringConvertible {
     enum Origin: String, CaseIterable, Sendable { case live, backfill, snapshot, resync }
-    enum Sink: String, CaseIterable, Sendable { case ndjson, webhook, kafka, jetstream }
+    enum Sink: String, CaseIterable, Sendable { case ndjson, webhook, kafka, jetstream, redis }
     enum Fault: String, CaseIterable, Sendable {
         /// The sink is unreachable (or its consumer stalled) while the changes happen, then back.
         case sinkDown = "sink-down"
@@ -95,7 +95,8 @@ struct MatrixCase: Sendable, Hashable, CustomTestStringConvertible {
     }
 
     /// The paths that once lost items, run by CI whatever the seed draws: a snapshot or resync into a sink that is
-    /// full, down or slow — webhook, both brokers, an NDJSON pipe — and a snapshot cut by SIGKILL.
+    /// full, down or slow — webhook, both brokers, an NDJSON pipe, a redis-server down from the start — and a
+    /// snapshot cut by SIGKILL.
     static let backpressure: [MatrixCase] = [
         MatrixCase(origin: .snapshot, sink: .webhook, fault: .sinkSlow, mode: .activity),
         MatrixCase(origin: .resync, sink: .webhook, fault: .sinkDown, mode: .activity),
@@ -103,6 +104,7 @@ struct MatrixCase: Sendable, Hashable, CustomTestStringConvertible {
         MatrixCase(origin: .resync, sink: .jetstream, fault: .sinkSlow, mode: .auto),
         MatrixCase(origin: .snapshot, sink: .ndjson, fault: .sinkSlow, mode: .activity),
         MatrixCase(origin: .snapshot, sink: .webhook, fault: .bridgeKilled, mode: .activity),
+        MatrixCase(origin: .snapshot, sink: .redis, fault: .sinkDown, mode: .activity),
     ]
 
     /// How many points of `drawn(seed:)` cover every axis value.

@@ -25,8 +25,8 @@ struct DeliveredEvent: Equatable {
 }
 
 /// The sink under test with its real peer — an NDJSON file on a named pipe read by a consumer that can stall or
-/// dawdle, the scriptable webhook receiver, librdkafka's mock cluster, a nats-server with the stream — and the
-/// faults each can show: down then back, slow with a small buffer.
+/// dawdle, the scriptable webhook receiver, librdkafka's mock cluster, a nats-server with the stream, a redis-server
+/// — and the faults each can show: down then back, slow with a small buffer.
 final class MatrixSinkRig {
     let kind: MatrixCase.Sink
     private let directory: URL
@@ -34,6 +34,9 @@ final class MatrixSinkRig {
     private var receiver: WebhookReceiver?
     private var cluster: KafkaMockPeer?
     private var nats: NATSServer?
+    private var redis: RedisServer?
+    /// Keeps the redis-server busy part of the time (`DEBUG SLEEP`) when the sink is slow.
+    private var redisSlowdown: PythonServer?
 
     private static let topic = "directus.articles"
     private var fifo: URL { directory.appendingPathComponent("events.fifo") }
@@ -62,6 +65,13 @@ final class MatrixSinkRig {
             self.cluster = cluster
         case .jetstream:
             nats = try EventsStream.singleServer(prefix: "matrix-nats")
+        case .redis:
+            let redis = try RedisServer(in: directory.appendingPathComponent("redis"), debugCommand: true)
+            try redis.start()
+            if slow {
+                redisSlowdown = try PythonServer(script: "sink_peers/redis_slowdown.py", arguments: [redis.url()])
+            }
+            self.redis = redis
         }
     }
 
@@ -69,6 +79,8 @@ final class MatrixSinkRig {
         fifoReader?.stop()
         receiver?.stop()
         nats?.kill()
+        redisSlowdown?.stop()
+        redis?.kill()
     }
 
     /// The sink's entry under `sinks:` (indented for `webhookConfig`); `small` gives it a small buffer.
@@ -87,6 +99,8 @@ final class MatrixSinkRig {
         case .jetstream:
             return "  - type: jetstream\n    servers: [\"\(nats!.url)\"]\n    ack_timeout: 1s\n"
                 + (small ? "    max_outstanding: 5\n" : "")
+        case .redis:
+            return "  - type: redis\n    url: \(redis!.url())\n" + (small ? "    max_in_flight: 5\n" : "")
         }
     }
 
@@ -97,6 +111,7 @@ final class MatrixSinkRig {
         case .webhook: try receiver!.down()
         case .kafka: try cluster!.setBrokerDown(1)
         case .jetstream: nats!.kill()
+        case .redis: redis!.kill()
         }
     }
 
@@ -107,6 +122,7 @@ final class MatrixSinkRig {
         case .webhook: try receiver!.up()
         case .kafka: try cluster!.setBrokerUp(1)
         case .jetstream: try nats!.start()
+        case .redis: try redis!.start()
         }
     }
 
@@ -118,7 +134,7 @@ final class MatrixSinkRig {
         var events = held()
         while !complete(events) && Date() < deadline {
             // Reading a broker starts a Python process: less often than the receiver or the file.
-            usleep(kind == .kafka || kind == .jetstream ? 1_000_000 : 200_000)
+            usleep(kind == .kafka || kind == .jetstream || kind == .redis ? 1_000_000 : 200_000)
             events = held()
         }
         return events
@@ -134,6 +150,10 @@ final class MatrixSinkRig {
             return (read?.messages ?? []).compactMap { DeliveredEvent(line: $0.value) }
         }
         if let nats { return EventsStream.read([nats]).compactMap { DeliveredEvent(json: $0.event) } }
+        if let redis {
+            let entries = (try? redis.readStream(Self.topic)) ?? []
+            return entries.compactMap { $0.fields["payload"].flatMap(DeliveredEvent.init(line:)) }
+        }
         let text = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
         // A line being written has no newline yet: only whole lines count.
         return text.split(separator: "\n", omittingEmptySubsequences: true).dropLast(text.hasSuffix("\n") ? 0 : 1)
