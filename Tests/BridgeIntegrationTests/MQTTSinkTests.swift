@@ -110,6 +110,35 @@ import Testing
         #expect(bridge.waitForExit() == 0, "\(bridge.stderr.suffix(2000))")
     }
 
+    /// `mqtts://` with `ca_file` naming the broker's private CA delivers; without it the certificate is refused, said
+    /// at error level with what to check, and nothing is taken as delivered.
+    @Test func tlsTrustsTheCAFileAndRefusesAnUnknownCertificate() throws {
+        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "mqtt-sink-tls")
+        let broker = try MosquittoServer(in: directory, tls: true)
+        try broker.start()
+        let ca = try #require(broker.certificates).ca
+        let reader = try broker.followReader(topic: "directus/#")
+        let emulator = try Emulator()
+        defer { emulator.stop() }
+        let trusted = try BridgeProcess.run(
+            config: webhookConfig(url: emulator.url, sinks: sinks(broker.url(), "ca_file: \"\(ca)\""), mode: "activity")
+        )
+        #expect(trusted.waitForLog("reading the activity log", timeout: 20), "\(trusted.stderr)")
+        let keys = try emulator.createArticles(2, title: "tls")
+        let messages = waitForEvents(reader, count: 2)
+        #expect(Set(messages.compactMap { $0.properties["key"] }) == Set(keys), "\(trusted.stderr.suffix(2000))")
+        trusted.send(SIGTERM)
+        #expect(trusted.waitForExit() == 0, "\(trusted.stderr.suffix(2000))")
+
+        let untrusted = try BridgeProcess.run(
+            config: webhookConfig(url: emulator.url, sinks: sinks(broker.url()), operations: true, mode: "activity")
+        )
+        #expect(untrusted.waitForLog("check the user and password", timeout: 60), "\(untrusted.stderr.suffix(2000))")
+        #expect(untrusted.stderr.contains("TLS"), "\(untrusted.stderr.suffix(2000))")
+        untrusted.send(SIGTERM)
+        #expect(untrusted.waitForExit(timeout: 30) == 0, "\(untrusted.stderr.suffix(2000))")
+    }
+
     /// The broker is stopped while changes stream in and comes back (its persistence keeps the reader's session):
     /// every event arrives, none is skipped, and the activity cursor never passed one that was not acknowledged.
     @Test func aBrokerRestartMidStreamLosesNothing() throws {
@@ -247,12 +276,7 @@ import Testing
         try webhookConfig(url: emulator.url, sinks: sinks(broker.url()))
             .write(to: directory.appendingPathComponent("bridge.yaml"), atomically: true, encoding: .utf8)
         func check(_ arguments: [String] = []) throws -> (code: Int32?, line: String) {
-            let run = try BridgeProcess(
-                arguments: ["check", "--config", "bridge.yaml"] + arguments,
-                directory: directory
-            )
-            let code = run.waitForExit(timeout: 60)
-            return (code, run.lines.first { $0.contains("mqtt mqtt://") } ?? "missing: \(run.lines)")
+            try sinkCheckLine(in: directory, "mqtt mqtt://", arguments)
         }
         let connected = try check()
         #expect(
@@ -295,7 +319,8 @@ import Testing
             },
             "\(bridge.stderr.suffix(2000))"
         )
-        let cause = mode == "silent" ? "sent no CONNACK" : "lost the connection to the broker, reconnecting: A network protocol error"
+        let cause =
+            mode == "silent" ? "sent no CONNACK" : "lost the connection to the broker, reconnecting: A network protocol"
         #expect(bridge.stderr.contains(cause), "\(bridge.stderr.suffix(2000))")
         // Many connection attempts later: the NDJSON sink still takes every change, memory stays where it was.
         try emulator.createArticles(10, title: "second")

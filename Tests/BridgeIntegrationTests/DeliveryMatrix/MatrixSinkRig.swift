@@ -25,7 +25,8 @@ struct DeliveredEvent: Equatable {
 }
 
 /// The sink under test with its real peer — an NDJSON file on a named pipe read by a consumer that can stall or
-/// dawdle, the scriptable webhook receiver, librdkafka's mock cluster, a nats-server with the stream — and the
+/// dawdle, the scriptable webhook receiver, librdkafka's mock cluster, a nats-server with the stream, mosquitto with
+/// a paho-mqtt subscriber — and the
 /// faults each can show: down then back, slow with a small buffer.
 final class MatrixSinkRig {
     let kind: MatrixCase.Sink
@@ -34,6 +35,7 @@ final class MatrixSinkRig {
     private var receiver: WebhookReceiver?
     private var cluster: KafkaMockPeer?
     private var nats: NATSServer?
+    private var mosquitto: (broker: MosquittoServer, reader: PythonServer)?
 
     private static let topic = "directus.articles"
     private var fifo: URL { directory.appendingPathComponent("events.fifo") }
@@ -62,6 +64,10 @@ final class MatrixSinkRig {
             self.cluster = cluster
         case .jetstream:
             nats = try EventsStream.singleServer(prefix: "matrix-nats")
+        case .mqtt:
+            let broker = try MosquittoServer(in: directory.appendingPathComponent("mosquitto"))
+            try broker.start()
+            mosquitto = (broker, try broker.followReader(topic: "directus/#"))
         }
     }
 
@@ -69,6 +75,8 @@ final class MatrixSinkRig {
         fifoReader?.stop()
         receiver?.stop()
         nats?.kill()
+        mosquitto?.reader.stop()
+        mosquitto?.broker.kill()
     }
 
     /// The sink's entry under `sinks:` (indented for `webhookConfig`); `small` gives it a small buffer.
@@ -87,6 +95,8 @@ final class MatrixSinkRig {
         case .jetstream:
             return "  - type: jetstream\n    servers: [\"\(nats!.url)\"]\n    ack_timeout: 1s\n"
                 + (small ? "    max_outstanding: 5\n" : "")
+        case .mqtt:
+            return "  - type: mqtt\n    url: \(mosquitto!.broker.url())\n" + (small ? "    max_in_flight: 5\n" : "")
         }
     }
 
@@ -97,6 +107,7 @@ final class MatrixSinkRig {
         case .webhook: try receiver!.down()
         case .kafka: try cluster!.setBrokerDown(1)
         case .jetstream: nats!.kill()
+        case .mqtt: mosquitto!.broker.stop()
         }
     }
 
@@ -107,6 +118,7 @@ final class MatrixSinkRig {
         case .webhook: try receiver!.up()
         case .kafka: try cluster!.setBrokerUp(1)
         case .jetstream: try nats!.start()
+        case .mqtt: try mosquitto!.broker.start()
         }
     }
 
@@ -134,6 +146,14 @@ final class MatrixSinkRig {
             return (read?.messages ?? []).compactMap { DeliveredEvent(line: $0.value) }
         }
         if let nats { return EventsStream.read([nats]).compactMap { DeliveredEvent(json: $0.event) } }
+        if let mosquitto {
+            // QoS 1 from the broker to the subscriber: after a broker restart it sends again what the subscriber had
+            // not acknowledged, copies that cannot be told from a resend of the bridge's (QoS 1 is at least once
+            // both ways, docs/configuration.md): the first of each id counts.
+            var seen = Set<String>()
+            return receivedMQTTMessages(mosquitto.reader).compactMap { DeliveredEvent(line: $0.payload) }
+                .filter { seen.insert($0.id).inserted }
+        }
         let text = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
         // A line being written has no newline yet: only whole lines count.
         return text.split(separator: "\n", omittingEmptySubsequences: true).dropLast(text.hasSuffix("\n") ? 0 : 1)
