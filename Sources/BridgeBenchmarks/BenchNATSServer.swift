@@ -40,19 +40,22 @@ struct BenchNATSServer {
     }
 
     /// The server's CPU time so far (user + system, from /proc), 0 when it cannot be read.
-    func cpuSeconds() -> Double {
-        guard let text = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8),
-            let end = text.lastIndex(of: ")")
-        else { return 0 }
-        // After the command's closing parenthesis: state is field 3; utime and stime are fields 14 and 15.
-        let fields = text[text.index(after: end)...].split(separator: " ")
-        guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
-        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
-    }
+    func cpuSeconds() -> Double { childCPUSeconds(process.processIdentifier) }
 
     func stop() {
         process.terminate()
         process.waitUntilExit()
         try? FileManager.default.removeItem(at: directory)
     }
+}
+
+/// The CPU time so far (user + system, from /proc) of child process `pid`, 0 when it cannot be read.
+func childCPUSeconds(_ pid: Int32) -> Double {
+    guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+        let end = text.lastIndex(of: ")")
+    else { return 0 }
+    // After the command's closing parenthesis: state is field 3; utime and stime are fields 14 and 15.
+    let fields = text[text.index(after: end)...].split(separator: " ")
+    guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
+    return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
 }

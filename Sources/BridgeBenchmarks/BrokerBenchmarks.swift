@@ -17,6 +17,7 @@ import Foundation
 ///                                                                   (default 200000 events, 3 runs)
 ///     bridge-benchmarks jetstream-sink [COUNT [runs=N] [nopeer] [storage=memory] [window=SECONDS]
 ///                                      [outstanding=N]]             (default 100000 events, 3 runs)
+///     bridge-benchmarks mqtt-sink [COUNT [runs=N] [nopeer] [outstanding=N]]   (default 50000 events, 3 runs)
 ///
 /// `nopeer` skips the Python client (for profiling ours alone); `drive=pages` or `drive=stream` runs one drive.
 /// `property` sets a librdkafka property on both Kafka producers (ours through the sink's `properties`, the peer's
@@ -37,6 +38,9 @@ import Foundation
 /// - `jetstream-sink`: a local nats-server with a file-storage stream, a `type: jetstream` sink with the contract's
 ///   defaults vs nats-py publishing with the same `Nats-Msg-Id` and payloads
 ///   (Tests/tools/broker_peers/bench_nats_publisher.py).
+/// - `mqtt-sink`: a local mosquitto, a `type: mqtt` sink with QoS 1 (`outstanding` sets its `max_in_flight`) vs
+///   paho-mqtt publishing the same payloads and user properties with as many in flight
+///   (Tests/tools/broker_peers/bench_mqtt_publisher.py).
 ///
 /// Each reported value is the median of the runs (ours and the peer alternately): a shared VM's speed drifts.
 enum BrokerBenchmarks {
@@ -204,7 +208,8 @@ enum BrokerBenchmarks {
         what: String,
         ours: [Double],
         peer: String,
-        peers: [Double]
+        peers: [Double],
+        bound: String = "max_outstanding 10000"
     ) {
         let each = ours.indices.map { index in
             String(format: "%.0f", ours[index]) + (index < peers.count ? String(format: "/%.0f", peers[index]) : "")
@@ -212,7 +217,7 @@ enum BrokerBenchmarks {
         FileHandle.standardError.write(
             Data("\(benchmark) \(drive.rawValue): runs (ours/peer) \(each.joined(separator: " "))\n".utf8)
         )
-        let mode = drive == .pages ? "pages of 500, confirmed before the next" : "stream, max_outstanding 10000"
+        let mode = drive == .pages ? "pages of 500, confirmed before the next" : "stream, \(bound)"
         BenchmarkResult(
             benchmark: benchmark,
             metric: "\(what), \(mode), median of \(ours.count)",

@@ -36,6 +36,8 @@ let benchmarks: [Benchmark] = [
         run: BrokerBenchmarks.runKafka),
     Benchmark(name: "jetstream-sink", summary: "events/s through a jetstream sink to a local nats-server vs nats-py",
         run: BrokerBenchmarks.runJetStream),
+    Benchmark(name: "mqtt-sink", summary: "events/s through an mqtt sink (QoS 1) to a local mosquitto vs paho-mqtt",
+        run: BrokerBenchmarks.runMQTT),
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())
