@@ -43,7 +43,8 @@ struct BenchMosquitto {
             (try? String(contentsOf: log, encoding: .utf8))?.contains("listen socket on port \(port)") ?? false
         }
         guard ready else {
-            process.terminate()
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
             throw BenchmarkError(message: "mosquitto did not report listening within 10 s (\(log.path))")
         }
         return BenchMosquitto(process: process, port: port, directory: directory)
@@ -52,8 +53,10 @@ struct BenchMosquitto {
     /// The broker's CPU time so far.
     func cpuSeconds() -> Double { childCPUSeconds(process.processIdentifier) }
 
+    /// SIGKILL: mosquitto inherits this process's blocked signals, SIGTERM among them (a SIGTERM left it running),
+    /// and with no persistence there is nothing for it to save.
     func stop() {
-        process.terminate()
+        kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
         try? FileManager.default.removeItem(at: directory)
     }
