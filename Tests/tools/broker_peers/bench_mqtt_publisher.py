@@ -17,6 +17,8 @@ import paho.mqtt.client as mqtt
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
+from bench_events import bench_event
+
 
 def main() -> None:
     parser = argparse.ArgumentParser()
@@ -28,14 +30,10 @@ def main() -> None:
     parser.add_argument("--page", type=int, default=0)
     parser.add_argument("--prefix", default="py")
     args = parser.parse_args()
-    body = "lorem ipsum " * 22
     messages = []
     for index in range(args.count):
-        key = f"item-{index % 1000}"
-        event_id = f"{args.prefix}_{index:08d}"
-        data = (f'{{"id":"{event_id}","type":"directus.items.update","collection":"articles","event":"update",'
-                f'"key":"{key}","seq":{index},"data":{{"id":"{key}","title":"Article {index}",'
-                f'"body":"{body}","tags":["a","b"],"rating":4.5,"draft":null}}}}').encode()
+        event_id, key, line = bench_event(args.prefix, index)
+        data = line.encode()
         properties = Properties(PacketTypes.PUBLISH)
         properties.UserProperty = [("id", event_id), ("type", "directus.items.update"), ("collection", "articles"),
                                    ("key", key), ("event", "update")]
