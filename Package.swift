@@ -82,7 +82,7 @@ let package = Package(
             name: "BridgeSinks",
             dependencies: [
                 "BridgeEvents", "BridgeSystem", "BridgeTLS", "BridgeHTTP", "BridgeStore", "BridgeJSON", "BridgeConfig",
-                "BridgeKafka", "BridgeNATS", "BridgeRedis",
+                "BridgeKafka", "BridgeNATS", "BridgeRedis", "BridgeMQTT",
             ],
             swiftSettings: strict
         ),

@@ -5,8 +5,8 @@ import Foundation
     @preconcurrency import Glibc
 #endif
 
-/// A broker server on a free loopback port for a benchmark (nats-server with JetStream, redis-server in memory), its
-/// output in a log file of its own directory, ready when the log says so.
+/// A broker server on a free loopback port for a benchmark (nats-server with JetStream, redis-server in memory,
+/// mosquitto), its output in a log file of its own directory, ready when the log says so.
 struct BenchServer {
     let process: Process
     let url: String
@@ -32,6 +32,28 @@ struct BenchServer {
                 "--bind", "127.0.0.1", "--port", "\(port)", "--dir", directory.path, "--save", "",
                 "--appendonly", "no", "--protected-mode", "no",
             ]
+        }
+    }
+
+    /// mosquitto, anonymous, without persistence (nothing subscribes, so nothing is kept), logging to its output.
+    static func mosquitto() throws -> BenchServer {
+        try start(
+            name: "mosquitto", executables: ["/usr/sbin/mosquitto"], scheme: "mqtt", ready: "listen socket on port"
+        ) { port, directory in
+            // `user root`: started as root, mosquitto would switch to its own user.
+            let config = directory.appendingPathComponent("mosquitto.conf")
+            try? """
+            user root
+            listener \(port) 127.0.0.1
+            allow_anonymous true
+            persistence false
+            log_dest stdout
+            log_type error
+            log_type notice
+            log_type information
+
+            """.write(to: config, atomically: true, encoding: .utf8)
+            return ["-c", config.path]
         }
     }
 
@@ -70,15 +92,7 @@ struct BenchServer {
     }
 
     /// The server's CPU time so far (user + system, from /proc), 0 when it cannot be read.
-    func cpuSeconds() -> Double {
-        guard let text = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8),
-            let end = text.lastIndex(of: ")")
-        else { return 0 }
-        // After the command's closing parenthesis: state is field 3; utime and stime are fields 14 and 15.
-        let fields = text[text.index(after: end)...].split(separator: " ")
-        guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
-        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
-    }
+    func cpuSeconds() -> Double { childCPUSeconds(process.processIdentifier) }
 
     /// Kills the server (SIGKILL: what it holds is not needed, and a child of Foundation's `Process` inherits the
     /// blocked signals of the thread that started it, so redis-server never sees a SIGTERM) and waits for it.
@@ -87,4 +101,15 @@ struct BenchServer {
         process.waitUntilExit()
         try? FileManager.default.removeItem(at: directory)
     }
+}
+
+/// The CPU time so far (user + system, from /proc) of child process `pid`, 0 when it cannot be read.
+func childCPUSeconds(_ pid: Int32) -> Double {
+    guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+        let end = text.lastIndex(of: ")")
+    else { return 0 }
+    // After the command's closing parenthesis: state is field 3; utime and stime are fields 14 and 15.
+    let fields = text[text.index(after: end)...].split(separator: " ")
+    guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
+    return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
 }

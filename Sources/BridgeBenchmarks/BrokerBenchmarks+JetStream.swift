@@ -30,44 +30,20 @@ extension BrokerBenchmarks {
                     .utf8
             )
         )
-        for drive in drives(arguments) {
-            var ours: [Double] = []
-            var peers: [Double] = []
-            var cpu: [String] = []
-            for run in 0..<runs {
-                // Ids of their own per run: the stream would drop repeated ones as duplicates (acknowledged anyway).
-                let events = makeEvents(count: count, prefix: "evt\(drive.rawValue)\(run)")
-                let sink = try JetStreamSinkType.makeConnector(config, context: benchContext())
-                let serverBefore = server.cpuSeconds()
-                let measured = try await measure(sink, events: events, drive: drive)
-                ours.append(measured.rate)
-                cpu.append(perEvent("ours", measured.cpuSeconds, "server", server.cpuSeconds() - serverBefore, count))
-                guard withPeer else { continue }
-                let peerServerBefore = server.cpuSeconds()
-                let peer = try peerResult(
-                    script: "broker_peers/bench_nats_publisher.py",
-                    arguments: [
-                        server.url, "bench.py.update", "\(count)", "--page", "\(drive.peerPage)",
-                        "--prefix", "py\(drive.rawValue)\(run)",
-                    ]
-                )
-                peers.append(peer.rate)
-                cpu.append(perEvent("peer", peer.cpuSeconds, "server", server.cpuSeconds() - peerServerBefore, count))
-            }
-            FileHandle.standardError.write(
-                Data(
-                    "jetstream-sink \(drive.rawValue): CPU µs/event \(cpu.joined(separator: "; ")), load \(loadAverage())\n"
-                        .utf8
-                )
-            )
-            report(
-                "jetstream-sink",
-                drive: drive,
-                what: "acknowledged events/s (file-storage stream, one server)",
-                ours: ours,
-                peer: "python-nats-py",
-                peers: peers
-            )
-        }
+        let sinkConfig = config
+        try await Comparison(
+            name: "jetstream-sink",
+            serverName: "server",
+            serverCPU: server.cpuSeconds,
+            makeSink: { try JetStreamSinkType.makeConnector(sinkConfig, context: benchContext()) },
+            peer: (
+                "python-nats-py", "broker_peers/bench_nats_publisher.py",
+                { drive, prefix in
+                    [server.url, "bench.py.update", "\(count)", "--page", "\(drive.peerPage)", "--prefix", prefix]
+                }
+            ),
+            what: "acknowledged events/s (file-storage stream, one server)",
+            bound: "max_outstanding \(config.maxOutstanding)"
+        ).run(arguments, count: count, runs: runs, withPeer: withPeer)
     }
 }

@@ -17,6 +17,7 @@ import Foundation
 ///                                                                   (default 200000 events, 3 runs)
 ///     bridge-benchmarks jetstream-sink [COUNT [runs=N] [nopeer] [storage=memory] [window=SECONDS]
 ///                                      [outstanding=N]]             (default 100000 events, 3 runs)
+///     bridge-benchmarks mqtt-sink [COUNT [runs=N] [nopeer] [outstanding=N]]   (default 50000 events, 3 runs)
 ///
 /// `nopeer` skips the Python client (for profiling ours alone); `drive=pages` or `drive=stream` runs one drive.
 /// `property` sets a librdkafka property on both Kafka producers (ours through the sink's `properties`, the peer's
@@ -37,6 +38,9 @@ import Foundation
 /// - `jetstream-sink`: a local nats-server with a file-storage stream, a `type: jetstream` sink with the contract's
 ///   defaults vs nats-py publishing with the same `Nats-Msg-Id` and payloads
 ///   (Tests/tools/broker_peers/bench_nats_publisher.py).
+/// - `mqtt-sink`: a local mosquitto, a `type: mqtt` sink with QoS 1 (`outstanding` sets its `max_in_flight`) vs
+///   paho-mqtt publishing the same payloads and user properties with as many in flight
+///   (Tests/tools/broker_peers/bench_mqtt_publisher.py).
 ///
 /// Each reported value is the median of the runs (ours and the peer alternately): a shared VM's speed drifts.
 enum BrokerBenchmarks {

@@ -39,6 +39,8 @@ let benchmarks: [Benchmark] = [
     Benchmark(name: "redis-sink",
         summary: "appends/s through a redis sink to a local redis-server vs libhiredis and redis-py",
         run: BrokerBenchmarks.runRedis),
+    Benchmark(name: "mqtt-sink", summary: "events/s through an mqtt sink (QoS 1) to a local mosquitto vs paho-mqtt",
+        run: BrokerBenchmarks.runMQTT),
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())

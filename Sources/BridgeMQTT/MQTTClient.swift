@@ -301,7 +301,11 @@ func mqttDisconnected(
             ? nil
             : code == MOSQ_ERR_TLS.rawValue
                 ? MQTTError(kind: .authentication, message: "the TLS handshake with the broker failed")
-                : MQTTError(kind: .retriable, message: "lost the connection to the broker; reconnecting (\(code))")
+                : MQTTError(
+                    kind: .retriable,
+                    message: "lost the connection to the broker, reconnecting: "
+                        + "\(PeerText.string(mosquitto_strerror(code))) (\(code))"
+                )
     )
 }
 

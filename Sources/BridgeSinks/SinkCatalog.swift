@@ -10,6 +10,7 @@ package enum SinkCatalog {
         SinkRegistration(JetStreamSinkType.self),
         SinkRegistration(KafkaSinkType.self),
         SinkRegistration(RedisSinkType.self),
+        SinkRegistration(MQTTSinkType.self),
     ]
 
     /// How each type reads its `sinks` entries (passed to `ConfigLoader`).

@@ -17,6 +17,7 @@ import Testing
         "jetstream": ["  servers: [\"nats://127.0.0.1:4222\"]"],
         "kafka": ["  brokers: [\"127.0.0.1:9092\"]"],
         "redis": ["  url: redis://:secret-pw@127.0.0.1:6379/0"],
+        "mqtt": ["  url: mqtt://bridge:secret-pw@127.0.0.1:1883"],
     ]
 
     /// The minimal configuration with `entries` as its sinks, each a list of lines after `- type: <name>`.

@@ -205,12 +205,7 @@ import Testing
         try webhookConfig(url: emulator.url, sinks: sinks(server))
             .write(to: directory.appendingPathComponent("bridge.yaml"), atomically: true, encoding: .utf8)
         func check(_ arguments: [String] = []) throws -> (code: Int32?, line: String) {
-            let run = try BridgeProcess(
-                arguments: ["check", "--config", "bridge.yaml"] + arguments,
-                directory: directory
-            )
-            let code = run.waitForExit(timeout: 60)
-            return (code, run.lines.first { $0.contains("redis redis://") } ?? "missing: \(run.lines)")
+            try sinkCheckLine(in: directory, "redis redis://", arguments)
         }
         let connected = try check()
         #expect(

@@ -18,15 +18,6 @@ func mqttMessages(count: Int, items: Int) -> [MQTTMessage] {
     }
 }
 
-/// One message as paho-mqtt received it.
-struct ReceivedMessage: Decodable {
-    var topic: String
-    var payload: String
-    var retain: Bool
-    var qos: Int
-    var properties: [String: String]
-}
-
 /// A started broker in a new temporary directory.
 func startedMosquitto(tls: Bool = false, users: [String: String] = [:]) throws -> MosquittoServer {
     let broker = try MosquittoServer(
@@ -38,27 +29,16 @@ func startedMosquitto(tls: Bool = false, users: [String: String] = [:]) throws -
     return broker
 }
 
-/// A paho-mqtt subscriber with a persistent session, subscribed to `topic` once this returns.
-func followReader(_ broker: MosquittoServer, topic: String) throws -> PythonServer {
-    try PythonServer(
-        script: "broker_peers/mqtt_read.py",
-        arguments: [broker.url(), topic, "follow"] + (broker.certificates.map { ["--ca", $0.ca] } ?? [])
-    )
-}
-
 /// The messages `reader` printed, by their `id` property.
-func receivedMessages(_ reader: PythonServer) -> [String: ReceivedMessage] {
-    var messages: [String: ReceivedMessage] = [:]
-    for line in reader.log.split(separator: "\n") where line.hasPrefix("{") {
-        guard let message = try? JSONDecoder().decode(ReceivedMessage.self, from: Data(line.utf8)) else { continue }
-        messages[message.properties["id"] ?? message.payload] = message
-    }
+func receivedMessages(_ reader: PythonServer) -> [String: ReceivedMQTTMessage] {
+    var messages: [String: ReceivedMQTTMessage] = [:]
+    for message in receivedMQTTMessages(reader) { messages[message.properties["id"] ?? message.payload] = message }
     return messages
 }
 
 /// Waits (60 s, stretched) until `reader` received `count` distinct ids; fails the test otherwise.
 func waitForIDs(_ reader: PythonServer, count: Int, sourceLocation: SourceLocation = #_sourceLocation) async throws
-    -> [String: ReceivedMessage]
+    -> [String: ReceivedMQTTMessage]
 {
     _ = await pollUntil(timeout: .seconds(60)) { receivedMessages(reader).count >= count }
     let received = receivedMessages(reader)
@@ -67,13 +47,6 @@ func waitForIDs(_ reader: PythonServer, count: Int, sourceLocation: SourceLocati
 }
 
 /// What a new clean subscriber to `topic` receives (retained messages) before the broker falls silent.
-func mqttSnapshot(_ broker: MosquittoServer, topic: String) async throws -> [ReceivedMessage] {
-    let arguments = [broker.url(), topic, "snapshot"] + (broker.certificates.map { ["--ca", $0.ca] } ?? [])
-    let result = try await BlockingExecutor.shared.perform {
-        try PythonTool.run(script: "broker_peers/mqtt_read.py", arguments: arguments, timeout: 60)
-    }
-    try #require(result.status == 0, "mqtt_read.py: \(result.stderr)")
-    return result.stdout.split(separator: "\n").compactMap {
-        try? JSONDecoder().decode(ReceivedMessage.self, from: Data($0.utf8))
-    }
+func mqttSnapshot(_ broker: MosquittoServer, topic: String) async throws -> [ReceivedMQTTMessage] {
+    try await BlockingExecutor.shared.perform { try broker.snapshot(topic: topic) }
 }

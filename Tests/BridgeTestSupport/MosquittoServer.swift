@@ -13,7 +13,11 @@ public final class MosquittoServer: @unchecked Sendable {
     public let directory: URL
     /// The certificates of a TLS broker (nil: plain TCP).
     public let certificates: TestCertificates?
-    private let users: [String: String]
+    /// Name → password; empty: anonymous access. Changed between `stop()` and `start()`, the broker comes back with
+    /// the new password file (credentials refused after the start).
+    public var users: [String: String]
+    /// More lines of the configuration (`max_packet_size 2000`), read at the next `start()`.
+    public var extraConfig = ""
     private var server: WatchedServer?
 
     /// A broker on a free port; `tls` generates a CA and a certificate for 127.0.0.1; `users` (name → password)
@@ -59,6 +63,7 @@ public final class MosquittoServer: @unchecked Sendable {
         if let certificates {
             config += "cafile \(certificates.ca)\ncertfile \(certificates.cert)\nkeyfile \(certificates.key)\n"
         }
+        config += extraConfig.isEmpty ? "" : extraConfig + "\n"
         if users.isEmpty {
             config += "allow_anonymous true\n"
         } else {

@@ -25,8 +25,8 @@ struct DeliveredEvent: Equatable {
 }
 
 /// The sink under test with its real peer — an NDJSON file on a named pipe read by a consumer that can stall or
-/// dawdle, the scriptable webhook receiver, librdkafka's mock cluster, a nats-server with the stream, a redis-server
-/// — and the faults each can show: down then back, slow with a small buffer.
+/// dawdle, the scriptable webhook receiver, librdkafka's mock cluster, a nats-server with the stream, a redis-server,
+/// mosquitto with a paho-mqtt subscriber — and the faults each can show: down then back, slow with a small buffer.
 final class MatrixSinkRig {
     let kind: MatrixCase.Sink
     private let directory: URL
@@ -37,6 +37,7 @@ final class MatrixSinkRig {
     private var redis: RedisServer?
     /// Keeps the redis-server busy part of the time (`DEBUG SLEEP`) when the sink is slow.
     private var redisSlowdown: PythonServer?
+    private var mosquitto: (broker: MosquittoServer, reader: PythonServer)?
 
     private static let topic = "directus.articles"
     private var fifo: URL { directory.appendingPathComponent("events.fifo") }
@@ -72,6 +73,10 @@ final class MatrixSinkRig {
                 redisSlowdown = try PythonServer(script: "sink_peers/redis_slowdown.py", arguments: [redis.url()])
             }
             self.redis = redis
+        case .mqtt:
+            let broker = try MosquittoServer(in: directory.appendingPathComponent("mosquitto"))
+            try broker.start()
+            mosquitto = (broker, try broker.followReader(topic: "directus/#"))
         }
     }
 
@@ -81,6 +86,8 @@ final class MatrixSinkRig {
         nats?.kill()
         redisSlowdown?.stop()
         redis?.kill()
+        mosquitto?.reader.stop()
+        mosquitto?.broker.kill()
     }
 
     /// The sink's entry under `sinks:` (indented for `webhookConfig`); `small` gives it a small buffer.
@@ -101,6 +108,8 @@ final class MatrixSinkRig {
                 + (small ? "    max_outstanding: 5\n" : "")
         case .redis:
             return "  - type: redis\n    url: \(redis!.url())\n" + (small ? "    max_in_flight: 5\n" : "")
+        case .mqtt:
+            return "  - type: mqtt\n    url: \(mosquitto!.broker.url())\n" + (small ? "    max_in_flight: 5\n" : "")
         }
     }
 
@@ -112,6 +121,7 @@ final class MatrixSinkRig {
         case .kafka: try cluster!.setBrokerDown(1)
         case .jetstream: nats!.kill()
         case .redis: redis!.kill()
+        case .mqtt: mosquitto!.broker.stop()
         }
     }
 
@@ -123,6 +133,7 @@ final class MatrixSinkRig {
         case .kafka: try cluster!.setBrokerUp(1)
         case .jetstream: try nats!.start()
         case .redis: try redis!.start()
+        case .mqtt: try mosquitto!.broker.start()
         }
     }
 
@@ -153,6 +164,14 @@ final class MatrixSinkRig {
         if let redis {
             let entries = (try? redis.readStream(Self.topic)) ?? []
             return entries.compactMap { $0.fields["payload"].flatMap(DeliveredEvent.init(line:)) }
+        }
+        if let mosquitto {
+            // QoS 1 from the broker to the subscriber: after a broker restart it sends again what the subscriber had
+            // not acknowledged, copies that cannot be told from a resend of the bridge's (QoS 1 is at least once
+            // both ways, docs/configuration.md): the first of each id counts.
+            var seen = Set<String>()
+            return receivedMQTTMessages(mosquitto.reader).compactMap { DeliveredEvent(line: $0.payload) }
+                .filter { seen.insert($0.id).inserted }
         }
         let text = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
         // A line being written has no newline yet: only whole lines count.

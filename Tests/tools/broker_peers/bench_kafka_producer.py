@@ -15,6 +15,8 @@ import time
 
 from confluent_kafka import Producer
 
+from bench_events import bench_event
+
 
 def main() -> None:
     parser = argparse.ArgumentParser()
@@ -32,14 +34,9 @@ def main() -> None:
         name, _, value = assignment.partition("=")
         settings[name] = value
     producer = Producer(settings)
-    body = "lorem ipsum " * 22
     messages = []
     for index in range(args.count):
-        key = f"item-{index % 1000}"
-        event_id = f"evt_{index:08d}"
-        value = (f'{{"id":"{event_id}","type":"directus.items.update","collection":"articles","event":"update",'
-                 f'"key":"{key}","seq":{index},"data":{{"id":"{key}","title":"Article {index}",'
-                 f'"body":"{body}","tags":["a","b"],"rating":4.5,"draft":null}}}}')
+        event_id, key, value = bench_event("evt", index)
         headers = [("id", event_id), ("type", "directus.items.update"), ("collection", "articles"),
                    ("event", "update")]
         messages.append((key, value, headers))

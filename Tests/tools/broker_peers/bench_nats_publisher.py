@@ -15,19 +15,16 @@ import time
 
 import nats
 
+from bench_events import bench_event
+
 
 async def run(args) -> None:
     nc = await nats.connect(servers=[args.server])
     js = nc.jetstream(timeout=10)
-    body = "lorem ipsum " * 22
     payloads = []
     for index in range(args.count):
-        key = f"item-{index % 1000}"
-        event_id = f"{args.prefix}_{index:08d}"
-        data = (f'{{"id":"{event_id}","type":"directus.items.update","collection":"articles","event":"update",'
-                f'"key":"{key}","seq":{index},"data":{{"id":"{key}","title":"Article {index}",'
-                f'"body":"{body}","tags":["a","b"],"rating":4.5,"draft":null}}}}').encode()
-        payloads.append((event_id, data))
+        event_id, _, line = bench_event(args.prefix, index)
+        payloads.append((event_id, line.encode()))
     failures = 0
     semaphore = asyncio.Semaphore(args.window)
 

@@ -1,0 +1,105 @@
+package import BridgeEvents
+import BridgeJSON
+import BridgeSystem
+package import BridgeMQTT
+
+/// An MQTT sink's client: one libmosquitto client with a persistent session (it reconnects and resends by itself;
+/// after a failed batch while disconnected the sink opens a new one). Each batch is published at once, each event
+/// to its topic with the contract's user properties and, with a state topic, as its item's retained state; an event
+/// is delivered when every message of it is acknowledged (PUBACK or PUBCOMP).
+package final class MQTTBrokerClient: BrokerClient {
+    private let client: MQTTClient
+    private let topics: EventNameTemplate.Cache
+    private let stateTopic: MQTTStateTopic?
+    private var failed = false
+
+    /// How long a batch may wait for its acknowledgements before its events are sent again.
+    static let acknowledgementTimeout: Duration = .seconds(10)
+
+    private init(client: MQTTClient, config: MQTTSinkConfig) {
+        self.client = client
+        self.topics = EventNameTemplate.Cache(EventNameTemplate(text: config.topic))
+        self.stateTopic = config.stateTopic.map { MQTTStateTopic(text: $0) }
+    }
+
+    /// Connects as `clientID` and waits for the broker's CONNACK; an unreachable broker or refused credentials are
+    /// retriable (the runner retries with backoff; an operator may fix the credentials), an unusable setting is not.
+    static func open(_ config: MQTTSinkConfig, clientID: String, sinkName: String) async throws(SinkError)
+        -> MQTTBrokerClient
+    {
+        do {
+            let client = try await MQTTClient.connect(settings: try config.clientSettings(clientID: clientID))
+            return MQTTBrokerClient(client: client, config: config)
+        } catch {
+            throw SinkError(sink: sinkName, message: describe(error), isRetriable: error.kind != .configuration)
+        }
+    }
+
+    package func submit(_ events: [EncodedEvent], completion: @escaping @Sendable ([BrokerOutcome]) -> Void)
+        async throws(SinkError)
+    {
+        var messages: [MQTTMessage] = []
+        messages.reserveCapacity(stateTopic == nil ? events.count : events.count * 2)
+        for event in events {
+            messages.append(
+                MQTTMessage(
+                    topic: topics.name(for: event),
+                    payload: event.body,
+                    userProperties: [
+                        .init("id", event.id), .init("type", event.event.typeName),
+                        .init("collection", event.collection), .init("key", event.key),
+                        .init("event", event.event.rawValue),
+                    ]
+                )
+            )
+            if let stateTopic {
+                // A delete clears the item's retained message: an empty retained payload.
+                messages.append(
+                    MQTTMessage(
+                        topic: stateTopic.render(collection: event.collection, key: event.key),
+                        payload: event.event == .delete ? [] : event.body,
+                        retain: true
+                    )
+                )
+            }
+        }
+        let outcomes = await client.publish(messages, timeout: Self.acknowledgementTimeout)
+        let perEvent = stateTopic == nil ? 1 : 2
+        let results = events.indices.map { index in
+            Self.outcome(outcomes[(index * perEvent)..<((index + 1) * perEvent)])
+        }
+        failed = results.contains { if case .retry = $0 { true } else { false } }
+        completion(results)
+    }
+
+    /// An event's outcome from its messages': delivered when all were acknowledged; refused for good when the
+    /// broker refused one for good (a dead letter); else sent again.
+    private static func outcome(_ outcomes: ArraySlice<MQTTOutcome>) -> BrokerOutcome {
+        let errors = outcomes.compactMap(\.error)
+        guard let first = errors.first else { return .delivered(duplicate: false) }
+        if let refusal = errors.first(where: { $0.kind == .rejected }) { return .rejected(describe(refusal)) }
+        return .retry(describe(first))
+    }
+
+    /// Why the client cannot deliver right now: the connection is down (lost, or the broker refused it).
+    package var problem: String? {
+        let status = client.status
+        guard !status.connected else { return nil }
+        return status.lastError.map(Self.describe) ?? "not connected to the broker"
+    }
+
+    /// Broken after a batch failed while the connection was down: libmosquitto may have given up (its network
+    /// thread ends on a protocol error), so the sink opens a new client, which resumes the same session.
+    package var isBroken: Bool { failed && !client.status.connected }
+
+    package func close(drainTimeout: Duration) async {
+        await client.close()
+    }
+
+    /// The error with what to do about credentials.
+    package static func describe(_ error: MQTTError) -> String {
+        error.kind == .authentication
+            ? "\(error) (check the user and password in the sink's url, the broker's ACL, and ca_file)"
+            : "\(error)"
+    }
+}

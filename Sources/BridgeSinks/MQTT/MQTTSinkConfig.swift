@@ -1,0 +1,122 @@
+package import BridgeConfig
+package import BridgeMQTT
+import BridgeSystem
+
+/// An MQTT sink (`type: mqtt`): each event is published with QoS 1 or 2 to the topic its template names, with the
+/// MQTT 5 user properties `id`, `type`, `collection`, `key` and `event`, and counts as delivered on the broker's
+/// PUBACK (QoS 1) or PUBCOMP (QoS 2). With `state_topic`, each item's latest event is also kept there as the
+/// retained message, and a delete clears it.
+package struct MQTTSinkConfig: SinkSettings, Equatable {
+    /// `mqtt://[user[:password]@]host[:port]`, `mqtts://` for TLS (`url`). Required.
+    package var url: String
+    /// The topic template (`topic`); `{collection}` and `{event}` are replaced per event.
+    /// Default: `directus/{collection}/{event}`.
+    package var topic: String
+    /// 1 (at least once, PUBACK) or 2 (PUBCOMP) (`qos`). Default: 1.
+    package var qos: Int
+    /// The retained per-item topic template (`state_topic`, `{collection}` and `{key}`); nil: none. Default: none.
+    package var stateTopic: String?
+    /// A CA file (PEM) trusted besides the system's for `mqtts://` (`ca_file`). Default: none.
+    package var caFile: String?
+    /// Messages sent and not acknowledged at most (`max_in_flight`), 1…65,535 (MQTT's packet ids). Default: 1000.
+    package var maxInFlight: Int
+
+    /// The default of `topic`.
+    package static let defaultTopic = "directus/{collection}/{event}"
+    /// The default of `maxInFlight`.
+    package static let defaultMaxInFlight = 1_000
+
+    /// Creates a configuration with the defaults for everything but `url`.
+    package init(
+        url: String,
+        topic: String = MQTTSinkConfig.defaultTopic,
+        qos: Int = 1,
+        stateTopic: String? = nil,
+        caFile: String? = nil,
+        maxInFlight: Int = MQTTSinkConfig.defaultMaxInFlight
+    ) {
+        self.url = url
+        self.topic = topic
+        self.qos = qos
+        self.stateTopic = stateTopic
+        self.caFile = caFile
+        self.maxInFlight = maxInFlight
+    }
+
+    /// The password in the URL.
+    package var secrets: [String] { URLCredentials.secrets(in: url) }
+
+    /// `mqtt:mqtt://host:1883/<topic>`.
+    package var summary: String { "mqtt:" + ShownURL.of(url) + "/" + topic }
+
+    package var yamlLines: [String] {
+        var lines = [
+            "url: \(ConfigText.quoted(URLCredentials.redacted(url)))",
+            "topic: \(ConfigText.quoted(topic))",
+            "qos: \(qos)",
+            "state_topic: \(ConfigText.quoted(stateTopic ?? ""))",
+        ]
+        if let caFile { lines.append("ca_file: \(ConfigText.quoted(caFile))") }
+        lines.append("max_in_flight: \(maxInFlight)")
+        return lines
+    }
+
+    /// The client's settings with `clientID` (the URL was checked when the file was read). `sessionExpiry` zero
+    /// ends the session at the disconnect (a `check` probe leaves nothing behind).
+    package func clientSettings(clientID: String, sessionExpiry: Duration = .seconds(86_400)) throws(MQTTError)
+        -> MQTTSettings
+    {
+        try MQTTSettings(
+            url: url,
+            clientID: clientID,
+            qos: qos,
+            caFile: caFile,
+            sessionExpiry: sessionExpiry,
+            maxInFlight: maxInFlight
+        )
+    }
+
+    /// How `sinks` entries of `type: mqtt` are read.
+    package static let configType = SinkConfigType(
+        name: "mqtt",
+        keys: ["url", "topic", "qos", "state_topic", "ca_file", "max_in_flight"],
+        decode: { decoder, map in decode(&decoder, map) }
+    )
+
+    private static func decode(_ decoder: inout ConfigDecoder, _ map: MappingView) -> MQTTSinkConfig? {
+        let present = decoder.requirePresent(map, "url", hint: " (mqtt sinks need mqtt://host:1883)")
+        let url = decoder.string(map, "url") ?? ""
+        var valid = present && !url.isEmpty
+        if valid, let node = map["url"] {
+            do throws(MQTTError) {
+                _ = try MQTTSettings(url: url, clientID: "directus-bridge")
+            } catch {
+                decoder.report("\(map.field("url")): \(error.message)", at: node.mark)
+                valid = false
+            }
+        }
+        var config = MQTTSinkConfig(url: url)
+        if let topic = decoder.string(map, "topic") { config.topic = topic }
+        if map["topic"].map({ $0.scalar.map { !$0.alreadyReported } ?? false }) ?? true {
+            EventNameTemplate.check(
+                config.topic,
+                key: "topic",
+                &decoder,
+                map,
+                refusal: "is not a usable MQTT topic (1 to 65535 bytes, no + or #)",
+                validate: MQTTTopic.validate
+            )
+        }
+        config.qos = decoder.integer(map, "qos", default: 1, range: 1...2)
+        config.stateTopic = decoder.string(map, "state_topic")
+        if let stateTopic = config.stateTopic {
+            MQTTStateTopic.check(stateTopic, key: "state_topic", &decoder, map)
+        }
+        config.caFile = decoder.string(map, "ca_file")
+        if let caFile = config.caFile, let node = map["ca_file"] {
+            decoder.checkLibraryFile(caFile, field: map.field("ca_file"), at: node.mark, pem: "certificate")
+        }
+        config.maxInFlight = decoder.integer(map, "max_in_flight", default: defaultMaxInFlight, range: 1...65_535)
+        return valid ? config : nil
+    }
+}

@@ -1,0 +1,89 @@
+package import BridgeConfig
+package import BridgeEvents
+import BridgeMQTT
+package import BridgeSystem
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `type: mqtt`: events published with QoS 1 or 2, delivered on PUBACK or PUBCOMP (`BrokerSink` over
+/// `MQTTBrokerClient`).
+package enum MQTTSinkType: SinkType {
+    package static var configType: SinkConfigType { MQTTSinkConfig.configType }
+    /// Its dead letters (events the broker refused for good) live in `<state_dir>/webhooks.db`.
+    package static var keepsLocalState: Bool { true }
+
+    /// The persistent session's client id: fixed per sink, so that the broker finds the session again after a
+    /// restart of the bridge.
+    static func clientID(sinkID: String) -> String { "directus-bridge-" + sinkID }
+
+    package static func makeConnector(_ settings: MQTTSinkConfig, context: SinkContext) throws(RuntimeOutcome)
+        -> any SinkConnector
+    {
+        let name = settings.summary
+        let logger = context.logger.child(label: "mqtt", metadata: [LogKey.sink: context.sinkID])
+        let clientID = clientID(sinkID: context.sinkID)
+        // No acknowledgement for two timeouts: the batch in flight failed and was sent again at least once.
+        return try BrokerSink.make(
+            name: name,
+            context: context,
+            maxOutstanding: settings.maxInFlight,
+            stallAfter: MQTTBrokerClient.acknowledgementTimeout * 2,
+            logger: logger
+        ) { () async throws(SinkError) in
+            try await MQTTBrokerClient.open(settings, clientID: clientID, sinkName: name)
+        }
+    }
+
+    /// `check`: the broker accepts the connection and the credentials (as a client id of its own, whose session
+    /// ends with the probe, so a running bridge keeps its session); with `--send-test-event`, a test event is
+    /// published and acknowledged.
+    package static func probe(_ settings: MQTTSinkConfig, context: SinkProbeContext) async -> [CheckResult] {
+        let check = "mqtt \(ShownURL.of(settings.url))"
+        let client: MQTTClient
+        do {
+            let clientID = "directus-bridge-check-\(getpid())-\(context.index)"
+            client = try await MQTTClient.connect(
+                settings: try settings.clientSettings(clientID: clientID, sessionExpiry: .zero)
+            )
+        } catch {
+            return [
+                .fail(
+                    check,
+                    "cannot connect: \(MQTTBrokerClient.describe(error))",
+                    remedy: error.kind == .authentication
+                        ? "check the user and password in url against the broker's password file or ACL, and ca_file"
+                        : "check url and that the broker runs and is reachable from this host"
+                )
+            ]
+        }
+        let version = client.status.protocolVersion == 5 ? "MQTT 5" : "MQTT 3.1.1 (no user properties)"
+        guard context.sendTestEvent else {
+            await client.close()
+            return [.ok(check, "connected with \(version); topic \(settings.topic)")]
+        }
+        let test = context.testEvent
+        let topic = EventNameTemplate(text: settings.topic).render(collection: context.testCollection, event: "test")
+        let message = MQTTMessage(
+            topic: topic,
+            payload: test.body,
+            userProperties: [
+                .init("id", test.id), .init("type", "directus.bridge.test"),
+                .init("collection", context.testCollection), .init("key", ""), .init("event", "test"),
+            ]
+        )
+        let outcome = await client.publish([message], timeout: MQTTBrokerClient.acknowledgementTimeout).first
+        await client.close()
+        if let error = outcome?.error {
+            return [
+                .fail(
+                    check,
+                    "test event not acknowledged: \(MQTTBrokerClient.describe(error))",
+                    remedy: "check the broker's ACL for \(topic)"
+                )
+            ]
+        }
+        return [.ok(check, "test event \(test.id) published to \(topic), acknowledged (QoS \(settings.qos))")]
+    }
+}
