@@ -183,6 +183,15 @@ expect "reinstall keeps the edited secrets.env and directus-token, the state and
     sh -c "grep -q '^DIRECTUS_URL=http://127.0.0.1:$EMULATOR_PORT' '$WORK/etc/directus-bridge/secrets.env' && \
         grep -qx admin-static-token '$WORK/etc/directus-bridge/directus-token' && \
         ls '$WORK/var/lib/directus-bridge/'*.db >/dev/null && grep -qF '$rotated_title' '$WORK$EVENTS'"
+# An upgrade from the layout where secrets.env held DIRECTUS_TOKEN (an unedited bridge.yaml is replaced by the new
+# one, which reads the token file): with the token file still empty, the postinst copies the token over.
+: >"$WORK/etc/directus-bridge/directus-token"
+printf 'DIRECTUS_TOKEN="token-from-secrets-env"\n' >>"$WORK/etc/directus-bridge/secrets.env"
+upgrade_output="$(in_root env DEBIAN_FRONTEND=noninteractive apt-get install -y --reinstall \
+    "/tmp/$(basename "$DEB")" 2>&1)" || { echo "$upgrade_output" >&2; fail "apt-get install --reinstall"; }
+expect "upgrade: DIRECTUS_TOKEN of secrets.env copied into the empty directus-token (root:root 600)" \
+    sh -c "grep -qx token-from-secrets-env '$WORK/etc/directus-bridge/directus-token' && \
+        [ \"\$(chroot '$WORK' stat -c '%U:%G %a' /etc/directus-bridge/directus-token)\" = 'root:root 600' ]"
 purge_output="$(in_root env DEBIAN_FRONTEND=noninteractive apt-get purge -y directus-bridge 2>&1)" \
     || { echo "$purge_output" >&2; fail "apt-get purge"; }
 expect "purge removes the state, the events, /etc/directus-bridge, the logrotate snippet and the user" \
