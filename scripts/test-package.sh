@@ -9,7 +9,9 @@
 #      shares the host's network): /readyz, one created article arriving as a line of
 #      /var/log/directus-bridge/events.ndjson and nothing on stdout (the journal), a rotation by the shipped
 #      logrotate snippet and SIGHUP, SIGTERM → exit 0;
-#   5. a reinstall (keeps edited conffiles and the state), then `apt-get purge` (removes state, events, config, user).
+#   5. a reinstall (keeps edited conffiles and the state), an upgrade from the layout with DIRECTUS_TOKEN in
+#      secrets.env (the postinst copies it into directus-token), then `apt-get purge` (removes state, events, config,
+#      user).
 # Prints one line per check, `ok   <what>` or `FAIL <what>`, and exits 1 when any failed.
 # Needs root (debootstrap, chroot, mount) and the Debian mirror (DEBIAN_MIRROR, default: this machine's apt source).
 # Usage: scripts/test-package.sh [PATH.deb]   (default: the .deb scripts/package.sh left in dist/)
