@@ -150,6 +150,22 @@ import Testing
         #expect(parsed >= 8, "the examples this test found: \(parsed)")
     }
 
+    /// FILES names every file the .deb installs (scripts/package.sh's `install … "$TREE/PATH"`), but for the binary,
+    /// the page itself and packaging metadata.
+    @Test func everyInstalledFileIsListed() throws {
+        let url = TestEnvironment.repositoryRoot.appendingPathComponent("scripts/package.sh")
+        let script = try String(contentsOf: url, encoding: .utf8)
+        let files = Self.section("FILES")
+        var installed: [String] = []
+        for match in script.matches(of: /^install -D [^\n]*"\$TREE\/([^"]+)"$/.anchorsMatchLineEndings()) {
+            let path = "/" + match.output.1.replacingOccurrences(of: "$NAME", with: "directus-bridge")
+            if ["/usr/bin/", "/usr/share/lintian/"].contains(where: { path.hasPrefix($0) }) { continue }
+            installed.append(path)
+            #expect(files.contains("\n.B \(path)\n"), "FILES lacks \(path), which the .deb installs")
+        }
+        #expect(installed.count >= 8, "\(installed)")
+    }
+
     /// ENVIRONMENT explains the configuration from the environment (`DIRECTUS_BRIDGE__KEY__KEY`), the JSON log copy,
     /// and every variable the packaged configuration reads.
     @Test func everyEnvironmentVariableIsExplained() throws {
