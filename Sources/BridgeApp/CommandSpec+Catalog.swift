@@ -14,7 +14,7 @@ extension CommandSpec {
         "--config", alias: "-c", value: "PATH", help: "the configuration file (default ./bridge.yaml)")
     static let setting = OptionSpec(
         "--set", alias: "-s", value: "KEY.PATH=VALUE",
-        help: "one configuration value over the file's and DIRECTUS_BRIDGE__… ones (repeatable): sinks.0.path=-")
+        help: "one configuration value over the file's (repeatable), e.g. sinks.0.path=-")
     static let help = OptionSpec("--help", alias: "-h", help: "print this help")
     static let filters = [
         OptionSpec("--collection", value: "NAME", help: "only the dead letters of collection NAME"),
