@@ -96,7 +96,7 @@ let package = Package(
             swiftSettings: strict
         ),
         .target(
-            name: "BridgeApp", dependencies: ["BridgeCore", "BridgeEvents", "BridgeDirectus", "BridgeActivity", "BridgeSinks", "BridgeConfig", "BridgeStore", "BridgeSystem", "BridgeNATS", "BridgeJSON", "BridgeHTTP", "BridgeTLS", "BridgeHTTPServer", "BridgeKafka"], swiftSettings: strict,
+            name: "BridgeApp", dependencies: ["BridgeCore", "BridgeEvents", "BridgeDirectus", "BridgeActivity", "BridgeSinks", "BridgeConfig", "BridgeStore", "BridgeSystem", "BridgeNATS", "BridgeJSON", "BridgeHTTP", "BridgeTLS", "BridgeHTTPServer", "BridgeKafka", "BridgeRedis"], swiftSettings: strict,
             plugins: ["BuildInfoPlugin"]
         ),
         .plugin(name: "BuildInfoPlugin", capability: .buildTool()),

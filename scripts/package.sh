@@ -2,8 +2,9 @@
 # The release artifacts, in one command:
 #   dist/directus-bridge-<version>-linux-<arch>        the release binary, Swift standard library linked in
 #   dist/directus-bridge-<version>-linux-<arch>.debug  its debug symbols (gdb finds them through a debuglink)
-#   dist/directus-bridge_<version>_<arch>.deb          the Debian package (binary, systemd unit, config, man page,
-#                                                      maintainer scripts), Depends computed by dpkg-shlibdeps
+#   dist/directus-bridge_<version>_<arch>.deb          the Debian package (binary, systemd unit, config, logrotate
+#                                                      snippet, man page, maintainer scripts), Depends computed by
+#                                                      dpkg-shlibdeps
 #   dist/SHA256SUMS
 # The build has a scratch directory of its own (.build/dist), so it never invalidates the debug or release builds
 # of scripts/test.sh, scripts/demo.sh and the benchmarks. Usage: scripts/package.sh [--skip-build]
@@ -77,6 +78,7 @@ install -D -m 0755 "$BINARY" "$TREE/usr/bin/$NAME"
 install -D -m 0644 packaging/directus-bridge.service "$TREE/lib/systemd/system/$NAME.service"
 install -D -m 0644 packaging/bridge.yaml "$TREE/etc/$NAME/bridge.yaml"
 install -D -m 0600 packaging/debian/secrets.env "$TREE/etc/$NAME/secrets.env"
+install -D -m 0644 packaging/logrotate "$TREE/etc/logrotate.d/$NAME"
 install -d -m 0755 "$TREE/usr/share/man/man1" "$DOC"
 sed "s/^\.TH DIRECTUS-BRIDGE 1 \"\" \"directus-bridge\"/.TH DIRECTUS-BRIDGE 1 \"\" \"directus-bridge $VERSION\"/" \
     packaging/directus-bridge.1 | gzip -9n >"$TREE/usr/share/man/man1/$NAME.1.gz"
@@ -98,7 +100,7 @@ install -D -m 0644 packaging/debian/lintian-overrides "$TREE/usr/share/lintian/o
 CONTROL="$TREE/DEBIAN"
 install -d -m 0755 "$CONTROL"
 install -m 0755 packaging/debian/postinst packaging/debian/prerm packaging/debian/postrm "$CONTROL/"
-printf '/etc/%s/bridge.yaml\n/etc/%s/secrets.env\n' "$NAME" "$NAME" >"$CONTROL/conffiles"
+printf '/etc/%s/bridge.yaml\n/etc/%s/secrets.env\n/etc/logrotate.d/%s\n' "$NAME" "$NAME" "$NAME" >"$CONTROL/conffiles"
 
 # Depends: exactly the shared libraries the binary links, mapped to packages and minimum versions by
 # dpkg-shlibdeps from the installed libraries' symbols files; plus adduser for the postinst.
@@ -118,7 +120,7 @@ Architecture: $ARCH
 Maintainer: $MAINTAINER
 Installed-Size: $(du -sk --exclude=DEBIAN "$TREE" | cut -f1)
 Depends: $LIBRARY_DEPENDS, adduser
-Recommends: ca-certificates
+Recommends: ca-certificates, logrotate
 Section: net
 Priority: optional
 Description: mirrors Directus changes to NDJSON, signed webhooks, Kafka and NATS JetStream
@@ -129,8 +131,9 @@ Description: mirrors Directus changes to NDJSON, signed webhooks, Kafka and NATS
  requests with Standard Webhooks signatures.
  .
  The package holds the binary (Swift standard library linked in), a hardened
- systemd unit (not enabled on install), /etc/directus-bridge/bridge.yaml and
- the directus-bridge(1) manual page, with bash and zsh completions.
+ systemd unit (not enabled on install), /etc/directus-bridge/bridge.yaml, a
+ logrotate snippet for the events file it writes and the directus-bridge(1)
+ manual page, with bash and zsh completions.
 EOF
 (cd "$TREE" && find . -path ./DEBIAN -prune -o -type f -printf '%P\0' | sort -z | xargs -0 md5sum) \
     >"$CONTROL/md5sums"

@@ -6,8 +6,8 @@
 #   2. `buildah bud --pull=never --format docker` (docker format: OCI images have no HEALTHCHECK);
 #   3. the image's user, volume and health check as configured, then in a working container (`buildah run
 #      --isolation chroot --network host`): `directus-bridge --version`, the HEALTHCHECK command failing while
-#      nothing listens, `run` against the Directus emulator on the host's loopback (ready, the health check passing,
-#      a created article arriving on stdout) and SIGTERM → exit 0.
+#      nothing listens, `run` against the Directus emulator on the host's loopback with the token mounted as a secret
+#      in /run/secrets (ready, the health check passing, a created article arriving on stdout) and SIGTERM → exit 0.
 # Prints one line per check, `ok   <what>` or `FAIL <what>`, and exits 1 when any failed. Needs root.
 # Not run by CI (README "Container image" says why). Usage: scripts/test-container.sh [PATH.deb]
 set -euo pipefail
@@ -65,6 +65,12 @@ expect "image user $(image_field User) (not root)" test "$(image_field User)" = 
 expect "image volume $(image_field Volumes)" grep -q '"/var/lib/directus-bridge"' <<<"$(image_field Volumes)"
 expect "image HEALTHCHECK, entrypoint $(image_field Entrypoint) $(image_field Cmd)" \
     grep -q '/readyz' <<<"$(image_field Healthcheck)"
+image_environment="$(image_field Env)"
+sets_events_and_secrets() {
+    [[ "$image_environment" == *'"DIRECTUS_BRIDGE_NDJSON_PATH=-"'* ]] \
+        && [[ "$image_environment" == *'"CREDENTIALS_DIRECTORY=/run/secrets"'* ]]
+}
+expect "image environment: events on stdout, the token from /run/secrets" sets_events_and_secrets
 # The HEALTHCHECK's command as the image records it (after "CMD"), to run it exactly.
 mapfile -t HEALTHCHECK < <("$ROOT/.venv/bin/python" -c \
     'import json,sys; print("\n".join(json.load(sys.stdin)["Docker"]["config"]["Healthcheck"]["Test"][1:]))' \
@@ -80,14 +86,16 @@ expect "runs as $(in_container "$CONTAINER" -- id -un)(10001); state directory 0
 
 start_emulator "$WORK"
 LISTEN_PORT="$(free_port)"
-ENVIRONMENT=(-e "DIRECTUS_URL=http://127.0.0.1:$EMULATOR_PORT" -e DIRECTUS_TOKEN=admin-static-token
-    -e "DIRECTUS_BRIDGE_LISTEN=127.0.0.1:$LISTEN_PORT")
+# The token as `docker run -v ./directus-token:/run/secrets/directus-token:ro` (or a Compose secret) hands it over.
+printf 'admin-static-token\n' | install -m 0644 /dev/stdin "$WORK/directus-token"
+ENVIRONMENT=(-e "DIRECTUS_URL=http://127.0.0.1:$EMULATOR_PORT" -e "DIRECTUS_BRIDGE_LISTEN=127.0.0.1:$LISTEN_PORT"
+    -v "$WORK/directus-token:/run/secrets/directus-token:ro")
 health() { in_container "${ENVIRONMENT[@]}" "$CONTAINER" -- "${HEALTHCHECK[@]}" 2>/dev/null; }
 expect_failure "the HEALTHCHECK command fails while nothing listens" health
 in_container "${ENVIRONMENT[@]}" "$CONTAINER" -- directus-bridge run --config /etc/directus-bridge/bridge.yaml \
     >"$WORK/bridge.ndjson" 2>"$WORK/bridge.log" &
 RUNNER_PID=$!
-expect "run (image's config, environment only): /readyz answers 200" \
+expect "run (image's config, environment and the secret): /readyz answers 200" \
     wait_for_ready "http://127.0.0.1:$LISTEN_PORT/readyz" 60
 expect "the HEALTHCHECK command passes" health
 expect "a created article reaches stdout" create_article_and_wait "package test $$" "$WORK/bridge.ndjson" 30

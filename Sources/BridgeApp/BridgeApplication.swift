@@ -46,10 +46,10 @@ public enum BridgeApplication {
     }
 
     /// Loads what `scope` covers of the config, or prints every issue (`PATH:LINE:COLUMN: message`) to stderr.
-    static func loadConfig(path: String, scope: ConfigScope = .everything) -> BridgeConfig? {
+    static func loadConfig(path source: ConfigSource, scope: ConfigScope = .everything) -> BridgeConfig? {
         switch ConfigLoader.load(
-            path: path, environment: ProcessInfo.processInfo.environment, sinkTypes: SinkCatalog.configTypes,
-            scope: scope)
+            path: source.path, environment: ProcessInfo.processInfo.environment, settings: source.settings,
+            sinkTypes: SinkCatalog.configTypes, scope: scope)
         {
         case .success(let config):
             return config
@@ -75,7 +75,7 @@ public enum BridgeApplication {
 /// (`BridgeConfig.warnings`, and the transport risks of `TransportPolicy`) go to stderr beside the `ok` and do not
 /// fail it.
 enum ValidateCommand {
-    static func run(configPath: String) -> ExitCode {
+    static func run(configPath: ConfigSource) -> ExitCode {
         guard let config = BridgeApplication.loadConfig(path: configPath) else { return .configuration }
         for warning in config.warnings + TransportPolicy.risks(config).map(\.warning) {
             let text = "\(warning.field): \(warning.detail) — \(warning.remedy)"

@@ -8,7 +8,7 @@ import BridgeSystem
 /// answer), or with `--json` one object once every check ran; logs on stderr. Exit 0 when every check passed, 1
 /// otherwise, 78 when the config does not load.
 enum CheckCommand {
-    static func run(configPath: String, sendTestEvent: Bool, json: Bool) async -> ExitCode {
+    static func run(configPath: ConfigSource, sendTestEvent: Bool, json: Bool) async -> ExitCode {
         guard let config = BridgeApplication.loadConfig(path: configPath) else { return .configuration }
         ignoreSIGPIPE()
         guard let handler = LogHandlerFactory.make(config) else { return .configuration }

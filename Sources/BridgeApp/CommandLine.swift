@@ -4,19 +4,19 @@ public import BridgeSystem
 /// A parsed command line (the manual page, packaging/directus-bridge.1: SYNOPSIS, COMMANDS).
 public enum Command: Sendable, Equatable {
     /// `run`: the service, with `--log-level`/`--log-format` over the file's `log`.
-    case run(configPath: String, log: LogOverrides)
+    case run(configPath: ConfigSource, log: LogOverrides)
     /// `validate`: parse and check the config, touch nothing on the network.
-    case validate(configPath: String)
+    case validate(configPath: ConfigSource)
     /// `check`: live checks against Directus, the sinks and the shared state; `json`: one JSON object.
-    case check(configPath: String, sendTestEvent: Bool, json: Bool)
+    case check(configPath: ConfigSource, sendTestEvent: Bool, json: Bool)
     /// `dlq list|replay|purge`: dead-lettered webhook deliveries and events a broker refused.
     case deadLetters(DeadLetterCommand)
     /// `resync SUBSCRIPTION_UID [--sink SINK]`: the running bridge (or the next run) re-snapshots that subscription,
     /// into every sink or into the one named.
-    case resync(uid: String, configPath: String, sink: String?)
+    case resync(uid: String, configPath: ConfigSource, sink: String?)
     /// `status`: cursors, lag, dead letters, snapshot progress and role, from the state and a running service;
     /// `json`: one JSON object.
-    case status(configPath: String, json: Bool)
+    case status(configPath: ConfigSource, json: Bool)
     /// `--version`.
     case version
     /// `--help` or `help` (`command` nil), or `COMMAND --help` (`run`, `dlq`, `dlq replay`).
@@ -51,8 +51,8 @@ public struct DeadLetterCommand: Sendable, Equatable {
     public enum Action: String, Sendable { case list, replay, purge }
     /// The action.
     public var action: Action
-    /// The config file (for `delivery.state_dir`).
-    public var configPath: String
+    /// The config file (for `delivery.state_dir`) and the `--set` values over it.
+    public var configPath: ConfigSource
     /// `--collection NAME`.
     public var collection: String?
     /// `--since RFC3339-or-duration`, as given.
@@ -156,7 +156,8 @@ public enum CommandLineParser {
             rest = options
         }
         let options = try parseOptions(&rest, spec: spec)
-        let configPath = options.value("--config") ?? defaultConfigPath
+        let configPath = ConfigSource(
+            path: options.value("--config") ?? defaultConfigPath, settings: try settings(options.values["--set"] ?? []))
         switch spec.name {
         case "run":
             return .run(configPath: configPath, log: try logOverrides(options))
@@ -181,6 +182,20 @@ public enum CommandLineParser {
             command.dryRun = options.flags.contains("--dry-run")
             return .deadLetters(command)
         }
+    }
+
+    /// The `--set` values; one that is not KEY.PATH=VALUE is a usage error.
+    private static func settings(_ arguments: [String]) throws(UsageError) -> [ConfigSetting] {
+        var settings: [ConfigSetting] = []
+        for argument in arguments {
+            guard let setting = ConfigSetting(argument) else {
+                throw UsageError(
+                    message: "--set \"\(argument)\": expected KEY.PATH=VALUE, keys separated by dots "
+                        + "(--set sinks.0.path=/data/out.ndjson)")
+            }
+            settings.append(setting)
+        }
+        return settings
     }
 
     private static func logOverrides(_ options: Options) throws(UsageError) -> LogOverrides {

@@ -12,6 +12,9 @@ extension CommandSpec {
 
     static let config = OptionSpec(
         "--config", alias: "-c", value: "PATH", help: "the configuration file (default ./bridge.yaml)")
+    static let setting = OptionSpec(
+        "--set", alias: "-s", value: "KEY.PATH=VALUE",
+        help: "one configuration value over the file's (repeatable), e.g. sinks.0.path=-")
     static let help = OptionSpec("--help", alias: "-h", help: "print this help")
     static let filters = [
         OptionSpec("--collection", value: "NAME", help: "only the dead letters of collection NAME"),
@@ -33,7 +36,7 @@ extension CommandSpec {
             the sinks. An unreachable or restarting Directus is never fatal; the bridge retries with backoff.
             """,
         options: [
-            config,
+            config, setting,
             OptionSpec(
                 "--log-level", value: "LEVEL",
                 help: "override log.level: " + LogConfig.levelNames.joined(separator: ", ")),
@@ -49,7 +52,7 @@ extension CommandSpec {
             prints ok (exit 0). What deserves attention without being an error (a webhook without a secret) is
             printed on stderr as a warning. Touches nothing on the network.
             """,
-        options: [config, help])
+        options: [config, setting, help])
 
     static let check = CommandSpec(
         name: "check", operand: nil, summary: "live checks against Directus, the sinks and the shared state",
@@ -59,7 +62,7 @@ extension CommandSpec {
             otherwise, 78 when the configuration does not load.
             """,
         options: [
-            config,
+            config, setting,
             OptionSpec(
                 "--send-test-event",
                 help: "POST a signed test event to each webhook instead of a HEAD request; want a 2xx"),
@@ -73,7 +76,8 @@ extension CommandSpec {
             Lists the dead letters (webhook deliveries given up, events a broker refused for good): id, collection,
             key, attempts, last status, time, sink, reason. Works beside a running bridge.
             """,
-        options: [config, OptionSpec("--json", help: "print NDJSON, one object per dead letter")] + filters + [help])
+        options: [config, setting, OptionSpec("--json", help: "print NDJSON, one object per dead letter")] + filters
+            + [help])
 
     static let dlqReplay = CommandSpec(
         name: "dlq replay", operand: nil, summary: "move dead letters back into their sink's outbox",
@@ -81,8 +85,8 @@ extension CommandSpec {
             Moves the matching dead letters back into the outbox of their sink, with the same id and body; a running
             bridge (or the next run) delivers them.
             """,
-        options: [config, OptionSpec("--dry-run", help: "print what would be replayed; change nothing")] + filters
-            + [help])
+        options: [config, setting, OptionSpec("--dry-run", help: "print what would be replayed; change nothing")]
+            + filters + [help])
 
     static let dlqPurge = CommandSpec(
         name: "dlq purge", operand: nil, summary: "delete dead letters",
@@ -90,8 +94,8 @@ extension CommandSpec {
             Deletes the matching dead letters (with --sink of a sink no longer configured, also the events waiting
             in its outbox).
             """,
-        options: [config, OptionSpec("--dry-run", help: "print what would be deleted; change nothing")] + filters
-            + [help])
+        options: [config, setting, OptionSpec("--dry-run", help: "print what would be deleted; change nothing")]
+            + filters + [help])
 
     static let resync = CommandSpec(
         name: "resync", operand: "SUBSCRIPTION_UID", summary: "snapshot that subscription again",
@@ -102,7 +106,7 @@ extension CommandSpec {
             and needs none of its secrets.
             """,
         options: [
-            config,
+            config, setting,
             OptionSpec(
                 "--sink", value: "SINK", help: "that sink only: its name or id as status prints it, or its position"),
             help,
@@ -117,7 +121,7 @@ extension CommandSpec {
             /readyz. Never contacts Directus and needs none of its secrets.
             """,
         options: [
-            config,
+            config, setting,
             OptionSpec("--json", help: "print one JSON object (README.md, \"status --json\")"),
             help,
         ])

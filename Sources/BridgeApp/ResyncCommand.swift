@@ -17,7 +17,7 @@ import BridgeSystem
 /// define is refused (exit 64); so is a file in `delivery.mode: live`, which keeps no cursor and takes no snapshots
 /// (exit 78).
 enum ResyncCommand {
-    static func run(uid: String, sink: String?, configPath: String) async -> ExitCode {
+    static func run(uid: String, sink: String?, configPath: ConfigSource) async -> ExitCode {
         // Never contacts Directus: its section (and the secrets only it uses) need not resolve.
         guard let config = BridgeApplication.loadConfig(path: configPath, scope: .withoutDirectus) else {
             return .configuration

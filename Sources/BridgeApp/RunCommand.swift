@@ -8,7 +8,7 @@ import BridgeSystem
 
 /// `run`: the service; `--log-level`/`--log-format` (`log`) win over the file's `log`.
 enum RunCommand {
-    static func run(configPath: String, log: LogOverrides) async -> ExitCode {
+    static func run(configPath: ConfigSource, log: LogOverrides) async -> ExitCode {
         guard var config = BridgeApplication.loadConfig(path: configPath) else { return .configuration }
         config.log = log.applied(to: config.log)
         guard let handler = LogHandlerFactory.make(config) else { return .configuration }

@@ -12,7 +12,7 @@ import BridgeSystem
 /// Works whether or not the service runs; exit 0 when it could report, 78 for a bad config, 1 when the state files
 /// cannot be read. `json`: one object on stdout instead of the lines (README.md, "status --json").
 enum StatusCommand {
-    static func run(configPath: String, json: Bool) async -> ExitCode {
+    static func run(configPath: ConfigSource, json: Bool) async -> ExitCode {
         // Never contacts Directus: its section (and the secrets only it uses) need not resolve.
         guard let config = BridgeApplication.loadConfig(path: configPath, scope: .withoutDirectus) else {
             return .configuration

@@ -3,6 +3,7 @@ import BridgeHTTP
 import BridgeHTTPServer
 import BridgeKafka
 import BridgeNATS
+import BridgeRedis
 import BridgeStore
 import BridgeTLS
 
@@ -21,7 +22,7 @@ public enum Version {
             (CurlLibrary.name, CurlLibrary.version), (OpenSSLLibrary.name, OpenSSLLibrary.version),
             (SQLiteLibrary.name, SQLiteLibrary.version), (YAMLLibrary.name, YAMLLibrary.version),
             (MicroHTTPDLibrary.name, MicroHTTPDLibrary.version), (KafkaLibrary.name, KafkaLibrary.version),
-            (NATSLibrary.name, NATSLibrary.version),
+            (NATSLibrary.name, NATSLibrary.version), (RedisLibrary.name, RedisLibrary.version),
         ]
     }
     /// `--version`: the `line`, then one `  library version` line per linked C library.

@@ -5,10 +5,11 @@
 public enum ConfigLoader {
     /// Reads and parses the file at `path` (relative to the working directory). `path` appears in the issues
     /// exactly as given. `sinkTypes` are the sink types an entry of `sinks` may have (`SinkCatalog`); `scope` is what
-    /// the command reads.
+    /// the command reads; `settings` (`--set`) win over the file and the environment.
     public static func load(
         path: String,
         environment: [String: String],
+        settings: [ConfigSetting] = [],
         sinkTypes: [SinkConfigType],
         files: any ConfigFileSystem = LocalFileSystem(),
         scope: ConfigScope = .everything
@@ -16,12 +17,13 @@ public enum ConfigLoader {
         switch files.readFile(atPath: path) {
         case .success(let bytes):
             return parse(
-                bytes: bytes, path: path, environment: environment, sinkTypes: sinkTypes, files: files, scope: scope)
-        case .failure(.missing) where !EnvironmentOverrides.overrides(in: environment).isEmpty:
-            // No file, but DIRECTUS_BRIDGE__… variables: the environment alone is the configuration (containers).
+                bytes: bytes, path: path, environment: environment, settings: settings, sinkTypes: sinkTypes,
+                files: files, scope: scope)
+        case .failure(.missing) where !overrides(environment, settings).isEmpty:
+            // No file, but DIRECTUS_BRIDGE__… variables or --set: they alone are the configuration (containers).
             return decode(
-                root: nil, yamlIssues: [], path: path, environment: environment, sinkTypes: sinkTypes, files: files,
-                scope: scope)
+                root: nil, yamlIssues: [], path: path, overrides: overrides(environment, settings),
+                sinkTypes: sinkTypes, files: files, scope: scope)
         case .failure(let problem):
             let issue = ConfigIssue(path: path, at: .start, "cannot read the configuration file: \(problem.reason)")
             return .failure(ConfigError(issues: [issue]))
@@ -33,13 +35,14 @@ public enum ConfigLoader {
         text: String,
         path: String,
         environment: [String: String],
+        settings: [ConfigSetting] = [],
         sinkTypes: [SinkConfigType],
         files: any ConfigFileSystem = LocalFileSystem(),
         scope: ConfigScope = .everything
     ) -> Result<BridgeConfig, ConfigError> {
         parse(
-            bytes: Array(text.utf8), path: path, environment: environment, sinkTypes: sinkTypes, files: files,
-            scope: scope)
+            bytes: Array(text.utf8), path: path, environment: environment, settings: settings, sinkTypes: sinkTypes,
+            files: files, scope: scope)
     }
 
     /// Parses configuration `bytes` (UTF-8, an optional byte-order mark is skipped).
@@ -47,6 +50,7 @@ public enum ConfigLoader {
         bytes: [UInt8],
         path: String,
         environment: [String: String],
+        settings: [ConfigSetting] = [],
         sinkTypes: [SinkConfigType],
         files: any ConfigFileSystem = LocalFileSystem(),
         scope: ConfigScope = .everything
@@ -75,20 +79,31 @@ public enum ConfigLoader {
             return fail("the configuration file is empty")
         }
         return decode(
-            root: root, yamlIssues: yamlIssues, path: path, environment: environment, sinkTypes: sinkTypes,
-            files: files, scope: scope)
+            root: root, yamlIssues: yamlIssues, path: path, overrides: overrides(environment, settings),
+            sinkTypes: sinkTypes, files: files, scope: scope)
     }
 
-    /// Decodes `root` (nil: no file) with the environment's `DIRECTUS_BRIDGE__…` values applied over it.
+    /// The environment's `DIRECTUS_BRIDGE__…` values, then the `--set` ones (applied in this order: the last wins).
+    private static func overrides(_ environment: [String: String], _ settings: [ConfigSetting])
+        -> [EnvironmentOverrides.Override]
+    {
+        EnvironmentOverrides.overrides(in: environment) + EnvironmentOverrides.inApplyingOrder(settings.map(\.override))
+    }
+
+    /// Decodes `root` (nil: no file) with `overrides` applied over it.
     private static func decode(
-        root: YAMLNode?, yamlIssues: [ConfigIssue], path: String, environment: [String: String],
+        root: YAMLNode?, yamlIssues: [ConfigIssue], path: String, overrides: [EnvironmentOverrides.Override],
         sinkTypes: [SinkConfigType], files: any ConfigFileSystem, scope: ConfigScope
     ) -> Result<BridgeConfig, ConfigError> {
-        let (root, overrideIssues) = EnvironmentOverrides.apply(
-            EnvironmentOverrides.overrides(in: environment), to: root)
+        let (tree, overrideIssues) = EnvironmentOverrides.apply(overrides, to: root)
+        // A value an override replaced is never read: its undefined ${NAME} is no problem (an aliased copy of it that
+        // stays in the tree still is).
+        let replaced = root?.undefinedVariableIssues ?? []
+        let remaining = tree.undefinedVariableIssues
+        let yamlIssues = yamlIssues.filter { !replaced.contains($0) || remaining.contains($0) }
         var decoder = ConfigDecoder(path: path, files: files, sinkTypes: sinkTypes, scope: scope)
-        let config = decoder.decodeConfig(root)
-        let issues = ordered(overrideIssues + scope.relevant(yamlIssues, root: root) + decoder.issues)
+        let config = decoder.decodeConfig(tree)
+        let issues = ordered(overrideIssues + scope.relevant(yamlIssues, root: tree) + decoder.issues)
         guard issues.isEmpty, let config else {
             precondition(!issues.isEmpty, "a configuration that failed to decode must have reported why")
             return .failure(ConfigError(issues: issues))

@@ -22,11 +22,18 @@ package enum EnvironmentOverrides {
 
     /// The overrides in `environment`, lists' positions in ascending order (position 2 before 10).
     package static func overrides(in environment: [String: String]) -> [Override] {
-        environment.compactMap { name, value -> Override? in
-            guard name.hasPrefix(prefix), name.count > prefix.count else { return nil }
-            let path = Self.split(String(name.dropFirst(prefix.count)))
-            return Override(variable: name, path: path, value: value)
-        }.sorted { lhs, rhs in
+        inApplyingOrder(
+            environment.compactMap { name, value -> Override? in
+                guard name.hasPrefix(prefix), name.count > prefix.count else { return nil }
+                let path = Self.split(String(name.dropFirst(prefix.count)))
+                return Override(variable: name, path: path, value: value)
+            })
+    }
+
+    /// `overrides` in the order they can be applied: by path, list positions as numbers (a list is filled from
+    /// position 0); the sort is stable, so of two with one path the later one wins.
+    package static func inApplyingOrder(_ overrides: [Override]) -> [Override] {
+        overrides.sorted { lhs, rhs in
             for (left, right) in zip(lhs.path, rhs.path) where left != right {
                 if let left = Int(left), let right = Int(right) { return left < right }
                 return left < right

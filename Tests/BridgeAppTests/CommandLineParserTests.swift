@@ -30,6 +30,51 @@ import Testing
         #expect(long != (try CommandLineParser.parse(words + operand)))
     }
 
+    /// `--set KEY.PATH=VALUE` (or `-s`, or `--set=…`) for every command, repeatable, in the order given
+    /// (docs/configuration.md "Settings on the command line").
+    @Test(arguments: CommandSpec.all.map(\.name))
+    func setIsAnOptionOfEveryCommand(command: String) throws {
+        let operand = CommandSpec.all.first { $0.name == command }?.operand == nil ? [] : ["articles"]
+        let words = command.split(separator: " ").map(String.init)
+        let short = try CommandLineParser.parse(words + operand + ["-s", "log.level=debug", "-s", "a.0.b=x=y"])
+        let long = try CommandLineParser.parse(words + operand + ["--set", "log.level=debug", "--set=a.0.b=x=y"])
+        #expect(short == long)
+        #expect(long != (try CommandLineParser.parse(words + operand)))
+    }
+
+    @Test func setValuesAreKeyPathsAndTheRestAfterTheFirstEquals() throws {
+        let command = try CommandLineParser.parse(
+            ["validate", "-c", "x.yaml", "--set", "sinks.0.path=-", "-s", "log.level="])
+        let expected = ConfigSource(
+            path: "x.yaml", settings: [ConfigSetting("sinks.0.path=-")!, ConfigSetting("log.level=")!])
+        #expect(command == .validate(configPath: expected))
+        #expect(expected.settings.map(\.path) == [["sinks", "0", "path"], ["log", "level"]])
+        #expect(expected.settings.map(\.value) == ["-", ""])
+        #expect(ConfigSetting("sinks.1.brokers=[\"k:9092\"]")?.value == "[\"k:9092\"]")
+        // The path in messages is the file's, as before.
+        #expect(expected.description == "x.yaml")
+        #expect(
+            try CommandLineParser.parse(["resync", "articles", "--set", "delivery.state_dir=/data"])
+                == .resync(
+                    uid: "articles",
+                    configPath: ConfigSource(
+                        path: "bridge.yaml", settings: [ConfigSetting("delivery.state_dir=/data")!]),
+                    sink: nil))
+    }
+
+    /// A `--set` that is not KEY.PATH=VALUE is a usage error (exit 64) that shows what is expected.
+    @Test(arguments: ["log.level", "=debug", "log..level=x", ".log=x", "log.=x"])
+    func aMalformedSetIsAUsageError(argument: String) {
+        #expect(ConfigSetting(argument) == nil)
+        #expect(throws: UsageError.self) { try CommandLineParser.parse(["validate", "--set", argument]) }
+        do {
+            _ = try CommandLineParser.parse(["run", "-s", argument])
+        } catch {
+            #expect(error.message.contains("expected KEY.PATH=VALUE"), "\(error.message)")
+        }
+        #expect(throws: UsageError.self) { try CommandLineParser.parse(["validate", "--set"]) }
+    }
+
     /// `COMMAND --help` (or `-h`, anywhere among its options) is that command's help, whatever else is there.
     @Test func helpOfOneCommand() throws {
         #expect(try CommandLineParser.parse(["run", "--help"]) == .help(command: "run"))

@@ -55,10 +55,14 @@ import Testing
     @Test func bashCompletesCommandsOptionsAndValues() throws {
         #expect(try bashCompletions("directus-bridge st") == ["status"])
         #expect(try bashCompletions("directus-bridge dlq re") == ["replay"])
-        #expect(try bashCompletions("directus-bridge dlq replay --s") == ["--since", "--sink"])
+        #expect(try bashCompletions("directus-bridge dlq replay --s") == ["--set", "--since", "--sink"])
+        #expect(try bashCompletions("directus-bridge resync articles --s") == ["--set", "--sink"])
         #expect(try bashCompletions("directus-bridge run --log-format ") == ["text", "json"])
         #expect(
-            try bashCompletions("directus-bridge check --") == ["--config", "--send-test-event", "--json", "--help"])
+            try bashCompletions("directus-bridge check --") == [
+                "--config", "--set", "--send-test-event", "--json", "--help",
+            ])
+        #expect(try bashCompletions("directus-bridge validate --set ").isEmpty)
         #expect(try bashCompletions("directus-bridge dlq list --id ").isEmpty)
     }
 }

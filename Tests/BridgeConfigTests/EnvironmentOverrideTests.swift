@@ -80,6 +80,41 @@ import Testing
         #expect(config.directus.auth.credentials == .token("abc"))
     }
 
+    /// A value a variable replaces is never read, so its undefined `${NAME}` is no error: a container that sets the
+    /// token with DIRECTUS_BRIDGE__DIRECTUS__AUTH__TOKEN over the example file (`token: ${DIRECTUS_TOKEN}`) starts.
+    /// One the variable leaves in place is still reported.
+    @Test func anUndefinedVariableInAValueTheEnvironmentReplacesIsNoError() throws {
+        let yaml = """
+            directus:
+              url: ${CMS_URL}
+              auth: { token: "${UNSET_TOKEN}" }
+            subscriptions:
+              - collection: articles
+            sinks:
+              - { name: out, type: ndjson, path: "${UNSET_PATH}" }
+            """
+        let environment = [
+            "DIRECTUS_BRIDGE__DIRECTUS__AUTH__TOKEN": "from-the-environment",
+            "DIRECTUS_BRIDGE__SINKS__0": "{ name: out, type: ndjson }",
+            "CMS_URL": "https://cms.example.com",
+        ]
+        let config = try ConfigLoader.parse(
+            text: yaml, path: "bridge.yaml", environment: environment, sinkTypes: SinkCatalog.configTypes
+        ).get()
+        #expect(config.directus.auth.credentials == .token("from-the-environment"))
+        #expect(config.sinks.map(\.name) == ["out"])
+
+        var partly = environment
+        partly["DIRECTUS_BRIDGE__SINKS__0"] = nil
+        let error = try #require(
+            ConfigLoader.parse(
+                text: yaml, path: "bridge.yaml", environment: partly, sinkTypes: SinkCatalog.configTypes
+            ).failure)
+        let lines = error.issues.map(\.description)
+        #expect(lines.count == 1 && lines[0].hasPrefix("bridge.yaml:7:"), "\(lines)")
+        #expect(lines.first?.contains("undefined variable \"UNSET_PATH\"") == true, "\(lines)")
+    }
+
     @Test func namesSplitAtDoubleUnderscoresAndListPositionsSortAsNumbers() {
         #expect(EnvironmentOverrides.split("DELIVERY__STATE_DIR") == ["delivery", "state_dir"])
         #expect(EnvironmentOverrides.split("SINKS__10__TYPE") == ["sinks", "10", "type"])

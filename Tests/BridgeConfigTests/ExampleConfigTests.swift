@@ -45,34 +45,6 @@ import Testing
         )
     }
 
-    /// The configuration the .deb installs as /etc/directus-bridge/bridge.yaml.
-    static let packagedPath = TestEnvironment.repositoryRoot.appendingPathComponent("packaging/bridge.yaml").path
-
-    @Test func packagedConfigParsesWithTheServiceDefaults() throws {
-        let config = try ConfigLoader.load(
-            path: Self.packagedPath, environment: ["DIRECTUS_TOKEN": "t"], sinkTypes: SinkCatalog.configTypes,
-            files: LocalFileSystem()
-        ).get()
-        #expect(config.directus.url.description == "http://127.0.0.1:8055")
-        #expect(config.delivery.stateDir == "/var/lib/directus-bridge")
-        #expect(config.http.listen == ListenAddress(host: "127.0.0.1", port: 9464))
-        #expect(config.sinks == [SinkConfig(type: "ndjson", settings: NDJSONSinkConfig(), name: "events")])
-        // scripts/test-package.sh wants `validate` of the packaged file to print exactly "ok".
-        #expect(config.warnings.isEmpty)
-    }
-
-    @Test func packagedConfigTakesTheContainerListenAddressFromTheEnvironment() throws {
-        let environment = [
-            "DIRECTUS_TOKEN": "t", "DIRECTUS_URL": "https://cms.example.com", "DIRECTUS_BRIDGE_LISTEN": "0.0.0.0:9464",
-        ]
-        let config = try ConfigLoader.load(
-            path: Self.packagedPath, environment: environment, sinkTypes: SinkCatalog.configTypes,
-            files: LocalFileSystem()
-        ).get()
-        #expect(config.directus.url.description == "https://cms.example.com")
-        #expect(config.http.listen == ListenAddress(host: "0.0.0.0", port: 9464))
-    }
-
     static let everyKey = """
         directus:
           url: https://cms.example.com/cms/

@@ -42,10 +42,29 @@ import Testing
                 let words = line.split(separator: " ").map(String.init)
                 return (words.first ?? "", words.last ?? "")
             }, uniquingKeysWith: { first, _ in first })
-        let packages = [
-            "libcurl": "libcurl", "OpenSSL": "openssl", "SQLite": "sqlite3", "libyaml": "yaml-0.1",
-            "libmicrohttpd": "libmicrohttpd", "librdkafka": "rdkafka", "libnats": "libnats",
+        // Each C library the binary links (its NEEDED entries): the name --version gives it, and its pkg-config
+        // package. One linked but missing here (a new sink's client library) fails until --version names it.
+        let known: [String: (library: String, package: String)] = [
+            "libcurl": ("libcurl", "libcurl"), "libssl": ("OpenSSL", "openssl"), "libcrypto": ("OpenSSL", "openssl"),
+            "libsqlite3": ("SQLite", "sqlite3"), "libyaml-0": ("libyaml", "yaml-0.1"),
+            "libmicrohttpd": ("libmicrohttpd", "libmicrohttpd"), "librdkafka": ("librdkafka", "rdkafka"),
+            "libnats": ("libnats", "libnats"), "libhiredis": ("hiredis", "hiredis"),
         ]
+        let system = [
+            "libc", "libm", "libstdc++", "libgcc_s", "ld-linux-x86-64", "ld-linux-aarch64", "libpthread", "libdl",
+        ]
+        let toolchain = ["libswift", "libFoundation", "lib_Foundation", "libdispatch", "libBlocksRuntime", "libicu"]
+        var packages: [String: String] = [:]
+        for needed in try Self.neededLibraries() {
+            let stem = String(needed.prefix { $0 != "." })
+            if system.contains(stem) || toolchain.contains(where: { stem.hasPrefix($0) }) { continue }
+            guard let entry = known[stem] else {
+                Issue.record("the binary links \(needed), which --version does not name")
+                continue
+            }
+            packages[entry.library] = entry.package
+        }
+        #expect(packages.count >= 8, "\(packages)")
         #expect(Set(shown.keys) == Set(packages.keys), "\(result.stdout)")
         for (library, package) in packages {
             let process = Process()
@@ -61,6 +80,19 @@ import Testing
                 shown[library] == expected,
                 "\(library): --version says \(shown[library] ?? "nothing"), pkg-config \(expected)")
         }
+    }
+
+    /// The binary's NEEDED entries (`readelf -d`): the shared libraries it links.
+    static func neededLibraries() throws -> [String] {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/readelf")
+        process.arguments = ["-d", TestEnvironment.bridgeBinary]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return text.matches(of: /Shared library: \[([^\]]+)\]/).map { String($0.output.1) }
     }
 
     /// `-c PATH` reads the file `--config PATH` reads, for a command that validates and one that reads the state.

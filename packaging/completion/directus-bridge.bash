@@ -5,11 +5,12 @@
 _directus_bridge() {
     local cur=${COMP_WORDS[COMP_CWORD]}
     local prev=${COMP_WORDS[COMP_CWORD - 1]}
-    local config="-c --config"
+    local config="-c --config -s --set"
     local filters="--collection --since --id --sink"
     local options
 
-    # The value of an option: a file for --config, a fixed set for the log overrides, free text for the filters.
+    # The value of an option: a file for --config, a fixed set for the log overrides, free text for the filters and
+    # --set KEY.PATH=VALUE.
     case $prev in
     -c | --config)
         compopt -o filenames 2>/dev/null
@@ -24,7 +25,7 @@ _directus_bridge() {
         mapfile -t COMPREPLY < <(compgen -W "text json" -- "$cur")
         return
         ;;
-    --collection | --since | --id | --sink)
+    --collection | --since | --id | --sink | -s | --set)
         COMPREPLY=()
         return
         ;;
@@ -36,7 +37,8 @@ _directus_bridge() {
     fi
     case ${COMP_WORDS[1]} in
     run) options="$config --log-level --log-format" ;;
-    validate | resync) options="$config" ;;
+    validate) options="$config" ;;
+    resync) options="$config --sink" ;;
     check) options="$config --send-test-event --json" ;;
     status) options="$config --json" ;;
     dlq)
