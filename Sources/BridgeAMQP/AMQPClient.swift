@@ -34,6 +34,23 @@ package final class AMQPClient {
         connection = try result.get().value
     }
 
+    /// Checks that `exchange` exists (a passive declare), connecting first if needed: throws a configuration error
+    /// (404) when it does not, an authentication error when the user may not see it. A failed check closes the
+    /// connection (the broker closed its channel); the next call opens a new one.
+    package func checkExchange(_ exchange: String) async throws(AMQPError) {
+        try await connect()
+        let connection = BlockingHandOff(self.connection!)
+        let result: Result<Void, AMQPError>
+        do {
+            result = try await BlockingExecutor.shared.perform {
+                Result { () throws(AMQPError) in try connection.value.checkExchange(exchange) }
+            }
+        } catch {
+            throw AMQPError(kind: .retriable, message: "no thread to ask on: \(error)")
+        }
+        try result.get()
+    }
+
     /// Publishes `messages` and waits for their confirms (`timeout` without any answer fails what is left); one
     /// outcome per message, in order. Throws only when no connection can be opened.
     package func publish(_ messages: [AMQPMessage], timeout: Duration) async throws(AMQPError) -> [AMQPOutcome] {

@@ -76,6 +76,28 @@ struct AMQPClientTests {
         )
     }
 
+    @Test func anExchangeIsLookedUpWithoutBeingCreated() async throws {
+        let broker = try sharedBroker.get()
+        try await amqpAdmin(["setup", broker.url(), "events-x", "queue-x", "#"])
+        let client = AMQPClient(settings: try AMQPSettings(url: broker.url()))
+        try await client.checkExchange("events-x")
+        do {
+            try await client.checkExchange("never-declared")
+            Issue.record("a missing exchange was found")
+        } catch {
+            #expect(error.kind == .configuration && error.message.contains("404"), "\(error)")
+        }
+        #expect(!client.isConnected, "the channel the broker closed was kept")
+        // Looked up, not declared: it is still missing, and the next call works on a new connection.
+        await #expect(throws: AMQPError.self) { try await client.checkExchange("never-declared") }
+        try await client.checkExchange("events-x")
+        #expect(
+            try await client.publish(amqpMessages(count: 2, exchange: "events-x"), timeout: .seconds(30)).allSatisfy {
+                $0.isConfirmed
+            }
+        )
+    }
+
     @Test func refusedCredentialsAndAMissingVhostAreAuthenticationErrors() async throws {
         let broker = try sharedBroker.get()
         for url in [broker.url(credentials: "guest:wrong"), broker.url() + "/no-such-vhost"] {
