@@ -9,6 +9,8 @@ Prints `READY <port>`, then answers every connection according to MODE:
   redis-huge-array answers with an array header announcing 2,000,000,000 elements
   redis-deep      answers with arrays nested 20 levels deep
   close           accepts and closes at once
+  amqp-garbage    answers the AMQP protocol header with a line that is no AMQP frame
+  amqp-oversized  answers with a method frame announcing a 2 GB payload and sending 2 MB of it, then stays silent
   mqtt311-only    an MQTT broker that speaks 3.1.1 only: refuses a CONNECT of another version with CONNACK code 1
                   (and closes), accepts level 4, answers PUBLISH QoS 1 with PUBACK and PINGREQ with PINGRESP
 """
@@ -21,6 +23,8 @@ REPLIES = {
     "redis-oversized": b"$100000000\r\n" + b"x" * 2_000_000,
     "redis-huge-array": b"*2000000000\r\n",
     "redis-deep": b"*1\r\n" * 20 + b":1\r\n",
+    "amqp-garbage": b"HTTP/1.1 400 Bad Request\r\n\r\n",
+    "amqp-oversized": b"\x01\x00\x00\x7f\xff\xff\xff" + b"\x00" * 2_000_000,
 }
 
 
