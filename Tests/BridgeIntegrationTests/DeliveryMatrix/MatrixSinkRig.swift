@@ -25,8 +25,9 @@ struct DeliveredEvent: Equatable {
 }
 
 /// The sink under test with its real peer — an NDJSON file on a named pipe read by a consumer that can stall or
-/// dawdle, the scriptable webhook receiver, librdkafka's mock cluster, a nats-server with the stream — and the
-/// faults each can show: down then back, slow with a small buffer.
+/// dawdle, the scriptable webhook receiver, librdkafka's mock cluster, a nats-server with the stream, a
+/// rabbitmq-server with a bound queue — and the faults each can show: down then back, slow with a small buffer
+/// (RabbitMQ has no latency knob: its sink gets the small buffer only).
 final class MatrixSinkRig {
     let kind: MatrixCase.Sink
     private let directory: URL
@@ -34,6 +35,9 @@ final class MatrixSinkRig {
     private var receiver: WebhookReceiver?
     private var cluster: KafkaMockPeer?
     private var nats: NATSServer?
+    private var rabbit: RabbitMQServer?
+    /// What was taken out of RabbitMQ's queue so far (reading it empties it).
+    private var rabbitHeld: [DeliveredEvent] = []
 
     private static let topic = "directus.articles"
     private var fifo: URL { directory.appendingPathComponent("events.fifo") }
@@ -62,6 +66,11 @@ final class MatrixSinkRig {
             self.cluster = cluster
         case .jetstream:
             nats = try EventsStream.singleServer(prefix: "matrix-nats")
+        case .amqp:
+            let rabbit = try RabbitMQServer(in: directory.appendingPathComponent("rabbitmq"))
+            try rabbit.start()
+            try amqpAdmin(["setup", rabbit.url(), "directus", "matrix", "#"])
+            self.rabbit = rabbit
         }
     }
 
@@ -69,6 +78,7 @@ final class MatrixSinkRig {
         fifoReader?.stop()
         receiver?.stop()
         nats?.kill()
+        rabbit?.stop()
     }
 
     /// The sink's entry under `sinks:` (indented for `webhookConfig`); `small` gives it a small buffer.
@@ -87,6 +97,8 @@ final class MatrixSinkRig {
         case .jetstream:
             return "  - type: jetstream\n    servers: [\"\(nats!.url)\"]\n    ack_timeout: 1s\n"
                 + (small ? "    max_outstanding: 5\n" : "")
+        case .amqp:
+            return "  - type: amqp\n    url: \(rabbit!.url())\n" + (small ? "    max_in_flight: 5\n" : "")
         }
     }
 
@@ -97,6 +109,7 @@ final class MatrixSinkRig {
         case .webhook: try receiver!.down()
         case .kafka: try cluster!.setBrokerDown(1)
         case .jetstream: nats!.kill()
+        case .amqp: rabbit!.stop()
         }
     }
 
@@ -107,6 +120,7 @@ final class MatrixSinkRig {
         case .webhook: try receiver!.up()
         case .kafka: try cluster!.setBrokerUp(1)
         case .jetstream: try nats!.start()
+        case .amqp: try rabbit!.start()
         }
     }
 
@@ -118,7 +132,7 @@ final class MatrixSinkRig {
         var events = held()
         while !complete(events) && Date() < deadline {
             // Reading a broker starts a Python process: less often than the receiver or the file.
-            usleep(kind == .kafka || kind == .jetstream ? 1_000_000 : 200_000)
+            usleep(kind == .kafka || kind == .jetstream || kind == .amqp ? 1_000_000 : 200_000)
             events = held()
         }
         return events
@@ -134,6 +148,10 @@ final class MatrixSinkRig {
             return (read?.messages ?? []).compactMap { DeliveredEvent(line: $0.value) }
         }
         if let nats { return EventsStream.read([nats]).compactMap { DeliveredEvent(json: $0.event) } }
+        if let rabbit {
+            rabbitHeld += ((try? readAMQPQueue(rabbit, "matrix")) ?? []).compactMap { DeliveredEvent(line: $0.body) }
+            return rabbitHeld
+        }
         let text = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
         // A line being written has no newline yet: only whole lines count.
         return text.split(separator: "\n", omittingEmptySubsequences: true).dropLast(text.hasSuffix("\n") ? 0 : 1)
