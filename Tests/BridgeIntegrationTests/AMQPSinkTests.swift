@@ -4,7 +4,7 @@ import Testing
 
 /// The RabbitMQ node the AMQP sink tests share (RabbitMQ starts slowly); each test has its own exchange and queue.
 private let sharedRabbitMQ: Result<RabbitMQServer, any Error> = Result {
-    let broker = try RabbitMQServer(in: try TestEnvironment.makeTemporaryDirectory(prefix: "amqp-sink"))
+    let broker = try RabbitMQServer(in: try TestEnvironment.makeTemporaryDirectory(prefix: "amqp-sink"), tls: true)
     try broker.start()
     return broker
 }
@@ -170,6 +170,23 @@ private let sharedRabbitMQ: Result<RabbitMQServer, any Error> = Result {
         #expect(bridge.waitForExit(timeout: 30) == 0, "\(bridge.stderr.suffix(2000))")
     }
 
+    /// `amqps://` with the broker's CA in `ca_file` (by host name: librabbitmq checks DNS names only).
+    @Test func tlsWithTheBrokersCAFile() throws {
+        let broker = try sharedRabbitMQ.get()
+        let ca = try #require(broker.certificates?.ca)
+        try amqpAdmin(["setup", broker.url(), "events-tls", "queue-tls", "#"])
+        let emulator = try Emulator()
+        defer { emulator.stop() }
+        let url = broker.url(tls: true).replacingOccurrences(of: "127.0.0.1", with: "localhost")
+        let entry = amqpSink(url, exchange: "events-tls", "ca_file: \(ca)")
+        let bridge = try BridgeProcess.run(config: webhookConfig(url: emulator.url, sinks: entry, mode: "activity"))
+        #expect(bridge.waitUntilConnected(), "\(bridge.stderr)")
+        try emulator.createArticles(3, title: "tls")
+        #expect(try waitForMessages(broker, "queue-tls", count: 3).count == 3, "\(bridge.stderr.suffix(2000))")
+        bridge.send(SIGTERM)
+        #expect(bridge.waitForExit() == 0, "\(bridge.stderr.suffix(2000))")
+    }
+
     @Test func checkFindsTheExchangeAndPublishesATestEvent() throws {
         let broker = try sharedRabbitMQ.get()
         try amqpAdmin(["setup", broker.url(), "events-check", "queue-check", "articles.#"])
@@ -206,6 +223,8 @@ private let sharedRabbitMQ: Result<RabbitMQServer, any Error> = Result {
         let refused = try check(broker.url(credentials: "guest:wrong-pw"), exchange: "events-check")
         #expect(refused.code == 1 && refused.line.contains("refused the credentials"), "\(refused.line)")
         #expect(!refused.line.contains("wrong-pw"))
+        let noVhost = try check(broker.url() + "/no-such-vhost", exchange: "events-check")
+        #expect(noVhost.code == 1 && noVhost.line.contains("no-such-vhost"), "\(noVhost.line)")
         let down = try check("amqp://127.0.0.1:\(try freeLoopbackPort())", exchange: "events-check")
         #expect(down.code == 1 && down.line.hasPrefix("FAIL ") && down.line.contains("cannot connect"), "\(down.line)")
     }
