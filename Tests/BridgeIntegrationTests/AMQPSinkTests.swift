@@ -22,7 +22,7 @@ private let sharedRabbitMQ: Result<RabbitMQServer, any Error> = Result {
 
     @Test func everyChangeIsPublishedOnceInOrderWithItsHeaders() throws {
         let broker = try sharedRabbitMQ.get()
-        try amqpAdmin(["setup", broker.url(), "events-order", "queue-order", "articles.#"])
+        try AMQPAdmin.run(["setup", broker.url(), "events-order", "queue-order", "articles.#"])
         let emulator = try Emulator()
         defer { emulator.stop() }
         let bridge = try BridgeProcess.run(
@@ -66,7 +66,7 @@ private let sharedRabbitMQ: Result<RabbitMQServer, any Error> = Result {
     /// and type.
     @Test func cloudEventsFormatPutsTheCloudEventInTheBody() throws {
         let broker = try sharedRabbitMQ.get()
-        try amqpAdmin(["setup", broker.url(), "events-ce", "queue-ce", "#"])
+        try AMQPAdmin.run(["setup", broker.url(), "events-ce", "queue-ce", "#"])
         let emulator = try Emulator()
         defer { emulator.stop() }
         let entry = amqpSink(broker.url(), exchange: "events-ce", "format: cloudevents")
@@ -91,7 +91,7 @@ private let sharedRabbitMQ: Result<RabbitMQServer, any Error> = Result {
     /// dead letter instead of losing it; once a queue is bound, `dlq replay` delivers it under its event id.
     @Test func anUnroutableMessageIsADeadLetterAndIsReplayedOnceAQueueIsBound() throws {
         let broker = try sharedRabbitMQ.get()
-        try amqpAdmin(["setup", broker.url(), "events-dlq", "queue-dlq", "nothing.#"])
+        try AMQPAdmin.run(["setup", broker.url(), "events-dlq", "queue-dlq", "nothing.#"])
         let emulator = try Emulator()
         defer { emulator.stop() }
         let bridge = try BridgeProcess.run(
@@ -116,7 +116,7 @@ private let sharedRabbitMQ: Result<RabbitMQServer, any Error> = Result {
         #expect(bridge.waitUntil { $0.lines.count >= 1 }, "\(bridge.stderr.suffix(2000))")
 
         // The operator binds a queue for the collection; the replayed event arrives under its event id.
-        try amqpAdmin(["setup", broker.url(), "events-dlq", "queue-dlq", "articles.#"])
+        try AMQPAdmin.run(["setup", broker.url(), "events-dlq", "queue-dlq", "articles.#"])
         let (replayStatus, _, replayErrors) = try dlq(["replay", "--sink", "queue"], in: bridge.directory)
         #expect(replayStatus == 0, "\(replayErrors)")
         let messages = try waitForMessages(broker, "queue-dlq", count: 1)
@@ -133,7 +133,7 @@ private let sharedRabbitMQ: Result<RabbitMQServer, any Error> = Result {
         let broker = try sharedRabbitMQ.get()
         try rabbitmqctl(broker, ["add_user", "bridge-auth", "right-pw-123"])
         try rabbitmqctl(broker, ["set_permissions", "-p", "/", "bridge-auth", ".*", ".*", ".*"])
-        try amqpAdmin(["setup", broker.url(), "events-auth", "queue-auth", "#"])
+        try AMQPAdmin.run(["setup", broker.url(), "events-auth", "queue-auth", "#"])
         let emulator = try Emulator()
         defer { emulator.stop() }
         let entry = amqpSink(broker.url(credentials: "bridge-auth:right-pw-123"), exchange: "events-auth")
@@ -174,7 +174,7 @@ private let sharedRabbitMQ: Result<RabbitMQServer, any Error> = Result {
     @Test func tlsWithTheBrokersCAFile() throws {
         let broker = try sharedRabbitMQ.get()
         let ca = try #require(broker.certificates?.ca)
-        try amqpAdmin(["setup", broker.url(), "events-tls", "queue-tls", "#"])
+        try AMQPAdmin.run(["setup", broker.url(), "events-tls", "queue-tls", "#"])
         let emulator = try Emulator()
         defer { emulator.stop() }
         let url = broker.url(tls: true).replacingOccurrences(of: "127.0.0.1", with: "localhost")
@@ -189,7 +189,7 @@ private let sharedRabbitMQ: Result<RabbitMQServer, any Error> = Result {
 
     @Test func checkFindsTheExchangeAndPublishesATestEvent() throws {
         let broker = try sharedRabbitMQ.get()
-        try amqpAdmin(["setup", broker.url(), "events-check", "queue-check", "articles.#"])
+        try AMQPAdmin.run(["setup", broker.url(), "events-check", "queue-check", "articles.#"])
         let emulator = try Emulator()
         defer { emulator.stop() }
         let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "amqp-check-run")
@@ -210,7 +210,7 @@ private let sharedRabbitMQ: Result<RabbitMQServer, any Error> = Result {
         )
         let sent = try check(broker.url(), exchange: "events-check", ["--send-test-event"])
         #expect(sent.code == 0 && sent.line.contains("confirmed") && sent.line.contains("articles.test"), "\(sent.line)")
-        let messages = try readAMQPQueue(broker, "queue-check")
+        let messages = try AMQPAdmin.read(broker, "queue-check")
         #expect(messages.count == 1 && messages.first?.message_id.hasPrefix("evt_test_") == true, "\(messages)")
         #expect(messages.first?.headers["type"] == "directus.bridge.test")
 
@@ -237,7 +237,7 @@ private let sharedRabbitMQ: Result<RabbitMQServer, any Error> = Result {
     @Test func aBrokerRestartMidStreamLosesNothing() throws {
         let broker = try RabbitMQServer(in: try TestEnvironment.makeTemporaryDirectory(prefix: "amqp-sink-restart"))
         try broker.start()
-        try amqpAdmin(["setup", broker.url(), "events-restart", "queue-restart", "#"])
+        try AMQPAdmin.run(["setup", broker.url(), "events-restart", "queue-restart", "#"])
         let emulator = try Emulator()
         defer { emulator.stop() }
         let bridge = try BridgeProcess.run(
@@ -262,7 +262,7 @@ private let sharedRabbitMQ: Result<RabbitMQServer, any Error> = Result {
         let deadline = Date().addingTimeInterval(TestEnvironment.patient(90))
         while !expected.isSubset(of: Set(messages.map(\.message_id))) && Date() < deadline {
             usleep(500_000)
-            messages += try readAMQPQueue(broker, "queue-restart")
+            messages += try AMQPAdmin.read(broker, "queue-restart")
         }
         let missing = expected.subtracting(messages.map(\.message_id))
         #expect(expected.count == 50 && missing.isEmpty, "missing \(missing.sorted()) \(bridge.stderr.suffix(3000))")
@@ -308,38 +308,13 @@ func amqpSink(_ url: String, exchange: String, _ extra: String = "") -> String {
         + extra.split(separator: "\n").map { "    \($0)\n" }.joined()
 }
 
-/// One message as pika read it (Tests/tools/broker_peers/amqp_admin.py).
-struct AMQPQueuedMessage: Decodable {
-    var message_id: String
-    var content_type: String?
-    var delivery_mode: Int?
-    var routing_key: String
-    var headers: [String: String]
-    var body: String
-}
-
-/// Runs Tests/tools/broker_peers/amqp_admin.py; throws when it fails.
-@discardableResult
-func amqpAdmin(_ arguments: [String]) throws -> String {
-    let result = try PythonTool.run(script: "broker_peers/amqp_admin.py", arguments: arguments, timeout: 120)
-    guard result.status == 0 else { throw BrokerServerError.exited(name: "amqp_admin.py", log: result.stderr) }
-    return result.stdout
-}
-
-/// Every message of `queue`, taken out of it, in order.
-func readAMQPQueue(_ broker: RabbitMQServer, _ queue: String) throws -> [AMQPQueuedMessage] {
-    try amqpAdmin(["read", broker.url(), queue]).split(separator: "\n").map {
-        try JSONDecoder().decode(AMQPQueuedMessage.self, from: Data($0.utf8))
-    }
-}
-
 /// Takes messages out of `queue` until `count` came or 60 s (stretched) passed; returns them.
-func waitForMessages(_ broker: RabbitMQServer, _ queue: String, count: Int) throws -> [AMQPQueuedMessage] {
+func waitForMessages(_ broker: RabbitMQServer, _ queue: String, count: Int) throws -> [AMQPAdmin.Message] {
     let deadline = Date().addingTimeInterval(TestEnvironment.patient(60))
-    var messages = try readAMQPQueue(broker, queue)
+    var messages = try AMQPAdmin.read(broker, queue)
     while messages.count < count && Date() < deadline {
         usleep(300_000)
-        messages += try readAMQPQueue(broker, queue)
+        messages += try AMQPAdmin.read(broker, queue)
     }
     return messages
 }

@@ -174,7 +174,7 @@ import Testing
         let server = try EventsStream.singleServer(prefix: "dashboard-brokers")
         let rabbit = try RabbitMQServer(in: try TestEnvironment.makeTemporaryDirectory(prefix: "dashboard-rabbitmq"))
         try rabbit.start()
-        try amqpAdmin(["setup", rabbit.url(), "directus", "dashboard", "#"])
+        try AMQPAdmin.run(["setup", rabbit.url(), "directus", "dashboard", "#"])
         let emulator = try Emulator()
         defer { emulator.stop() }
         let sinks = """

@@ -24,19 +24,26 @@ package final class AMQPBrokerClient: BrokerClient {
     /// credentials and a missing exchange are retriable (the runner retries with backoff; an operator may fix the
     /// credentials or declare the exchange); an unusable setting (a CA file that cannot be read) is not.
     static func open(_ config: AMQPSinkConfig, sinkName: String) async throws(SinkError) -> AMQPBrokerClient {
+        let client: AMQPClient
         do {
-            let client = AMQPClient(settings: try config.clientSettings())
+            client = AMQPClient(settings: try config.clientSettings())
             try await client.connect()
-            if !config.exchange.isEmpty { try await client.checkExchange(config.exchange) }
-            return AMQPBrokerClient(client: client, config: config)
         } catch {
-            let missingExchange = error.kind == .configuration && error.message.contains("(404)")
             throw SinkError(
                 sink: sinkName,
                 message: describe(error, exchange: config.exchange),
-                isRetriable: error.kind != .configuration || missingExchange
+                isRetriable: error.kind != .configuration
             )
         }
+        if !config.exchange.isEmpty {
+            do {
+                try await client.checkExchange(config.exchange)
+            } catch {
+                // Missing (404) or hidden from the user (403): an operator may declare it or grant access meanwhile.
+                throw SinkError(sink: sinkName, message: describe(error, exchange: config.exchange), isRetriable: true)
+            }
+        }
+        return AMQPBrokerClient(client: client, config: config)
     }
 
     package func submit(_ events: [EncodedEvent], completion: @escaping @Sendable ([BrokerOutcome]) -> Void)
@@ -90,9 +97,9 @@ package final class AMQPBrokerClient: BrokerClient {
     package static func describe(_ error: AMQPError, exchange: String) -> String {
         switch error.kind {
         case .authentication: "\(error) (check the user, password and vhost in the sink's url, and ca_file)"
-        case .configuration where error.message.contains("(404)"):
-            "\(error) (declare the exchange \"\(exchange)\" or change the sink's exchange)"
-        default: "\(error)"
+        // A missing exchange (404), or a CA file librabbitmq cannot load.
+        case .configuration: "\(error) (check that the exchange \"\(exchange)\" exists, and ca_file)"
+        case .retriable: "\(error)"
         }
     }
 

@@ -88,9 +88,9 @@ package enum AMQPSinkType: SinkType {
             ],
             body: test.body
         )
-        let outcome: AMQPOutcome
+        let outcomes: [AMQPOutcome]
         do {
-            outcome = try await client.publish([message], timeout: .seconds(10)).first ?? .confirmed
+            outcomes = try await client.publish([message], timeout: .seconds(10))
         } catch {
             return .fail(
                 check,
@@ -98,7 +98,9 @@ package enum AMQPSinkType: SinkType {
                 remedy: "check the user's write permission in the vhost"
             )
         }
-        switch outcome {
+        switch outcomes.first {
+        case nil:
+            return .fail(check, "test event not published", remedy: "check the broker's log")
         case .confirmed:
             return .ok(check, "test event \(test.id) confirmed by \(shownExchange) with routing key \(routingKey)")
         case .returned(let reason):

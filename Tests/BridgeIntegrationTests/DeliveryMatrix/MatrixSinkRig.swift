@@ -69,7 +69,7 @@ final class MatrixSinkRig {
         case .amqp:
             let rabbit = try RabbitMQServer(in: directory.appendingPathComponent("rabbitmq"))
             try rabbit.start()
-            try amqpAdmin(["setup", rabbit.url(), "directus", "matrix", "#"])
+            try AMQPAdmin.run(["setup", rabbit.url(), "directus", "matrix", "#"])
             self.rabbit = rabbit
         }
     }
@@ -149,7 +149,7 @@ final class MatrixSinkRig {
         }
         if let nats { return EventsStream.read([nats]).compactMap { DeliveredEvent(json: $0.event) } }
         if let rabbit {
-            rabbitHeld += ((try? readAMQPQueue(rabbit, "matrix")) ?? []).compactMap { DeliveredEvent(line: $0.body) }
+            rabbitHeld += ((try? AMQPAdmin.read(rabbit, "matrix")) ?? []).compactMap { DeliveredEvent(line: $0.body) }
             return rabbitHeld
         }
         let text = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
