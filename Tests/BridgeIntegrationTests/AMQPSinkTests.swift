@@ -12,7 +12,8 @@ private let sharedRabbitMQ: Result<RabbitMQServer, any Error> = Result {
 /// The real binary with a `type: amqp` sink against Debian's rabbitmq-server, read back with pika: every change
 /// published once as a persistent message with its id and headers, in order per item; an unroutable message is a
 /// dead letter (`dlq list --sink`, `dlq replay` once a queue is bound); a broker restart loses nothing; credentials
-/// refused after the start are reported and recovered from; `check` and `--send-test-event`; CloudEvents.
+/// refused after the start are reported and recovered from; `check` and `--send-test-event`; CloudEvents; TLS.
+/// Serialized: one test restarts the shared node.
 @Suite(.serialized, .timeLimit(.minutes(10))) struct AMQPSinkTests {
     /// An NDJSON sink on stdout (to compare bodies), then an amqp sink named `queue` publishing to `exchange`, with
     /// `extra` keys.
@@ -228,15 +229,11 @@ private let sharedRabbitMQ: Result<RabbitMQServer, any Error> = Result {
         let down = try check("amqp://127.0.0.1:\(try freeLoopbackPort())", exchange: "events-check")
         #expect(down.code == 1 && down.line.hasPrefix("FAIL ") && down.line.contains("cannot connect"), "\(down.line)")
     }
-}
 
-/// A broker restart mid-stream, on a node of its own (the suite's shared one stays up).
-@Suite(.timeLimit(.minutes(10))) struct AMQPSinkRestartTests {
-    /// RabbitMQ is killed (SIGKILL) while changes happen and started again: every change reaches the durable queue
-    /// (a message published but not confirmed before the crash may come twice, with the same id).
+    /// The suite's node is killed (SIGKILL) while changes happen and started again: every change reaches the durable
+    /// queue (a message published but not confirmed before the crash may come twice, with the same id).
     @Test func aBrokerRestartMidStreamLosesNothing() throws {
-        let broker = try RabbitMQServer(in: try TestEnvironment.makeTemporaryDirectory(prefix: "amqp-sink-restart"))
-        try broker.start()
+        let broker = try sharedRabbitMQ.get()
         try AMQPAdmin.run(["setup", broker.url(), "events-restart", "queue-restart", "#"])
         let emulator = try Emulator()
         defer { emulator.stop() }
