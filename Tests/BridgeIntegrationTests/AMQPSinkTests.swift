@@ -127,6 +127,35 @@ private let sharedRabbitMQ: Result<RabbitMQServer, any Error> = Result {
         #expect(bridge.waitForExit() == 0, "\(bridge.stderr.suffix(2000))")
     }
 
+    /// The queue is full (`x-max-length` with `reject-publish`): the broker nacks what does not fit, and the sink sends
+    /// it again, before anything newer, until the consumer made room; nothing is lost or dead-lettered.
+    @Test func nackedMessagesAreSentAgainUntilTheBrokerTakesThem() throws {
+        let broker = try sharedRabbitMQ.get()
+        try AMQPAdmin.run(["setup", broker.url(), "events-nack", "queue-nack", "#", "--max-length", "3"])
+        let emulator = try Emulator()
+        defer { emulator.stop() }
+        let bridge = try BridgeProcess.run(
+            config: webhookConfig(
+                url: emulator.url,
+                sinks: sinks(broker.url(), exchange: "events-nack"),
+                operations: true,
+                mode: "activity"
+            )
+        )
+        #expect(bridge.waitUntilConnected(), "\(bridge.stderr)")
+        try emulator.createArticles(8, title: "full")
+        #expect(bridge.waitForLog("nacked", timeout: 30), "\(bridge.stderr.suffix(2000))")
+        // The consumer takes what the queue holds, again and again: the nacked messages follow as room frees up.
+        let messages = try waitForMessages(broker, "queue-nack", count: 8)
+        let ids = messages.map(\.message_id)
+        #expect(Set(ids).count == 8, "\(ids) \(bridge.stderr.suffix(2000))")
+        #expect(bridge.stderr.contains("sending events again"))
+        let (_, listed, _) = try dlq(["list", "--json", "--sink", "queue"], in: bridge.directory)
+        #expect(listed.isEmpty, "\(listed)")
+        bridge.send(SIGTERM)
+        #expect(bridge.waitForExit() == 0, "\(bridge.stderr.suffix(2000))")
+    }
+
     /// The sink's user gets another password under a running bridge and its connection is closed: the reconnection
     /// is refused (error log, `/readyz` 503 naming the sink after the stuck threshold); once the password is back,
     /// the waiting event arrives and the bridge is ready again.
@@ -210,7 +239,10 @@ private let sharedRabbitMQ: Result<RabbitMQServer, any Error> = Result {
             "\(found.line)"
         )
         let sent = try check(broker.url(), exchange: "events-check", ["--send-test-event"])
-        #expect(sent.code == 0 && sent.line.contains("confirmed") && sent.line.contains("articles.test"), "\(sent.line)")
+        #expect(
+            sent.code == 0 && sent.line.contains("confirmed") && sent.line.contains("articles.test"),
+            "\(sent.line)"
+        )
         let messages = try AMQPAdmin.read(broker, "queue-check")
         #expect(messages.count == 1 && messages.first?.message_id.hasPrefix("evt_test_") == true, "\(messages)")
         #expect(messages.first?.headers["type"] == "directus.bridge.test")

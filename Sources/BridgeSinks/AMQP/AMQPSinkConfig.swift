@@ -80,7 +80,11 @@ package struct AMQPSinkConfig: SinkSettings, Equatable {
     }
 
     private static func decode(_ decoder: inout ConfigDecoder, _ map: MappingView) -> AMQPSinkConfig? {
-        let present = decoder.requirePresent(map, "url", hint: " (amqp sinks need amqp://user:password@host:5672/vhost)")
+        let present = decoder.requirePresent(
+            map,
+            "url",
+            hint: " (amqp sinks need amqp://user:password@host:5672/vhost)"
+        )
         let url = decoder.string(map, "url") ?? ""
         var valid = present && !url.isEmpty
         if valid, let node = map["url"] {
