@@ -98,6 +98,19 @@ struct AMQPClientTests {
         )
     }
 
+    /// librabbitmq sends heartbeats only from inside its calls, so an idle publisher sends none and the broker closes
+    /// its connection after two missed ones: the next publish used to fail on the dead socket (and be sent again).
+    @Test func aConnectionIdleLongerThanItsHeartbeatIsOpenedAgainBeforePublishing() async throws {
+        let broker = try sharedBroker.get()
+        try await amqpAdmin(["setup", broker.url(), "events-idle", "queue-idle", "#"])
+        let client = AMQPClient(settings: try AMQPSettings(url: broker.url(), heartbeat: .seconds(1)))
+        let first = try await client.publish(amqpMessages(count: 1, exchange: "events-idle"), timeout: .seconds(30))
+        #expect(first.map(\.isConfirmed) == [true])
+        try await Task.sleep(for: .seconds(4))  // the broker closes the connection after 2 s without a heartbeat
+        let second = try await client.publish(amqpMessages(count: 1, exchange: "events-idle"), timeout: .seconds(30))
+        #expect(second.map(\.isConfirmed) == [true], "\(second)")
+    }
+
     @Test func refusedCredentialsAndAMissingVhostAreAuthenticationErrors() async throws {
         let broker = try sharedBroker.get()
         for url in [broker.url(credentials: "guest:wrong"), broker.url() + "/no-such-vhost"] {
