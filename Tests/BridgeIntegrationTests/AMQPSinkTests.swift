@@ -127,6 +127,23 @@ private let sharedRabbitMQ: Result<RabbitMQServer, any Error> = Result {
         #expect(bridge.waitForExit() == 0, "\(bridge.stderr.suffix(2000))")
     }
 
+    /// The exchange does not exist when the bridge starts: the sink says so at error level and waits at its cursor;
+    /// once an operator declares it, the change made meanwhile arrives.
+    @Test func aMissingExchangeIsReportedAndWaitedFor() throws {
+        let broker = try sharedRabbitMQ.get()
+        let emulator = try Emulator()
+        defer { emulator.stop() }
+        let entry = amqpSink(broker.url(), exchange: "events-late")
+        let bridge = try BridgeProcess.run(config: webhookConfig(url: emulator.url, sinks: entry, mode: "activity"))
+        #expect(bridge.waitUntilConnected(), "\(bridge.stderr)")
+        try emulator.createArticles(1, title: "early")
+        #expect(bridge.waitForLog("no exchange 'events-late'", timeout: 60), "\(bridge.stderr.suffix(2000))")
+        try AMQPAdmin.run(["setup", broker.url(), "events-late", "queue-late", "#"])
+        #expect(try waitForMessages(broker, "queue-late", count: 1).count == 1, "\(bridge.stderr.suffix(2000))")
+        bridge.send(SIGTERM)
+        #expect(bridge.waitForExit() == 0, "\(bridge.stderr.suffix(2000))")
+    }
+
     /// The queue is full (`x-max-length` with `reject-publish`): the broker nacks what does not fit, and the sink sends
     /// it again, before anything newer, until the consumer made room; nothing is lost or dead-lettered.
     @Test func nackedMessagesAreSentAgainUntilTheBrokerTakesThem() throws {

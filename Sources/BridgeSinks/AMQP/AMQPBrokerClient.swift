@@ -39,6 +39,7 @@ package final class AMQPBrokerClient: BrokerClient {
             do {
                 try await client.checkExchange(config.exchange)
             } catch {
+                await client.close()
                 // Missing (404) or hidden from the user (403): an operator may declare it or grant access meanwhile.
                 throw SinkError(sink: sinkName, message: describe(error, exchange: config.exchange), isRetriable: true)
             }
