@@ -103,10 +103,13 @@ struct AMQPClientTests {
     @Test func aConnectionIdleLongerThanItsHeartbeatIsOpenedAgainBeforePublishing() async throws {
         let broker = try sharedBroker.get()
         try await amqpAdmin(["setup", broker.url(), "events-idle", "queue-idle", "#"])
-        let client = AMQPClient(settings: try AMQPSettings(url: broker.url(), heartbeat: .seconds(1)))
+        // Short, but not so short that a loaded machine's pauses between two calls count as missed heartbeats.
+        let heartbeat = Int(max(3, TestEnvironment.patient(3)))
+        let client = AMQPClient(settings: try AMQPSettings(url: broker.url(), heartbeat: .seconds(heartbeat)))
         let first = try await client.publish(amqpMessages(count: 1, exchange: "events-idle"), timeout: .seconds(30))
         #expect(first.map(\.isConfirmed) == [true])
-        try await Task.sleep(for: .seconds(4))  // the broker closes the connection after 2 s without a heartbeat
+        // The broker closes the connection after two heartbeat intervals without one.
+        try await Task.sleep(for: .seconds(3 * heartbeat))
         let second = try await client.publish(amqpMessages(count: 1, exchange: "events-idle"), timeout: .seconds(30))
         #expect(second.map(\.isConfirmed) == [true], "\(second)")
     }
