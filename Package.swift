@@ -81,6 +81,7 @@ let package = Package(
         .target(
             name: "BridgeSinks",
             dependencies: [
+                "BridgeAMQP",
                 "BridgeEvents", "BridgeSystem", "BridgeTLS", "BridgeHTTP", "BridgeStore", "BridgeJSON", "BridgeConfig",
                 "BridgeKafka", "BridgeNATS", "BridgeRedis", "BridgeMQTT",
             ],

@@ -9,6 +9,8 @@ package final class AMQPClient {
     /// The settings it connects with.
     package let settings: AMQPSettings
     private var connection: AMQPConnection?
+    /// When the connection last talked to the broker (the end of the last call that used it).
+    private var lastUsed = ContinuousClock.now
 
     /// A client for `settings`; nothing is connected yet.
     package init(settings: AMQPSettings) {
@@ -19,8 +21,16 @@ package final class AMQPClient {
     package var isConnected: Bool { connection.map { !$0.isBroken } ?? false }
 
     /// Opens a connection unless one is open; throws what went wrong (retriable, authentication, configuration).
+    ///
+    /// One idle for a heartbeat interval or longer is replaced first: librabbitmq sends heartbeats only from inside
+    /// its calls, so an idle client sent none, and the broker closes a connection after two missed ones — a publish
+    /// on it would fail on the dead socket. Opening a new one costs a handshake after each idle spell instead.
     package func connect() async throws(AMQPError) {
-        if let connection, !connection.isBroken { return }
+        if let connection, !connection.isBroken {
+            let idle = settings.heartbeat > .zero && ContinuousClock.now - lastUsed >= settings.heartbeat
+            guard idle else { return }
+            await close()
+        }
         connection = nil
         let settings = self.settings
         let result: Result<BlockingHandOff<AMQPConnection>, AMQPError>
@@ -32,6 +42,25 @@ package final class AMQPClient {
             throw AMQPError(kind: .retriable, message: "no thread to connect on: \(error)")
         }
         connection = try result.get().value
+        lastUsed = .now
+    }
+
+    /// Checks that `exchange` exists (a passive declare), connecting first if needed: throws a configuration error
+    /// (404) when it does not, an authentication error when the user may not see it. A failed check closes the
+    /// connection (the broker closed its channel); the next call opens a new one.
+    package func checkExchange(_ exchange: String) async throws(AMQPError) {
+        try await connect()
+        let connection = BlockingHandOff(self.connection!)
+        defer { lastUsed = .now }
+        let result: Result<Void, AMQPError>
+        do {
+            result = try await BlockingExecutor.shared.perform {
+                Result { () throws(AMQPError) in try connection.value.checkExchange(exchange) }
+            }
+        } catch {
+            throw AMQPError(kind: .retriable, message: "no thread to ask on: \(error)")
+        }
+        try result.get()
     }
 
     /// Publishes `messages` and waits for their confirms (`timeout` without any answer fails what is left); one
@@ -41,6 +70,7 @@ package final class AMQPClient {
         try await connect()
         let connection = BlockingHandOff(self.connection!)
         let cancelled = CancellationFlag()
+        defer { lastUsed = .now }
         do {
             return try await withTaskCancellationHandler {
                 try await BlockingExecutor.shared.perform {

@@ -106,6 +106,35 @@ final class AMQPConnection {
         throw AMQPError(kind: .retriable, message: "\(context): \(message)")
     }
 
+    /// Asks the broker whether `exchange` exists (`exchange.declare`, passive: nothing is created). The broker
+    /// answers a missing one (404) or one the user may not see (403) by closing the channel: the connection is
+    /// then broken and never used again.
+    func checkExchange(_ exchange: String) throws(AMQPError) {
+        guard !isBroken else {
+            throw AMQPError(kind: .retriable, message: "the connection to \(settings.url) broke")
+        }
+        let name = Array(exchange.utf8)
+        name.withUnsafeBytes { raw in
+            _ = amqp_exchange_declare(
+                connection,
+                channel,
+                amqp_bytes_t(len: raw.count, bytes: UnsafeMutableRawPointer(mutating: raw.baseAddress)),
+                amqp_bytes_t(len: 0, bytes: nil),
+                1,  // passive
+                0,
+                0,
+                0,
+                amqp_table_t(num_entries: 0, entries: nil)
+            )
+        }
+        do {
+            try check(amqp_get_rpc_reply(connection), "looking up exchange \"\(exchange)\"")
+        } catch {
+            isBroken = true
+            throw error
+        }
+    }
+
     // MARK: - Publishing
 
     /// Publishes `messages` (at most `maxInFlight` unconfirmed at once) and waits until each is confirmed,

@@ -9,6 +9,7 @@ package enum SinkCatalog {
         SinkRegistration(WebhookSinkType.self),
         SinkRegistration(JetStreamSinkType.self),
         SinkRegistration(KafkaSinkType.self),
+        SinkRegistration(AMQPSinkType.self),
         SinkRegistration(RedisSinkType.self),
         SinkRegistration(MQTTSinkType.self),
     ]

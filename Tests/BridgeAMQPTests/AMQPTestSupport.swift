@@ -23,28 +23,15 @@ func amqpMessages(count: Int, exchange: String) -> [AMQPMessage] {
 }
 
 /// One message as pika read it.
-struct QueuedMessage: Decodable {
-    var message_id: String
-    var content_type: String?
-    var delivery_mode: Int?
-    var routing_key: String
-    var headers: [String: String]
-    var body: String
-}
+typealias QueuedMessage = AMQPAdmin.Message
 
-/// Runs Tests/tools/broker_peers/amqp_admin.py; fails the test when it fails.
+/// Runs Tests/tools/broker_peers/amqp_admin.py off the cooperative pool; fails the test when it fails.
 @discardableResult
 func amqpAdmin(_ arguments: [String]) async throws -> String {
-    let result = try await BlockingExecutor.shared.perform {
-        try PythonTool.run(script: "broker_peers/amqp_admin.py", arguments: arguments, timeout: 120)
-    }
-    try #require(result.status == 0, "amqp_admin.py \(arguments.first ?? ""): \(result.stderr)")
-    return result.stdout
+    try await BlockingExecutor.shared.perform { try AMQPAdmin.run(arguments) }
 }
 
 /// Every message of `queue`, taken out of it, in order.
 func readQueue(_ broker: RabbitMQServer, _ queue: String) async throws -> [QueuedMessage] {
-    try await amqpAdmin(["read", broker.url(), queue]).split(separator: "\n").map {
-        try JSONDecoder().decode(QueuedMessage.self, from: Data($0.utf8))
-    }
+    try await BlockingExecutor.shared.perform { try AMQPAdmin.read(broker, queue) }
 }

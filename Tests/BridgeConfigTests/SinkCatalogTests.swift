@@ -16,6 +16,7 @@ import Testing
         "webhook": ["  url: http://127.0.0.1:9000/hook?token=abc123"],
         "jetstream": ["  servers: [\"nats://127.0.0.1:4222\"]"],
         "kafka": ["  brokers: [\"127.0.0.1:9092\"]"],
+        "amqp": ["  url: amqp://bridge:secret-pw@127.0.0.1:5672/prod"],
         "redis": ["  url: redis://:secret-pw@127.0.0.1:6379/0"],
         "mqtt": ["  url: mqtt://bridge:secret-pw@127.0.0.1:1883"],
     ]

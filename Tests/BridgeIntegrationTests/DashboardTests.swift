@@ -5,9 +5,9 @@ import Testing
 /// packaging/grafana/directus-bridge.json and packaging/prometheus/alerts.yaml ask only for metrics the bridge serves:
 /// every metric name in the dashboard's queries and the alerts' expressions is among the samples of the real
 /// binary's /metrics — one bridge with NDJSON and webhook sinks (a snapshot and changes in activity mode, webhook
-/// deliveries with a retry and a dead letter, a reconnect), one with Kafka, JetStream and Redis sinks and shared state
-/// (role and lease). The dashboard covers every sink type and every alert's metric; promtool checks and unit-tests the
-/// rules.
+/// deliveries with a retry and a dead letter, a reconnect), one with Kafka, JetStream, Redis and AMQP sinks and shared
+/// state (role and lease). The dashboard covers every sink type and every alert's metric; promtool checks and
+/// unit-tests the rules.
 @Suite(.serialized) struct DashboardTests {
     static let alertsURL = TestEnvironment.repositoryRoot.appendingPathComponent("packaging/prometheus/alerts.yaml")
     static let dashboardURL = TestEnvironment.repositoryRoot.appendingPathComponent(
@@ -188,14 +188,17 @@ import Testing
         return Set(scrape.samples.values.joined().map(\.name))
     }
 
-    /// The metric names of a live bridge with Kafka, JetStream and Redis sinks and shared state on the same NATS
-    /// server (the broker series, role and lease), after changes reached the three.
+    /// The metric names of a live bridge with Kafka, JetStream, Redis and AMQP sinks and shared state on the same NATS
+    /// server (the broker series, role and lease), after changes reached the four brokers.
     static func servedWithBrokerSinksAndSharedState() throws -> Set<String> {
         let cluster = try KafkaMockPeer(brokers: 1)
         try cluster.createTopic("directus.articles", partitions: 1, replicationFactor: 1)
         let server = try EventsStream.singleServer(prefix: "dashboard-brokers")
         let redis = try RedisServer(in: try TestEnvironment.makeTemporaryDirectory(prefix: "dashboard-redis"))
         try redis.start()
+        let rabbit = try RabbitMQServer(in: try TestEnvironment.makeTemporaryDirectory(prefix: "dashboard-rabbitmq"))
+        try rabbit.start()
+        try AMQPAdmin.run(["setup", rabbit.url(), "directus", "dashboard", "#"])
         let emulator = try Emulator()
         defer { emulator.stop() }
         let sinks = """
@@ -209,6 +212,9 @@ import Testing
                 type: jetstream
                 servers: ["\(server.url)"]
                 ack_timeout: 1s
+              - name: amqp
+                type: amqp
+                url: \(rabbit.url())
             """
         let config =
             webhookConfig(url: emulator.url, sinks: sinks, operations: true, mode: "activity")
@@ -222,7 +228,7 @@ import Testing
         for title in ["one", "two"] { try emulator.create("articles", ["title": title]) }
         let delivered = bridge.waitUntil(timeout: 30) { _ in
             let text = (try? HTTPFetch.get(base + "/metrics").text) ?? ""
-            return Self.total("directus_bridge_broker_delivered_total", in: text) >= 6
+            return Self.total("directus_bridge_broker_delivered_total", in: text) >= 8
         }
         #expect(
             delivered,

@@ -3,10 +3,10 @@ import Foundation
 import Testing
 
 /// The delivery guarantee over its whole space — origins {live, backfill after an outage, snapshot, resync} × sinks
-/// {NDJSON on a pipe, webhook, Kafka (mock cluster), JetStream, Redis Streams, MQTT (mosquitto)} × faults {sink down
-/// then back, sink slow with a small buffer, bridge SIGKILL and restart, socket drop, token expiry} × modes {live,
-/// activity, auto} — checked by one statement (`DeliveryGuaranteeCheck`) against the emulator's own record of what it
-/// wrote.
+/// {NDJSON on a pipe, webhook, Kafka (mock cluster), JetStream, Redis Streams, MQTT (mosquitto), RabbitMQ} × faults
+/// {sink down then back, sink slow with a small buffer, bridge SIGKILL and restart, socket drop, token expiry} × modes
+/// {live, activity, auto} — checked by one statement (`DeliveryGuaranteeCheck`) against the emulator's own record of
+/// what it wrote.
 ///
 /// Points come from a seeded order (`MatrixCase.selected`): by default the prefix that covers every value of every
 /// axis (what CI runs); `scripts/matrix.sh --seed N --count K|all` replays or widens a run

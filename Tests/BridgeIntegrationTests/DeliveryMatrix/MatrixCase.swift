@@ -6,7 +6,7 @@ import Testing
 /// which sink takes them, what goes wrong meanwhile, and the delivery mode.
 struct MatrixCase: Sendable, Hashable, CustomTestStringConvertible {
     enum Origin: String, CaseIterable, Sendable { case live, backfill, snapshot, resync }
-    enum Sink: String, CaseIterable, Sendable { case ndjson, webhook, kafka, jetstream, redis, mqtt }
+    enum Sink: String, CaseIterable, Sendable { case ndjson, webhook, kafka, jetstream, redis, mqtt, amqp }
     enum Fault: String, CaseIterable, Sendable {
         /// The sink is unreachable (or its consumer stalled) while the changes happen, then back.
         case sinkDown = "sink-down"

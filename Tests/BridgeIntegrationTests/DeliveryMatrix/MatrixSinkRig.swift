@@ -26,7 +26,8 @@ struct DeliveredEvent: Equatable {
 
 /// The sink under test with its real peer — an NDJSON file on a named pipe read by a consumer that can stall or
 /// dawdle, the scriptable webhook receiver, librdkafka's mock cluster, a nats-server with the stream, a redis-server,
-/// mosquitto with a paho-mqtt subscriber — and the faults each can show: down then back, slow with a small buffer.
+/// mosquitto with a paho-mqtt subscriber, a rabbitmq-server with a bound queue — and the faults each can show: down
+/// then back, slow with a small buffer (RabbitMQ has no latency knob: its sink gets the small buffer only).
 final class MatrixSinkRig {
     let kind: MatrixCase.Sink
     private let directory: URL
@@ -38,6 +39,9 @@ final class MatrixSinkRig {
     /// Keeps the redis-server busy part of the time (`DEBUG SLEEP`) when the sink is slow.
     private var redisSlowdown: PythonServer?
     private var mosquitto: (broker: MosquittoServer, reader: PythonServer)?
+    private var rabbit: RabbitMQServer?
+    /// What was taken out of RabbitMQ's queue so far (reading it empties it).
+    private var rabbitHeld: [DeliveredEvent] = []
 
     private static let topic = "directus.articles"
     private var fifo: URL { directory.appendingPathComponent("events.fifo") }
@@ -77,6 +81,11 @@ final class MatrixSinkRig {
             let broker = try MosquittoServer(in: directory.appendingPathComponent("mosquitto"))
             try broker.start()
             mosquitto = (broker, try broker.followReader(topic: "directus/#"))
+        case .amqp:
+            let rabbit = try RabbitMQServer(in: directory.appendingPathComponent("rabbitmq"))
+            try rabbit.start()
+            try AMQPAdmin.run(["setup", rabbit.url(), "directus", "matrix", "#"])
+            self.rabbit = rabbit
         }
     }
 
@@ -88,6 +97,7 @@ final class MatrixSinkRig {
         redis?.kill()
         mosquitto?.reader.stop()
         mosquitto?.broker.kill()
+        rabbit?.stop()
     }
 
     /// The sink's entry under `sinks:` (indented for `webhookConfig`); `small` gives it a small buffer.
@@ -110,6 +120,8 @@ final class MatrixSinkRig {
             return "  - type: redis\n    url: \(redis!.url())\n" + (small ? "    max_in_flight: 5\n" : "")
         case .mqtt:
             return "  - type: mqtt\n    url: \(mosquitto!.broker.url())\n" + (small ? "    max_in_flight: 5\n" : "")
+        case .amqp:
+            return "  - type: amqp\n    url: \(rabbit!.url())\n" + (small ? "    max_in_flight: 5\n" : "")
         }
     }
 
@@ -122,6 +134,7 @@ final class MatrixSinkRig {
         case .jetstream: nats!.kill()
         case .redis: redis!.kill()
         case .mqtt: mosquitto!.broker.stop()
+        case .amqp: rabbit!.stop()
         }
     }
 
@@ -134,6 +147,7 @@ final class MatrixSinkRig {
         case .jetstream: try nats!.start()
         case .redis: try redis!.start()
         case .mqtt: try mosquitto!.broker.start()
+        case .amqp: try rabbit!.start()
         }
     }
 
@@ -145,7 +159,7 @@ final class MatrixSinkRig {
         var events = held()
         while !complete(events) && Date() < deadline {
             // Reading a broker starts a Python process: less often than the receiver or the file.
-            usleep(kind == .kafka || kind == .jetstream || kind == .redis ? 1_000_000 : 200_000)
+            usleep(kind == .kafka || kind == .jetstream || kind == .redis || kind == .amqp ? 1_000_000 : 200_000)
             events = held()
         }
         return events
@@ -172,6 +186,10 @@ final class MatrixSinkRig {
             var seen = Set<String>()
             return receivedMQTTMessages(mosquitto.reader).compactMap { DeliveredEvent(line: $0.payload) }
                 .filter { seen.insert($0.id).inserted }
+        }
+        if let rabbit {
+            rabbitHeld += ((try? AMQPAdmin.read(rabbit, "matrix")) ?? []).compactMap { DeliveredEvent(line: $0.body) }
+            return rabbitHeld
         }
         let text = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
         // A line being written has no newline yet: only whole lines count.

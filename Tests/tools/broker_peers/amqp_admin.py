@@ -1,9 +1,10 @@
 """RabbitMQ helper for the AMQP client and sink tests, with pika.
 
-    python amqp_admin.py setup URL EXCHANGE QUEUE BINDING_KEY [--ca CA_FILE]
+    python amqp_admin.py setup URL EXCHANGE QUEUE BINDING_KEY [--ca CA_FILE] [--max-length N]
     python amqp_admin.py read URL QUEUE [--ca CA_FILE]
 
-setup: declares a durable topic exchange, a durable queue, and binds them with BINDING_KEY.
+setup: declares a durable topic exchange, a durable queue, and binds them with BINDING_KEY; with --max-length the
+queue holds at most N messages and the broker nacks publishes beyond them (x-overflow reject-publish).
 read: takes every message of QUEUE (basic.get until it is empty, acknowledging each) and prints one JSON object per
 line: {"message_id", "content_type", "delivery_mode", "routing_key", "headers": {...}, "body" (UTF-8)}.
 """
@@ -28,13 +29,15 @@ def main() -> None:
     parser.add_argument("url")
     parser.add_argument("names", nargs="+")
     parser.add_argument("--ca")
+    parser.add_argument("--max-length", type=int)
     args = parser.parse_args()
     connection = connect(args.url, args.ca)
     channel = connection.channel()
     if args.command == "setup":
         exchange, queue, key = args.names
         channel.exchange_declare(exchange, exchange_type="topic", durable=True)
-        channel.queue_declare(queue, durable=True)
+        limits = {"x-max-length": args.max_length, "x-overflow": "reject-publish"} if args.max_length else None
+        channel.queue_declare(queue, durable=True, arguments=limits)
         channel.queue_bind(queue, exchange, routing_key=key)
     else:
         (queue,) = args.names

@@ -11,6 +11,8 @@ Prints `READY <port>`, then answers every connection according to MODE:
   close           accepts and closes at once
   mqtt-garbage    answers the first bytes it reads with a CONNACK whose remaining length runs past MQTT's four
                   bytes (a malformed packet), then stays silent
+  amqp-garbage    answers the AMQP protocol header with a line that is no AMQP frame
+  amqp-oversized  answers with a method frame announcing a 2 GB payload and sending 2 MB of it, then stays silent
   mqtt311-only    an MQTT broker that speaks 3.1.1 only: refuses a CONNECT of another version with CONNACK code 1
                   (and closes), accepts level 4, answers PUBLISH QoS 1 with PUBACK and PINGREQ with PINGRESP
 """
@@ -24,6 +26,8 @@ REPLIES = {
     "redis-huge-array": b"*2000000000\r\n",
     "redis-deep": b"*1\r\n" * 20 + b":1\r\n",
     "mqtt-garbage": b"\x20\xff\xff\xff\xff\x7f" + b"\x00" * 64,
+    "amqp-garbage": b"HTTP/1.1 400 Bad Request\r\n\r\n",
+    "amqp-oversized": b"\x01\x00\x00\x7f\xff\xff\xff" + b"\x00" * 2_000_000,
 }
 
 
