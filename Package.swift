@@ -97,7 +97,7 @@ let package = Package(
             swiftSettings: strict
         ),
         .target(
-            name: "BridgeApp", dependencies: ["BridgeCore", "BridgeEvents", "BridgeDirectus", "BridgeActivity", "BridgeSinks", "BridgeConfig", "BridgeStore", "BridgeSystem", "BridgeNATS", "BridgeJSON", "BridgeHTTP", "BridgeTLS", "BridgeHTTPServer", "BridgeKafka", "BridgeRedis"], swiftSettings: strict,
+            name: "BridgeApp", dependencies: ["BridgeCore", "BridgeEvents", "BridgeDirectus", "BridgeActivity", "BridgeSinks", "BridgeConfig", "BridgeStore", "BridgeSystem", "BridgeNATS", "BridgeJSON", "BridgeHTTP", "BridgeTLS", "BridgeHTTPServer", "BridgeKafka", "BridgeRedis", "BridgeMQTT", "BridgeAMQP"], swiftSettings: strict,
             plugins: ["BuildInfoPlugin"]
         ),
         .plugin(name: "BuildInfoPlugin", capability: .buildTool()),

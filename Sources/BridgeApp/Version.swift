@@ -1,7 +1,9 @@
+import BridgeAMQP
 import BridgeConfig
 import BridgeHTTP
 import BridgeHTTPServer
 import BridgeKafka
+import BridgeMQTT
 import BridgeNATS
 import BridgeRedis
 import BridgeStore
@@ -23,6 +25,7 @@ public enum Version {
             (SQLiteLibrary.name, SQLiteLibrary.version), (YAMLLibrary.name, YAMLLibrary.version),
             (MicroHTTPDLibrary.name, MicroHTTPDLibrary.version), (KafkaLibrary.name, KafkaLibrary.version),
             (NATSLibrary.name, NATSLibrary.version), (RedisLibrary.name, RedisLibrary.version),
+            (MQTTLibrary.name, MQTTLibrary.version), (AMQPLibrary.name, AMQPLibrary.version),
         ]
     }
     /// `--version`: the `line`, then one `  library version` line per linked C library.

@@ -60,6 +60,24 @@ package struct TransportRisk: Equatable, Sendable {
         return String(authority)
     }
 
+    /// A client whose URL carries its password (Redis, MQTT, AMQP): the password travels in the clear to a server that
+    /// is not a loopback address unless the URL's scheme is the client's TLS one (`rediss`, `mqtts`, `amqps`). The
+    /// field is `url`; `client` names the client in the message.
+    package static func passwordInURL(_ url: String, secrets: [String], client: String, tlsScheme: String)
+        -> [TransportRisk]
+    {
+        let shown = ShownURL.of(url)
+        guard !secrets.isEmpty, !url.lowercased().hasPrefix(tlsScheme + "://"),
+            exposes(host: host(ofAuthority: shown), tls: false)
+        else { return [] }
+        return [
+            TransportRisk(
+                message: "\(client) credentials are sent unencrypted (no TLS) to a non-loopback server",
+                field: "url", remedy: "use a \(tlsScheme):// URL (with ca_file for a private CA)",
+                metadata: [LogKey.url: shown])
+        ]
+    }
+
     /// NATS servers (a JetStream sink's, or `state.servers`): credentials (configured, or user information in a
     /// URL) to a `nats://` server that is not a loopback address, without TLS required (`tls://`, a CA file). The
     /// field is `servers`.

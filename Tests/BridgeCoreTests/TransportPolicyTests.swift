@@ -95,6 +95,19 @@ import Testing
         #expect(TransportPolicy.risks(try config(sinks: sink("redis://redis-1.example.com:6379"))).isEmpty)
     }
 
+    /// The MQTT and AMQP sinks carry their password in the URL as Redis does: warned the same way.
+    @Test(arguments: [("mqtt", "mqtts", "topic: t"), ("amqp", "amqps", "exchange: x")])
+    func mqttAndAMQPCredentialsWithoutTLSToARemoteServerWarn(type: String, tls: String, extra: String) throws {
+        let sink = { (url: String) in "  - name: b\n    type: \(type)\n    url: \"\(url)\"\n    \(extra)" }
+        let risks = TransportPolicy.risks(try config(sinks: sink("\(type)://bridge:s3cret@broker.example.com")))
+        #expect(risks.map(\.field) == ["sinks[0].url"])
+        #expect(risks.first?.message.hasPrefix(type.uppercased()) == true)
+        #expect(risks.allSatisfy { !"\($0)".contains("s3cret") })
+        #expect(TransportPolicy.risks(try config(sinks: sink("\(tls)://bridge:s3cret@broker.example.com"))).isEmpty)
+        #expect(TransportPolicy.risks(try config(sinks: sink("\(type)://bridge:s3cret@127.0.0.1"))).isEmpty)
+        #expect(TransportPolicy.risks(try config(sinks: sink("\(type)://broker.example.com"))).isEmpty)
+    }
+
     @Test func stateServersWithCredentialsOverPlainNATSWarn() throws {
         let state = "state:\n  backend: jetstream\n  servers: [\"nats://bridge:pw@nats-1.example.com:4222\"]"
         let risks = TransportPolicy.risks(try config(sinks: "  - type: ndjson", state: state))

@@ -49,6 +49,7 @@ import Testing
             "libsqlite3": ("SQLite", "sqlite3"), "libyaml-0": ("libyaml", "yaml-0.1"),
             "libmicrohttpd": ("libmicrohttpd", "libmicrohttpd"), "librdkafka": ("librdkafka", "rdkafka"),
             "libnats": ("libnats", "libnats"), "libhiredis": ("hiredis", "hiredis"),
+            "libmosquitto": ("libmosquitto", "libmosquitto"), "librabbitmq": ("librabbitmq", "librabbitmq"),
         ]
         let system = [
             "libc", "libm", "libstdc++", "libgcc_s", "ld-linux-x86-64", "ld-linux-aarch64", "libpthread", "libdl",
