@@ -16,16 +16,6 @@ struct ProxyConnectionTests {
         try PythonServer(script: "http_peers/tunnel_proxy.py", arguments: arguments)
     }
 
-    private func failure(_ url: String, _ options: WebSocketOptions) async -> WebSocketError? {
-        do {
-            let connection = try await connect(url, options: options)
-            connection.abort()
-            return nil
-        } catch {
-            return error as? WebSocketError
-        }
-    }
-
     @Test func plainAndTLSSocketsTunnelThroughTheProxy() async throws {
         let proxy = try startProxy(["--require", "bob:p@ss:word"])
         defer { proxy.stop() }
@@ -59,7 +49,7 @@ struct ProxyConnectionTests {
         defer { proxy.stop() }
         let options = WebSocketOptions(
             proxy: HTTPProxy(host: "127.0.0.1", port: proxy.port, user: "bob", password: "wrong-secret"))
-        let error = try #require(await failure("ws://127.0.0.1:9/websocket", options))
+        let error = try #require(await connectError("ws://127.0.0.1:9/websocket", options: options))
         #expect(error.kind == .proxyRefused)
         #expect(error.status == status)
         #expect(error.isRetriable == (status != 407))
@@ -80,7 +70,7 @@ struct ProxyConnectionTests {
         let timeout = Duration.seconds(2) * TestEnvironment.patience
         let options = WebSocketOptions(connectTimeout: timeout, proxy: HTTPProxy(host: "127.0.0.1", port: proxy.port))
         let started = ContinuousClock.now
-        let error = try #require(await failure("ws://127.0.0.1:9/websocket", options))
+        let error = try #require(await connectError("ws://127.0.0.1:9/websocket", options: options))
         let elapsed = ContinuousClock.now - started
         #expect(elapsed < timeout + .seconds(2), "took \(elapsed)")
         if mode == "silent" {
