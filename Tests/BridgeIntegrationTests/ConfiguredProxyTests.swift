@@ -34,11 +34,7 @@ import Testing
         defer { unchosen.stop() }
         let emulator = try Emulator()
         defer { emulator.stop() }
-        var environment: [String: String] = [:]
-        for name in ["http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"] {
-            environment[name] = "http://127.0.0.1:\(unchosen.port)"
-        }
-        for name in ["no_proxy", "NO_PROXY"] { environment[name] = "127.0.0.1,localhost" }
+        let environment = proxyEnvironment("http://127.0.0.1:\(unchosen.port)", noProxy: "127.0.0.1,localhost")
         let bridge = try BridgeProcess.run(
             config: config(
                 directus: emulator.url, proxy: "http://bridge:pr0xy-pw@127.0.0.1:\(proxy.port)",
