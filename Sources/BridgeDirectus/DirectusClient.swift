@@ -85,7 +85,9 @@ public final class DirectusClient: Sendable {
             throw DirectusError(
                 kind: .rejected, status: response.status, code: code, message: message, operation: operation)
         }
-        if response.body.isEmpty { return DirectusAnswer(body: Array("null".utf8), root: JSONRange(start: 0, end: 4, kind: .null), bytes: 0) }
+        if response.body.isEmpty {
+            return DirectusAnswer(body: Array("null".utf8), root: JSONRange(start: 0, end: 4, kind: .null), bytes: 0)
+        }
         guard let root = try? JSONScanner.validate(response.body) else {
             throw DirectusError(
                 kind: .invalidResponse, status: response.status,

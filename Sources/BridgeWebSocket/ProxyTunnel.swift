@@ -64,7 +64,9 @@ struct ProxyTunnel {
             }
             if line.last == UInt8(ascii: "\r") { line.removeLast() }
             lines += 1
-            if lines > Self.maxLines { return finish(.invalid("the answer's head has more than \(Self.maxLines) lines")) }
+            if lines > Self.maxLines {
+                return finish(.invalid("the answer's head has more than \(Self.maxLines) lines"))
+            }
             if let step = endOfLine(followedBy: bytes.distance(from: index, to: bytes.endIndex)) { return step }
         }
         return .needMore
@@ -90,7 +92,8 @@ struct ProxyTunnel {
                 return nil
             case 200..<300:
                 guard remaining == 0 else {
-                    return finish(.invalid("the proxy sent \(remaining) bytes after its answer, before the origin spoke"))
+                    let why = "the proxy sent \(remaining) bytes after its answer, before the origin spoke"
+                    return finish(.invalid(why))
                 }
                 return finish(.established)
             default:

@@ -13,8 +13,8 @@ extension WebSocketConnection {
     ///
     /// All blocking work runs on `BlockingExecutor.shared`. `options.connectTimeout` bounds connect, TLS and
     /// upgrade together; cancelling the task ends the attempt within 250 ms. Throws `WebSocketError`
-    /// (`.addressResolution`, `.connectFailed`, `.proxyRefused`, `.timeout`, `.tls`, `.handshakeRejected`, `.invalidHandshake`,
-    /// `.invalidRequest`) or `CancellationError`.
+    /// (`.addressResolution`, `.connectFailed`, `.proxyRefused`, `.timeout`, `.tls`, `.handshakeRejected`,
+    /// `.invalidHandshake`, `.invalidRequest`) or `CancellationError`.
     public static func connect(
         to url: WebSocketURL,
         options: WebSocketOptions = WebSocketOptions(),
@@ -48,7 +48,8 @@ extension WebSocketConnection {
             throw WebSocketError(.addressResolution, "cannot resolve \(peer.name)", underlying: error)
         }
         let deadline = ContinuousClock.now + options.connectTimeout
-        let socket = try connectFirst(addresses, peer: peer, deadline: deadline, logger: logger, isCancelled: isCancelled)
+        let socket = try connectFirst(
+            addresses, peer: peer, deadline: deadline, logger: logger, isCancelled: isCancelled)
         do {
             try socket.setNoDelay()
             if let idle = options.tcpKeepAlive {
