@@ -40,23 +40,36 @@ public struct ActivityRow: Sendable, Equatable {
         self.delta = delta
     }
 
-    /// Reads a row of a `GET /activity` answer (`fields=id,action,collection,item,timestamp,user,revisions.delta`);
-    /// nil without an integer `id`.
-    public init?(_ json: JSONValue) {
-        guard let id = json["id"]?.int64Value else { return nil }
+    /// Reads a row of a `GET /activity` answer in place: `row` is one element of the answer's `data` in `buffer`,
+    /// its members found in one pass (`fields=id,action,collection,item,timestamp,user,revisions.delta`); only the
+    /// revision's `delta` becomes a tree (it is projected by field). Nil without an integer `id`.
+    public init?(scanning row: JSONRange, in buffer: UnsafeRawBufferPointer) {
+        guard let members = row.members(Self.memberNames, in: buffer), let id = members[0]?.int64Value(in: buffer)
+        else { return nil }
         self.id = id
-        action = json["action"]?.stringValue ?? ""
-        collection = json["collection"]?.stringValue
-        item = json["item"]?.keyString
-        timestamp = json["timestamp"]?.stringValue.flatMap { Timestamp(rfc3339: $0) }
+        action = members[1]?.stringValue(in: buffer) ?? ""
+        collection = members[2]?.stringValue(in: buffer)
+        item = members[3]?.keyString(in: buffer)
+        timestamp = members[4]?.stringValue(in: buffer).flatMap { Timestamp(rfc3339: $0) }
         // `user` is a many-to-one: the UUID, or an object when a nested field was asked for.
-        user = json["user"]?.stringValue ?? json["user"]?["id"]?.stringValue
-        if let revisions = json["revisions"]?.arrayValue, let first = revisions.first,
-            let delta = first["delta"], !delta.isNull
-        {
-            self.delta = delta
-        } else {
-            delta = nil
+        user = members[5].flatMap { $0.stringValue(in: buffer) ?? $0.member("id", in: buffer)?.stringValue(in: buffer) }
+        delta = members[6]?.elements(in: buffer)?.first?.member("delta", in: buffer).flatMap { range in
+            range.kind == .null ? nil : try? JSONValue.parse(Self.slice(range, of: buffer))
+        }
+    }
+
+    /// The members `init?(scanning:in:)` reads, in the order it reads them.
+    private static let memberNames = ["id", "action", "collection", "item", "timestamp", "user", "revisions"]
+
+    private static func slice(_ range: JSONRange, of buffer: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(rebasing: buffer[range.start..<range.end])
+    }
+
+    /// The rows of a `GET /activity` answer, read in place (no tree of the page).
+    public static func rows(of answer: DirectusAnswer) -> [ActivityRow] {
+        answer.body.withUnsafeBytes { buffer in
+            guard let data = answer.root.member("data", in: buffer)?.elements(in: buffer) else { return [] }
+            return data.compactMap { ActivityRow(scanning: $0, in: buffer) }
         }
     }
 

@@ -81,8 +81,9 @@ extension DirectusActivitySource {
                     continue
                 }
             }
-            if position == nil, let total = answer.json["meta"]?["filter_count"]?.intValue { page.total = total }
-            let items = answer.json["data"]?.arrayValue ?? []
+            let json = answer.json
+            if position == nil, let total = json["meta"]?["filter_count"]?.intValue { page.total = total }
+            let items = json["data"]?.arrayValue ?? []
             page.entries += items.map(ItemsPage.Entry.item)
             guard items.count == count, let last = items.last?[query.primaryKey] else { break }
             position = last

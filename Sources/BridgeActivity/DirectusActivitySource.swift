@@ -122,7 +122,7 @@ public final class DirectusActivitySource: ActivitySource {
         } catch where error.kind == .tooLarge {
             let answer = try await api.get(
                 "/activity", query: parameters + [("fields", Self.rowFields)], maxResponseBytes: limits.normal)
-            let rows = Self.rows(answer.json)
+            let rows = ActivityRow.rows(of: answer)
             report(
                 .omitted(
                     OmittedForSize(
@@ -143,7 +143,7 @@ public final class DirectusActivitySource: ActivitySource {
                     maxResponseBytes: maxResponseBytes
                 )
                 sizer.record(Self.activityKind, bytes: answer.bytes, keys: keys)
-                return Self.rows(answer.json)
+                return ActivityRow.rows(of: answer)
             } catch where error.isForbidden {
                 // The activity itself may be forbidden too: the plain read below tells.
                 _ = try await api.get("/activity", query: [("limit", "1"), ("fields", "id")])
@@ -154,11 +154,7 @@ public final class DirectusActivitySource: ActivitySource {
         let answer = try await api.get(
             "/activity", query: query + [("fields", Self.rowFields)], maxResponseBytes: maxResponseBytes)
         sizer.record(Self.activityKind, bytes: answer.bytes, keys: keys)
-        return Self.rows(answer.json)
-    }
-
-    private static func rows(_ answer: JSONValue) -> [ActivityRow] {
-        (answer["data"]?.arrayValue ?? []).compactMap(ActivityRow.init)
+        return ActivityRow.rows(of: answer)
     }
 
     /// Whether revisions are readable (the revision snapshot reads need them).

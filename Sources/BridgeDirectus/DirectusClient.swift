@@ -31,7 +31,7 @@ public final class DirectusClient: Sendable {
         try await exchange(method, path, query: query, body: body, token: token).json
     }
 
-    /// Sends a request and returns the parsed JSON body with the body's size. An answer longer than
+    /// Sends a request and returns the answer, validated in place (its tree only when asked for). An answer longer than
     /// `maxResponseBytes` (nil: the transport's limit), or refused by `AnswerMeterCheck` as it arrived (too many
     /// values, too deep, more items than the query's `limit`), throws `DirectusError.Kind.tooLarge`.
     public func exchange(
@@ -64,19 +64,20 @@ public final class DirectusClient: Sendable {
         } catch {
             throw DirectusError(kind: .transport, message: "\(error)", operation: operation)
         }
-        return DirectusAnswer(json: try Self.decode(response, operation: operation), bytes: response.body.count)
+        return try Self.decode(response, operation: operation)
     }
 
-    /// Turns a response into JSON or a `DirectusError`.
-    package static func decode(_ response: HTTPResponse, operation: String) throws(DirectusError) -> JSONValue {
+    /// Turns a response into a validated answer or a `DirectusError`. A 2xx body is checked by the scanner, never
+    /// built into a tree here: a page's rows are read in place (`DirectusAnswer.data`).
+    package static func decode(_ response: HTTPResponse, operation: String) throws(DirectusError) -> DirectusAnswer {
         if response.bodyTruncated {
             // Only the first bytes were kept: never parsed, and never mistaken for a broken answer worth retrying.
             throw DirectusError(
                 kind: .tooLarge, status: response.status,
                 message: "the answer is longer than \(response.body.count) bytes", operation: operation)
         }
-        let parsed: JSONValue? = response.body.isEmpty ? .null : (try? JSONValue.parse(response.body))
         guard response.isSuccess else {
+            let parsed = try? JSONValue.parse(response.body)  // an error envelope, within the meter's bounds
             // §8.1: {"errors":[{"message":"…","extensions":{"code":"…"}}]}
             let first = parsed?["errors"]?[0]
             let code = first?["extensions"]?["code"]?.stringValue
@@ -84,12 +85,15 @@ public final class DirectusClient: Sendable {
             throw DirectusError(
                 kind: .rejected, status: response.status, code: code, message: message, operation: operation)
         }
-        guard let parsed else {
+        if response.body.isEmpty {
+            return DirectusAnswer(body: Array("null".utf8), root: JSONRange(start: 0, end: 4, kind: .null), bytes: 0)
+        }
+        guard let root = try? JSONScanner.validate(response.body) else {
             throw DirectusError(
                 kind: .invalidResponse, status: response.status,
                 message: "the answer is not JSON: \(Self.snippet(response.body))", operation: operation)
         }
-        return parsed
+        return DirectusAnswer(body: response.body, root: root, bytes: response.body.count)
     }
 
     /// The first 200 bytes of `body` as text (not the first 200 characters: one character may be megabytes long).
@@ -122,12 +126,23 @@ public final class DirectusClient: Sendable {
     }
 }
 
-/// A parsed answer and the size of its body (for callers that size their requests by what answers weigh).
+/// A validated answer, read in place: its body, where its JSON value sits, and its size (for callers that size their
+/// requests by what answers weigh). Pages are read through `data` without a tree; `json` builds one on demand.
 public struct DirectusAnswer: Sendable {
-    /// The body as JSON.
-    public var json: JSONValue
-    /// The body's length in bytes.
+    /// The body (`null` for an empty one).
+    public var body: [UInt8]
+    /// The body's JSON value, validated.
+    public var root: JSONRange
+    /// The body's length in bytes (0 for an empty one).
     public var bytes: Int
+
+    /// The body as a tree, built at each call: for small answers (schema, permissions, tokens), not for pages.
+    public var json: JSONValue { (try? JSONValue.parse(root, in: body)) ?? .null }
+
+    /// The elements of the answer's `data` array, as ranges of `body` (empty when `data` is absent or no array).
+    public var data: [JSONRange] {
+        body.withUnsafeBytes { buffer in root.member("data", in: buffer)?.elements(in: buffer) ?? [] }
+    }
 }
 
 /// The tokens of a login or refresh (`expires` is milliseconds, §13.19).

@@ -1,3 +1,4 @@
+import BridgeSystem
 import CCurl
 
 // MARK: - Options for one request: TLS trust, method and body
@@ -20,6 +21,24 @@ extension CurlEasyHandle {
             // store is still trusted in addition to the extra CA file.
             setter.set(CURLOPT_CAINFO, string: caFile)
             if let systemPath = CurlGlobal.defaultCAPath { setter.set(CURLOPT_CAPATH, string: systemPath) }
+        }
+    }
+
+    /// The proxy: `options.proxy` with a tunnel (`CONNECT`) for every request, http as https, as the WebSocket client
+    /// opens one; or none at all. Never one from `http_proxy`, `HTTPS_PROXY`, `ALL_PROXY` or `NO_PROXY`: a proxy the
+    /// operator never chose would see the token and every webhook body (docs/configuration.md "Proxies").
+    func setProxy(_ proxy: HTTPProxy?, _ setter: inout OptionSetter) {
+        guard let proxy else {
+            setter.set(CURLOPT_PROXY, string: "")  // an empty string is libcurl's way to ignore the environment
+            return
+        }
+        setter.set(CURLOPT_PROXY, string: proxy.description)
+        setter.set(CURLOPT_PROXYTYPE, Int(CURLPROXY_HTTP.rawValue))
+        setter.set(CURLOPT_HTTPPROXYTUNNEL, 1)
+        setter.set(CURLOPT_NOPROXY, string: "")  // "" applies the proxy to every host, whatever NO_PROXY says
+        if let user = proxy.user {  // Basic, libcurl's default proxy authentication
+            setter.set(CURLOPT_PROXYUSERNAME, string: user)
+            setter.set(CURLOPT_PROXYPASSWORD, string: proxy.password ?? "")
         }
     }
 
@@ -47,6 +66,7 @@ struct RequestShape: Equatable {
     var caFile: String?
     var insecureSkipVerify: Bool
     var userAgent: String
+    var proxy: HTTPProxy?
     var cancellable: Bool
     var pipeWait: Bool
 
@@ -58,6 +78,7 @@ struct RequestShape: Equatable {
         caFile = options.caFile
         insecureSkipVerify = options.insecureSkipVerify
         userAgent = options.userAgent
+        proxy = options.proxy
         self.cancellable = cancellable
         self.pipeWait = pipeWait
     }

@@ -27,6 +27,8 @@ final class CurlEasyHandle {
     var transferID: UInt64 = 0
     /// The request URL, for error messages.
     private(set) var url = ""
+    /// The proxy of the current transfer, for error messages.
+    private var proxy: HTTPProxy?
     private var responseHeaders: [(name: String, value: String)] = []
     private var body: [UInt8] = []
     private var bodyLimit = 0
@@ -82,6 +84,7 @@ final class CurlEasyHandle {
         waitForMultiplexing: Bool = false
     ) throws(HTTPClientError) {
         url = request.url
+        proxy = options.proxy
         // A line break in a header would end it and start one the value chose (a token a server issued, a value
         // nothing refused before): such a request is never sent. Names are shown, values never (they are secrets).
         if let broken = request.headers.first(where: { OneLine.isBroken($0.name) || OneLine.isBroken($0.value) }) {
@@ -137,10 +140,7 @@ final class CurlEasyHandle {
         if shape.pipeWait && shape.url.lowercased().hasPrefix("https:") {
             setter.set(CURLOPT_PIPEWAIT, 1)
         }
-        // No proxy, whatever http_proxy, HTTPS_PROXY or ALL_PROXY say: the WebSocket client uses none either, and a
-        // proxy the operator never chose would see the token and every webhook body (docs/configuration.md
-        // "Proxies"). An empty string is libcurl's way to ignore the environment.
-        setter.set(CURLOPT_PROXY, string: "")
+        setProxy(shape.proxy, &setter)
         setter.set(CURLOPT_TCP_NODELAY, 1)
         setter.set(CURLOPT_TCP_KEEPALIVE, 1)
         setter.set(CURLOPT_CONNECTTIMEOUT_MS, options.connectTimeout.curlMilliseconds)
@@ -260,7 +260,8 @@ final class CurlEasyHandle {
     func makeError(code: CURLcode) -> HTTPClientError {
         let detail = String(cString: errorBuffer)
         let generic = curl_easy_strerror(code).map { String(cString: $0) } ?? "curl error"
-        let message = detail.isEmpty ? generic : detail
+        var message = detail.isEmpty ? generic : detail
+        if let proxy { message += " (through proxy \(proxy))" }  // curl's text may name the proxy's address only
         return HTTPClientError(kind: HTTPClientError.Kind(code), curlCode: Int(code.rawValue), message: message, url: url)
     }
 

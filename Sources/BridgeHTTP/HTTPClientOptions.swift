@@ -1,3 +1,5 @@
+public import BridgeSystem
+
 /// Settings shared by every request of one client: timeouts, TLS trust, limits.
 public struct HTTPClientOptions: Sendable {
     /// What to do when a response body is longer than `maxResponseBytes`.
@@ -28,6 +30,9 @@ public struct HTTPClientOptions: Sendable {
     public var keptResponseHeaders: [String]? {
         didSet { keptHeaderNames = Self.lowercasedBytes(keptResponseHeaders) }
     }
+    /// The HTTP proxy every request tunnels through (`CONNECT`, for http as for https); nil connects directly. No
+    /// proxy comes from the environment. Default: nil.
+    public var proxy: HTTPProxy?
     /// `keptResponseHeaders` as lower-case bytes, made once here rather than for every request.
     private(set) var keptHeaderNames: [[UInt8]]?
 
@@ -40,7 +45,8 @@ public struct HTTPClientOptions: Sendable {
         userAgent: String = "directus-bridge",
         maxResponseBytes: Int = 16 << 20,
         oversizedBody: OversizedBody = .truncate,
-        keptResponseHeaders: [String]? = nil
+        keptResponseHeaders: [String]? = nil,
+        proxy: HTTPProxy? = nil
     ) {
         self.connectTimeout = connectTimeout
         self.requestTimeout = requestTimeout
@@ -51,6 +57,7 @@ public struct HTTPClientOptions: Sendable {
         self.oversizedBody = oversizedBody
         self.keptResponseHeaders = keptResponseHeaders
         self.keptHeaderNames = Self.lowercasedBytes(keptResponseHeaders)
+        self.proxy = proxy
     }
 
     private static func lowercasedBytes(_ names: [String]?) -> [[UInt8]]? {

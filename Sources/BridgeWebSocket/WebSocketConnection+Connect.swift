@@ -8,12 +8,13 @@ import Synchronization
 
 extension WebSocketConnection {
     /// Opens a connection: resolves the host, tries each address (IPv6 and IPv4, in resolver order) until one
-    /// accepts, sets TCP_NODELAY (and keep-alive), runs TLS for `wss://`, and performs the HTTP upgrade.
+    /// accepts, sets TCP_NODELAY (and keep-alive), opens a tunnel through `options.proxy` when there is one, runs TLS
+    /// for `wss://`, and performs the HTTP upgrade.
     ///
     /// All blocking work runs on `BlockingExecutor.shared`. `options.connectTimeout` bounds connect, TLS and
     /// upgrade together; cancelling the task ends the attempt within 250 ms. Throws `WebSocketError`
-    /// (`.addressResolution`, `.connectFailed`, `.timeout`, `.tls`, `.handshakeRejected`, `.invalidHandshake`,
-    /// `.invalidRequest`) or `CancellationError`.
+    /// (`.addressResolution`, `.connectFailed`, `.proxyRefused`, `.timeout`, `.tls`, `.handshakeRejected`,
+    /// `.invalidHandshake`, `.invalidRequest`) or `CancellationError`.
     public static func connect(
         to url: WebSocketURL,
         options: WebSocketOptions = WebSocketOptions(),
@@ -37,14 +38,18 @@ extension WebSocketConnection {
         isCancelled: () -> Bool = { false }
     ) throws -> WebSocketConnection {
         let request = try HandshakeRequest(url: url, headers: options.headers)
+        // With a proxy the TCP connection is to the proxy, and the tunnel it opens reaches the origin.
+        let peer = options.proxy.map { Peer(host: $0.host, port: $0.port, name: "proxy \($0)") }
+            ?? Peer(host: url.host, port: url.port, name: url.hostHeader)
         let addresses: [SocketAddress]
         do {
-            addresses = try AddressResolver.resolve(host: url.host, port: url.port)
+            addresses = try AddressResolver.resolve(host: peer.host, port: peer.port)
         } catch {
-            throw WebSocketError(.addressResolution, "cannot resolve \(url.host)", underlying: error)
+            throw WebSocketError(.addressResolution, "cannot resolve \(peer.name)", underlying: error)
         }
         let deadline = ContinuousClock.now + options.connectTimeout
-        let socket = try connectFirst(addresses, url: url, deadline: deadline, logger: logger, isCancelled: isCancelled)
+        let socket = try connectFirst(
+            addresses, peer: peer, deadline: deadline, logger: logger, isCancelled: isCancelled)
         do {
             try socket.setNoDelay()
             if let idle = options.tcpKeepAlive {
@@ -53,6 +58,9 @@ extension WebSocketConnection {
             }
         } catch {
             throw WebSocketError(.io, "cannot configure the socket to \(socket.remoteAddress)", underlying: error)
+        }
+        if let proxy = options.proxy {
+            try openTunnel(PlainStream(socket: socket), through: proxy, to: url, deadline: deadline, isCancelled: isCancelled)
         }
         let stream: any ByteStream
         if url.isSecure {
@@ -88,10 +96,17 @@ extension WebSocketConnection {
         return WebSocketConnection(url: url, options: options, stream: stream, leftover: leftover, logger: logger)
     }
 
+    /// Where the TCP connection goes: the origin, or the proxy (`name` as messages show it).
+    private struct Peer {
+        var host: String
+        var port: Int
+        var name: String
+    }
+
     /// Connects to the first address that accepts before `deadline`.
     private static func connectFirst(
         _ addresses: [SocketAddress],
-        url: WebSocketURL,
+        peer: Peer,
         deadline: ContinuousClock.Instant,
         logger: Logger,
         isCancelled: () -> Bool
@@ -109,13 +124,13 @@ extension WebSocketConnection {
                     metadata: [LogKey.webSocketAddress: "\(address)", LogKey.error: "\(error)"]
                 )
                 // The address only when it says more than the URL's host does (a name resolved to several).
-                failures.append("\(address)" == url.hostHeader ? "\(error)" : "\(address): \(error)")
+                failures.append("\(address)" == peer.name ? "\(error)" : "\(address): \(error)")
                 lastError = error
             }
         }
         let summary = failures.isEmpty ? "no time left" : failures.joined(separator: "; ")
         let kind: WebSocketError.Kind = ContinuousClock.now >= deadline ? .timeout : .connectFailed
-        throw WebSocketError(kind, "cannot connect to \(url.hostHeader): \(summary)", underlying: lastError)
+        throw WebSocketError(kind, "cannot connect to \(peer.name): \(summary)", underlying: lastError)
     }
 
     /// Writes the upgrade request and reads the answer; returns bytes that followed the response head.
@@ -133,22 +148,16 @@ extension WebSocketConnection {
         }
         var received: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 4096)
-        // Reads more into `received`, in steps of at most 250 ms to notice cancellation; false at end of stream.
+        // Reads more into `received`; false at end of stream.
         func readMore(until limit: ContinuousClock.Instant) throws -> Bool {
-            while true {
-                if isCancelled() { throw CancellationError() }
-                let step = min(limit, ContinuousClock.now + .milliseconds(250))
-                let result = try chunk.withUnsafeMutableBytes { try stream.read(into: $0, deadline: step) }
-                switch result {
-                case .read(let count):
-                    received += chunk[..<count]
-                    return true
-                case .timedOut:
-                    if ContinuousClock.now < limit { continue }
-                    throw WebSocketError(.timeout, "no answer to the upgrade request from \(url.hostHeader) in time")
-                case .endOfStream:
-                    return false
-                }
+            switch try readStep(stream, into: &chunk, until: limit, isCancelled: isCancelled) {
+            case .read(let count):
+                received += chunk[..<count]
+                return true
+            case .timedOut:
+                throw WebSocketError(.timeout, "no answer to the upgrade request from \(url.hostHeader) in time")
+            case .endOfStream:
+                return false
             }
         }
         do {

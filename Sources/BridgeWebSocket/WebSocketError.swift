@@ -21,6 +21,9 @@ public struct WebSocketError: Error, Sendable, CustomStringConvertible {
         case connectFailed
         /// TLS failed; `tlsError` has the reason. Certificate problems are not retriable (`isCertificateProblem`).
         case tls
+        /// The configured proxy answered `CONNECT` with a status other than 2xx; see `status`. Retriable, except 407
+        /// (the proxy's credentials are wrong or missing).
+        case proxyRefused
         /// The server answered the upgrade with a status other than 101; see `status` and `body`.
         case handshakeRejected
         /// The server answered 101 but broke the handshake rules (wrong `Sec-WebSocket-Accept`, missing headers,
@@ -94,6 +97,7 @@ public struct WebSocketError: Error, Sendable, CustomStringConvertible {
         case .invalidURL, .invalidRequest: false
         case .tls: tlsError?.isRetriable ?? true
         case .handshakeRejected: ![400, 401, 403, 426].contains(status ?? 0)
+        case .proxyRefused: status != 407
         case .addressResolution, .connectFailed, .invalidHandshake, .closed, .protocolViolation, .messageTooBig,
             .timeout, .io:
             true

@@ -1,3 +1,4 @@
+public import BridgeSystem
 public import BridgeTLS
 
 /// How a `WebSocketConnection` connects and behaves. Every field has a default.
@@ -22,6 +23,9 @@ public struct WebSocketOptions: Sendable {
     /// probes a third of it apart). `nil` leaves keep-alive off; the application heartbeat is the primary
     /// dead-peer check. Default: 30 s.
     public var tcpKeepAlive: Duration?
+    /// The HTTP proxy the connection tunnels through (`CONNECT`); nil connects directly. No proxy comes from the
+    /// environment. Default: nil.
+    public var proxy: HTTPProxy?
 
     /// Creates options; every parameter has the default documented on its property.
     public init(
@@ -32,7 +36,8 @@ public struct WebSocketOptions: Sendable {
         headers: [(String, String)] = [],
         maxMessageSize: Int = 16 << 20,
         readBufferSize: Int = 64 << 10,
-        tcpKeepAlive: Duration? = .seconds(30)
+        tcpKeepAlive: Duration? = .seconds(30),
+        proxy: HTTPProxy? = nil
     ) {
         self.connectTimeout = connectTimeout
         self.writeTimeout = writeTimeout
@@ -42,5 +47,6 @@ public struct WebSocketOptions: Sendable {
         self.maxMessageSize = maxMessageSize
         self.readBufferSize = readBufferSize
         self.tcpKeepAlive = tcpKeepAlive
+        self.proxy = proxy
     }
 }

@@ -50,6 +50,22 @@ import Testing
         #expect(TransportPolicy.risks(tls).isEmpty)
     }
 
+    @Test func proxyCredentialsToARemoteProxyWarn() throws {
+        let ndjson = "  - type: ndjson"
+        let remote = try config(
+            directus: "url: https://d.example.com\n  proxy: http://ops:pw@proxy.example.com:3128\n  auth:\n    token: t",
+            sinks: ndjson)
+        let risks = TransportPolicy.risks(remote)
+        #expect(risks.map(\.field) == ["directus.proxy"])
+        #expect(risks.first?.message == "proxy credentials are sent unencrypted (http://) to a non-loopback proxy")
+        #expect(risks.first?.metadata["directus.url"]?.logValue.text == "http://proxy.example.com:3128")
+        for quiet in ["http://proxy.example.com:3128", "http://ops:pw@127.0.0.1:3128"] {
+            let config = try config(
+                directus: "url: https://d.example.com\n  proxy: \(quiet)\n  auth:\n    token: t", sinks: ndjson)
+            #expect(TransportPolicy.risks(config).isEmpty, "\(quiet)")
+        }
+    }
+
     @Test(arguments: ["false", "0", "FALSE"])
     func kafkaVerificationSwitchedOffWarns(value: String) throws {
         let properties = """

@@ -15,12 +15,7 @@ import Testing
         defer { emulator.stop() }
         let receiver = try WebhookReceiver()
         defer { receiver.stop() }
-        let address = "http://127.0.0.1:\(proxy.port)"
-        var environment: [String: String] = [:]
-        for name in ["http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"] {
-            environment[name] = address
-        }
-        for name in ["no_proxy", "NO_PROXY"] { environment[name] = "" }
+        let environment = proxyEnvironment("http://127.0.0.1:\(proxy.port)", noProxy: "")
         let config = """
             directus:
               url: \(emulator.url)
@@ -47,4 +42,14 @@ import Testing
         bridge.send(SIGTERM)
         #expect(bridge.waitForExit() == 0)
     }
+}
+
+/// Every proxy variable libcurl reads, in both cases, set to `address`; `NO_PROXY` and `no_proxy` to `noProxy`.
+func proxyEnvironment(_ address: String, noProxy: String) -> [String: String] {
+    var environment: [String: String] = [:]
+    for name in ["http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"] {
+        environment[name] = address
+    }
+    for name in ["no_proxy", "NO_PROXY"] { environment[name] = noProxy }
+    return environment
 }

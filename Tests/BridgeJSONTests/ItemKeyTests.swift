@@ -98,3 +98,34 @@ import Testing
         #expect(tree == ["id": 9, "tags": ["x"]])
     }
 }
+
+/// `JSONRange.members`: several members of one object in a single pass, as activity rows are read in place.
+@Suite struct JSONMembersTests {
+    private func members(_ text: String, _ names: [String]) -> [String?]? {
+        let bytes = Array(text.utf8)
+        guard let root = try? JSONScanner.validate(bytes) else { return nil }
+        return bytes.withUnsafeBytes { buffer in
+            root.members(names, in: buffer)?.map { $0?.rawText(in: buffer) }
+        }
+    }
+
+    @Test func findsEachNameOnceInOnePass() {
+        let text = #"{"b":[1,{"a":2}], "a" : "x", "\u0063":3, "a":"second", "d":null}"#
+        #expect(members(text, ["a", "c", "b", "z", "d"]) == [#""x""#, "3", #"[1,{"a":2}]"#, nil, "null"])
+        #expect(members("{}", ["a"]) == [nil])
+        #expect(members("[1]", ["a"]) == nil)
+        #expect(members(#""a""#, ["a"]) == nil)
+    }
+
+    @Test func int64ValuesAreIntegersThatFit() {
+        let cases: [(String, Int64?)] = [
+            ("42", 42), ("-7", -7), ("9223372036854775807", .max), ("9223372036854775808", nil), ("1.0", nil),
+            ("1e3", nil), (#""5""#, nil), ("null", nil),
+        ]
+        for (text, expected) in cases {
+            let bytes = Array(text.utf8)
+            let range = try? JSONScanner.validate(bytes)
+            #expect(bytes.withUnsafeBytes { range?.int64Value(in: $0) } == expected, "\(text)")
+        }
+    }
+}

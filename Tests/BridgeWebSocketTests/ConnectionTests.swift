@@ -7,16 +7,6 @@ import Testing
 
 /// Opening connections: rejected and broken upgrades, unreachable servers, timeouts, cancellation.
 @Suite struct ConnectionTests {
-    private func connectError(_ url: String, options: WebSocketOptions = WebSocketOptions()) async -> WebSocketError? {
-        do {
-            let connection = try await connect(url, options: options)
-            connection.abort()
-            return nil
-        } catch {
-            return error as? WebSocketError
-        }
-    }
-
     @Test func aRejectedUpgradeCarriesStatusAndBody() async throws {
         let server = try Peers.raw()
         let unauthorized = try #require(

@@ -35,6 +35,17 @@ func connect(_ url: String, options: WebSocketOptions = WebSocketOptions()) asyn
     try await WebSocketConnection.connect(to: WebSocketURL(url), options: options, logger: .silent)
 }
 
+/// The error a connection attempt ends with; nil when it connects (the connection is then aborted).
+func connectError(_ url: String, options: WebSocketOptions = WebSocketOptions()) async -> WebSocketError? {
+    do {
+        let connection = try await connect(url, options: options)
+        connection.abort()
+        return nil
+    } catch {
+        return error as? WebSocketError
+    }
+}
+
 /// A fresh tag for the peer's `RESULT` lines.
 func makeID() -> String { String(UUID().uuidString.prefix(8)) }
 

@@ -16,6 +16,7 @@ extension ConfigDecoder {
         let requestTimeout = duration(map, "request_timeout", default: DirectusConfig.defaultRequestTimeout)
         let heartbeat = duration(map, "heartbeat", default: DirectusConfig.defaultHeartbeat, atLeast: .milliseconds(100))
         let reconnect = decodeReconnect(section(map, "reconnect", keys: ConfigKeys.reconnect))
+        let proxy = decodeProxy(map)
         guard let url else { return nil }
         return DirectusConfig(
             url: url,
@@ -25,8 +26,20 @@ extension ConfigDecoder {
             connectTimeout: connectTimeout,
             requestTimeout: requestTimeout,
             heartbeat: heartbeat,
-            reconnect: reconnect
+            reconnect: reconnect,
+            proxy: proxy
         )
+    }
+
+    /// `directus.proxy`: `http://[user:password@]host:port`, or nil (none, whatever the environment says).
+    private mutating func decodeProxy(_ map: MappingView) -> HTTPProxy? {
+        guard let text = string(map, "proxy"), let node = map["proxy"] else { return nil }
+        do {
+            return try HTTPProxy(parsing: text)
+        } catch {
+            report("directus.proxy: \(error.message)", at: node.mark)
+            return nil
+        }
     }
 
     /// Parses an http(s) URL, reporting at `mark` why it is not one. The message names the URL as URLs are shown

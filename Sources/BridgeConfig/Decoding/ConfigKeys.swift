@@ -3,6 +3,7 @@ enum ConfigKeys {
     static let root = ["directus", "subscriptions", "delivery", "sinks", "http", "log", "state", "shutdown_timeout"]
     static let directus = [
         "url", "websocket_path", "auth", "tls", "connect_timeout", "request_timeout", "heartbeat", "reconnect",
+        "proxy",
     ]
     static let auth = ["token", "token_file", "email", "password", "password_file", "otp", "mode"]
     static let tls = ["ca_file", "insecure_skip_verify"]

@@ -72,6 +72,10 @@ extension BridgeConfig: CustomStringConvertible {
         lines.append("    initial_delay: \(format(directus.reconnect.initialDelay))")
         lines.append("    max_delay: \(format(directus.reconnect.maxDelay))")
         lines.append("    reset_after: \(format(directus.reconnect.resetAfter))")
+        if let proxy = directus.proxy {
+            let note = proxy.user == nil ? "" : "  # with a user and password, not shown"
+            lines.append("  proxy: \(quoted(proxy.description))\(note)")
+        }
         return lines
     }
 

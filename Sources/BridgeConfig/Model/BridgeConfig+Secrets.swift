@@ -1,5 +1,8 @@
+import BridgeSystem
+
 extension BridgeConfig {
-    /// Every secret the configuration holds, for the log redactor: the token, password and OTP, and each sink's
+    /// Every secret the configuration holds, for the log redactor: the token, password and OTP, the proxy's
+    /// password, and each sink's
     /// (`SinkSettings.secrets`: webhook signing secrets, credential-like header values, broker passwords). No
     /// duplicates, in file order.
     public var allSecrets: [String] {
@@ -15,6 +18,7 @@ extension BridgeConfig {
             add(otp)
         case .none: break
         }
+        add(directusSection?.proxy?.password)
         for sink in sinks {
             for secret in sink.settings.secrets { add(secret) }
         }

@@ -1,3 +1,5 @@
+public import BridgeSystem
+
 /// Where Directus is and how the bridge connects to it (`directus`).
 public struct DirectusConfig: Sendable, Equatable {
     /// The Directus base URL (`directus.url`), http or https, optionally with a path prefix for a reverse proxy
@@ -19,6 +21,9 @@ public struct DirectusConfig: Sendable, Equatable {
     public var heartbeat: Duration
     /// Backoff between connection attempts (`directus.reconnect`).
     public var reconnect: ReconnectConfig
+    /// The HTTP proxy that REST requests and the socket both tunnel through (`directus.proxy`); nil connects
+    /// directly, whatever `http_proxy` and the like say. Default: nil.
+    public var proxy: HTTPProxy?
 
     /// The default of `websocketPath`.
     public static let defaultWebsocketPath = "/websocket"
@@ -38,7 +43,8 @@ public struct DirectusConfig: Sendable, Equatable {
         connectTimeout: Duration = DirectusConfig.defaultConnectTimeout,
         requestTimeout: Duration = DirectusConfig.defaultRequestTimeout,
         heartbeat: Duration = DirectusConfig.defaultHeartbeat,
-        reconnect: ReconnectConfig = ReconnectConfig()
+        reconnect: ReconnectConfig = ReconnectConfig(),
+        proxy: HTTPProxy? = nil
     ) {
         self.url = url
         self.websocketPath = websocketPath
@@ -48,6 +54,7 @@ public struct DirectusConfig: Sendable, Equatable {
         self.requestTimeout = requestTimeout
         self.heartbeat = heartbeat
         self.reconnect = reconnect
+        self.proxy = proxy
     }
 
     /// The REST base URL without a trailing slash (`https://host/cms`); append `/auth/login` and the like.

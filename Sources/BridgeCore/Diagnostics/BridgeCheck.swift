@@ -52,7 +52,8 @@ public final class BridgeCheck: Sendable {
                 requestTimeout: directus.requestTimeout,
                 caFile: directus.tls.caFile,
                 insecureSkipVerify: directus.tls.insecureSkipVerify,
-                userAgent: userAgent
+                userAgent: userAgent,
+                proxy: directus.proxy
             ),
             logger: logger.child(label: "http")
         )

@@ -49,7 +49,7 @@ package struct RuntimeComponents: Sendable {
             options: HTTPClientOptions(
                 connectTimeout: directus.connectTimeout, requestTimeout: directus.requestTimeout,
                 caFile: directus.tls.caFile, insecureSkipVerify: directus.tls.insecureSkipVerify,
-                userAgent: "directus-bridge/\(version)"),
+                userAgent: "directus-bridge/\(version)", proxy: directus.proxy),
             logger: logger.child(label: "http"))
         let client = DirectusClient(baseURL: directus.restBaseURL, transport: http, timeout: directus.requestTimeout)
         let credentials: AuthSession.Credentials =
@@ -105,7 +105,8 @@ package struct RuntimeComponents: Sendable {
             url: directus.websocketURL, authMode: authMode,
             options: WebSocketOptions(
                 connectTimeout: directus.connectTimeout,
-                tls: TLSConfiguration(caFile: directus.tls.caFile, insecureSkipVerify: directus.tls.insecureSkipVerify)),
+                tls: TLSConfiguration(caFile: directus.tls.caFile, insecureSkipVerify: directus.tls.insecureSkipVerify),
+                proxy: directus.proxy),
             heartbeat: directus.heartbeat, initialDelay: directus.reconnect.initialDelay,
             maxDelay: directus.reconnect.maxDelay, resetAfter: directus.reconnect.resetAfter)
         let reconnects = { @Sendable (reason: String) in
