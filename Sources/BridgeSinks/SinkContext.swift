@@ -33,13 +33,9 @@ package struct SinkContext: Sendable {
     package var logger: Logger
     /// Resources the sinks of one run share (the webhook outbox file).
     package var shared: SinkResources
-    /// Shared state (`state.backend: jetstream`): a sink that keeps events locally before it delivers them (the
-    /// webhook outbox) lets the activity cursor move only once they were delivered or dead-lettered, so a failover
-    /// to another machine loses nothing that sat in this machine's outbox. Default: false.
-    package var progressAfterDelivery = false
-    /// Shared state: the bucket, handed over at the start of each term (a webhook sink files its dead letters there
-    /// instead of in `webhooks.db`). Nil with `state.backend: local`.
-    package var sharedState: SharedSinkState?
+    /// The state backend as sinks see it (`state.backend`): where dead letters go, and whether events kept on this
+    /// machine hold the cursor back. Default: `LocalSinkState`.
+    package var state: any SinkState = LocalSinkState()
 
     /// Creates a context.
     package init(

@@ -126,7 +126,7 @@ public final class BridgeCheck: Sendable {
                 emit(.warning(warning.field, warning.detail, remedy: warning.remedy))
             }
         }
-        if let shared = await checkSharedState() { emit(shared) }
+        if let state = await StateBackends.make(config).check(logger: logger) { emit(state) }
         for risk in TransportPolicy.risks(config) {
             emit(.warning(risk.field, risk.message, remedy: risk.remedy))
         }

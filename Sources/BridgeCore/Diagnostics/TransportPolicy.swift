@@ -53,11 +53,7 @@ package enum TransportPolicy {
                 }
             }
         }
-        if config.state.backend == .jetstream, var risk = nats(config.state.servers, credentials: false, tls: false) {
-            risk.field = "state.servers"
-            risks.append(risk)
-        }
-        return risks
+        return risks + StateBackends.make(config).transportRisks
     }
 
     // MARK: - Clients
@@ -129,7 +125,7 @@ package enum TransportPolicy {
 
     /// NATS servers: credentials (configured, or user information in a URL) to a `nats://` server that is not a
     /// loopback address, without TLS required (`tls://`, a CA file).
-    private static func nats(_ servers: [String], credentials: Bool, tls: Bool) -> Risk? {
+    package static func nats(_ servers: [String], credentials: Bool, tls: Bool) -> Risk? {
         let plain = servers.filter { !$0.lowercased().hasPrefix("tls://") }
         let requiresTLS = tls || plain.count < servers.count  // one tls:// URL makes libnats require TLS for all
         let carriesCredentials = credentials || servers.contains { !URLCredentials.secrets(in: $0).isEmpty }

@@ -61,11 +61,9 @@ package enum WebhookSinkType: SinkType {
             settings: WebhookDeliveryService.Settings(maxInFlight: settings.maxInFlight),
             metrics: metrics,
             depths: depths,
-            sharedLetters: context.sharedState.map { shared in
-                SharedDeadLetterFiler(
-                    sinkID: context.sinkID, shared: shared,
-                    logger: context.logger.child(label: "webhook", metadata: [LogKey.sink: context.sinkID]))
-            },
+            deadLetters: context.state.webhookDeadLetters(
+                sink: context.sinkID,
+                logger: context.logger.child(label: "webhook", metadata: [LogKey.sink: context.sinkID])),
             logger: context.logger.child(label: "webhook", metadata: [LogKey.sink: context.sinkID])
         )
         // Attempts in flight may finish within most of shutdown_timeout; the rest is margin for saving state.
@@ -78,7 +76,7 @@ package enum WebhookSinkType: SinkType {
             metrics: metrics,
             logger: context.logger.child(label: "webhook", metadata: [LogKey.sink: context.sinkID]),
             outboxChanged: { [service] in service.outboxChanged() },
-            progressAfterDelivery: context.progressAfterDelivery,
+            progressAfterDelivery: context.state.progressWaitsForDelivery,
             outboxCounted: depths.outboxCounted,
             background: { [service] stop in
                 outbox.warnAboutLeftovers()
