@@ -1,5 +1,4 @@
 package import BridgeConfig
-public import BridgeHTTP
 public import BridgeSystem
 package import Synchronization
 package import BridgeEvents
@@ -20,9 +19,6 @@ package struct SinkContext: Sendable {
     package var stateDir: String
     /// `directus-bridge/<version>`.
     package var userAgent: String
-    /// `directus.tls.ca_file`: an in-house CA usually signs the sinks' endpoints too (trusted beside the system
-    /// store, never instead of verification).
-    package var caFile: String?
     /// `shutdown_timeout`: the whole graceful shutdown, of which a sink's draining is a part.
     package var shutdownTimeout: Duration
     /// Where the sink registers its metrics.
@@ -40,7 +36,7 @@ package struct SinkContext: Sendable {
     /// Creates a context.
     package init(
         index: Int, sinkID: String, encoder: EventEncoder = .plain, stateDir: String, userAgent: String,
-        caFile: String?, shutdownTimeout: Duration, registry: MetricsRegistry, stats: StatsReporter?, logger: Logger,
+        shutdownTimeout: Duration, registry: MetricsRegistry, stats: StatsReporter?, logger: Logger,
         shared: SinkResources
     ) {
         self.index = index
@@ -48,7 +44,6 @@ package struct SinkContext: Sendable {
         self.encoder = encoder
         self.stateDir = stateDir
         self.userAgent = userAgent
-        self.caFile = caFile
         self.shutdownTimeout = shutdownTimeout
         self.registry = registry
         self.stats = stats
@@ -96,22 +91,19 @@ package struct SinkProbeContext: Sendable {
     package var testCollection: String { scope.collections.first ?? "" }
     /// A new test event for `--send-test-event`: naming `testCollection`, in the sink's format.
     package var testEvent: SinkTestEvent { SinkTestEvent(collection: testCollection, encoder: encoder) }
-    /// HTTP for probes that need it, verifying like deliveries do (tests inject a fake).
-    package var transport: any HTTPTransport
     /// Logs (stderr).
     package var logger: Logger
 
     /// Creates a context.
     package init(
         index: Int, userAgent: String, encoder: EventEncoder = .plain, sendTestEvent: Bool, scope: SinkScope,
-        transport: any HTTPTransport, logger: Logger
+        logger: Logger
     ) {
         self.index = index
         self.userAgent = userAgent
         self.encoder = encoder
         self.sendTestEvent = sendTestEvent
         self.scope = scope
-        self.transport = transport
         self.logger = logger
     }
 }

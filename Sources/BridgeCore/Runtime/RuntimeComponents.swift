@@ -69,7 +69,7 @@ package struct RuntimeComponents: Sendable {
             interval: config.log.statsInterval, lag: pipelineMetrics.lagHistogram, logger: logger.child(label: "stats"))
         var sinkContext = SinkContext(
             index: 0, sinkID: "", encoder: .plain, stateDir: config.delivery.stateDir,
-            userAgent: "directus-bridge/\(version)", caFile: directus.tls.caFile, shutdownTimeout: config.shutdownTimeout,
+            userAgent: "directus-bridge/\(version)", shutdownTimeout: config.shutdownTimeout,
             registry: registry, stats: stats, logger: logger, shared: SinkResources())
         sinkContext.state = sinkState
         sinks = try SinkFactory.makeSinks(config.sinks, source: directus.restBaseURL, context: sinkContext)
