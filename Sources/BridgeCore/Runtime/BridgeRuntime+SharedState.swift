@@ -125,6 +125,8 @@ extension BridgeRuntime {
         store: KeyValueStore, keys: SharedStateKeys, since seen: UInt64?, term: ShutdownSignal
     ) async -> Bool {
         guard let seen else { return false }
+        // A periodic read, the timer being the latency of `resync`: the request is written into the bucket by
+        // another process, possibly on another machine.
         while await term.sleep(for: .seconds(2)) {
             let mark = try? await BlockingExecutor.shared.perform {
                 try SharedResyncRequest.mark(in: store, keys: keys)

@@ -38,7 +38,7 @@ extension SharedDeadLetterFiler: WebhookDeadLetterPlace {
 
     package func failureMessage(for error: any Error) -> String {
         error is SQLiteError
-            ? "webhook outbox failed; retrying in 1 s"
-            : "webhook dead letters cannot be written to the shared state; retrying in 1 s"
+            ? "webhook outbox failed; retrying"
+            : "webhook dead letters cannot be written to the shared state; retrying"
     }
 }

@@ -35,5 +35,5 @@ package struct LocalWebhookDeadLetters: WebhookDeadLetterPlace {
         }
     }
 
-    package func failureMessage(for error: any Error) -> String { "webhook outbox failed; retrying in 1 s" }
+    package func failureMessage(for error: any Error) -> String { "webhook outbox failed; retrying" }
 }

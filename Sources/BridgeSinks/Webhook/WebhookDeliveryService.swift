@@ -239,6 +239,7 @@ package final class WebhookDeliveryService: Sendable {
             )
             if loop.storeFailing {
                 loop.storeFailing = false
+                loop.storeRetries.reset()
                 logger.info("webhook outbox writable again", metadata: [LogKey.sink: sinkID])
             }
             depths.outbox = step.depth
@@ -256,15 +257,16 @@ package final class WebhookDeliveryService: Sendable {
             if !step.payloads.isEmpty { submit(step.payloads, in: &loop) }
             return !step.loaded.isEmpty && loop.drainDeadline == nil
         } catch {
+            let delay = loop.storeRetries.nextDelay()
             if !loop.storeFailing {
                 loop.storeFailing = true
                 logger.error(
                     deadLetters.failureMessage(for: error),
-                    metadata: [LogKey.sink: sinkID, LogKey.error: "\(error)"]
+                    metadata: [LogKey.sink: sinkID, LogKey.error: "\(error)", LogKey.delay: delay]
                 )
             }
-            loop.state.release(due, dueAt: now + 1000)
-            await doorbell.wait(timeout: .seconds(1))
+            loop.state.release(due, dueAt: now + WebhookDeliveryState.milliseconds(delay))
+            await doorbell.wait(timeout: delay)
             return false
         }
     }
