@@ -52,6 +52,9 @@ struct JetStreamPublishScheduler {
     private var nextBatch = 0
     /// Once closing, retriable failures finish as failures instead of being retried.
     private(set) var closing = false
+    /// The last retriable error the server answered a publish with (a full stream, a stream without a leader), until
+    /// a publish is acknowledged: what the sink names while events wait. Unanswered publishes do not set it.
+    private(set) var lastRefusal: NATSError?
 
     init(limit: Int, retryDelay: Duration, maxRetryDelay: Duration) {
         self.limit = max(1, limit)
@@ -145,6 +148,11 @@ struct JetStreamPublishScheduler {
     /// The answer for `token`; unknown tokens (an answer after a take-back at close) are ignored.
     mutating func answered(token: UInt, _ outcome: JetStreamOutcome, now: ContinuousClock.Instant) -> Completion? {
         guard let entry = tokens.removeValue(forKey: token) else { return nil }
+        switch outcome {
+        case .acknowledged: lastRefusal = nil
+        case .failed(let error) where error.isRetriable: lastRefusal = error
+        case .failed: break  // one message refused for good (a dead letter) says nothing about the next
+        }
         return finish(slot: entry.slot, outcome, now: now)
     }
 

@@ -175,6 +175,9 @@ package final class JetStreamPublisher {
         core.lock.withLock { ($0.scheduler.heldCount, $0.scheduler.inFlightCount) }
     }
 
+    /// The last error the server answered a publish with, until one is acknowledged (`JetStreamPublishScheduler`).
+    package var lastRefusal: NATSError? { core.lock.withLock { $0.scheduler.lastRefusal } }
+
     /// The connection's health.
     package var connectionStatus: NATSConnectionStatus { connection.status }
 

@@ -21,10 +21,15 @@ package protocol SinkType {
     /// `check`'s lines for one entry: is the target reachable, are the credentials accepted, does the topic or
     /// stream exist — and with `--send-test-event`, does it take a test event.
     static func probe(_ settings: Settings, context: SinkProbeContext) async -> [CheckResult]
+    /// What the entry's transport exposes (`TransportPolicy`): credentials sent unencrypted to a host that is not a
+    /// loopback address, verification switched off. Fields are relative to the entry. Default: none.
+    static func transportRisks(_ settings: Settings) -> [TransportRisk]
 }
 
 extension SinkType {
     package static var keepsLocalState: Bool { false }
+
+    package static func transportRisks(_ settings: Settings) -> [TransportRisk] { [] }
 
     package static func identity(of settings: Settings, index: Int) -> String {
         SinkIdentity.id(index: index, type: configType.name, target: settings.summary)
@@ -40,6 +45,7 @@ package struct SinkRegistration: Sendable {
     private let identity: @Sendable (SinkConfig, Int) -> String?
     private let make: @Sendable (SinkConfig, SinkContext) throws(RuntimeOutcome) -> (any SinkConnector)?
     private let probe: @Sendable (SinkConfig, SinkProbeContext) async -> [CheckResult]?
+    private let risks: @Sendable (SinkConfig) -> [TransportRisk]
 
     /// Registers `type`.
     package init<T: SinkType>(_ type: T.Type) {
@@ -54,6 +60,7 @@ package struct SinkRegistration: Sendable {
             guard let settings = sink.settings(as: T.Settings.self) else { return nil }
             return await T.probe(settings, context: context)
         }
+        risks = { sink in sink.settings(as: T.Settings.self).map(T.transportRisks) ?? [] }
     }
 
     /// Whether `sink` is an entry of this type.
@@ -76,6 +83,11 @@ package struct SinkRegistration: Sendable {
             throw .failure("sinks[\(context.index)]: the settings are not of type \(configType.name)")
         }
         return connector
+    }
+
+    /// What `sink`, the entry `entry` (`sinks[2]`) with the id `id`, exposes in transport.
+    package func transportRisks(of sink: SinkConfig, entry: String, id: String) -> [TransportRisk] {
+        risks(sink).map { $0.placed(inEntry: entry, sink: id) }
     }
 
     /// `check`'s lines for `sink`.

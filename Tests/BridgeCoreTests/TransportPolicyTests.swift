@@ -80,6 +80,21 @@ import Testing
         #expect(TransportPolicy.risks(try config(sinks: sink("nats://nats-1.example.com:4222", ""))).isEmpty)
     }
 
+    /// Found reviewing the policy's move into the sink types: Redis's `redis://user:password@host` sent its AUTH in
+    /// the clear to a remote server without a word, while every other client warned.
+    @Test func redisCredentialsOverPlainRedisToARemoteServerWarn() throws {
+        let sink = { (url: String) in "  - name: r\n    type: redis\n    url: \"\(url)\"" }
+        let remote = try config(sinks: sink("redis://bridge:s3cret@redis-1.example.com:6379/0"))
+        let risks = TransportPolicy.risks(remote)
+        #expect(risks.map(\.field) == ["sinks[0].url"])
+        #expect(risks.first?.metadata["sink"] == "r")
+        #expect(risks.allSatisfy { !"\($0)".contains("s3cret") })
+        #expect(TransportPolicy.risks(try config(sinks: sink("redis://:s3cret@redis-1.example.com:6379"))).count == 1)
+        #expect(TransportPolicy.risks(try config(sinks: sink("rediss://bridge:s3cret@redis-1.example.com"))).isEmpty)
+        #expect(TransportPolicy.risks(try config(sinks: sink("redis://bridge:s3cret@127.0.0.1:6379"))).isEmpty)
+        #expect(TransportPolicy.risks(try config(sinks: sink("redis://redis-1.example.com:6379"))).isEmpty)
+    }
+
     @Test func stateServersWithCredentialsOverPlainNATSWarn() throws {
         let state = "state:\n  backend: jetstream\n  servers: [\"nats://bridge:pw@nats-1.example.com:4222\"]"
         let risks = TransportPolicy.risks(try config(sinks: "  - type: ndjson", state: state))

@@ -19,14 +19,17 @@ enum EventsStream {
 
     /// Creates the stream on `servers` with `replicas` copies of each message; with `acknowledging: false`, one that
     /// stores what it is sent without ever acknowledging a publish (`no_ack`); with `maxMessageSize`, one that
-    /// refuses larger messages for good.
+    /// refuses larger messages for good; with `maxMessages`, one that is full at that many (discard new: it refuses
+    /// the next until the limit is raised).
     static func create(
-        _ servers: [NATSServer], replicas: Int, acknowledging: Bool = true, maxMessageSize: Int? = nil
+        _ servers: [NATSServer], replicas: Int, acknowledging: Bool = true, maxMessageSize: Int? = nil,
+        maxMessages: Int? = nil
     ) throws {
         let result = try PythonTool.run(
             script: "broker_peers/nats_admin.py",
             arguments: ["create-stream", urls(servers), "EVENTS", "directus.>", "--replicas", String(replicas)]
-                + (acknowledging ? [] : ["--no-ack"]) + (maxMessageSize.map { ["--max-msg-size", String($0)] } ?? []))
+                + (acknowledging ? [] : ["--no-ack"]) + (maxMessageSize.map { ["--max-msg-size", String($0)] } ?? [])
+                + (maxMessages.map { ["--max-msgs", String($0)] } ?? []))
         try #require(result.status == 0, "create-stream: \(result.stderr)")
     }
 
@@ -36,6 +39,14 @@ enum EventsStream {
             script: "broker_peers/nats_admin.py",
             arguments: ["set-max-msg-size", urls(servers), "EVENTS", String(bytes)])
         try #require(result.status == 0, "set-max-msg-size: \(result.stderr)")
+    }
+
+    /// Changes the stream's message limit (-1: none).
+    static func setMaxMessages(_ servers: [NATSServer], _ count: Int) throws {
+        let result = try PythonTool.run(
+            script: "broker_peers/nats_admin.py",
+            arguments: ["set-max-msgs", urls(servers), "EVENTS", String(count)])
+        try #require(result.status == 0, "set-max-msgs: \(result.stderr)")
     }
 
     /// One message of the stream EVENTS as nats-py read it, with its event parsed.

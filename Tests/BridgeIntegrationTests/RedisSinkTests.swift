@@ -114,6 +114,45 @@ import Testing
         #expect(bridge.waitForExit() == 0, "\(bridge.stderr.suffix(2000))")
     }
 
+    /// A full server (`maxmemory` reached, `noeviction`: every write answered `OOM`) is a sink that is full, not
+    /// one that refuses: the events wait and are retried, none becomes a dead letter, `/readyz` names the sink; once
+    /// the operator frees memory every event is appended, each once.
+    @Test func aFullServerHoldsEventsBackAndLosesNoneOnceMemoryIsFreed() throws {
+        let server = try RedisServer(in: try TestEnvironment.makeTemporaryDirectory(prefix: "redis-sink-full"))
+        try server.start()
+        let emulator = try Emulator()
+        defer { emulator.stop() }
+        let bridge = try BridgeProcess.run(
+            config: webhookConfig(url: emulator.url, sinks: sinks(server), operations: true, mode: "activity")
+        )
+        let base = try #require(bridge.operationsURL(), "\(bridge.stderr)")
+        #expect(bridge.waitUntilConnected(), "\(bridge.stderr)")
+        try emulator.createArticles(2, title: "before")
+        #expect(try waitForEntries(server, "directus.articles", count: 2).count == 2)
+
+        try redisCLI(server, ["CONFIG", "SET", "maxmemory-policy", "noeviction"])
+        try redisCLI(server, ["CONFIG", "SET", "maxmemory", "1"])
+        try emulator.createArticles(30, title: "while full")
+        #expect(bridge.waitForLog("OOM", timeout: 60), "\(bridge.stderr.suffix(2000))")
+        #expect(
+            bridge.waitUntil(timeout: 90) { _ in
+                guard let answer = try? HTTPFetch.get(base + "/readyz") else { return false }
+                return answer.status == 503 && String(decoding: answer.body, as: UTF8.self).contains("cache")
+            },
+            "\(bridge.stderr.suffix(2000))"
+        )
+        #expect(!bridge.stderr.contains("stored as a dead letter"), "\(bridge.stderr.suffix(2000))")
+
+        try redisCLI(server, ["CONFIG", "SET", "maxmemory", "0"])
+        let entries = try waitForEntries(server, "directus.articles", count: 32)
+        #expect(entries.count == 32, "\(bridge.stderr.suffix(2000))")
+        #expect(Set(entries.compactMap { $0.fields["id"] }).count == entries.count, "an event appended twice")
+        let (listStatus, listed, listErrors) = try dlq(["list", "--json", "--sink", "cache"], in: bridge.directory)
+        #expect(listStatus == 0 && listed.isEmpty, "\(listed) \(listErrors)")
+        bridge.send(SIGTERM)
+        #expect(bridge.waitForExit(timeout: 30) == 0, "\(bridge.stderr.suffix(2000))")
+    }
+
     /// The password changes under a running bridge: the sink's next connection is refused (error log, `/readyz`
     /// 503 naming the sink after the stuck threshold); once the password is back, the waiting event arrives and the
     /// bridge is ready again.

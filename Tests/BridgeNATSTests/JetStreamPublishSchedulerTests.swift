@@ -33,6 +33,30 @@ import Testing
         #expect(scheduler.takeReady(now: now, maximum: 10).map(\.message.messageID) == ["a2"])
     }
 
+    /// Found with a full stream (discard new): the server answered every publish "maximum messages exceeded" and
+    /// the sink only said "no confirmation for 2s". The last refusal the server sent is kept until a publish is
+    /// acknowledged, for the sink to name; a publish that went unanswered is no refusal.
+    @Test func theServersLastRefusalIsKeptUntilAPublishIsAcknowledged() {
+        var scheduler = JetStreamPublishScheduler(limit: 10, retryDelay: .milliseconds(100), maxRetryDelay: .seconds(1))
+        let (batch, _) = scheduler.openBatch(count: 2) { _ in }
+        scheduler.add(message("a", key: "a"), batch: batch, index: 0)
+        scheduler.add(message("b", key: "b"), batch: batch, index: 1)
+        let now = ContinuousClock.now
+        for (token, entry) in scheduler.takeReady(now: now, maximum: 10).enumerated() {
+            scheduler.published(slot: entry.slot, token: UInt(token + 1), now: now)
+        }
+        let full = NATSError(kind: .retriable, message: "maximum messages exceeded (JetStream error 10077)")
+        _ = scheduler.timeOut(sentBefore: now, error: NATSError(kind: .retriable, message: "timeout"), now: now)
+        #expect(scheduler.lastRefusal == nil, "an unanswered publish is no refusal")
+        for (token, entry) in scheduler.takeReady(now: now + .seconds(2), maximum: 10).enumerated() {
+            scheduler.published(slot: entry.slot, token: UInt(token + 3), now: now)
+        }
+        _ = scheduler.answered(token: 3, .failed(full), now: now)
+        #expect(scheduler.lastRefusal?.message == full.message)
+        _ = scheduler.answered(token: 4, ack, now: now)
+        #expect(scheduler.lastRefusal == nil)
+    }
+
     @Test func aBatchCompletesOnceWithOutcomesInOrderAndUnknownTokensAreIgnored() {
         var scheduler = JetStreamPublishScheduler(limit: 2, retryDelay: .milliseconds(1), maxRetryDelay: .seconds(1))
         let (batch, empty) = scheduler.openBatch(count: 2) { _ in }

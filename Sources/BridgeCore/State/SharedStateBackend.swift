@@ -27,7 +27,7 @@ package struct SharedStateBackend: StateBackend {
     package var sinks: any SinkState { sinkState }
 
     package var transportRisks: [TransportPolicy.Risk] {
-        guard var risk = TransportPolicy.nats(state.servers, credentials: false, tls: false) else { return [] }
+        guard var risk = TransportRisk.nats(servers: state.servers, credentials: false, tls: false) else { return [] }
         risk.field = "state.servers"
         return [risk]
     }

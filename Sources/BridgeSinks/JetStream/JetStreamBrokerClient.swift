@@ -87,8 +87,10 @@ package final class JetStreamBrokerClient: BrokerClient {
         let status = publisher.connectionStatus
         switch status.state {
         case .connected:
-            guard let error = status.lastError, error.kind == .authentication else { return nil }
-            return Self.describe(error)
+            if let error = status.lastError, error.kind == .authentication { return Self.describe(error) }
+            // Retried without end (a full stream heals when the operator raises its limits): say what the server
+            // answers rather than only that nothing is confirmed.
+            return publisher.lastRefusal.map { "the server answers publishes with an error: " + Self.describe($0) }
         case .reconnecting:
             return "connection to NATS lost, reconnecting" + (status.lastError.map { ": " + Self.describe($0) } ?? "")
         case .closed:

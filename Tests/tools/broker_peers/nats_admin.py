@@ -20,7 +20,7 @@ import sys
 import time
 
 import nats
-from nats.js.api import StorageType
+from nats.js.api import DiscardPolicy, StorageType
 
 
 async def connect(servers: str):
@@ -37,7 +37,8 @@ async def create_stream(args) -> None:
             await js.add_stream(
                 name=args.name, subjects=args.subjects.split(","), num_replicas=args.replicas,
                 storage=StorageType.FILE if args.storage == "file" else StorageType.MEMORY,
-                duplicate_window=float(args.duplicate_window), no_ack=args.no_ack, max_msg_size=args.max_msg_size)
+                duplicate_window=float(args.duplicate_window), no_ack=args.no_ack, max_msg_size=args.max_msg_size,
+                max_msgs=args.max_msgs, discard=DiscardPolicy.NEW if args.max_msgs > 0 else DiscardPolicy.OLD)
             await nc.close()
             print("OK")
             return
@@ -50,7 +51,7 @@ async def create_stream(args) -> None:
 
 async def create_bucket(args) -> None:
     """A key-value bucket made by someone else than the bridge, with a TTL or a byte limit that discards old values."""
-    from nats.js.api import DiscardPolicy, StreamConfig
+    from nats.js.api import StreamConfig
     nc = await connect(args.servers)
     js = nc.jetstream(timeout=5)
     if args.ttl:
@@ -74,15 +75,24 @@ async def acknowledge_publishes(args) -> None:
     print("OK")
 
 
-async def set_max_msg_size(args) -> None:
-    """Raises (or lowers) a stream's largest message: the operator's fix after events were refused as too large."""
+async def update_limit(args, field: str, value: int) -> None:
     nc = await connect(args.servers)
     js = nc.jetstream(timeout=5)
     config = (await js.stream_info(args.name)).config
-    config.max_msg_size = args.bytes
+    setattr(config, field, value)
     await js.update_stream(config)
     await nc.close()
     print("OK")
+
+
+async def set_max_msg_size(args) -> None:
+    """Raises (or lowers) a stream's largest message: the operator's fix after events were refused as too large."""
+    await update_limit(args, "max_msg_size", args.bytes)
+
+
+async def set_max_msgs(args) -> None:
+    """Changes a full stream's message limit (-1: none): the operator's fix for a stream that refuses new messages."""
+    await update_limit(args, "max_msgs", args.count)
 
 
 async def read_stream(args) -> None:
@@ -123,6 +133,12 @@ def main() -> None:
     create.add_argument("--duplicate-window", type=float, default=120.0)
     create.add_argument("--no-ack", action="store_true", help="a stream that never acknowledges a publish")
     create.add_argument("--max-msg-size", type=int, default=-1, help="the stream's largest message (-1: no limit)")
+    create.add_argument(
+        "--max-msgs", type=int, default=-1, help="a full stream: at most this many messages, new ones refused")
+    limit = sub.add_parser("set-max-msgs")
+    limit.add_argument("servers")
+    limit.add_argument("name")
+    limit.add_argument("count", type=int)
     size = sub.add_parser("set-max-msg-size")
     size.add_argument("servers")
     size.add_argument("name")
@@ -140,6 +156,7 @@ def main() -> None:
     handler = {
         "create-stream": create_stream, "create-bucket": create_bucket, "acknowledge-publishes": acknowledge_publishes,
         "read-stream": read_stream, "stream-leader": stream_leader, "set-max-msg-size": set_max_msg_size,
+        "set-max-msgs": set_max_msgs,
     }
     asyncio.run(handler[args.command](args))
 
