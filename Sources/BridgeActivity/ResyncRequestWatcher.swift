@@ -22,6 +22,8 @@ package struct ResyncRequestWatcher: Sendable {
 
     /// Reads the requests every `interval` until `stop`.
     package func run(stop: ShutdownSignal) async {
+        // A periodic read, the timer being the documented latency of `resync`: the request is written by another
+        // process (the command), which has no way to ring this one.
         while await stop.sleep(for: Self.interval) {
             let requests: [String: Set<String>]
             do {

@@ -1,9 +1,6 @@
 import BridgeConfig
 import BridgeCore
 import BridgeEvents
-import BridgeDirectus
-import BridgeActivity
-import BridgeNATS
 import BridgeSinks
 import BridgeStore
 import BridgeSystem
@@ -47,60 +44,25 @@ enum DeadLetterCommandRunner {
         // `purge --sink` of a sink no longer configured also drops the events replayed for it that no bridge delivers:
         // the rows waiting in its outbox, or with shared state the letters marked for replay in the bucket.
         let dropSinks = command.action == .purge ? sinks.filter { !configuredSinks.contains($0) } : []
-        var dropped = 0
         do {
-            let letters: [DeadLetter]?
-            if config.state.backend == .jetstream {
-                let state = config.state
-                let outcome = try await SharedBucketAccess.withBucket(
-                    state, client: "directus-bridge-dlq", logger: .silent
-                ) { store, keys in
-                    try store.map { store in
-                        let bucket = BucketDeadLetters(store: store, keys: keys)
-                        let letters = try apply(command, filter: matching, now: now, to: bucket)
-                        let dropped =
-                            try dropSinks.isEmpty ? 0 : bucket.dropMarked(sinks: dropSinks, dryRun: command.dryRun)
-                        return (letters, dropped)
-                    }
-                }
-                letters = outcome?.0
-                dropped = outcome?.1 ?? 0
-                // Letters the active bridge took into its outbox here before the sink was removed wait in that file.
-                if !dropSinks.isEmpty, let path = OutboxStore.existingPath(stateDir: config.delivery.stateDir) {
-                    dropped += try await BlockingExecutor.shared.perform {
-                        try dropOutbox(of: dropSinks, in: OutboxStore(path: path), dryRun: command.dryRun)
-                    }
-                }
-                if letters == nil {
-                    BridgeApplication.printError("no dead letters (the bucket \(state.bucket) does not exist yet)")
-                    return Self.outcome(command, count: 0, dropped: dropped, configured: configuredSinks)
-                }
-            } else {
-                let stateDir = config.delivery.stateDir
-                guard let path = OutboxStore.existingPath(stateDir: stateDir) else {
-                    BridgeApplication.printError("no dead letters (\(stateDir)/\(OutboxStore.fileName) does not exist)")
-                    return outcome(command, count: 0, dropped: 0, configured: configuredSinks)
-                }
-                let (acted, droppedRows) = try await BlockingExecutor.shared.perform {
-                    let store = try openStore(path, for: command)
-                    let letters = try apply(command, filter: matching, now: now, to: store)
-                    let dropped = try dropOutbox(of: dropSinks, in: store, dryRun: command.dryRun)
-                    if !command.dryRun && command.action != .list { try store.syncToDisk() }
-                    return (letters, dropped)
-                }
-                letters = acted
-                dropped = droppedRows
+            let action = command.action
+            let dryRun = command.dryRun
+            let work = DeadLetterWork(
+                readOnly: action == .list, dryRun: dryRun || action == .list, dropSinks: dropSinks
+            ) { store in try apply(action, dryRun: dryRun, filter: matching, now: now, to: store) }
+            let result = try await StateBackends.make(config).deadLetters(work)
+            guard let acted = result.letters else {
+                BridgeApplication.printError(result.missing)
+                return outcome(command, count: 0, dropped: result.dropped, configured: configuredSinks)
             }
-            let acted = letters ?? []
             printLetters(acted, json: command.json)
             summarize(
                 command, count: acted.count, unconfigured: unconfiguredSinks(acted, config: config),
-                shared: config.state.backend == .jetstream)
+                replayed: result.replayed)
             if !dropSinks.isEmpty {
-                summarizeDropped(
-                    dropped, sinks: dropSinks, dryRun: command.dryRun, shared: config.state.backend == .jetstream)
+                summarizeDropped(result.dropped, sinks: dropSinks, dryRun: command.dryRun, from: result.droppedFrom)
             }
-            return outcome(command, count: acted.count, dropped: dropped, configured: configuredSinks)
+            return outcome(command, count: acted.count, dropped: result.dropped, configured: configuredSinks)
         } catch let error as SQLiteError where error.isUnusableFile {
             // The file needs the operator (read-only, damaged): the same exit as `run` refusing it at start.
             BridgeApplication.printError("directus-bridge: dlq \(command.action.rawValue): \(error.message)")
@@ -120,31 +82,6 @@ enum DeadLetterCommandRunner {
         return .failure
     }
 
-    /// The store for `command`: `list` reads a file this process may not write (read-only, as `status` does).
-    private static func openStore(_ path: String, for command: DeadLetterCommand) throws -> OutboxStore {
-        do {
-            return try OutboxStore(path: path)
-        } catch let error as SQLiteError where command.action == .list && (error.isReadOnly || error.cannotOpen) {
-            var options = OutboxStore.defaultOptions
-            options.readOnly = true
-            options.checkAtOpen = true  // damage is reported as such, not as a failed query
-            do {
-                return try OutboxStore(path: path, options: options)
-            } catch let readerError as SQLiteError where readerError.cannotOpen {
-                throw error  // a reader cannot either (no -shm beside the file, none creatable): the first reason
-            }
-        }
-    }
-
-    /// The events waiting in the outbox of `sinks` (none configured): counted (`dryRun`) or deleted and synced.
-    private static func dropOutbox(of sinks: [String], in store: OutboxStore, dryRun: Bool) throws -> Int {
-        guard !sinks.isEmpty else { return 0 }
-        if dryRun { return try store.outboxCount(sinks: sinks) }
-        let dropped = try store.dropOutbox(sinks: sinks)
-        try store.syncToDisk()
-        return dropped
-    }
-
     /// `--sink`: a sink's name or id as `dlq list` prints it, or a position in bridge.yaml's `sinks` (0 is the first,
     /// as in `sinks[0]` of `validate`'s messages), which names the id of the sink configured there now. A name made
     /// of digits is the sink of that name, not a position.
@@ -155,9 +92,8 @@ enum DeadLetterCommandRunner {
         return text
     }
 
-    private static func summarizeDropped(_ count: Int, sinks: [String], dryRun: Bool, shared: Bool) {
+    private static func summarizeDropped(_ count: Int, sinks: [String], dryRun: Bool, from place: String) {
         let noun = count == 1 ? "event" : "events"
-        let place = shared ? "replayed (in the shared state or this machine's outbox) for" : "waiting in the outbox of"
         BridgeApplication.printError(
             "\(dryRun ? "would drop" : "dropped") \(count) \(noun) \(place) sinks no longer in the "
                 + "config (\(sinks.sorted().joined(separator: ", ")))\(dryRun ? " (dry run)" : "")"
@@ -166,9 +102,10 @@ enum DeadLetterCommandRunner {
 
     /// Lists, replays or purges (or, with `--dry-run`, only lists) the letters matching `filter` in `store`.
     private static func apply(
-        _ command: DeadLetterCommand, filter: DeadLetterFilter, now: Timestamp, to store: any DeadLetterStore
+        _ action: DeadLetterCommand.Action, dryRun: Bool, filter: DeadLetterFilter, now: Timestamp,
+        to store: any DeadLetterStore
     ) throws -> [DeadLetter] {
-        switch (command.action, command.dryRun) {
+        switch (action, dryRun) {
         case (.list, _), (.replay, true), (.purge, true): try store.deadLetters(matching: filter)
         case (.replay, false): try store.replay(matching: filter, now: now.unixMilliseconds)
         case (.purge, false): try store.purge(matching: filter)
@@ -263,17 +200,15 @@ enum DeadLetterCommandRunner {
         Set(letters.map(\.sink)).subtracting(SinkCatalog.identities(of: config.sinks))
     }
 
-    private static func summarize(_ command: DeadLetterCommand, count: Int, unconfigured: Set<String>, shared: Bool) {
+    private static func summarize(
+        _ command: DeadLetterCommand, count: Int, unconfigured: Set<String>, replayed: String
+    ) {
         let noun = count == 1 ? "dead letter" : "dead letters"
         switch (command.action, command.dryRun) {
         case (.list, _): BridgeApplication.printError("\(count) \(noun)")
         case (.replay, true): BridgeApplication.printError("would replay \(count) \(noun) (dry run)")
         case (.replay, false):
-            BridgeApplication.printError(
-                shared
-                    ? "replayed \(count) \(noun): marked in the shared state, the active bridge delivers them"
-                    : "replayed \(count) \(noun): back in the outbox, a running bridge (or the next run) delivers them"
-            )
+            BridgeApplication.printError("replayed \(count) \(noun): \(replayed)")
         case (.purge, true): BridgeApplication.printError("would purge \(count) \(noun) (dry run)")
         case (.purge, false): BridgeApplication.printError("purged \(count) \(noun)")
         }

@@ -1,9 +1,6 @@
 import BridgeConfig
 import BridgeCore
-import BridgeActivity
-import BridgeNATS
 import BridgeSinks
-import BridgeStore
 import BridgeSystem
 
 /// `resync SUBSCRIPTION_UID [--sink SINK]`: records in the cursor store, for every configured sink or the one named,
@@ -49,58 +46,19 @@ enum ResyncCommand {
             }
             targets = [id]
         }
-        if config.state.backend == .jetstream {
-            return await requestShared(uid: uid, sinks: sink == nil ? nil : targets, config: config)
-        }
-        do {
-            // The names' migration runs here too: opening the file removes progress under ids no longer configured.
-            try CursorDatabase(
-                directory: config.delivery.stateDir, sinks: configured,
-                renames: SinkCatalog.renames(of: config.sinks))
-                .requestResync(of: uid, sinks: targets)
-        } catch let error as SQLiteError where error.isUnusableFile {
-            // cursor.db read-only or damaged: the operator must act, as when `run` refuses it (exit 78).
-            BridgeApplication.printError("directus-bridge: resync: cannot write the cursor store: \(error.reason)")
-            return .configuration
-        } catch let error as UnsafePathError {
-            // A state_dir another user controls: refused as `run` refuses it (exit 78).
-            BridgeApplication.printError("directus-bridge: resync: delivery.state_dir: \(error)")
-            return .configuration
-        } catch {
-            BridgeApplication.printError("directus-bridge: resync: cannot write the cursor store: \(error)")
+        let outcome = await StateBackends.make(config).requestResync(
+            uid: uid, sinks: sink == nil ? nil : targets, named: sink, configured: configured,
+            renames: SinkCatalog.renames(of: config.sinks))
+        switch outcome {
+        case .done(let message):
+            BridgeApplication.printError(message)
+            return .success
+        case .failed(let message):
+            BridgeApplication.printError(message)
             return .failure
+        case .configurationProblem(let message):
+            BridgeApplication.printError(message)
+            return .configuration
         }
-        BridgeApplication.printError(
-            "resync of \"\(uid)\"\(sink.map { " for sink \($0)" } ?? "") recorded in \(config.delivery.stateDir): a "
-                + "running bridge snapshots it again from a fresh watermark within seconds, then streams on (a "
-                + "stopped one at its next start)"
-        )
-        return .success
-    }
-
-    /// `state.backend: jetstream`: the request goes into the bucket (`<name>.resync.<uid>`); the active bridge starts
-    /// a new term for it within seconds (with none active, the next one to start takes it) and snapshots the
-    /// subscription again for every sink.
-    private static func requestShared(uid: String, sinks: [String]?, config: BridgeConfig) async -> ExitCode {
-        let state = config.state
-        do {
-            let recorded = try await SharedBucketAccess.withBucket(
-                state, client: "directus-bridge-resync", logger: .silent
-            ) { store, keys in try store.map { try SharedResyncRequest.record(uid: uid, sinks: sinks, in: $0, keys: keys) } != nil }
-            guard recorded else {
-                BridgeApplication.printError(
-                    "directus-bridge: resync: the bucket \(state.bucket) does not exist yet: no bridge has started, "
-                        + "and the first one starts each subscription as configured")
-                return .failure
-            }
-        } catch {
-            BridgeApplication.printError("directus-bridge: resync: cannot write to the shared state: \(error)")
-            return .failure
-        }
-        BridgeApplication.printError(
-            "resync of \"\(uid)\" recorded in the shared state (bucket \(state.bucket), name \(state.name)): the "
-                + "active bridge snapshots it again from a fresh watermark within seconds, then streams on (with none "
-                + "active, the next one to start does)")
-        return .success
     }
 }

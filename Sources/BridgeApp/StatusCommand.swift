@@ -2,7 +2,6 @@ import BridgeConfig
 import BridgeCore
 import BridgeHTTP
 import BridgeJSON
-import BridgeNATS
 import BridgeSystem
 
 /// `status`: each subscription's and sink's cursor, lag, dead letters, snapshot progress and the service's role,
@@ -18,19 +17,11 @@ enum StatusCommand {
             return .configuration
         }
         let stored: StoredState
-        let state = config.state
+        let state = StateBackends.make(config)
         do {
-            if state.backend == .jetstream {
-                stored = try await SharedBucketAccess.withBucket(
-                    state, client: "directus-bridge-status", logger: .silent
-                ) { try SharedStateReader(store: $0, keys: $1, bucket: state.bucket).read() }
-            } else {
-                stored = try LocalStateReader(stateDir: config.delivery.stateDir).read()
-            }
+            stored = try await state.read()
         } catch {
-            let place =
-                state.backend == .jetstream ? "the shared state (bucket \(state.bucket))" : config.delivery.stateDir
-            BridgeApplication.printError("directus-bridge: status: cannot read \(place): \(error)")
+            BridgeApplication.printError("directus-bridge: status: cannot read \(state.place): \(error)")
             return .failure
         }
         let service = await probe(config.http)

@@ -107,7 +107,6 @@ enum BrokerBenchmarks {
             sinkID: "bench",
             stateDir: stateDirectory,
             userAgent: "directus-bridge/bench",
-            caFile: nil,
             shutdownTimeout: .seconds(10),
             registry: MetricsRegistry(),
             stats: nil,

@@ -90,7 +90,7 @@ package struct RealtimeSupervisor: Sendable {
                 // whether they are accepted again (an old access token may outlive a changed password).
                 credentialsRefused = await renew(stale: token) == .refused
                 if credentialsRefused {
-                    await stop.sleep(for: settings.maxDelay)
+                    await stop.sleep(for: settings.maxDelay)  // a retry delay: a real timer
                     continue
                 }
             }
@@ -118,7 +118,7 @@ package struct RealtimeSupervisor: Sendable {
             if credentialsRefused { delay = max(delay, settings.maxDelay) }
             logger.warning(
                 "reconnecting", metadata: [LogKey.reason: reason, LogKey.delay: delay])
-            await stop.sleep(for: delay)
+            await stop.sleep(for: delay)  // the backoff's reconnect delay: a real timer
         }
     }
 

@@ -1,5 +1,6 @@
 package import Synchronization
 package import BridgeEvents
+package import BridgeSystem
 
 /// The current access token, readable from the socket reader thread without awaiting the auth actor.
 ///
@@ -8,6 +9,8 @@ package import BridgeEvents
 public final class TokenBox: Sendable {
     private let state = Mutex<(token: String?, version: UInt64)>((nil, 0))
     private let renewalRequested = Atomic<Bool>(false)
+    /// Rung with each request, for the refresher waiting between its scheduled renewals.
+    private let renewalRung = Wakeup()
 
     /// Creates an empty box.
     public init() {}
@@ -25,8 +28,21 @@ public final class TokenBox: Sendable {
     }
 
     /// Asks the refresher for a new token now (safe from any thread; the socket calls it on TOKEN_EXPIRED).
-    public func requestRenewal() { renewalRequested.store(true, ordering: .releasing) }
+    public func requestRenewal() {
+        renewalRequested.store(true, ordering: .releasing)
+        renewalRung.ring()
+    }
 
-    /// Takes a pending renewal request (the refresher polls this between its scheduled renewals).
+    /// Takes a pending renewal request (the refresher checks it whenever it wakes).
     public func takeRenewalRequest() -> Bool { renewalRequested.exchange(false, ordering: .acquiring) }
+
+    /// Returns when a renewal is requested (maybe before the wait: check `takeRenewalRequest` after), `deadline`
+    /// passed (the scheduled renewal: a real timer) or `stop` was triggered. One waiter: the refresher.
+    package func waitForRenewalRequest(until deadline: ContinuousClock.Instant?, stop: ShutdownSignal) async {
+        if let deadline {
+            await renewalRung.wait(timeout: deadline - .now, until: stop)
+        } else {
+            await renewalRung.wait(until: stop)
+        }
+    }
 }

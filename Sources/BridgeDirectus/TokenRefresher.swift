@@ -48,14 +48,14 @@ public struct TokenRefresher: Sendable {
     }
 
     /// Waits until the token is due for renewal (75 % of its lifetime) or a renewal is requested; false when
-    /// stopped first. Polls at 50 ms: cheap, and the socket's TOKEN_EXPIRED is answered well within Directus's
-    /// auth timeout.
+    /// stopped first. A request wakes it at once (the socket's TOKEN_EXPIRED is answered well within Directus's
+    /// auth timeout); the only timer is the scheduled renewal.
     private func renewalDue(stop: ShutdownSignal) async -> Bool {
         let deadline = await auth.renewalDeadline()
-        while !stop.isTriggered {
+        while !stop.isTriggered && !Task.isCancelled {
             if auth.tokenBox.takeRenewalRequest() { return true }
             if let deadline, ContinuousClock.now >= deadline { return true }
-            await stop.sleep(for: .milliseconds(50))
+            await auth.tokenBox.waitForRenewalRequest(until: deadline, stop: stop)
         }
         return false
     }

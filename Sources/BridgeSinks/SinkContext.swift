@@ -1,5 +1,4 @@
 package import BridgeConfig
-public import BridgeHTTP
 public import BridgeSystem
 package import Synchronization
 package import BridgeEvents
@@ -20,9 +19,6 @@ package struct SinkContext: Sendable {
     package var stateDir: String
     /// `directus-bridge/<version>`.
     package var userAgent: String
-    /// `directus.tls.ca_file`: an in-house CA usually signs the sinks' endpoints too (trusted beside the system
-    /// store, never instead of verification).
-    package var caFile: String?
     /// `shutdown_timeout`: the whole graceful shutdown, of which a sink's draining is a part.
     package var shutdownTimeout: Duration
     /// Where the sink registers its metrics.
@@ -33,18 +29,14 @@ package struct SinkContext: Sendable {
     package var logger: Logger
     /// Resources the sinks of one run share (the webhook outbox file).
     package var shared: SinkResources
-    /// Shared state (`state.backend: jetstream`): a sink that keeps events locally before it delivers them (the
-    /// webhook outbox) lets the activity cursor move only once they were delivered or dead-lettered, so a failover
-    /// to another machine loses nothing that sat in this machine's outbox. Default: false.
-    package var progressAfterDelivery = false
-    /// Shared state: the bucket, handed over at the start of each term (a webhook sink files its dead letters there
-    /// instead of in `webhooks.db`). Nil with `state.backend: local`.
-    package var sharedState: SharedSinkState?
+    /// The state backend as sinks see it (`state.backend`): where dead letters go, and whether events kept on this
+    /// machine hold the cursor back. Default: `LocalSinkState`.
+    package var state: any SinkState = LocalSinkState()
 
     /// Creates a context.
     package init(
         index: Int, sinkID: String, encoder: EventEncoder = .plain, stateDir: String, userAgent: String,
-        caFile: String?, shutdownTimeout: Duration, registry: MetricsRegistry, stats: StatsReporter?, logger: Logger,
+        shutdownTimeout: Duration, registry: MetricsRegistry, stats: StatsReporter?, logger: Logger,
         shared: SinkResources
     ) {
         self.index = index
@@ -52,7 +44,6 @@ package struct SinkContext: Sendable {
         self.encoder = encoder
         self.stateDir = stateDir
         self.userAgent = userAgent
-        self.caFile = caFile
         self.shutdownTimeout = shutdownTimeout
         self.registry = registry
         self.stats = stats
@@ -100,22 +91,19 @@ package struct SinkProbeContext: Sendable {
     package var testCollection: String { scope.collections.first ?? "" }
     /// A new test event for `--send-test-event`: naming `testCollection`, in the sink's format.
     package var testEvent: SinkTestEvent { SinkTestEvent(collection: testCollection, encoder: encoder) }
-    /// HTTP for probes that need it, verifying like deliveries do (tests inject a fake).
-    package var transport: any HTTPTransport
     /// Logs (stderr).
     package var logger: Logger
 
     /// Creates a context.
     package init(
         index: Int, userAgent: String, encoder: EventEncoder = .plain, sendTestEvent: Bool, scope: SinkScope,
-        transport: any HTTPTransport, logger: Logger
+        logger: Logger
     ) {
         self.index = index
         self.userAgent = userAgent
         self.encoder = encoder
         self.sendTestEvent = sendTestEvent
         self.scope = scope
-        self.transport = transport
         self.logger = logger
     }
 }

@@ -37,6 +37,8 @@ public enum DetachedThread {
         if let stackSize { pthread_attr_setstacksize(&attributes, stackSize) }
         var result: Int32 = 0
         for delay in [0] + retryDelays {
+            // A short pause before retrying EAGAIN (1, 10, 100 ms): a real timer, on the caller's thread because
+            // starting a thread is synchronous (there is no task to suspend).
             if delay > 0 { usleep(delay) }
             var thread = pthread_t()
             result = pthread_create(&thread, &attributes, { raw in

@@ -31,7 +31,7 @@ package func retryingUnlessFatal<T>(
         } catch {
             if stop.isTriggered || Task.isCancelled { return nil }
             guard let delay = try await failed(error, backoff.nextDelay()) else { return nil }
-            await stop.sleep(for: delay)
+            await stop.sleep(for: delay)  // the backoff's delay: a real timer
         }
     }
     return nil

@@ -103,7 +103,7 @@ public struct ServiceGroup: Sendable {
                     shuttingDown = true
                     let timeout = gracefulTimeout
                     group.addTask {
-                        try? await Task.sleep(for: timeout)
+                        try? await Task.sleep(for: timeout)  // the graceful phase's limit: a real timer
                         return .deadline
                     }
                 }

@@ -7,7 +7,7 @@ public func withTimeLimit<T: Sendable>(_ limit: Duration, _ operation: @escaping
     await withTaskGroup(of: T?.self) { group in
         group.addTask { await operation() }
         group.addTask {
-            try? await Task.sleep(for: limit)
+            try? await Task.sleep(for: limit)  // the limit itself: a real timer
             return nil
         }
         let first = await group.next() ?? nil

@@ -5,7 +5,8 @@ import Synchronization
 /// the waiter is busy wake it once.
 ///
 /// The one wake-up primitive of the bridge: the webhook delivery loop waits on it for work, the activity reader and
-/// the sort watcher for a change (`ActivityWakeup`), a webhook sink with shared state for its outbox to empty.
+/// the sort watcher for a change (`ActivityWakeup`), a webhook sink with shared state for its outbox to empty, the
+/// lease keeper's waiters for a change of role, the token refresher for a requested renewal.
 public final class Wakeup: Sendable {
     private struct State {
         var rung = false
@@ -59,7 +60,19 @@ public final class Wakeup: Sendable {
         if takeRing() || stop.isTriggered { return }
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.waitForRing() }
-            group.addTask { await stop.sleep(for: timeout) }
+            group.addTask { await stop.sleep(for: timeout) }  // the caller's deadline: a real timer
+            await group.next()
+            group.cancelAll()
+        }
+    }
+
+    /// Returns when rung (consuming the ring), `stop` was triggered or the task was cancelled: no timer at all, for
+    /// a waiter whose news always comes as a ring.
+    public func wait(until stop: ShutdownSignal) async {
+        if takeRing() || stop.isTriggered { return }
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.waitForRing() }
+            group.addTask { await stop.wait() }
             await group.next()
             group.cancelAll()
         }

@@ -9,12 +9,18 @@ import Testing
 /// The lease keeper against a real nats-server: it takes a free lease, renews it, steps down at once when another
 /// writer took the key (a lost compare-and-set), waits a whole lease before taking it back, and releases it at stop.
 @Suite(.timeLimit(.minutes(3))) struct LeaseKeeperTests {
-    @Test func aRewrittenLeaseStepsTheKeeperDownUntilAWholeLeasePassed() async throws {
-        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "lease")
-        let server = try NATSServer(name: "lease", in: directory)
+    /// A started server named `name`, a connection to it and its bucket `name`.
+    static func bucket(_ name: String) async throws -> (NATSServer, NATSConnection, KeyValueStore) {
+        let server = try NATSServer(name: name, in: try TestEnvironment.makeTemporaryDirectory(prefix: name))
         try server.start()
         let connection = try await NATSConnection.connect(settings: NATSSettings(servers: [server.url]), logger: .silent)
-        let store = try await KeyValueStore.open(connection: connection, settings: KeyValueSettings(bucket: "lease_test"))
+        let store = try await KeyValueStore.open(connection: connection, settings: KeyValueSettings(bucket: name))
+        return (server, connection, store)
+    }
+
+    @Test func aRewrittenLeaseStepsTheKeeperDownUntilAWholeLeasePassed() async throws {
+        let (server, connection, store) = try await Self.bucket("lease_test")
+        defer { withExtendedLifetime(server) {} }  // the server runs until the test ends
         let keys = SharedStateKeys(name: "t")
         let health = HealthState(expectedSubscriptions: [])
         let registry = MetricsRegistry()
@@ -64,6 +70,40 @@ import Testing
         // Released at stop: a delete marker, so a standby takes over at once.
         let released = try await BlockingExecutor.shared.perform { try store.entry(keys.lease) }
         #expect(released != nil && released?.value == nil)
+        await connection.close()
+    }
+
+    @Test func theRoleWaitsEndWhenTheRoleChangesOrTheLeaseRunsOut() async throws {
+        let (server, connection, store) = try await Self.bucket("lease_wait")
+        let keeper = LeaseKeeper(
+            store: store, keys: SharedStateKeys(name: "w"), lease: .seconds(3), registry: MetricsRegistry(),
+            health: HealthState(expectedSubscriptions: []), logger: .silent)
+        let stop = ShutdownSignal()
+        let keeperStop = ShutdownSignal()
+        let patience = Duration.seconds(Int64(60 * TestEnvironment.patience))
+        // Not running yet: nothing acquires, so the wait for the role goes on (no timer ends it).
+        #expect(await withTimeLimit(.milliseconds(300)) { await keeper.waitUntilActive(stop: stop) } == nil)
+        async let running: Void = keeper.run(stop: keeperStop)
+        // True only once `mayDeliver` was (not asserted again here: on a loaded machine a 3 s lease may lapse meanwhile).
+        #expect(await withTimeLimit(patience) { await keeper.waitUntilActive(stop: stop) } == true)
+
+        // A step-down (a fenced cursor write) ends the wait for it.
+        let active = keeper.roleGeneration
+        async let fencedWait: Void = keeper.waitUntilStandby(since: active, stop: stop)
+        keeper.fenced("test")
+        await fencedWait
+
+        // Active again; then the server stops answering: no renewal succeeds, and the wait ends by the lease's deadline
+        // (two thirds of 3 s after the last renewal) even before the keeper announces the step-down.
+        #expect(await withTimeLimit(patience) { await keeper.waitUntilActive(stop: stop) } == true)
+        let generation = keeper.roleGeneration
+        server.pause()
+        let lapsed = await withTimeLimit(patience) { await keeper.waitUntilStandby(since: generation, stop: stop) }
+        #expect(lapsed != nil)
+        #expect(!keeper.mayDeliver())
+        server.resume()  // so that the release at stop is answered rather than timed out
+        keeperStop.trigger()
+        await running
         await connection.close()
     }
 }

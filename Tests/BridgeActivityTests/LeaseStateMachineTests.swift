@@ -22,6 +22,18 @@ import Testing
         #expect(!machine.mayDeliver(now: start + .seconds(9)), "two thirds of the lease after the last renewal")
     }
 
+    @Test func deliveryEndsTwoThirdsOfTheLeaseAfterTheLastRenewal() {
+        var machine = LeaseStateMachine(lease: .seconds(9))
+        #expect(machine.deliverableUntil == nil, "a standby may not deliver at all")
+        machine.receivedLease(revision: nil, free: true, now: start)
+        _ = machine.receivedAcquired(revision: 1, sentAt: start)
+        #expect(machine.deliverableUntil == start + .seconds(6))
+        machine.receivedRenewed(revision: 2, sentAt: start + .seconds(3))
+        #expect(machine.deliverableUntil == start + .seconds(9))
+        _ = machine.receivedLost(reason: "test")
+        #expect(machine.deliverableUntil == nil)
+    }
+
     @Test func aStandbyTakesOverOnlyAfterAWholeLeaseOnTheSameRevision() {
         var machine = LeaseStateMachine(lease: .seconds(6))
         machine.receivedLease(revision: 7, free: false, now: start)

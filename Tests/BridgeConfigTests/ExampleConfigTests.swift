@@ -161,7 +161,8 @@ import Testing
                         timeout: .seconds(5),
                         maxAttempts: 3,
                         maxInFlight: 4,
-                        retrySchedule: [.seconds(1), .seconds(10)]
+                        retrySchedule: [.seconds(1), .seconds(10)],
+                        caFile: "/etc/ca.pem"  // directus.tls.ca_file: an in-house CA signs the receivers too
                     ),
                     collections: ["articles"],
                     events: [.delete]

@@ -57,6 +57,30 @@ import Testing
         #expect(returned == true)
     }
 
+    @Test func aWaitWithoutATimerEndsOnlyWithARingOrTheStop() async throws {
+        let wakeup = Wakeup()
+        let stop = ShutdownSignal()
+        // Neither rung nor stopped: still waiting when a time limit gives up on it.
+        let quiet = await withTimeLimit(.milliseconds(200)) {
+            await wakeup.wait(until: stop)
+            return true
+        }
+        #expect(quiet == nil)
+        let waiting = Atomic<Bool>(false)
+        async let rung: Void = {
+            waiting.store(true, ordering: .releasing)
+            await wakeup.wait(until: stop)
+        }()
+        while !waiting.load(ordering: .acquiring) { await Task.yield() }
+        try DetachedThread.start(stackSize: nil) { wakeup.ring() }
+        let started = ContinuousClock.now
+        await rung
+        #expect(ContinuousClock.now - started < .seconds(Int64(60 * TestEnvironment.patience)))
+        async let stopped: Void = wakeup.wait(until: stop)
+        stop.trigger()
+        await stopped
+    }
+
     @Test func aTimeLimitReturnsTheResultOrNilAndCancelsTheWork() async {
         #expect(await withTimeLimit(Self.forever) { 42 } == 42)
         let sawCancellation = Atomic<Bool>(false)

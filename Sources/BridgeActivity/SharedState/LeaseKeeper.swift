@@ -22,6 +22,10 @@ package final class LeaseKeeper: DeliveryPermit {
     private let logger: Logger
     /// Bumped at every change of role, so a waiter sees a step-down and a re-acquisition in between.
     private let generation = Atomic<Int>(0)
+    /// Rung at every change of role: the runtime waits on it for this bridge to become active, or to stop being so.
+    private let roleChanged = Wakeup()
+    /// How long a standby waits after a failed read or acquisition: from its poll interval up to a whole lease.
+    private let failureDelays: Backoff
 
     /// A keeper of `keys.lease` in `store` for `lease`, reporting into `registry` and `health`.
     package init(
@@ -31,7 +35,9 @@ package final class LeaseKeeper: DeliveryPermit {
         self.store = store
         self.key = keys.lease
         self.holder = Self.makeHolder()
-        self.machine = Mutex(LeaseStateMachine(lease: lease))
+        let initial = LeaseStateMachine(lease: lease)
+        self.machine = Mutex(initial)
+        self.failureDelays = Backoff(initialDelay: initial.pollInterval, maxDelay: lease)
         self.health = health
         self.logger = logger
         health.update { $0.standby = true }
@@ -62,19 +68,25 @@ package final class LeaseKeeper: DeliveryPermit {
         announce(transition)
     }
 
-    /// Waits until this bridge holds the lease; false when `stop` came first.
+    /// Waits until this bridge holds the lease; false when `stop` (or the task's cancellation) came first. Only an
+    /// acquisition makes it active, and each is announced: the wait has no timer.
     package func waitUntilActive(stop: ShutdownSignal) async -> Bool {
-        while !stop.isTriggered {
+        while !stop.isTriggered && !Task.isCancelled {
             if mayDeliver() { return true }
-            await stop.sleep(for: .milliseconds(50))
+            await roleChanged.wait(until: stop)
         }
         return false
     }
 
-    /// Waits until this bridge is no longer active in the term that began at `generation` (or `stop`).
+    /// Waits until this bridge is no longer active in the term that began at `generation` (or `stop`). A step-down
+    /// is announced; a lease that runs out unrenewed stops delivery at its deadline before the keeper's next turn
+    /// announces it, so the wait also ends at that deadline (a real timer: the lease's).
     package func waitUntilStandby(since generation: Int, stop: ShutdownSignal) async {
-        while !stop.isTriggered && roleGeneration == generation && mayDeliver() {
-            await stop.sleep(for: .milliseconds(20))
+        while !stop.isTriggered && !Task.isCancelled && roleGeneration == generation {
+            guard let until = machine.withLock({ $0.deliverableUntil }) else { return }
+            let left = until - ContinuousClock.now
+            guard left > .zero else { return }
+            await roleChanged.wait(timeout: left, until: stop)
         }
     }
 
@@ -83,18 +95,20 @@ package final class LeaseKeeper: DeliveryPermit {
     /// Keeps the lease until `stop`, then releases it (deletes the key, expecting its revision) so that a standby
     /// takes over at once.
     package func run(stop: ShutdownSignal) async {
+        var failures = failureDelays
         while !stop.isTriggered {
             let now = ContinuousClock.now
             let (action, transition) = machine.withLock { $0.nextAction(now: now) }
             announce(transition)
             switch action {
             case .read:
-                await read()
+                await read(failures: &failures, stop: stop)
             case .acquire(let revision):
-                await acquire(expecting: revision)
+                await acquire(expecting: revision, failures: &failures, stop: stop)
             case .renew(let revision, let deadline):
                 await renew(expecting: revision, deadline: deadline)
             case .wait(let until):
+                // The machine's own schedule (the next renewal, a standby's next read): a real timer.
                 await stop.sleep(for: max(.milliseconds(1), until - ContinuousClock.now))
             }
         }
@@ -106,20 +120,24 @@ package final class LeaseKeeper: DeliveryPermit {
         }
     }
 
-    private func read() async {
+    /// Reads the lease key. A failure (the bucket unreachable) leaves the machine as it was — a later acquisition
+    /// is a compare-and-set on the revision it saw, so it can only succeed if the holder has not renewed since — and
+    /// waits the backoff's next delay.
+    private func read(failures: inout Backoff, stop: ShutdownSignal) async {
         let (store, key) = (store, key)
         do {
             let entry = try await BlockingExecutor.shared.perform { try store.entry(key) }
             let now = ContinuousClock.now
             machine.withLock { $0.receivedLease(revision: entry?.revision, free: entry?.value == nil, now: now) }
+            failures.reset()
         } catch {
-            logger.debug("reading the lease failed", metadata: [LogKey.error: "\(error)"])
-            let action = machine.withLock { $0.receivedReadFailure(now: .now) }
-            if case .wait(let until) = action { try? await Task.sleep(until: until, clock: .continuous) }
+            let delay = failures.nextDelay()
+            logger.debug("reading the lease failed", metadata: [LogKey.error: "\(error)", LogKey.delay: delay])
+            await stop.sleep(for: delay)  // the backoff's delay: a real timer
         }
     }
 
-    private func acquire(expecting revision: UInt64) async {
+    private func acquire(expecting revision: UInt64, failures: inout Backoff, stop: ShutdownSignal) async {
         let (store, key, value) = (store, key, holderValue())
         let sentAt = ContinuousClock.now
         do {
@@ -127,11 +145,14 @@ package final class LeaseKeeper: DeliveryPermit {
                 try store.update(key, value: value, expecting: revision)
             }
             announce(machine.withLock { $0.receivedAcquired(revision: written, sentAt: sentAt) })
+            failures.reset()
         } catch {
-            // Lost to another standby, or the bucket is unreachable: read again before any other attempt.
-            logger.debug("acquiring the lease failed", metadata: [LogKey.error: "\(error)"])
+            // Lost to another standby, or the bucket is unreachable: read again, after the backoff's next delay,
+            // before any other attempt.
+            let delay = failures.nextDelay()
+            logger.debug("acquiring the lease failed", metadata: [LogKey.error: "\(error)", LogKey.delay: delay])
             _ = machine.withLock { $0.receivedLost(reason: "acquisition failed") }
-            try? await Task.sleep(for: .milliseconds(100))
+            await stop.sleep(for: delay)  // the backoff's delay: a real timer
         }
     }
 
@@ -156,6 +177,7 @@ package final class LeaseKeeper: DeliveryPermit {
     private func announce(_ transition: LeaseStateMachine.Transition?) {
         guard let transition else { return }
         generation.add(1, ordering: .releasing)
+        defer { roleChanged.ring() }
         switch transition {
         case .becameActive:
             health.update { $0.standby = false }

@@ -68,6 +68,12 @@ package struct LeaseStateMachine: Sendable {
         return now < renewedAt + deliverFor
     }
 
+    /// Until when this bridge may deliver unless it renews: nil when not active.
+    package var deliverableUntil: ContinuousClock.Instant? {
+        guard case .active(_, let renewedAt, _) = state else { return nil }
+        return renewedAt + deliverFor
+    }
+
     /// The lease's age at `now`: since the active bridge's last renewal, or since a standby last saw the key change.
     package func age(now: ContinuousClock.Instant) -> Duration? {
         switch state {
@@ -105,12 +111,6 @@ package struct LeaseStateMachine: Sendable {
         state = .standby(seen: Seen(revision: revision, since: now, free: free || revision == 0))
     }
 
-    /// A read failed (the bucket unreachable): the standby keeps what it saw — a later acquisition is a
-    /// compare-and-set on that revision, so it can only succeed if the holder has not renewed since.
-    package mutating func receivedReadFailure(now: ContinuousClock.Instant) -> Action {
-        .wait(until: now + pollInterval)
-    }
-
     /// The acquisition sent at `sentAt` succeeded with `revision`.
     package mutating func receivedAcquired(revision: UInt64, sentAt: ContinuousClock.Instant) -> Transition? {
         guard case .standby = state else { return nil }
@@ -133,7 +133,7 @@ package struct LeaseStateMachine: Sendable {
     }
 
     /// A renewal failed without an answer (timeout, lost connection) at `now`: try again soon, until the lease
-    /// runs out (`nextAction` steps down then).
+    /// runs out (`nextAction` steps down then). Not a backoff: the retries must fit before the lease's deadline.
     package mutating func receivedFailure(now: ContinuousClock.Instant) {
         guard case .active(let revision, let renewedAt, _) = state else { return }
         state = .active(revision: revision, renewedAt: renewedAt, retryAt: now + min(pollInterval, .milliseconds(250)))

@@ -11,6 +11,7 @@ extension ConfigDecoder {
         }
         let root = mapping(node, name: "", keys: ConfigKeys.root, fallback: node.mark)
         let directus = scope == .everything ? decodeDirectus(root) : nil
+        directusCAFile = directus?.tls.caFile
         let subscriptions = decodeSubscriptions(root)
         let delivery = decodeDelivery(root)
         let sinks = decodeSinks(root, subscribed: subscriptions.map(\.collection))

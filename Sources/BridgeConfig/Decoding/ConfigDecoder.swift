@@ -24,6 +24,10 @@ package struct ConfigDecoder {
     var stateDirectoryText = ""
     /// What relative paths are resolved against.
     let workingDirectory = currentWorkingDirectory()
+    /// `directus.tls.ca_file`, once `directus` is decoded (nil before, and in `withoutDirectus` scope): an in-house
+    /// CA usually signs the sinks' endpoints too. A sink type without a CA setting of its own (the webhook) trusts
+    /// it beside the system store.
+    package internal(set) var directusCAFile: String?
     /// What the sink entry being decoded takes, set by `decodeSinks` before the entry's type reads its own keys.
     package internal(set) var sinkScope = SinkScope(collections: [], events: [], subscribed: [])
 

@@ -25,9 +25,6 @@ public final class BridgeCheck: Sendable {
     package let sendTestEvent: Bool
     /// Directus's requests go through this (`directus.tls` as it is configured).
     package let transport: any HTTPTransport
-    /// Webhook probes go through this: the system store plus `directus.tls.ca_file`, never unverified, as `run`
-    /// delivers.
-    package let webhookTransport: any HTTPTransport
     /// Directus REST without token management.
     package let client: DirectusClient
     /// Logs (stderr).
@@ -57,29 +54,23 @@ public final class BridgeCheck: Sendable {
             ),
             logger: logger.child(label: "http")
         )
-        let webhookHTTP = HTTPClient(
-            options: HTTPClientOptions(caFile: directus.tls.caFile, userAgent: userAgent),
-            logger: logger.child(label: "http")
-        )
         self.init(
             config: config,
             userAgent: userAgent,
             sendTestEvent: sendTestEvent,
             transport: http,
-            webhookTransport: webhookHTTP,
             logHandler: logHandler,
             logger: logger
         )
     }
 
-    /// Prepares the checks over given transports (tests); webhooks use `transport` too unless `webhookTransport`
-    /// is given.
+    /// Prepares the checks with Directus's requests over `transport` (tests); each sink type probes with clients of
+    /// its own.
     package init(
         config: BridgeConfig,
         userAgent: String,
         sendTestEvent: Bool,
         transport: any HTTPTransport,
-        webhookTransport: (any HTTPTransport)? = nil,
         logHandler: StderrLogHandler?,
         logger: Logger
     ) {
@@ -87,7 +78,6 @@ public final class BridgeCheck: Sendable {
         self.userAgent = userAgent
         self.sendTestEvent = sendTestEvent
         self.transport = transport
-        self.webhookTransport = webhookTransport ?? transport
         self.client = DirectusClient(
             baseURL: config.directus.restBaseURL,
             transport: transport,
@@ -119,7 +109,6 @@ public final class BridgeCheck: Sendable {
                 scope: SinkScope(
                     collections: sink.collections, events: sink.events,
                     subscribed: config.subscriptions.map(\.collection)),
-                transport: webhookTransport,
                 logger: logger.child(label: "check")
             )
             for result in await registration.probe(sink, context: context) { emit(result) }
@@ -127,7 +116,7 @@ public final class BridgeCheck: Sendable {
                 emit(.warning(warning.field, warning.detail, remedy: warning.remedy))
             }
         }
-        if let shared = await checkSharedState() { emit(shared) }
+        if let state = await StateBackends.make(config).check(logger: logger) { emit(state) }
         for risk in TransportPolicy.risks(config) {
             emit(.warning(risk.field, risk.message, remedy: risk.remedy))
         }

@@ -26,13 +26,7 @@ package enum TransportPolicy {
             let registration = SinkCatalog.registration(of: sink)
             risks += registration?.transportRisks(of: sink, entry: "sinks[\(index)]", id: ids[index]) ?? []
         }
-        if config.state.backend == .jetstream,
-            var risk = TransportRisk.nats(servers: config.state.servers, credentials: false, tls: false)
-        {
-            risk.field = "state.servers"
-            risks.append(risk)
-        }
-        return risks
+        return risks + StateBackends.make(config).transportRisks
     }
 
     /// Directus: REST and socket share `directus.url`.

@@ -13,7 +13,7 @@ public struct ActivityService: Sendable {
     public let trigger: (any ActivityTrigger)?
     private let readers: [ActivityReader]
     private let stores: [String: CursorStore]
-    /// `resync` beside the running bridge, with local state (shared state starts a new term for it instead).
+    /// `resync` beside the running bridge, where the term's cursors take requests (`TermCursors.resyncRequests`).
     private let resyncWatcher: ResyncRequestWatcher?
 
     private init(
@@ -32,19 +32,11 @@ public struct ActivityService: Sendable {
     /// The cursor store a sink's runner records its progress in (nil in live mode).
     package func recorder(for sinkID: String) -> (any ProgressRecorder)? { stores[sinkID] }
 
-    /// Where the sinks' cursors live (`state.backend`).
-    package enum CursorSource: Sendable {
-        /// `<state_dir>/cursor.db`.
-        case local
-        /// The shared bucket: taken over (every key's revision bumped) before the readers start.
-        case shared(SharedCursorBackend)
-    }
-
-    /// Builds the service for `plan`; throws when the cursor database cannot be opened (or the shared state
-    /// cannot be taken over).
+    /// Builds the service for `plan` over the term's cursors; throws when they cannot be opened (the cursor database,
+    /// or the shared state's takeover).
     package static func make(
         plan: DeliveryPlan,
-        cursors: CursorSource = .local,
+        cursors: any TermState,
         config: BridgeConfig,
         routes: [SubscriptionRoute],
         api: DirectusAPI,
@@ -56,22 +48,14 @@ public struct ActivityService: Sendable {
         logger: Logger
     ) async throws -> ActivityService {
         guard plan.mode == .activity else { return .live }
-        let directory = config.delivery.stateDir
         let sinkIDs = inboxes.map(\.sinkID)
         let renames = SinkCatalog.renames(of: config.sinks)
         let (stores, local) = try await BlockingExecutor.shared.perform {
             () throws -> ([String: CursorStore], CursorDatabase?) in
-            let backend: any CursorBackend
-            switch cursors {
-            case .local:
-                backend = try CursorDatabase(directory: directory, sinks: sinkIDs, renames: renames, logger: logger)
-            case .shared(let shared):
-                try shared.takeOver(sinks: sinkIDs, renames: renames)
-                backend = shared
-            }
+            let opened = try cursors.openCursors(sinks: sinkIDs, renames: renames, logger: logger)
             let stores = try Dictionary(
-                uniqueKeysWithValues: sinkIDs.map { ($0, try CursorStore(backend: backend, sink: $0)) })
-            return (stores, backend as? CursorDatabase)
+                uniqueKeysWithValues: sinkIDs.map { ($0, try CursorStore(backend: opened.backend, sink: $0)) })
+            return (stores, opened.resyncRequests)
         }
         let subscriptions = routes.filter { $0.handling == .trigger }.compactMap { route -> ActivitySubscription? in
             guard let configured = config.subscriptions.first(where: { $0.uid == route.uid }) else { return nil }

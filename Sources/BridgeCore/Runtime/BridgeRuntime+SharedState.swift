@@ -12,7 +12,7 @@ extension BridgeRuntime {
     /// write found by a compare-and-set): reading and delivering stop, `/readyz` says `standby`, and the next term
     /// starts from the shared cursors once the lease is held again. The lease is released only after the last term
     /// has drained, so that a standby never delivers beside this bridge.
-    func runShared(_ first: RuntimeComponents, stop: ShutdownSignal) async -> RuntimeOutcome {
+    func runShared(_ first: RuntimeComponents, sinks: SharedSinkState, stop: ShutdownSignal) async -> RuntimeOutcome {
         let state = config.state
         let log = logger.child(label: "state")
         first.health.update { $0.standby = true }
@@ -47,7 +47,8 @@ extension BridgeRuntime {
         // The keeper has a stop of its own: it releases the lease only after the last term drained.
         let keeperStop = ShutdownSignal()
         async let keeping: Void = keeper.run(stop: keeperStop)
-        let outcome = await runTerms(first, store: store, keys: keys, keeper: keeper, stop: stop, log: log)
+        let outcome = await runTerms(
+            first, sinks: sinks, store: store, keys: keys, keeper: keeper, stop: stop, log: log)
         keeperStop.trigger()
         await keeping
         await connection.close()
@@ -55,7 +56,7 @@ extension BridgeRuntime {
     }
 
     private func runTerms(
-        _ first: RuntimeComponents, store: KeyValueStore, keys: SharedStateKeys, keeper: LeaseKeeper,
+        _ first: RuntimeComponents, sinks: SharedSinkState, store: KeyValueStore, keys: SharedStateKeys, keeper: LeaseKeeper,
         stop: ShutdownSignal, log: Logger
     ) async -> RuntimeOutcome {
         var components = first
@@ -65,7 +66,7 @@ extension BridgeRuntime {
             let backend = SharedCursorBackend(
                 store: store, keys: keys, holder: keeper.holder, logger: log,
                 fenced: { [keeper] reason in keeper.fenced(reason) })
-            components.sharedState?.begin(SharedSinkState.Term(store: store, keys: keys, writer: backend))
+            sinks.begin(SharedSinkState.Term(store: store, keys: keys, writer: backend))
             // Read before the takeover: a `resync` written after it moves the mark past this.
             let resyncMark = try? await BlockingExecutor.shared.perform {
                 try SharedResyncRequest.mark(in: store, keys: keys)
@@ -80,7 +81,8 @@ extension BridgeRuntime {
                 term.trigger()
             }()
             async let resync = Self.watchResync(store: store, keys: keys, since: resyncMark, term: term)
-            let outcome = await runTerm(components, cursors: .shared(backend), permit: keeper, stop: term)
+            let outcome = await runTerm(
+                components, term: SharedTermState(cursors: backend, keeper: keeper), stop: term)
             term.trigger()
             await ended
             await stopped
@@ -109,7 +111,7 @@ extension BridgeRuntime {
                 components = try await RuntimeComponents.build(
                     config: config, version: version, commit: commit, logHandler: logHandler,
                     reopenRequests: first.reopenRequests, logger: logger, registry: first.registry,
-                    health: first.health, sharedState: first.sharedState)
+                    health: first.health, sinkState: sinks)
             } catch {
                 return error
             }
@@ -123,6 +125,8 @@ extension BridgeRuntime {
         store: KeyValueStore, keys: SharedStateKeys, since seen: UInt64?, term: ShutdownSignal
     ) async -> Bool {
         guard let seen else { return false }
+        // A periodic read, the timer being the latency of `resync`: the request is written into the bucket by
+        // another process, possibly on another machine.
         while await term.sleep(for: .seconds(2)) {
             let mark = try? await BlockingExecutor.shared.perform {
                 try SharedResyncRequest.mark(in: store, keys: keys)

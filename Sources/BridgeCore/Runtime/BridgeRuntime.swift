@@ -20,6 +20,8 @@ public final class BridgeRuntime: Sendable {
     let logger: Logger
     let version: String
     let commit: String
+    /// Where the progress lives (`state.backend`), chosen once for the process.
+    let state: any StateBackend
 
     /// Creates the runtime for a validated config; `version` goes into logs and the user agent, `version` and
     /// `commit` into the `directus_bridge_build_info` metric.
@@ -31,6 +33,7 @@ public final class BridgeRuntime: Sendable {
         self.commit = commit
         self.logHandler = logHandler
         self.logger = logger
+        self.state = StateBackends.make(config)
     }
 
     /// Runs the bridge until a signal ends it.
@@ -57,7 +60,7 @@ public final class BridgeRuntime: Sendable {
         do {
             components = try await RuntimeComponents.build(
                 config: config, version: version, commit: commit, logHandler: logHandler,
-                reopenRequests: reopenRequests, logger: logger)
+                reopenRequests: reopenRequests, logger: logger, sinkState: state.sinks)
         } catch {
             return error
         }
@@ -88,10 +91,7 @@ public final class BridgeRuntime: Sendable {
                     await OperationsServer.keepListening(binding, after: failure, stop: stop, logger: logger)
                 }
             }
-            let outcome =
-                config.state.backend == .jetstream
-                ? await runShared(components, stop: stop)
-                : await runTerm(components, cursors: .local, permit: nil, stop: stop)
+            let outcome = await state.run(self, first: components, stop: stop)
             group.cancelAll()  // the endpoint that kept trying stops serving with the run, as `server` does
             return outcome
         }
@@ -107,10 +107,8 @@ public final class BridgeRuntime: Sendable {
 
     /// Everything after the operations endpoint is up, until `stop`: authenticate, resolve the delivery mode, plan
     /// the subscriptions, open the cursors and serve. With shared state this is one term of being active.
-    func runTerm(
-        _ components: RuntimeComponents, cursors: ActivityService.CursorSource, permit: (any DeliveryPermit)?,
-        stop: ShutdownSignal
-    ) async -> RuntimeOutcome {
+    func runTerm(_ components: RuntimeComponents, term: any TermState, stop: ShutdownSignal) async -> RuntimeOutcome {
+        let permit = term.permit
         // Start-up: authenticate (retrying while Directus is unreachable; exit 77 when it refuses us).
         if let outcome = await authenticate(components, stop: stop) { return outcome }
         // Activity or live delivery (Activity/DeliveryModeResolver.swift): exit 77 for `activity` without access.
@@ -123,12 +121,7 @@ public final class BridgeRuntime: Sendable {
         case .failure(let outcome)?: return outcome
         case .success(let plan)?: delivery = plan
         }
-        if case .shared = cursors, delivery.mode != .activity {
-            return .configurationProblem(
-                "state.backend: jetstream needs activity mode, but delivery.mode auto resolved to live (the activity "
-                    + "log is not readable): grant the bridge user read access to directus_activity, or use "
-                    + "state.backend: local")
-        }
+        if let refusal = term.refusal(of: delivery.mode) { return refusal }
         guard
             let routes = await SubscriptionPlanner.plan(
                 subscriptions: config.subscriptions, api: components.api, handling: delivery.handling(for:),
@@ -137,21 +130,14 @@ public final class BridgeRuntime: Sendable {
         let activity: ActivityService
         do {
             activity = try await ActivityService.make(
-                plan: delivery, cursors: cursors, config: config, routes: routes, api: components.api,
+                plan: delivery, cursors: term, config: config, routes: routes, api: components.api,
                 inboxes: components.inboxes.inboxes, health: components.health, registry: components.registry,
                 pipelineMetrics: components.pipelineMetrics, stats: components.stats,
                 logger: logger.child(label: "activity"))
         } catch let error as FencedError {
             return .failure(error.description)  // another bridge took over while this one started: standby again
         } catch {
-            if case .shared(let backend) = cursors {
-                // The bucket did not answer: this term ends and the bridge waits for the lease again.
-                backend.giveUp("cannot read the shared state: \(error)")
-                return .failure("cannot read the shared state: \(error)")
-            }
-            // An unwritable delivery.state_dir, a read-only or damaged cursor.db: a configuration problem (exit 78).
-            let reason = (error as? SQLiteError)?.reason ?? "\(error)"
-            return .configurationProblem("cannot open the activity cursor store in delivery.state_dir: \(reason)")
+            return term.failedToOpen(error)
         }
         logger.info(
             "delivery mode", metadata: [LogKey.mode: delivery.mode.rawValue,

@@ -26,15 +26,14 @@ package struct RuntimeComponents: Sendable {
     package let countReconnect: @Sendable (String) -> Void
     package let version: String
     package let stats: StatsReporter
-    /// Shared state: the bucket as the sinks see it, handed over at the start of each term (nil: local state).
-    package let sharedState: SharedSinkState?
 
-    /// Builds the components; a later term of an active bridge (shared state) passes the process's `registry` and
-    /// `health`, which the operations endpoint serves, to build fresh sinks and inboxes around them.
+    /// Builds the components, the sinks over `sinkState` (`StateBackend.sinks`); a later term of an active bridge
+    /// (shared state) passes the process's `registry` and `health`, which the operations endpoint serves, to build
+    /// fresh sinks and inboxes around them.
     package init(
         config: BridgeConfig, version: String, commit: String, logHandler: StderrLogHandler,
         reopenRequests: ReopenRequests, logger: Logger, registry: MetricsRegistry? = nil, health: HealthState? = nil,
-        sharedState: SharedSinkState? = nil
+        sinkState: any SinkState
     ) throws(RuntimeOutcome) {
         self.reopenRequests = reopenRequests
         let registry = registry ?? MetricsRegistry()
@@ -70,12 +69,9 @@ package struct RuntimeComponents: Sendable {
             interval: config.log.statsInterval, lag: pipelineMetrics.lagHistogram, logger: logger.child(label: "stats"))
         var sinkContext = SinkContext(
             index: 0, sinkID: "", encoder: .plain, stateDir: config.delivery.stateDir,
-            userAgent: "directus-bridge/\(version)", caFile: directus.tls.caFile, shutdownTimeout: config.shutdownTimeout,
+            userAgent: "directus-bridge/\(version)", shutdownTimeout: config.shutdownTimeout,
             registry: registry, stats: stats, logger: logger, shared: SinkResources())
-        // Shared state: nothing a failover could lose may stay in this machine's outbox behind the cursor.
-        sinkContext.progressAfterDelivery = config.state.backend == .jetstream
-        self.sharedState = config.state.backend == .jetstream ? sharedState ?? SharedSinkState() : nil
-        sinkContext.sharedState = self.sharedState
+        sinkContext.state = sinkState
         sinks = try SinkFactory.makeSinks(config.sinks, source: directus.restBaseURL, context: sinkContext)
         let pipelineMetrics = self.pipelineMetrics
         let inboxes = SinkFanOut(
@@ -124,14 +120,14 @@ package struct RuntimeComponents: Sendable {
     package static func build(
         config: BridgeConfig, version: String, commit: String, logHandler: StderrLogHandler,
         reopenRequests: ReopenRequests, logger: Logger, registry: MetricsRegistry? = nil, health: HealthState? = nil,
-        sharedState: SharedSinkState? = nil
+        sinkState: any SinkState
     ) async throws(RuntimeOutcome) -> RuntimeComponents {
         do {
             return try await BlockingExecutor.shared.perform { () throws(RuntimeOutcome) -> RuntimeComponents in
                 try RuntimeComponents(
                     config: config, version: version, commit: commit, logHandler: logHandler,
                     reopenRequests: reopenRequests, logger: logger, registry: registry, health: health,
-                    sharedState: sharedState)
+                    sinkState: sinkState)
             }
         } catch let outcome as RuntimeOutcome {
             throw outcome

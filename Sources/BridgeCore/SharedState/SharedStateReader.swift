@@ -24,9 +24,10 @@ package struct SharedStateReader: StateReading {
 
     package func read() throws -> StoredState {
         var state = StoredState()
+        state.location = "the shared state"
         let place = "bucket \(bucket), name \(keys.name)"
         guard let store else {
-            state.sharedState = place + ": the bucket does not exist yet (no bridge has started)"
+            state.role = place + ": the bucket does not exist yet (no bridge has started)"
             return state
         }
         var resyncs: [String] = []
@@ -53,7 +54,7 @@ package struct SharedStateReader: StateReading {
                     .resyncRequested = true
             }
         }
-        state.sharedState = place + ": " + Self.describeLease(try store.entry(keys.lease))
+        state.role = place + ": " + Self.describeLease(try store.entry(keys.lease))
         return state
     }
 

@@ -7,7 +7,7 @@ extension StatusReport {
     package var json: JSONValue {
         [
             "service": serviceJSON,
-            "shared_state": stored.sharedState.map(JSONValue.string) ?? .null,
+            "shared_state": stored.role.map(JSONValue.string) ?? .null,
             "mode": .string((modeInForce ?? config.delivery.mode).rawValue),
             "mode_in_force": .bool(modeInForce != nil),
             "activity": hasActivity

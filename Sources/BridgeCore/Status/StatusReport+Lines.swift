@@ -5,7 +5,7 @@ import BridgeSystem
 extension StatusReport {
     /// The report for people, one line per item (README.md, "Status").
     package var lines: [String] {
-        var lines = [serviceLine, stored.sharedState.map { "shared state  " + $0 }, modeLine, activityLine]
+        var lines = [serviceLine, stored.role.map { "shared state  " + $0 }, modeLine, activityLine]
             .compactMap(\.self)
         lines += config.subscriptions.map(subscriptionLine)
         lines += config.sinks.indices.map(sinkLine)
@@ -31,7 +31,7 @@ extension StatusReport {
 
     private var activityLine: String? {
         guard hasActivity else {
-            let place = stored.sharedState == nil ? config.delivery.stateDir : "the shared state"
+            let place = stored.location ?? config.delivery.stateDir
             return "activity      no cursor in \(place) (never ran in activity mode there)"
         }
         var parts: [String] = []

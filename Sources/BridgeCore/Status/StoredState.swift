@@ -13,8 +13,11 @@ package struct StoredState: Sendable, Equatable {
     package var outboxDepths: [String: Int]
     /// Per sink id: dead letters (a webhook's, or events a broker refused for good).
     package var deadLetters: [String: Int]
-    /// Shared state: the bucket, the bridge name and who holds the lease (nil: `state.backend: local`).
-    package var sharedState: String?
+    /// Who holds the role of the active bridge: the bucket, the bridge name and the lease holder (nil: the state
+    /// has no lease, its one bridge is always active).
+    package var role: String?
+    /// Where it was read, as messages name it (nil: `delivery.state_dir`, named by its path).
+    package var location: String?
 
     /// A state (empty: nothing stored yet).
     package init(

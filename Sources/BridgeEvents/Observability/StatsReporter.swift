@@ -57,7 +57,7 @@ public final class StatsReporter: Sendable {
     /// Logs a line every `interval` until `stop` is triggered (returns at once when the interval is zero).
     public func run(stop: ShutdownSignal) async {
         guard interval > .zero else { return }
-        while await stop.sleep(for: interval) {
+        while await stop.sleep(for: interval) {  // the line's period: a real timer
             logger.info("stats", metadata: takeLine())
         }
     }

@@ -84,8 +84,7 @@ package final class BrokerSink: SinkConnector, @unchecked Sendable {
         self.open = open
     }
 
-    /// The sink of `context`'s entry, with its metrics, its dead letters (`<state_dir>/webhooks.db`, or the shared
-    /// bucket with `state.backend: jetstream`) and a drain within the shutdown timeout (like the webhook sink's: most
+    /// The sink of `context`'s entry, with its metrics, its dead letters (where `context.state` keeps them) and a drain within the shutdown timeout (like the webhook sink's: most
     /// of it, the rest is margin for saving state).
     package static func make(
         name: String,
@@ -96,12 +95,7 @@ package final class BrokerSink: SinkConnector, @unchecked Sendable {
         open: @escaping () async throws(SinkError) -> any BrokerClient
     ) throws(RuntimeOutcome) -> BrokerSink {
         let outbox = try context.outbox(purpose: "dead letters")
-        let deadLetters: any BrokerDeadLetters =
-            context.sharedState.map { shared in
-                SharedBrokerDeadLetters(
-                    filer: SharedDeadLetterFiler(sinkID: context.sinkID, shared: shared, logger: logger),
-                    local: outbox.store, sink: context.sinkID)
-            } ?? LocalBrokerDeadLetters(store: outbox.store, sink: context.sinkID)
+        let deadLetters = context.state.brokerDeadLetters(sink: context.sinkID, outbox: outbox.store, logger: logger)
         let metrics = BrokerSinkMetrics(registry: context.registry, sink: context.sinkID)
         let tracker = BrokerDeliveryTracker(metrics: metrics)
         metrics.observeOutstanding { Double(tracker.pending) }

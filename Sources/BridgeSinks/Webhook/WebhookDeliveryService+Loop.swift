@@ -1,6 +1,7 @@
 package import BridgeHTTP
 package import Synchronization
 package import BridgeEvents
+package import BridgeSystem
 
 extension WebhookDeliveryService {
     /// The loop's state between turns.
@@ -17,6 +18,9 @@ extension WebhookDeliveryService {
         package var drainDeadline: ContinuousClock.Instant?
         package var abandoned = false
         package var storeFailing = false
+        /// Delays before the outbox is tried again after a failed turn: 1 s, growing to 10 s while it keeps failing
+        /// (a new row or a finished attempt still rings the loop sooner).
+        package var storeRetries = Backoff(initialDelay: .seconds(1), maxDelay: .seconds(10))
         package var receiverFailing = false
         /// Shared state: the last poll for replayed dead letters failed (logged once until one succeeds).
         package var replaysFailing = false

@@ -94,8 +94,8 @@ package final class WebhookDeliveryService: Sendable {
     /// Finished attempts handed back by the engine, waiting for the loop's next turn.
     package let engineCompletions = CompletionInbox()
     package let receiver: DeliveryReceiver
-    /// Shared state: where dead letters go instead of `webhooks.db` (nil: `state.backend: local`).
-    package let sharedLetters: SharedDeadLetterFiler?
+    /// Where dead letters are filed (`SinkState.webhookDeadLetters`).
+    package let deadLetters: any WebhookDeadLetterPlace
 
     /// Creates the service; nothing happens until `run`.
     package init(
@@ -107,10 +107,10 @@ package final class WebhookDeliveryService: Sendable {
         settings: Settings,
         metrics: WebhookMetrics?,
         depths: WebhookDepths = WebhookDepths(),
-        sharedLetters: SharedDeadLetterFiler? = nil,
+        deadLetters: any WebhookDeadLetterPlace = LocalWebhookDeadLetters(),
         logger: Logger
     ) {
-        self.sharedLetters = sharedLetters
+        self.deadLetters = deadLetters
         self.sinkID = sinkID
         self.store = store
         self.engine = engine
@@ -223,10 +223,10 @@ package final class WebhookDeliveryService: Sendable {
                 || loop.uncommittedSince.map { ContinuousClock.now - $0 >= settings.commitDelay } ?? false
                 || due.contains { loop.state.itemHash(of: $0).map(loop.uncommittedItems.contains) ?? false })
         guard commit || loop.loadAfter != nil || loop.recount || !due.isEmpty else { return false }
-        if loop.recount, let sharedLetters { takeInReplays(&loop, from: sharedLetters, now: now) }
+        if loop.recount { takeInReplays(&loop, now: now) }
         do {
-            // Shared state: dead letters go to the bucket before their rows leave the outbox.
-            if commit, let sharedLetters { try fileDeadLetters(&loop, in: sharedLetters) }
+            // Dead letters kept outside the outbox (the shared bucket) are filed before their rows leave it.
+            if commit { try deadLetters.file(&loop.writes, from: store, sink: sinkID) }
             // Blocking SQLite on the service's own thread. Writes first: an item's next event is read (and sent)
             // only after the previous outcome is committed.
             let step = try store.deliveryStep(
@@ -239,17 +239,11 @@ package final class WebhookDeliveryService: Sendable {
             )
             if loop.storeFailing {
                 loop.storeFailing = false
+                loop.storeRetries.reset()
                 logger.info("webhook outbox writable again", metadata: [LogKey.sink: sinkID])
             }
             depths.outbox = step.depth
-            if let sharedLetters {
-                if commit { sharedLetters.committed(loop.writes) }
-                depths.deadLetters = sharedLetters.deadLetterCount ?? 0
-            } else if let deadLetters = step.deadLetters {
-                depths.deadLetters = deadLetters
-            } else if commit {
-                depths.addDeadLetters(loop.writes.count { $0.isDeadLetter })
-            }
+            deadLetters.count(into: depths, stepCount: step.deadLetters, committed: commit ? loop.writes : [])
             if commit {
                 loop.writes.removeAll(keepingCapacity: true)
                 loop.uncommittedItems.removeAll(keepingCapacity: true)
@@ -263,18 +257,36 @@ package final class WebhookDeliveryService: Sendable {
             if !step.payloads.isEmpty { submit(step.payloads, in: &loop) }
             return !step.loaded.isEmpty && loop.drainDeadline == nil
         } catch {
+            let delay = loop.storeRetries.nextDelay()
             if !loop.storeFailing {
                 loop.storeFailing = true
                 logger.error(
-                    sharedLetters != nil && !(error is SQLiteError)
-                        ? "webhook dead letters cannot be written to the shared state; retrying in 1 s"
-                        : "webhook outbox failed; retrying in 1 s",
-                    metadata: [LogKey.sink: sinkID, LogKey.error: "\(error)"]
+                    deadLetters.failureMessage(for: error),
+                    metadata: [LogKey.sink: sinkID, LogKey.error: "\(error)", LogKey.delay: delay]
                 )
             }
-            loop.state.release(due, dueAt: now + 1000)
-            await doorbell.wait(timeout: .seconds(1))
+            loop.state.release(due, dueAt: now + WebhookDeliveryState.milliseconds(delay))
+            await doorbell.wait(timeout: delay)
             return false
+        }
+    }
+
+    /// Every poll: letters `dlq replay` handed back outside the outbox go into it (read at this turn's load). A
+    /// failure is logged once and tried again at the next poll; deliveries go on meanwhile.
+    private func takeInReplays(_ loop: inout Loop, now: Int64) {
+        do {
+            let taken = try deadLetters.takeInReplays(into: store, now: now)
+            loop.replaysFailing = false
+            guard taken > 0 else { return }
+            loop.loadAfter = min(loop.loadAfter ?? loop.state.lastSeq, loop.state.lastSeq)
+            logger.info(
+                "replayed dead letters taken into the outbox", metadata: [LogKey.sink: sinkID, LogKey.count: taken])
+        } catch {
+            guard !loop.replaysFailing else { return }
+            loop.replaysFailing = true
+            logger.warning(
+                "cannot read the replayed dead letters from the shared state; trying again at the next poll",
+                metadata: [LogKey.sink: sinkID, LogKey.error: "\(error)"])
         }
     }
 

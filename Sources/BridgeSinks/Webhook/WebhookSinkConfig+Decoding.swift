@@ -63,7 +63,8 @@ extension WebhookSinkConfig {
             maxAttempts: maxAttempts,
             maxInFlight: maxInFlight,
             retrySchedule: schedule,
-            maxOutbox: maxOutbox
+            maxOutbox: maxOutbox,
+            caFile: decoder.directusCAFile
         )
     }
 

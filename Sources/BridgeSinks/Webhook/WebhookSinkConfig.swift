@@ -22,6 +22,9 @@ public struct WebhookSinkConfig: SinkSettings, Equatable {
     /// Events the sink's outbox may hold before intake pauses (`max_outbox`), 1…10,000,000: above it the sink
     /// refuses new events until deliveries catch up (backpressure). Default: 100000.
     public var maxOutbox: Int
+    /// The CA trusted beside the system store for the receiver's certificate: `directus.tls.ca_file` (an in-house CA
+    /// usually signs the receivers too), never skipping verification. Not a key of the entry. Default: none.
+    public var caFile: String?
 
     /// The allowed range of `maxOutbox`.
     public static let maxOutboxRange: ClosedRange<Int> = 1...10_000_000
@@ -53,9 +56,11 @@ public struct WebhookSinkConfig: SinkSettings, Equatable {
         maxAttempts: Int = WebhookSinkConfig.defaultMaxAttempts,
         maxInFlight: Int = WebhookSinkConfig.defaultMaxInFlight,
         retrySchedule: [Duration] = WebhookSinkConfig.defaultRetrySchedule,
-        maxOutbox: Int = WebhookSinkConfig.defaultMaxOutbox
+        maxOutbox: Int = WebhookSinkConfig.defaultMaxOutbox,
+        caFile: String? = nil
     ) {
         self.url = url
+        self.caFile = caFile
         self.maxOutbox = maxOutbox
         self.signingSecrets = secrets
         self.headers = headers

@@ -1,6 +1,7 @@
 package import BridgeConfig
 package import BridgeHTTP
 package import BridgeEvents
+internal import BridgeSystem
 
 // MARK: - Webhook receivers
 
@@ -8,6 +9,14 @@ extension WebhookSinkType {
     /// `check`: whether the receiver answers.
     package static func probe(_ webhook: WebhookSinkConfig, context: SinkProbeContext) async -> [CheckResult] {
         [await checkWebhook(webhook, context)]
+    }
+
+    /// Probes go through an HTTP client of their own, verifying as deliveries do: the system store plus `caFile`,
+    /// never unverified.
+    private static func transport(_ webhook: WebhookSinkConfig, _ context: SinkProbeContext) -> any HTTPTransport {
+        HTTPClient(
+            options: HTTPClientOptions(caFile: webhook.caFile, userAgent: context.userAgent),
+            logger: context.logger.child(label: "http"))
     }
 
     /// Whether the receiver answers: a HEAD request (any answer below 500 but 404 and 410 counts, since many
@@ -39,7 +48,7 @@ extension WebhookSinkType {
         request.headers = headers
         let response: HTTPResponse
         do {
-            response = try await context.transport.send(request)
+            response = try await transport(webhook, context).send(request)
         } catch {
             let tls = (error as? HTTPClientError)?.kind == .tls
             return .fail(

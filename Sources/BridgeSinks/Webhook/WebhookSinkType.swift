@@ -34,7 +34,7 @@ package enum WebhookSinkType: SinkType {
         let engine: HTTPDeliveryEngine
         do {
             engine = try HTTPDeliveryEngine(
-                options: engineOptions(timeout: settings.timeout, userAgent: context.userAgent, caFile: context.caFile),
+                options: engineOptions(timeout: settings.timeout, userAgent: context.userAgent, caFile: settings.caFile),
                 configuration: engineConfiguration(maxInFlight: settings.maxInFlight),
                 logger: context.logger.child(label: "http")
             )
@@ -61,11 +61,9 @@ package enum WebhookSinkType: SinkType {
             settings: WebhookDeliveryService.Settings(maxInFlight: settings.maxInFlight),
             metrics: metrics,
             depths: depths,
-            sharedLetters: context.sharedState.map { shared in
-                SharedDeadLetterFiler(
-                    sinkID: context.sinkID, shared: shared,
-                    logger: context.logger.child(label: "webhook", metadata: [LogKey.sink: context.sinkID]))
-            },
+            deadLetters: context.state.webhookDeadLetters(
+                sink: context.sinkID,
+                logger: context.logger.child(label: "webhook", metadata: [LogKey.sink: context.sinkID])),
             logger: context.logger.child(label: "webhook", metadata: [LogKey.sink: context.sinkID])
         )
         // Attempts in flight may finish within most of shutdown_timeout; the rest is margin for saving state.
@@ -78,7 +76,7 @@ package enum WebhookSinkType: SinkType {
             metrics: metrics,
             logger: context.logger.child(label: "webhook", metadata: [LogKey.sink: context.sinkID]),
             outboxChanged: { [service] in service.outboxChanged() },
-            progressAfterDelivery: context.progressAfterDelivery,
+            progressAfterDelivery: context.state.progressWaitsForDelivery,
             outboxCounted: depths.outboxCounted,
             background: { [service] stop in
                 outbox.warnAboutLeftovers()
@@ -91,7 +89,7 @@ package enum WebhookSinkType: SinkType {
     /// The request options of a webhook sink's engine: the attempt `timeout` (connecting within at most 10 s of
     /// it), the first 16 KiB of an answer (a dead letter keeps 1 KiB), and of the answer's headers only
     /// `Retry-After`, the one the retry policy reads. Certificates are verified against the system store plus
-    /// `caFile`, never skipped: `directus.tls.insecure_skip_verify` is for Directus only.
+    /// `caFile` (`WebhookSinkConfig.caFile`), never skipped: `directus.tls.insecure_skip_verify` is for Directus only.
     package static func engineOptions(timeout: Duration, userAgent: String, caFile: String?) -> HTTPClientOptions {
         HTTPClientOptions(
             connectTimeout: min(timeout, .seconds(10)),

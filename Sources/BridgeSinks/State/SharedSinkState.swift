@@ -1,11 +1,15 @@
 package import BridgeEvents
 package import BridgeNATS
+package import BridgeSystem
 internal import Synchronization
 
 /// The shared bucket as the sinks see it (`state.backend: jetstream`, docs/ARCHITECTURE.md "Shared state, lease and
 /// fencing"). Sinks are built before the bridge has reached the bucket, so the runtime hands the bucket over here at
 /// the start of each term of being active, before that term's sinks run; a sink reads it when it starts.
-package final class SharedSinkState: Sendable {
+///
+/// Dead letters go to the bucket (fenced, so a bridge another one took over from files nothing), and a webhook sink
+/// lets the cursor move only once its outbox was answered: a failover loses nothing left on this machine.
+package final class SharedSinkState: SinkState {
     /// One term's access to the bucket.
     package struct Term: Sendable {
         /// The bucket.
@@ -33,4 +37,15 @@ package final class SharedSinkState: Sendable {
 
     /// The current term's access, nil before the first.
     package var term: Term? { current.withLock { $0 } }
+
+    package var progressWaitsForDelivery: Bool { true }
+
+    package func brokerDeadLetters(sink: String, outbox: OutboxStore, logger: Logger) -> any BrokerDeadLetters {
+        SharedBrokerDeadLetters(
+            filer: SharedDeadLetterFiler(sinkID: sink, shared: self, logger: logger), local: outbox, sink: sink)
+    }
+
+    package func webhookDeadLetters(sink: String, logger: Logger) -> any WebhookDeadLetterPlace {
+        SharedDeadLetterFiler(sinkID: sink, shared: self, logger: logger)
+    }
 }
