@@ -124,6 +124,18 @@ import Testing
         #expect(TransportPolicy.risks(try config(sinks: sink("\(type)://broker.example.com"))).isEmpty)
     }
 
+    /// A webhook sink's proxy with a user and password: warned as `directus.proxy` is, under the entry's `proxy`.
+    @Test func aWebhookProxyWithCredentialsOffLoopbackWarns() throws {
+        let sink = { (proxy: String) in
+            "  - name: w\n    type: webhook\n    url: https://hooks.example.com/h\n    secret: s\n    proxy: \(proxy)"
+        }
+        let risks = TransportPolicy.risks(try config(sinks: sink("http://u:pr0xy@proxy.example.com:3128")))
+        #expect(risks.map(\.field) == ["sinks[0].proxy"])
+        #expect(risks.allSatisfy { !"\($0)".contains("pr0xy") })
+        #expect(TransportPolicy.risks(try config(sinks: sink("http://u:pr0xy@127.0.0.1:3128"))).isEmpty)
+        #expect(TransportPolicy.risks(try config(sinks: sink("http://proxy.example.com:3128"))).isEmpty)
+    }
+
     @Test func stateServersWithCredentialsOverPlainNATSWarn() throws {
         let state = "state:\n  backend: jetstream\n  servers: [\"nats://bridge:pw@nats-1.example.com:4222\"]"
         let risks = TransportPolicy.risks(try config(sinks: "  - type: ndjson", state: state))

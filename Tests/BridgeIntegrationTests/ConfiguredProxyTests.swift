@@ -2,9 +2,9 @@ import BridgeTestSupport
 import Foundation
 import Testing
 
-/// `directus.proxy` (issue 23, "Proxies"): the bridge reaches Directus through the proxy the file names and no other
-/// — REST and the socket both tunnel through Tests/tools/http_peers/tunnel_proxy.py, while `http_proxy` and
-/// `NO_PROXY` in the environment change nothing; a proxy that refuses the tunnel is a clear error naming it as
+/// `directus.proxy` and a webhook sink's `proxy` (issue 23, "Proxies"): the bridge reaches Directus and receivers
+/// through the proxy the file names and no other — REST, the socket and webhooks tunnel through
+/// Tests/tools/http_peers/tunnel_proxy.py, while `http_proxy` and `NO_PROXY` in the environment change nothing; a proxy that refuses the tunnel is a clear error naming it as
 /// `http://host:port`, without its password.
 @Suite(.serialized) struct ConfiguredProxyTests {
     private func config(directus: String, proxy: String, sinks: String) -> String {
@@ -71,5 +71,54 @@ import Testing
             "\(bridge.stderr.suffix(3000))")
         #expect(!bridge.stderr.contains("wr0ng-pw"), "\(bridge.stderr.suffix(3000))")
         #expect(!bridge.stderr.contains("proxyuser"), "\(bridge.stderr.suffix(3000))")
+    }
+
+    /// A webhook sink's own `proxy`: its deliveries tunnel through that proxy (the environment's is ignored), while
+    /// Directus, without `directus.proxy`, is reached directly; the password never reaches the log.
+    @Test func aWebhookSinkDeliversThroughItsOwnProxy() throws {
+        let proxy = try PythonServer(script: "http_peers/tunnel_proxy.py", arguments: ["--require", "hooks:h00k-pw"])
+        defer { proxy.stop() }
+        let unchosen = try PythonServer(script: "http_peers/counting_proxy.py")
+        defer { unchosen.stop() }
+        let emulator = try Emulator()
+        defer { emulator.stop() }
+        let receiver = try WebhookReceiver()
+        defer { receiver.stop() }
+        let sinks = """
+              - name: hooks
+                type: webhook
+                url: \(receiver.hookURL())
+                proxy: http://hooks:h00k-pw@127.0.0.1:\(proxy.port)
+            """
+        let config = """
+            directus:
+              url: \(emulator.url)
+              auth:
+                token: admin-static-token
+            subscriptions:
+              - collection: articles
+            delivery:
+              mode: live
+            sinks:
+            \(sinks)
+            log:
+              level: debug
+            """
+        let environment = proxyEnvironment("http://127.0.0.1:\(unchosen.port)", noProxy: "")
+        let bridge = try BridgeProcess.run(config: config, environment: environment)
+        #expect(bridge.waitUntilConnected(), "\(bridge.stderr.suffix(3000))\n\(proxy.log)")
+        try emulator.create("articles", ["title": "through the sink's proxy"])
+        #expect(
+            bridge.waitUntil(timeout: 30) { _ in ((try? receiver.requests()) ?? []).contains(where: \.delivered) },
+            "\(bridge.stderr.suffix(3000))\n\(proxy.log)")
+        let receiverOrigin = "127.0.0.1:\(URL(string: receiver.hookURL())!.port!)"
+        let tunnels = proxy.log.split(separator: "\n").filter { $0.hasPrefix("TUNNEL ") }
+        #expect(
+            tunnels.contains { $0.hasPrefix("TUNNEL \(receiverOrigin) user=hooks first=POST /hook") }, "\(proxy.log)")
+        #expect(!tunnels.contains { $0.contains(":\(emulator.server.port) ") }, "Directus went through: \(proxy.log)")
+        #expect(!unchosen.log.contains("PROXIED"), "went through the environment's proxy: \(unchosen.log)")
+        #expect(!bridge.stderr.contains("h00k-pw"))
+        bridge.send(SIGTERM)
+        #expect(bridge.waitForExit() == 0)
     }
 }

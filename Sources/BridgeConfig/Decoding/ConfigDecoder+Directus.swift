@@ -1,4 +1,4 @@
-import BridgeSystem
+package import BridgeSystem
 
 extension ConfigDecoder {
     /// `directus`, or nil when its required `url` is missing or invalid (reported).
@@ -16,7 +16,7 @@ extension ConfigDecoder {
         let requestTimeout = duration(map, "request_timeout", default: DirectusConfig.defaultRequestTimeout)
         let heartbeat = duration(map, "heartbeat", default: DirectusConfig.defaultHeartbeat, atLeast: .milliseconds(100))
         let reconnect = decodeReconnect(section(map, "reconnect", keys: ConfigKeys.reconnect))
-        let proxy = decodeProxy(map)
+        let proxy = proxy(map)
         guard let url else { return nil }
         return DirectusConfig(
             url: url,
@@ -31,13 +31,14 @@ extension ConfigDecoder {
         )
     }
 
-    /// `directus.proxy`: `http://[user:password@]host:port`, or nil (none, whatever the environment says).
-    private mutating func decodeProxy(_ map: MappingView) -> HTTPProxy? {
+    /// A `proxy` key (`directus.proxy`, a webhook sink's): `http://[user:password@]host:port`, or nil (none,
+    /// whatever the environment says).
+    package mutating func proxy(_ map: MappingView) -> HTTPProxy? {
         guard let text = string(map, "proxy"), let node = map["proxy"] else { return nil }
         do {
             return try HTTPProxy(parsing: text)
         } catch {
-            report("directus.proxy: \(error.message)", at: node.mark)
+            report("\(map.field("proxy")): \(error.message)", at: node.mark)
             return nil
         }
     }

@@ -7,7 +7,7 @@ extension WebhookSinkConfig {
         name: "webhook",
         keys: [
             "url", "secret", "secret_file", "headers", "timeout", "max_attempts", "max_in_flight", "retry_schedule",
-            "max_outbox",
+            "max_outbox", "proxy",
         ],
         decode: { decoder, map in decode(&decoder, map) }
     )
@@ -54,6 +54,7 @@ extension WebhookSinkConfig {
             default: WebhookSinkConfig.defaultMaxOutbox,
             range: WebhookSinkConfig.maxOutboxRange
         )
+        let proxy = decoder.proxy(map)
         guard let url else { return nil }
         return WebhookSinkConfig(
             url: url,
@@ -64,7 +65,8 @@ extension WebhookSinkConfig {
             maxInFlight: maxInFlight,
             retrySchedule: schedule,
             maxOutbox: maxOutbox,
-            caFile: decoder.directusCAFile
+            caFile: decoder.directusCAFile,
+            proxy: proxy
         )
     }
 

@@ -1,4 +1,5 @@
 public import BridgeConfig
+public import BridgeSystem
 package import BridgeEvents
 
 /// A webhook sink (`type: webhook`), signed the Standard Webhooks way.
@@ -25,6 +26,9 @@ public struct WebhookSinkConfig: SinkSettings, Equatable {
     /// The CA trusted beside the system store for the receiver's certificate: `directus.tls.ca_file` (an in-house CA
     /// usually signs the receivers too), never skipping verification. Not a key of the entry. Default: none.
     public var caFile: String?
+    /// The HTTP proxy deliveries and `check` tunnel through (`proxy`: `http://[user:password@]host:port`, as
+    /// `directus.proxy`); nil reaches the receiver directly, whatever the environment says. Default: none.
+    public var proxy: HTTPProxy?
 
     /// The allowed range of `maxOutbox`.
     public static let maxOutboxRange: ClosedRange<Int> = 1...10_000_000
@@ -57,9 +61,11 @@ public struct WebhookSinkConfig: SinkSettings, Equatable {
         maxInFlight: Int = WebhookSinkConfig.defaultMaxInFlight,
         retrySchedule: [Duration] = WebhookSinkConfig.defaultRetrySchedule,
         maxOutbox: Int = WebhookSinkConfig.defaultMaxOutbox,
-        caFile: String? = nil
+        caFile: String? = nil,
+        proxy: HTTPProxy? = nil
     ) {
         self.url = url
+        self.proxy = proxy
         self.caFile = caFile
         self.maxOutbox = maxOutbox
         self.signingSecrets = secrets
@@ -90,11 +96,16 @@ public struct WebhookSinkConfig: SinkSettings, Equatable {
         ]
     }
 
-    /// The signing secrets (also without their `whsec_` prefix) and the values of credential-like headers.
+    /// The signing secrets (also without their `whsec_` prefix), the values of credential-like headers and the
+    /// proxy's password.
     public var secrets: [String] {
-        signingSecrets.flatMap { $0.hasPrefix("whsec_") ? [$0, String($0.dropFirst(6))] : [$0] }
-            + headers.flatMap(\.secretValues)
+        let signing: [String] = signingSecrets.flatMap {
+            $0.hasPrefix("whsec_") ? [$0, String($0.dropFirst(6))] : [$0]
+        }
+        return signing + headers.flatMap(\.secretValues) + proxySecrets
     }
+
+    private var proxySecrets: [String] { proxy?.password.map { [$0] } ?? [] }
 
     /// `webhook:https://host:port`: never the path or query (README.md, "How URLs are shown").
     public var summary: String { "webhook:" + url.shown }
@@ -116,6 +127,10 @@ public struct WebhookSinkConfig: SinkSettings, Equatable {
             "retry_schedule: \(ConfigText.list(retrySchedule.map(ConfigText.duration)))",
             "max_outbox: \(maxOutbox)",
         ]
+        if let proxy {
+            let note = proxy.user == nil ? "" : "  # with a user and password, not shown"
+            lines.append("proxy: \(ConfigText.quoted(proxy.description))\(note)")
+        }
         return lines
     }
 }

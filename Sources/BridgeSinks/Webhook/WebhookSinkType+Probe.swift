@@ -15,7 +15,7 @@ extension WebhookSinkType {
     /// never unverified.
     private static func transport(_ webhook: WebhookSinkConfig, _ context: SinkProbeContext) -> any HTTPTransport {
         HTTPClient(
-            options: HTTPClientOptions(caFile: webhook.caFile, userAgent: context.userAgent),
+            options: HTTPClientOptions(caFile: webhook.caFile, userAgent: context.userAgent, proxy: webhook.proxy),
             logger: context.logger.child(label: "http"))
     }
 

@@ -34,7 +34,9 @@ package enum WebhookSinkType: SinkType {
         let engine: HTTPDeliveryEngine
         do {
             engine = try HTTPDeliveryEngine(
-                options: engineOptions(timeout: settings.timeout, userAgent: context.userAgent, caFile: settings.caFile),
+                options: engineOptions(
+                    timeout: settings.timeout, userAgent: context.userAgent, caFile: settings.caFile,
+                    proxy: settings.proxy),
                 configuration: engineConfiguration(maxInFlight: settings.maxInFlight),
                 logger: context.logger.child(label: "http")
             )
@@ -90,7 +92,10 @@ package enum WebhookSinkType: SinkType {
     /// it), the first 16 KiB of an answer (a dead letter keeps 1 KiB), and of the answer's headers only
     /// `Retry-After`, the one the retry policy reads. Certificates are verified against the system store plus
     /// `caFile` (`WebhookSinkConfig.caFile`), never skipped: `directus.tls.insecure_skip_verify` is for Directus only.
-    package static func engineOptions(timeout: Duration, userAgent: String, caFile: String?) -> HTTPClientOptions {
+    /// With `proxy`, every request tunnels through it.
+    package static func engineOptions(
+        timeout: Duration, userAgent: String, caFile: String?, proxy: HTTPProxy? = nil
+    ) -> HTTPClientOptions {
         HTTPClientOptions(
             connectTimeout: min(timeout, .seconds(10)),
             requestTimeout: timeout,
@@ -98,7 +103,8 @@ package enum WebhookSinkType: SinkType {
             userAgent: userAgent,
             maxResponseBytes: 16 << 10,
             oversizedBody: .truncate,
-            keptResponseHeaders: ["retry-after"]
+            keptResponseHeaders: ["retry-after"],
+            proxy: proxy
         )
     }
 
