@@ -91,14 +91,17 @@ import Testing
         let task = Task {
             try await connect(
                 "ws://127.0.0.1:\(listener.port)/",
-                options: WebSocketOptions(connectTimeout: .seconds(30))
+                options: WebSocketOptions(connectTimeout: .seconds(300))
             )
         }
         try await Task.sleep(for: .milliseconds(100))
         let start = ContinuousClock.now
         task.cancel()
         await #expect(throws: CancellationError.self) { _ = try await task.value }
-        #expect(ContinuousClock.now - start < .seconds(15))
+        // 0.3 s alone; on a loaded 2-core machine it took 18–22 s (load 14; probably the attempt waiting for a pool
+        // thread before it can see the flag), so the bound is stretched by the patience factor, and the connect timeout
+        // is far beyond it: ending by the timeout instead of the cancel still fails.
+        #expect(ContinuousClock.now - start < .seconds(15) * TestEnvironment.patience)
     }
 
     @Test func invalidHeadersAreRefusedBeforeConnecting() async {
