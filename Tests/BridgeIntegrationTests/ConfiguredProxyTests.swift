@@ -4,8 +4,8 @@ import Testing
 
 /// `directus.proxy` and a webhook sink's `proxy` (issue 23, "Proxies"): the bridge reaches Directus and receivers
 /// through the proxy the file names and no other — REST, the socket and webhooks tunnel through
-/// Tests/tools/http_peers/tunnel_proxy.py, while `http_proxy` and `NO_PROXY` in the environment change nothing; a proxy that refuses the tunnel is a clear error naming it as
-/// `http://host:port`, without its password.
+/// Tests/tools/http_peers/tunnel_proxy.py, while `http_proxy` and `NO_PROXY` in the environment change nothing; a
+/// proxy that refuses the tunnel is a clear error naming it as `http://host:port`, without its password.
 @Suite(.serialized) struct ConfiguredProxyTests {
     private func config(directus: String, proxy: String, sinks: String) -> String {
         """

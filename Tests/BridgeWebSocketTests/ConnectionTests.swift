@@ -99,8 +99,8 @@ import Testing
         task.cancel()
         await #expect(throws: CancellationError.self) { _ = try await task.value }
         // 0.3 s alone; on a loaded 2-core machine it took 18–22 s (load 14; probably the attempt waiting for a pool
-        // thread before it can see the flag), so the bound is stretched by the patience factor, and the connect timeout
-        // is far beyond it: ending by the timeout instead of the cancel still fails.
+        // thread before it can see the flag), so the bound is stretched by the patience factor, and the connect
+        // timeout is far beyond it: ending by the timeout instead of the cancel still fails.
         #expect(ContinuousClock.now - start < .seconds(15) * TestEnvironment.patience)
     }
 
