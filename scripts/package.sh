@@ -123,12 +123,13 @@ Depends: $LIBRARY_DEPENDS, adduser
 Recommends: ca-certificates, logrotate
 Section: net
 Priority: optional
-Description: mirrors Directus changes to NDJSON, signed webhooks, Kafka and NATS JetStream
+Description: mirrors Directus changes to NDJSON, webhooks and message brokers
  directus-bridge is a long-running service that subscribes to the collections
  of a Directus instance over its realtime WebSocket API (or reads its activity
  log, so that no change is lost while the bridge is down) and writes one JSON
- object per changed item: NDJSON lines on stdout or in a file, or HTTP POST
- requests with Standard Webhooks signatures.
+ object per changed item: NDJSON lines on stdout or in a file, HTTP POST
+ requests with Standard Webhooks signatures, or messages to Apache Kafka,
+ NATS JetStream, Redis Streams, RabbitMQ (AMQP 0-9-1) or MQTT.
  .
  The package holds the binary (Swift standard library linked in), a hardened
  systemd unit (not enabled on install), /etc/directus-bridge/bridge.yaml, a
