@@ -68,7 +68,7 @@ package struct AMQPSinkConfig: SinkSettings, Equatable {
     /// How `sinks` entries of `type: amqp` are read.
     package static let configType = SinkConfigType(
         name: "amqp",
-        keys: ["url", "exchange", "routing_key", "ca_file", "max_in_flight"],
+        keys: ["url", "exchange", "routing_key", "ca_file", "tls", "max_in_flight"],
         decode: { decoder, map in decode(&decoder, map) }
     )
 
@@ -117,10 +117,7 @@ package struct AMQPSinkConfig: SinkSettings, Equatable {
                 try checkShortString(name, what: "the routing key is")
             }
         }
-        config.caFile = decoder.string(map, "ca_file")
-        if let caFile = config.caFile, let node = map["ca_file"] {
-            decoder.checkLibraryFile(caFile, field: map.field("ca_file"), at: node.mark, pem: "certificate")
-        }
+        config.caFile = decoder.brokerCAFile(map)
         config.maxInFlight = decoder.integer(map, "max_in_flight", default: defaultMaxInFlight, range: 1...100_000)
         return valid ? config : nil
     }

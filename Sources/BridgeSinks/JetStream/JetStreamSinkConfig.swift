@@ -111,7 +111,7 @@ package struct JetStreamSinkConfig: SinkSettings, Equatable {
         name: "jetstream",
         keys: [
             "servers", "subject", "credentials_file", "token", "token_file", "user", "password", "password_file",
-            "ca_file", "max_outstanding", "ack_timeout",
+            "ca_file", "tls", "max_outstanding", "ack_timeout",
         ],
         decode: { decoder, map in decode(&decoder, map) }
     )
@@ -136,10 +136,7 @@ package struct JetStreamSinkConfig: SinkSettings, Equatable {
             ) { name throws(NATSError) in try NATSSubject.validate(name) }
         }
         config.credentials = credentials(&decoder, map)
-        config.caFile = decoder.string(map, "ca_file")
-        if let caFile = config.caFile, let node = map["ca_file"] {
-            decoder.checkLibraryFile(caFile, field: map.field("ca_file"), at: node.mark, pem: "certificate")
-        }
+        config.caFile = decoder.brokerCAFile(map)
         config.maxOutstanding = decoder.integer(
             map, "max_outstanding", default: defaultMaxOutstanding, range: maxOutstandingRange)
         config.ackTimeout = decoder.duration(

@@ -79,7 +79,7 @@ package struct MQTTSinkConfig: SinkSettings, Equatable {
     /// How `sinks` entries of `type: mqtt` are read.
     package static let configType = SinkConfigType(
         name: "mqtt",
-        keys: ["url", "topic", "qos", "state_topic", "ca_file", "max_in_flight"],
+        keys: ["url", "topic", "qos", "state_topic", "ca_file", "tls", "max_in_flight"],
         decode: { decoder, map in decode(&decoder, map) }
     )
 
@@ -112,10 +112,7 @@ package struct MQTTSinkConfig: SinkSettings, Equatable {
         if let stateTopic = config.stateTopic {
             MQTTStateTopic.check(stateTopic, key: "state_topic", &decoder, map)
         }
-        config.caFile = decoder.string(map, "ca_file")
-        if let caFile = config.caFile, let node = map["ca_file"] {
-            decoder.checkLibraryFile(caFile, field: map.field("ca_file"), at: node.mark, pem: "certificate")
-        }
+        config.caFile = decoder.brokerCAFile(map)
         config.maxInFlight = decoder.integer(map, "max_in_flight", default: defaultMaxInFlight, range: 1...65_535)
         return valid ? config : nil
     }

@@ -76,7 +76,7 @@ package struct RedisSinkConfig: SinkSettings, Equatable {
     /// How `sinks` entries of `type: redis` are read.
     package static let configType = SinkConfigType(
         name: "redis",
-        keys: ["url", "stream", "maxlen", "ca_file", "max_in_flight", "dedup_window"],
+        keys: ["url", "stream", "maxlen", "ca_file", "tls", "max_in_flight", "dedup_window"],
         decode: { decoder, map in decode(&decoder, map) }
     )
 
@@ -108,10 +108,7 @@ package struct RedisSinkConfig: SinkSettings, Equatable {
             }
         }
         config.maxLength = decoder.integer(map, "maxlen", default: 0, range: 0...1_000_000_000)
-        config.caFile = decoder.string(map, "ca_file")
-        if let caFile = config.caFile, let node = map["ca_file"] {
-            decoder.checkLibraryFile(caFile, field: map.field("ca_file"), at: node.mark, pem: "certificate")
-        }
+        config.caFile = decoder.brokerCAFile(map)
         config.maxInFlight = decoder.integer(map, "max_in_flight", default: defaultMaxInFlight, range: 1...100_000)
         config.dedupWindow = decoder.duration(
             map,
