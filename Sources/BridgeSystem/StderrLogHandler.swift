@@ -23,6 +23,8 @@ public final class StderrLogHandler: LogHandler {
     private let fd: Int32
     private let redactor: Mutex<Redactor>
     private let jsonCopy: LogCopyFile?
+    /// Held while a line goes to stderr and its copy, so that both receive the lines of all threads in one order.
+    private let copying = Mutex(())
 
     /// Creates a handler. `colour` defaults to whether `fd` is a terminal (text format only); every line also goes to
     /// `jsonCopy` as JSON, whatever `format`.
@@ -63,12 +65,17 @@ public final class StderrLogHandler: LogHandler {
         let line = render(level: level, message: safeMessage, metadata: safeMetadata, label: label, at: time)
         var bytes = Array(line.utf8)
         bytes.append(0x0A)
-        FileDescriptorWriter.writeAll(fd: fd, bytes: bytes)
-        guard let jsonCopy else { return }
+        guard let jsonCopy else {
+            FileDescriptorWriter.writeAll(fd: fd, bytes: bytes)
+            return
+        }
         var copy = Array(
             renderJSON(level: level, message: safeMessage, metadata: safeMetadata, label: label, time: time).utf8)
         copy.append(0x0A)
-        jsonCopy.append(copy)
+        copying.withLock { _ in
+            FileDescriptorWriter.writeAll(fd: fd, bytes: bytes)
+            jsonCopy.append(copy)
+        }
     }
 
     /// Renders a line without writing it (used by tests).
