@@ -35,19 +35,20 @@ struct BenchServer {
         }
     }
 
-    /// mosquitto, anonymous, without persistence (nothing subscribes, so nothing is kept), logging to its output.
+    /// mosquitto, anonymous, without persistence (nothing subscribes, so nothing is kept), logging to stderr (its
+    /// stdout is block-buffered into the log file: the readiness line would never arrive).
     static func mosquitto() throws -> BenchServer {
         try start(
             name: "mosquitto", executables: ["/usr/sbin/mosquitto"], scheme: "mqtt", ready: "listen socket on port"
         ) { port, directory in
             // `user root`: started as root, mosquitto would switch to its own user.
             let config = directory.appendingPathComponent("mosquitto.conf")
-            try? """
+            try """
             user root
             listener \(port) 127.0.0.1
             allow_anonymous true
             persistence false
-            log_dest stdout
+            log_dest stderr
             log_type error
             log_type notice
             log_type information
@@ -62,7 +63,7 @@ struct BenchServer {
         executables: [String],
         scheme: String,
         ready: String,
-        arguments: (Int, URL) -> [String]
+        arguments: (Int, URL) throws -> [String]
     ) throws -> BenchServer {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bench-\(name)-\(getpid())")
         try? FileManager.default.removeItem(at: directory)
@@ -73,7 +74,7 @@ struct BenchServer {
         process.executableURL = URL(
             fileURLWithPath: executables.first { FileManager.default.isExecutableFile(atPath: $0) } ?? executables[0]
         )
-        process.arguments = arguments(port, directory)
+        process.arguments = try arguments(port, directory)
         let log = directory.appendingPathComponent("\(name).log")
         _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         let logHandle = try FileHandle(forWritingTo: log)

@@ -1,5 +1,5 @@
 package import BridgeConfig
-import BridgeSystem
+package import BridgeSystem
 
 /// One thing the configured transport exposes (docs/RELIABILITY.md "Threat model"): credentials that travel
 /// unencrypted to a host that is not a loopback address, or certificate or host-name verification switched off.
@@ -75,6 +75,18 @@ package struct TransportRisk: Equatable, Sendable {
                 message: "\(client) credentials are sent unencrypted (no TLS) to a non-loopback server",
                 field: "url", remedy: "use a \(tlsScheme):// URL (with ca_file for a private CA)",
                 metadata: [LogKey.url: shown])
+        ]
+    }
+
+    /// A proxy's user and password (`directus.proxy`, a webhook sink's `proxy`), sent to it in the clear when it is
+    /// not a loopback address: the tunnel is the proxy's, TLS runs inside it.
+    package static func proxyCredentials(_ proxy: HTTPProxy?, field: String) -> [TransportRisk] {
+        guard let proxy, proxy.user != nil, exposes(host: proxy.host, tls: false) else { return [] }
+        return [
+            TransportRisk(
+                message: "proxy credentials are sent unencrypted (http://) to a non-loopback proxy",
+                field: field, remedy: "use a proxy on a trusted network, or one without credentials",
+                metadata: [LogKey.url: proxy.description])
         ]
     }
 

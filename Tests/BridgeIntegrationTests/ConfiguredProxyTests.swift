@@ -7,11 +7,11 @@ import Testing
 /// Tests/tools/http_peers/tunnel_proxy.py, while `http_proxy` and `NO_PROXY` in the environment change nothing; a
 /// proxy that refuses the tunnel is a clear error naming it as `http://host:port`, without its password.
 @Suite(.serialized) struct ConfiguredProxyTests {
-    private func config(directus: String, proxy: String, sinks: String) -> String {
+    /// A live-mode configuration; `proxy` is `directus.proxy` (nil: none).
+    private func config(directus: String, proxy: String?, sinks: String) -> String {
         """
         directus:
-          url: \(directus)
-          proxy: \(proxy)
+          url: \(directus)\(proxy.map { "\n  proxy: \($0)" } ?? "")
           connect_timeout: 5s
           reconnect: { initial_delay: 200ms, max_delay: 1s }
           auth:
@@ -90,22 +90,9 @@ import Testing
                 url: \(receiver.hookURL())
                 proxy: http://hooks:h00k-pw@127.0.0.1:\(proxy.port)
             """
-        let config = """
-            directus:
-              url: \(emulator.url)
-              auth:
-                token: admin-static-token
-            subscriptions:
-              - collection: articles
-            delivery:
-              mode: live
-            sinks:
-            \(sinks)
-            log:
-              level: debug
-            """
         let environment = proxyEnvironment("http://127.0.0.1:\(unchosen.port)", noProxy: "")
-        let bridge = try BridgeProcess.run(config: config, environment: environment)
+        let bridge = try BridgeProcess.run(
+            config: config(directus: emulator.url, proxy: nil, sinks: sinks), environment: environment)
         #expect(bridge.waitUntilConnected(), "\(bridge.stderr.suffix(3000))\n\(proxy.log)")
         try emulator.create("articles", ["title": "through the sink's proxy"])
         #expect(

@@ -73,8 +73,7 @@ extension BridgeConfig: CustomStringConvertible {
         lines.append("    max_delay: \(format(directus.reconnect.maxDelay))")
         lines.append("    reset_after: \(format(directus.reconnect.resetAfter))")
         if let proxy = directus.proxy {
-            let note = proxy.user == nil ? "" : "  # with a user and password, not shown"
-            lines.append("  proxy: \(quoted(proxy.description))\(note)")
+            lines.append("  proxy: \(ConfigText.proxy(proxy))")
         }
         return lines
     }

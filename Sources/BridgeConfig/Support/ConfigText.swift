@@ -1,4 +1,4 @@
-import BridgeSystem
+package import BridgeSystem
 
 /// Formatting of the effective configuration (`BridgeConfig.description`, `SinkSettings.yamlLines`): JSON-quoted
 /// strings (so the dump parses back as YAML), flow lists, durations as written in bridge.yaml, and one placeholder
@@ -14,6 +14,11 @@ package enum ConfigText {
         var bytes: [UInt8] = []
         appendJSONString(escapingDollars(text), to: &bytes)
         return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// A proxy as the dump shows it: `"http://host:port"`, and a note when its user and password are left out.
+    package static func proxy(_ proxy: HTTPProxy) -> String {
+        quoted(proxy.description) + (proxy.user == nil ? "" : "  # with a user and password, not shown")
     }
 
     /// A subscription's query as JSON, string values escaped like ``quoted(_:)`` (keys are not interpolated, so

@@ -48,13 +48,6 @@ package enum TransportPolicy {
                     remedy: "trust the server's CA with directus.tls.ca_file instead",
                     metadata: [LogKey.url: url.shown]))
         }
-        if let proxy = config.directus.proxy, proxy.user != nil, TransportRisk.exposes(host: proxy.host, tls: false) {
-            risks.append(
-                Risk(
-                    message: "proxy credentials are sent unencrypted (http://) to a non-loopback proxy",
-                    field: "directus.proxy", remedy: "use a proxy on a trusted network, or one without credentials",
-                    metadata: [LogKey.url: proxy.description]))
-        }
-        return risks
+        return risks + TransportRisk.proxyCredentials(config.directus.proxy, field: "directus.proxy")
     }
 }

@@ -127,10 +127,7 @@ public struct WebhookSinkConfig: SinkSettings, Equatable {
             "retry_schedule: \(ConfigText.list(retrySchedule.map(ConfigText.duration)))",
             "max_outbox: \(maxOutbox)",
         ]
-        if let proxy {
-            let note = proxy.user == nil ? "" : "  # with a user and password, not shown"
-            lines.append("proxy: \(ConfigText.quoted(proxy.description))\(note)")
-        }
+        if let proxy { lines.append("proxy: \(ConfigText.proxy(proxy))") }
         return lines
     }
 }

@@ -5,19 +5,7 @@ extension WebhookSinkType {
     /// The proxy's credentials, and the receiver's (the URL's query, sensitive headers) sent over `http://` to a host
     /// that is not a loopback address. The signing secret never travels, so it is no risk.
     package static func transportRisks(_ webhook: WebhookSinkConfig) -> [TransportRisk] {
-        proxyRisks(webhook) + credentialRisks(webhook)
-    }
-
-    /// A user and password for the proxy, sent to it in the clear, when it is not a loopback address.
-    private static func proxyRisks(_ webhook: WebhookSinkConfig) -> [TransportRisk] {
-        guard let proxy = webhook.proxy, proxy.user != nil, TransportRisk.exposes(host: proxy.host, tls: false)
-        else { return [] }
-        return [
-            TransportRisk(
-                message: "proxy credentials are sent unencrypted (http://) to a non-loopback proxy",
-                field: "proxy", remedy: "use a proxy on a trusted network, or one without credentials",
-                metadata: [LogKey.url: proxy.description])
-        ]
+        TransportRisk.proxyCredentials(webhook.proxy, field: "proxy") + credentialRisks(webhook)
     }
 
     private static func credentialRisks(_ webhook: WebhookSinkConfig) -> [TransportRisk] {
