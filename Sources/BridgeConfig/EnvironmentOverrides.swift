@@ -67,11 +67,20 @@ package enum EnvironmentOverrides {
         return keys
     }
 
+    /// The most keys and list positions a path may have: the deepest configuration value is a handful of levels
+    /// down, and `set` recurses once per level (a path of thousands of keys would exhaust the stack).
+    package static let maximumDepth = 32
+
     /// `root` (nil: no file) with every override applied, and the problems of those that cannot be.
     package static func apply(_ overrides: [Override], to root: YAMLNode?) -> (YAMLNode, [ConfigIssue]) {
         var tree = root ?? YAMLNode(.mapping([]), at: .start)
         var issues: [ConfigIssue] = []
         for override in overrides {
+            guard override.path.count <= maximumDepth else {
+                let problem = "\(override.path.count) keys deep: no setting is deeper than \(maximumDepth)"
+                issues.append(ConfigIssue(path: override.variable, at: .start, problem))
+                continue
+            }
             let bytes = Array(override.value.utf8)
             let (parsed, valueIssues) = YAMLTreeBuilder.build(
                 bytes: bytes,

@@ -148,6 +148,19 @@ import Testing
         #expect(text.contains(#"unknown key "colection""#), "\(text)")
     }
 
+    /// Found trying hostile settings: `--set a.a.a…=1` with 20,000 keys (or a variable with as many `__`) recursed
+    /// once per key and crashed the process (SIGSEGV). A path deeper than any configuration is named and refused.
+    @Test func aPathDeeperThanAnyConfigurationIsAnIssueNotACrash() {
+        let deep = EnvironmentOverrides.Override(
+            variable: "--set a.a", path: Array(repeating: "a", count: 20_000), value: "1")
+        let (_, issues) = EnvironmentOverrides.apply([deep], to: nil)
+        #expect(issues.count == 1)
+        #expect(issues.first?.description.contains("20000 keys deep") == true, "\(issues)")
+        let shallow = EnvironmentOverrides.Override(
+            variable: "--set log.level", path: ["log", "level"], value: "debug")
+        #expect(EnvironmentOverrides.apply([shallow], to: nil).1.isEmpty)
+    }
+
     @Test func withoutVariablesAMissingFileIsStillAnError() {
         let result = ConfigLoader.load(
             path: "bridge.yaml",
