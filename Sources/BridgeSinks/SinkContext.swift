@@ -79,6 +79,8 @@ package final class SinkResources: Sendable {
 package struct SinkProbeContext: Sendable {
     /// The entry's position in `sinks`.
     package var index: Int
+    /// The entry's `name`, if it has one.
+    package var name: String?
     /// `directus-bridge/<version>`.
     package var userAgent: String
     /// The sink's `format`, for the test event.
@@ -94,12 +96,19 @@ package struct SinkProbeContext: Sendable {
     /// Logs (stderr).
     package var logger: Logger
 
+    /// The sink's check line name: its type, its name (or `sinks[N]` when it has none: two sinks may share a host and
+    /// port) and where it delivers, shown as `target` (scheme://host:port, never a path or credentials).
+    package func checkName(type: String, target: String) -> String {
+        "\(type) \(name ?? "sinks[\(index)]") \(target)"
+    }
+
     /// Creates a context.
     package init(
-        index: Int, userAgent: String, encoder: EventEncoder = .plain, sendTestEvent: Bool, scope: SinkScope,
-        logger: Logger
+        index: Int, name: String? = nil, userAgent: String, encoder: EventEncoder = .plain, sendTestEvent: Bool,
+        scope: SinkScope, logger: Logger
     ) {
         self.index = index
+        self.name = name
         self.userAgent = userAgent
         self.encoder = encoder
         self.sendTestEvent = sendTestEvent

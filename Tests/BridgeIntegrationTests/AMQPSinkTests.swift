@@ -248,7 +248,7 @@ private let sharedRabbitMQ: Result<RabbitMQServer, any Error> = Result {
                 directory: directory
             )
             let code = run.waitForExit(timeout: 60)
-            return (code, run.lines.first { $0.contains("amqp amqp://") } ?? "missing: \(run.lines)")
+            return (code, run.lines.first { $0.contains("amqp queue amqp://") } ?? "missing: \(run.lines)")
         }
         let found = try check(broker.url(), exchange: "events-check")
         #expect(

@@ -139,6 +139,39 @@ import Testing
         #expect(!result.lines.joined().contains("query-secret-1234"), "\(result.lines)")
     }
 
+    /// A named sink is named by its name on its check line (contract.md, "Sink names": its identity everywhere), an
+    /// unnamed one by its position: two sinks on the same host and port are told apart, whatever their type.
+    @Test func everySinksCheckLineNamesTheSink() throws {
+        let emulator = try Emulator()
+        defer { emulator.stop() }
+        let receiver = try startReceiver()
+        defer { receiver.stop() }
+        let sinks = """
+              - name: search-index
+                type: webhook
+                url: http://127.0.0.1:\(receiver.port)/no-such-path
+              - name: cache-a
+                type: redis
+                url: redis://127.0.0.1:1/0
+                stream: "a.{collection}"
+              - name: cache-b
+                type: redis
+                url: redis://127.0.0.1:1/0
+                stream: "b.{collection}"
+              - type: redis
+                url: redis://127.0.0.1:1/0
+                stream: "c.{collection}"
+            """
+        let result = try runCheck(checkConfig(url: emulator.url, sinks: sinks))
+        #expect(result.code == 1)
+        for check in [
+            "webhook search-index http://127.0.0.1:\(receiver.port)", "redis cache-a redis://127.0.0.1:1",
+            "redis cache-b redis://127.0.0.1:1", "redis sinks[4] redis://127.0.0.1:1",
+        ] {
+            #expect(line(result.lines, check)?.hasPrefix("FAIL ") == true, "\(check): \(result.lines)")
+        }
+    }
+
     /// A receiver that answers 404 or 410 would dead-letter every delivery: FAIL with what to do, for the HEAD
     /// probe and for a test event alike.
     @Test(arguments: [[], ["--send-test-event"]])

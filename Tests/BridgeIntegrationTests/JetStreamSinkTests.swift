@@ -182,7 +182,7 @@ import Testing
             let run = try BridgeProcess(
                 arguments: ["check", "--config", "bridge.yaml"] + arguments, directory: try configDirectory())
             let code = run.waitForExit(timeout: 60)
-            return (code, run.lines.first { $0.contains("jetstream nats://") } ?? "missing: \(run.lines)")
+            return (code, run.lines.first { $0.contains("jetstream sinks[1] nats://") } ?? "missing: \(run.lines)")
         }
         func configDirectory() throws -> URL {
             let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "jetstream-check-run")
@@ -228,7 +228,7 @@ import Testing
                 .write(to: run.appendingPathComponent("bridge.yaml"), atomically: true, encoding: .utf8)
             let process = try BridgeProcess(arguments: ["check", "--config", "bridge.yaml"], directory: run)
             let code = process.waitForExit(timeout: 60)
-            return (code, process.lines.first { $0.contains("jetstream nats://") } ?? "missing: \(process.lines)")
+            return (code, process.lines.first { $0.contains("jetstream sinks[1] nats://") } ?? "missing: \(process.lines)")
         }
         let both = try check("")
         #expect(both.code == 1 && both.line.hasPrefix("FAIL "), "\(both.line)")

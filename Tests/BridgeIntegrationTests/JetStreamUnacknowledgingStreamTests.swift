@@ -20,7 +20,7 @@ extension JetStreamSinkTests {
         try config.write(to: checkDirectory.appendingPathComponent("bridge.yaml"), atomically: true, encoding: .utf8)
         let check = try BridgeProcess(arguments: ["check", "--config", "bridge.yaml"], directory: checkDirectory)
         #expect(check.waitForExit(timeout: 60) == 1)
-        let line = check.lines.first { $0.contains("jetstream nats://") } ?? "missing: \(check.lines)"
+        let line = check.lines.first { $0.contains("jetstream sinks[1] nats://") } ?? "missing: \(check.lines)"
         #expect(line.hasPrefix("FAIL ") && line.contains("EVENTS") && line.contains("no_ack"), "\(line)")
 
         let bridge = try BridgeProcess.run(config: config)

@@ -260,7 +260,7 @@ import Testing
             let run = try BridgeProcess(
                 arguments: ["check", "--config", "bridge.yaml"] + arguments, directory: directory)
             let code = run.waitForExit(timeout: 60)
-            return (code, run.lines.first { $0.contains("kafka 127.0.0.1") } ?? "missing: \(run.lines)")
+            return (code, run.lines.first { $0.contains("kafka sinks[1] 127.0.0.1") } ?? "missing: \(run.lines)")
         }
         let found = try check(cluster.bootstrapServers)
         #expect(found.code == 0 && found.line.contains("topic \(Self.topic): 2 partitions, 3 brokers"), "\(found.line)")
@@ -294,7 +294,7 @@ import Testing
                 .write(to: directory.appendingPathComponent("bridge.yaml"), atomically: true, encoding: .utf8)
             let run = try BridgeProcess(arguments: ["check", "--config", "bridge.yaml"], directory: directory)
             let code = run.waitForExit(timeout: 60)
-            return (code, run.lines.first { $0.contains("kafka 127.0.0.1") } ?? "missing: \(run.lines) \(run.stderr)")
+            return (code, run.lines.first { $0.contains("kafka sinks[1] 127.0.0.1") } ?? "missing: \(run.lines) \(run.stderr)")
         }
         let both = try check("")
         #expect(both.code == 0 && both.line.hasPrefix("ok   "), "\(both.line)")

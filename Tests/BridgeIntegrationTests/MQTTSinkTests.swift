@@ -276,7 +276,7 @@ import Testing
         try webhookConfig(url: emulator.url, sinks: sinks(broker.url()))
             .write(to: directory.appendingPathComponent("bridge.yaml"), atomically: true, encoding: .utf8)
         func check(_ arguments: [String] = []) throws -> (code: Int32?, line: String) {
-            try sinkCheckLine(in: directory, "mqtt mqtt://", arguments)
+            try sinkCheckLine(in: directory, "mqtt devices mqtt://", arguments)
         }
         let connected = try check()
         #expect(

@@ -205,7 +205,7 @@ import Testing
         try webhookConfig(url: emulator.url, sinks: sinks(server))
             .write(to: directory.appendingPathComponent("bridge.yaml"), atomically: true, encoding: .utf8)
         func check(_ arguments: [String] = []) throws -> (code: Int32?, line: String) {
-            try sinkCheckLine(in: directory, "redis redis://", arguments)
+            try sinkCheckLine(in: directory, "redis cache redis://", arguments)
         }
         let connected = try check()
         #expect(

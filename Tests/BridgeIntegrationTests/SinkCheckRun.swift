@@ -2,7 +2,7 @@ import BridgeTestSupport
 import Foundation
 
 /// Runs `directus-bridge check --config bridge.yaml <arguments>` in `directory` (60 s at most) and returns its exit
-/// status and its first line containing `marker` (the sink's check name, e.g. `redis redis://`).
+/// status and its first line containing `marker` (the sink's check name, e.g. `redis cache redis://`).
 func sinkCheckLine(in directory: URL, _ marker: String, _ arguments: [String] = []) throws
     -> (code: Int32?, line: String)
 {

@@ -103,6 +103,7 @@ public final class BridgeCheck: Sendable {
             guard let registration = SinkCatalog.registration(of: sink) else { continue }
             let context = SinkProbeContext(
                 index: index,
+                name: sink.name,
                 userAgent: userAgent,
                 encoder: EventEncoder(format: sink.format, source: config.directus.restBaseURL),
                 sendTestEvent: sendTestEvent,

@@ -30,7 +30,7 @@ package enum AMQPSinkType: SinkType {
     /// `check`: the broker answers and accepts the credentials and the vhost, and the exchange exists; with
     /// `--send-test-event`, a test event is published and confirmed, and a queue took it.
     package static func probe(_ settings: AMQPSinkConfig, context: SinkProbeContext) async -> [CheckResult] {
-        let check = "amqp \(ShownURL.of(settings.url))"
+        let check = context.checkName(type: "amqp", target: ShownURL.of(settings.url))
         let client: AMQPClient
         do {
             client = AMQPClient(settings: try settings.clientSettings())

@@ -33,7 +33,7 @@ package enum JetStreamSinkType: SinkType {
     /// `check`: the servers answer and accept the credentials, and a stream takes the sink's subjects; with
     /// `--send-test-event`, a test event is stored and acknowledged.
     package static func probe(_ settings: JetStreamSinkConfig, context: SinkProbeContext) async -> [CheckResult] {
-        let check = "jetstream \(settings.shownServers)"
+        let check = context.checkName(type: "jetstream", target: settings.shownServers)
         let connection: NATSConnection
         let publisher: JetStreamPublisher
         do {

@@ -34,7 +34,7 @@ package enum KafkaSinkType: SinkType {
     /// `check`: the cluster answers and accepts the credentials, and the topic of every collection and event the sink
     /// takes exists; with `--send-test-event`, a test event is delivered (to the first collection's topic).
     package static func probe(_ settings: KafkaSinkConfig, context: SinkProbeContext) async -> [CheckResult] {
-        let check = "kafka \(settings.brokers.joined(separator: ","))"
+        let check = context.checkName(type: "kafka", target: settings.brokers.joined(separator: ","))
         let producer: KafkaProducer
         do {
             producer = try KafkaProducer.make(settings: settings.producerSettings, logger: context.logger)

@@ -40,7 +40,7 @@ package enum MQTTSinkType: SinkType {
     /// ends with the probe, so a running bridge keeps its session); with `--send-test-event`, a test event is
     /// published and acknowledged.
     package static func probe(_ settings: MQTTSinkConfig, context: SinkProbeContext) async -> [CheckResult] {
-        let check = "mqtt \(ShownURL.of(settings.url))"
+        let check = context.checkName(type: "mqtt", target: ShownURL.of(settings.url))
         let client: MQTTClient
         do {
             let clientID = "directus-bridge-check-\(getpid())-\(context.index)"

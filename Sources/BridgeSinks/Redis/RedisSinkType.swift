@@ -30,7 +30,7 @@ package enum RedisSinkType: SinkType {
     /// `check`: the server answers and accepts the credentials, and no stream key of the sink holds another type;
     /// with `--send-test-event`, a test event is appended.
     package static func probe(_ settings: RedisSinkConfig, context: SinkProbeContext) async -> [CheckResult] {
-        let check = "redis \(ShownURL.of(settings.url))"
+        let check = context.checkName(type: "redis", target: ShownURL.of(settings.url))
         let client: RedisClient
         do {
             client = RedisClient(settings: try settings.clientSettings())

@@ -23,7 +23,7 @@ extension WebhookSinkType {
     /// receivers route only POST), or with `--send-test-event` a signed test event that must be accepted with 2xx.
     /// 404 and 410 fail either way: every delivery answered so is dead-lettered.
     package static func checkWebhook(_ webhook: WebhookSinkConfig, _ context: SinkProbeContext) async -> CheckResult {
-        let name = "webhook sinks[\(context.index)] \(webhook.url.shown)"  // two sinks may share host and port
+        let name = context.checkName(type: "webhook", target: webhook.url.shown)
         var headers = webhook.headers.map { (name: $0.name, value: $0.value) }
         headers.append(("user-agent", context.userAgent))
         var request = HTTPRequest(method: "HEAD", url: webhook.url.description, timeout: webhook.timeout)
