@@ -9,7 +9,7 @@ import BridgeSystem
     @preconcurrency import Glibc
 #endif
 
-/// `dlq list|replay|purge`: the dead letters (of webhook sinks, and the events a Kafka or JetStream broker refused
+/// `dlq list|replay|purge`: the dead letters (of webhook sinks, and the events a broker refused
 /// for good) in `<state_dir>/webhooks.db`, read and changed beside a running bridge (WAL; a write waits up to 5 s
 /// for the bridge's lock) — or, with `state.backend: jetstream`, in the shared bucket, whichever machine's bridge
 /// wrote them.
