@@ -33,12 +33,27 @@ import Testing
             (["url: mqtt://127.0.0.1", "qos: 0"], "sinks[0].qos must be between 1 and 2"),
             (["url: mqtt://127.0.0.1", "state_topic: \"s/{event}/{key}\""], "state_topic: unknown placeholder"),
             (["url: mqtt://127.0.0.1", "state_topic: \"s/#/{key}\""], "sinks[0].state_topic"),
+            (["url: mqtt://127.0.0.1", "state_topic: \"state/articles\""], "sinks[0].state_topic must name {key}"),
             (["url: mqtt://127.0.0.1", "max_in_flight: 70000"], "sinks[0].max_in_flight must be between 1 and 65535"),
         ]
         for (lines, expected) in cases {
             let found = issues(yaml(lines))
             #expect(found.count == 1 && found.first?.contains(expected) == true, "\(lines): \(found)")
         }
+    }
+
+    /// One retained message per topic: a state topic without `{key}` would keep only the last item's state, one
+    /// without `{collection}` for a sink of several collections would mix items of two collections with one key.
+    @Test func aStateTopicNamesEachItemApart() {
+        let two = yaml(["url: mqtt://127.0.0.1", "state_topic: \"state/{key}\""])
+            .replacingOnce("  - collection: articles\n", with: "  - collection: articles\n  - collection: tags\n")
+        let found = issues(two)
+        #expect(found.count == 1 && found.first?.contains("sinks[0].state_topic must name {collection}") == true, "\(found)")
+        let one = yaml(["url: mqtt://127.0.0.1", "state_topic: \"state/{key}\""])
+        #expect(issues(one) == ["<valid>"], "one collection: {key} alone names each item apart")
+        let filtered = yaml(["url: mqtt://127.0.0.1", "state_topic: \"state/{key}\"", "collections: [tags]"])
+            .replacingOnce("  - collection: articles\n", with: "  - collection: articles\n  - collection: tags\n")
+        #expect(issues(filtered) == ["<valid>"], "a sink of one collection among several")
     }
 
     @Test func aKeyIsOneLevelOfTheStateTopic() {

@@ -38,8 +38,9 @@ package struct MQTTStateTopic: Sendable, Equatable {
         0: "%00",
     ]
 
-    /// Reports `text` (the value of `key`) when it names a placeholder other than `{collection}` and `{key}`, or
-    /// renders a topic MQTT refuses for a sample item of every collection the sink takes.
+    /// Reports `text` (the value of `key`) when it names a placeholder other than `{collection}` and `{key}`, lacks
+    /// `{key}` (or `{collection}` for a sink of several collections), or renders a topic MQTT refuses for a sample
+    /// item of every collection the sink takes.
     static func check(_ text: String, key: String, _ decoder: inout ConfigDecoder, _ map: MappingView) {
         let mark = map[key]?.mark ?? map.mark
         var rest = Substring(text)
@@ -53,6 +54,18 @@ package struct MQTTStateTopic: Sendable, Equatable {
                 return
             }
             rest = tail[tail.index(after: close!)...]
+        }
+        // One retained message per topic: each item needs a topic of its own.
+        guard text.contains("{key}") else {
+            decoder.report("\(map.field(key)) must name {key}: it keeps each item's latest state apart", at: mark)
+            return
+        }
+        guard text.contains("{collection}") || decoder.sinkScope.collections.count <= 1 else {
+            decoder.report(
+                "\(map.field(key)) must name {collection}: this sink takes several collections, whose items may share"
+                    + " a key",
+                at: mark)
+            return
         }
         let template = MQTTStateTopic(text: text)
         for collection in ["articles"] + decoder.sinkScope.collections {
