@@ -17,9 +17,10 @@ public struct ConfigIssue: Sendable, Equatable, CustomStringConvertible {
         self.message = message
     }
 
-    /// Creates an issue at `mark`.
+    /// Creates an issue at `mark`: in the file at `path`, or where the mark's value came from (a variable, a
+    /// `--set`).
     package init(path: String, at mark: SourceMark, _ message: String) {
-        self.init(path: path, line: mark.line, column: mark.column, message: message)
+        self.init(path: mark.origin ?? path, line: mark.line, column: mark.column, message: message)
     }
 
     /// `PATH:LINE:COLUMN: message`, the line `directus-bridge validate` prints.

@@ -89,20 +89,25 @@ package enum EnvironmentOverrides {
                 environment: nil
             )
             issues += valueIssues
-            let value = parsed ?? YAMLNode(.scalar(YAMLScalar(text: "", style: .plain, endIndex: 0)), at: .start)
-            if let problem = set(value, at: override.path[...], in: &tree) {
+            let value = (parsed ?? YAMLNode(.scalar(YAMLScalar(text: "", style: .plain, endIndex: 0)), at: .start))
+                .from(override.variable)
+            if let problem = set(value, at: override.path[...], in: &tree, origin: override.variable) {
                 issues.append(ConfigIssue(path: override.variable, at: .start, problem))
             }
         }
         return (tree, issues)
     }
 
-    /// Puts `value` at `path` below `node`, creating mappings and list entries on the way; a problem otherwise.
-    private static func set(_ value: YAMLNode, at path: ArraySlice<String>, in node: inout YAMLNode) -> String? {
+    /// Puts `value` at `path` below `node`, creating mappings and list entries on the way (marked as coming from
+    /// `origin`); a problem otherwise.
+    private static func set(
+        _ value: YAMLNode, at path: ArraySlice<String>, in node: inout YAMLNode, origin: String
+    ) -> String? {
         guard let key = path.first else {
             node = value
             return nil
         }
+        let created = SourceMark(line: 1, column: 1, index: 0, origin: origin)
         if key.isEmpty { return "an empty key (three underscores in a row, or one at the end)" }
         if let position = Int(key) {
             var items: [YAMLNode]
@@ -114,8 +119,8 @@ package enum EnvironmentOverrides {
             guard position >= 0, position <= items.count else {
                 return "list position \(key) skips position \(items.count) (the list has \(items.count) entries)"
             }
-            if position == items.count { items.append(YAMLNode(.mapping([]), at: .start)) }
-            let problem = set(value, at: path.dropFirst(), in: &items[position])
+            if position == items.count { items.append(YAMLNode(.mapping([]), at: created)) }
+            let problem = set(value, at: path.dropFirst(), in: &items[position], origin: origin)
             node.content = .sequence(items)
             return problem
         }
@@ -123,13 +128,13 @@ package enum EnvironmentOverrides {
             return "\(key) is a key, but the value there is \(node.kindDescription)"
         }
         if let index = entries.firstIndex(where: { $0.key == key }) {
-            let problem = set(value, at: path.dropFirst(), in: &entries[index].value)
+            let problem = set(value, at: path.dropFirst(), in: &entries[index].value, origin: origin)
             node.content = .mapping(entries)
             return problem
         }
-        var created = YAMLNode(.mapping([]), at: .start)
-        let problem = set(value, at: path.dropFirst(), in: &created)
-        entries.append(YAMLMappingEntry(key: key, keyMark: .start, value: created))
+        var child = YAMLNode(.mapping([]), at: created)
+        let problem = set(value, at: path.dropFirst(), in: &child, origin: origin)
+        entries.append(YAMLMappingEntry(key: key, keyMark: created, value: child))
         node.content = .mapping(entries)
         return problem
     }

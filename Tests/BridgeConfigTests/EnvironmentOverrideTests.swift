@@ -148,6 +148,34 @@ import Testing
         #expect(text.contains(#"unknown key "colection""#), "\(text)")
     }
 
+    /// A value a variable or `--set` brought in that the configuration refuses is reported at the variable or the
+    /// `--set`, not at line 1 of a file that never held it (found trying `--set sinks.0.qos=0`: "bridge.yaml:1:1").
+    @Test func aRefusedValueIsReportedWhereItCameFrom() {
+        let environment = [
+            "DIRECTUS_BRIDGE__DELIVERY__MODE": "sometimes",
+            "DIRECTUS_BRIDGE__DIRECTUS__COLECTION": "articles",
+            "DIRECTUS_BRIDGE__SINKS__1__TYPE": "redis",
+        ]
+        let yaml =
+            "directus:\n  url: http://127.0.0.1:8055\n  auth: { token: abc }\nsubscriptions:\n  - collection: a\n"
+            + "sinks:\n  - type: ndjson\n"
+        let result = ConfigLoader.parse(
+            text: yaml,
+            path: "bridge.yaml",
+            environment: environment,
+            sinkTypes: SinkCatalog.configTypes
+        )
+        guard case .failure(let error) = result else {
+            Issue.record("loaded: \(result)")
+            return
+        }
+        let text = error.issues.map(\.description).joined(separator: "\n")
+        #expect(text.contains("DIRECTUS_BRIDGE__DELIVERY__MODE:1:1: delivery.mode"), "\(text)")
+        #expect(text.contains(#"DIRECTUS_BRIDGE__DIRECTUS__COLECTION:1:1: unknown key "colection""#), "\(text)")
+        #expect(text.contains(#"DIRECTUS_BRIDGE__SINKS__1__TYPE:1:1: missing required key "url""#), "\(text)")
+        #expect(!text.contains("bridge.yaml:1:1"), "\(text)")
+    }
+
     /// Found trying hostile settings: `--set a.a.a…=1` with 20,000 keys (or a variable with as many `__`) recursed
     /// once per key and crashed the process (SIGSEGV). A path deeper than any configuration is named and refused.
     @Test func aPathDeeperThanAnyConfigurationIsAnIssueNotACrash() {

@@ -6,12 +6,16 @@ package struct SourceMark: Sendable, Equatable {
     package var column: Int
     /// 0-based offset in Unicode scalars from the start of the text (a CRLF counts as two).
     package var index: Int
+    /// Where the text came from when it is not the configuration file: the variable or `--set` that brought the
+    /// value in (`EnvironmentOverrides`), so that a problem with it names that instead of a line of the file.
+    package var origin: String?
 
     /// Creates a mark.
-    package init(line: Int, column: Int, index: Int) {
+    package init(line: Int, column: Int, index: Int, origin: String? = nil) {
         self.line = line
         self.column = column
         self.index = index
+        self.origin = origin
     }
 
     /// The start of the text, where problems about the whole file are reported.
@@ -136,5 +140,25 @@ package struct YAMLNode: Sendable, Equatable {
         case .sequence(let items): items.reduce(1) { $0 + $1.nodeCount }
         case .mapping(let entries): entries.reduce(1) { $0 + $1.value.nodeCount + 1 }
         }
+    }
+}
+
+extension YAMLNode {
+    /// This node with every mark in it (keys' too) coming from `origin`.
+    package func from(_ origin: String) -> YAMLNode {
+        var node = self
+        node.mark.origin = origin
+        switch content {
+        case .scalar: break
+        case .sequence(let items): node.content = .sequence(items.map { $0.from(origin) })
+        case .mapping(let entries):
+            node.content = .mapping(
+                entries.map { entry in
+                    var keyMark = entry.keyMark
+                    keyMark.origin = origin
+                    return YAMLMappingEntry(key: entry.key, keyMark: keyMark, value: entry.value.from(origin))
+                })
+        }
+        return node
     }
 }
