@@ -268,7 +268,7 @@ func mqttConnected(
     guard let user else { return }
     let core = Unmanaged<MQTTClientCore>.fromOpaque(user).takeUnretainedValue()
     guard code != 0 else {
-        core.connected(code: 0, error: nil)
+        core.connected(code: 0, error: nil, receiveMaximum: receiveMaximum(in: properties))
         return
     }
     // 3.1.1 codes 4 and 5, MQTT 5's 0x86/0x87/0x8A (banned)/0x8C (bad authentication method): the credentials.
@@ -284,6 +284,17 @@ func mqttConnected(
             message: "the broker refused the connection: \(text)"
         )
     )
+}
+
+/// The Receive Maximum of a CONNACK's properties, when it names one below the protocol's 65,535 (0 is a protocol
+/// error: no limit is assumed, as libmosquitto does).
+private func receiveMaximum(in properties: OpaquePointer?) -> Int? {
+    guard let properties else { return nil }
+    var value: UInt16 = 0
+    guard mosquitto_property_read_int16(properties, Int32(MQTT_PROP_RECEIVE_MAXIMUM.rawValue), &value, false) != nil,
+        value > 0, value < UInt16.max
+    else { return nil }
+    return Int(value)
 }
 
 func mqttDisconnected(

@@ -13,6 +13,10 @@ package struct MQTTConnectionStatus: Sendable {
     package var lastError: MQTTError?
     /// How many times the connection was lost.
     package var disconnects: Int
+    /// The Receive Maximum of the broker's last accepted CONNACK (MQTT 5): how many QoS 1 and 2 publishes it takes
+    /// unacknowledged at a time, which libmosquitto keeps to whatever `max_in_flight` says (mosquitto's default: 20).
+    /// nil: no limit below 65,535, or MQTT 3.1.1.
+    package var receiveMaximum: Int?
 }
 
 /// What libmosquitto's callbacks reach through their user data: the connection's health, the CONNACK waiter, and
@@ -50,7 +54,8 @@ final class MQTTClientCore: Sendable {
                     connected: false,
                     protocolVersion: protocolVersion,
                     lastError: nil,
-                    disconnects: 0
+                    disconnects: 0,
+                    receiveMaximum: nil
                 )
             )
         )
@@ -94,7 +99,7 @@ final class MQTTClientCore: Sendable {
     }
 
     /// A CONNACK arrived (libmosquitto's thread): `code` 0 accepted, else refused with that (3.1.1 or 5) code.
-    func connected(code: Int32, error: MQTTError?) {
+    func connected(code: Int32, error: MQTTError?, receiveMaximum: Int? = nil) {
         let waiter = state.withLock { state in
             if state.connack == nil {
                 state.connack = code
@@ -102,6 +107,7 @@ final class MQTTClientCore: Sendable {
             }
             state.status.connected = code == 0
             state.status.lastError = code == 0 ? nil : error
+            if code == 0 { state.status.receiveMaximum = receiveMaximum }
             defer { state.connackWaiter = nil }
             return state.connackWaiter
         }

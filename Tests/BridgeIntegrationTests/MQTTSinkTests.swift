@@ -48,6 +48,8 @@ import Testing
         #expect(messages.count == 26, "\(bridge.stderr.suffix(3000))")
         #expect(Set(messages.compactMap { $0.properties["id"] }).count == 26, "an event published twice")
         #expect(bridge.waitUntil { $0.lines.count >= 26 })
+        // The broker's Receive Maximum (mosquitto's default 20) below max_in_flight is said once at connect.
+        #expect(bridge.stderr.contains("the broker takes 20 unacknowledged messages at a time"), "\(bridge.stderr)")
         #expect(Set(messages.map(\.payload)) == Set(bridge.lines))
         for message in messages {
             let event = try #require(
@@ -283,6 +285,9 @@ import Testing
             connected.code == 0 && connected.line.hasPrefix("ok   ") && connected.line.contains("MQTT 5"),
             "\(connected.line)"
         )
+        // mosquitto's default Receive Maximum caps the sink's default max_in_flight (1,000): the operator is told.
+        #expect(
+            connected.line.contains("the broker takes 20 unacknowledged messages at a time"), "\(connected.line)")
         let sent = try check(["--send-test-event"])
         #expect(sent.code == 0 && sent.line.contains("published to directus/articles/test"), "\(sent.line)")
         let messages = waitForEvents(reader, count: 1)

@@ -24,15 +24,27 @@ package final class MQTTBrokerClient: BrokerClient {
 
     /// Connects as `clientID` and waits for the broker's CONNACK; an unreachable broker or refused credentials are
     /// retriable (the runner retries with backoff; an operator may fix the credentials), an unusable setting is not.
-    static func open(_ config: MQTTSinkConfig, clientID: String, sinkName: String) async throws(SinkError)
-        -> MQTTBrokerClient
+    static func open(_ config: MQTTSinkConfig, clientID: String, sinkName: String, logger: Logger)
+        async throws(SinkError) -> MQTTBrokerClient
     {
         do {
             let client = try await MQTTClient.connect(settings: try config.clientSettings(clientID: clientID))
+            if let note = windowNote(client.status, maxInFlight: config.maxInFlight) {
+                logger.info("connected: \(note)")
+            }
             return MQTTBrokerClient(client: client, config: config)
         } catch {
             throw SinkError(sink: sinkName, message: describe(error), isRetriable: error.kind != .configuration)
         }
+    }
+
+    /// What an operator should know when the broker takes fewer unacknowledged messages than `max_in_flight`
+    /// (its CONNACK's Receive Maximum, 20 in mosquitto's default configuration): throughput is then that many
+    /// messages per round trip, whatever the sink's setting. nil when the broker takes `maxInFlight` or more.
+    static func windowNote(_ status: MQTTConnectionStatus, maxInFlight: Int) -> String? {
+        guard let limit = status.receiveMaximum, limit < maxInFlight else { return nil }
+        return "the broker takes \(limit) unacknowledged messages at a time (Receive Maximum), fewer than max_in_flight"
+            + " \(maxInFlight): at most \(limit) per round trip (mosquitto: raise max_inflight_messages)"
     }
 
     package func submit(_ events: [EncodedEvent], completion: @escaping @Sendable ([BrokerOutcome]) -> Void)

@@ -32,7 +32,7 @@ package enum MQTTSinkType: SinkType {
             stallAfter: MQTTBrokerClient.acknowledgementTimeout * 2,
             logger: logger
         ) { () async throws(SinkError) in
-            try await MQTTBrokerClient.open(settings, clientID: clientID, sinkName: name)
+            try await MQTTBrokerClient.open(settings, clientID: clientID, sinkName: name, logger: logger)
         }
     }
 
@@ -59,9 +59,10 @@ package enum MQTTSinkType: SinkType {
             ]
         }
         let version = client.status.protocolVersion == 5 ? "MQTT 5" : "MQTT 3.1.1 (no user properties)"
+        let window = MQTTBrokerClient.windowNote(client.status, maxInFlight: settings.maxInFlight).map { "; " + $0 }
         guard context.sendTestEvent else {
             await client.close()
-            return [.ok(check, "connected with \(version); topic \(settings.topic)")]
+            return [.ok(check, "connected with \(version)\(window ?? ""); topic \(settings.topic)")]
         }
         let test = context.testEvent
         let topic = EventNameTemplate(text: settings.topic).render(collection: context.testCollection, event: "test")
