@@ -73,11 +73,9 @@ public final class SQLiteDatabase {
     /// then.
     public init(path: String, options: Options = Options()) throws {
         let isFile = path != ":memory:" && !path.isEmpty
-        if isFile {
-            try Self.refuseSpecialFiles(path)
-            try Self.refuseForeignHeader(path)
-        }
+        if isFile { try Self.refuseSpecialFiles(path) }
         if !options.readOnly && isFile { try Self.takeOwnership(of: path) }
+        if isFile { try Self.refuseForeignHeader(path) }  // after a writer's checks: a link is named as a link
         var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
         flags |= options.readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
         var handle: OpaquePointer?
