@@ -103,6 +103,12 @@ public final class CursorDatabase: Sendable {
         self.database = Mutex(database)
     }
 
+    /// Closes the file now (`SQLiteDatabase.close()`): the end of a run checkpoints and removes `cursor.db-wal`
+    /// whoever still holds this object; a later read or write throws.
+    package func close() throws {
+        try database.withLock { try $0.close() }
+    }
+
     /// The store of one configured sink.
     public func store(for sink: String) throws -> CursorStore {
         try CursorStore(backend: self, sink: sink)

@@ -1,6 +1,10 @@
 import BridgeSystem
 import CSQLite
 
+#if canImport(Glibc)
+    @preconcurrency import Glibc
+#endif
+
 /// Owner of one SQLite connection (`sqlite3 *`): the bridge's durable state (cursor, outbox, dead letters).
 ///
 /// Confined to one thread or actor (opened with SQLITE_OPEN_NOMUTEX: SQLite does no locking of its own for
@@ -71,6 +75,7 @@ public final class SQLiteDatabase {
         let isFile = path != ":memory:" && !path.isEmpty
         if isFile { try Self.refuseSpecialFiles(path) }
         if !options.readOnly && isFile { try Self.takeOwnership(of: path) }
+        if isFile { try Self.refuseForeignHeader(path) }  // after a writer's checks: a link is named as a link
         var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
         flags |= options.readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
         var handle: OpaquePointer?
@@ -127,6 +132,26 @@ public final class SQLiteDatabase {
         }
     }
 
+    /// The magic string every SQLite database file begins with.
+    private static let header = Array("SQLite format 3\u{0}".utf8)
+
+    /// Refuses a non-empty file that does not begin with SQLite's header, read from the file itself. SQLite reads page
+    /// 1 through the write-ahead log when a log is left beside the file (a process that exited without closing its
+    /// connection leaves every page it wrote there), so with such a log it would open a file whose first page was
+    /// overwritten as sound, and its checkpoint would then overwrite what the operator damaged. A database file that
+    /// holds anything holds the header: SQLite writes page 1 before it switches to WAL. A file this process may not
+    /// read is SQLite's to report.
+    private static func refuseForeignHeader(_ path: String) throws {
+        let descriptor = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return }
+        defer { Glibc.close(descriptor) }
+        var bytes = [UInt8](repeating: 0, count: header.count)
+        let count = bytes.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+        guard count > 0, count < header.count || bytes != header else { return }
+        throw UnusableFile.damaged(
+            path, SQLiteError(resultCode: SQLITE_NOTADB, message: "the file does not begin with SQLite's header"))
+    }
+
     /// A writer never writes through a file or directory another local user controls (docs/RELIABILITY.md, "Files
     /// another user controls"): the database's directory is writable by its owner alone, who is the bridge's user or
     /// root (SQLite creates `-wal`, `-shm` and `-journal` there by name); the database is created here or checked on
@@ -151,14 +176,46 @@ public final class SQLiteDatabase {
     }
 
     deinit {
+        guard !isClosed else { return }
         cache.removeAll()  // finalises the cached statements first
         sqlite3_close_v2(raw)  // closes once every statement still held elsewhere is finalised too
+    }
+
+    /// Whether `close()` ran: every later call that would reach SQLite throws instead.
+    public private(set) var isClosed = false
+
+    /// Closes the connection now, not when the last reference goes: the last connection to a WAL database checkpoints
+    /// the log into the file and removes it. A process must close its databases before it exits — a thread that
+    /// still holds this object then (a blocking-pool job that resumed its caller and has not yet let go of its
+    /// closure) would otherwise keep the connection open to the end, and the next open finds every page of the run in
+    /// the log. Closing twice does nothing.
+    ///
+    /// Throws when a statement prepared with `prepare(_:)` is still alive: SQLite closes the connection only when that
+    /// one is finalised, and until then the log stays.
+    public func close() throws {
+        guard !isClosed else { return }
+        cache.removeAll()
+        let outlived = sqlite3_next_stmt(raw, nil).map { sqlite3_sql($0).map { String(cString: $0) } ?? "" }
+        sqlite3_close_v2(raw)
+        isClosed = true
+        if let outlived {
+            throw SQLiteError(
+                resultCode: SQLITE_BUSY, message: "\(path) stays open until a statement still alive is finalised",
+                sql: outlived)
+        }
+    }
+
+    /// The error of every call after `close()`.
+    private func refuseClosed() throws {
+        guard isClosed else { return }
+        throw SQLiteError(resultCode: SQLITE_MISUSE, message: "\(path) was closed")
     }
 
     // MARK: - Running SQL
 
     /// Runs one or more statements separated by semicolons, discarding any rows (DDL, pragmas).
     public func execute(_ sql: String) throws {
+        try refuseClosed()
         var errorMessage: UnsafeMutablePointer<CChar>?
         let code = sqlite3_exec(raw, sql, nil, nil, &errorMessage)
         defer { sqlite3_free(errorMessage) }
@@ -170,6 +227,7 @@ public final class SQLiteDatabase {
 
     /// Compiles one statement that the caller owns (not cached).
     public func prepare(_ sql: String) throws -> SQLiteStatement {
+        try refuseClosed()
         var statement: OpaquePointer?
         let code = sqlite3_prepare_v3(raw, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
         guard code == SQLITE_OK, let statement else {
@@ -184,6 +242,7 @@ public final class SQLiteDatabase {
     /// The same object comes back for the same SQL, so finish with it (step to the end or call another
     /// statement) before asking for it again.
     public func statement(for sql: String) throws -> SQLiteStatement {
+        try refuseClosed()
         if let cached = cache[sql] {
             cached.reset()
             return cached
@@ -224,20 +283,20 @@ public final class SQLiteDatabase {
     // MARK: - Connection facts
 
     /// The rowid of the last successful INSERT on this connection.
-    public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(raw) }
+    public var lastInsertRowID: Int64 { isClosed ? 0 : sqlite3_last_insert_rowid(raw) }
 
     /// Rows changed by the last INSERT, UPDATE or DELETE on this connection.
-    public var changes: Int { Int(sqlite3_changes64(raw)) }
+    public var changes: Int { isClosed ? 0 : Int(sqlite3_changes64(raw)) }
 
     /// Whether the database file was deleted or renamed since it was opened: its path no longer names it. Writes
     /// still succeed then, into a file no later open finds. One `stat` of the path.
     public var fileHasMoved: Bool {
         var moved: Int32 = 0
-        return sqlite3_file_control(raw, "main", SQLITE_FCNTL_HAS_MOVED, &moved) == SQLITE_OK && moved != 0
+        return !isClosed && sqlite3_file_control(raw, "main", SQLITE_FCNTL_HAS_MOVED, &moved) == SQLITE_OK && moved != 0
     }
 
     /// Whether a transaction is open (BEGIN without COMMIT/ROLLBACK yet).
-    public var isInTransaction: Bool { sqlite3_get_autocommit(raw) == 0 }
+    public var isInTransaction: Bool { !isClosed && sqlite3_get_autocommit(raw) == 0 }
 
     /// The journal mode in force (`wal` after a successful open).
     public var journalMode: String {

@@ -64,11 +64,18 @@ import Testing
                 url: emulator.url, sinks: JetStreamSinkTests().sinks([server]), operations: false, mode: "activity"),
             in: bridge.directory)
         #expect(restarted.waitUntilConnected(), "\(restarted.stderr)")
-        sleep(3)
+        // Instead of sleeping through "nothing more": two changes, the second made once the first is stored. The sink
+        // looks for replayed letters after every batch it delivered (the first time at once), so by the time the
+        // second change is stored it has looked at least once, after the first.
+        for sentinel in 1...2 {
+            try emulator.createArticles(1, title: "sentinel \(sentinel)")
+            let stored = EventsStream.waitFor([server], count: 4 + sentinel)
+            #expect(stored.count == 4 + sentinel, "\(restarted.stderr.suffix(2000))")
+        }
         restarted.send(SIGTERM)
         #expect(restarted.waitForExit() == 0, "\(restarted.stderr.suffix(2000))")
         #expect(!restarted.stderr.contains("replayed dead letters handed"), "\(restarted.stderr.suffix(2000))")
-        #expect(EventsStream.read([server]).count == 4)
+        #expect(EventsStream.read([server]).count == 6)
     }
 
     /// `dlq replay` of a letter whose sink then left bridge.yaml (here: moved from the second place to the first, so

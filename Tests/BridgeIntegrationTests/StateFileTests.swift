@@ -12,6 +12,9 @@ import Testing
         #expect(bridge.waitUntilConnected(), "\(bridge.stderr)")
         bridge.send(SIGTERM)
         #expect(bridge.waitForExit() == 0)
+        // What the tests below damage is the file alone: a log left beside it would hold every page of the run.
+        let log = bridge.directory.appendingPathComponent("state/webhooks.db-wal").path
+        #expect(!FileManager.default.fileExists(atPath: log), "the clean exit closed webhooks.db")
         return bridge.directory
     }
 
@@ -103,6 +106,32 @@ import Testing
         )
         #expect(resync.waitForExit() == 78, "\(resync.stderr)")
         #expect(resync.stderr.contains("cursor.db is read-only"), "\(resync.stderr)")
+    }
+
+    /// A clean exit closes the bridge's databases (`cursor.db`, `webhooks.db`): each log is checkpointed into its file
+    /// and removed, whichever thread still holds the database when the process exits. Once in CI a bridge exited 0
+    /// with `webhooks.db`'s whole run still in its log, and the next start read the damaged file's page 1 from there.
+    @Test func aCleanExitLeavesNoWriteAheadLog() throws {
+        let emulator = try Emulator()
+        let receiver = try WebhookReceiver()
+        defer {
+            emulator.stop()
+            receiver.stop()
+        }
+        let config = webhookConfig(url: emulator.url, sinks: webhookSink(receiver.hookURL()), mode: "activity")
+        var directory: URL?
+        for run in 1...3 {
+            let bridge = try BridgeProcess.run(config: config, in: directory)
+            directory = bridge.directory
+            #expect(bridge.waitUntilConnected(), "\(bridge.stderr)")
+            bridge.send(SIGTERM)
+            #expect(bridge.waitForExit() == 0, "\(bridge.stderr)")
+            for file in ["cursor.db", "webhooks.db"] {
+                let path = bridge.directory.appendingPathComponent("state/\(file)").path
+                #expect(FileManager.default.fileExists(atPath: path), "run \(run): \(file)")
+                #expect(!FileManager.default.fileExists(atPath: path + "-wal"), "run \(run): \(file)-wal left")
+            }
+        }
     }
 
     @Test func aDamagedWebhooksDBStopsRunAndIsLeftAsItWas() throws {

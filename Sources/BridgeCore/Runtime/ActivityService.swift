@@ -15,19 +15,34 @@ public struct ActivityService: Sendable {
     private let stores: [String: CursorStore]
     /// `resync` beside the running bridge, where the term's cursors take requests (`TermCursors.resyncRequests`).
     private let resyncWatcher: ResyncRequestWatcher?
+    /// `cursor.db` when the term keeps its cursors there (local state), closed by `closeFiles`.
+    private let cursorFile: CursorDatabase?
 
     private init(
         trigger: (any ActivityTrigger)?, readers: [ActivityReader], stores: [String: CursorStore],
-        resyncWatcher: ResyncRequestWatcher?
+        resyncWatcher: ResyncRequestWatcher?, cursorFile: CursorDatabase?
     ) {
         self.trigger = trigger
         self.readers = readers
         self.stores = stores
         self.resyncWatcher = resyncWatcher
+        self.cursorFile = cursorFile
     }
 
     /// Nothing to run: live mode.
-    public static let live = ActivityService(trigger: nil, readers: [], stores: [:], resyncWatcher: nil)
+    public static let live = ActivityService(
+        trigger: nil, readers: [], stores: [:], resyncWatcher: nil, cursorFile: nil)
+
+    /// Closes `cursor.db` at the end of the term, once the readers and the sinks' runners stopped recording: a
+    /// checkpoint and no `-wal` left, whatever thread still holds a reference when the process exits
+    /// (`SQLiteDatabase.close()`).
+    package func closeFiles(logger: Logger) {
+        do {
+            try cursorFile?.close()
+        } catch {
+            logger.error("cursor.db was not closed cleanly", metadata: [LogKey.error: "\(error)"])
+        }
+    }
 
     /// The cursor store a sink's runner records its progress in (nil in live mode).
     package func recorder(for sinkID: String) -> (any ProgressRecorder)? { stores[sinkID] }
@@ -107,7 +122,8 @@ public struct ActivityService: Sendable {
                 logger: logger)
         }
         return ActivityService(
-            trigger: TriggerFanOut.of(wakeups), readers: readers, stores: stores, resyncWatcher: watcher)
+            trigger: TriggerFanOut.of(wakeups), readers: readers, stores: stores, resyncWatcher: watcher,
+            cursorFile: local)
     }
 
     /// `directus_bridge_sink_cursor{sink}` and `directus_bridge_sink_lag_rows{sink}`.

@@ -60,6 +60,7 @@ extension BridgeRuntime {
         stop: ShutdownSignal, log: Logger
     ) async -> RuntimeOutcome {
         var components = first
+        defer { components.closeFiles() }  // the last term's; `run` closes the first's
         while await keeper.waitUntilActive(stop: stop) {
             let generation = keeper.roleGeneration
             let term = ShutdownSignal()
@@ -107,6 +108,7 @@ extension BridgeRuntime {
                 health.liveSubscriptions = []
                 health.stuckSinks = [:]
             }
+            components.closeFiles()
             do {
                 components = try await RuntimeComponents.build(
                     config: config, version: version, commit: commit, logHandler: logHandler,

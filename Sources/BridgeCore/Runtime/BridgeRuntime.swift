@@ -64,6 +64,7 @@ public final class BridgeRuntime: Sendable {
         } catch {
             return error
         }
+        defer { components.closeFiles() }
         logger.info(
             "starting", metadata: [
                 "version": components.version, "commit": commit, LogKey.url: config.directus.url.shown,
@@ -139,6 +140,7 @@ public final class BridgeRuntime: Sendable {
         } catch {
             return term.failedToOpen(error)
         }
+        defer { activity.closeFiles(logger: logger) }
         logger.info(
             "delivery mode", metadata: [LogKey.mode: delivery.mode.rawValue,
                 "subscriptions.activity": delivery.activityUIDs.sorted().joined(separator: ",")])

@@ -26,6 +26,8 @@ package struct RuntimeComponents: Sendable {
     package let countReconnect: @Sendable (String) -> Void
     package let version: String
     package let stats: StatsReporter
+    /// What the sinks share (`webhooks.db` among it), closed by `closeFiles()`.
+    private let sinkResources: SinkResources
 
     /// Builds the components, the sinks over `sinkState` (`StateBackend.sinks`); a later term of an active bridge
     /// (shared state) passes the process's `registry` and `health`, which the operations endpoint serves, to build
@@ -67,10 +69,11 @@ package struct RuntimeComponents: Sendable {
         OperationsMetrics.register(in: registry, health: self.health, build: BuildInfo(version: version, commit: commit))
         stats = StatsReporter(
             interval: config.log.statsInterval, lag: pipelineMetrics.lagHistogram, logger: logger.child(label: "stats"))
+        sinkResources = SinkResources()
         var sinkContext = SinkContext(
             index: 0, sinkID: "", encoder: .plain, stateDir: config.delivery.stateDir,
             userAgent: "directus-bridge/\(version)", shutdownTimeout: config.shutdownTimeout,
-            registry: registry, stats: stats, logger: logger, shared: SinkResources())
+            registry: registry, stats: stats, logger: logger, shared: sinkResources)
         sinkContext.state = sinkState
         sinks = try SinkFactory.makeSinks(config.sinks, source: directus.restBaseURL, context: sinkContext)
         let pipelineMetrics = self.pipelineMetrics
@@ -112,6 +115,13 @@ package struct RuntimeComponents: Sendable {
         }
         for reason in RealtimeSupervisor.reconnectReasons { _ = reconnects(reason) }  // at 0 from the start
         countReconnect = { reason in reconnects(reason).increment() }
+    }
+
+    /// Closes the files the sinks share (`webhooks.db`) once their runners and connectors stopped: a checkpoint and
+    /// no `-wal` left, whatever thread still holds a reference when the process exits (`SQLiteDatabase.close()`).
+    /// Later calls from a sink abandoned at a forced shutdown fail; closing twice does nothing.
+    package func closeFiles() {
+        sinkResources.existing(OutboxFile.self)?.close()
     }
 
     /// Builds the components on a thread of the blocking pool, never on Swift's cooperative pool: the sinks' start-up

@@ -44,6 +44,15 @@ package final class OutboxFile: Sendable {
         return outbox
     }
 
+    /// Closes `webhooks.db` at the end of the run that opened it, once its sinks stopped (`RuntimeComponents`).
+    package func close() {
+        do {
+            try store.close()
+        } catch {
+            logger.error("webhooks.db was not closed cleanly", metadata: [LogKey.error: "\(error)"])
+        }
+    }
+
     /// Notes that sink `sinkID` is configured in this run.
     package func register(_ sinkID: String) {
         configured.withLock { _ = $0.insert(sinkID) }

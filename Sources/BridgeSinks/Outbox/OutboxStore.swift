@@ -113,6 +113,12 @@ package final class OutboxStore: @unchecked Sendable {
         }
     }
 
+    /// Closes the file now (`SQLiteDatabase.close()`): the end of a run checkpoints and removes `webhooks.db-wal`
+    /// whoever still holds the store; a later call throws.
+    package func close() throws {
+        try withState { try $0.database.close() }
+    }
+
     /// Runs `body` with the connection under the lock. `body` must not call back into the store.
     package func withState<T>(_ body: (inout State) throws -> T) throws -> T {
         pthread_mutex_lock(monitor.mutex)
