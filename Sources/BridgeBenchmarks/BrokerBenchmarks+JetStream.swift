@@ -36,12 +36,12 @@ extension BrokerBenchmarks {
             serverName: "server",
             serverCPU: server.cpuSeconds,
             makeSink: { try JetStreamSinkType.makeConnector(sinkConfig, context: benchContext()) },
-            peer: (
-                "python-nats-py", "broker_peers/bench_nats_publisher.py",
-                { drive, prefix in
+            peers: [
+                .python("python-nats-py", label: "nats-py", script: "broker_peers/bench_nats_publisher.py") {
+                    drive, prefix in
                     [server.url, "bench.py.update", "\(count)", "--page", "\(drive.peerPage)", "--prefix", prefix]
                 }
-            ),
+            ],
             what: "acknowledged events/s (file-storage stream, one server)",
             bound: "max_outstanding \(config.maxOutstanding)"
         ).run(arguments, count: count, runs: runs, withPeer: withPeer)

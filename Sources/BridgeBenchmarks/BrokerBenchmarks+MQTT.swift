@@ -17,15 +17,15 @@ extension BrokerBenchmarks {
             serverName: "broker",
             serverCPU: broker.cpuSeconds,
             makeSink: { try MQTTSinkType.makeConnector(sinkConfig, context: benchContext()) },
-            peer: (
-                "python-paho-mqtt", "broker_peers/bench_mqtt_publisher.py",
-                { drive, prefix in
+            peers: [
+                .python("python-paho-mqtt", label: "paho", script: "broker_peers/bench_mqtt_publisher.py") {
+                    drive, prefix in
                     [
                         "127.0.0.1", "\(broker.port)", "bench/py/update", "\(count)", "--window",
                         "\(sinkConfig.maxInFlight)", "--page", "\(drive.peerPage)", "--prefix", prefix,
                     ]
                 }
-            ),
+            ],
             what: "PUBACKed events/s (QoS 1, one mosquitto)",
             bound: "max_in_flight \(config.maxInFlight)"
         ).run(arguments, count: count, runs: runs, withPeer: withPeer)

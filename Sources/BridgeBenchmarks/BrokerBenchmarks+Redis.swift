@@ -52,55 +52,30 @@ extension BrokerBenchmarks {
             value: ceiling,
             unit: "1/s"
         ).emit()
-        for drive in drives(arguments) {
-            var ours: [Double] = []
-            var cPeer: [Double] = []
-            var pythonPeer: [Double] = []
-            var cpu: [String] = []
-            for run in 0..<runs {
-                let events = makeEvents(count: count, prefix: "evt\(drive.rawValue)\(run)")
-                let sink = try RedisSinkType.makeConnector(config, context: benchContext())
-                let serverBefore = server.cpuSeconds()
-                let measured = try await measure(sink, events: events, drive: drive)
-                ours.append(measured.rate)
-                cpu.append(perEvent("ours", measured.cpuSeconds, "server", server.cpuSeconds() - serverBefore, count))
-                try await flush()
-                guard withPeer else { continue }
-                let cBefore = server.cpuSeconds()
-                let c = try peerResult(
-                    output: try HelperProcess.runToEnd(
-                        executable: hiredis,
-                        arguments: ["\(server.port)", "\(count)", drive.rawValue, script.path, "c\(drive.rawValue)\(run)"]
+        try await Comparison(
+            name: "redis-sink",
+            serverName: "server",
+            serverCPU: server.cpuSeconds,
+            makeSink: { try RedisSinkType.makeConnector(config, context: benchContext()) },
+            peers: [
+                Comparison.Peer(name: "C libhiredis", label: "hiredis") { drive, prefix in
+                    try peerResult(
+                        output: try HelperProcess.runToEnd(
+                            executable: hiredis,
+                            arguments: ["\(server.port)", "\(count)", drive.rawValue, script.path, prefix]
+                        )
                     )
-                )
-                cPeer.append(c.rate)
-                cpu.append(perEvent("hiredis", c.cpuSeconds, "server", server.cpuSeconds() - cBefore, count))
-                try await flush()
-                let pythonBefore = server.cpuSeconds()
-                let python = try peerResult(
-                    script: "broker_peers/bench_redis_pipeline.py",
-                    arguments: [server.url, "\(count)", script.path, "--prefix", "py\(drive.rawValue)\(run)"]
-                )
-                pythonPeer.append(python.rate)
-                cpu.append(perEvent("redis-py", python.cpuSeconds, "server", server.cpuSeconds() - pythonBefore, count))
-                try await flush()
-            }
-            FileHandle.standardError.write(
-                Data(
-                    "redis-sink \(drive.rawValue): CPU µs/event \(cpu.joined(separator: "; ")), load \(loadAverage())\n"
-                        .utf8
-                )
-            )
-            let what = "answered appends/s (dedup script, in-memory redis-server)"
-            report(
-                "redis-sink", drive: drive, what: what, ours: ours, peer: "C libhiredis", peers: cPeer,
-                streamBound: "max_in_flight 1000"
-            )
-            report(
-                "redis-sink", drive: drive, what: what, ours: ours, peer: "python-redis-py pipelines of 500",
-                peers: pythonPeer, streamBound: "max_in_flight 1000"
-            )
-        }
+                },
+                .python(
+                    "python-redis-py pipelines of 500",
+                    label: "redis-py",
+                    script: "broker_peers/bench_redis_pipeline.py"
+                ) { _, prefix in [server.url, "\(count)", script.path, "--prefix", prefix] },
+            ],
+            what: "answered appends/s (dedup script, in-memory redis-server)",
+            bound: "max_in_flight \(config.maxInFlight)",
+            reset: flush
+        ).run(arguments, count: count, runs: runs, withPeer: withPeer)
     }
 
     /// `redis-benchmark` (4 connections, pipelines of 500) running the sink's EVALSHA with a random event id per

@@ -18,6 +18,7 @@ import Foundation
 ///     bridge-benchmarks jetstream-sink [COUNT [runs=N] [nopeer] [storage=memory] [window=SECONDS]
 ///                                      [outstanding=N]]             (default 100000 events, 3 runs)
 ///     bridge-benchmarks mqtt-sink [COUNT [runs=N] [nopeer] [outstanding=N]]   (default 50000 events, 3 runs)
+///     bridge-benchmarks amqp-sink [COUNT [runs=N] [nopeer] [outstanding=N]]   (default 50000 events, 3 runs)
 ///
 /// `nopeer` skips the Python client (for profiling ours alone); `drive=pages` or `drive=stream` runs one drive.
 /// `property` sets a librdkafka property on both Kafka producers (ours through the sink's `properties`, the peer's
@@ -41,6 +42,9 @@ import Foundation
 /// - `mqtt-sink`: a local mosquitto, a `type: mqtt` sink with QoS 1 (`outstanding` sets its `max_in_flight`) vs
 ///   paho-mqtt publishing the same payloads and user properties with as many in flight
 ///   (Tests/tools/broker_peers/bench_mqtt_publisher.py).
+/// - `amqp-sink`: a local rabbitmq-server, a `type: amqp` sink with publisher confirms vs librabbitmq (the ceiling)
+///   and pika publishing the same messages with as many in flight (`BrokerBenchmarks+AMQP.swift`).
+/// - `redis-sink`: a local redis-server, see `BrokerBenchmarks+Redis.swift`.
 ///
 /// Each reported value is the median of the runs (ours and the peer alternately): a shared VM's speed drifts.
 enum BrokerBenchmarks {

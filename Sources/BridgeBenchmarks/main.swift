@@ -41,6 +41,9 @@ let benchmarks: [Benchmark] = [
         run: BrokerBenchmarks.runRedis),
     Benchmark(name: "mqtt-sink", summary: "events/s through an mqtt sink (QoS 1) to a local mosquitto vs paho-mqtt",
         run: BrokerBenchmarks.runMQTT),
+    Benchmark(name: "amqp-sink",
+        summary: "events/s through an amqp sink (confirms) to a local rabbitmq-server vs librabbitmq and pika",
+        run: BrokerBenchmarks.runAMQP),
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())

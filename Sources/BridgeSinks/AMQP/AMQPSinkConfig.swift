@@ -6,7 +6,7 @@ import BridgeSystem
 /// template names, persistent, `message_id` = the event id, `content_type` `application/json`, headers `type`,
 /// `collection`, `key` and `event`, mandatory; it counts as delivered on the broker's publisher confirm. A message no
 /// queue takes (basic.return) is a dead letter.
-package struct AMQPSinkConfig: SinkSettings, Equatable {
+package struct AMQPSinkConfig: URLBrokerSettings, Equatable {
     /// `amqp://[user[:password]@]host[:port][/vhost]`, `amqps://` for TLS (`url`); the path is the percent-encoded
     /// vhost (`/` when left out). Required.
     package var url: String
@@ -43,21 +43,12 @@ package struct AMQPSinkConfig: SinkSettings, Equatable {
         self.maxInFlight = maxInFlight
     }
 
-    /// The password in the URL.
-    package var secrets: [String] { URLCredentials.secrets(in: url) }
+    /// The exchange.
+    package var destination: String { exchange }
 
-    /// `amqp:amqp://host:5672/<exchange>`.
-    package var summary: String { "amqp:" + ShownURL.of(url) + "/" + exchange }
-
-    package var yamlLines: [String] {
-        var lines = [
-            "url: \(ConfigText.quoted(URLCredentials.redacted(url)))",
-            "exchange: \(ConfigText.quoted(exchange))",
-            "routing_key: \(ConfigText.quoted(routingKey))",
-        ]
-        if let caFile { lines.append("ca_file: \(ConfigText.quoted(caFile))") }
-        lines.append("max_in_flight: \(maxInFlight)")
-        return lines
+    /// `exchange` and `routing_key`.
+    package var destinationYAMLLines: [String] {
+        ["exchange: \(ConfigText.quoted(exchange))", "routing_key: \(ConfigText.quoted(routingKey))"]
     }
 
     /// The client's settings (the URL was checked when the file was read).
@@ -68,7 +59,7 @@ package struct AMQPSinkConfig: SinkSettings, Equatable {
     /// How `sinks` entries of `type: amqp` are read.
     package static let configType = SinkConfigType(
         name: "amqp",
-        keys: ["url", "exchange", "routing_key", "ca_file", "tls", "max_in_flight"],
+        keys: keys(["exchange", "routing_key"]),
         decode: { decoder, map in decode(&decoder, map) }
     )
 
@@ -80,22 +71,14 @@ package struct AMQPSinkConfig: SinkSettings, Equatable {
     }
 
     private static func decode(_ decoder: inout ConfigDecoder, _ map: MappingView) -> AMQPSinkConfig? {
-        let present = decoder.requirePresent(
+        let server = decodeServer(
+            &decoder,
             map,
-            "url",
-            hint: " (amqp sinks need amqp://user:password@host:5672/vhost)"
-        )
-        let url = decoder.string(map, "url") ?? ""
-        var valid = present && !url.isEmpty
-        if valid, let node = map["url"] {
-            do throws(AMQPError) {
-                _ = try AMQPSettings(url: url)
-            } catch {
-                decoder.report("\(map.field("url")): \(error.message)", at: node.mark)
-                valid = false
-            }
-        }
-        var config = AMQPSinkConfig(url: url)
+            example: "amqp://user:password@host:5672/vhost",
+            defaultMaxInFlight: defaultMaxInFlight,
+            range: 1...100_000
+        ) { url throws(AMQPError) in _ = try AMQPSettings(url: url) }
+        var config = AMQPSinkConfig(url: server.url, caFile: server.caFile, maxInFlight: server.maxInFlight)
         // "" is a value here (the default exchange), not an absent key.
         if let node = map["exchange"] {
             config.exchange = decoder.string(map, "exchange") ?? ""
@@ -117,8 +100,6 @@ package struct AMQPSinkConfig: SinkSettings, Equatable {
                 try checkShortString(name, what: "the routing key is")
             }
         }
-        config.caFile = decoder.brokerCAFile(map)
-        config.maxInFlight = decoder.integer(map, "max_in_flight", default: defaultMaxInFlight, range: 1...100_000)
-        return valid ? config : nil
+        return server.isValid ? config : nil
     }
 }

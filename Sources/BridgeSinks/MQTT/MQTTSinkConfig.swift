@@ -6,7 +6,7 @@ import BridgeSystem
 /// MQTT 5 user properties `id`, `type`, `collection`, `key` and `event`, and counts as delivered on the broker's
 /// PUBACK (QoS 1) or PUBCOMP (QoS 2). With `state_topic`, each item's latest event is also kept there as the
 /// retained message, and a delete clears it.
-package struct MQTTSinkConfig: SinkSettings, Equatable {
+package struct MQTTSinkConfig: URLBrokerSettings, Equatable {
     /// `mqtt://[user[:password]@]host[:port]`, `mqtts://` for TLS (`url`). Required.
     package var url: String
     /// The topic template (`topic`); `{collection}` and `{event}` are replaced per event.
@@ -43,22 +43,16 @@ package struct MQTTSinkConfig: SinkSettings, Equatable {
         self.maxInFlight = maxInFlight
     }
 
-    /// The password in the URL.
-    package var secrets: [String] { URLCredentials.secrets(in: url) }
+    /// The topic template.
+    package var destination: String { topic }
 
-    /// `mqtt:mqtt://host:1883/<topic>`.
-    package var summary: String { "mqtt:" + ShownURL.of(url) + "/" + topic }
-
-    package var yamlLines: [String] {
-        var lines = [
-            "url: \(ConfigText.quoted(URLCredentials.redacted(url)))",
+    /// `topic`, `qos` and `state_topic`.
+    package var destinationYAMLLines: [String] {
+        [
             "topic: \(ConfigText.quoted(topic))",
             "qos: \(qos)",
             "state_topic: \(ConfigText.quoted(stateTopic ?? ""))",
         ]
-        if let caFile { lines.append("ca_file: \(ConfigText.quoted(caFile))") }
-        lines.append("max_in_flight: \(maxInFlight)")
-        return lines
     }
 
     /// The client's settings with `clientID` (the URL was checked when the file was read). `sessionExpiry` zero
@@ -79,23 +73,19 @@ package struct MQTTSinkConfig: SinkSettings, Equatable {
     /// How `sinks` entries of `type: mqtt` are read.
     package static let configType = SinkConfigType(
         name: "mqtt",
-        keys: ["url", "topic", "qos", "state_topic", "ca_file", "tls", "max_in_flight"],
+        keys: keys(["topic", "qos", "state_topic"]),
         decode: { decoder, map in decode(&decoder, map) }
     )
 
     private static func decode(_ decoder: inout ConfigDecoder, _ map: MappingView) -> MQTTSinkConfig? {
-        let present = decoder.requirePresent(map, "url", hint: " (mqtt sinks need mqtt://host:1883)")
-        let url = decoder.string(map, "url") ?? ""
-        var valid = present && !url.isEmpty
-        if valid, let node = map["url"] {
-            do throws(MQTTError) {
-                _ = try MQTTSettings(url: url, clientID: "directus-bridge")
-            } catch {
-                decoder.report("\(map.field("url")): \(error.message)", at: node.mark)
-                valid = false
-            }
-        }
-        var config = MQTTSinkConfig(url: url)
+        let server = decodeServer(
+            &decoder,
+            map,
+            example: "mqtt://host:1883",
+            defaultMaxInFlight: defaultMaxInFlight,
+            range: 1...65_535
+        ) { url throws(MQTTError) in _ = try MQTTSettings(url: url, clientID: "directus-bridge") }
+        var config = MQTTSinkConfig(url: server.url, caFile: server.caFile, maxInFlight: server.maxInFlight)
         if let topic = decoder.string(map, "topic") { config.topic = topic }
         if map["topic"].map({ $0.scalar.map { !$0.alreadyReported } ?? false }) ?? true {
             EventNameTemplate.check(
@@ -112,8 +102,6 @@ package struct MQTTSinkConfig: SinkSettings, Equatable {
         if let stateTopic = config.stateTopic {
             MQTTStateTopic.check(stateTopic, key: "state_topic", &decoder, map)
         }
-        config.caFile = decoder.brokerCAFile(map)
-        config.maxInFlight = decoder.integer(map, "max_in_flight", default: defaultMaxInFlight, range: 1...65_535)
-        return valid ? config : nil
+        return server.isValid ? config : nil
     }
 }

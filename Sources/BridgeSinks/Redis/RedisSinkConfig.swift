@@ -5,7 +5,7 @@ import BridgeSystem
 /// A Redis Streams sink (`type: redis`): each event is appended with `XADD` to the stream its template names, as
 /// the fields `id`, `type`, `collection`, `key`, `event` and `payload`, and counts as delivered when `XADD`
 /// answered. Within the dedup window a re-sent event id is not appended twice (`RedisDedupScript`).
-package struct RedisSinkConfig: SinkSettings, Equatable {
+package struct RedisSinkConfig: URLBrokerSettings, Equatable {
     /// `redis://[user[:password]@]host[:port][/db]`, `rediss://` for TLS (`url`). Required.
     package var url: String
     /// The stream's key template (`stream`); `{collection}` and `{event}` are replaced per event.
@@ -46,22 +46,14 @@ package struct RedisSinkConfig: SinkSettings, Equatable {
         self.dedupWindow = dedupWindow
     }
 
-    /// The password in the URL.
-    package var secrets: [String] { URLCredentials.secrets(in: url) }
+    /// The stream's key template.
+    package var destination: String { stream }
 
-    /// `redis:redis://host:6379/<stream>`.
-    package var summary: String { "redis:" + ShownURL.of(url) + "/" + stream }
+    /// `stream` and `maxlen`.
+    package var destinationYAMLLines: [String] { ["stream: \(ConfigText.quoted(stream))", "maxlen: \(maxLength)"] }
 
-    package var yamlLines: [String] {
-        var lines = [
-            "url: \(ConfigText.quoted(URLCredentials.redacted(url)))",
-            "stream: \(ConfigText.quoted(stream))",
-            "maxlen: \(maxLength)",
-        ]
-        if let caFile { lines.append("ca_file: \(ConfigText.quoted(caFile))") }
-        lines += ["max_in_flight: \(maxInFlight)", "dedup_window: \(ConfigText.duration(dedupWindow))"]
-        return lines
-    }
+    /// `dedup_window`.
+    package var trailingYAMLLines: [String] { ["dedup_window: \(ConfigText.duration(dedupWindow))"] }
 
     /// The client's settings (the URL was checked when the file was read).
     package func clientSettings() throws(RedisError) -> RedisSettings {
@@ -76,23 +68,19 @@ package struct RedisSinkConfig: SinkSettings, Equatable {
     /// How `sinks` entries of `type: redis` are read.
     package static let configType = SinkConfigType(
         name: "redis",
-        keys: ["url", "stream", "maxlen", "ca_file", "tls", "max_in_flight", "dedup_window"],
+        keys: keys(["stream", "maxlen"], then: ["dedup_window"]),
         decode: { decoder, map in decode(&decoder, map) }
     )
 
     private static func decode(_ decoder: inout ConfigDecoder, _ map: MappingView) -> RedisSinkConfig? {
-        let present = decoder.requirePresent(map, "url", hint: " (redis sinks need redis://host:6379)")
-        let url = decoder.string(map, "url") ?? ""
-        var valid = present && !url.isEmpty
-        if valid, let node = map["url"] {
-            do throws(RedisError) {
-                _ = try RedisSettings(url: url)
-            } catch {
-                decoder.report("\(map.field("url")): \(error.message)", at: node.mark)
-                valid = false
-            }
-        }
-        var config = RedisSinkConfig(url: url)
+        let server = decodeServer(
+            &decoder,
+            map,
+            example: "redis://host:6379",
+            defaultMaxInFlight: defaultMaxInFlight,
+            range: 1...100_000
+        ) { url throws(RedisError) in _ = try RedisSettings(url: url) }
+        var config = RedisSinkConfig(url: server.url, caFile: server.caFile, maxInFlight: server.maxInFlight)
         if let stream = decoder.string(map, "stream") { config.stream = stream }
         if map["stream"].map({ $0.scalar.map { !$0.alreadyReported } ?? false }) ?? true {
             EventNameTemplate.check(
@@ -108,8 +96,6 @@ package struct RedisSinkConfig: SinkSettings, Equatable {
             }
         }
         config.maxLength = decoder.integer(map, "maxlen", default: 0, range: 0...1_000_000_000)
-        config.caFile = decoder.brokerCAFile(map)
-        config.maxInFlight = decoder.integer(map, "max_in_flight", default: defaultMaxInFlight, range: 1...100_000)
         config.dedupWindow = decoder.duration(
             map,
             "dedup_window",
@@ -117,6 +103,6 @@ package struct RedisSinkConfig: SinkSettings, Equatable {
             allowZero: true,
             atLeast: .seconds(1)
         )
-        return valid ? config : nil
+        return server.isValid ? config : nil
     }
 }

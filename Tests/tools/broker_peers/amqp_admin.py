@@ -2,11 +2,13 @@
 
     python amqp_admin.py setup URL EXCHANGE QUEUE BINDING_KEY [--ca CA_FILE] [--max-length N]
     python amqp_admin.py read URL QUEUE [--ca CA_FILE]
+    python amqp_admin.py purge URL QUEUE [--ca CA_FILE]
 
 setup: declares a durable topic exchange, a durable queue, and binds them with BINDING_KEY; with --max-length the
 queue holds at most N messages and the broker nacks publishes beyond them (x-overflow reject-publish).
 read: takes every message of QUEUE (basic.get until it is empty, acknowledging each) and prints one JSON object per
 line: {"message_id", "content_type", "delivery_mode", "routing_key", "headers": {...}, "body" (UTF-8)}.
+purge: drops every message of QUEUE and prints how many (the benchmark empties its queue between runs).
 """
 import argparse
 import json
@@ -25,7 +27,7 @@ def connect(url: str, ca: str | None) -> pika.BlockingConnection:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("command", choices=["setup", "read"])
+    parser.add_argument("command", choices=["setup", "read", "purge"])
     parser.add_argument("url")
     parser.add_argument("names", nargs="+")
     parser.add_argument("--ca")
@@ -39,6 +41,9 @@ def main() -> None:
         limits = {"x-max-length": args.max_length, "x-overflow": "reject-publish"} if args.max_length else None
         channel.queue_declare(queue, durable=True, arguments=limits)
         channel.queue_bind(queue, exchange, routing_key=key)
+    elif args.command == "purge":
+        (queue,) = args.names
+        print(channel.queue_purge(queue).method.message_count)
     else:
         (queue,) = args.names
         while True:
