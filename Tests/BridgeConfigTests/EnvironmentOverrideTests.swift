@@ -124,25 +124,27 @@ import Testing
         #expect(EnvironmentOverrides.overrides(in: environment).map { $0.path[1] } == (0...11).map(String.init))
     }
 
+    static let smallFile =
+        "directus:\n  url: http://127.0.0.1:8055\n  auth: { token: abc }\nsubscriptions:\n  - collection: a\n"
+
+    /// The issues of `yaml` under `environment`, one per line (recorded as a failure when it loads).
+    func issues(_ yaml: String, _ environment: [String: String]) -> String {
+        let result = ConfigLoader.parse(
+            text: yaml, path: "bridge.yaml", environment: environment, sinkTypes: SinkCatalog.configTypes)
+        guard case .failure(let error) = result else {
+            Issue.record("loaded: \(result)")
+            return ""
+        }
+        return error.issues.map(\.description).joined(separator: "\n")
+    }
+
     @Test func aVariableThatCannotApplyIsAnIssueNamingIt() {
         let environment = [
             "DIRECTUS_BRIDGE__SINKS__3__TYPE": "ndjson",
             "DIRECTUS_BRIDGE__DIRECTUS__URL__HOST": "x",
             "DIRECTUS_BRIDGE__DIRECTUS__COLECTION": "articles",
         ]
-        let yaml =
-            "directus:\n  url: http://127.0.0.1:8055\n  auth: { token: abc }\nsubscriptions:\n  - collection: a\n"
-        let result = ConfigLoader.parse(
-            text: yaml,
-            path: "bridge.yaml",
-            environment: environment,
-            sinkTypes: SinkCatalog.configTypes
-        )
-        guard case .failure(let error) = result else {
-            Issue.record("loaded: \(result)")
-            return
-        }
-        let text = error.issues.map(\.description).joined(separator: "\n")
+        let text = issues(Self.smallFile, environment)
         #expect(text.contains("DIRECTUS_BRIDGE__SINKS__3__TYPE:1:1: list position 3 skips position 0"), "\(text)")
         #expect(text.contains("DIRECTUS_BRIDGE__DIRECTUS__URL__HOST:1:1: host is a key"), "\(text)")
         #expect(text.contains(#"unknown key "colection""#), "\(text)")
@@ -156,20 +158,7 @@ import Testing
             "DIRECTUS_BRIDGE__DIRECTUS__COLECTION": "articles",
             "DIRECTUS_BRIDGE__SINKS__1__TYPE": "redis",
         ]
-        let yaml =
-            "directus:\n  url: http://127.0.0.1:8055\n  auth: { token: abc }\nsubscriptions:\n  - collection: a\n"
-            + "sinks:\n  - type: ndjson\n"
-        let result = ConfigLoader.parse(
-            text: yaml,
-            path: "bridge.yaml",
-            environment: environment,
-            sinkTypes: SinkCatalog.configTypes
-        )
-        guard case .failure(let error) = result else {
-            Issue.record("loaded: \(result)")
-            return
-        }
-        let text = error.issues.map(\.description).joined(separator: "\n")
+        let text = issues(Self.smallFile + "sinks:\n  - type: ndjson\n", environment)
         #expect(text.contains("DIRECTUS_BRIDGE__DELIVERY__MODE:1:1: delivery.mode"), "\(text)")
         #expect(text.contains(#"DIRECTUS_BRIDGE__DIRECTUS__COLECTION:1:1: unknown key "colection""#), "\(text)")
         #expect(text.contains(#"DIRECTUS_BRIDGE__SINKS__1__TYPE:1:1: missing required key "url""#), "\(text)")
