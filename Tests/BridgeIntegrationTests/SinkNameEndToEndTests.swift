@@ -137,6 +137,8 @@ import Testing
         #expect(statusLines.contains { $0.hasPrefix("sink          file (") }, "\(statusLines)")
         stop(reordered)
         #expect(try loggedSinks(reordered.stderr) == ["file", "hook"], "\(reordered.stderr.suffix(3000))")
+        let start = reordered.stderr.split(separator: "\n").first { $0.contains("starting") } ?? ""
+        #expect(start.contains("file (ndjson:") && start.contains("hook (webhook:"), "\(start)")
         let after = try sinks(in: directory)
         #expect(after["hook"]?["outbox"] == 3 && after["hook"]?["dead_letters"] == 1, "\(after)")
         #expect((after["file"]?["cursor"] ?? 0) > (before[ndjsonID]?["cursor"] ?? 0), "\(after)")

@@ -69,7 +69,10 @@ public final class BridgeRuntime: Sendable {
             "starting", metadata: [
                 "version": components.version, "commit": commit, LogKey.url: config.directus.url.shown,
                 "http.listen": config.http.listen?.description ?? "off",
-                LogKey.mode: config.delivery.mode.rawValue, "sinks": config.sinks.map(\.settings.summary).joined(separator: ","),
+                LogKey.mode: config.delivery.mode.rawValue,
+                // Each by its id (its name, else its position's id) as every later line names it, then its summary.
+                "sinks": zip(SinkCatalog.identities(of: config.sinks), config.sinks)
+                    .map { "\($0) (\($1.settings.summary))" }.joined(separator: ", "),
                 "subscriptions.all": config.subscriptions.map(\.uid).joined(separator: ","),
             ])
         for warning in StartupWarnings.all(config) { logger.warning(warning.message, metadata: warning.metadata) }
