@@ -9,12 +9,24 @@ public struct ConfigIssue: Sendable, Equatable, CustomStringConvertible {
     /// What is wrong, and where possible how to fix it.
     public var message: String
 
-    /// Creates an issue.
+    /// Creates an issue; a message longer than `maximumMessageLength` (a pasted document echoed as a value) keeps
+    /// its beginning, which says where, and its end, which says why.
     public init(path: String, line: Int, column: Int, message: String) {
         self.path = path
         self.line = line
         self.column = column
-        self.message = message
+        self.message = Self.bounded(message)
+    }
+
+    /// The longest message an issue prints, in characters.
+    public static let maximumMessageLength = 1_000
+
+    private static func bounded(_ message: String) -> String {
+        guard message.count > maximumMessageLength else { return message }
+        let head = 640
+        let tail = 300
+        let omitted = message.count - head - tail
+        return message.prefix(head) + " … (\(omitted) characters left out) … " + message.suffix(tail)
     }
 
     /// Creates an issue at `mark`: in the file at `path`, or where the mark's value came from (a variable, a

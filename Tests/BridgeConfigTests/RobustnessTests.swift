@@ -73,3 +73,23 @@ import Testing
         #expect(issues(yaml).first?.contains("nested deeper than") == true, "\(issues(yaml).prefix(1))")
     }
 }
+
+/// A value pasted wrong (a whole document into `stream`, a 300-byte routing key) is echoed in its issue: the line
+/// stays readable, with where it is and why it is refused, however long the value.
+@Suite struct LongValueIssueTests {
+    @Test(arguments: [
+        ("type: redis", "url: redis://127.0.0.1", "stream", "(1 to 1024 bytes)"),
+        ("type: amqp", "url: amqp://127.0.0.1", "routing_key", "(at most 255 bytes)"),
+    ])
+    func anIssueAboutALongValueKeepsItsPlaceAndItsReason(type: String, url: String, key: String, reason: String) {
+        let value = String(repeating: "y", count: 20_000)
+        let yaml = minimalYAML.replacingOnce(
+            "  - type: ndjson\n", with: "  - \(type)\n    \(url)\n    \(key): \"\(value)\"\n")
+        let found = issues(yaml)
+        #expect(found.count == 1, "\(found.map { $0.prefix(200) })")
+        let message = found.first ?? ""
+        #expect(message.count <= ConfigIssue.maximumMessageLength + "bridge.yaml:9:9: ".count, "\(message.count)")
+        #expect(message.contains("sinks[0].\(key)") && message.hasSuffix(reason), "\(message)")
+        #expect(message.contains("characters left out"), "\(message)")
+    }
+}
