@@ -19,20 +19,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <time.h>
 
-static double now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + t.tv_nsec / 1e9;
-}
-
-static double cpu_seconds(void) {
-    struct rusage usage;
-    getrusage(RUSAGE_SELF, &usage);
-    return usage.ru_utime.tv_sec + usage.ru_utime.tv_usec / 1e6 + usage.ru_stime.tv_sec + usage.ru_stime.tv_usec / 1e6;
-}
+#include "bench_peer.h"
 
 static void fail(const char *what, amqp_rpc_reply_t reply) {
     if (reply.reply_type == AMQP_RESPONSE_NORMAL) return;
@@ -48,15 +36,10 @@ struct message {
 };
 
 static void make(struct message *m, long index, const char *prefix) {
-    char body[300] = "", line[1024];
+    char line[1024];
     snprintf(m->key, sizeof m->key, "item-%ld", index % 1000);
     snprintf(m->id, sizeof m->id, "%s_%08ld", prefix, index);
-    for (int i = 0; i < 22; i++) strcat(body, "lorem ipsum ");
-    m->body_length = snprintf(line, sizeof line,
-                              "{\"id\":\"%s\",\"type\":\"directus.items.update\",\"collection\":\"articles\","
-                              "\"event\":\"update\",\"key\":\"%s\",\"seq\":%ld,\"data\":{\"id\":\"%s\",\"title\":"
-                              "\"Article %ld\",\"body\":\"%s\",\"tags\":[\"a\",\"b\"],\"rating\":4.5,\"draft\":null}}",
-                              m->id, m->key, index, m->key, index, body);
+    m->body_length = bench_event_line(line, sizeof line, m->id, m->key, index);
     m->body = strdup(line);
 }
 
@@ -180,12 +163,12 @@ int main(int argc, char **argv) {
     fail("confirm.select", amqp_get_rpc_reply(connection));
 
     publish_range(messages, 0, warm_up, window);
-    double cpu_before = cpu_seconds(), start = now();
+    double cpu_before = bench_cpu_seconds(), start = bench_now();
     long page = pages ? 500 : count;
     for (long first = warm_up; first < total; first += page) {
         publish_range(messages, first, first + page < total ? first + page : total, window);
     }
-    double elapsed = now() - start, cpu = cpu_seconds() - cpu_before;
+    double elapsed = bench_now() - start, cpu = bench_cpu_seconds() - cpu_before;
     printf("{\"messages_per_second\": %.1f, \"cpu_seconds\": %.4f, \"failures\": %ld}\n", count / elapsed, cpu,
            failures);
     amqp_connection_close(connection, AMQP_REPLY_SUCCESS);

@@ -15,20 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <time.h>
 
-static double now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + t.tv_nsec / 1e9;
-}
-
-static double cpu_seconds(void) {
-    struct rusage usage;
-    getrusage(RUSAGE_SELF, &usage);
-    return usage.ru_utime.tv_sec + usage.ru_utime.tv_usec / 1e6 + usage.ru_stime.tv_sec + usage.ru_stime.tv_usec / 1e6;
-}
+#include "bench_peer.h"
 
 /// One append's arguments, made before the timed part (as the benchmark's events are).
 struct append {
@@ -39,16 +27,11 @@ struct append {
 static const char *stream = "directus.articles";
 
 static void make(struct append *a, long index, const char *prefix) {
-    char body[300] = "", payload[1024];
+    char payload[1024];
     snprintf(a->key, sizeof a->key, "item-%ld", index % 1000);
     snprintf(a->id, sizeof a->id, "%s_%08ld", prefix, index);
     snprintf(a->dedup, sizeof a->dedup, "directus-bridge:dedup:%s:%s", stream, a->id);
-    for (int i = 0; i < 22; i++) strcat(body, "lorem ipsum ");
-    a->payload_length = snprintf(payload, sizeof payload,
-                                 "{\"id\":\"%s\",\"type\":\"directus.items.update\",\"collection\":\"articles\","
-                                 "\"event\":\"update\",\"key\":\"%s\",\"seq\":%ld,\"data\":{\"id\":\"%s\",\"title\":"
-                                 "\"Article %ld\",\"body\":\"%s\",\"tags\":[\"a\",\"b\"],\"rating\":4.5,\"draft\":null}}",
-                                 a->id, a->key, index, a->key, index, body);
+    a->payload_length = bench_event_line(payload, sizeof payload, a->id, a->key, index);
     a->payload = strdup(payload);
 }
 
@@ -116,7 +99,7 @@ int main(int argc, char **argv) {
     freeReplyObject(loaded);
 
     long failures = 0, sent = 0, answered = 0;
-    double cpu_before = cpu_seconds(), start = now();
+    double cpu_before = bench_cpu_seconds(), start = bench_now();
     if (pages) {
         while (sent < count) {
             long page_end = sent + 500 < count ? sent + 500 : count;
@@ -138,7 +121,7 @@ int main(int argc, char **argv) {
             }
         }
     }
-    double elapsed = now() - start, cpu = cpu_seconds() - cpu_before;
+    double elapsed = bench_now() - start, cpu = bench_cpu_seconds() - cpu_before;
     printf("{\"messages_per_second\": %.1f, \"cpu_seconds\": %.4f, \"failures\": %ld}\n", count / elapsed, cpu,
            failures);
     redisFree(c);

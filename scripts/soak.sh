@@ -2,8 +2,8 @@
 # Soak test: the release binary against the bundled Directus emulator for MINUTES (default 30) at a steady change
 # rate, with token expiry every minute, socket drops every 3 minutes, a flapping webhook receiver, a JetStream
 # sink whose nats-server goes away every 4 minutes, a Kafka sink on librdkafka's mock cluster (a broker down for
-# 10 s every 4 minutes, leader changes every 3, bursts of retriable produce errors every 2), a Redis sink whose
-# redis-server goes away every 4 minutes, and a SIGHUP;
+# 10 s every 4 minutes, leader changes every 3, bursts of retriable produce errors every 2), Redis, MQTT and AMQP
+# sinks whose redis-server, mosquitto and rabbitmq-server each go away every 4 minutes, and a SIGHUP;
 # then every change Directus recorded is reconciled against what each sink got, and resident memory, open
 # descriptors and threads (sampled every 10 s) are checked for growth. See docs/RELIABILITY.md "Soak" and
 # scripts/lib/soak.py for the timetable and the pass criteria.

@@ -50,19 +50,11 @@ import Testing
         let key = try #require(try emulator.createArticles(1, title: "unroutable").first)
         #expect(active.waitForLog("stored as a dead letter", timeout: 60), "\(active.stderr.suffix(3000))")
 
-        let fromActive = try deadLetters("queue", in: active)
-        let fromStandby = try deadLetters("queue", in: standby)
-        #expect(fromActive.count == 1 && fromActive.first?["key"] as? String == key, "\(fromActive)")
-        #expect((fromActive.first?["reason"] as? String)?.contains("unroutable") == true, "\(fromActive)")
-        let letterID = try #require(fromActive.first?["id"] as? String)
-        #expect(fromStandby.map { $0["id"] as? String } == [letterID], "\(fromStandby)")
+        let letterID = try oneDeadLetterListedByBoth("queue", key: key, reason: "unroutable", active, standby)
 
         // B frozen until the queue is bound: should A have died before the shared cursor passed the letter, B's own
         // re-send is routable too (and not a second letter).
-        standby.send(SIGSTOP)
-        #expect(standby.waitUntil(timeout: 10) { isStopped($0.pid) })
-        active.send(SIGKILL)
-        #expect(active.waitForExit() != nil)
+        freezeStandbyAndKillActive(active, standby)
         try AMQPAdmin.run(["setup", broker.url(), "shared-dlq", "shared-dlq-queue", "articles.#"])
         try replayOneDeadLetter("queue", in: standby)
         standby.send(SIGCONT)

@@ -57,16 +57,9 @@ import Testing
         let large = try #require(try emulator.createArticles(1, title: String(repeating: "x", count: 6000)).first)
         #expect(active.waitForLog("stored as a dead letter", timeout: 60), "\(active.stderr.suffix(3000))")
 
-        let fromActive = try deadLetters("devices", in: active)
-        let fromStandby = try deadLetters("devices", in: standby)
-        #expect(fromActive.count == 1 && fromActive.first?["key"] as? String == large, "\(fromActive)")
-        let letterID = try #require(fromActive.first?["id"] as? String)
-        #expect(fromStandby.map { $0["id"] as? String } == [letterID], "\(fromStandby)")
+        let letterID = try oneDeadLetterListedByBoth("devices", key: large, active, standby)
 
-        standby.send(SIGSTOP)
-        #expect(standby.waitUntil(timeout: 10) { isStopped($0.pid) })
-        active.send(SIGKILL)
-        #expect(active.waitForExit() != nil)
+        freezeStandbyAndKillActive(active, standby)
         broker.stop()
         broker.extraConfig = ""
         try broker.start()

@@ -10,11 +10,7 @@ import Testing
     /// The shared-state config with a redis sink named `cache` beside the NDJSON file (which shows each bridge's
     /// progress without a Python process per look).
     func redisConfig(_ emulator: Emulator, _ servers: [NATSServer], _ redis: RedisServer) throws -> String {
-        let ndjson = "  - type: ndjson\n    path: \"out.ndjson\""
-        let yaml = config(emulator, servers).replacingOccurrences(
-            of: ndjson, with: ndjson + "\n  - type: redis\n    name: cache\n    url: \(redis.url())")
-        try #require(yaml.contains("type: redis"))
-        return yaml
+        try config(emulator, servers, adding: "  - type: redis\n    name: cache\n    url: \(redis.url())")
     }
 
     @Test func aKilledActiveBridgesStandbyAppendsEveryChangeExactlyOnce() throws {
@@ -27,12 +23,8 @@ import Testing
         let before = try emulator.newestActivityID()
         try emulator.control("generator", ["collection": "articles", "count": 300, "interval_ms": 20, "kind": "mixed"])
         #expect(active.waitUntil(timeout: 30) { delivered($0).count >= 30 }, "\(active.stderr.suffix(3000))")
-        // The standby is frozen first (it holds no lease, so that changes nothing) while the test stands in for the
-        // dead bridge below, whatever the machine's speed.
-        standby.send(SIGSTOP)
-        #expect(standby.waitUntil(timeout: 10) { isStopped($0.pid) })
-        active.send(SIGKILL)
-        #expect(active.waitForExit() != nil)
+        // The standby frozen while the test stands in for the dead bridge below.
+        freezeStandbyAndKillActive(active, standby)
         let appendedByFirst = Set(try redis.readStream("directus.articles").compactMap { $0.fields["id"] })
         // A bridge killed between an append's answer and saving its cursor leaves appends beyond the shared cursor.
         // When that gap happens to be empty, nothing would be sent twice: stand in for the dead bridge and append
@@ -105,28 +97,13 @@ import Testing
         let key = try #require(try emulator.createArticles(1, title: "refused").first)
         #expect(active.waitForLog("stored as a dead letter", timeout: 60), "\(active.stderr.suffix(3000))")
 
-        func listed(in bridge: BridgeProcess) throws -> [[String: Any]] {
-            let list = try BridgeProcess(
-                arguments: ["dlq", "list", "--json", "--sink", "cache", "--config", "bridge.yaml"],
-                directory: bridge.directory)
-            #expect(list.waitForExit(timeout: 30) == 0, "\(list.stderr)")
-            return list.lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
-        }
-        let fromActive = try listed(in: active)
-        let fromStandby = try listed(in: standby)
-        #expect(fromActive.count == 1 && fromActive.first?["key"] as? String == key, "\(fromActive)")
-        #expect((fromActive.first?["reason"] as? String)?.contains("WRONGTYPE") == true, "\(fromActive)")
-        let letterID = try #require(fromActive.first?["id"] as? String)
-        #expect(fromStandby.map { $0["id"] as? String } == [letterID], "\(fromStandby)")
+        let letterID = try oneDeadLetterListedByBoth("cache", key: key, reason: "WRONGTYPE", active, standby)
 
         active.send(SIGKILL)
         #expect(active.waitForExit() != nil)
         #expect(standby.waitForLog("became active", timeout: 30), "\(standby.stderr.suffix(3000))")
         try redisCLI(redis, ["DEL", "directus.articles"])
-        let replay = try BridgeProcess(
-            arguments: ["dlq", "replay", "--sink", "cache", "--config", "bridge.yaml"], directory: standby.directory)
-        #expect(replay.waitForExit(timeout: 30) == 0, "\(replay.stderr)")
-        #expect(replay.stderr.contains("replayed 1 dead letter"), "\(replay.stderr)")
+        try replayOneDeadLetter("cache", in: standby)
         let deadline = Date().addingTimeInterval(TestEnvironment.patient(60))
         var entries = try redis.readStream("directus.articles")
         while entries.isEmpty && Date() < deadline {
@@ -135,7 +112,7 @@ import Testing
         }
         #expect(entries.map { $0.fields["id"] } == [letterID], "\(entries) \(standby.stderr.suffix(3000))")
         #expect(standby.waitForLog("replayed dead letters delivered", timeout: 30), "\(standby.stderr.suffix(3000))")
-        #expect(try listed(in: standby).isEmpty)
+        #expect(try deadLetters("cache", in: standby).isEmpty)
         standby.send(SIGTERM)
         #expect(standby.waitForExit() == 0, "\(standby.stderr.suffix(2000))")
     }

@@ -53,6 +53,31 @@ extension SharedStateRig {
         return list.lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
     }
 
+    /// The one dead letter of `sink`, for item `key`, as `dlq list` run in either bridge's directory lists it (the
+    /// bucket holds it, whichever bridge made it), its reason containing `reason` when given; returns its id.
+    func oneDeadLetterListedByBoth(
+        _ sink: String, key: String, reason: String? = nil, _ active: BridgeProcess, _ standby: BridgeProcess
+    ) throws -> String {
+        let fromActive = try deadLetters(sink, in: active)
+        let fromStandby = try deadLetters(sink, in: standby)
+        #expect(fromActive.count == 1 && fromActive.first?["key"] as? String == key, "\(fromActive)")
+        if let reason {
+            #expect((fromActive.first?["reason"] as? String)?.contains(reason) == true, "\(fromActive)")
+        }
+        let letterID = try #require(fromActive.first?["id"] as? String)
+        #expect(fromStandby.map { $0["id"] as? String } == [letterID], "\(fromStandby)")
+        return letterID
+    }
+
+    /// Freezes the standby (SIGSTOP: it holds no lease, so that changes nothing) and then SIGKILLs the active bridge:
+    /// what the test does before the standby may take over happens whatever the machine's speed.
+    func freezeStandbyAndKillActive(_ active: BridgeProcess, _ standby: BridgeProcess) {
+        standby.send(SIGSTOP)
+        #expect(standby.waitUntil(timeout: 10) { isStopped($0.pid) })
+        active.send(SIGKILL)
+        #expect(active.waitForExit() != nil)
+    }
+
     /// Runs `dlq replay --sink sink` in `bridge`'s directory and expects it to mark one dead letter.
     func replayOneDeadLetter(_ sink: String, in bridge: BridgeProcess) throws {
         let replay = try BridgeProcess(

@@ -24,17 +24,26 @@ generator writes to `articles` and `comments` at a steady rate, and breaks thing
   process's memory, so it is never restarted.
 - every 4 minutes the redis-server behind the Redis sink goes away for 10 s (SIGKILL and SIGTERM by turns) and comes
   back on the same port with its append-only file (short runs: every 45 s).
+- every 4 minutes the mosquitto behind the MQTT sink goes away for 10 s and comes back on the same port with its
+  persistence file (short runs: every 45 s). Always SIGTERM: mosquitto writes what it holds (the reader's queued
+  messages) to disk only at its autosave and at shutdown, so a SIGKILL loses messages it had acknowledged, which is
+  the broker's loss, not the sink's. A paho-mqtt reader with a persistent session (QoS 1) takes every message.
+- every 4 minutes the rabbitmq-server behind the AMQP sink goes away for 10 s (SIGKILL and SIGTERM by turns) and
+  comes back on the same port with its data (short runs: every 60 s; it takes a while to start); its messages are
+  persistent on a durable queue bound to everything, so each confirmed one survives a kill.
 
 Every 10 s it samples the bridge's resident memory, open descriptors (each one by kind: TCP sockets by peer and
 state, files by path) and threads from /proc. At the end it stops the generator, waits until every sink has caught
 up (or 3 minutes), stops the bridge with SIGTERM and reconciles every change Directus recorded (its activity log)
 against what each sink got — a change at or below a snapshot's watermark of its collection may be covered by that
 snapshot instead, and each snapshot must hold every item that existed at its watermark — (the NDJSON file, the webhook receiver's requests, the JetStream stream, the Kafka
-topics and the Redis streams read back): lost, duplicate and unexpected event ids per sink, and for Kafka whether each item's events kept
+topics, the Redis streams, the MQTT reader's messages and the AMQP queue read back): lost, duplicate and unexpected
+event ids per sink, and for Kafka whether each item's events kept
 to one partition in activity order. The report goes to stdout and to DIR/report.json (with the broker sinks'
 metrics per sink); the exit status is 0 only when nothing was lost, no Kafka event arrived twice or out of its
 item's order (the producer is idempotent and no fatal error is injected), no Redis entry is there twice (the dedup
-window), every NDJSON line parsed, the bridge
+window), every NDJSON line parsed (MQTT QoS 1 and AMQP confirms are at least once: a message whose PUBACK or confirm
+the broker's outage swallowed is sent again, so their repeats are counted, not failed), the bridge
 exited 0, memory grew less than 10 % after the warm-up, descriptors other than webhook connections and threads
 stayed flat, and webhook connections stayed within the sink's max_in_flight.
 """
@@ -64,13 +73,18 @@ TOKEN_TTL_MS = 60_000
 # every fault happens at least once.
 LONG_TIMETABLE = {"drop": (180, 90), "down": (120, 45), "503": (120, 105), "nats": (240, 60),
                   "kafka_down": (240, 180), "kafka_leader": (180, 130), "kafka_errors": (120, 75),
-                  "redis": (240, 150)}
+                  "redis": (240, 150), "mqtt": (240, 200), "amqp": (240, 110)}
 SHORT_TIMETABLE = {"drop": (30, 15), "down": (40, 10), "503": (40, 30), "nats": (45, 20),
                    "kafka_down": (50, 30), "kafka_leader": (50, 5), "kafka_errors": (40, 25),
-                   "redis": (45, 35)}
+                   "redis": (45, 35), "mqtt": (45, 5), "amqp": (60, 40)}
 FLAP_DOWN_MS = 15_000
 NATS_DOWN_SECONDS = 10
 REDIS_DOWN_SECONDS = 10
+MQTT_DOWN_SECONDS = 10
+AMQP_DOWN_SECONDS = 10
+# The AMQP sink's exchange (its default) and the durable queue bound to it for everything, read back at the end.
+AMQP_EXCHANGE = "directus"
+AMQP_QUEUE = "soak"
 STREAM = "DIRECTUS"
 # The Kafka sink's cluster: librdkafka's mock, three brokers, each collection's topic (the sink's default topic,
 # `directus.{collection}`) with three partitions replicated on all three.
@@ -133,6 +147,11 @@ class RestartableServer:
     Tests/tools/broker_peers/nats_server.py (a watchdog for any server binary), which takes it down if this script
     dies."""
 
+    # How long it may take to listen after a start.
+    start_seconds = 30
+    # Whether an outage may be a SIGKILL (else always SIGTERM).
+    may_kill = True
+
     def __init__(self, name: str, command: list[str], port: int, log_file: Path):
         self.name, self.command, self.port, self.log_file = name, command, port, log_file
         self.wrapper: subprocess.Popen | None = None
@@ -144,7 +163,7 @@ class RestartableServer:
             [sys.executable, "-u", str(TOOLS / "broker_peers" / "nats_server.py"), *self.command],
             stdout=subprocess.PIPE, stderr=self.log_file.open("ab"), text=True)
         self.pid = int(self.wrapper.stdout.readline().split()[1])
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + self.start_seconds
         while time.monotonic() < deadline:
             try:
                 socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
@@ -155,7 +174,7 @@ class RestartableServer:
 
     def take_down(self, number: int, now: float, seconds: float) -> None:
         """Outage `number` (from 0): SIGKILL and SIGTERM by turns, over `seconds` after `now` (`come_back`)."""
-        kill = number % 2 == 0
+        kill = number % 2 == 0 and self.may_kill
         self.stop(signal.SIGKILL if kill else signal.SIGTERM)
         self.back_at = now + seconds
         log(f"{self.name} {'killed' if kill else 'stopped'} for {seconds} s")
@@ -212,12 +231,117 @@ class RedisServer(RestartableServer):
         return f"redis://127.0.0.1:{self.port}"
 
 
-def nats_admin(*arguments: str, timeout: float = 300) -> str:
-    result = subprocess.run([sys.executable, str(TOOLS / "broker_peers" / "nats_admin.py"), *arguments],
+class MosquittoServer(RestartableServer):
+    """Debian's mosquitto with persistence in `directory` and no limit on a session's queued messages (its default,
+    1,000, drops what the reader has not taken during an outage). Stopped with SIGTERM only (`may_kill`): it writes
+    its sessions and queued messages at shutdown, not when it acknowledges them."""
+
+    may_kill = False
+
+    def __init__(self, port: int, directory: Path, log_file: Path):
+        directory.mkdir(parents=True, exist_ok=True)
+        config = directory / "mosquitto.conf"
+        # `user root`: started as root, mosquitto would switch to its own user, which cannot write `directory`.
+        config.write_text(f"user root\nlistener {port} 127.0.0.1\nallow_anonymous true\npersistence true\n"
+                          f"persistence_location {directory}/\nmax_queued_messages 0\nlog_dest stderr\n")
+        super().__init__("mosquitto", [shutil.which("mosquitto") or "/usr/sbin/mosquitto", "-c", str(config)],
+                         port, log_file)
+
+    @property
+    def url(self) -> str:
+        return f"mqtt://127.0.0.1:{self.port}"
+
+
+class RabbitMQServer(RestartableServer):
+    """Debian's rabbitmq-server as the tests start it: a node of its own name with its Mnesia directory, config and
+    pid file in `directory`, no plugins. rabbitmq-server is a script that runs the Erlang VM as its child: a SIGKILL
+    of the script is a crash of the node (the watchdog kills the rest of its process group, the VM); a SIGTERM makes
+    the script stop the node gracefully."""
+
+    start_seconds = 240
+
+    def __init__(self, port: int, directory: Path, log_file: Path):
+        directory.mkdir(parents=True, exist_ok=True)
+        (directory / "rabbitmq.conf").write_text(f"listeners.tcp.default = 127.0.0.1:{port}\n")
+        (directory / "enabled_plugins").write_text("[].")
+        self.pid_file = directory / "node.pid"
+        environment = {
+            "HOME": directory, "RABBITMQ_NODENAME": f"bridge-soak-{port}@localhost",
+            "RABBITMQ_DIST_PORT": free_port(), "RABBITMQ_MNESIA_BASE": directory / "mnesia",
+            "RABBITMQ_LOG_BASE": directory / "log", "RABBITMQ_CONFIG_FILE": directory / "rabbitmq.conf",
+            "RABBITMQ_ENABLED_PLUGINS_FILE": directory / "enabled_plugins", "RABBITMQ_PID_FILE": self.pid_file,
+        }
+        super().__init__("rabbitmq-server", ["env", *(f"{name}={value}" for name, value in environment.items()),
+                                             "/usr/lib/rabbitmq/bin/rabbitmq-server"], port, log_file)
+
+    def stop(self, sig: int = signal.SIGTERM) -> None:
+        try:
+            vm = int(self.pid_file.read_text().strip())
+        except (OSError, ValueError):
+            vm = 0
+        super().stop(sig)
+        # The watchdog kills what is left of the script's process group (the VM) once the script is gone; the VM must
+        # be gone too before a start takes its port again.
+        deadline = time.monotonic() + 60
+        while vm and Path(f"/proc/{vm}").exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
+
+    @property
+    def url(self) -> str:
+        return f"amqp://127.0.0.1:{self.port}"
+
+
+def broker_tool(script: str, *arguments: str, timeout: float = 300) -> str:
+    """A helper of Tests/tools/broker_peers (`nats_admin.py`, `amqp_admin.py`), as the tests run it: its stdout; its
+    failure ends the run."""
+    result = subprocess.run([sys.executable, str(TOOLS / "broker_peers" / script), *arguments],
                             capture_output=True, text=True, timeout=timeout)
     if result.returncode != 0:
-        raise SystemExit(f"soak: nats_admin.py {arguments[0]} failed: {result.stderr.strip()}")
+        raise SystemExit(f"soak: {script} {arguments[0]} failed: {result.stderr.strip()[-2000:]}")
     return result.stdout
+
+
+def amqp_admin(*arguments: str) -> str:
+    """Tests/tools/broker_peers/amqp_admin.py (pika)."""
+    return broker_tool("amqp_admin.py", *arguments, timeout=600)
+
+
+def amqp_take(amqp: RabbitMQServer) -> list[str]:
+    """The `message_id` (the event id) of every message the queue holds now, taken out of it."""
+    return [json.loads(line)["message_id"] for line in amqp_admin("read", amqp.url, AMQP_QUEUE).splitlines()
+            if line.startswith("{")]
+
+
+class MQTTReader:
+    """Tests/tools/broker_peers/mqtt_read.py following `directus/#` with a persistent session (QoS 1; it reconnects
+    by itself after the broker's outages), its messages as JSON lines in `output`."""
+
+    def __init__(self, mqtt: MosquittoServer, output: Path, log_file: Path):
+        self.output = output
+        self.process = subprocess.Popen(
+            [sys.executable, "-u", str(TOOLS / "broker_peers" / "mqtt_read.py"), mqtt.url, "directus/#", "follow",
+             "--client-id", "soak-reader"], stdout=output.open("wb"), stderr=log_file.open("wb"))
+        deadline = time.monotonic() + 60
+        while "READY 0" not in output.read_text(errors="replace"):
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                raise SystemExit(f"soak: the MQTT reader did not subscribe (see {log_file})")
+            time.sleep(0.2)
+
+    def ids(self) -> list[str]:
+        """The `id` user property (the event id) of every message received so far."""
+        ids = []
+        for line in self.output.read_text(errors="replace").splitlines():
+            if line.startswith("{"):
+                try:
+                    ids.append(json.loads(line)["properties"].get("id", ""))
+                except (ValueError, KeyError):
+                    pass  # the last line, half written
+        return ids
+
+
+def nats_admin(*arguments: str) -> str:
+    """Tests/tools/broker_peers/nats_admin.py (nats-py)."""
+    return broker_tool("nats_admin.py", *arguments)
 
 
 def stream_ids(nats: NATSServer) -> list[str]:
@@ -348,8 +472,8 @@ def kafka_order(messages: list[dict]) -> dict:
             "items_in_more_than_one_partition": split}
 
 
-def write_config(path: Path, directus: int, hook: int, nats: int, kafka: str, redis: int, metrics: int,
-                 work: Path) -> None:
+def write_config(path: Path, directus: int, hook: int, nats: int, kafka: str, redis: int, mqtt: int, amqp: int,
+                 metrics: int, work: Path) -> None:
     path.write_text(f"""# Written by scripts/lib/soak.py.
 directus:
   url: http://127.0.0.1:{directus}
@@ -392,6 +516,11 @@ sinks:
       max.in.flight.requests.per.connection: "1"
   - type: redis
     url: redis://127.0.0.1:{redis}
+  - type: mqtt
+    url: mqtt://127.0.0.1:{mqtt}
+  - type: amqp
+    url: amqp://127.0.0.1:{amqp}
+    exchange: {AMQP_EXCHANGE}
 http:
   listen: 127.0.0.1:{metrics}
 log:
@@ -668,6 +797,12 @@ def main() -> int:
     kafka = KafkaCluster(KAFKA_BROKERS, work / "kafka.log")
     redis = RedisServer(free_port(), work / "redis", work / "redis.log")
     redis.start()
+    mqtt = MosquittoServer(free_port(), work / "mosquitto", work / "mosquitto.log")
+    mqtt.start()
+    mqtt_reader = MQTTReader(mqtt, work / "mqtt.jsonl", work / "mqtt-reader.log")
+    amqp = RabbitMQServer(free_port(), work / "rabbitmq", work / "rabbitmq.log")
+    amqp.start()
+    amqp_admin("setup", amqp.url, AMQP_EXCHANGE, AMQP_QUEUE, "#")
     for collection in COLLECTIONS:
         kafka.command(f"topic {kafka_topic(collection)} {KAFKA_PARTITIONS} {KAFKA_BROKERS}")
         for partition in range(KAFKA_PARTITIONS):
@@ -678,10 +813,11 @@ def main() -> int:
     metrics_port = free_port()
     metrics_url = f"http://127.0.0.1:{metrics_port}/metrics"
     config = work / "bridge.yaml"
-    write_config(config, directus_port, hook_port, nats.port, kafka.bootstrap, redis.port, metrics_port, work)
+    write_config(config, directus_port, hook_port, nats.port, kafka.bootstrap, redis.port, mqtt.port, amqp.port,
+                 metrics_port, work)
 
     peers = {directus_port: "directus", hook_port: "webhook", nats.port: "nats", metrics_port: "metrics",
-             redis.port: "redis",
+             redis.port: "redis", mqtt.port: "mqtt", amqp.port: "amqp",
              **{port: f"kafka broker {n}" for n, port in enumerate(kafka.ports, start=1)}}
     # What existed before the run's own writes (the emulator's sample data, recorded nowhere in its activity log),
     # then `comments` grown so that its snapshot spans pages, taken while the webhook receiver is down.
@@ -745,7 +881,8 @@ def main() -> int:
                 call(f"{control}/_control/script",
                      {"steps": [{"status": 503, "headers": {"retry-after": "1"}}] * 5})
                 faults["receiver_503_bursts"] += 1
-            for server, fault, seconds in ((nats, "nats", NATS_DOWN_SECONDS), (redis, "redis", REDIS_DOWN_SECONDS)):
+            for server, fault, seconds in ((nats, "nats", NATS_DOWN_SECONDS), (redis, "redis", REDIS_DOWN_SECONDS),
+                                           (mqtt, "mqtt", MQTT_DOWN_SECONDS), (amqp, "amqp", AMQP_DOWN_SECONDS)):
                 if fault in due and server.back_at is None:
                     server.take_down(faults[f"{fault}_outages"], now, seconds)
                     faults[f"{fault}_outages"] += 1
@@ -793,6 +930,8 @@ def main() -> int:
         if kafka_down is not None:
             kafka.command(f"up {kafka_down[0]}")
         redis.come_back(None)
+        mqtt.come_back(None)
+        amqp.come_back(None)
         call(f"{directus}/_emulator/generator/stop", {})
         generated = call(f"{directus}/_emulator/generator")["jobs"]
         rows = recorded_rows(directus)
@@ -803,6 +942,7 @@ def main() -> int:
         expected_by_topic = {kafka_topic(c): sum(1 for row in rows if row["collection"] == c) for c in COLLECTIONS}
         ndjson_paths = [work / "events.ndjson.1", work / "events.ndjson"]
         catch_up_start = time.monotonic()
+        amqp_ids: list[str] = []
 
         def still_missing(got: list[str]) -> int:
             changes, items = record.missing(set(got))
@@ -816,6 +956,11 @@ def main() -> int:
                 missing = still_missing(stream_ids(nats))
             if missing == 0:
                 missing = still_missing(redis_ids(redis))
+            if missing == 0:
+                missing = still_missing(mqtt_reader.ids())
+            if missing == 0:
+                amqp_ids += amqp_take(amqp)  # taken out of the queue: kept here
+                missing = still_missing(amqp_ids)
             if missing == 0:
                 # Delivered events only: the reader waits up to 10 s for the rest before it answers.
                 read = kafka_read(kafka.bootstrap, expected_by_topic, 10)
@@ -833,6 +978,9 @@ def main() -> int:
         jetstream_ids = stream_ids(nats)
         kafka_messages = kafka_read(kafka.bootstrap, expected_by_topic, 60)
         redis_entry_ids = redis_ids(redis)
+        time.sleep(2)  # what the broker still had on its way to the reader
+        mqtt_ids = mqtt_reader.ids()
+        amqp_ids += amqp_take(amqp)
     finally:
         stop(bridge)
         for peer in (emulator, receiver):
@@ -840,6 +988,9 @@ def main() -> int:
         nats.stop()
         kafka.stop()
         redis.stop()
+        stop(mqtt_reader.process)
+        mqtt.stop()
+        amqp.stop()
 
     levels, messages = log_levels(work / "bridge.log")
     resources = trend(samples, warm_up, start)
@@ -858,6 +1009,8 @@ def main() -> int:
         "kafka": {**reconcile(record, [kafka_event_id(m) for m in kafka_messages]), **kafka_order(kafka_messages),
                   "partitions_used": len({(m["topic"], m["partition"]) for m in kafka_messages})},
         "redis": reconcile(record, redis_entry_ids),
+        "mqtt": reconcile(record, mqtt_ids),
+        "amqp": reconcile(record, amqp_ids),
         "resources": resources,
         "samples": [{"s": round(s["t"] - start), **{k: s[k] for k in ("rss_kib", "fds", "threads", "fd_kinds")}}
                     for s in samples],
@@ -875,7 +1028,7 @@ def main() -> int:
         "frequent_warnings_and_errors": dict(messages.most_common(12)),
     }
     failures = []
-    for sink in ("ndjson", "webhook", "jetstream", "kafka", "redis"):
+    for sink in ("ndjson", "webhook", "jetstream", "kafka", "redis", "mqtt", "amqp"):
         if report[sink]["lost"]:
             failures.append(f"{sink} lost {report[sink]['lost']} changes or snapshot items")
         # The comments snapshot at the start and the articles resync both reached every sink.
