@@ -118,7 +118,7 @@ enum WebhookDeliveryBenchmark {
             maxOutbox: 10_000_000,
             metrics: nil,
             logger: .silent,
-            outboxChanged: { service.outboxChanged() }
+            committed: { service.accepted($0) }
         )
         // The events are made beforehand: building event lines is the JSON hot path's job, measured elsewhere.
         let warmUp = batches(0..<min(total / 10, 1000))
