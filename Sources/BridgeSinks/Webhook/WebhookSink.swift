@@ -27,9 +27,10 @@ public final class WebhookSink: SinkConnector, @unchecked Sendable {
     private var lastSync = ContinuousClock.now
 
     /// Creates the sink for outbox id `sinkID`, shown as `name` (`WebhookSinkConfig.summary`); `committed` receives
-    /// the rows of every batch that added some, once they are committed, and `background` (the delivery service) runs as the connector's
-    /// background work. With `progressAfterDelivery` (shared state) `makeDurable` returns only once the outbox of
-    /// this sink is empty, looking again each time the delivery service rings `outboxCounted`.
+    /// the rows of every batch that added some, once they are committed, and `background` (the delivery service)
+    /// runs as the connector's background work. With `progressAfterDelivery` (shared state) `makeDurable` returns
+    /// only once the outbox of this sink is empty, looking again each time the delivery service rings
+    /// `outboxCounted`.
     package init(
         sinkID: String,
         name: String,
