@@ -264,7 +264,7 @@ func makeStore() throws -> OutboxStore {
             maxOutbox: 2,
             metrics: nil,
             logger: .silent,
-            outboxChanged: { woken.increment() }
+            committed: { _ in woken.increment() }
         )
         try await sink.accept([webhookEvent(1)])
         #expect(woken.value == 1)

@@ -130,8 +130,23 @@ import Testing
         var state = WebhookDeliveryState(policy: policy)
         state.load([entry(1, key: "a"), entry(2, key: "b")])
         state.load([entry(2, key: "b"), entry(5, key: "b", at: 100)])
-        #expect(state.lastSeq == 5)
         #expect(state.pendingCount == 3)
         #expect(state.takeDue(now: 100, limit: 10) == [1, 2])
+    }
+
+    @Test func handedRowsKeepTheirPayloadUntilTheyFinishAndFinishedRowsAreNotLoadedAgain() {
+        var state = WebhookDeliveryState(policy: policy)
+        let records = (1...2).map { OutboxRecord(seq: Int64($0), event: webhookEvent($0, key: "k\($0)"), now: 0) }
+        state.take(records)
+        #expect(state.payload(of: 1) == records[0].payload)
+        #expect(state.heldBytes == records.map { OutboxHandOff.cost(of: $0.payload) }.reduce(0, +))
+        #expect(state.takeDue(now: 0, limit: 10) == [1, 2])
+        #expect(state.attemptEnded(seq: 1, outcome: ok(), now: 1, jitter: 1)?.write == .delivered(seq: 1))
+        #expect(state.heldBytes == OutboxHandOff.cost(of: records[1].payload))
+        // Row 1's removal is not committed yet, so SQLite still has it; row 2 is known; row 3 is new.
+        state.load([entry(1, key: "k1"), entry(2, key: "k2"), entry(3, key: "k3")], finished: [1])
+        #expect(state.pendingCount == 2)
+        #expect(state.payload(of: 3) == nil)
+        #expect(state.takeDue(now: 0, limit: 10) == [3])
     }
 }

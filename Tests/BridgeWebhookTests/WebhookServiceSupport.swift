@@ -16,6 +16,7 @@ func makeService(
     maxAttempts: Int = 5,
     maxInFlight: Int = 8,
     pollInterval: Duration = .milliseconds(100),
+    handOffBytes: Int = 16 << 20,
     metrics: WebhookMetrics? = nil,
     secrets: [String] = ["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"],
     commitDelay: Duration = .milliseconds(2),
@@ -39,6 +40,7 @@ func makeService(
         settings: WebhookDeliveryService.Settings(
             maxInFlight: maxInFlight,
             pollInterval: pollInterval,
+            handOffBytes: handOffBytes,
             commitDelay: commitDelay,
             jitter: { 1 }
         ),

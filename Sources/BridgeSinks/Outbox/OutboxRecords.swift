@@ -40,6 +40,23 @@ package struct OutboxPayload: Sendable, Equatable {
     package var body: [UInt8]
 }
 
+/// A row the outbox just committed, as intake hands it to delivery in memory (`OutboxHandOff`): its schedule and
+/// its payload, the body shared with the accepted event (no copy). Delivery reads a row back from SQLite only when
+/// it never got this (a restart, a replay, a full hand-off).
+package struct OutboxRecord: Sendable {
+    /// The row as the delivery service schedules it: no attempts yet, due at once.
+    package var entry: OutboxEntry
+    /// The event id and the body.
+    package var payload: OutboxPayload
+
+    /// Creates the record of row `seq`, committed at `now` (Unix ms).
+    package init(seq: Int64, event: EncodedEvent, now: Int64) {
+        entry = OutboxEntry(
+            seq: seq, collection: event.collection, key: event.key, attempts: 0, nextAttemptAt: now, createdAt: now)
+        payload = OutboxPayload(seq: seq, eventID: event.id, body: event.body)
+    }
+}
+
 /// A change to the outbox after an attempt, written in the delivery service's next transaction.
 package enum OutboxWrite: Sendable, Equatable {
     /// 2xx: the row leaves the outbox.

@@ -18,6 +18,8 @@ package struct OutboxInsertion: Sendable {
     /// Events not added because a different event holds their id in the sink's outbox (a bug: ids are unique
     /// per sink, see ``EventID``).
     package var conflicts: [EncodedEvent]
+    /// The rows added, in `seq` order: what intake hands to delivery once the transaction committed.
+    package var committed: [OutboxRecord] = []
 }
 
 // MARK: - Intake (the webhook sink, on the dispatcher thread)
@@ -28,7 +30,8 @@ extension OutboxStore {
     /// again after a crash: same collection, key, subscription, event and `seq`), that is the at-least-once repeat;
     /// when it is another event, it is returned as a conflict. Throws `OutboxFull` when the sink's outbox already
     /// holds `limit` events or more; below it, the batch is taken from its start up to the limit (`taken`), and the
-    /// SQLite error when the transaction failed (then nothing was added).
+    /// SQLite error when the transaction failed (then nothing was added). The rows added come back as `committed`
+    /// records only once the transaction committed: delivery never sees a row that a crash could still take back.
     package func insert(_ events: [EncodedEvent], sink: String, now: Int64, limit: Int) throws -> OutboxInsertion {
         try withState { state in
             let depth = try Self.depth(of: sink, in: &state)
@@ -43,6 +46,7 @@ extension OutboxStore {
                 )
                 defer { statement.reset() }
                 var insertion = OutboxInsertion(inserted: 0, taken: 0, conflicts: [])
+                insertion.committed.reserveCapacity(events.count)
                 for event in events {
                     guard depth + insertion.inserted < limit else { break }
                     insertion.taken += 1
@@ -57,6 +61,7 @@ extension OutboxStore {
                     try statement.step()
                     if database.changes > 0 {
                         insertion.inserted += 1
+                        insertion.committed.append(OutboxRecord(seq: database.lastInsertRowID, event: event, now: now))
                     } else if try !Self.waitingRow(of: event, sink: sink, in: database) {
                         insertion.conflicts.append(event)
                     }

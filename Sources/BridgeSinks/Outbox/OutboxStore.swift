@@ -1,4 +1,5 @@
 internal import BridgeSystem
+private import Synchronization
 package import BridgeStore
 package import BridgeEvents
 
@@ -22,6 +23,7 @@ package import BridgeEvents
 package final class OutboxStore: @unchecked Sendable {
     // @unchecked: `state` (the SQLite connection, opened SQLITE_OPEN_NOMUTEX, and the depth counts) is only
     // touched inside `withState`, while the monitor's mutex is held; the connection is never handed out of it.
+    // `knownDepth` reads the counts outside it: they are behind a lock of their own (`OutboxDepths`).
     /// The file name under `delivery.state_dir`.
     package static let fileName = "webhooks.db"
 
@@ -29,7 +31,7 @@ package final class OutboxStore: @unchecked Sendable {
         package let database: SQLiteDatabase
         /// Rows in the outbox per sink as this process knows them (exact for its own writes; recounted on each
         /// delivery poll to take in rows that `dlq replay` added).
-        package var depth: [String: Int] = [:]
+        package let depth: OutboxDepths
     }
 
     /// A plain pthread mutex (`PthreadMonitor`), not `Synchronization.Mutex`, which was measured as a large share of
@@ -37,6 +39,8 @@ package final class OutboxStore: @unchecked Sendable {
     /// throws before every property is set never reaches `deinit`, so anything allocated earlier would leak.
     private let monitor: PthreadMonitor
     private var state: State
+    /// `state.depth`, for `knownDepth`, which does not take the lock.
+    private let depths: OutboxDepths
     /// The database file.
     package let path: String
 
@@ -59,7 +63,9 @@ package final class OutboxStore: @unchecked Sendable {
             try database.migrate(Self.migrations)
         }
         self.path = path
-        self.state = State(database: database)
+        let depths = OutboxDepths()
+        self.depths = depths
+        self.state = State(database: database, depth: depths)
         monitor = PthreadMonitor(clock: CLOCK_MONOTONIC)
     }
 
@@ -180,9 +186,26 @@ package final class OutboxStore: @unchecked Sendable {
     ]
 }
 
+/// The outbox's row counts per sink (`OutboxStore.State.depth`). Changed only under the store's lock, together with
+/// the SQLite work that changes the rows; read without it by `OutboxStore.knownDepth`, so a delivery turn that
+/// touches no row (its payloads came from memory) can show the depth without waiting for an intake transaction.
+package final class OutboxDepths: Sendable {
+    private let counts = Mutex<[String: Int]>([:])
+
+    /// The count of `sink`, nil when it must be counted in the database.
+    package subscript(sink: String) -> Int? {
+        get { counts.withLock { $0[sink] } }
+        set { counts.withLock { $0[sink] = newValue } }
+    }
+}
+
 // MARK: - Counts
 
 extension OutboxStore {
+    /// Rows in the outbox of `sink` as this process counts them, without waiting for the store's lock; nil when
+    /// they are being counted again (`depth(sink:)` counts them).
+    package func knownDepth(sink: String) -> Int? { depths[sink] }
+
     /// Rows in the outbox of `sink`, counted in the database (includes rows another process added).
     package func outboxCount(sink: String) throws -> Int {
         try withState { state in

@@ -11,8 +11,13 @@ extension WebhookDeliveryService {
         package var writes: [OutboxWrite] = []
         package var uncommittedItems: Set<Int64> = []
         package var uncommittedSince: ContinuousClock.Instant?
-        /// Read outbox rows above this id in the next store step (nil: no read needed).
+        /// Read outbox rows above this id in the next store step (nil: no read needed); always `scannedSeq`.
         package var loadAfter: Int64? = 0
+        /// Every row of the sink with a `seq` up to this one was read from SQLite or handed over in memory.
+        package var scannedSeq: Int64 = 0
+        /// Rows the hand-off did not bring are being read from SQLite (at start, after a refused batch): what it
+        /// brings meanwhile is dropped (read from SQLite in its turn), so no row overtakes an earlier one.
+        package var catchingUp = true
         package var recount = true
         package var nextPoll: ContinuousClock.Instant
         package var drainDeadline: ContinuousClock.Instant?

@@ -4,10 +4,17 @@ package import Synchronization
 package import BridgeEvents
 internal import BridgeStore
 
-/// Delivers one webhook sink's outbox: reads pending rows (at start, when the sink adds rows, and every poll
-/// interval for rows `dlq replay` put back from another process), attempts the due ones up to `maxInFlight` at
-/// once with per-item order (`WebhookDeliveryState`), and writes each outcome back to the outbox — delete,
-/// reschedule or dead letter.
+/// Delivers one webhook sink's outbox: takes the rows the sink committed from memory (`accepted`, through the
+/// sink's `OutboxHandOff`), reads pending rows from SQLite only where memory does not have them (at start, when
+/// the hand-off refused a batch, and every poll interval for rows `dlq replay` put back from another process),
+/// attempts the due ones up to `maxInFlight` at once with per-item order (`WebhookDeliveryState`), and writes each
+/// outcome back to the outbox — delete, reschedule or dead letter.
+///
+/// The outbox is write-ahead: every row is committed before delivery hears of it, so the hand-off may be lost or
+/// full at any moment without losing an event. What delivery knows of SQLite is "every row of the sink up to
+/// `scannedSeq` is known or finished"; a row handed over above it is new, one at or below it was read already. While
+/// a refused batch is missing from memory, delivery drops what the hand-off brings and reads by `seq` order until
+/// it has caught up, so an item's later events never overtake its earlier ones.
 ///
 /// The loop is the only place that touches the state. Each turn hands its attempts to the sink's `DeliveryEngine`
 /// in one batch (up to 4 × `maxInFlight` out while the receiver answers, so the engine has the next ones queued
@@ -27,6 +34,9 @@ package final class WebhookDeliveryService: Sendable {
         package var maxInFlight: Int
         /// How often the outbox is read for rows added by another process, and its depth recounted. Default: 1 s.
         package var pollInterval: Duration
+        /// Bytes of body the sink may hand over in memory and delivery keep (`OutboxHandOff`); past it, rows are
+        /// read back from SQLite. Default: 16 MiB.
+        package var handOffBytes: Int
         /// Rows read per query. Default: 10000.
         package var loadBatch: Int
         /// Longest an outcome waits to be committed with others (a crash in between sends it again). Default: 2 ms.
@@ -40,6 +50,7 @@ package final class WebhookDeliveryService: Sendable {
         package init(
             maxInFlight: Int,
             pollInterval: Duration = .seconds(1),
+            handOffBytes: Int = 16 << 20,
             loadBatch: Int = 10_000,
             commitDelay: Duration = .milliseconds(2),
             commitBatch: Int = 256,
@@ -48,6 +59,7 @@ package final class WebhookDeliveryService: Sendable {
             precondition(maxInFlight > 0 && loadBatch > 0 && commitBatch > 0, "limits must be positive")
             self.maxInFlight = maxInFlight
             self.pollInterval = pollInterval
+            self.handOffBytes = handOffBytes
             self.loadBatch = loadBatch
             self.commitDelay = commitDelay
             self.commitBatch = commitBatch
@@ -91,6 +103,8 @@ package final class WebhookDeliveryService: Sendable {
     package let executor = DedicatedThreadExecutor(name: "webhook")
     package let doorbell: Wakeup
     private let newRows = Atomic<Bool>(true)
+    /// Rows the sink committed, on their way here in memory.
+    package let handOff: OutboxHandOff
     /// Finished attempts handed back by the engine, waiting for the loop's next turn.
     package let engineCompletions = CompletionInbox()
     package let receiver: DeliveryReceiver
@@ -120,6 +134,7 @@ package final class WebhookDeliveryService: Sendable {
         self.metrics = metrics
         self.depths = depths
         self.logger = logger
+        handOff = OutboxHandOff(limit: settings.handOffBytes)
         let doorbell = Wakeup(timer: executor)
         self.doorbell = doorbell
         self.receiver = DeliveryReceiver { [engineCompletions] completions in
@@ -128,7 +143,15 @@ package final class WebhookDeliveryService: Sendable {
         }
     }
 
-    /// The sink added rows: read them now instead of at the next poll. Callable from any thread.
+    /// The sink committed `records` (one batch, in `seq` order): delivered from memory, or read back from SQLite
+    /// when the hand-off is full. Callable from any thread; never waits for delivery.
+    package func accepted(_ records: [OutboxRecord]) {
+        handOff.offer(records)
+        doorbell.ring()
+    }
+
+    /// Rows were added to the outbox other than through `accepted`: read them now instead of at the next poll.
+    /// Callable from any thread.
     package func outboxChanged() {
         newRows.store(true, ordering: .releasing)
         doorbell.ring()
@@ -208,12 +231,13 @@ package final class WebhookDeliveryService: Sendable {
             )
             conclude(attempt, in: &loop, now: now + 1)
         }
-        if newRows.exchange(false, ordering: .acquiringAndReleasing) { loop.loadAfter = loop.state.lastSeq }
+        if newRows.exchange(false, ordering: .acquiringAndReleasing) { loop.loadAfter = loop.scannedSeq }
         if ContinuousClock.now >= loop.nextPoll {
-            loop.loadAfter = loop.state.lastSeq
+            loop.loadAfter = loop.scannedSeq
             loop.recount = true
             loop.nextPoll = .now + settings.pollInterval
         }
+        takeHandOff(&loop)
         let due =
             loop.drainDeadline == nil
             ? loop.state.takeDue(now: now, limit: attemptLimit(loop) - loop.state.inFlightCount) : []
@@ -222,7 +246,20 @@ package final class WebhookDeliveryService: Sendable {
             && (loop.drainDeadline != nil || loop.writes.count >= settings.commitBatch
                 || loop.uncommittedSince.map { ContinuousClock.now - $0 >= settings.commitDelay } ?? false
                 || due.contains { loop.state.itemHash(of: $0).map(loop.uncommittedItems.contains) ?? false })
-        guard commit || loop.loadAfter != nil || loop.recount || !due.isEmpty else { return false }
+        // Payloads come from memory; only rows read from SQLite (a restart, a replay, a full hand-off) have theirs
+        // read there.
+        var payloads: [OutboxPayload] = []
+        var unread: [Int64] = []
+        payloads.reserveCapacity(due.count)
+        for seq in due {
+            if let payload = loop.state.payload(of: seq) { payloads.append(payload) } else { unread.append(seq) }
+        }
+        guard commit || loop.loadAfter != nil || loop.recount || !unread.isEmpty else {
+            // No SQLite work this turn: the depth gauge comes from the counts, which intake keeps current.
+            if let depth = store.knownDepth(sink: sinkID) { depths.outbox = depth }
+            if !payloads.isEmpty { submit(payloads, in: &loop) }
+            return false
+        }
         if loop.recount { takeInReplays(&loop, now: now) }
         do {
             // Dead letters kept outside the outbox (the shared bucket) are filed before their rows leave it.
@@ -235,8 +272,11 @@ package final class WebhookDeliveryService: Sendable {
                 loadAfter: loop.loadAfter,
                 loadLimit: settings.loadBatch,
                 recount: loop.recount,
-                due: due
+                due: unread
             )
+            // Rows whose attempts ended but whose outcome is not committed yet are still in the outbox: not new.
+            let finished =
+                commit || loop.loadAfter == nil ? [] : Set(loop.writes.lazy.filter(\.removesRow).map(\.seq))
             if loop.storeFailing {
                 loop.storeFailing = false
                 loop.storeRetries.reset()
@@ -250,11 +290,17 @@ package final class WebhookDeliveryService: Sendable {
                 loop.uncommittedSince = nil
             }
             loop.recount = false
-            loop.state.load(step.loaded)
-            loop.loadAfter = step.loaded.count == settings.loadBatch ? loop.state.lastSeq : nil
+            loop.state.load(step.loaded, finished: finished)
+            if let last = step.loaded.last?.seq { loop.scannedSeq = max(loop.scannedSeq, last) }
+            if loop.loadAfter != nil {
+                loop.loadAfter = step.loaded.count == settings.loadBatch ? loop.scannedSeq : nil
+                if loop.loadAfter == nil { loop.catchingUp = false }
+            }
             let found = Set(step.payloads.map(\.seq))
-            for seq in due where !found.contains(seq) { loop.state.forget(seq) }
-            if !step.payloads.isEmpty { submit(step.payloads, in: &loop) }
+            for seq in unread where !found.contains(seq) { loop.state.forget(seq) }
+            payloads.append(contentsOf: step.payloads)
+            handOff.holding(loop.state.heldBytes)
+            if !payloads.isEmpty { submit(payloads, in: &loop) }
             return !step.loaded.isEmpty && loop.drainDeadline == nil
         } catch {
             let delay = loop.storeRetries.nextDelay()
@@ -271,6 +317,28 @@ package final class WebhookDeliveryService: Sendable {
         }
     }
 
+    /// Takes the rows the sink handed over since the last turn. Those at or below `scannedSeq` were read from SQLite
+    /// already. When a batch was refused, the records taken now all came before it and are kept; from then on
+    /// (`catchingUp`) what the hand-off brings is dropped, and rows are read from SQLite in `seq` order until the
+    /// reads come back short.
+    private func takeHandOff(_ loop: inout Loop) {
+        let handed = handOff.take()
+        defer {
+            if handed.refused {
+                loop.catchingUp = true
+                loop.loadAfter = loop.scannedSeq
+            }
+            handOff.holding(loop.state.heldBytes)
+        }
+        if !loop.catchingUp, let first = handed.records.first {
+            if first.entry.seq > loop.scannedSeq {
+                loop.state.take(handed.records)
+            } else {
+                loop.state.take(handed.records.filter { $0.entry.seq > loop.scannedSeq })
+            }
+        }
+    }
+
     /// Every poll: letters `dlq replay` handed back outside the outbox go into it (read at this turn's load). A
     /// failure is logged once and tried again at the next poll; deliveries go on meanwhile.
     private func takeInReplays(_ loop: inout Loop, now: Int64) {
@@ -278,7 +346,7 @@ package final class WebhookDeliveryService: Sendable {
             let taken = try deadLetters.takeInReplays(into: store, now: now)
             loop.replaysFailing = false
             guard taken > 0 else { return }
-            loop.loadAfter = min(loop.loadAfter ?? loop.state.lastSeq, loop.state.lastSeq)
+            loop.loadAfter = loop.scannedSeq
             logger.info(
                 "replayed dead letters taken into the outbox", metadata: [LogKey.sink: sinkID, LogKey.count: taken])
         } catch {

@@ -32,6 +32,9 @@ package struct WebhookDeliveryState: Sendable {
         package var entry: DeliveryScheduler.Entry
         package var attempts: Int
         package var createdAt: Int64
+        /// The id and body when intake handed them over in memory; nil for a row read from SQLite, whose payload
+        /// is read there when it is due.
+        package var payload: OutboxPayload?
     }
 
     /// The retry policy.
@@ -39,8 +42,8 @@ package struct WebhookDeliveryState: Sendable {
     private var scheduler = DeliveryScheduler()
     private var rows: [Int64: Row] = [:]
     private var running: Set<Int64> = []
-    /// The highest outbox row id loaded so far; later loads ask for rows above it.
-    package private(set) var lastSeq: Int64 = 0
+    /// Bytes of the payloads kept (`OutboxHandOff.cost`), for the hand-off's bound.
+    package private(set) var heldBytes = 0
 
     /// Creates empty bookkeeping.
     package init(policy: RetryPolicy) {
@@ -57,14 +60,36 @@ package struct WebhookDeliveryState: Sendable {
     /// The ordering group (its hash) of a known row (nil once it finished).
     package func itemHash(of seq: Int64) -> Int64? { rows[seq]?.entry.itemHash }
 
-    /// Adds rows read from the outbox (in `seq` order); rows at or below `lastSeq` are known already.
-    package mutating func load(_ entries: [OutboxEntry]) {
-        for entry in entries where entry.seq > lastSeq {
-            lastSeq = entry.seq
-            let scheduled = DeliveryScheduler.Entry(seq: entry.seq, itemKey: entry.itemKey, dueAt: entry.nextAttemptAt)
-            rows[entry.seq] = Row(entry: scheduled, attempts: entry.attempts, createdAt: entry.createdAt)
-            scheduler.enqueue(scheduled)
+    /// Adds rows read from the outbox (in `seq` order), except those known already and those in `finished`
+    /// (attempts ended, their outbox writes not committed yet).
+    package mutating func load(_ entries: [OutboxEntry], finished: Set<Int64> = []) {
+        for entry in entries where rows[entry.seq] == nil && !finished.contains(entry.seq) {
+            add(entry, payload: nil)
         }
+    }
+
+    /// Adds rows intake handed over in memory (in `seq` order, none known yet), keeping their payloads.
+    package mutating func take(_ records: [OutboxRecord]) {
+        for record in records where rows[record.entry.seq] == nil {
+            heldBytes += OutboxHandOff.cost(of: record.payload)
+            add(record.entry, payload: record.payload)
+        }
+    }
+
+    private mutating func add(_ entry: OutboxEntry, payload: OutboxPayload?) {
+        let scheduled = DeliveryScheduler.Entry(seq: entry.seq, itemKey: entry.itemKey, dueAt: entry.nextAttemptAt)
+        rows[entry.seq] = Row(entry: scheduled, attempts: entry.attempts, createdAt: entry.createdAt, payload: payload)
+        scheduler.enqueue(scheduled)
+    }
+
+    /// The payload of row `seq` when intake handed it over (nil: read it from the outbox).
+    package func payload(of seq: Int64) -> OutboxPayload? { rows[seq]?.payload }
+
+    /// Forgets row `seq` and its payload.
+    private mutating func remove(_ seq: Int64) -> Row? {
+        guard let row = rows.removeValue(forKey: seq) else { return nil }
+        if let payload = row.payload { heldBytes -= OutboxHandOff.cost(of: payload) }
+        return row
     }
 
     /// Takes up to `limit` rows due at `now` and marks them in flight; returns their row ids.
@@ -86,7 +111,7 @@ package struct WebhookDeliveryState: Sendable {
     /// Forgets a taken row that no longer exists in the outbox; the next row of its item becomes eligible.
     package mutating func forget(_ seq: Int64) {
         running.remove(seq)
-        guard let row = rows.removeValue(forKey: seq) else { return }
+        guard let row = remove(seq) else { return }
         scheduler.finished(row.entry)
     }
 
@@ -128,7 +153,7 @@ package struct WebhookDeliveryState: Sendable {
         let write: OutboxWrite
         switch decision {
         case .delivered:
-            rows[seq] = nil
+            _ = remove(seq)
             scheduler.finished(row.entry)
             write = .delivered(seq: seq)
         case .retry(let delay):
@@ -148,7 +173,7 @@ package struct WebhookDeliveryState: Sendable {
                 reason += "; last: " + (status.map { "HTTP \($0)" } ?? lastError ?? "no answer")
                 decision = .deadLetter(reason: reason)
             }
-            rows[seq] = nil
+            _ = remove(seq)
             scheduler.finished(row.entry)
             write = .deadLetter(
                 seq: seq,

@@ -3,9 +3,9 @@ public import BridgeStore
 public import BridgeSystem
 public import BridgeEvents
 
-/// The `type: webhook` connector: `accept` makes events durable in the outbox (one transaction per batch) and
-/// wakes the delivery service, which does the HTTP side on its own schedule as the connector's background work
-/// (`run(until:)`: the `WebhookDeliveryService` loop, then the HTTP engine's shutdown).
+/// The `type: webhook` connector: `accept` makes events durable in the outbox (one transaction per batch) and then
+/// hands the committed rows to the delivery service in memory, which does the HTTP side on its own schedule as the
+/// connector's background work (`run(until:)`: the `WebhookDeliveryService` loop, then the HTTP engine's shutdown).
 ///
 /// Backpressure: while the sink's outbox holds `maxOutbox` events or more, `accept` throws a backpressure error
 /// ("outbox full"): in activity mode the sink waits at its cursor, in live mode it drops and counts the batch.
@@ -19,17 +19,18 @@ public final class WebhookSink: SinkConnector, @unchecked Sendable {
     private let maxOutbox: Int
     private let metrics: WebhookMetrics?
     private let logger: Logger
-    private let outboxChanged: @Sendable () -> Void
+    private let committed: @Sendable ([OutboxRecord]) -> Void
     private let background: (@Sendable (ShutdownSignal) async -> Void)?
     private let progressAfterDelivery: Bool
     private let outboxCounted: Wakeup?
     private var unsynced = false
     private var lastSync = ContinuousClock.now
 
-    /// Creates the sink for outbox id `sinkID`, shown as `name` (`WebhookSinkConfig.summary`); `outboxChanged` is
-    /// called after every batch that added rows, and `background` (the delivery service) runs as the connector's
-    /// background work. With `progressAfterDelivery` (shared state) `makeDurable` returns only once the outbox of
-    /// this sink is empty, looking again each time the delivery service rings `outboxCounted`.
+    /// Creates the sink for outbox id `sinkID`, shown as `name` (`WebhookSinkConfig.summary`); `committed` receives
+    /// the rows of every batch that added some, once they are committed, and `background` (the delivery service)
+    /// runs as the connector's background work. With `progressAfterDelivery` (shared state) `makeDurable` returns
+    /// only once the outbox of this sink is empty, looking again each time the delivery service rings
+    /// `outboxCounted`.
     package init(
         sinkID: String,
         name: String,
@@ -37,7 +38,7 @@ public final class WebhookSink: SinkConnector, @unchecked Sendable {
         maxOutbox: Int,
         metrics: WebhookMetrics?,
         logger: Logger,
-        outboxChanged: @escaping @Sendable () -> Void,
+        committed: @escaping @Sendable ([OutboxRecord]) -> Void,
         progressAfterDelivery: Bool = false,
         outboxCounted: Wakeup? = nil,
         background: (@Sendable (ShutdownSignal) async -> Void)? = nil
@@ -50,7 +51,7 @@ public final class WebhookSink: SinkConnector, @unchecked Sendable {
         self.maxOutbox = maxOutbox
         self.metrics = metrics
         self.logger = logger
-        self.outboxChanged = outboxChanged
+        self.committed = committed
         self.background = background
     }
 
@@ -74,7 +75,7 @@ public final class WebhookSink: SinkConnector, @unchecked Sendable {
         }
         if insertion.inserted > 0 {
             unsynced = true
-            outboxChanged()
+            committed(insertion.committed)
         }
         if !insertion.conflicts.isEmpty { report(insertion.conflicts) }
         if insertion.taken < events.count {

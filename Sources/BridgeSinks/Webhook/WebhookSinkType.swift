@@ -77,7 +77,7 @@ package enum WebhookSinkType: SinkType {
             maxOutbox: settings.maxOutbox,
             metrics: metrics,
             logger: context.logger.child(label: "webhook", metadata: [LogKey.sink: context.sinkID]),
-            outboxChanged: { [service] in service.outboxChanged() },
+            committed: { [service] in service.accepted($0) },
             progressAfterDelivery: context.state.progressWaitsForDelivery,
             outboxCounted: depths.outboxCounted,
             background: { [service] stop in
