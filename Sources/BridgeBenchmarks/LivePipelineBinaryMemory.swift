@@ -2,8 +2,9 @@ import Foundation
 
 /// The resident set of the `directus-bridge` binary itself at an ordinary live load: the in-process measurement of
 /// `live-pipeline` runs inside the benchmark process, whose Foundation, URLSession and emulator client are not the
-/// bridge's. Live mode, one subscription, an NDJSON file sink; `LivePipelineBenchmark.pacedCount` events at
-/// `pacedRate` per second; the resident set is read once every line is in the file.
+/// bridge's. Live mode, an NDJSON file sink; `LivePipelineBenchmark.pacedCount` events at
+/// `pacedRate` per second; the resident set is read once every line is in the file. The configuration is
+/// activity-backfill's (two subscriptions, `articles` and `comments`) in live mode.
 enum LivePipelineBinaryMemory {
     struct Resident {
         /// VmRSS, RssAnon (heap, stacks) and RssFile (the pages of the binary and its shared libraries), MiB.
@@ -14,28 +15,11 @@ enum LivePipelineBinaryMemory {
 
     /// Nil (and why on stderr) when the `directus-bridge` product was not built next to this benchmark.
     static func measure(emulator: BenchmarkEmulator, count: Int, rate: Int) throws -> Resident? {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "bridge-live-rss-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try ActivityBenchmark.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let output = directory.appendingPathComponent("out.ndjson").path
-        let config = directory.appendingPathComponent("bridge.yaml").path
-        try """
-            directus:
-              url: http://127.0.0.1:\(emulator.port)
-              auth:
-                token: admin-static-token
-            subscriptions:
-              - collection: articles
-            delivery:
-              mode: live
-              state_dir: ./state
-            sinks:
-              - type: ndjson
-                path: "\(output)"
-            log:
-              level: info
-            """.write(toFile: config, atomically: true, encoding: .utf8)
+        let config = try ActivityBenchmark.writeConfig(
+            url: "http://127.0.0.1:\(emulator.port)", mode: "live", output: output, in: directory)
         let child: BridgeChild
         do {
             child = try BridgeChild(config: config, directory: directory)
