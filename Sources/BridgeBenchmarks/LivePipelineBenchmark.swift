@@ -47,8 +47,9 @@ enum LivePipelineBenchmark {
         try emulator.post("reset", [:])
         if let binary = try LivePipelineBinaryMemory.measure(emulator: emulator, count: pacedCount, rate: pacedRate) {
             let rate = "at \(pacedRate) events/s"
-            BenchmarkResult(benchmark: name, metric: "directus-bridge steady RSS \(rate)", value: binary.total, unit: "MiB")
-                .emit()
+            BenchmarkResult(
+                benchmark: name, metric: "directus-bridge steady RSS \(rate)", value: binary.total, unit: "MiB"
+            ).emit()
             BenchmarkResult(
                 benchmark: name, metric: "directus-bridge RSS \(rate): anonymous (heap, stacks)",
                 value: binary.anonymous, unit: "MiB"
