@@ -8,7 +8,6 @@ import BridgeDirectus
 import BridgeActivity
 import BridgeSinks
 import BridgeSystem
-import Foundation
 
 /// The `directus-bridge` program: parses the command line and runs a command.
 public enum BridgeApplication {
@@ -48,7 +47,7 @@ public enum BridgeApplication {
     /// Loads what `scope` covers of the config, or prints every issue (`PATH:LINE:COLUMN: message`) to stderr.
     static func loadConfig(path source: ConfigSource, scope: ConfigScope = .everything) -> BridgeConfig? {
         switch ConfigLoader.load(
-            path: source.path, environment: ProcessInfo.processInfo.environment, settings: source.settings,
+            path: source.path, environment: ProcessEnvironment.current(), settings: source.settings,
             sinkTypes: SinkCatalog.configTypes, scope: scope)
         {
         case .success(let config):

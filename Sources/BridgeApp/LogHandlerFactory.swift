@@ -1,6 +1,5 @@
 import BridgeConfig
 import BridgeSystem
-import Foundation
 
 /// The stderr log handler of the commands that log (`run`, `check`), with the JSON copy that
 /// `DIRECTUS_BRIDGE_JSON_LOG_FILE` asks for (docs/configuration.md "Log fields").
@@ -11,7 +10,7 @@ enum LogHandlerFactory {
     /// The handler for `config`, or nil after printing why the JSON copy cannot be opened (a configuration error).
     static func make(_ config: BridgeConfig) -> StderrLogHandler? {
         var copy: LogCopyFile?
-        if let path = ProcessInfo.processInfo.environment[jsonCopyVariable], !path.isEmpty {
+        if let path = ProcessEnvironment.current()[jsonCopyVariable], !path.isEmpty {
             do {
                 copy = try LogCopyFile(path: path)
             } catch {

@@ -157,7 +157,7 @@ enum ActivityBenchmark {
         emulator.process.waitUntilExit()
     }
 
-    private static func writeConfig(
+    static func writeConfig(
         url: String,
         mode: String,
         output: String,
@@ -202,7 +202,7 @@ enum ActivityBenchmark {
         return try JSONValue.parse(response.body)
     }
 
-    private static func temporaryDirectory() throws -> URL {
+    static func temporaryDirectory() throws -> URL {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("bridge-bench-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         return url

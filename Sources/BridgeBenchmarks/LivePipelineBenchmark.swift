@@ -20,7 +20,8 @@ import Foundation
 /// /dev/null) turns them into event lines. Reports items/s, the p50/p99 latency from frame received to line
 /// written, the CPU per item and the peak RSS, and the same job done by a small Python `websockets` + `json`
 /// consumer in the same run. A paced run before it (`pacedCount` events at `pacedRate` per second) gives the p99
-/// added latency and the steady RSS at an ordinary load.
+/// added latency and the steady RSS at an ordinary load; the same paced load through the `directus-bridge` binary
+/// (when built next to this one) gives the bridge process's own resident set.
 ///
 ///   bridge-benchmarks live-pipeline [COUNT] [nopeer]     (default 200000; nopeer: ours only, for profiling)
 /// Pin it for "one core": `taskset -c 0 bridge-benchmarks live-pipeline` (Benchmarks/run does, and the emulator
@@ -43,6 +44,21 @@ enum LivePipelineBenchmark {
         let name = "live-pipeline"
         BenchmarkResult(benchmark: name, metric: "bridge CPU per item", value: ours.cpuPerItem * 1e9, unit: "ns")
             .emit()
+        try emulator.post("reset", [:])
+        if let binary = try LivePipelineBinaryMemory.measure(emulator: emulator, count: pacedCount, rate: pacedRate) {
+            let rate = "at \(pacedRate) events/s"
+            BenchmarkResult(
+                benchmark: name, metric: "directus-bridge steady RSS \(rate)", value: binary.total, unit: "MiB"
+            ).emit()
+            BenchmarkResult(
+                benchmark: name, metric: "directus-bridge RSS \(rate): anonymous (heap, stacks)",
+                value: binary.anonymous, unit: "MiB"
+            ).emit()
+            BenchmarkResult(
+                benchmark: name, metric: "directus-bridge RSS \(rate): file-backed (binary, shared libraries)",
+                value: binary.fileBacked, unit: "MiB"
+            ).emit()
+        }
         if withPeer {
             try emulator.post("reset", [:])
             let peer = try measurePython(emulator: emulator, count: count)

@@ -66,9 +66,12 @@ public final class EventQueue: @unchecked Sendable {
     /// strings), so that empty or tiny lines still count.
     public static func byteCount(of batch: EventBatch) -> Int {
         var total = 0
-        for event in batch.events {
-            total &+= event.body.count &+ MemoryLayout<EncodedEvent>.stride &+ event.id.utf8.count
-                &+ event.collection.utf8.count &+ event.key.utf8.count &+ event.subscription.utf8.count
+        batch.events.withUnsafeBufferPointer { events in  // in place: a copy of each event retains its strings
+            for index in events.indices {
+                total &+= events[index].body.count &+ MemoryLayout<EncodedEvent>.stride &+ events[index].id.utf8.count
+                    &+ events[index].collection.utf8.count &+ events[index].key.utf8.count
+                    &+ events[index].subscription.utf8.count
+            }
         }
         return total
     }

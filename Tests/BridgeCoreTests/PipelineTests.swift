@@ -190,4 +190,42 @@ final class RecordingRecorder: ProgressRecorder, @unchecked Sendable {
         #expect(text.contains("f 7\n"))
         #expect(histogram.estimatedQuantile(0.5) == 1)
     }
+
+    /// A run observed once with its count is the same distribution as its observations one by one.
+    @Test func aRunOfEqualObservationsCountsAsEachOfThem() {
+        let single = Histogram(buckets: [0.1, 1])
+        let runs = Histogram(buckets: [0.1, 1])
+        for value in [0.05, 0.05, 0.05, 0.5, 5, 5] { single.observe(value) }
+        runs.observe(0.05, times: 3)
+        runs.observe(0.5, times: 1)
+        runs.observe(0.7, times: 0)
+        runs.observe(5, times: 2)
+        #expect(runs.snapshot() == single.snapshot())
+    }
+
+    /// `emitted` counts every event under its labels and observes every event's lag, also when labels and times
+    /// change within a batch (runs are counted together, not merged across a change).
+    @Test func emittedCountsAndObservesEveryEventOfMixedRuns() {
+        let registry = MetricsRegistry()
+        let metrics = PipelineMetrics(registry: registry)
+        func event(_ n: Int, _ collection: String, _ kind: ChangeEvent, atSecond second: Int64) -> EncodedEvent {
+            var event = makeEvent(n, collection: collection, event: kind)
+            event.time = Timestamp(microsecondsSinceEpoch: second * 1_000_000)
+            return event
+        }
+        let events = [
+            event(1, "articles", .create, atSecond: 10), event(2, "articles", .create, atSecond: 10),
+            event(3, "articles", .update, atSecond: 10), event(4, "pages", .update, atSecond: 9),
+            event(5, "articles", .create, atSecond: 9),
+        ]
+        metrics.emitted(events, now: Timestamp(microsecondsSinceEpoch: 10_000_000))
+        let expected = Histogram(buckets: latencyBuckets)
+        for lag in [0.0, 0, 0, 1, 1] { expected.observe(lag) }
+        #expect(metrics.lagHistogram.snapshot() == expected.snapshot())
+        let text = registry.render()
+        let series = "directus_bridge_events_emitted_total"
+        #expect(text.contains(#"\#(series){collection="articles",event="create",origin="live"} 3"#))
+        #expect(text.contains(#"\#(series){collection="articles",event="update",origin="live"} 1"#))
+        #expect(text.contains(#"\#(series){collection="pages",event="update",origin="live"} 1"#))
+    }
 }

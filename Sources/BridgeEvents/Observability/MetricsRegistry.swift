@@ -203,14 +203,14 @@ public final class Histogram: Sendable {
         }
     }
 
-    /// Records several observations under one lock.
-    public func observe<S: Sequence>(_ values: S) where S.Element == Double {
+    /// Records `value` observed `times` times (a run of equal observations, under one lock).
+    public func observe(_ value: Double, times: UInt64) {
+        guard times > 0 else { return }
+        let index = buckets.firstIndex { value <= $0 }
         state.withLock { state in
-            for value in values {
-                if let index = buckets.firstIndex(where: { value <= $0 }) { state.counts[index] += 1 }
-                state.sum += value
-                state.count += 1
-            }
+            if let index { state.counts[index] += times }
+            state.sum += value * Double(times)
+            state.count += times
         }
     }
 

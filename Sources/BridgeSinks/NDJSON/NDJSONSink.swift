@@ -74,9 +74,12 @@ public final class NDJSONSink: SinkConnector, @unchecked Sendable {
             }
         }
         buffer.removeAll(keepingCapacity: true)
-        for event in events {
-            buffer.append(contentsOf: event.body)
-            buffer.append(0x0A)
+        // The bodies are read in place: a copy of each event retained and released its id, key and body.
+        events.withUnsafeBufferPointer { events in
+            for index in events.indices {
+                events[index].body.withUnsafeBufferPointer { buffer.append(contentsOf: $0) }
+                buffer.append(0x0A)
+            }
         }
         var startOffset: off_t = -1
         if !isStdout { startOffset = lseek(fd, 0, SEEK_END) }
