@@ -151,7 +151,7 @@ enum ActivityBenchmark {
 
     /// The emulator inherits this process's blocked signal mask (SIGTERM blocked on Swift's threads), so it is
     /// killed outright; it keeps nothing on disk.
-    private static func stopEmulator(_ emulator: HelperProcess) {
+    static func stopEmulator(_ emulator: HelperProcess) {
         guard emulator.process.isRunning else { return }
         kill(emulator.process.processIdentifier, SIGKILL)
         emulator.process.waitUntilExit()
@@ -188,7 +188,7 @@ enum ActivityBenchmark {
         return path
     }
 
-    private static func post(_ client: HTTPClient, _ url: String, body: String) async throws -> JSONValue {
+    static func post(_ client: HTTPClient, _ url: String, body: String) async throws -> JSONValue {
         let response = try await client.send(
             HTTPRequest(
                 method: "POST",
@@ -202,7 +202,7 @@ enum ActivityBenchmark {
         return try JSONValue.parse(response.body)
     }
 
-    private static func temporaryDirectory() throws -> URL {
+    static func temporaryDirectory() throws -> URL {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("bridge-bench-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         return url

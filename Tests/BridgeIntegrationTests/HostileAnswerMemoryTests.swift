@@ -38,6 +38,42 @@ import Testing
         #expect(bridge.waitForExit() == 0)
     }
 
+    /// A hostile answer to a snapshot's items page (`GET /items/articles`). `wide`, `deep` and `long` (63 MiB) are
+    /// refused by the answer's meter within its first few megabytes. `bulky` holds fewer values than the meter's
+    /// bound and is read whole: one small item beside 32 MiB of strings nobody asked for (not 63 MiB: a body the
+    /// single-item limit accepts takes as much memory as it has bytes, and 64 MiB is the bound of the test). Read as a
+    /// tree it took far more than its bytes; read in place, only its bytes.
+    @Test(arguments: [("wide", 63 << 20), ("deep", 63 << 20), ("long", 63 << 20), ("bulky", 32 << 20)])
+    func aHostileAnswerToASnapshotPageCostsLittleMemory(shape: String, bytes: Int) throws {
+        let emulator = try Emulator()
+        defer { emulator.stop() }
+        for index in 1...3 { try emulator.create("articles", ["title": "article \(index)"]) }
+        let config = activityConfig(url: emulator.url, subscriptions: "  - collection: articles\n    snapshot: true")
+        let healthy = try BridgeProcess.run(config: config)
+        #expect(healthy.waitForLog("snapshot done", timeout: 30), "\(healthy.stderr.suffix(3000))")
+        let steady = try #require(healthy.peakResidentBytes)
+        healthy.send(SIGTERM)
+        #expect(healthy.waitForExit() == 0)
+
+        try emulator.control("hostile-answers", ["path": "/items/articles", "shape": shape, "bytes": bytes])
+        let bridge = try BridgeProcess.run(config: config)  // a new state directory: it snapshots again
+        #expect(bridge.waitUntilConnected(), "\(bridge.stderr.suffix(3000))")
+        // Each page is asked for in halves down to one item, then with the 64 MiB single-item limit.
+        let sent = bridge.waitUntil(timeout: 120) { _ in
+            ((try? emulator.controlGet("hostile-answers"))?["sent"] as? Int ?? 0) >= 12
+        }
+        #expect(sent, "hostile answers sent: \((try? emulator.controlGet("hostile-answers")) ?? [:])")
+        let peak = try #require(bridge.peakResidentBytes)
+        #expect(peak - steady <= 64 << 20, "\(shape): peak \(peak >> 20) MiB, steady \(steady >> 20) MiB")
+        print("hostile \(shape) snapshot page: steady VmHWM \(steady >> 20) MiB, peak VmHWM \(peak >> 20) MiB")
+
+        // Directus behaves again: the snapshot completes.
+        try emulator.control("hostile-answers", ["path": NSNull()])
+        #expect(bridge.waitForLog("snapshot done", timeout: 60), "\(bridge.stderr.suffix(3000))")
+        bridge.send(SIGTERM)
+        #expect(bridge.waitForExit() == 0)
+    }
+
     /// The issue's second case: a 16 MiB `{"data":[{},{},…]}` answer to a start-up read (`GET /server/info`)
     /// peaked at 376–409 MB. The steady state is a healthy bridge's, against the same emulator.
     @Test func aHostileStartUpAnswerCostsLittleMemory() throws {
