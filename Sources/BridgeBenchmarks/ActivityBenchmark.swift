@@ -157,11 +157,13 @@ enum ActivityBenchmark {
         emulator.process.waitUntilExit()
     }
 
-    private static func writeConfig(
+    /// `bridge.yaml` in `directory`: `subscriptions` are YAML list entries, each line indented as in the file.
+    static func writeConfig(
         url: String,
         mode: String,
         output: String,
         maxQueue: Int = 100_000,
+        subscriptions: String = "  - collection: articles\n  - collection: comments",
         in directory: URL
     ) throws -> String {
         let yaml = """
@@ -170,8 +172,7 @@ enum ActivityBenchmark {
               auth:
                 token: admin-static-token
             subscriptions:
-              - collection: articles
-              - collection: comments
+            \(subscriptions)
             delivery:
               mode: \(mode)
               poll_interval: 5s

@@ -23,16 +23,9 @@ import Testing
         try emulator.create("articles", ["title": "during"])
         // Two rounds of reads at least: each halves the rows asked for down to one, then reads that one with the
         // 64 MiB single-item limit, then without its delta.
-        let sent = bridge.waitUntil(timeout: 120) { _ in
-            ((try? emulator.controlGet("hostile-answers"))?["sent"] as? Int ?? 0) >= 24
-        }
-        #expect(sent, "hostile answers sent: \((try? emulator.controlGet("hostile-answers")) ?? [:])")
-        let peak = try #require(bridge.peakResidentBytes)
-        #expect(peak - steady <= 64 << 20, "\(shape): peak \(peak >> 20) MiB, steady \(steady >> 20) MiB")
-        print("hostile \(shape) answer: steady VmHWM \(steady >> 20) MiB, peak VmHWM \(peak >> 20) MiB")
+        try expectLittleMemory(bridge, steady: steady, afterAnswers: 24, from: emulator, "\(shape) answer")
 
         // Directus behaves again: the change made meanwhile arrives, nothing was skipped.
-        try emulator.control("hostile-answers", ["path": NSNull()])
         #expect(bridge.waitUntil(timeout: 60) { $0.events.count >= 2 }, "\(bridge.stderr.suffix(3000))")
         bridge.send(SIGTERM)
         #expect(bridge.waitForExit() == 0)
@@ -59,16 +52,9 @@ import Testing
         let bridge = try BridgeProcess.run(config: config)  // a new state directory: it snapshots again
         #expect(bridge.waitUntilConnected(), "\(bridge.stderr.suffix(3000))")
         // Each page is asked for in halves down to one item, then with the 64 MiB single-item limit.
-        let sent = bridge.waitUntil(timeout: 120) { _ in
-            ((try? emulator.controlGet("hostile-answers"))?["sent"] as? Int ?? 0) >= 12
-        }
-        #expect(sent, "hostile answers sent: \((try? emulator.controlGet("hostile-answers")) ?? [:])")
-        let peak = try #require(bridge.peakResidentBytes)
-        #expect(peak - steady <= 64 << 20, "\(shape): peak \(peak >> 20) MiB, steady \(steady >> 20) MiB")
-        print("hostile \(shape) snapshot page: steady VmHWM \(steady >> 20) MiB, peak VmHWM \(peak >> 20) MiB")
+        try expectLittleMemory(bridge, steady: steady, afterAnswers: 12, from: emulator, "\(shape) snapshot page")
 
         // Directus behaves again: the snapshot completes.
-        try emulator.control("hostile-answers", ["path": NSNull()])
         #expect(bridge.waitForLog("snapshot done", timeout: 60), "\(bridge.stderr.suffix(3000))")
         bridge.send(SIGTERM)
         #expect(bridge.waitForExit() == 0)
@@ -97,5 +83,20 @@ import Testing
         print("hostile start-up answer: steady VmHWM \(steady >> 20) MiB, peak VmHWM \(peak >> 20) MiB")
         bridge.send(SIGTERM)
         #expect(bridge.waitForExit() == 0)
+    }
+
+    /// Waits until the emulator sent `count` hostile answers, expects the bridge's peak (VmHWM) at most 64 MiB over
+    /// `steady`, and disarms the hostile answers.
+    private func expectLittleMemory(
+        _ bridge: BridgeProcess, steady: Int, afterAnswers count: Int, from emulator: Emulator, _ label: String
+    ) throws {
+        let sent = bridge.waitUntil(timeout: 120) { _ in
+            ((try? emulator.controlGet("hostile-answers"))?["sent"] as? Int ?? 0) >= count
+        }
+        #expect(sent, "hostile answers sent: \((try? emulator.controlGet("hostile-answers")) ?? [:])")
+        let peak = try #require(bridge.peakResidentBytes)
+        #expect(peak - steady <= 64 << 20, "\(label): peak \(peak >> 20) MiB, steady \(steady >> 20) MiB")
+        print("hostile \(label): steady VmHWM \(steady >> 20) MiB, peak VmHWM \(peak >> 20) MiB")
+        try emulator.control("hostile-answers", ["path": NSNull()])
     }
 }
