@@ -32,7 +32,9 @@ public struct AnswerItem: Sendable {
     public subscript(name: String) -> JSONValue? {
         guard isCompact else { return json[name] }
         return bytes.withUnsafeBytes { buffer in
-            range.member(name, in: buffer).flatMap { try? JSONValue.parse(UnsafeRawBufferPointer(rebasing: buffer[$0.offsets])) }
+            range.member(name, in: buffer).flatMap {
+                try? JSONValue.parse(UnsafeRawBufferPointer(rebasing: buffer[$0.offsets]))
+            }
         }
     }
 

@@ -30,7 +30,9 @@ import Testing
     }
 
     private func query(_ fields: [String]?) -> ItemQuery {
-        let members: [(key: String, value: QueryValue)]? = fields.map { [(key: "fields", value: .array($0.map(QueryValue.string)))] }
+        let members: [(key: String, value: QueryValue)]? = fields.map {
+            [(key: "fields", value: .array($0.map(QueryValue.string)))]
+        }
         return ItemQuery(collection: "articles", primaryKey: "id", query: members.map { .object($0) })
     }
 
@@ -64,9 +66,8 @@ import Testing
                 }
                 #expect(query.key(of: item) == treeKey)
                 let (new, old) = line(key: treeKey ?? "", data: { query.appendShaped(item, to: &$0) }, tree: tree)
-                #expect(
-                    new == old,
-                    "\(fields ?? []): \(String(decoding: new, as: UTF8.self)) != \(String(decoding: old, as: UTF8.self))")
+                let text = { (bytes: [UInt8]) in String(decoding: bytes, as: UTF8.self) }
+                #expect(new == old, "\(fields ?? []): \(text(new)) != \(text(old))")
             }
         }
     }
