@@ -96,14 +96,14 @@ public struct ActivityEventBuilder: Sendable {
         guard !work.isEmpty else { return Output(events: [], refused: [:]) }
 
         // Items now, per subscription; then which missing ones still exist (filtered out) or are gone.
-        var current: [Int: [String: JSONValue]] = [:]
+        var current: [Int: [String: AnswerItem]] = [:]
         var tooLarge: [Int: Set<String>] = [:]
         var gone: [Int: Set<String>] = [:]
         var refused: [Int: DirectusError] = [:]
         for (index, keys) in wantedKeys.sorted(by: { $0.key < $1.key }) {
             let query = targets[index].subscription.query
             do throws(DirectusError) {
-                var found: [String: JSONValue] = [:]
+                var found: [String: AnswerItem] = [:]
                 let read = try await source.items(query, keys: keys)
                 for item in read.items {
                     if let key = query.key(of: item) { found[key] = item }
@@ -134,14 +134,15 @@ public struct ActivityEventBuilder: Sendable {
         for (row, index) in work where refused[index] == nil {
             guard let change = row.change, let key = row.item else { continue }
             let subscription = targets[index].subscription
-            var data: JSONValue?
+            // `data` as compact JSON: the item from its answer's bytes, a revision's snapshot from its small tree.
+            var data: [UInt8] = []
             if change != .delete {
                 if let item = current[index]?[key] {
-                    data = subscription.query.shape(item)
+                    subscription.query.appendShaped(item, to: &data)
                 } else if tooLarge[index]?.contains(key) == true {
-                    data = .null  // too large to read even alone: the line says what is known (the source logged it)
+                    // too large to read even alone: `null`, the line says what is known (the source logged it)
                 } else if gone[index]?.contains(key) == true {
-                    data = snapshots[row.id].map(subscription.query.project) ?? .null
+                    snapshots[row.id].map(subscription.query.project)?.serialize(into: &data)
                 } else {
                     continue  // still exists but no longer matches the filter: no line, like Directus's socket
                 }
@@ -163,7 +164,7 @@ public struct ActivityEventBuilder: Sendable {
             var body: [UInt8] = []  // sized by the writer (see `EventQueue.byteCount(of:)`)
             EventLineWriter.append(
                 fields,
-                dataValue: data,
+                data: data,
                 deltaValue: change == .delete ? nil : row.delta.map(subscription.query.project),
                 newline: false,
                 to: &body

@@ -131,18 +131,21 @@ extension ActivityReaderLoop {
             let receivedAt = Timestamp.now()
             var events: [EncodedEvent] = []
             events.reserveCapacity(page.entries.count)
+            var data: [UInt8] = []
             for entry in page.entries {
                 // An item too large to read even alone gives its line with `data: null` (the source logged it).
-                let (item, key): (JSONValue?, String?) =
-                    switch entry {
-                    case .item(let item): (item, query.key(of: item))
-                    case .tooLarge(let key): (nil, key.keyString)
-                    }
+                data.removeAll(keepingCapacity: true)
+                let key: String?
+                switch entry {
+                case .item(let item):
+                    key = query.key(of: item)
+                    query.appendShaped(item, to: &data)
+                case .tooLarge(let tooLarge):
+                    key = tooLarge.keyString
+                }
                 guard let key else { continue }
                 held.insert(key.hashValue)
-                events.append(
-                    snapshotLine(subscription, key: key, data: item.map(query.shape) ?? .null, watermark: watermark,
-                                 at: receivedAt))
+                events.append(snapshotLine(subscription, key: key, data: data, watermark: watermark, at: receivedAt))
             }
             let isLast = page.entries.count < pageSize
             if isLast && !query.narrowsItems {
@@ -157,7 +160,7 @@ extension ActivityReaderLoop {
                 }
                 let now = Timestamp.now()
                 for key in vanished {
-                    events.append(snapshotLine(subscription, key: key, data: .null, watermark: watermark, at: now))
+                    events.append(snapshotLine(subscription, key: key, data: [], watermark: watermark, at: now))
                 }
             }
             let done = isLast ? ActivityProgress(completedSnapshots: [subscription.uid: watermark]) : nil
@@ -201,7 +204,7 @@ extension ActivityReaderLoop {
 
     /// One `snapshot` line of `subscription`'s collection: its id derives from the watermark.
     private func snapshotLine(
-        _ subscription: ActivitySubscription, key: String, data: JSONValue, watermark: Int64, at time: Timestamp
+        _ subscription: ActivitySubscription, key: String, data: [UInt8], watermark: Int64, at time: Timestamp
     ) -> EncodedEvent {
         let fields = EventLineFields(
             id: EventID.snapshot(
@@ -217,7 +220,7 @@ extension ActivityReaderLoop {
             subscription: subscription.uid
         )
         var body: [UInt8] = []  // sized by the writer (see `EventQueue.byteCount(of:)`)
-        EventLineWriter.append(fields, dataValue: data, deltaValue: nil, newline: false, to: &body)
+        EventLineWriter.append(fields, data: data, deltaValue: nil, newline: false, to: &body)
         return EncodedEvent(fields: fields, body: body)
     }
 }

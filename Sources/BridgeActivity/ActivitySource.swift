@@ -25,17 +25,22 @@ public protocol ActivitySource: Sendable {
     func itemsPage(_ query: ItemQuery, after: JSONValue?, limit: Int) async throws(DirectusError) -> ItemsPage
 }
 
-/// Items read by key.
+/// Items read by key, in place (each item the bytes of its answer).
 public struct ItemRead: Sendable {
     /// The items found.
-    public var items: [JSONValue]
+    public var items: [AnswerItem]
     /// Keys whose item exists but was too large to read even alone: their lines carry no `data`.
     public var tooLarge: Set<String>
 
     /// Creates a result.
-    public init(items: [JSONValue], tooLarge: Set<String> = []) {
+    public init(items: [AnswerItem], tooLarge: Set<String> = []) {
         self.items = items
         self.tooLarge = tooLarge
+    }
+
+    /// A result of items given as trees (fakes and tests).
+    public init(items: [JSONValue], tooLarge: Set<String> = []) {
+        self.init(items: items.map(AnswerItem.init), tooLarge: tooLarge)
     }
 }
 
@@ -43,8 +48,8 @@ public struct ItemRead: Sendable {
 public struct ItemsPage: Sendable {
     /// One item of the page.
     public enum Entry: Sendable {
-        /// The item as the query reads it.
-        case item(JSONValue)
+        /// The item as the query reads it, in place.
+        case item(AnswerItem)
         /// An item too large to read even alone: only its primary key is known.
         case tooLarge(key: JSONValue)
     }
@@ -69,9 +74,9 @@ public struct ItemsPage: Sendable {
         }
     }
 
-    /// A page of items that were all read.
+    /// A page of items that were all read, given as trees (fakes and tests).
     public init(items: [JSONValue], total: Int? = nil) {
-        self.init(entries: items.map(Entry.item), total: total)
+        self.init(entries: items.map { .item(AnswerItem($0)) }, total: total)
     }
 }
 

@@ -17,13 +17,19 @@ extension DirectusActivitySource {
         if !read.tooLarge.isEmpty {
             omitted("snapshot", collection: nil, keys: read.tooLarge.map(String.init))
         }
+        // In place: only each row's first revision's `data` becomes a tree.
         var snapshots: [Int64: JSONValue] = [:]
         for answer in read.answers {
-            for row in answer["data"]?.arrayValue ?? [] {
-                guard let id = row["id"]?.int64Value, let data = row["revisions"]?[0]?["data"], !data.isNull else {
-                    continue
+            answer.body.withUnsafeBytes { buffer in
+                for row in answer.root.member("data", in: buffer)?.elements(in: buffer) ?? [] {
+                    guard let members = row.members(["id", "revisions"], in: buffer),
+                        let id = members[0]?.int64Value(in: buffer),
+                        let data = members[1]?.elements(in: buffer)?.first?.member("data", in: buffer),
+                        data.kind != .null,
+                        let snapshot = try? JSONValue.parse(UnsafeRawBufferPointer(rebasing: buffer[data.offsets]))
+                    else { continue }
+                    snapshots[id] = snapshot
                 }
-                snapshots[id] = data
             }
         }
         return snapshots
@@ -36,15 +42,16 @@ extension DirectusActivitySource {
             try await self.api.get(path, query: query.parameters(keys: chunk), maxResponseBytes: limit)
         }
         if !read.tooLarge.isEmpty { omitted("data", collection: query.collection, keys: read.tooLarge) }
-        return ItemRead(items: read.answers.flatMap { $0["data"]?.arrayValue ?? [] }, tooLarge: Set(read.tooLarge))
+        return ItemRead(items: read.answers.flatMap(\.items), tooLarge: Set(read.tooLarge))
     }
 
     public func existingKeys(_ query: ItemQuery, keys: [String]) async throws(DirectusError) -> Set<String> {
         var found: Set<String> = []
         for chunk in Self.batches(of: keys) {
             // Primary keys only: an answer of at most 500 of them is far below any limit.
-            let answer = try await api.get(itemsPath(query), query: query.existenceParameters(keys: chunk))
-            for item in answer["data"]?.arrayValue ?? [] {
+            let answer = try await api.get(
+                itemsPath(query), query: query.existenceParameters(keys: chunk), maxResponseBytes: sizer.limits.normal)
+            for item in answer.items {
                 if let key = query.key(of: item) { found.insert(key) }
             }
         }
@@ -73,17 +80,17 @@ extension DirectusActivitySource {
                     answer = try await api.get(path, query: parameters, maxResponseBytes: limits.single)
                 } catch where error.kind == .tooLarge {
                     // Too large even alone: its key, read on its own, lets the snapshot name it and go on after it.
-                    let keys = try await api.get(path, query: query.pageKeyParameters(after: position))
-                    guard let key = keys["data"]?[0]?[query.primaryKey] else { break }
+                    let keys = try await api.get(
+                        path, query: query.pageKeyParameters(after: position), maxResponseBytes: limits.normal)
+                    guard let key = keys.items.first?[query.primaryKey] else { break }
                     omitted("data", collection: query.collection, keys: [key.keyString ?? key.serializedString()])
                     page.entries.append(.tooLarge(key: key))
                     position = key
                     continue
                 }
             }
-            let json = answer.json
-            if position == nil, let total = json["meta"]?["filter_count"]?.intValue { page.total = total }
-            let items = json["data"]?.arrayValue ?? []
+            if position == nil, let total = answer.value(at: "meta", "filter_count")?.intValue { page.total = total }
+            let items = answer.items
             page.entries += items.map(ItemsPage.Entry.item)
             guard items.count == count, let last = items.last?[query.primaryKey] else { break }
             position = last
@@ -104,9 +111,9 @@ extension DirectusActivitySource {
         kind: String,
         operation: String,
         read: ([Key], Int) async throws(DirectusError) -> DirectusAnswer
-    ) async throws(DirectusError) -> (answers: [JSONValue], tooLarge: [Key]) {
+    ) async throws(DirectusError) -> (answers: [DirectusAnswer], tooLarge: [Key]) {
         let limits = sizer.limits
-        var answers: [JSONValue] = []
+        var answers: [DirectusAnswer] = []
         var tooLarge: [Key] = []
         var start = 0
         while start < keys.count {
@@ -115,14 +122,14 @@ extension DirectusActivitySource {
             do {
                 let answer = try await read(chunk, limits.normal)
                 sizer.record(kind, bytes: answer.bytes, keys: count)
-                answers.append(answer.json)
+                answers.append(answer)
             } catch where error.kind == .tooLarge && count > 1 {
                 sizer.tooLarge(kind, keys: count)
                 report(.split(operation: operation, keys: count))
                 continue
             } catch where error.kind == .tooLarge {
                 do {
-                    answers.append(try await read(chunk, limits.single).json)
+                    answers.append(try await read(chunk, limits.single))
                 } catch where error.kind == .tooLarge {
                     tooLarge += chunk
                 }

@@ -1,7 +1,7 @@
 public import BridgeConfig
 public import BridgeJSON
 package import BridgeEvents
-package import BridgeDirectus
+public import BridgeDirectus
 
 /// How the activity reader reads a subscription's items over REST (docs/directus-protocol.md §8.7): the subscription's
 /// `query.fields` and `query.filter` (plus `deep`, `alias` and `search`, which shape or narrow the items the same
@@ -113,13 +113,12 @@ public struct ItemQuery: Sendable, Equatable {
     // MARK: - Shaping answers
 
     /// The primary key of a read item as text.
-    public func key(of item: JSONValue) -> String? { item[primaryKey]?.keyString }
+    public func key(of item: AnswerItem) -> String? { item.keyString(primaryKey) }
 
-    /// The item as the event's `data`: without the primary key when only the reader asked for it.
-    public func shape(_ item: JSONValue) -> JSONValue {
-        guard primaryKeyAdded, case .object(var object) = item else { return item }
-        object[primaryKey] = nil
-        return .object(object)
+    /// Appends the item as the event's `data` (compact JSON, from its bytes): without the primary key when only the
+    /// reader asked for it.
+    public func appendShaped(_ item: AnswerItem, to output: inout [UInt8]) {
+        item.appendCompact(omitting: primaryKeyAdded ? primaryKey : nil, to: &output)
     }
 
     /// A revision's snapshot or delta (raw fields, not shaped by the query) cut down to the top-level fields the

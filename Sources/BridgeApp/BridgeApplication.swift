@@ -15,6 +15,7 @@ public enum BridgeApplication {
     public static func main(arguments: [String]) async -> ExitCode {
         // Before any secret is read: no core file, no /proc/PID/mem or environ for other processes of the user.
         for failure in CoreDumpGuard.apply() { printError("directus-bridge: warning: \(failure)") }
+        LargeAllocations.returnToSystemWhenFreed()
         let command: Command
         do {
             command = try CommandLineParser.parse(arguments)

@@ -151,17 +151,19 @@ enum ActivityBenchmark {
 
     /// The emulator inherits this process's blocked signal mask (SIGTERM blocked on Swift's threads), so it is
     /// killed outright; it keeps nothing on disk.
-    private static func stopEmulator(_ emulator: HelperProcess) {
+    static func stopEmulator(_ emulator: HelperProcess) {
         guard emulator.process.isRunning else { return }
         kill(emulator.process.processIdentifier, SIGKILL)
         emulator.process.waitUntilExit()
     }
 
+    /// `bridge.yaml` in `directory`: `subscriptions` are YAML list entries, each line indented as in the file.
     static func writeConfig(
         url: String,
         mode: String,
         output: String,
         maxQueue: Int = 100_000,
+        subscriptions: String = "  - collection: articles\n  - collection: comments",
         in directory: URL
     ) throws -> String {
         let yaml = """
@@ -170,8 +172,7 @@ enum ActivityBenchmark {
               auth:
                 token: admin-static-token
             subscriptions:
-              - collection: articles
-              - collection: comments
+            \(subscriptions)
             delivery:
               mode: \(mode)
               poll_interval: 5s
@@ -188,7 +189,7 @@ enum ActivityBenchmark {
         return path
     }
 
-    private static func post(_ client: HTTPClient, _ url: String, body: String) async throws -> JSONValue {
+    static func post(_ client: HTTPClient, _ url: String, body: String) async throws -> JSONValue {
         let response = try await client.send(
             HTTPRequest(
                 method: "POST",

@@ -29,6 +29,8 @@ let benchmarks: [Benchmark] = [
     Benchmark(name: "http-multi", summary: "webhook deliveries/s to local nginx (1/8/64 in flight) vs aiohttp", run: HTTPMultiBenchmark.run),
     Benchmark(name: "activity-backfill", summary: "activity mode: backfill changes/s after an outage; added latency vs live",
         run: ActivityBenchmark.run),
+    Benchmark(name: "snapshot-pages", summary: "snapshot items/s and CPU per item from REST pages vs Python json",
+        run: SnapshotPagesBenchmark.run),
     Benchmark(name: "webhook-delivery", summary: "outbox → signed POST → row deleted, deliveries/s (1/8/64) vs aiohttp",
         run: WebhookDeliveryBenchmark.run),
     Benchmark(name: "kafka-sink",

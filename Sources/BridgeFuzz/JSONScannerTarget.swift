@@ -8,7 +8,9 @@ import Foundation
 ///   with only whitespace around it.
 /// - Round trip: a valid document's compact serialisation parses to an equal value and serialises to the same
 ///   bytes again.
-/// - `JSONRange` helpers (`elements`, `member`, `keyString`) agree with the tree, as the hot path relies on them.
+/// - `JSONRange` helpers (`elements`, `member`, `keyString`) agree with the tree, as the hot path relies on them;
+///   `isCompact` holds exactly when the tree serialises to the value's own bytes (REST items go into event lines
+///   from their bytes then), and always for a serialisation.
 /// - Foundation's `JSONSerialization` agrees on validity, where the two are meant to agree: UTF-8 input without NUL
 ///   bytes (Foundation guesses UTF-16/32 from them), no number beyond `Double` (Foundation refuses those; the
 ///   scanner passes them through), nesting within 512 levels, and no trailing comma before `]` or `}` (Foundation
@@ -49,6 +51,12 @@ enum JSONScannerTarget {
     /// The `JSONRange` helpers the event path uses, against the tree.
     static func checkHelpers(_ range: JSONRange, value: JSONValue, in bytes: [UInt8]) {
         require(range.keyString(in: bytes) == value.keyString, "keyString differs from the tree's")
+        let compact = value.serialized()
+        let isCompact = bytes.withUnsafeBytes { range.isCompact(in: $0) }
+        require(isCompact == bytes[range.offsets].elementsEqual(compact), "isCompact: \(isCompact), the tree disagrees")
+        let written = try? JSONScanner.validate(compact)
+        require(written.map { whole in compact.withUnsafeBytes { whole.isCompact(in: $0) } } == true,
+            "a serialisation is not compact")
         switch value {
         case .array(let elements):
             let ranges = range.elements(in: bytes)

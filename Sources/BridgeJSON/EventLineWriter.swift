@@ -172,9 +172,20 @@ public struct EventLineWriter: Sendable {
         newline: Bool,
         to output: inout [UInt8]
     ) {
-        let dataBytes = dataValue?.serialized()
+        append(fields, data: dataValue?.serialized() ?? [], deltaValue: deltaValue, newline: newline, to: &output)
+    }
+
+    /// Appends one event object whose `data` is compact JSON (empty: `null`), e.g. a REST item written from its
+    /// answer's bytes, and whose `delta` is a DOM value (nil: left out).
+    public static func append(
+        _ fields: borrowing EventLineFields,
+        data: [UInt8],
+        deltaValue: JSONValue?,
+        newline: Bool,
+        to output: inout [UInt8]
+    ) {
         let deltaBytes = deltaValue?.serialized()
-        dataBytes.withUnsafeBytesIfPresent { dataBuffer in
+        data.withUnsafeBytes { dataBuffer in
             deltaBytes.withUnsafeBytesIfPresent { deltaBuffer in
                 append(fields, data: dataBuffer, delta: deltaBuffer, newline: newline, to: &output)
             }

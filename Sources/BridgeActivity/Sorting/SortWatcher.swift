@@ -228,14 +228,17 @@ package final class SortWatcherLoop {
         var events: [EncodedEvent] = []
         var body: [UInt8] = []
         for subscription in collection.subscriptions {
-            var read: [String: JSONValue] = [:]
+            var read: [String: [UInt8]] = [:]  // `data` as compact JSON; empty writes `null`
             do throws(DirectusError) {
                 let answer = try await watcher.source.items(subscription.query, keys: keys)
                 for item in answer.items {
-                    if let key = subscription.query.key(of: item) { read[key] = subscription.query.shape(item) }
+                    guard let key = subscription.query.key(of: item) else { continue }
+                    var data: [UInt8] = []
+                    subscription.query.appendShaped(item, to: &data)
+                    read[key] = data
                 }
                 // Too large to read even alone: the line says what is known (the source logged it).
-                for key in answer.tooLarge { read[key] = .null }
+                for key in answer.tooLarge { read[key] = [] }
             } catch where error.isForbidden || (error.kind == .rejected && error.status == 400) {
                 logger.warning(
                     "cannot read moved items for this subscription",
@@ -248,7 +251,7 @@ package final class SortWatcherLoop {
                     id: ids.next(at: now).text(prefix: "evt_"), event: .update, collection: collection.name, key: key,
                     origin: origin, seq: nil, time: now, receivedAt: now, subscription: subscription.uid, user: nil)
                 body.removeAll(keepingCapacity: true)
-                EventLineWriter.append(fields, dataValue: item, deltaValue: nil, newline: false, to: &body)
+                EventLineWriter.append(fields, data: item, deltaValue: nil, newline: false, to: &body)
                 events.append(EncodedEvent(fields: fields, body: body))
             }
         }

@@ -1,12 +1,14 @@
 """Hostile answers to REST reads (issue 23, item 3, docs/RELIABILITY.md "Threat model"): once armed through
-`POST /_emulator/hostile-answers` {"path": "/activity", "shape": "wide"|"deep"|"long", "bytes": N}, every GET of
-that path is answered 200 with N bytes of one JSON shape that holds far more values than any request asks for:
+`POST /_emulator/hostile-answers` {"path": "/activity", "shape": "wide"|"deep"|"long"|"bulky", "bytes": N}, every GET of
+that path is answered 200 with N bytes of one JSON shape that holds far more than any request asks for:
 
 - wide: {"data":[{},{},…]}, about N/3 empty items whatever `limit` the request gave;
 - deep: {"data":[[[[…]]]]}, nested about N/2 levels deep;
-- long: {"data":[{"id":1,"values":[0,0,…]}]}, one item holding about N/2 numbers.
+- long: {"data":[{"id":1,"values":[0,0,…]}]}, one item holding about N/2 numbers;
+- bulky: {"data":[{"id":1}],"meta":{"padding":["xx…",…]}}, one small item beside about N/40 strings of 36 bytes:
+  fewer values than the bridge's bound (one million), so it is read, not refused.
 
-A JSON tree of such an answer takes about 20 times its bytes. `{"path": null}` disarms; `GET
+A JSON tree of such an answer takes several times its bytes (about 20 times for `wide`). `{"path": null}` disarms; `GET
 /_emulator/hostile-answers` tells how many hostile answers were sent.
 """
 from __future__ import annotations
@@ -18,7 +20,7 @@ from aiohttp import web
 from .control_support import json_body
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
-SHAPES = ("wide", "deep", "long")
+SHAPES = ("wide", "deep", "long", "bulky")
 
 
 def hostile_body(shape: str, size: int) -> bytes:
@@ -32,6 +34,10 @@ def hostile_body(shape: str, size: int) -> bytes:
     if shape == "long":
         count = max(1, (size - 40) // 2)
         return b'{"data":[{"id":1,"values":[' + b"0," * (count - 1) + b"0]}]}"
+    if shape == "bulky":
+        count = max(1, (size - 40) // 40)
+        text = b'"' + b"x" * 36 + b'"'
+        return b'{"data":[{"id":1}],"meta":{"padding":[' + b",".join([text] * count) + b"]}}"
     raise ValueError(f"shape must be one of {SHAPES}")
 
 
