@@ -8,6 +8,13 @@ import Testing
 /// (values, nesting, items of `data` against the `limit` asked for) and refused before they are kept or parsed
 /// (docs/ARCHITECTURE.md "Answers too large"). The peak (VmHWM) may grow at most 64 MiB over the steady state.
 @Suite(.serialized) struct HostileAnswerMemoryTests {
+    /// How far the peak may rise over the steady state: 64 MiB, plus AddressSanitizer's quarantine (256 MiB by default:
+    /// freed memory it keeps back, which a plain build returns) when the bridge is built with a sanitizer. The defect
+    /// this guards against peaked at 1.1 GB.
+    static func allowedGrowth() throws -> Int {
+        (64 << 20) + (try TestEnvironment.bridgeSanitizers().isEmpty ? 0 : 256 << 20)
+    }
+
     @Test(arguments: ["wide", "deep", "long"])
     func aHostileSixtyThreeMebibyteActivityAnswerCostsLittleMemory(shape: String) throws {
         let emulator = try Emulator()
@@ -28,7 +35,7 @@ import Testing
         }
         #expect(sent, "hostile answers sent: \((try? emulator.controlGet("hostile-answers")) ?? [:])")
         let peak = try #require(bridge.peakResidentBytes)
-        #expect(peak - steady <= 64 << 20, "\(shape): peak \(peak >> 20) MiB, steady \(steady >> 20) MiB")
+        #expect(try peak - steady <= Self.allowedGrowth(), "\(shape): peak \(peak >> 20) MiB, steady \(steady >> 20) MiB")
         print("hostile \(shape) answer: steady VmHWM \(steady >> 20) MiB, peak VmHWM \(peak >> 20) MiB")
 
         // Directus behaves again: the change made meanwhile arrives, nothing was skipped.
@@ -57,7 +64,7 @@ import Testing
         })
         #expect(bridge.waitUntilConnected(), "\(bridge.stderr.suffix(3000))")
         let peak = try #require(bridge.peakResidentBytes)
-        #expect(peak - steady <= 64 << 20, "peak \(peak >> 20) MiB, steady \(steady >> 20) MiB")
+        #expect(try peak - steady <= Self.allowedGrowth(), "peak \(peak >> 20) MiB, steady \(steady >> 20) MiB")
         print("hostile start-up answer: steady VmHWM \(steady >> 20) MiB, peak VmHWM \(peak >> 20) MiB")
         bridge.send(SIGTERM)
         #expect(bridge.waitForExit() == 0)
