@@ -14,6 +14,7 @@ public final class PythonServer: @unchecked Sendable {
     private let outputs: [FileHandle]
     private let lock = NSLock()
     private var capturedLog = Data()
+    private var outputsClosed = false
 
     /// Starts `script` (a path under Tests/tools) with `arguments` and waits up to `timeout` (stretched by
     /// `TestEnvironment.patience`) for `READY <port>`.
@@ -70,6 +71,10 @@ public final class PythonServer: @unchecked Sendable {
     /// pipe's own handler thread, where closing the pipe traps.
     public func stop() {
         terminate()
+        guard lock.withLock({ () -> Bool in
+            defer { outputsClosed = true }
+            return !outputsClosed
+        }) else { return }  // stopped before: the pipes are closed
         for output in outputs {
             output.readabilityHandler = nil
             try? output.close()
