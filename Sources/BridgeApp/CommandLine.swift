@@ -113,7 +113,7 @@ public enum CommandLineParser {
         let commands = CommandSpec.all.map { "  \($0.usage)\n      \($0.summary)" }
         let filters = CommandSpec.filters.map(\.usage).joined(separator: " ")
         return """
-            directus-bridge — mirrors Directus changes as NDJSON lines, signed webhooks, Kafka, JetStream, Redis, RabbitMQ or MQTT messages
+            directus-bridge — mirrors Directus changes to NDJSON, webhooks, Kafka, JetStream, Redis, RabbitMQ and MQTT
 
             Usage:
             \(commands.joined(separator: "\n"))

@@ -51,8 +51,10 @@ import Testing
             "libnats": ("libnats", "libnats"), "libhiredis": ("hiredis", "hiredis"),
             "libmosquitto": ("libmosquitto", "libmosquitto"), "librabbitmq": ("librabbitmq", "librabbitmq"),
         ]
+        // glibc's and the compiler's; libresolv (glibc's) is linked by the AddressSanitizer runtime.
         let system = [
             "libc", "libm", "libstdc++", "libgcc_s", "ld-linux-x86-64", "ld-linux-aarch64", "libpthread", "libdl",
+            "libresolv",
         ]
         let toolchain = ["libswift", "libFoundation", "lib_Foundation", "libdispatch", "libBlocksRuntime", "libicu"]
         var packages: [String: String] = [:]

@@ -8,6 +8,13 @@ import Testing
 /// (values, nesting, items of `data` against the `limit` asked for) and refused before they are kept or parsed
 /// (docs/ARCHITECTURE.md "Answers too large"). The peak (VmHWM) may grow at most 64 MiB over the steady state.
 @Suite(.serialized) struct HostileAnswerMemoryTests {
+    /// How far the peak may rise over the steady state: 64 MiB, plus AddressSanitizer's quarantine (256 MiB by default:
+    /// freed memory it keeps back, which a plain build returns) when the bridge is built with a sanitizer. The defect
+    /// this guards against peaked at 1.1 GB.
+    static func allowedGrowth() throws -> Int {
+        (64 << 20) + (try TestEnvironment.bridgeSanitizers().isEmpty ? 0 : 256 << 20)
+    }
+
     @Test(arguments: ["wide", "deep", "long"])
     func aHostileSixtyThreeMebibyteActivityAnswerCostsLittleMemory(shape: String) throws {
         let emulator = try Emulator()
@@ -79,14 +86,14 @@ import Testing
         })
         #expect(bridge.waitUntilConnected(), "\(bridge.stderr.suffix(3000))")
         let peak = try #require(bridge.peakResidentBytes)
-        #expect(peak - steady <= 64 << 20, "peak \(peak >> 20) MiB, steady \(steady >> 20) MiB")
+        #expect(try peak - steady <= Self.allowedGrowth(), "peak \(peak >> 20) MiB, steady \(steady >> 20) MiB")
         print("hostile start-up answer: steady VmHWM \(steady >> 20) MiB, peak VmHWM \(peak >> 20) MiB")
         bridge.send(SIGTERM)
         #expect(bridge.waitForExit() == 0)
     }
 
-    /// Waits until the emulator sent `count` hostile answers, expects the bridge's peak (VmHWM) at most 64 MiB over
-    /// `steady`, and disarms the hostile answers.
+    /// Waits until the emulator sent `count` hostile answers, expects the bridge's peak (VmHWM) at most
+    /// `allowedGrowth()` over `steady`, and disarms the hostile answers.
     private func expectLittleMemory(
         _ bridge: BridgeProcess, steady: Int, afterAnswers count: Int, from emulator: Emulator, _ label: String
     ) throws {
@@ -95,7 +102,8 @@ import Testing
         }
         #expect(sent, "hostile answers sent: \((try? emulator.controlGet("hostile-answers")) ?? [:])")
         let peak = try #require(bridge.peakResidentBytes)
-        #expect(peak - steady <= 64 << 20, "\(label): peak \(peak >> 20) MiB, steady \(steady >> 20) MiB")
+        #expect(
+            try peak - steady <= Self.allowedGrowth(), "\(label): peak \(peak >> 20) MiB, steady \(steady >> 20) MiB")
         print("hostile \(label): steady VmHWM \(steady >> 20) MiB, peak VmHWM \(peak >> 20) MiB")
         try emulator.control("hostile-answers", ["path": NSNull()])
     }

@@ -27,7 +27,7 @@ struct RedisHostileServerTests {
             error?.kind == .retriable && error?.message.contains("no reply") == true,
             "\(String(describing: error))"
         )
-        #expect(ContinuousClock.now - started < .seconds(30))
+        #expect(ContinuousClock.now - started < .seconds(TestEnvironment.patient(10)), "a bound, not a hang")
     }
 
     @Test(arguments: ["redis-garbage", "redis-oversized", "redis-huge-array", "redis-deep"])

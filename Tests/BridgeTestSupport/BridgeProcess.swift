@@ -46,8 +46,19 @@ public final class BridgeProcess: @unchecked Sendable {
         if user != nil { env["DIRECTUS_BRIDGE_JSON_LOG_FILE"] = nil }
         env.merge(environment) { _, new in new }
         process.environment = env
-        process.standardOutput = try FileHandle(forWritingTo: stdoutPath)
-        process.standardError = try FileHandle(forWritingTo: stderrPath)
+        let stdout = try FileHandle(forWritingTo: stdoutPath)
+        let stderr = try FileHandle(forWritingTo: stderrPath)
+        // The child has its own copies once started. Foundation's Process keeps its standardOutput and standardError
+        // for as long as it lives, and never frees some of its objects: two descriptors per bridge stayed open in the
+        // test runner, about 1,400 over an integration run, until Foundation's own descriptor scan in Process.run
+        // (findMaximumOpenFromProcSelfFD, which copies a whole 256-byte d_name) read past readdir's buffer under
+        // AddressSanitizer and aborted the runner.
+        defer {
+            try? stdout.close()
+            try? stderr.close()
+        }
+        process.standardOutput = stdout
+        process.standardError = stderr
         try process.run()
     }
 

@@ -10,8 +10,11 @@ public final class PythonServer: @unchecked Sendable {
     /// The TCP port the server listens on.
     public let port: Int
     private let process: Process
+    /// The read ends of the server's stdout and stderr pipes.
+    private let outputs: [FileHandle]
     private let lock = NSLock()
     private var capturedLog = Data()
+    private var outputsClosed = false
 
     /// Starts `script` (a path under Tests/tools) with `arguments` and waits up to `timeout` (stretched by
     /// `TestEnvironment.patience`) for `READY <port>`.
@@ -32,6 +35,7 @@ public final class PythonServer: @unchecked Sendable {
         process.standardError = stderr
         try process.run()
         self.process = process
+        outputs = [stdout.fileHandleForReading, stderr.fileHandleForReading]
 
         let readyLine = PythonServer.readLine(
             from: stdout.fileHandleForReading, timeout: TestEnvironment.patient(timeout))
@@ -53,7 +57,7 @@ public final class PythonServer: @unchecked Sendable {
         stderr.fileHandleForReading.readabilityHandler = append
     }
 
-    deinit { stop() }
+    deinit { terminate() }
 
     /// What the server printed after `READY` (stdout and stderr interleaved), for assertions and failure output.
     public var log: String { lock.withLock { String(decoding: capturedLog, as: UTF8.self) } }
@@ -61,8 +65,24 @@ public final class PythonServer: @unchecked Sendable {
     /// Whether the process is still running.
     public var isRunning: Bool { process.isRunning }
 
-    /// Kills the server (SIGTERM, then SIGKILL after one second) and waits for it.
+    /// Kills the server (SIGTERM, then SIGKILL after one second), waits for it, and closes the pipes of its output:
+    /// Foundation's Process keeps them open as long as it lives, and never frees some of its objects (two descriptors
+    /// per server stayed open in the test runner; `BridgeProcess.init`). Not from `deinit`, which may run on a
+    /// pipe's own handler thread, where closing the pipe traps.
     public func stop() {
+        terminate()
+        guard lock.withLock({ () -> Bool in
+            defer { outputsClosed = true }
+            return !outputsClosed
+        }) else { return }  // stopped before: the pipes are closed
+        for output in outputs {
+            output.readabilityHandler = nil
+            try? output.close()
+        }
+    }
+
+    /// Kills the server (SIGTERM, then SIGKILL after one second) and waits for it.
+    private func terminate() {
         guard process.isRunning else { return }
         process.terminate()
         if ChildExit.wait(process, timeout: 1) == nil {

@@ -82,8 +82,9 @@ import Testing
         }
         #expect(error?.kind == .timeout)
         #expect(error?.isRetriable == true)
-        // Far below the 10 s default: the 300 ms limit was applied (the rest is a loaded machine's slack).
-        #expect(elapsed < .seconds(5))
+        // Below the 10 s default: the 300 ms limit was applied (the rest is a loaded machine's slack, stretched by the
+        // patience factor and capped under the default).
+        #expect(elapsed < .seconds(min(TestEnvironment.patient(2), 9)))
     }
 
     @Test func cancellingAConnectEndsIt() async throws {
