@@ -15,7 +15,8 @@ import BridgeSinks
 /// Invariants:
 /// - Parsing is deterministic: the same input gives the same configuration or the same issues.
 /// - A refusal has at least one issue, each naming the file and a line within it (or just after it), lines
-///   counted as YAML counts them.
+///   counted as YAML counts them — or naming the `DIRECTUS_BRIDGE__` variable that brought the value in, and a line
+///   within that variable's value.
 /// - An accepted configuration's dump (`description`, what `validate --print` shows) parses again, with no
 ///   environment, to a configuration whose dump is the same text.
 enum ConfigTarget {
@@ -67,6 +68,11 @@ enum ConfigTarget {
             let lines = yaml.reduce(1) { $0 + ([0x0A, 0x0D, 0x85, 0xA8, 0xA9].contains($1) ? 1 : 0) }
             require(!error.issues.isEmpty, "a refusal without an issue")
             for issue in error.issues {
+                if let value = environment[issue.path], issue.path.hasPrefix(EnvironmentOverrides.prefix) {
+                    let valueLines = value.utf8.reduce(1) { $0 + ([0x0A, 0x0D, 0x85, 0xA8, 0xA9].contains($1) ? 1 : 0) }
+                    require((1...(valueLines + 1)).contains(issue.line), "issue line \(issue.line) of \(issue.path)")
+                    continue
+                }
                 require(issue.path == "bridge.yaml", "an issue names \(issue.path)")
                 require((1...(lines + 1)).contains(issue.line), "issue line \(issue.line) of \(lines): \(issue)")
             }
