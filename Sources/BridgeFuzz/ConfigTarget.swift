@@ -46,6 +46,13 @@ enum ConfigTarget {
         )
     }
 
+    /// At least as many lines as YAML counts in `text`: it breaks lines at LF, CR, NEL (C2 85), LS and PS
+    /// (E2 80 A8/A9); counting each LF, CR, 85, A8 and A9 byte over-counts (CRLF, other uses of those bytes), which
+    /// is fine for an upper bound.
+    static func lineBound(_ text: some Sequence<UInt8>) -> Int {
+        text.reduce(1) { $0 + ([0x0A, 0x0D, 0x85, 0xA8, 0xA9].contains($1) ? 1 : 0) }
+    }
+
     static func run(_ bytes: UnsafeRawBufferPointer) {
         var yaml = Array(bytes)
         var environment = ["DIRECTUS_URL": "http://127.0.0.1:8055", "DIRECTUS_TOKEN": "token"]
@@ -63,13 +70,11 @@ enum ConfigTarget {
 
         switch first {
         case .failure(let error):
-            // YAML breaks lines at LF, CR, NEL (C2 85), LS and PS (E2 80 A8/A9); counting each LF, CR, 85, A8 and
-            // A9 byte over-counts (CRLF, other uses of those bytes), which is fine for an upper bound.
-            let lines = yaml.reduce(1) { $0 + ([0x0A, 0x0D, 0x85, 0xA8, 0xA9].contains($1) ? 1 : 0) }
+            let lines = lineBound(yaml)
             require(!error.issues.isEmpty, "a refusal without an issue")
             for issue in error.issues {
                 if let value = environment[issue.path], issue.path.hasPrefix(EnvironmentOverrides.prefix) {
-                    let valueLines = value.utf8.reduce(1) { $0 + ([0x0A, 0x0D, 0x85, 0xA8, 0xA9].contains($1) ? 1 : 0) }
+                    let valueLines = lineBound(value.utf8)
                     require((1...(valueLines + 1)).contains(issue.line), "issue line \(issue.line) of \(issue.path)")
                     continue
                 }

@@ -88,18 +88,10 @@ package struct AMQPSinkConfig: URLBrokerSettings, Equatable {
                 decoder.report("\(map.field("exchange")): \(error.message)", at: node.mark)
             }
         }
-        if let routingKey = decoder.string(map, "routing_key") { config.routingKey = routingKey }
-        if map["routing_key"].map({ $0.scalar.map { !$0.alreadyReported } ?? false }) ?? true {
-            EventNameTemplate.check(
-                config.routingKey,
-                key: "routing_key",
-                &decoder,
-                map,
-                refusal: "is not a usable routing key (at most 255 bytes)"
-            ) { name throws(AMQPError) in
-                try checkShortString(name, what: "the routing key is")
-            }
-        }
+        config.routingKey = EventNameTemplate.decode(
+            config.routingKey, key: "routing_key", &decoder, map,
+            refusal: "is not a usable routing key (at most 255 bytes)"
+        ) { name throws(AMQPError) in try checkShortString(name, what: "the routing key is") }
         return server.isValid ? config : nil
     }
 }

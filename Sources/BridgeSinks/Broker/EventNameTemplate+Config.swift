@@ -1,12 +1,25 @@
 package import BridgeConfig
 
 extension EventNameTemplate {
+    /// A broker sink's name template `key`: the configured text, or `current` (the default) when absent or empty,
+    /// checked as `check` does — unless reading it already reported a problem (a list, a failed interpolation).
+    package static func decode<Failure: Error>(
+        _ current: String, key: String, _ decoder: inout ConfigDecoder, _ map: MappingView, refusal: String,
+        validate: (String) throws(Failure) -> Void
+    ) -> String {
+        let text = decoder.string(map, key) ?? current
+        if map[key].map({ $0.scalar.map { !$0.alreadyReported } ?? false }) ?? true {
+            check(text, key: key, &decoder, map, refusal: refusal, validate: validate)
+        }
+        return text
+    }
+
     /// Reports a broker sink's `key` (`topic`, `subject`, holding `text`, or its default when absent) whose template
     /// names an unknown placeholder, or whose rendering `validate` refuses (then as `"<template>" <refusal>`): for a
     /// sample event first, then for every collection and event the sink takes (`decoder.sinkScope`). Directus takes
     /// any collection name its database takes (spaces, letters beyond ASCII, `*`), and a name the broker refuses
     /// would have every event of that collection rejected and passed over at run time.
-    package static func check<Failure: Error>(
+    private static func check<Failure: Error>(
         _ text: String, key: String, _ decoder: inout ConfigDecoder, _ map: MappingView, refusal: String,
         validate: (String) throws(Failure) -> Void
     ) {

@@ -127,14 +127,10 @@ package struct JetStreamSinkConfig: SinkSettings, Equatable {
             decoder.report("\(map.field("servers")): list at least one server", at: node.mark)
         }
         var config = JetStreamSinkConfig(servers: servers.map(\.text))
-        if let subject = decoder.string(map, "subject") { config.subject = subject }
-        // Absent or empty: the default, checked too. A list or a failed interpolation was reported already.
-        if map["subject"].map({ $0.scalar.map { !$0.alreadyReported } ?? false }) ?? true {
-            EventNameTemplate.check(
-                config.subject, key: "subject", &decoder, map,
-                refusal: "is not a NATS subject (dot-separated tokens without spaces or wildcards)"
-            ) { name throws(NATSError) in try NATSSubject.validate(name) }
-        }
+        config.subject = EventNameTemplate.decode(
+            config.subject, key: "subject", &decoder, map,
+            refusal: "is not a NATS subject (dot-separated tokens without spaces or wildcards)"
+        ) { name throws(NATSError) in try NATSSubject.validate(name) }
         config.credentials = credentials(&decoder, map)
         config.caFile = decoder.brokerCAFile(map)
         config.maxOutstanding = decoder.integer(

@@ -81,14 +81,9 @@ package struct KafkaSinkConfig: SinkSettings, Equatable {
             decoder.report("\(map.field("brokers")): list at least one broker", at: node.mark)
         }
         var config = KafkaSinkConfig(brokers: brokers.map(\.text))
-        if let topic = decoder.string(map, "topic") { config.topic = topic }
-        // Absent or empty: the default, checked too. A list or a failed interpolation was reported already.
-        if map["topic"].map({ $0.scalar.map { !$0.alreadyReported } ?? false }) ?? true {
-            EventNameTemplate.check(
-                config.topic, key: "topic", &decoder, map,
-                refusal: "is not a Kafka topic name (1-249 of a-z A-Z 0-9 . _ -)"
-            ) { name throws(KafkaError) in try KafkaTopicName.validate(name) }
-        }
+        config.topic = EventNameTemplate.decode(
+            config.topic, key: "topic", &decoder, map, refusal: "is not a Kafka topic name (1-249 of a-z A-Z 0-9 . _ -)"
+        ) { name throws(KafkaError) in try KafkaTopicName.validate(name) }
         config.properties = properties(&decoder, map)
         config.maxOutstanding = decoder.integer(
             map, "max_outstanding", default: defaultMaxOutstanding, range: maxOutstandingRange)

@@ -86,17 +86,10 @@ package struct MQTTSinkConfig: URLBrokerSettings, Equatable {
             range: 1...65_535
         ) { url throws(MQTTError) in _ = try MQTTSettings(url: url, clientID: "directus-bridge") }
         var config = MQTTSinkConfig(url: server.url, caFile: server.caFile, maxInFlight: server.maxInFlight)
-        if let topic = decoder.string(map, "topic") { config.topic = topic }
-        if map["topic"].map({ $0.scalar.map { !$0.alreadyReported } ?? false }) ?? true {
-            EventNameTemplate.check(
-                config.topic,
-                key: "topic",
-                &decoder,
-                map,
-                refusal: "is not a usable MQTT topic (1 to 65535 bytes, no + or #)",
-                validate: MQTTTopic.validate
-            )
-        }
+        config.topic = EventNameTemplate.decode(
+            config.topic, key: "topic", &decoder, map,
+            refusal: "is not a usable MQTT topic (1 to 65535 bytes, no + or #)", validate: MQTTTopic.validate
+        )
         config.qos = decoder.integer(map, "qos", default: 1, range: 1...2)
         config.stateTopic = decoder.string(map, "state_topic")
         if let stateTopic = config.stateTopic {

@@ -81,18 +81,11 @@ package struct RedisSinkConfig: URLBrokerSettings, Equatable {
             range: 1...100_000
         ) { url throws(RedisError) in _ = try RedisSettings(url: url) }
         var config = RedisSinkConfig(url: server.url, caFile: server.caFile, maxInFlight: server.maxInFlight)
-        if let stream = decoder.string(map, "stream") { config.stream = stream }
-        if map["stream"].map({ $0.scalar.map { !$0.alreadyReported } ?? false }) ?? true {
-            EventNameTemplate.check(
-                config.stream,
-                key: "stream",
-                &decoder,
-                map,
-                refusal: "is not a usable stream key (1 to 1024 bytes)"
-            ) { name throws(RedisError) in
-                guard !name.isEmpty, name.utf8.count <= 1024 else {
-                    throw RedisError(kind: .configuration, message: "bad stream key")
-                }
+        config.stream = EventNameTemplate.decode(
+            config.stream, key: "stream", &decoder, map, refusal: "is not a usable stream key (1 to 1024 bytes)"
+        ) { name throws(RedisError) in
+            guard !name.isEmpty, name.utf8.count <= 1024 else {
+                throw RedisError(kind: .configuration, message: "bad stream key")
             }
         }
         config.maxLength = decoder.integer(map, "maxlen", default: 0, range: 0...1_000_000_000)
