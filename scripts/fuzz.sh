@@ -4,9 +4,10 @@
 # (kept between runs, not checked in); a crash, a broken invariant, a timeout or running out of memory saves the
 # input under Fuzz/artifacts/<target>/ and makes the script exit 1 after the other targets ran.
 # Usage: scripts/fuzz.sh [SECONDS] [TARGET...]     (targets: .build/debug/bridge-fuzz --list)
-#        scripts/fuzz.sh --replay                   every seed of every target once through the plain debug build
-#                                                   (.build/debug/bridge-fuzz, built by `swift build`): seconds, no
-#                                                   fuzzing build; scripts/test.sh runs it after its build.
+#        scripts/fuzz.sh --replay [BINARY]          every seed of every target once through a debug build of
+#                                                   bridge-fuzz (default .build/debug/bridge-fuzz, built by `swift
+#                                                   build`): seconds, no fuzzing build; scripts/test.sh runs it with
+#                                                   its AddressSanitizer build's, where a leak fails the replay too.
 # Without TARGETs, the targets `--list` names must be exactly the folders of Fuzz/corpus and at least the floor
 # `fuzz-targets` of scripts/test-floors: a list that came back empty or short (its format changed, a target was
 # dropped) fails instead of fuzzing nothing. Before fuzzing, each target replays its checked-in seeds once
@@ -39,7 +40,7 @@ all_targets() {
 }
 
 if [[ "${1:-}" == --replay ]]; then
-    debug=.build/debug/bridge-fuzz
+    debug="${2:-.build/debug/bridge-fuzz}"
     targets="$(all_targets "$debug")"
     for target in $targets; do
         seeds=(Fuzz/corpus/"$target"/*)

@@ -68,7 +68,7 @@ public enum TestEnvironment {
     }
 
     /// The environment a bridge under test starts with: `environment` (this process's by default) without
-    /// LeakSanitizer's suppressions. `Tests/sanitizers/lsan.supp` names what the test runner's libraries leak
+    /// LeakSanitizer's suppressions, and with its leak check on even where the runner's is off. `Tests/sanitizers/lsan.supp` names what the test runner's libraries leak
     /// (XCTest, Foundation's `Process`); the bridge uses none of them, so under `scripts/test.sh --sanitize=address`
     /// every leak at a bridge's exit is reported, its own curl handles' included (docs/RELIABILITY.md
     /// "Suppressions").
@@ -81,7 +81,9 @@ public enum TestEnvironment {
     ) -> [String: String] {
         var result = environment
         if let options = environment["LSAN_OPTIONS"] {
-            let kept = options.split(separator: ":").filter { !$0.hasPrefix("suppressions=") }
+            let kept = options.split(separator: ":").filter {
+                !$0.hasPrefix("suppressions=") && !$0.hasPrefix("detect_leaks=")
+            }
             result["LSAN_OPTIONS"] = kept.isEmpty ? nil : kept.joined(separator: ":")
         }
         if let collector = environment[logCollectorVariable], !collector.isEmpty {
