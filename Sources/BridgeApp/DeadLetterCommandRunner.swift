@@ -73,10 +73,14 @@ enum DeadLetterCommandRunner {
         }
     }
 
-    /// `.failure`, saying so, when the filters of a replay or purge matched nothing; else `.success`.
+    /// `.failure`, saying so, when the filters of a replay or purge matched nothing; else `.success` (an empty `list`
+    /// of a sink that is not configured noted on stderr).
     private static func outcome(_ command: DeadLetterCommand, count: Int, dropped: Int, configured: [String])
         -> ExitCode
     {
+        if let note = command.unknownSinkNote(count: count, configured: configured) {
+            BridgeApplication.printError(note)
+        }
         guard command.matchedNothing(count: count, dropped: dropped) else { return .success }
         BridgeApplication.printError(command.nothingMatchedMessage(configured: configured))
         return .failure
