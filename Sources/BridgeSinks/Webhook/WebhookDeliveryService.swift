@@ -7,8 +7,8 @@ internal import BridgeStore
 /// Delivers one webhook sink's outbox: takes the rows the sink committed from memory (`accepted`, through the
 /// sink's `OutboxHandOff`), reads pending rows from SQLite only where memory does not have them (at start, when
 /// the hand-off refused a batch, and every poll interval for rows `dlq replay` put back from another process),
-/// attempts the due ones up to `maxInFlight` at once with per-item order (`WebhookDeliveryState`), and writes each
-/// outcome back to the outbox — delete, reschedule or dead letter.
+/// attempts the due ones up to `maxInFlight` at once with per-item order (`WebhookDeliveryState`), and hands each
+/// outcome — delete, reschedule or dead letter — to the sink's `OutboxWriter`, which writes it on its own thread.
 ///
 /// The outbox is write-ahead: every row is committed before delivery hears of it, so the hand-off may be lost or
 /// full at any moment without losing an event. What delivery knows of SQLite is "every row of the sink up to
@@ -19,14 +19,15 @@ internal import BridgeStore
 /// The loop is the only place that touches the state. Each turn hands its attempts to the sink's `DeliveryEngine`
 /// in one batch (up to 4 × `maxInFlight` out while the receiver answers, so the engine has the next ones queued
 /// when a slot frees; it sends at most `maxInFlight` at once), and the engine hands finished ones back in batches
-/// that ring the doorbell. Outcomes are committed in groups (group commit): when an item whose outcome is not yet
-/// committed has its next event due — nothing is sent for an item before the previous outcome of that item is
-/// committed, so a crash can repeat a delivery (same `webhook-id`) but never reorder an item's events — or when
-/// `commitDelay` passed since the oldest uncommitted outcome, or `commitBatch` outcomes wait, or at shutdown.
+/// that ring the doorbell. Outcomes go to the writer in groups (group commit): when an item whose outcome is not yet
+/// handed over has its next event due, or when `commitDelay` passed since the oldest outcome not handed over, or
+/// `commitBatch` outcomes wait, or at shutdown. Nothing is sent for an item before the previous outcome of that item
+/// is committed — the row is parked until the writer's commit rings the loop — so a crash can repeat a delivery (same
+/// `webhook-id`) but never reorder an item's events, and no turn waits for the store's lock (intake's transactions).
 ///
 /// Graceful stop: no new attempts once `stop` triggers (those queued in the engine and not sent are withdrawn);
 /// attempts in flight may finish within `drainTimeout`, then they are abandoned (cancelled, not counted) and their
-/// rows stay in the outbox for the next run.
+/// rows stay in the outbox for the next run. `run` returns once the writer committed every outcome handed over.
 package final class WebhookDeliveryService: Sendable {
     /// Tuning that is not in bridge.yaml.
     package struct Settings: Sendable {
@@ -39,9 +40,10 @@ package final class WebhookDeliveryService: Sendable {
         package var handOffBytes: Int
         /// Rows read per query. Default: 10000.
         package var loadBatch: Int
-        /// Longest an outcome waits to be committed with others (a crash in between sends it again). Default: 2 ms.
+        /// Longest an outcome waits to be handed to the writer with others (a crash before its commit sends it
+        /// again). Default: 2 ms.
         package var commitDelay: Duration
-        /// Outcomes that are committed at once however young. Default: 256.
+        /// Outcomes that are handed to the writer at once however young. Default: 256.
         package var commitBatch: Int
         /// The retry delay's random factor, in [0.8, 1.2]. Default: `RetryPolicy.randomJitter`.
         package var jitter: @Sendable () -> Double
