@@ -8,9 +8,10 @@ internal import BridgeEvents
 ///
 /// Delivery hands over the outcomes of a group of finished attempts (`submit`) and goes on at once. What is handed
 /// over while a transaction runs, or waits for the lock behind intake, is applied together in the next one (group
-/// commit). Each hand-over gets a ticket; `committed` is the last ticket whose writes are committed, and every
-/// commit rings the delivery loop: an item's next event is sent only once its previous outcome is committed
-/// (`WebhookDeliveryService.Loop.ready`), so a crash can repeat a delivery but never reorder an item.
+/// commit). Each hand-over gets a ticket; `committed` is the last ticket whose writes are committed. An item's next
+/// event is sent only once its previous outcome is committed (`WebhookDeliveryService.Loop.ready`), so a crash can
+/// repeat a delivery but never reorder an item: while such a row waits, the loop asks for a ring after the next
+/// commit (`ringAfterCommit`); otherwise a commit wakes nobody.
 ///
 /// Every write of the delivery side happens here: the outcomes, the dead letters filed before them
 /// (`WebhookDeadLetterPlace.file`: the shared bucket) and the letters `dlq replay` handed back (`takeInReplays`,
@@ -37,28 +38,35 @@ package final class OutboxWriter: Sendable {
     private let committedTicket = Atomic<UInt64>(0)
     private let uncommitted = Atomic<Int>(0)
     private let replaysTaken = Atomic<Bool>(false)
-    private let committedHook: @Sendable () -> Void
+    private let ringWanted = Atomic<Bool>(false)
+    private let ring: @Sendable () -> Void
 
-    /// A writer for `sinkID`'s rows of `store`; `onCommit` runs after each commit and after replays were taken in.
+    /// A writer for `sinkID`'s rows of `store`; `ring` wakes the delivery loop (after a commit it asked for, and after
+    /// replays were taken in).
     package init(
         sinkID: String,
         store: OutboxStore,
         deadLetters: any WebhookDeadLetterPlace,
         depths: WebhookDepths,
         logger: Logger,
-        onCommit: @escaping @Sendable () -> Void
+        ring: @escaping @Sendable () -> Void
     ) {
         self.sinkID = sinkID
         self.store = store
         self.deadLetters = deadLetters
         self.depths = depths
         self.logger = logger
-        self.committedHook = onCommit
+        self.ring = ring
         wakeup = Wakeup(timer: executor)
     }
 
     /// The last ticket whose writes are committed.
-    package var committed: UInt64 { committedTicket.load(ordering: .acquiring) }
+    package var committed: UInt64 { committedTicket.load(ordering: .sequentiallyConsistent) }
+
+    /// Rings the loop after the next commit. The loop asks before it looks at `committed` one last time and waits,
+    /// the writer stores `committed` before it looks at the request (both sequentially consistent): one of the two
+    /// always sees the other, so a commit is never missed.
+    package func ringAfterCommit() { ringWanted.store(true, ordering: .sequentiallyConsistent) }
 
     /// Writes handed over and not committed yet.
     package var pendingWrites: Int { uncommitted.load(ordering: .relaxed) }
@@ -138,7 +146,7 @@ package final class OutboxWriter: Sendable {
             }
             carried = []
             uncommitted.subtract(batch.count, ordering: .relaxed)
-            committedTicket.store(ticket, ordering: .releasing)
+            committedTicket.store(ticket, ordering: .sequentiallyConsistent)
             if failing {
                 failing = false
                 retries.reset()
@@ -146,7 +154,7 @@ package final class OutboxWriter: Sendable {
             }
             deadLetters.count(into: depths, stepCount: nil, committed: batch)
             if let depth = store.knownDepth(sink: sinkID) { depths.outbox = depth }
-            committedHook()
+            if ringWanted.exchange(false, ordering: .sequentiallyConsistent) { ring() }
         }
     }
 
@@ -159,7 +167,7 @@ package final class OutboxWriter: Sendable {
             logger.info(
                 "replayed dead letters taken into the outbox", metadata: [LogKey.sink: sinkID, LogKey.count: taken])
             replaysTaken.store(true, ordering: .releasing)
-            committedHook()
+            ring()
             return false
         } catch {
             if !failing {

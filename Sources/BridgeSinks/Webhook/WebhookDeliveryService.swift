@@ -143,7 +143,7 @@ package final class WebhookDeliveryService: Sendable {
         self.doorbell = doorbell
         writer = OutboxWriter(
             sinkID: sinkID, store: store, deadLetters: deadLetters, depths: depths, logger: logger,
-            onCommit: { doorbell.ring() })
+            ring: { doorbell.ring() })
         self.receiver = DeliveryReceiver { [engineCompletions] completions in
             engineCompletions.list.withLock { $0.append(contentsOf: completions) }
             doorbell.ring()
@@ -215,6 +215,12 @@ package final class WebhookDeliveryService: Sendable {
                     }
                 }
                 if await turn(&loop) { continue }
+                // Parked rows wait for a commit: ask the writer for a ring, then look once more (it may have been
+                // committed before the writer saw the request).
+                if let ticket = loop.parked.lazy.map(\.ticket).min() {
+                    writer.ringAfterCommit()
+                    if writer.committed >= ticket { continue }
+                }
                 await doorbell.wait(
                     timeout: loop.waitTime(
                         now: Self.nowMilliseconds(),
