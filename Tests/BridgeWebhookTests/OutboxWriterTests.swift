@@ -18,12 +18,7 @@ import Testing
     static let patience = Duration.seconds(TestEnvironment.patient(30))
 
     @Test func deliveryGoesOnWhileIntakeHoldsTheStoresLock() async throws {
-        let store = try makeStore()
-        let engine = FakeEngine()
-        let service = try makeService(store: store, engine: engine, pollInterval: .seconds(3600))
-        let sink = webhookSink(for: service, store: store)
-        try await whileRunning(service) { _ in
-            try await Self.deliverOne(through: sink, store: store, engine: engine)
+        let engine = try await Self.whileRunningOnANewStore { store, engine, service in
             let records = try Self.commit((1...100).map { webhookEvent($0) }, into: store)
             let hold = try await IntakeHold.start(on: store)
             defer { hold.release() }
@@ -41,12 +36,7 @@ import Testing
     }
 
     @Test func anItemsNextEventWaitsForTheCommitOfItsPreviousOutcome() async throws {
-        let store = try makeStore()
-        let engine = FakeEngine()
-        let service = try makeService(store: store, engine: engine, pollInterval: .seconds(3600))
-        let sink = webhookSink(for: service, store: store)
-        try await whileRunning(service) { _ in
-            try await Self.deliverOne(through: sink, store: store, engine: engine)
+        let engine = try await Self.whileRunningOnANewStore { store, engine, service in
             let first = try Self.commit([webhookEvent(1, key: "x")], into: store)
             let second = try Self.commit([webhookEvent(2, key: "x"), webhookEvent(3, key: "y")], into: store)
             let hold = try await IntakeHold.start(on: store)
@@ -100,6 +90,22 @@ import Testing
             #expect(try await eventually(timeout: Self.patience) { try reopened.outboxCount(sink: "s") == 0 })
         }
         #expect(again.sent.map(\.id) == ["evt_1000"])
+    }
+
+    /// Runs a delivery service (no poll) of a new store while `body` runs, once one event went through; returns
+    /// the engine.
+    static func whileRunningOnANewStore(
+        _ body: (OutboxStore, FakeEngine, WebhookDeliveryService) async throws -> Void
+    ) async throws -> FakeEngine {
+        let store = try makeStore()
+        let engine = FakeEngine()
+        let service = try makeService(store: store, engine: engine, pollInterval: .seconds(3600))
+        let sink = webhookSink(for: service, store: store)
+        try await whileRunning(service) { _ in
+            try await deliverOne(through: sink, store: store, engine: engine)
+            try await body(store, engine, service)
+        }
+        return engine
     }
 
     /// Accepts one event and waits until its outcome is committed: the service's start-up read is behind it.
