@@ -1,7 +1,7 @@
 package import BridgeStore
 package import BridgeEvents
 
-// MARK: - Delivery (the delivery service, on its own thread)
+// MARK: - Delivery (the delivery service and its writer, each on its own thread)
 
 /// What one delivery turn read from the outbox.
 package struct OutboxStep: Sendable {
@@ -16,13 +16,13 @@ package struct OutboxStep: Sendable {
 }
 
 extension OutboxStore {
-    /// One turn of the delivery service in one lock and one transaction (each statement outside a transaction
-    /// would pay WAL lock syscalls of its own): applies `writes`, reads rows above `loadAfter` (when set, at most
-    /// `loadLimit`), recounts the outbox depth and the dead letters when asked (rows another process added or
-    /// removed), and reads the payloads of `due`.
+    /// The reads of one delivery turn in one lock and one transaction (each statement outside a transaction would
+    /// pay WAL lock syscalls of its own): rows above `loadAfter` (when set, at most `loadLimit`), the outbox depth
+    /// and the dead letters recounted when asked (rows another process added or removed), and the payloads of
+    /// `due`. Only for what memory does not have (a start, a poll, a replay, a full hand-off): the outcomes go
+    /// through the sink's `OutboxWriter`.
     package func deliveryStep(
         sink: String,
-        writes: [OutboxWrite],
         loadAfter: Int64?,
         loadLimit: Int,
         recount: Bool,
@@ -30,8 +30,7 @@ extension OutboxStore {
     ) throws -> OutboxStep {
         try withState { state in
             let database = state.database
-            var (step, removed) = try database.transaction { () throws -> (OutboxStep, Int) in
-                let removed = try Self.apply(writes, in: database)
+            var step = try database.transaction { () throws -> OutboxStep in
                 let loaded = try loadAfter.map {
                     try Self.pending(sink: sink, after: $0, limit: loadLimit, in: database)
                 }
@@ -42,15 +41,13 @@ extension OutboxStore {
                             $0.int(at: 0)
                         }.first ?? 0
                 }
-                let step = OutboxStep(
+                return OutboxStep(
                     loaded: loaded ?? [],
                     payloads: try Self.payloads(due, in: database),
                     depth: 0,
                     deadLetters: deadLetters
                 )
-                return (step, removed)
             }
-            if let depth = state.depth[sink] { state.depth[sink] = max(0, depth - removed) }
             if recount { state.depth[sink] = nil }
             step.depth = try Self.depth(of: sink, in: &state)
             return step
@@ -67,7 +64,7 @@ extension OutboxStore {
         try withState { state in try Self.payloads(seqs, in: state.database) }
     }
 
-    /// Applies the outcome of finished attempts of `sink` in one transaction.
+    /// Applies the outcome of finished attempts of `sink` in one transaction (the sink's `OutboxWriter`).
     package func apply(_ writes: [OutboxWrite], sink: String) throws {
         guard !writes.isEmpty else { return }
         try withState { state in

@@ -11,8 +11,9 @@ package import BridgeEvents
 /// the process, by the broker sinks (their dead letters, and the letters `dlq replay` hands back to them) and by
 /// `directus-bridge dlq` running beside it.
 ///
-/// One connection, used under a lock from the dispatcher thread (inserts), the delivery services (on the blocking
-/// pool) and metric scrapes; another process (`dlq`) opens its own connection, and WAL plus the busy timeout let
+/// One connection, used under a lock from the sinks' runner threads (inserts, a broker's dead letters), each webhook
+/// sink's `OutboxWriter` (the outcomes of deliveries), the delivery services' reads (at start, a poll, a replay) and
+/// metric scrapes; another process (`dlq`) opens its own connection, and WAL plus the busy timeout let
 /// both work at once. Rows carry the sink's id, so several sinks share the tables. An event keeps its id and body
 /// from acceptance to delivery or dead letter, across retries, restarts and replays.
 ///

@@ -13,7 +13,8 @@ internal import Synchronization
 /// emptied after. A bridge another one took over from cannot write the journal, so it files nothing; a letter left
 /// in the journal by a bridge that died between the two writes is filed by the next term's takeover of the sink.
 ///
-/// Used from the delivery service's own thread only; every call blocks on the bucket.
+/// Used from the thread of the sink's `OutboxWriter` (filing, replays) and the delivery service's (the count); every
+/// call but the count blocks on the bucket.
 package final class SharedDeadLetterFiler: Sendable {
     /// The largest letter the bucket takes (its values may have 1 MiB; the journal wraps the letter). A larger one
     /// stays in `webhooks.db` on this machine, with an error logged.

@@ -7,8 +7,8 @@ internal import BridgeStore
 /// Delivers one webhook sink's outbox: takes the rows the sink committed from memory (`accepted`, through the
 /// sink's `OutboxHandOff`), reads pending rows from SQLite only where memory does not have them (at start, when
 /// the hand-off refused a batch, and every poll interval for rows `dlq replay` put back from another process),
-/// attempts the due ones up to `maxInFlight` at once with per-item order (`WebhookDeliveryState`), and writes each
-/// outcome back to the outbox — delete, reschedule or dead letter.
+/// attempts the due ones up to `maxInFlight` at once with per-item order (`WebhookDeliveryState`), and hands each
+/// outcome — delete, reschedule or dead letter — to the sink's `OutboxWriter`, which writes it on its own thread.
 ///
 /// The outbox is write-ahead: every row is committed before delivery hears of it, so the hand-off may be lost or
 /// full at any moment without losing an event. What delivery knows of SQLite is "every row of the sink up to
@@ -19,14 +19,15 @@ internal import BridgeStore
 /// The loop is the only place that touches the state. Each turn hands its attempts to the sink's `DeliveryEngine`
 /// in one batch (up to 4 × `maxInFlight` out while the receiver answers, so the engine has the next ones queued
 /// when a slot frees; it sends at most `maxInFlight` at once), and the engine hands finished ones back in batches
-/// that ring the doorbell. Outcomes are committed in groups (group commit): when an item whose outcome is not yet
-/// committed has its next event due — nothing is sent for an item before the previous outcome of that item is
-/// committed, so a crash can repeat a delivery (same `webhook-id`) but never reorder an item's events — or when
-/// `commitDelay` passed since the oldest uncommitted outcome, or `commitBatch` outcomes wait, or at shutdown.
+/// that ring the doorbell. Outcomes go to the writer in groups (group commit): when an item whose outcome is not yet
+/// handed over has its next event due, or when `commitDelay` passed since the oldest outcome not handed over, or
+/// `commitBatch` outcomes wait, or at shutdown. Nothing is sent for an item before the previous outcome of that item
+/// is committed — the row is parked until the writer's commit rings the loop — so a crash can repeat a delivery (same
+/// `webhook-id`) but never reorder an item's events, and no turn waits for the store's lock (intake's transactions).
 ///
 /// Graceful stop: no new attempts once `stop` triggers (those queued in the engine and not sent are withdrawn);
 /// attempts in flight may finish within `drainTimeout`, then they are abandoned (cancelled, not counted) and their
-/// rows stay in the outbox for the next run.
+/// rows stay in the outbox for the next run. `run` returns once the writer committed every outcome handed over.
 package final class WebhookDeliveryService: Sendable {
     /// Tuning that is not in bridge.yaml.
     package struct Settings: Sendable {
@@ -39,9 +40,10 @@ package final class WebhookDeliveryService: Sendable {
         package var handOffBytes: Int
         /// Rows read per query. Default: 10000.
         package var loadBatch: Int
-        /// Longest an outcome waits to be committed with others (a crash in between sends it again). Default: 2 ms.
+        /// Longest an outcome waits to be handed to the writer with others (a crash before its commit sends it
+        /// again). Default: 2 ms.
         package var commitDelay: Duration
-        /// Outcomes that are committed at once however young. Default: 256.
+        /// Outcomes that are handed to the writer at once however young. Default: 256.
         package var commitBatch: Int
         /// The retry delay's random factor, in [0.8, 1.2]. Default: `RetryPolicy.randomJitter`.
         package var jitter: @Sendable () -> Double
@@ -110,6 +112,8 @@ package final class WebhookDeliveryService: Sendable {
     package let receiver: DeliveryReceiver
     /// Where dead letters are filed (`SinkState.webhookDeadLetters`).
     package let deadLetters: any WebhookDeadLetterPlace
+    /// Writes the outcomes into the outbox on its own thread: the loop never waits for the store's lock.
+    package let writer: OutboxWriter
 
     /// Creates the service; nothing happens until `run`.
     package init(
@@ -137,6 +141,9 @@ package final class WebhookDeliveryService: Sendable {
         handOff = OutboxHandOff(limit: settings.handOffBytes)
         let doorbell = Wakeup(timer: executor)
         self.doorbell = doorbell
+        writer = OutboxWriter(
+            sinkID: sinkID, store: store, deadLetters: deadLetters, depths: depths, logger: logger,
+            ring: { doorbell.ring() })
         self.receiver = DeliveryReceiver { [engineCompletions] completions in
             engineCompletions.list.withLock { $0.append(contentsOf: completions) }
             doorbell.ring()
@@ -162,7 +169,10 @@ package final class WebhookDeliveryService: Sendable {
     /// The loop runs on a thread of the service's own (`DedicatedThreadExecutor`): the outbox's short SQLite calls
     /// may block there, and resuming the loop never crosses threads.
     package func run(stop: ShutdownSignal, drainTimeout: Duration) async {
-        defer { executor.shutdown() }
+        defer {
+            executor.shutdown()
+            writer.executor.shutdown()
+        }
         await withTaskExecutorPreference(executor) {
             await deliver(stop: stop, drainTimeout: drainTimeout)
         }
@@ -174,11 +184,14 @@ package final class WebhookDeliveryService: Sendable {
                 await stop.wait()
                 doorbell.ring()
             }
+            group.addTask(executorPreference: writer.executor) { [writer] in await writer.run() }
             var loop = Loop(state: WebhookDeliveryState(policy: policy), nextPoll: .now + settings.pollInterval)
             while true {
                 if loop.drainDeadline == nil && stop.isTriggered {
                     loop.drainDeadline = .now + drainTimeout
                     engine.cancelWaiting(of: receiver)  // queued ahead, not sent: they stay in the outbox
+                    loop.state.release(loop.parked.map(\.seq), dueAt: Self.nowMilliseconds())
+                    loop.parked.removeAll()
                     if loop.state.inFlightCount > 0 {
                         logger.info(
                             "finishing webhook attempts in flight",
@@ -202,6 +215,12 @@ package final class WebhookDeliveryService: Sendable {
                     }
                 }
                 if await turn(&loop) { continue }
+                // Parked rows wait for a commit: ask the writer for a ring, then look once more (it may have been
+                // committed before the writer saw the request).
+                if let ticket = loop.parked.lazy.map(\.ticket).min() {
+                    writer.ringAfterCommit()
+                    if writer.committed >= ticket { continue }
+                }
                 await doorbell.wait(
                     timeout: loop.waitTime(
                         now: Self.nowMilliseconds(),
@@ -210,11 +229,18 @@ package final class WebhookDeliveryService: Sendable {
                     )
                 )
             }
+            // Every outcome is handed over by now: the writer commits them before the store closes (a clean stop
+            // sends nothing twice), giving up 2 s past the drain deadline while the store keeps failing.
+            writer.finish(by: (loop.drainDeadline ?? .now) + .seconds(2))
         }
     }
 
-    /// One turn: take in finished attempts, start due ones, read and write the outbox. Returns true when the loop
-    /// should turn again at once (new rows were read and may be due).
+    /// One turn: take in finished attempts, hand their outcomes to the writer, start due ones, and read the outbox
+    /// when memory does not have what is needed. Returns true when the loop should turn again at once (new rows
+    /// were read and may be due).
+    ///
+    /// In steady state a turn touches no lock that intake holds: outcomes go to the writer without waiting, bodies
+    /// come from memory, and the depth gauge from the counts.
     private func turn(_ loop: inout Loop) async -> Bool {
         let now = Self.nowMilliseconds()
         // Retry times count from the next whole millisecond, so a retry is never early by the rounding.
@@ -231,66 +257,64 @@ package final class WebhookDeliveryService: Sendable {
             )
             conclude(attempt, in: &loop, now: now + 1)
         }
-        if newRows.exchange(false, ordering: .acquiringAndReleasing) { loop.loadAfter = loop.scannedSeq }
+        let committed = writer.committed
+        loop.settle(committed: committed)
+        if newRows.exchange(false, ordering: .acquiringAndReleasing) || writer.tookInReplays() {
+            loop.loadAfter = loop.scannedSeq
+        }
         if ContinuousClock.now >= loop.nextPoll {
             loop.loadAfter = loop.scannedSeq
             loop.recount = true
             loop.nextPoll = .now + settings.pollInterval
+            writer.askForReplays()
         }
         takeHandOff(&loop)
         let due =
             loop.drainDeadline == nil
             ? loop.state.takeDue(now: now, limit: attemptLimit(loop) - loop.state.inFlightCount) : []
-        let commit =
-            !loop.writes.isEmpty
+        if !loop.writes.isEmpty
             && (loop.drainDeadline != nil || loop.writes.count >= settings.commitBatch
                 || loop.uncommittedSince.map { ContinuousClock.now - $0 >= settings.commitDelay } ?? false
                 || due.contains { loop.state.itemHash(of: $0).map(loop.uncommittedItems.contains) ?? false })
+        {
+            loop.handOver(to: writer)
+        }
+        let ready = loop.ready(due, committed: committed)
         // Payloads come from memory; only rows read from SQLite (a restart, a replay, a full hand-off) have theirs
         // read there.
         var payloads: [OutboxPayload] = []
         var unread: [Int64] = []
-        payloads.reserveCapacity(due.count)
-        for seq in due {
+        payloads.reserveCapacity(ready.count)
+        for seq in ready {
             if let payload = loop.state.payload(of: seq) { payloads.append(payload) } else { unread.append(seq) }
         }
-        guard commit || loop.loadAfter != nil || loop.recount || !unread.isEmpty else {
-            // No SQLite work this turn: the depth gauge comes from the counts, which intake keeps current.
+        guard loop.loadAfter != nil || loop.recount || !unread.isEmpty else {
+            // No SQLite work this turn: the depth gauge comes from the counts, which intake and the writer keep.
             if let depth = store.knownDepth(sink: sinkID) { depths.outbox = depth }
             if !payloads.isEmpty { submit(payloads, in: &loop) }
             return false
         }
-        if loop.recount { takeInReplays(&loop, now: now) }
         do {
-            // Dead letters kept outside the outbox (the shared bucket) are filed before their rows leave it.
-            if commit { try deadLetters.file(&loop.writes, from: store, sink: sinkID) }
-            // Blocking SQLite on the service's own thread. Writes first: an item's next event is read (and sent)
-            // only after the previous outcome is committed.
+            // Blocking SQLite reads on the service's own thread (a start, a poll, a replay, a full hand-off).
             let step = try store.deliveryStep(
                 sink: sinkID,
-                writes: commit ? loop.writes : [],
                 loadAfter: loop.loadAfter,
                 loadLimit: settings.loadBatch,
                 recount: loop.recount,
                 due: unread
             )
-            // Rows whose attempts ended but whose outcome is not committed yet are still in the outbox: not new.
-            let finished =
-                commit || loop.loadAfter == nil ? [] : Set(loop.writes.lazy.filter(\.removesRow).map(\.seq))
             if loop.storeFailing {
                 loop.storeFailing = false
                 loop.storeRetries.reset()
-                logger.info("webhook outbox writable again", metadata: [LogKey.sink: sinkID])
+                logger.info("webhook outbox readable again", metadata: [LogKey.sink: sinkID])
             }
             depths.outbox = step.depth
-            deadLetters.count(into: depths, stepCount: step.deadLetters, committed: commit ? loop.writes : [])
-            if commit {
-                loop.writes.removeAll(keepingCapacity: true)
-                loop.uncommittedItems.removeAll(keepingCapacity: true)
-                loop.uncommittedSince = nil
+            if step.deadLetters != nil {
+                deadLetters.count(into: depths, stepCount: step.deadLetters, committed: [])
             }
             loop.recount = false
-            loop.state.load(step.loaded, finished: finished)
+            // Rows whose attempts ended but whose removal is not committed yet are still in the outbox: not new.
+            loop.state.load(step.loaded, finished: step.loaded.isEmpty ? [] : loop.finishedRows)
             if let last = step.loaded.last?.seq { loop.scannedSeq = max(loop.scannedSeq, last) }
             if loop.loadAfter != nil {
                 loop.loadAfter = step.loaded.count == settings.loadBatch ? loop.scannedSeq : nil
@@ -311,7 +335,7 @@ package final class WebhookDeliveryService: Sendable {
                     metadata: [LogKey.sink: sinkID, LogKey.error: "\(error)", LogKey.delay: delay]
                 )
             }
-            loop.state.release(due, dueAt: now + WebhookDeliveryState.milliseconds(delay))
+            loop.state.release(ready, dueAt: now + WebhookDeliveryState.milliseconds(delay))
             await doorbell.wait(timeout: delay)
             return false
         }
@@ -336,25 +360,6 @@ package final class WebhookDeliveryService: Sendable {
             } else {
                 loop.state.take(handed.records.filter { $0.entry.seq > loop.scannedSeq })
             }
-        }
-    }
-
-    /// Every poll: letters `dlq replay` handed back outside the outbox go into it (read at this turn's load). A
-    /// failure is logged once and tried again at the next poll; deliveries go on meanwhile.
-    private func takeInReplays(_ loop: inout Loop, now: Int64) {
-        do {
-            let taken = try deadLetters.takeInReplays(into: store, now: now)
-            loop.replaysFailing = false
-            guard taken > 0 else { return }
-            loop.loadAfter = loop.scannedSeq
-            logger.info(
-                "replayed dead letters taken into the outbox", metadata: [LogKey.sink: sinkID, LogKey.count: taken])
-        } catch {
-            guard !loop.replaysFailing else { return }
-            loop.replaysFailing = true
-            logger.warning(
-                "cannot read the replayed dead letters from the shared state; trying again at the next poll",
-                metadata: [LogKey.sink: sinkID, LogKey.error: "\(error)"])
         }
     }
 
