@@ -1,5 +1,6 @@
-// What the C peers of the broker benchmarks (redis_hiredis_peer.c, amqp_librabbitmq_peer.c) share: their clocks and
-// the benchmark's event, so that each peer sends byte for byte what `BrokerBenchmarks.makeEvents` gives the sink.
+// What the C peers of the broker benchmarks (redis_hiredis_peer.c, amqp_librabbitmq_peer.c,
+// mqtt_libmosquitto_peer.c) share: their clocks and the benchmark's event, so that each peer sends byte for byte what
+// `BrokerBenchmarks.makeEvents` gives the sink.
 #ifndef BENCH_PEER_H
 #define BENCH_PEER_H
 
