@@ -9,7 +9,7 @@ extension BrokerBenchmarks {
     /// (Tests/tools/broker_peers/bench_mqtt_publisher.py), each with the sink's in-flight window.
     ///
     ///     bridge-benchmarks mqtt-sink [COUNT [runs=N] [nopeer] [drive=pages|stream] [outstanding=N]]
-    ///                                                                   (default 50000 events, 3 runs)
+    ///                                                                   (default 50000 events, 5 runs)
     static func runMQTT(_ arguments: [String]) async throws {
         defer { removeStateDirectory() }
         let (count, runs, withPeer) = options(arguments, defaultCount: 50_000)
