@@ -106,7 +106,8 @@ static void wait_beyond(long seen) {
 
 /// Publishes messages [first, end), at most `window` unacknowledged, then waits for every PUBACK up to `end`
 /// (messages before `first` are all acknowledged).
-static void publish_range(const struct message *messages, long first, long end, long window) {
+static void publish_range(const void *context, long first, long end, long window) {
+    const struct message *messages = context;
     long sent = first;
     for (;;) {
         long done = acknowledged_now();
@@ -174,15 +175,7 @@ int main(int argc, char **argv) {
         return 1;
     }
 
-    publish_range(messages, 0, warm_up, window);
-    double cpu_before = bench_cpu_seconds(), start = bench_now();
-    long page = pages ? 500 : count;
-    for (long first = warm_up; first < total; first += page) {
-        publish_range(messages, first, first + page < total ? first + page : total, window);
-    }
-    double elapsed = bench_now() - start, cpu = bench_cpu_seconds() - cpu_before;
-    printf("{\"messages_per_second\": %.1f, \"cpu_seconds\": %.4f, \"failures\": %ld}\n", count / elapsed, cpu,
-           failures);
+    bench_drive(publish_range, messages, warm_up, count, pages, window, &failures);
     mosquitto_disconnect_v5(client, 0, NULL);
     if (threaded) {
         mosquitto_loop_stop(client, false);
