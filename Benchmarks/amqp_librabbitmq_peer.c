@@ -119,7 +119,8 @@ static int take_frame(int block) {
 }
 
 /// Publishes messages [first, end), at most `window` unconfirmed, then waits for every confirm up to `end`.
-static void publish_range(const struct message *messages, long first, long end, long window) {
+static void publish_range(const void *context, long first, long end, long window) {
+    const struct message *messages = context;
     long sent = first;
     while (confirmed_below <= end) {
         while (sent < end && (sent + 1) - confirmed_below < window) publish(&messages[sent++]);
@@ -162,15 +163,7 @@ int main(int argc, char **argv) {
     amqp_confirm_select(connection, 1);
     fail("confirm.select", amqp_get_rpc_reply(connection));
 
-    publish_range(messages, 0, warm_up, window);
-    double cpu_before = bench_cpu_seconds(), start = bench_now();
-    long page = pages ? 500 : count;
-    for (long first = warm_up; first < total; first += page) {
-        publish_range(messages, first, first + page < total ? first + page : total, window);
-    }
-    double elapsed = bench_now() - start, cpu = bench_cpu_seconds() - cpu_before;
-    printf("{\"messages_per_second\": %.1f, \"cpu_seconds\": %.4f, \"failures\": %ld}\n", count / elapsed, cpu,
-           failures);
+    bench_drive(publish_range, messages, warm_up, count, pages, window, &failures);
     amqp_connection_close(connection, AMQP_REPLY_SUCCESS);
     amqp_destroy_connection(connection);
     return failures ? 1 : 0;

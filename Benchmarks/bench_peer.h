@@ -1,5 +1,6 @@
-// What the C peers of the broker benchmarks (redis_hiredis_peer.c, amqp_librabbitmq_peer.c) share: their clocks and
-// the benchmark's event, so that each peer sends byte for byte what `BrokerBenchmarks.makeEvents` gives the sink.
+// What the C peers of the broker benchmarks (redis_hiredis_peer.c, amqp_librabbitmq_peer.c,
+// mqtt_libmosquitto_peer.c) share: their clocks, the drive of the publishing peers, and the benchmark's event, so
+// that each peer sends byte for byte what `BrokerBenchmarks.makeEvents` gives the sink.
 #ifndef BENCH_PEER_H
 #define BENCH_PEER_H
 
@@ -32,6 +33,25 @@ static int bench_event_line(char *line, size_t capacity, const char *id, const c
                     "\"event\":\"update\",\"key\":\"%s\",\"seq\":%ld,\"data\":{\"id\":\"%s\",\"title\":"
                     "\"Article %ld\",\"body\":\"%s\",\"tags\":[\"a\",\"b\"],\"rating\":4.5,\"draft\":null}}",
                     id, key, index, key, index, body);
+}
+
+/// The broker peers' drive: the warm-up [0, warm_up) untimed, then messages [warm_up, warm_up + count) in pages of
+/// 500 (each acknowledged before the next) or one stream, timed; `range(context, first, end, window)` sends
+/// [first, end) with at most `window` unacknowledged and returns once all are acknowledged. Prints the peer's JSON
+/// result line (`failures` read after the timed part).
+static inline void bench_drive(void (*range)(const void *context, long first, long end, long window),
+                               const void *context, long warm_up, long count, int pages, long window,
+                               const long *failures) {
+    long total = warm_up + count;
+    range(context, 0, warm_up, window);
+    double cpu_before = bench_cpu_seconds(), start = bench_now();
+    long page = pages ? 500 : count;
+    for (long first = warm_up; first < total; first += page) {
+        range(context, first, first + page < total ? first + page : total, window);
+    }
+    double elapsed = bench_now() - start, cpu = bench_cpu_seconds() - cpu_before;
+    printf("{\"messages_per_second\": %.1f, \"cpu_seconds\": %.4f, \"failures\": %ld}\n", count / elapsed, cpu,
+           *failures);
 }
 
 #endif

@@ -10,7 +10,7 @@ extension BrokerBenchmarks {
     /// (Tests/tools/broker_peers/bench_amqp_publisher.py), each with the sink's in-flight window.
     ///
     ///     bridge-benchmarks amqp-sink [COUNT [runs=N] [nopeer] [drive=pages|stream] [outstanding=N]]
-    ///                                                                   (default 50000 events, 3 runs)
+    ///                                                                   (default 50000 events, 5 runs)
     ///
     /// The queue is purged after each client's run (outside the timed part), so every run starts on an empty queue.
     static func runAMQP(_ arguments: [String]) async throws {

@@ -11,7 +11,8 @@ extension BrokerBenchmarks {
     /// (Tests/tools/broker_peers/bench_redis_pipeline.py) — each loading the sink's own dedup script. The server's
     /// ceiling for that script is measured first with its own tool, `redis-benchmark`.
     ///
-    ///     bridge-benchmarks redis-sink [COUNT [runs=N] [nopeer] [drive=pages|stream]]   (default 100000 events, 3 runs)
+    ///     bridge-benchmarks redis-sink [COUNT [runs=N] [nopeer] [drive=pages|stream]]
+    ///                                                                   (default 100000 events, 5 runs)
     ///
     /// Every run starts on an empty server (`FLUSHALL` after each client's run, outside the timed part), so the
     /// streams and the dedup keys of earlier runs neither fill the memory nor slow the next.

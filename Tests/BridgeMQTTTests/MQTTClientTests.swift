@@ -35,6 +35,38 @@ struct MQTTClientTests {
         await client.close()
     }
 
+    /// mosquitto sends each PUBACK in a write of its own with Nagle's algorithm on: after the first of a burst it
+    /// holds the rest until the client's TCP acknowledges it, and a client with nothing more to send (a batch's
+    /// last burst) delays that acknowledgement by Linux's 40 ms minimum. Every batch then waited at least 40 ms for
+    /// its last PUBACKs (the sink's pages of 500: about 8k events/s whatever the load, BENCHMARKS.md). While the
+    /// batches stalled, at most 4 of a round of 20 took less than 40 ms; unstalled, nearly all do on a quiet
+    /// machine. A loaded one slows every batch, so rounds are tried until one has half its batches quick or the
+    /// (stretched) deadline passes.
+    @Test func aBatchsLastAcknowledgementsAreNotHeldByDelayedACKs() async throws {
+        let broker = try startedMosquitto()
+        let client = try await MQTTClient.connect(settings: try MQTTSettings(url: broker.url(), clientID: "bridge-ack"))
+        // The benchmark's shape: ~450-byte events with their user properties, batches of 100.
+        let padding = Array(String(repeating: "lorem ipsum ", count: 32).utf8)
+        let messages = mqttMessages(count: 100, items: 100).map {
+            MQTTMessage(topic: $0.topic, payload: $0.payload + padding, userProperties: $0.userProperties)
+        }
+        #expect(await client.publish(messages, timeout: .seconds(30)).allSatisfy { $0.error == nil })  // warm-up
+        let deadline = ContinuousClock.now + .seconds(TestEnvironment.patient(60))
+        var best: (quick: Int, durations: [Duration]) = (0, [])
+        while best.quick < 10 && ContinuousClock.now < deadline {
+            var durations: [Duration] = []
+            for _ in 0..<20 {
+                let started = ContinuousClock.now
+                #expect(await client.publish(messages, timeout: .seconds(30)).allSatisfy { $0.error == nil })
+                durations.append(ContinuousClock.now - started)
+            }
+            let quick = durations.filter { $0 < .milliseconds(40) }.count
+            if quick >= best.quick { best = (quick, durations) }
+        }
+        #expect(best.quick >= 10, "batches under 40 ms, best round: \(best.quick) of 20; \(best.durations)")
+        await client.close()
+    }
+
     @Test func retainedStateIsKeptForNewSubscribersAndAnEmptyMessageClearsIt() async throws {
         let broker = try startedMosquitto()
         let client = try await MQTTClient.connect(settings: try MQTTSettings(url: broker.url(), clientID: "bridge-r"))
