@@ -42,10 +42,13 @@ let package = Package(
         cLibrary("CHiredis", pkgConfig: "hiredis", apt: "libhiredis-dev"),
         cLibrary("CMosquitto", pkgConfig: "libmosquitto", apt: "libmosquitto-dev"),
         cLibrary("CRabbitMQ", pkgConfig: "librabbitmq", apt: "librabbitmq-dev"),
+        // OpenSSL's process-wide setup before main: it keeps its state until exit (Sources/COpenSSLInit/openssl_init.c).
+        // C code of ours, used only by BridgeTLS, whose COpenSSL links libcrypto.
+        .target(name: "COpenSSLInit"),
 
         // MARK: Layers
         .target(name: "BridgeSystem", dependencies: ["CLinux"], swiftSettings: strict),
-        .target(name: "BridgeTLS", dependencies: ["BridgeSystem", "COpenSSL"], swiftSettings: strict),
+        .target(name: "BridgeTLS", dependencies: ["BridgeSystem", "COpenSSL", "COpenSSLInit"], swiftSettings: strict),
         .target(name: "BridgeWebSocket", dependencies: ["BridgeSystem", "BridgeTLS"], swiftSettings: strict),
         .target(name: "BridgeHTTP", dependencies: ["BridgeSystem", "CCurl"], swiftSettings: strict),
         .target(name: "BridgeStore", dependencies: ["BridgeSystem", "CSQLite"], swiftSettings: strict),

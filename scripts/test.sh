@@ -82,6 +82,31 @@ lsan_curl_check() {
     echo "== LeakSanitizer suppressions checked: a leaked curl handle reported, a freed one clean" >&2
 }
 
+# OpenSSL's setup before main checked on Tests/sanitizers/openssl_exit_check.c: a thread that used OpenSSL and ends
+# while the process exits leaves its per-thread state to LeakSanitizer under OpenSSL's default atexit cleanup (the
+# check must see that report, or it could not fail), and leaves nothing with Sources/COpenSSLInit/openssl_init.c,
+# which every binary of the bridge links. docs/RELIABILITY.md "Suppressions".
+openssl_exit_check() {
+    local check="$ROOT/.build-address/openssl-exit-check" default=0 setup=0
+    local flags=(-fsanitize=address -fuse-ld=lld -g -O1 -Wall -Wextra -Werror)
+    clang "${flags[@]}" -o "$check-default" Tests/sanitizers/openssl_exit_check.c -lssl -lcrypto
+    clang "${flags[@]}" -ISources/COpenSSLInit/include -o "$check-setup" Tests/sanitizers/openssl_exit_check.c \
+        Sources/COpenSSLInit/openssl_init.c -lssl -lcrypto
+    ASAN_OPTIONS=detect_leaks=1 "$check-default" >/dev/null 2>"$check-default.log" || default=$?
+    ASAN_OPTIONS=detect_leaks=1 "$check-setup" >/dev/null 2>"$check-setup.log" || setup=$?
+    if ((default == 0)) || ! grep -q "detected memory leaks" "$check-default.log"; then
+        echo "test.sh: LeakSanitizer did not report OpenSSL's state of a thread ending at exit under OpenSSL's" \
+            "default cleanup (exit $default): Tests/sanitizers/openssl_exit_check.c no longer shows the problem" >&2
+        exit 1
+    fi
+    if ((setup != 0)); then
+        echo "test.sh: with Sources/COpenSSLInit/openssl_init.c, a thread ending at exit still leaks OpenSSL's state:" >&2
+        cat "$check-setup.log" >&2
+        exit 1
+    fi
+    echo "== OpenSSL's setup checked: a thread ending at exit leaks its state by default, nothing with the setup" >&2
+}
+
 # ThreadSanitizer cannot see Swift's Mutex hand a contended lock over (a futex) nor glibc's C11 threads
 # (librdkafka's); Tests/sanitizers/tsan_*.c show it both, preloaded into every process of the run. First checked on a
 # program with a known race and a known non-race (Tests/sanitizers/tsan_mutex_check.swift): the library must keep
@@ -176,7 +201,7 @@ if [[ "${1:-}" == --sanitize=* ]]; then
     echo "== build (${build_flags[0]})" >&2
     swift build --build-tests "${build_flags[@]}"
     [[ "$sanitizer" != thread ]] || tsan_preload
-    [[ "$sanitizer" != address ]] || lsan_curl_check
+    [[ "$sanitizer" != address ]] || { lsan_curl_check; openssl_exit_check; }
     status=0
     if (($#)); then
         swift test --skip-build "${build_flags[@]}" "$@" || status=$?
@@ -202,6 +227,7 @@ stage_build() (
     echo "== build (${build_flags[0]})" >&2
     swift build --build-tests "${build_flags[@]}"
     lsan_curl_check
+    openssl_exit_check
 )
 
 # The release artifacts (scripts/package.sh): the integration stage tests the binary that ships, built once here.
