@@ -1,4 +1,4 @@
-// What the C peers of the broker benchmarks (redis_hiredis_peer.c, amqp_librabbitmq_peer.c,
+// What the C peers of the broker benchmarks (redis_hiredis_peer.c, amqp_librabbitmq_peer.c, jetstream_libnats_peer.c,
 // mqtt_libmosquitto_peer.c) share: their clocks, the drive of the publishing peers, and the benchmark's event, so
 // that each peer sends byte for byte what `BrokerBenchmarks.makeEvents` gives the sink.
 #ifndef BENCH_PEER_H
