@@ -26,7 +26,8 @@ struct message {
     int body_length;
 };
 
-static void make(struct message *m, long index, const char *prefix) {
+static void make(void *message, long index, const char *prefix) {
+    struct message *m = message;
     char line[1024], key[16];
     snprintf(key, sizeof key, "item-%ld", index % 1000);
     snprintf(m->id, sizeof m->id, "%s_%08ld", prefix, index);
@@ -79,13 +80,8 @@ int main(int argc, char **argv) {
     int pages = strcmp(argv[3], "pages") == 0;
     long window = argc > 5 ? atol(argv[5]) : 10000;
     if (count < 1 || window < 1) return 64;
-    long warm_up = 500, total = warm_up + count;
-    struct message *messages = calloc((size_t)total, sizeof *messages);
-    char warm_prefix[48];
-    snprintf(warm_prefix, sizeof warm_prefix, "warm_%.40s", argv[4]);
-    for (long i = 0; i < total; i++) {
-        make(&messages[i], i < warm_up ? i : i - warm_up, i < warm_up ? warm_prefix : argv[4]);
-    }
+    long warm_up = 500;
+    struct message *messages = bench_make_messages(make, sizeof *messages, warm_up, count, argv[4]);
 
     natsConnection *connection = NULL;
     check("connect", natsConnection_ConnectTo(&connection, argv[1]));
