@@ -224,8 +224,9 @@ enum BrokerBenchmarks {
         let each = ours.indices.map { index in
             String(format: "%.0f", ours[index]) + (index < peers.count ? String(format: "/%.0f", peers[index]) : "")
         }
+        let against = peer.isEmpty ? "peer" : peer
         FileHandle.standardError.write(
-            Data("\(benchmark) \(drive.rawValue): runs (ours/peer) \(each.joined(separator: " "))\n".utf8)
+            Data("\(benchmark) \(drive.rawValue): runs (ours/\(against)) \(each.joined(separator: " "))\n".utf8)
         )
         let mode = drive == .pages ? "pages of 500, confirmed before the next" : "stream, \(streamBound)"
         BenchmarkResult(
