@@ -35,7 +35,8 @@ struct message {
     int body_length;
 };
 
-static void make(struct message *m, long index, const char *prefix) {
+static void make(void *message, long index, const char *prefix) {
+    struct message *m = message;
     char line[1024];
     snprintf(m->key, sizeof m->key, "item-%ld", index % 1000);
     snprintf(m->id, sizeof m->id, "%s_%08ld", prefix, index);
@@ -143,13 +144,8 @@ int main(int argc, char **argv) {
     long window = argc > 6 ? atol(argv[6]) : 1000;
     if (count < 1 || window < 1) return 64;
     long warm_up = 500, total = warm_up + count;
-    struct message *messages = calloc((size_t)total, sizeof *messages);
+    struct message *messages = bench_make_messages(make, sizeof *messages, warm_up, count, argv[5]);
     confirmed = calloc((size_t)total + 2, 1);
-    char warm_prefix[48];
-    snprintf(warm_prefix, sizeof warm_prefix, "warm_%.40s", argv[5]);
-    for (long i = 0; i < total; i++) {
-        make(&messages[i], i < warm_up ? i : i - warm_up, i < warm_up ? warm_prefix : argv[5]);
-    }
 
     connection = amqp_new_connection();
     amqp_socket_t *socket = amqp_tcp_socket_new(connection);

@@ -1,10 +1,11 @@
-// What the C peers of the broker benchmarks (redis_hiredis_peer.c, amqp_librabbitmq_peer.c,
+// What the C peers of the broker benchmarks (redis_hiredis_peer.c, amqp_librabbitmq_peer.c, jetstream_libnats_peer.c,
 // mqtt_libmosquitto_peer.c) share: their clocks, the drive of the publishing peers, and the benchmark's event, so
 // that each peer sends byte for byte what `BrokerBenchmarks.makeEvents` gives the sink.
 #ifndef BENCH_PEER_H
 #define BENCH_PEER_H
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
@@ -33,6 +34,19 @@ static int bench_event_line(char *line, size_t capacity, const char *id, const c
                     "\"event\":\"update\",\"key\":\"%s\",\"seq\":%ld,\"data\":{\"id\":\"%s\",\"title\":"
                     "\"Article %ld\",\"body\":\"%s\",\"tags\":[\"a\",\"b\"],\"rating\":4.5,\"draft\":null}}",
                     id, key, index, key, index, body);
+}
+
+/// The broker peers' messages, made before the timed part (as the benchmark's events are): `warm_up` of the
+/// warm-up (ids `warm_PREFIX_…`), then `count` timed ones (ids `PREFIX_…`), each made by `make` into an element of
+/// `size` bytes of the returned array.
+static inline void *bench_make_messages(void (*make)(void *message, long index, const char *prefix), size_t size,
+                                        long warm_up, long count, const char *prefix) {
+    char *messages = calloc((size_t)(warm_up + count), size), warm_prefix[48];
+    snprintf(warm_prefix, sizeof warm_prefix, "warm_%.40s", prefix);
+    for (long i = 0; i < warm_up + count; i++) {
+        make(messages + (size_t)i * size, i < warm_up ? i : i - warm_up, i < warm_up ? warm_prefix : prefix);
+    }
+    return messages;
 }
 
 /// The broker peers' drive: the warm-up [0, warm_up) untimed, then messages [warm_up, warm_up + count) in pages of

@@ -2,15 +2,20 @@
 // ~450-byte event JSON), the same producer settings (idempotent, acks=all) and the same mock cluster (3 brokers, a
 // topic of 6 partitions with replication 3, TCP_NODELAY on the listeners) as `bridge-benchmarks kafka-sink`, with
 // nothing but librdkafka's produce call per message and its delivery-report callback counting outcomes. See
-// BENCHMARKS.md, "Broker sinks", the ceiling.
+// BENCHMARKS.md, "Broker sinks", the ceiling. `bridge-benchmarks kafka-sink` runs it as a peer in the same run
+// (Benchmarks/run builds it next to bridge-benchmarks as kafka-ceiling).
 //
-//     cc -O2 -o /tmp/kafka_ceiling Benchmarks/kafka_ceiling.c $(pkg-config --cflags --libs rdkafka)
-//     /tmp/kafka_ceiling [COUNT [pages|stream [OUTSTANDING]]]     (default 200000 pages; stream: 0 = no bound)
+//     cc -O2 -o kafka-ceiling Benchmarks/kafka_ceiling.c $(pkg-config --cflags --libs rdkafka)
+//     kafka-ceiling [COUNT [pages|stream|stream-nopoll [OUTSTANDING [NAME=VALUE ...]]]]
+//                                                  (default 200000 pages; stream: 0 = no bound)
 //
 // pages: 500 produced, then rd_kafka_flush until all 500 are reported, then the next 500. stream: produce all,
 // rd_kafka_poll(0) after each (as the Python peer does), waiting in rd_kafka_poll while OUTSTANDING are unreported,
-// then one flush. Prints events/s and CPU µs per event per thread group (client: the producing thread, which also
-// serves the delivery reports; librdkafka: its broker threads; mock: the mock brokers).
+// then one flush. NAME=VALUE: a librdkafka property of the producer (the benchmark's `property=`). Prints on stderr
+// events/s and CPU µs per event per thread group (client: the producing thread, which also serves the delivery
+// reports; librdkafka: its broker threads; mock: the mock brokers), and on stdout one JSON object as the benchmark's
+// peers print it: messages_per_second, cpu_seconds (the whole process over the timed part, from getrusage: client,
+// librdkafka and mock, as the benchmark counts ours with its mock), failures (failed and missing delivery reports).
 #include <dirent.h>
 #include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafka_mock.h>
@@ -19,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -103,6 +109,13 @@ static void cpu(double out[3], long self) {
     if (dir) closedir(dir);
 }
 
+/// This process's CPU time so far (all its threads, user + system, finer than the ticks of /proc), in seconds.
+static double process_cpu(void) {
+    struct rusage usage;
+    getrusage(RUSAGE_SELF, &usage);
+    return usage.ru_utime.tv_sec + usage.ru_utime.tv_usec / 1e6 + usage.ru_stime.tv_sec + usage.ru_stime.tv_usec / 1e6;
+}
+
 static double now(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
@@ -168,6 +181,15 @@ int main(int argc, char **argv) {
     set(conf, "acks", "all");
     set(conf, "message.timeout.ms", "0");
     set(conf, "queue.buffering.max.messages", "100000");
+    for (int i = 4; i < argc; i++) {
+        char *equals = strchr(argv[i], '=');
+        if (!equals) {
+            fprintf(stderr, "not a NAME=VALUE property: %s\n", argv[i]);
+            return 64;
+        }
+        *equals = 0;
+        set(conf, argv[i], equals + 1);
+    }
     rd_kafka_conf_set_dr_msg_cb(conf, report);
     rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, error, sizeof error);
     if (!rk) {
@@ -187,7 +209,7 @@ int main(int argc, char **argv) {
     long self = syscall(SYS_gettid);
     double before[3], after[3];
     cpu(before, self);
-    double start = now();
+    double processBefore = process_cpu(), start = now();
     if (stream) {
         for (long i = 0; i < count; i++) {
             while (bound > 0 && i - delivered - failed >= bound) rd_kafka_poll(rk, 1);
@@ -201,7 +223,7 @@ int main(int argc, char **argv) {
             rd_kafka_flush(rk, 120000);
         }
     }
-    double elapsed = now() - start;
+    double elapsed = now() - start, processCPU = process_cpu() - processBefore;
     cpu(after, self);
     if (delivered + failed != count || failed) {
         fprintf(stderr, "delivered %ld failed %ld of %ld\n", delivered, failed, count);
@@ -212,9 +234,12 @@ int main(int argc, char **argv) {
         if (fscanf(load, "%63s", loadText) != 1) strcpy(loadText, "?");
         fclose(load);
     }
-    printf("ceiling %s: %.0f events/s; CPU µs/event client %.2f, librdkafka %.2f, mock %.2f; load %s\n",
-           stream ? "stream" : "pages", delivered / elapsed, (after[0] - before[0]) / count * 1e6,
-           (after[2] - before[2]) / count * 1e6, (after[1] - before[1]) / count * 1e6, loadText);
+    double client = after[0] - before[0], library = after[2] - before[2], mock = after[1] - before[1];
+    fprintf(stderr, "ceiling %s: %.0f events/s; CPU µs/event client %.2f, librdkafka %.2f, mock %.2f; load %s\n",
+            stream ? "stream" : "pages", delivered / elapsed, client / count * 1e6, library / count * 1e6,
+            mock / count * 1e6, loadText);
+    printf("{\"messages_per_second\": %.1f, \"cpu_seconds\": %.4f, \"failures\": %ld}\n", delivered / elapsed,
+           processCPU, count - delivered);
     rd_kafka_topic_destroy(topic);
     rd_kafka_destroy(rk);
     rd_kafka_mock_cluster_destroy(cluster);

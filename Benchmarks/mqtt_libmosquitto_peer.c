@@ -36,7 +36,8 @@ struct message {
     mosquitto_property *properties;
 };
 
-static void make(struct message *m, long index, const char *prefix) {
+static void make(void *message, long index, const char *prefix) {
+    struct message *m = message;
     char line[1024], id[96], key[16];
     snprintf(key, sizeof key, "item-%ld", index % 1000);
     snprintf(id, sizeof id, "%s_%08ld", prefix, index);
@@ -138,13 +139,8 @@ int main(int argc, char **argv) {
     threaded = argc > 6 && strcmp(argv[6], "thread") == 0;
     int nodelay = argc > 7 && strcmp(argv[7], "nodelay") == 0;
     if (count < 1 || window < 1) return 64;
-    long warm_up = 500, total = warm_up + count;
-    struct message *messages = calloc((size_t)total, sizeof *messages);
-    char warm_prefix[48];
-    snprintf(warm_prefix, sizeof warm_prefix, "warm_%.40s", argv[4]);
-    for (long i = 0; i < total; i++) {
-        make(&messages[i], i < warm_up ? i : i - warm_up, i < warm_up ? warm_prefix : argv[4]);
-    }
+    long warm_up = 500;
+    struct message *messages = bench_make_messages(make, sizeof *messages, warm_up, count, argv[4]);
 
     mosquitto_lib_init();
     char client_id[64];

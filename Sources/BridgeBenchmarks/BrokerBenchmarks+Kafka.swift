@@ -5,7 +5,11 @@ import BridgeSystem
 import Foundation
 
 extension BrokerBenchmarks {
-    /// `kafka-sink`: ours and confluent-kafka into librdkafka's mock cluster in this process (see `BrokerBenchmarks`).
+    /// `kafka-sink`: ours and confluent-kafka into librdkafka's mock cluster in this process (see `BrokerBenchmarks`),
+    /// and in the same run the ceiling: `Benchmarks/kafka_ceiling.c` (built by Benchmarks/run next to this executable
+    /// as `kafka-ceiling`), the same librdkafka producing the same messages with the same settings into a mock cluster
+    /// of the same shape in its own process, doing nothing but produce and count delivery reports (in the stream,
+    /// bounded by the sink's `max_outstanding`). Its CPU per event, like ours, includes its mock brokers'.
     static func runKafka(_ arguments: [String]) async throws {
         defer { removeStateDirectory() }
         let (count, runs, withPeer) = options(arguments, defaultCount: 200_000)
@@ -38,9 +42,13 @@ extension BrokerBenchmarks {
             )
         }
         let events = makeEvents(count: count, prefix: "evt")
+        let ceilingProgram = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+            .appendingPathComponent("kafka-ceiling").path
+        let outstanding = config.maxOutstanding
         for drive in drives(arguments) {
             var ours: [Double] = []
             var peers: [Double] = []
+            var ceilings: [Double] = []
             var cpu: [String] = []
             for _ in 0..<runs {
                 let sink = try KafkaSinkType.makeConnector(config, context: benchContext())
@@ -73,6 +81,14 @@ extension BrokerBenchmarks {
                         count
                     )
                 )
+                let ceiling = try peerResult(
+                    output: try HelperProcess.runToEnd(
+                        executable: ceilingProgram,
+                        arguments: ["\(count)", drive.rawValue, "\(outstanding)"] + properties.map { "\($0)=\($1)" }
+                    )
+                )
+                ceilings.append(ceiling.rate)
+                cpu.append(perEvent("ceiling+mock", ceiling.cpuSeconds, "", 0, count))
             }
             FileHandle.standardError.write(
                 Data(
@@ -80,14 +96,14 @@ extension BrokerBenchmarks {
                         .utf8
                 )
             )
-            report(
-                "kafka-sink",
-                drive: drive,
-                what: "delivery-reported events/s (mock cluster, 3 brokers, acks=all)",
-                ours: ours,
-                peer: "python-confluent-kafka",
-                peers: peers
-            )
+            let what = "delivery-reported events/s (mock cluster, 3 brokers, acks=all)"
+            let bound = "max_outstanding \(outstanding)"
+            // One line per peer: ours / the ceiling is the JSON line of "C librdkafka (ceiling)".
+            let compared =
+                withPeer ? [("python-confluent-kafka", peers), ("C librdkafka (ceiling)", ceilings)] : [("", [])]
+            for (peer, rates) in compared {
+                report("kafka-sink", drive: drive, what: what, ours: ours, peer: peer, peers: rates, streamBound: bound)
+            }
         }
     }
 }

@@ -20,7 +20,7 @@ import Foundation
 ///     bridge-benchmarks mqtt-sink [COUNT [runs=N] [nopeer] [outstanding=N]]   (default 50000 events, 5 runs)
 ///     bridge-benchmarks amqp-sink [COUNT [runs=N] [nopeer] [outstanding=N]]   (default 50000 events, 5 runs)
 ///
-/// `nopeer` skips the Python client (for profiling ours alone); `drive=pages` or `drive=stream` runs one drive.
+/// `nopeer` skips the peers (for profiling ours alone); `drive=pages` or `drive=stream` runs one drive.
 /// `property` sets a librdkafka property on both Kafka producers (ours through the sink's `properties`, the peer's
 /// through its configuration). `storage`, `window` (the stream's duplicate window) and `outstanding` (the sink's
 /// `max_outstanding`) vary what the server and the sink do per message, to measure the server's CPU per message under
@@ -35,10 +35,11 @@ import Foundation
 ///
 /// - `kafka-sink`: librdkafka's mock cluster (3 brokers, 6 partitions, replication 3, in this process), a `type: kafka`
 ///   sink with the contract's defaults vs confluent-kafka's producer with the same settings and messages
-///   (Tests/tools/broker_peers/bench_kafka_producer.py).
+///   (Tests/tools/broker_peers/bench_kafka_producer.py) and vs librdkafka alone, the ceiling
+///   (`BrokerBenchmarks+Kafka.swift`).
 /// - `jetstream-sink`: a local nats-server with a file-storage stream, a `type: jetstream` sink with the contract's
-///   defaults vs nats-py publishing with the same `Nats-Msg-Id` and payloads
-///   (Tests/tools/broker_peers/bench_nats_publisher.py).
+///   defaults vs libnats alone (the ceiling, `BrokerBenchmarks+JetStream.swift`) and nats-py publishing with the same
+///   `Nats-Msg-Id` and payloads (Tests/tools/broker_peers/bench_nats_publisher.py).
 /// - `mqtt-sink`: a local mosquitto, a `type: mqtt` sink with QoS 1 (`outstanding` sets its `max_in_flight`) vs
 ///   paho-mqtt publishing the same payloads and user properties with as many in flight
 ///   (Tests/tools/broker_peers/bench_mqtt_publisher.py).
@@ -223,8 +224,9 @@ enum BrokerBenchmarks {
         let each = ours.indices.map { index in
             String(format: "%.0f", ours[index]) + (index < peers.count ? String(format: "/%.0f", peers[index]) : "")
         }
+        let against = peer.isEmpty ? "peer" : peer
         FileHandle.standardError.write(
-            Data("\(benchmark) \(drive.rawValue): runs (ours/peer) \(each.joined(separator: " "))\n".utf8)
+            Data("\(benchmark) \(drive.rawValue): runs (ours/\(against)) \(each.joined(separator: " "))\n".utf8)
         )
         let mode = drive == .pages ? "pages of 500, confirmed before the next" : "stream, \(streamBound)"
         BenchmarkResult(
