@@ -113,6 +113,34 @@ struct MQTTClientTests {
         await client.close()
     }
 
+    /// The broker comes back refusing the client's credentials (MQTT 5: a CONNACK with reason 0x86 or 0x87, which
+    /// libmosquitto's own network thread took as fatal and ended on), then takes them again: the same client
+    /// reconnects with backoff by itself and has what was published meanwhile acknowledged.
+    @Test func aClientRefusedAfterTheStartReconnectsByItselfOnceTheBrokerTakesItAgain() async throws {
+        let broker = try startedMosquitto(users: ["bridge": "right-pw-123"])
+        let client = try await MQTTClient.connect(
+            settings: try MQTTSettings(url: broker.url(credentials: "bridge:right-pw-123"), clientID: "bridge-again")
+        )
+        broker.stop()
+        broker.users = ["bridge": "other-pw-456"]
+        try broker.start()
+        let refusedBy = ContinuousClock.now + .seconds(TestEnvironment.patient(60))
+        while client.status.disconnects < 2 && ContinuousClock.now < refusedBy {
+            try await Task.sleep(for: .milliseconds(50))  // polling a status nothing announces
+        }
+        #expect(client.status.disconnects >= 2 && !client.status.connected, "lost, then refused")
+        broker.stop()
+        broker.users = ["bridge": "right-pw-123"]
+        try broker.start()
+        let outcomes = await client.publish(
+            mqttMessages(count: 20, items: 2),
+            timeout: .seconds(TestEnvironment.patient(120))
+        )
+        #expect(outcomes.allSatisfy { $0.error == nil }, "\(outcomes.compactMap(\.error).first.map { "\($0)" } ?? "")")
+        #expect(client.status.connected)
+        await client.close()
+    }
+
     @Test func credentialsAreCheckedAndRefusedOnesAreAnAuthenticationError() async throws {
         let broker = try startedMosquitto(users: ["bridge": "p@ss/word"])
         let client = try await MQTTClient.connect(
