@@ -221,8 +221,17 @@ extension BridgeProcess {
         let snapshot = snapshotLines(events)
         #expect(snapshot.count >= 1000 - 150)
         #expect(snapshot.allSatisfy { ($0["id"] as? String)?.hasSuffix("_\(watermark)") == true })
-        #expect(snapshot.allSatisfy { ($0["data"] as? [String: Any]).map { Set($0.keys) } == ["id", "title"] })
         let streamed = events.filter { $0["event"] as? String != "snapshot" }
+        // Shaped by the query — except an item the generator deleted after the watermark but before its page was
+        // read: its line carries no data ("snapshot items deleted before their page was read") and its delete comes
+        // later. Seen in a CI run (keys 300 and 710, deleted 1 ms after the snapshot started).
+        let deletedLater = Set(
+            streamed.filter { $0["event"] as? String == "delete" }.compactMap { $0["key"] as? String })
+        #expect(
+            snapshot.allSatisfy { line in
+                if let data = line["data"] as? [String: Any] { return Set(data.keys) == ["id", "title"] }
+                return (line["key"] as? String).map(deletedLater.contains) == true
+            })
         #expect(streamed.compactMap { $0["id"] as? String } == changes, "every change after the watermark, once")
         #expect(snapshot.count == Set(snapshot.compactMap { $0["key"] as? String }).count)
 
