@@ -62,6 +62,9 @@ package final class MQTTClient {
     private static func connect(settings: MQTTSettings, protocolVersion: Int32) async throws(MQTTError)
         -> MQTTClient?
     {
+        // The connect timeout bounds the whole attempt from here: TCP, TLS, CONNECT and the CONNACK, however long
+        // the task waited for a thread between those steps.
+        let deadline = ContinuousClock.now + settings.connectTimeout
         let core = MQTTClientCore(protocolVersion: Int(protocolVersion))
         // Unretained: the client holds the core and ends its network thread before releasing it.
         guard let raw = mosquitto_new(settings.clientID, false, Unmanaged.passUnretained(core).toOpaque()) else {
@@ -102,7 +105,7 @@ package final class MQTTClient {
                 throw MQTTError(kind: .retriable, message: "could not start the client's network thread: \(error)")
             }
             started = network
-            guard let code = await core.firstConnack(timeout: settings.connectTimeout) else {
+            guard let code = await core.firstConnack(until: deadline) else {
                 throw MQTTError(
                     kind: .retriable,
                     message: "\(settings.url) sent no CONNACK within \(settings.connectTimeout)"
@@ -112,6 +115,15 @@ package final class MQTTClient {
                 if protocolVersion == MQTT_PROTOCOL_V5 && (code == 1 || code == 132) {
                     await fail()
                     return nil
+                }
+                if code == MQTTClientCore.lostBeforeConnack, let lost = core.connackError {
+                    // libmosquitto's keep-alive gives up on a broker that never sends the CONNACK (after
+                    // keep_alive, which may be shorter than the connect timeout), a TLS handshake fails, the
+                    // broker closes: each ends the connection before the CONNACK, which the error says.
+                    throw MQTTError(
+                        kind: lost.kind,
+                        message: "\(settings.url) ended the connection before its CONNACK: \(lost.message)"
+                    )
                 }
                 throw core.connackError ?? MQTTError(kind: .retriable, message: "CONNACK \(code)")
             }

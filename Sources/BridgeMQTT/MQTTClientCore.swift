@@ -38,6 +38,8 @@ final class MQTTClientCore: Sendable {
         /// The first CONNACK's refusal, kept for `connect` (a disconnect right after it replaces `lastError`).
         var connackError: MQTTError?
         var connackWaiter: CheckedContinuation<Int32, Never>?
+        /// `firstConnack`'s deadline passed (`endConnackWait`): a waiter registering after it returns at once.
+        var connackWaitEnded = false
         var batches: [Int: Batch] = [:]
         var nextBatch = 0
         /// Published, not yet acknowledged: the batch and index of each packet id. A packet id is recorded on the
@@ -73,34 +75,39 @@ final class MQTTClientCore: Sendable {
 
     // MARK: - CONNACK
 
-    /// Waits for the first CONNACK's code, or nil when `timeout` passes first.
-    func firstConnack(timeout: Duration) async -> Int32? {
-        await withTaskGroup(of: Int32?.self) { group in
-            group.addTask {
-                await withCheckedContinuation { continuation in
-                    let code = self.state.withLock { state -> Int32? in
-                        if let code = state.connack { return code }
-                        state.connackWaiter = continuation
-                        return nil
-                    }
-                    if let code { continuation.resume(returning: code) }
-                }
-            }
-            group.addTask {
-                try? await Task.sleep(for: timeout)
+    /// Waits for the first CONNACK's code, or nil when `deadline` passes first.
+    func firstConnack(until deadline: ContinuousClock.Instant) async -> Int32? {
+        let timer = Task {
+            guard (try? await Task.sleep(until: deadline, clock: .continuous)) != nil else { return }
+            self.endConnackWait()
+        }
+        defer { timer.cancel() }
+        let code = await withCheckedContinuation { continuation in
+            let code = state.withLock { state -> Int32? in
+                if let code = state.connack { return code }
+                if state.connackWaitEnded { return Self.connackWaitTimedOut }
+                state.connackWaiter = continuation
                 return nil
             }
-            let first = await group.next() ?? nil
-            // Whichever finished second must finish too: the sleep is cancelled, a waiting CONNACK answered.
-            let waiter = state.withLock { state in
-                defer { state.connackWaiter = nil }
-                return state.connackWaiter
-            }
-            waiter?.resume(returning: -1)
-            group.cancelAll()
-            return first.flatMap { $0 == -1 ? nil : $0 }  // -1: the wait ended by the timeout
+            if let code { continuation.resume(returning: code) }
         }
+        return code == Self.connackWaitTimedOut ? nil : code
     }
+
+    /// Ends the wait for the first CONNACK as timed out (its deadline's timer): a waiter now, or one that registers
+    /// only later (its task ran after the timer's, as on a starved cooperative pool), gets nil at once instead of
+    /// waiting for a CONNACK or a disconnect that may never come.
+    func endConnackWait() {
+        let waiter = state.withLock { state in
+            state.connackWaitEnded = true
+            defer { state.connackWaiter = nil }
+            return state.connackWaiter
+        }
+        waiter?.resume(returning: Self.connackWaitTimedOut)
+    }
+
+    /// The "code" of a wait for the first CONNACK that its deadline ended (no CONNACK code is negative).
+    private static let connackWaitTimedOut: Int32 = -1
 
     /// A CONNACK arrived (the network thread): `code` 0 accepted, else refused with that (3.1.1 or 5) code.
     func connected(code: Int32, error: MQTTError?, receiveMaximum: Int? = nil) {

@@ -211,6 +211,31 @@ struct MQTTClientTests {
         #expect(ContinuousClock.now - started < .seconds(TestEnvironment.patient(10)), "a bound, not a hang")
     }
 
+    /// A broker that accepts and never answers, with a keep-alive shorter than the connect timeout: libmosquitto's
+    /// keep-alive closes the connection first (after 5 s: no CONNACK is a silence it gives up on). The connect
+    /// fails then, at once, retriable and naming the CONNACK it never got; it said "lost the connection to the
+    /// broker, reconnecting" before, which is also what a loaded run with the default 30 s keep-alive showed once:
+    /// a connect that waited that long for a thread to run on failed 32.6 s in without naming the CONNACK.
+    @Test func aSilentBrokerClosedByTheKeepAliveFailsNamingTheCONNACK() async throws {
+        let silent = try PythonServer(script: "broker_peers/hostile_server.py", arguments: ["silent"])
+        let started = ContinuousClock.now
+        do {
+            _ = try await MQTTClient.connect(
+                settings: try MQTTSettings(
+                    url: "mqtt://127.0.0.1:\(silent.port)",
+                    clientID: "x",
+                    connectTimeout: .seconds(TestEnvironment.patient(60)),
+                    keepAlive: .seconds(5)
+                )
+            )
+            Issue.record("a silent broker accepted")
+        } catch {
+            #expect(error.kind == .retriable && error.message.contains("before its CONNACK"), "\(error)")
+        }
+        // Ended by the keep-alive, not by the connect timeout.
+        #expect(ContinuousClock.now - started < .seconds(TestEnvironment.patient(20)), "the keep-alive's bound")
+    }
+
     @Test func aBrokerThatRefusesMQTT5GetsMQTT311() async throws {
         let broker = try PythonServer(script: "broker_peers/hostile_server.py", arguments: ["mqtt311-only"])
         let client = try await MQTTClient.connect(
