@@ -208,7 +208,9 @@ struct MQTTClientTests {
         } catch {
             #expect(error.kind == .retriable && error.message.contains("CONNACK"), "\(error)")
         }
-        #expect(ContinuousClock.now - started < .seconds(TestEnvironment.patient(10)), "a bound, not a hang")
+        // A bound, not a hang. Generous: in a whole unit run on the loaded box the cooperative pool runs tasks tens
+        // of seconds late (this test once took 32.6 s there, and 38.5 s in a green run).
+        #expect(ContinuousClock.now - started < .seconds(TestEnvironment.patient(60)), "a bound, not a hang")
     }
 
     /// A broker that accepts and never answers, with a keep-alive shorter than the connect timeout: libmosquitto's
@@ -224,7 +226,7 @@ struct MQTTClientTests {
                 settings: try MQTTSettings(
                     url: "mqtt://127.0.0.1:\(silent.port)",
                     clientID: "x",
-                    connectTimeout: .seconds(TestEnvironment.patient(60)),
+                    connectTimeout: .seconds(TestEnvironment.patient(120)),
                     keepAlive: .seconds(5)
                 )
             )
@@ -233,7 +235,7 @@ struct MQTTClientTests {
             #expect(error.kind == .retriable && error.message.contains("before its CONNACK"), "\(error)")
         }
         // Ended by the keep-alive, not by the connect timeout.
-        #expect(ContinuousClock.now - started < .seconds(TestEnvironment.patient(20)), "the keep-alive's bound")
+        #expect(ContinuousClock.now - started < .seconds(TestEnvironment.patient(60)), "the keep-alive's bound")
     }
 
     @Test func aBrokerThatRefusesMQTT5GetsMQTT311() async throws {
