@@ -5,7 +5,8 @@ internal import CMosquitto
     @preconcurrency import Glibc
 #endif
 
-// libmosquitto's callbacks, as free functions matching the C typedefs. They run on libmosquitto's network thread.
+// libmosquitto's callbacks, as free functions matching the C typedefs. They run on the client's network thread
+// (`MQTTNetworkLoop`), inside its calls into libmosquitto.
 
 func mqttConnected(
     _ handle: OpaquePointer?,
@@ -95,9 +96,9 @@ private func acknowledgeAtOnce(_ handle: OpaquePointer?) {
     _ = setsockopt(socket, Int32(IPPROTO_TCP), TCP_QUICKACK, &on, socklen_t(MemoryLayout<Int32>.size))
 }
 
-/// libmosquitto's log lines: only its OpenSSL errors are used. A TLS handshake that fails on the network thread
-/// (the broker's certificate refused) ends that thread without a disconnect callback (libmosquitto's loop returns
-/// on MOSQ_ERR_TLS): the error line is the only word of it, so it ends `connect`'s wait for the CONNACK.
+/// libmosquitto's log lines: only its OpenSSL errors are used. A TLS handshake that fails (the broker's certificate
+/// refused) makes `mosquitto_loop` return MOSQ_ERR_TLS without a disconnect callback: the error line is the only
+/// word of why, so it ends `connect`'s wait for the CONNACK (the network thread then reconnects with backoff).
 func mqttLogged(
     _ handle: OpaquePointer?,
     _ user: UnsafeMutableRawPointer?,

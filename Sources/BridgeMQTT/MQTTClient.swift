@@ -5,9 +5,9 @@ internal import CMosquitto
     @preconcurrency import Glibc
 #endif
 
-/// A `struct mosquitto *` that may cross threads: libmosquitto's publish and disconnect calls are thread-safe
-/// with its own network thread (`mosquitto_loop_start`); only `mosquitto_destroy` is not, and only the owning
-/// `MQTTClient` calls it, once, after that thread ended.
+/// A `struct mosquitto *` that may cross threads, used by one at a time: the client configures and connects it
+/// (on `BlockingExecutor`), then only the client's network thread (`MQTTNetworkLoop`) calls libmosquitto with it,
+/// and the owning `MQTTClient` destroys it, once, after joining that thread.
 struct MosquittoHandle: @unchecked Sendable {
     let pointer: OpaquePointer
 }
@@ -15,25 +15,33 @@ struct MosquittoHandle: @unchecked Sendable {
 /// An MQTT client for one broker on libmosquitto: MQTT 5 (3.1.1 when the broker refuses 5), a persistent session,
 /// QoS 1 or 2 publishes counted as delivered on PUBACK or PUBCOMP.
 ///
-/// libmosquitto runs the connection on a thread of its own (its network loop), reconnects by itself with backoff,
-/// and resends unacknowledged publishes after a reconnect; `status` tells how the connection is. Connecting and
-/// closing block (TCP, TLS, joining the thread) and run on `BlockingExecutor`. Confined to one task (not
-/// Sendable).
+/// The connection runs on a thread of the client's own (`MQTTNetworkLoop`), which publishes each batch, reads the
+/// acknowledgements, reconnects with backoff (libmosquitto resends unacknowledged publishes after a reconnect);
+/// `status` tells how the connection is. Connecting and closing block (TCP, TLS, joining the thread) and run on
+/// `BlockingExecutor`. Confined to one task (not Sendable).
 package final class MQTTClient {
     private let handle: MosquittoHandle
     private let core: MQTTClientCore
+    private let network: NetworkThread
     /// The settings it connected with.
     package let settings: MQTTSettings
     private var closed = false
 
-    private init(handle: MosquittoHandle, core: MQTTClientCore, settings: MQTTSettings) {
+    /// The client's network loop and its thread.
+    private struct NetworkThread: Sendable {
+        let loop: MQTTNetworkLoop
+        let thread: DetachedThread.Joinable
+    }
+
+    private init(handle: MosquittoHandle, core: MQTTClientCore, network: NetworkThread, settings: MQTTSettings) {
         self.handle = handle
         self.core = core
+        self.network = network
         self.settings = settings
     }
 
     deinit {
-        if !closed { Self.shutDown(handle) }
+        if !closed { Self.shutDown(handle, network) }
     }
 
     /// libmosquitto's global state, set up once per process.
@@ -54,16 +62,19 @@ package final class MQTTClient {
     private static func connect(settings: MQTTSettings, protocolVersion: Int32) async throws(MQTTError)
         -> MQTTClient?
     {
+        // The connect timeout bounds the whole attempt from here: TCP, TLS, CONNECT and the CONNACK, however long
+        // the task waited for a thread between those steps.
+        let deadline = ContinuousClock.now + settings.connectTimeout
         let core = MQTTClientCore(protocolVersion: Int(protocolVersion))
-        // Unretained: the client holds the core and ends libmosquitto's thread before releasing it.
+        // Unretained: the client holds the core and ends its network thread before releasing it.
         guard let raw = mosquitto_new(settings.clientID, false, Unmanaged.passUnretained(core).toOpaque()) else {
             throw MQTTError(kind: .retriable, message: "libmosquitto could not allocate a client")
         }
         let handle = MosquittoHandle(pointer: raw)
-        var started = false
+        var started: NetworkThread?
         func fail() async {
-            if started {
-                _ = try? await BlockingExecutor.shared.perform { shutDown(handle) }
+            if let started {
+                _ = try? await BlockingExecutor.shared.perform { shutDown(handle, started) }
             } else {
                 mosquitto_destroy(raw)
             }
@@ -81,11 +92,20 @@ package final class MQTTClient {
                 opened = .failure(MQTTError(kind: .retriable, message: "no thread to connect on: \(error)"))
             }
             try opened.get()
-            guard mosquitto_loop_start(raw) == MOSQ_ERR_SUCCESS.rawValue else {
-                throw MQTTError(kind: .retriable, message: "could not start libmosquitto's network thread")
+            let loop = try MQTTNetworkLoop(
+                handle: handle,
+                core: core,
+                qos: settings.qos,
+                protocolVersion: protocolVersion
+            )
+            let network: NetworkThread
+            do {
+                network = NetworkThread(loop: loop, thread: try DetachedThread.startJoinable { loop.run() })
+            } catch {
+                throw MQTTError(kind: .retriable, message: "could not start the client's network thread: \(error)")
             }
-            started = true
-            guard let code = await core.firstConnack(timeout: settings.connectTimeout) else {
+            started = network
+            guard let code = await core.firstConnack(until: deadline) else {
                 throw MQTTError(
                     kind: .retriable,
                     message: "\(settings.url) sent no CONNACK within \(settings.connectTimeout)"
@@ -96,13 +116,22 @@ package final class MQTTClient {
                     await fail()
                     return nil
                 }
+                if code == MQTTClientCore.lostBeforeConnack, let lost = core.connackError {
+                    // libmosquitto's keep-alive gives up on a broker that never sends the CONNACK (after
+                    // keep_alive, which may be shorter than the connect timeout), a TLS handshake fails, the
+                    // broker closes: each ends the connection before the CONNACK, which the error says.
+                    throw MQTTError(
+                        kind: lost.kind,
+                        message: "\(settings.url) ended the connection before its CONNACK: \(lost.message)"
+                    )
+                }
                 throw core.connackError ?? MQTTError(kind: .retriable, message: "CONNACK \(code)")
             }
+            return MQTTClient(handle: handle, core: core, network: network, settings: settings)
         } catch {
             await fail()
             throw error
         }
-        return MQTTClient(handle: handle, core: core, settings: settings)
     }
 
     private static func configure(_ handle: MosquittoHandle, settings: MQTTSettings, protocolVersion: Int32)
@@ -123,14 +152,13 @@ package final class MQTTClient {
             _ = mosquitto_int_option(raw, MOSQ_OPT_TLS_USE_OS_CERTS, 1)
         }
         _ = mosquitto_max_inflight_messages_set(raw, UInt32(settings.maxInFlight))
-        _ = mosquitto_reconnect_delay_set(raw, 1, 30, true)
         mosquitto_connect_v5_callback_set(raw, mqttConnected)
         mosquitto_disconnect_v5_callback_set(raw, mqttDisconnected)
         mosquitto_publish_v5_callback_set(raw, mqttPublished)
         mosquitto_log_callback_set(raw, mqttLogged)
     }
 
-    /// TCP, TLS and the CONNECT packet (blocking); the CONNACK comes on the network thread.
+    /// TCP, the start of TLS and the CONNECT packet (blocking); the CONNACK comes on the network thread.
     private static func openConnection(_ handle: MosquittoHandle, settings: MQTTSettings, protocolVersion: Int32)
         throws(MQTTError)
     {
@@ -162,52 +190,12 @@ package final class MQTTClient {
     /// outcome per message, in order. Unacknowledged by then: failed, retriable (libmosquitto still holds and
     /// resends them: a retry may deliver a message twice, which QoS 1 allows).
     ///
-    /// `mosquitto_publish_v5` only queues the packet for the network thread (it takes libmosquitto's mutexes, no
-    /// I/O), so it is called from the task itself.
+    /// The batch crosses to the network thread once, which publishes it there and matches the acknowledgements;
+    /// the task waits suspended.
     package func publish(_ messages: [MQTTMessage], timeout: Duration) async -> [MQTTOutcome] {
         guard !messages.isEmpty else { return [] }
         let batch = core.openBatch(count: messages.count)
-        let version5 = core.status.protocolVersion == 5
-        for (index, message) in messages.enumerated() {
-            do throws(MQTTError) {
-                try MQTTTopic.validate(message.topic)
-                var properties: OpaquePointer?
-                defer { mosquitto_property_free_all(&properties) }
-                if version5 {
-                    for property in message.userProperties {
-                        try Self.check(
-                            mosquitto_property_add_string_pair(
-                                &properties,
-                                Int32(MQTT_PROP_USER_PROPERTY.rawValue),
-                                property.name,
-                                property.value
-                            ),
-                            "adding user property \(property.name)"
-                        )
-                    }
-                }
-                var mid: Int32 = 0
-                let result = message.payload.withUnsafeBytes { payload in
-                    mosquitto_publish_v5(
-                        handle.pointer,
-                        &mid,
-                        message.topic,
-                        Int32(clamping: payload.count),
-                        payload.baseAddress,
-                        Int32(settings.qos),
-                        message.retain,
-                        properties
-                    )
-                }
-                // Not connected: a QoS 1/2 message is queued all the same and sent after the reconnect.
-                guard result == MOSQ_ERR_SUCCESS.rawValue || result == MOSQ_ERR_NO_CONN.rawValue else {
-                    throw Self.error(result, errno: errno, context: "publishing to \(message.topic.prefix(80))")
-                }
-                core.sent(mid: mid, batch: batch, index: index)
-            } catch {
-                core.failed(batch: batch, index: index, error: error)
-            }
-        }
+        network.loop.submit(batch: batch, messages: messages)
         return await core.outcomes(of: batch, timeout: timeout)
     }
 
@@ -216,25 +204,32 @@ package final class MQTTClient {
 
     // MARK: - Closing
 
-    /// Disconnects (a normal DISCONNECT: the session stays on the broker) and ends libmosquitto's thread.
+    /// Disconnects (a normal DISCONNECT: the session stays on the broker) and ends the network thread.
     package func close() async {
         guard !closed else { return }
         closed = true
         let handle = self.handle
-        _ = try? await BlockingExecutor.shared.perform { Self.shutDown(handle) }
+        let network = self.network
+        _ = try? await BlockingExecutor.shared.perform { Self.shutDown(handle, network) }
     }
 
-    /// DISCONNECT, join the network thread, destroy. Blocks for at most the thread's current wait.
-    private static func shutDown(_ handle: MosquittoHandle) {
-        _ = mosquitto_disconnect_v5(handle.pointer, 0, nil)
-        _ = mosquitto_loop_stop(handle.pointer, false)
+    /// DISCONNECT (sent by the network thread as it ends), join that thread, destroy. Blocks for at most the
+    /// thread's current step (a blocking reconnect, as libmosquitto's own thread had).
+    private static func shutDown(_ handle: MosquittoHandle, _ network: NetworkThread) {
+        network.loop.stop()
+        network.thread.join()
         mosquitto_destroy(handle.pointer)
     }
 
     // MARK: - Errors
 
-    private static func check(_ result: Int32, _ context: String) throws(MQTTError) {
-        guard result == MOSQ_ERR_SUCCESS.rawValue else { throw error(result, errno: errno, context: context) }
+    /// Throws `result` as a typed error unless it is MOSQ_ERR_SUCCESS. `context` is made only for an error: the
+    /// publishing thread checks five user properties per message.
+    static func check(_ result: Int32, _ context: @autoclosure () -> String) throws(MQTTError) {
+        guard result == MOSQ_ERR_SUCCESS.rawValue else {
+            let code = errno
+            throw error(result, errno: code, context: context())
+        }
     }
 
     /// libmosquitto's result `code` as a typed error (`errno` for MOSQ_ERR_ERRNO).

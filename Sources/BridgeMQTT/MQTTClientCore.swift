@@ -20,9 +20,10 @@ package struct MQTTConnectionStatus: Sendable {
 }
 
 /// What libmosquitto's callbacks reach through their user data: the connection's health, the CONNACK waiter, and
-/// the publishes awaiting their acknowledgement, by packet id (mid), under one lock.
+/// the publishes awaiting their acknowledgement, by packet id (mid), under one lock. The callbacks, `sent` and
+/// `failed` run on the client's network thread (`MQTTNetworkLoop`); the waits on the publishing task.
 ///
-/// Lifetime: the `MQTTClient` owns it and passes it to libmosquitto unretained; the client stops libmosquitto's
+/// Lifetime: the `MQTTClient` owns it and passes it to libmosquitto unretained; the client stops its network
 /// thread (after which no callback runs) before it lets the core go.
 final class MQTTClientCore: Sendable {
     private struct Batch {
@@ -37,12 +38,14 @@ final class MQTTClientCore: Sendable {
         /// The first CONNACK's refusal, kept for `connect` (a disconnect right after it replaces `lastError`).
         var connackError: MQTTError?
         var connackWaiter: CheckedContinuation<Int32, Never>?
+        /// `firstConnack`'s deadline passed (`endConnackWait`): a waiter registering after it returns at once.
+        var connackWaitEnded = false
         var batches: [Int: Batch] = [:]
         var nextBatch = 0
-        /// Published, not yet acknowledged: the batch and index of each packet id.
+        /// Published, not yet acknowledged: the batch and index of each packet id. A packet id is recorded on the
+        /// network thread right after its publish and before that thread reads any acknowledgement, so an
+        /// acknowledgement of an id not here is a late one (its batch's wait ended) and is ignored.
         var pending: [Int32: (batch: Int, index: Int)] = [:]
-        /// Acknowledgements that came before their publish call returned its packet id.
-        var early: [Int32: Int32] = [:]
     }
 
     private let state: Mutex<State>
@@ -64,41 +67,49 @@ final class MQTTClientCore: Sendable {
     /// The current health.
     var status: MQTTConnectionStatus { state.withLock { $0.status } }
 
+    /// Whether the broker accepted the current connection (its CONNACK), without copying the whole status.
+    var isConnected: Bool { state.withLock { $0.status.connected } }
+
     /// Why the first CONNACK refused the connection, if it did.
     var connackError: MQTTError? { state.withLock { $0.connackError } }
 
     // MARK: - CONNACK
 
-    /// Waits for the first CONNACK's code, or nil when `timeout` passes first.
-    func firstConnack(timeout: Duration) async -> Int32? {
-        await withTaskGroup(of: Int32?.self) { group in
-            group.addTask {
-                await withCheckedContinuation { continuation in
-                    let code = self.state.withLock { state -> Int32? in
-                        if let code = state.connack { return code }
-                        state.connackWaiter = continuation
-                        return nil
-                    }
-                    if let code { continuation.resume(returning: code) }
-                }
-            }
-            group.addTask {
-                try? await Task.sleep(for: timeout)
+    /// Waits for the first CONNACK's code, or nil when `deadline` passes first.
+    func firstConnack(until deadline: ContinuousClock.Instant) async -> Int32? {
+        let timer = Task {
+            guard (try? await Task.sleep(until: deadline, clock: .continuous)) != nil else { return }
+            self.endConnackWait()
+        }
+        defer { timer.cancel() }
+        let code = await withCheckedContinuation { continuation in
+            let code = state.withLock { state -> Int32? in
+                if let code = state.connack { return code }
+                if state.connackWaitEnded { return Self.connackWaitTimedOut }
+                state.connackWaiter = continuation
                 return nil
             }
-            let first = await group.next() ?? nil
-            // Whichever finished second must finish too: the sleep is cancelled, a waiting CONNACK answered.
-            let waiter = state.withLock { state in
-                defer { state.connackWaiter = nil }
-                return state.connackWaiter
-            }
-            waiter?.resume(returning: -1)
-            group.cancelAll()
-            return first.flatMap { $0 == -1 ? nil : $0 }  // -1: the wait ended by the timeout
+            if let code { continuation.resume(returning: code) }
         }
+        return code == Self.connackWaitTimedOut ? nil : code
     }
 
-    /// A CONNACK arrived (libmosquitto's thread): `code` 0 accepted, else refused with that (3.1.1 or 5) code.
+    /// Ends the wait for the first CONNACK as timed out (its deadline's timer): a waiter now, or one that registers
+    /// only later (its task ran after the timer's, as on a starved cooperative pool), gets nil at once instead of
+    /// waiting for a CONNACK or a disconnect that may never come.
+    func endConnackWait() {
+        let waiter = state.withLock { state in
+            state.connackWaitEnded = true
+            defer { state.connackWaiter = nil }
+            return state.connackWaiter
+        }
+        waiter?.resume(returning: Self.connackWaitTimedOut)
+    }
+
+    /// The "code" of a wait for the first CONNACK that its deadline ended (no CONNACK code is negative).
+    private static let connackWaitTimedOut: Int32 = -1
+
+    /// A CONNACK arrived (the network thread): `code` 0 accepted, else refused with that (3.1.1 or 5) code.
     func connected(code: Int32, error: MQTTError?, receiveMaximum: Int? = nil) {
         let waiter = state.withLock { state in
             if state.connack == nil {
@@ -114,7 +125,7 @@ final class MQTTClientCore: Sendable {
         waiter?.resume(returning: code)
     }
 
-    /// The connection was lost (libmosquitto's thread; it reconnects by itself) or closed (no error). Before the
+    /// The connection was lost (the network thread, which reconnects) or closed (no error). Before the
     /// first CONNACK it ends `connect`'s wait with `error`: a TLS handshake the broker's certificate failed, for
     /// one, ends here, not in a CONNACK.
     func disconnected(error: MQTTError?) {
@@ -148,16 +159,17 @@ final class MQTTClientCore: Sendable {
         }
     }
 
-    /// Publish `index` of `batch` went out as packet `mid`.
+    /// Whether `batch` still waits for outcomes (its timeout has not ended the wait).
+    func isOpen(batch: Int) -> Bool {
+        state.withLock { $0.batches[batch] != nil }
+    }
+
+    /// Publish `index` of `batch` went out as packet `mid` (the network thread, before it reads acknowledgements).
     func sent(mid: Int32, batch: Int, index: Int) {
-        let waiter = state.withLock { state -> (CheckedContinuation<[MQTTOutcome], Never>, [MQTTOutcome])? in
-            if let code = state.early.removeValue(forKey: mid) {
-                return Self.record(Self.outcome(reasonCode: code), batch: batch, index: index, in: &state)
-            }
+        state.withLock { state in
+            guard state.batches[batch] != nil else { return }  // its wait ended meanwhile: no outcome is awaited
             state.pending[mid] = (batch, index)
-            return nil
         }
-        waiter.map { $0.0.resume(returning: $0.1) }
     }
 
     /// Publish `index` of `batch` was never sent.
@@ -166,20 +178,18 @@ final class MQTTClientCore: Sendable {
         waiter.map { $0.0.resume(returning: $0.1) }
     }
 
-    /// The broker acknowledged packet `mid` (PUBACK or PUBCOMP) with `reasonCode` (libmosquitto's thread).
+    /// The broker acknowledged packet `mid` (PUBACK or PUBCOMP) with `reasonCode` (the network thread).
     func acknowledged(mid: Int32, reasonCode: Int32) {
         let waiter = state.withLock { state -> (CheckedContinuation<[MQTTOutcome], Never>, [MQTTOutcome])? in
-            guard let (batch, index) = state.pending.removeValue(forKey: mid) else {
-                state.early[mid] = reasonCode
-                return nil
-            }
+            guard let (batch, index) = state.pending.removeValue(forKey: mid) else { return nil }
             return Self.record(Self.outcome(reasonCode: reasonCode), batch: batch, index: index, in: &state)
         }
         waiter.map { $0.0.resume(returning: $0.1) }
     }
 
-    /// Waits until every publish of `batch` has its outcome, or `timeout` passed: those still unacknowledged then
-    /// fail as retriable (libmosquitto keeps and resends them; a late acknowledgement is ignored).
+    /// Waits until every publish of `batch` has its outcome, or `timeout` passed: those still unacknowledged then,
+    /// or not yet published (the network thread was reconnecting), fail as retriable (libmosquitto keeps and resends
+    /// what it has; a late acknowledgement is ignored).
     func outcomes(of batch: Int, timeout: Duration) async -> [MQTTOutcome] {
         await withTaskGroup(of: [MQTTOutcome]?.self) { group in
             group.addTask {
@@ -203,10 +213,13 @@ final class MQTTClientCore: Sendable {
             var outcomes = await group.next() ?? nil
             let late = MQTTError(kind: .retriable, message: "no acknowledgement within \(timeout)")
             let waiter = state.withLock { state -> (CheckedContinuation<[MQTTOutcome], Never>, [MQTTOutcome])? in
-                var result: (CheckedContinuation<[MQTTOutcome], Never>, [MQTTOutcome])?
                 for (mid, entry) in state.pending where entry.batch == batch {
                     state.pending.removeValue(forKey: mid)
-                    result = Self.record(.failed(late), batch: batch, index: entry.index, in: &state) ?? result
+                }
+                guard let recorded = state.batches[batch]?.outcomes else { return nil }
+                var result: (CheckedContinuation<[MQTTOutcome], Never>, [MQTTOutcome])?
+                for index in recorded.indices where recorded[index] == nil {
+                    result = Self.record(.failed(late), batch: batch, index: index, in: &state) ?? result
                 }
                 return result
             }

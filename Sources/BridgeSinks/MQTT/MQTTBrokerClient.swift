@@ -100,8 +100,9 @@ package final class MQTTBrokerClient: BrokerClient {
         return status.lastError.map(Self.describe) ?? "not connected to the broker"
     }
 
-    /// Broken after a batch failed while the connection was down: libmosquitto may have given up (its network
-    /// thread ends on a protocol error), so the sink opens a new client, which resumes the same session.
+    /// Broken after a batch failed while the connection was down: the sink opens a new client, which resumes the
+    /// same session and whose connect says why the broker refuses it (the credentials), where the old client's
+    /// network thread only retries with backoff.
     package var isBroken: Bool { failed && !client.status.connected }
 
     package func close(drainTimeout: Duration) async {
