@@ -5,11 +5,20 @@ internal import CMosquitto
     @preconcurrency import Glibc
 #endif
 
-/// A `struct mosquitto *` that may cross threads, used by one at a time: the client configures and connects it
-/// (on `BlockingExecutor`), then only the client's network thread (`MQTTNetworkLoop`) calls libmosquitto with it,
-/// and the owning `MQTTClient` destroys it, once, after joining that thread.
-struct MosquittoHandle: @unchecked Sendable {
+/// A `struct mosquitto *`, destroyed when the last of its two users lets go of it: the client configures and
+/// connects it (on `BlockingExecutor`), then only the client's network thread (`MQTTNetworkLoop`) calls libmosquitto
+/// with it. The thread may outlive the client: a stop does not wait out a blocking reconnect (`MQTTClient.shutDown`).
+final class MosquittoHandle: @unchecked Sendable {
+    // @unchecked: used by one thread at a time, as above; libmosquitto calls no callback from mosquitto_destroy.
     let pointer: OpaquePointer
+
+    init(pointer: OpaquePointer) {
+        self.pointer = pointer
+    }
+
+    deinit {
+        mosquitto_destroy(pointer)
+    }
 }
 
 /// An MQTT client for one broker on libmosquitto: MQTT 5 (3.1.1 when the broker refuses 5), a persistent session,
@@ -20,7 +29,6 @@ struct MosquittoHandle: @unchecked Sendable {
 /// `status` tells how the connection is. Connecting and closing block (TCP, TLS, joining the thread) and run on
 /// `BlockingExecutor`. Confined to one task (not Sendable).
 package final class MQTTClient {
-    private let handle: MosquittoHandle
     private let core: MQTTClientCore
     private let network: NetworkThread
     /// The settings it connected with.
@@ -33,15 +41,14 @@ package final class MQTTClient {
         let thread: DetachedThread.Joinable
     }
 
-    private init(handle: MosquittoHandle, core: MQTTClientCore, network: NetworkThread, settings: MQTTSettings) {
-        self.handle = handle
+    private init(core: MQTTClientCore, network: NetworkThread, settings: MQTTSettings) {
         self.core = core
         self.network = network
         self.settings = settings
     }
 
     deinit {
-        if !closed { Self.shutDown(handle, network) }
+        if !closed { Self.shutDown(network, waiting: settings.connectTimeout) }
     }
 
     /// libmosquitto's global state, set up once per process.
@@ -66,7 +73,8 @@ package final class MQTTClient {
         // the task waited for a thread between those steps.
         let deadline = ContinuousClock.now + settings.connectTimeout
         let core = MQTTClientCore(protocolVersion: Int(protocolVersion))
-        // Unretained: the client holds the core and ends its network thread before releasing it.
+        // Unretained: libmosquitto calls back only from the network thread's loop, whose MQTTNetworkLoop holds the
+        // core while the thread runs.
         guard let raw = mosquitto_new(settings.clientID, false, Unmanaged.passUnretained(core).toOpaque()) else {
             throw MQTTError(kind: .retriable, message: "libmosquitto could not allocate a client")
         }
@@ -74,9 +82,7 @@ package final class MQTTClient {
         var started: NetworkThread?
         func fail() async {
             if let started {
-                _ = try? await BlockingExecutor.shared.perform { shutDown(handle, started) }
-            } else {
-                mosquitto_destroy(raw)
+                _ = try? await BlockingExecutor.shared.perform { shutDown(started, waiting: settings.connectTimeout) }
             }
         }
         do throws(MQTTError) {
@@ -127,7 +133,7 @@ package final class MQTTClient {
                 }
                 throw core.connackError ?? MQTTError(kind: .retriable, message: "CONNACK \(code)")
             }
-            return MQTTClient(handle: handle, core: core, network: network, settings: settings)
+            return MQTTClient(core: core, network: network, settings: settings)
         } catch {
             await fail()
             throw error
@@ -208,17 +214,18 @@ package final class MQTTClient {
     package func close() async {
         guard !closed else { return }
         closed = true
-        let handle = self.handle
         let network = self.network
-        _ = try? await BlockingExecutor.shared.perform { Self.shutDown(handle, network) }
+        let bound = settings.connectTimeout
+        _ = try? await BlockingExecutor.shared.perform { Self.shutDown(network, waiting: bound) }
     }
 
-    /// DISCONNECT (sent by the network thread as it ends), join that thread, destroy. Blocks for at most the
-    /// thread's current step (a blocking reconnect, as libmosquitto's own thread had).
-    private static func shutDown(_ handle: MosquittoHandle, _ network: NetworkThread) {
+    /// Stops the network thread (it sends DISCONNECT as it ends) and waits for it, at most `bound` (the connect
+    /// timeout). A thread inside a blocking reconnect, whose connect(2) to an address that drops SYNs waits out the
+    /// kernel's retries (about two minutes), is left to end by itself: its loop holds the handle and the core its
+    /// callbacks use, and the handle is destroyed when the thread lets go of it.
+    private static func shutDown(_ network: NetworkThread, waiting bound: Duration) {
         network.loop.stop()
-        network.thread.join()
-        mosquitto_destroy(handle.pointer)
+        _ = network.thread.join(until: .now + bound)
     }
 
     // MARK: - Errors

@@ -18,7 +18,8 @@ import Synchronization
 /// libmosquitto keeps unacknowledged QoS 1/2 messages and resends them after the CONNACK.
 ///
 /// libmosquitto is called from one thread at a time: the client configures and connects the handle before this
-/// thread starts, and destroys it after `stop()` and joining the thread.
+/// thread starts; after `stop()` only this thread's last steps use it, and the handle is destroyed once neither the
+/// client nor this loop holds it (`MosquittoHandle`).
 final class MQTTNetworkLoop: Sendable {
     private struct Submission {
         var batch: Int

@@ -14,6 +14,15 @@ extension DetachedThread {
         package func join() {
             finished.wait { done in done ? (true, nil) : (nil, nil) }
         }
+
+        /// Blocks the calling thread until the thread's body returned or `deadline` passed; whether it returned.
+        package func join(until deadline: ContinuousClock.Instant) -> Bool {
+            finished.wait { done in
+                if done { return (true, nil) }
+                let left = deadline - .now
+                return left > .zero ? (nil, left) : (false, nil)
+            }
+        }
     }
 
     /// Runs `body` on a new thread, like `start`, for an owner that must know when it ended (a poll loop whose
