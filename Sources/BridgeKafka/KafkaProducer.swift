@@ -95,9 +95,9 @@ package final class KafkaProducer {
     }
 
     /// `submitBlocking` of `count` messages that `message` makes one at a time, each just before it is handed over
-    /// and dropped right after: a caller producing from its own events needs no array of messages, whose
-    /// allocation per batch made glibc's malloc merge every chunk freed since the last one (`malloc_consolidate`,
-    /// measured at about a tenth of the runner's time in `kafka-sink`; BENCHMARKS.md).
+    /// and dropped right after: a caller producing from its own events builds no array of messages (each message's
+    /// header array is freed at once, where glibc reuses it for the next, instead of 500 at the end of the batch;
+    /// BENCHMARKS.md, "Kafka: the producing thread and glibc's malloc").
     package func submitBlocking(
         count: Int,
         message: (Int) -> KafkaMessage,
