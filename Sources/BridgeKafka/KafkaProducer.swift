@@ -76,11 +76,11 @@ package final class KafkaProducer {
         completion: @escaping @Sendable ([KafkaDeliveryOutcome]) -> Void
     ) async throws {
         precondition(!closed, "KafkaProducer.submit after close")
-        var handing = Handing(messages: messages, completion: completion)
+        var handing = Handing(count: messages.count, completion: completion)
         defer { handing.finishUnsent() }
         while !handing.isDone {
             try Task.checkCancellation()
-            if !handOver(&handing) { await context.waitForCapacity() }
+            if !handOver(&handing, message: { messages[$0] }) { await context.waitForCapacity() }
         }
     }
 
@@ -91,30 +91,42 @@ package final class KafkaProducer {
         _ messages: [KafkaMessage],
         completion: @escaping @Sendable ([KafkaDeliveryOutcome]) -> Void
     ) {
+        submitBlocking(count: messages.count, message: { messages[$0] }, completion: completion)
+    }
+
+    /// `submitBlocking` of `count` messages that `message` makes one at a time, each just before it is handed over
+    /// and dropped right after: a caller producing from its own events builds no array of messages (each message's
+    /// header array is freed at once, where glibc reuses it for the next, instead of 500 at the end of the batch;
+    /// BENCHMARKS.md, "Kafka: the producing thread and glibc's malloc").
+    package func submitBlocking(
+        count: Int,
+        message: (Int) -> KafkaMessage,
+        completion: @escaping @Sendable ([KafkaDeliveryOutcome]) -> Void
+    ) {
         precondition(!closed, "KafkaProducer.submit after close")
-        var handing = Handing(messages: messages, completion: completion)
+        var handing = Handing(count: count, completion: completion)
         while !handing.isDone {
-            if !handOver(&handing) { context.waitForCapacityBlocking() }
+            if !handOver(&handing, message: message) { context.waitForCapacityBlocking() }
         }
     }
 
-    /// One `submit` call's progress: its messages, their batch, and the next to hand over.
+    /// One `submit` call's progress: how many messages, their batch, and the index of the next to hand over.
     private struct Handing {
-        let messages: [KafkaMessage]
+        let count: Int
         let batch: KafkaDeliveryBatch
         var next = 0
 
-        init(messages: [KafkaMessage], completion: @escaping @Sendable ([KafkaDeliveryOutcome]) -> Void) {
-            self.messages = messages
-            self.batch = KafkaDeliveryBatch(count: messages.count, completion: completion)
+        init(count: Int, completion: @escaping @Sendable ([KafkaDeliveryOutcome]) -> Void) {
+            self.count = count
+            self.batch = KafkaDeliveryBatch(count: count, completion: completion)
             batch.completeIfEmpty()
         }
 
-        var isDone: Bool { next == messages.count }
+        var isDone: Bool { next == count }
 
         /// Whatever was not handed over (cancelled) still gets its outcome, so the completion runs.
         mutating func finishUnsent() {
-            while next < messages.count {
+            while next < count {
                 batch.record(
                     .failed(KafkaError(kind: .retriable, message: "not sent: the producer was stopped")),
                     at: next
@@ -124,15 +136,15 @@ package final class KafkaProducer {
         }
     }
 
-    /// Hands over as many of `handing`'s messages as the bound allows; false when there was no room at all (the
-    /// caller waits for capacity).
-    private func handOver(_ handing: inout Handing) -> Bool {
-        var granted = context.reserve(upTo: handing.messages.count - handing.next)
+    /// Hands over as many of `handing`'s messages (`message(index)`) as the bound allows; false when there was no
+    /// room at all (the caller waits for capacity).
+    private func handOver(_ handing: inout Handing, message: (Int) -> KafkaMessage) -> Bool {
+        var granted = context.reserve(upTo: handing.count - handing.next)
         if granted == 0 { return false }
         while granted > 0 {
             granted -= 1
             let index = handing.next
-            switch produce(handing.messages[index], batch: handing.batch, index: index) {
+            switch produce(message(index), batch: handing.batch, index: index) {
             case .handedOver:
                 handing.next += 1
             case .refused(let error):

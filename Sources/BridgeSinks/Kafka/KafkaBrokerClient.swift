@@ -39,8 +39,10 @@ final class KafkaBrokerClient: BrokerClient {
         async throws(SinkError)
     {
         // On the runner's own thread, which may block while the producer is at its bound: no hop to another
-        // thread and back for every batch.
-        producer.submitBlocking(events.map(message(for:))) { outcomes in completion(outcomes.map(Self.outcome)) }
+        // thread and back for every batch. Each message is made as it is handed over (no array of them).
+        producer.submitBlocking(count: events.count, message: { message(for: events[$0]) }) { outcomes in
+            completion(outcomes.map(Self.outcome))
+        }
     }
 
     /// The message of `event`.
