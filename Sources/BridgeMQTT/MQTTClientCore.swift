@@ -23,8 +23,8 @@ package struct MQTTConnectionStatus: Sendable {
 /// the publishes awaiting their acknowledgement, by packet id (mid), under one lock. The callbacks, `sent` and
 /// `failed` run on the client's network thread (`MQTTNetworkLoop`); the waits on the publishing task.
 ///
-/// Lifetime: the `MQTTClient` owns it and passes it to libmosquitto unretained; the client stops its network
-/// thread (after which no callback runs) before it lets the core go.
+/// Lifetime: passed to libmosquitto unretained; the `MQTTClient` and its network thread's `MQTTNetworkLoop` hold it,
+/// and the loop, whose calls into libmosquitto are the only place callbacks run, holds it until the thread ends.
 final class MQTTClientCore: Sendable {
     private struct Batch {
         var outcomes: [MQTTOutcome?]

@@ -120,7 +120,7 @@ final class MQTTNetworkLoop: Sendable {
             switch try? Poll.wait(fd: wakeup.descriptor, for: .readable, until: deadline) {
             case true?: wakeup.drain()
             case false?: return true
-            case nil: return true  // poll itself failed (it cannot on an eventfd): reconnect rather than spin
+            case nil: return true  // poll itself failed (not on a pipe it owns): reconnect rather than spin
             }
         }
         return false
