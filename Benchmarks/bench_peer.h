@@ -1,5 +1,5 @@
 // What the C peers of the broker benchmarks (redis_hiredis_peer.c, amqp_librabbitmq_peer.c, jetstream_libnats_peer.c,
-// mqtt_libmosquitto_peer.c) share: their clocks, the drive of the publishing peers, and the benchmark's event, so
+// mqtt_libmosquitto_peer.c; http_libcurl_peer.c uses the clocks only) share: their clocks, the drive of the publishing peers, and the benchmark's event, so
 // that each peer sends byte for byte what `BrokerBenchmarks.makeEvents` gives the sink.
 #ifndef BENCH_PEER_H
 #define BENCH_PEER_H
@@ -26,7 +26,7 @@ static double bench_cpu_seconds(void) {
 
 /// Event `index` of the benchmark (an `update` of item `key` of `articles`, id `id`, ~450 bytes of JSON) written
 /// into `line`; returns its length.
-static int bench_event_line(char *line, size_t capacity, const char *id, const char *key, long index) {
+static inline int bench_event_line(char *line, size_t capacity, const char *id, const char *key, long index) {
     char body[300] = "";
     for (int i = 0; i < 22; i++) strcat(body, "lorem ipsum ");
     return snprintf(line, capacity,

@@ -2,7 +2,9 @@ import BridgeHTTP
 import Foundation
 
 /// Webhook-style deliveries per second through `HTTPDeliveryEngine` to a local nginx answering 204, at 1, 8
-/// and 64 requests in flight, against a Python aiohttp sender doing the same job in the same run.
+/// and 64 requests in flight, against a Python aiohttp sender doing the same job in the same run, and against the
+/// ceiling: libcurl's multi interface alone in C (`Benchmarks/http_libcurl_peer.c`, built by Benchmarks/run next
+/// to this executable as `http-libcurl-peer`).
 ///
 ///     swift run -c release bridge-benchmarks http-multi [TOTAL]
 ///
@@ -21,10 +23,13 @@ enum HTTPMultiBenchmark {
             let count = concurrency == 1 ? total / 4 : total
             let engineRate = try await measureEngine(url: url, body: body, concurrency: concurrency, total: count)
             let pythonRate = try measurePython(url: url, concurrency: concurrency, total: count)
-            BenchmarkResult(
-                benchmark: "http-multi", metric: "deliveries/s @\(concurrency) in flight", value: engineRate,
-                unit: "1/s", peer: "python-aiohttp", peerValue: pythonRate
-            ).emit()
+            let ceiling = try measureLibcurl(url: url, concurrency: concurrency, total: count)
+            for (peer, rate) in [("python-aiohttp", pythonRate), (libcurlPeerName, ceiling.rate)] {
+                BenchmarkResult(
+                    benchmark: "http-multi", metric: "deliveries/s @\(concurrency) in flight", value: engineRate,
+                    unit: "1/s", peer: peer, peerValue: rate
+                ).emit()
+            }
             if concurrency == 1 {
                 // The REST client (one blocking transfer per call on the blocking pool), for comparison.
                 let restRate = try await measureREST(url: url, body: body, total: count)
@@ -91,6 +96,17 @@ enum HTTPMultiBenchmark {
             }
         }
         continuation.finish()
+    }
+
+    static let libcurlPeerName = "C libcurl multi (POST only, ceiling)"
+
+    /// Runs `http-libcurl-peer` with the same load; returns its requests/s and its process's CPU seconds over them.
+    static func measureLibcurl(url: String, concurrency: Int, total: Int) throws -> (rate: Double, cpuSeconds: Double) {
+        let program = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+            .appendingPathComponent("http-libcurl-peer").path
+        return try BrokerBenchmarks.peerResult(
+            output: try HelperProcess.runToEnd(executable: program, arguments: [url, "\(concurrency)", "\(total)"])
+        )
     }
 
     /// Runs Tests/tools/http_peers/bench_sender.py with the same load; returns its requests/s.

@@ -16,13 +16,14 @@ import Foundation
 /// committed rows handed over in memory) → delivery service (per-item scheduler; SQLite read back only for rows the
 /// hand-off did not bring, all of them with `prefill`) → Standard Webhooks signing → `HTTPDeliveryEngine`
 /// → a local nginx answering 204 → the outcome committed (row deleted), at 1, 8 and 64 in flight; against a
-/// Python aiohttp sender POSTing the same number of bodies at the same concurrency in the same run.
+/// Python aiohttp sender POSTing the same number of bodies at the same concurrency in the same run, and against the
+/// ceiling of any libcurl sender: libcurl's multi interface alone in C (`http-libcurl-peer`, see `HTTPMultiBenchmark`).
 ///
 ///     swift run -c release bridge-benchmarks webhook-delivery [TOTAL [LEVELS [FLAGS]]]
 ///
 /// LEVELS is a comma-separated list of in-flight limits (default `1,8,64`). FLAGS, comma-separated: `nopeer` skips
 /// the Python sender (for profiling); `prefill` fills the outbox before delivery starts (the delivery side alone);
-/// `runs=N` (default 3) measures each level N times, ours and the peer alternately, and reports the medians — on a
+/// `runs=N` (default 3) measures each level N times, ours and the peers alternately, and reports the medians — on a
 /// shared VM whose speed drifts by ±10 % from one minute to the next, one run each compares two different machines.
 /// Needs nginx and the test venv (both installed by `scripts/bootstrap.sh`).
 enum WebhookDeliveryBenchmark {
@@ -39,6 +40,8 @@ enum WebhookDeliveryBenchmark {
             var rates: [Double] = []
             var cpu: [Double] = []
             var peerRates: [Double] = []
+            var ceilingRates: [Double] = []
+            var ceilingCPU: [Double] = []
             for _ in 0..<runs {
                 let ours = try await measure(
                     url: url,
@@ -50,28 +53,46 @@ enum WebhookDeliveryBenchmark {
                 cpu.append(ours.cpuMicroseconds)
                 if !flags.contains("nopeer") {
                     peerRates.append(try HTTPMultiBenchmark.measurePython(url: url, concurrency: concurrency, total: count))
+                    let ceiling = try HTTPMultiBenchmark.measureLibcurl(url: url, concurrency: concurrency, total: count)
+                    ceilingRates.append(ceiling.rate)
+                    ceilingCPU.append(ceiling.cpuSeconds / Double(count) * 1e6)
                 }
             }
             let what = flags.contains("prefill") ? "outbox filled first" : "outbox insert to row deleted"
             let median = runs > 1 ? ", median of \(runs)" : ""
-            BenchmarkResult(
-                benchmark: "webhook-delivery",
-                metric: "deliveries/s @\(concurrency) in flight (\(what)\(median))",
-                value: Self.median(rates),
-                unit: "1/s",
-                peer: peerRates.isEmpty ? nil : "python-aiohttp (POST only)",
-                peerValue: peerRates.isEmpty ? nil : Self.median(peerRates)
-            ).emit()
+            let peers: [(name: String?, rate: Double?)] = peerRates.isEmpty
+                ? [(nil, nil)]
+                : [
+                    ("python-aiohttp (POST only)", Self.median(peerRates)),
+                    (HTTPMultiBenchmark.libcurlPeerName, Self.median(ceilingRates)),
+                ]
+            for (peer, peerValue) in peers {
+                BenchmarkResult(
+                    benchmark: "webhook-delivery",
+                    metric: "deliveries/s @\(concurrency) in flight (\(what)\(median))",
+                    value: Self.median(rates),
+                    unit: "1/s",
+                    peer: peer,
+                    peerValue: peerValue
+                ).emit()
+            }
+            // The ceiling's CPU is its own process's: nginx answers both and is in neither.
             BenchmarkResult(
                 benchmark: "webhook-delivery",
                 metric: "process CPU per delivery @\(concurrency) in flight\(median)",
                 value: Self.median(cpu),
-                unit: "us"
+                unit: "us",
+                peer: ceilingCPU.isEmpty ? nil : HTTPMultiBenchmark.libcurlPeerName,
+                peerValue: ceilingCPU.isEmpty ? nil : Self.median(ceilingCPU)
             ).emit()
             if runs > 1 {
-                let each = zip(rates, peerRates.isEmpty ? rates.map { _ in Double.nan } : peerRates)
-                    .map { String(format: "%.0f/%.0f", $0, $1) }.joined(separator: " ")
-                FileHandle.standardError.write(Data("webhook-delivery @\(concurrency): runs (ours/peer) \(each)\n".utf8))
+                let each = rates.indices.map { index in
+                    String(format: "%.0f", rates[index])
+                        + (index < peerRates.count ? String(format: "/%.0f/%.0f", peerRates[index], ceilingRates[index]) : "")
+                }
+                FileHandle.standardError.write(
+                    Data("webhook-delivery @\(concurrency): runs (ours/aiohttp/libcurl) \(each.joined(separator: " "))\n".utf8)
+                )
             }
         }
     }
