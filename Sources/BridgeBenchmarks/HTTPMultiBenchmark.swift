@@ -21,15 +21,21 @@ enum HTTPMultiBenchmark {
 
         for concurrency in concurrencies {
             let count = concurrency == 1 ? total / 4 : total
-            let engineRate = try await measureEngine(url: url, body: body, concurrency: concurrency, total: count)
+            let engine = try await measureEngine(url: url, body: body, concurrency: concurrency, total: count)
             let pythonRate = try measurePython(url: url, concurrency: concurrency, total: count)
             let ceiling = try measureLibcurl(url: url, concurrency: concurrency, total: count)
             for (peer, rate) in [("python-aiohttp", pythonRate), (libcurlPeerName, ceiling.rate)] {
                 BenchmarkResult(
-                    benchmark: "http-multi", metric: "deliveries/s @\(concurrency) in flight", value: engineRate,
+                    benchmark: "http-multi", metric: "deliveries/s @\(concurrency) in flight", value: engine.rate,
                     unit: "1/s", peer: peer, peerValue: rate
                 ).emit()
             }
+            // Each side's own process (nginx answers both and is in neither).
+            BenchmarkResult(
+                benchmark: "http-multi", metric: "process CPU per delivery @\(concurrency) in flight",
+                value: engine.cpuSeconds / Double(count) * 1e6, unit: "us",
+                peer: libcurlPeerName, peerValue: ceiling.cpuSeconds / Double(count) * 1e6
+            ).emit()
             if concurrency == 1 {
                 // The REST client (one blocking transfer per call on the blocking pool), for comparison.
                 let restRate = try await measureREST(url: url, body: body, total: count)
@@ -55,18 +61,23 @@ enum HTTPMultiBenchmark {
         return Double(total) / (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
     }
 
-    /// Keeps `concurrency` requests in flight on one engine until `total` have been answered.
-    static func measureEngine(url: String, body: [UInt8], concurrency: Int, total: Int) async throws -> Double {
+    /// Keeps `concurrency` requests in flight on one engine until `total` have been answered; returns the rate and
+    /// the process's CPU seconds over the timed part.
+    static func measureEngine(url: String, body: [UInt8], concurrency: Int, total: Int) async throws
+        -> (rate: Double, cpuSeconds: Double)
+    {
         let engine = try HTTPDeliveryEngine(configuration: .init(maxInFlight: concurrency))
         let request = HTTPRequest(method: "POST", url: url,
             headers: [("content-type", "application/json"), ("webhook-id", "evt_bench")], body: body)
         try await drive(engine, request, concurrency: concurrency, total: min(total / 10, 1000))  // warm-up
+        let cpuBefore = LivePipelineBenchmark.processCPUSeconds()
         let start = ContinuousClock.now
         try await drive(engine, request, concurrency: concurrency, total: total)
         let elapsed = ContinuousClock.now - start
+        let cpu = LivePipelineBenchmark.processCPUSeconds() - cpuBefore
         await engine.shutdown()
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        return Double(total) / seconds
+        return (Double(total) / seconds, cpu)
     }
 
     /// Keeps `concurrency` requests submitted through the engine's batch interface, as the webhook delivery

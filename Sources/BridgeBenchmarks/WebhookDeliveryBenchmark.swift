@@ -8,10 +8,6 @@ import BridgeJSON
 import BridgeSystem
 import Foundation
 
-#if canImport(Glibc)
-    @preconcurrency import Glibc
-#endif
-
 /// The whole webhook path per event: `WebhookSink.accept` (outbox insert, one transaction per 100 events, then the
 /// committed rows handed over in memory) → delivery service (per-item scheduler; SQLite read back only for rows the
 /// hand-off did not bring, all of them with `prefill`) → Standard Webhooks signing → `HTTPDeliveryEngine`
@@ -152,12 +148,12 @@ enum WebhookDeliveryBenchmark {
             try await feed(sink, warmUp)
             try await waitUntilEmpty(store)
         }
-        let cpuBefore = processCPUSeconds()
+        let cpuBefore = LivePipelineBenchmark.processCPUSeconds()
         let start = ContinuousClock.now
         if !prefill { try await feed(sink, timed) }
         try await waitUntilEmpty(store)
         let elapsed = ContinuousClock.now - start
-        let cpu = processCPUSeconds() - cpuBefore
+        let cpu = LivePipelineBenchmark.processCPUSeconds() - cpuBefore
         stop.trigger()
         await running
         await engine.shutdown()
@@ -175,14 +171,6 @@ enum WebhookDeliveryBenchmark {
 
     private static func waitUntilEmpty(_ store: OutboxStore) async throws {
         while try store.depth(sink: "bench") > 0 { try await Task.sleep(for: .milliseconds(1)) }
-    }
-
-    /// User + system CPU time of the whole process so far.
-    private static func processCPUSeconds() -> Double {
-        var usage = rusage()
-        getrusage(RUSAGE_SELF.rawValue, &usage)
-        return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
-            + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
     }
 
     /// Batches of 100 events, the ids in `range`.
