@@ -76,6 +76,19 @@ package struct WebhookDeliveryState: Sendable {
         }
     }
 
+    /// Gives rows read from SQLite without their bodies the payloads intake handed over for them (the read ran while
+    /// their records were on the way in memory), so their bodies are not read there too; returns how many took one.
+    /// Records of rows not known (finished already) or known with their payload are left alone.
+    package mutating func adopt(_ records: some Sequence<OutboxRecord>) -> Int {
+        var adopted = 0
+        for record in records where rows[record.entry.seq].map({ $0.payload == nil }) ?? false {
+            rows[record.entry.seq]?.payload = record.payload
+            heldBytes += OutboxHandOff.cost(of: record.payload)
+            adopted += 1
+        }
+        return adopted
+    }
+
     private mutating func add(_ entry: OutboxEntry, payload: OutboxPayload?) {
         let scheduled = DeliveryScheduler.Entry(seq: entry.seq, itemKey: entry.itemKey, dueAt: entry.nextAttemptAt)
         rows[entry.seq] = Row(entry: scheduled, attempts: entry.attempts, createdAt: entry.createdAt, payload: payload)
