@@ -85,6 +85,35 @@ import Testing
         #expect(reads.bodiesFromHandOff == 20)
     }
 
+    /// Rows the sink commits before delivery's first read (a start with intake already running, as in activity
+    /// mode's backfill) are read from SQLite in `seq` order behind the rows a previous run left, so an item's new
+    /// events never overtake its old ones; their bodies wait aside in memory for that read instead of being read
+    /// back.
+    @Test func rowsCommittedBeforeTheFirstReadTakeTheirBodiesFromMemory() async throws {
+        let store = try makeStore()
+        try markStoredBodies(store)
+        _ = try store.insert(
+            [webhookEvent(0, key: "k")], sink: "s", now: Timestamp.now().unixMilliseconds, limit: 1_000_000)
+        let engine = FakeEngine()
+        let service = try makeService(store: store, engine: engine, pollInterval: .seconds(3600))
+        let sink = webhookSink(for: service, store: store)
+        for batch in 0..<3 {
+            let numbers = 1 + batch * 10...10 + batch * 10
+            try await sink.accept(numbers.map { webhookEvent($0, key: $0 % 2 == 0 ? "k" : "j") })
+        }
+        try await whileRunning(service) { _ in
+            let emptied = try await eventually { try store.outboxCount(sink: "s") == 0 }
+            #expect(emptied)
+        }
+        let sent = engine.sent
+        #expect(sent.map(\.id).sorted() == (0...30).map { "evt_\($0)" }.sorted())
+        #expect(sent.filter { Self.readBack($0) }.map(\.id) == ["evt_0"])
+        #expect(Self.inItemOrder(sent))
+        let reads = service.reads.snapshot
+        #expect(reads.bodiesRead == 1)
+        #expect(reads.bodiesFromHandOff == 30)
+    }
+
     /// The sink hands its committed rows over before it lets go of the store's lock, so a delivery read never finds
     /// a row whose record is not on its way yet. Each hand-over here first asks for a read and waits up to a second
     /// for delivery to read a body back: were the lock let go before the hand-over, the read would find the rows

@@ -8,9 +8,10 @@ extension WebhookDeliveryService {
     /// back as well — intake hands each batch over before it lets go of the store's lock, so a read that finds a row
     /// always finds its record queued here, taken in the next turn, before the row can be due.
     ///
-    /// When a batch was refused, the records taken now all came before it and are kept; from then on
-    /// (`catchingUp`) new rows the hand-off brings are dropped, and rows are read from SQLite in `seq` order until
-    /// the reads come back short.
+    /// At start, and once a batch was refused (the records taken now all came before it and are kept), rows are
+    /// read from SQLite in `seq` order until the reads come back short (`catchingUp`): the bodies of new rows the
+    /// hand-off brings meanwhile are kept aside until the read reaches their rows (`WebhookDeliveryState.keepAside`),
+    /// counted against the hand-off's bound like the rest.
     func takeHandOff(_ loop: inout Loop) {
         let handed = handOff.take()
         defer {
@@ -22,14 +23,13 @@ extension WebhookDeliveryService {
             handOff.holding(loop.state.heldBytes)
         }
         guard let first = handed.records.first else { return }
-        if first.entry.seq > loop.scannedSeq {
-            if !loop.catchingUp { loop.state.take(handed.records) }
-            return
-        }
         let scanned = loop.scannedSeq
-        let adopted = loop.state.adopt(handed.records.lazy.filter { $0.entry.seq <= scanned })
-        if adopted > 0 { reads.tookBodiesFromHandOff(adopted) }
-        if !loop.catchingUp { loop.state.take(handed.records.filter { $0.entry.seq > scanned }) }
+        if first.entry.seq <= scanned {
+            let adopted = loop.state.adopt(handed.records.lazy.filter { $0.entry.seq <= scanned })
+            if adopted > 0 { reads.tookBodiesFromHandOff(adopted) }
+        }
+        let new = first.entry.seq > scanned ? handed.records : handed.records.filter { $0.entry.seq > scanned }
+        if loop.catchingUp { loop.state.keepAside(new) } else { loop.state.take(new) }
     }
 
     /// Counts a store step's read and logs it at debug level (a read is rare: a start, a poll, a replay, a full

@@ -13,9 +13,9 @@ internal import BridgeStore
 /// The outbox is write-ahead: every row is committed before delivery hears of it, so the hand-off may be lost or
 /// full at any moment without losing an event. What delivery knows of SQLite is "every row of the sink up to
 /// `scannedSeq` is known or finished"; a row handed over above it is new, one at or below it was read already (a read
-/// that ran while its record was on the way: the row takes the record's body, see `takeHandOff`). While
-/// a refused batch is missing from memory, delivery drops what the hand-off brings and reads by `seq` order until
-/// it has caught up, so an item's later events never overtake its earlier ones.
+/// that ran while its record was on the way: the row takes the record's body, see `takeHandOff`). At start and while
+/// a refused batch is missing from memory, delivery reads by `seq` order until it has caught up, so an item's later
+/// events never overtake its earlier ones; the bodies the hand-off brings meanwhile wait aside for their rows.
 ///
 /// The loop is the only place that touches the state. Each turn hands its attempts to the sink's `DeliveryEngine`
 /// in one batch (up to 4 × `maxInFlight` out while the receiver answers, so the engine has the next ones queued
@@ -324,8 +324,10 @@ package final class WebhookDeliveryService: Sendable {
             }
             loop.recount = false
             // Rows whose attempts ended but whose removal is not committed yet are still in the outbox: not new.
-            loop.state.load(step.loaded, finished: step.loaded.isEmpty ? [] : loop.finishedRows)
+            let fromAside = loop.state.load(step.loaded, finished: step.loaded.isEmpty ? [] : loop.finishedRows)
+            if fromAside > 0 { reads.tookBodiesFromHandOff(fromAside) }
             if let last = step.loaded.last?.seq { loop.scannedSeq = max(loop.scannedSeq, last) }
+            loop.state.dropAside(through: loop.scannedSeq)
             if loop.loadAfter != nil {
                 loop.loadAfter = step.loaded.count == settings.loadBatch ? loop.scannedSeq : nil
                 if loop.loadAfter == nil { loop.catchingUp = false }
