@@ -36,15 +36,13 @@ import Testing
         }
         let sent = engine.sent
         #expect(sent.map(\.id).sorted() == (0...100).map { "evt_\($0)" }.sorted())
-        #expect(sent.first.map { Self.readBack($0) } == true)
-        #expect(sent.dropFirst().filter { Self.readBack($0) }.map(\.id) == [])
         #expect(Self.inItemOrder(sent))
         #expect(engine.overlaps == 0)
-        // The service's own account agrees: one body read back (evt_0's), and no read but those the start and
-        // `enqueue` asked for (the hint may come after the read that found evt_0, and then asks for one more, which
-        // may run while the sink commits: the rows it finds take their bodies from the hand-off).
+        // Only evt_0's body came from SQLite, and no read ran but those the start and `enqueue` asked for (the hint
+        // may come after the read that found evt_0 and ask for one more, which may run while the sink commits: the
+        // rows it finds take their bodies from the hand-off).
+        Self.expectBodies(readBack: ["evt_0"], sent: sent, service: service)
         let reads = service.reads.snapshot
-        #expect(reads.bodiesRead == 1)
         #expect([.poll, .replays, .refused, .moreRows].map { reads.reads($0) } == [0, 0, 0, 0])
         #expect(reads.reads(.start) == 1)
     }
@@ -77,12 +75,8 @@ import Testing
             gate.trigger()
             #expect(try await eventually { try store.outboxCount(sink: "s") == 0 })
         }
-        let sent = engine.sent
-        #expect(sent.map(\.id) == (0...20).map { "evt_\($0)" })
-        #expect(sent.dropFirst().filter { Self.readBack($0) }.map(\.id) == [])
-        let reads = service.reads.snapshot
-        #expect(reads.bodiesRead == 1)
-        #expect(reads.bodiesFromHandOff == 20)
+        #expect(engine.sent.map(\.id) == (0...20).map { "evt_\($0)" })
+        Self.expectBodies(readBack: ["evt_0"], fromHandOff: 20, sent: engine.sent, service: service)
     }
 
     /// Rows the sink commits before delivery's first read (a start with intake already running, as in activity
@@ -107,11 +101,8 @@ import Testing
         }
         let sent = engine.sent
         #expect(sent.map(\.id).sorted() == (0...30).map { "evt_\($0)" }.sorted())
-        #expect(sent.filter { Self.readBack($0) }.map(\.id) == ["evt_0"])
         #expect(Self.inItemOrder(sent))
-        let reads = service.reads.snapshot
-        #expect(reads.bodiesRead == 1)
-        #expect(reads.bodiesFromHandOff == 30)
+        Self.expectBodies(readBack: ["evt_0"], fromHandOff: 30, sent: sent, service: service)
     }
 
     /// The sink hands its committed rows over before it lets go of the store's lock, so a delivery read never finds
@@ -143,10 +134,8 @@ import Testing
             }.value
             #expect(try await eventually { try store.outboxCount(sink: "s") == 0 })
         }
-        let sent = engine.sent
-        #expect(sent.map(\.id).sorted() == (1...20).map { "evt_\($0)" }.sorted())
-        #expect(sent.filter { Self.readBack($0) }.map(\.id) == [])
-        #expect(service.reads.snapshot.bodiesRead == 0)
+        #expect(engine.sent.map(\.id).sorted() == (1...20).map { "evt_\($0)" }.sorted())
+        Self.expectBodies(readBack: [], sent: engine.sent, service: service)
     }
 
     @Test func rowsADeadDeliveryNeverSentAreReadBackFromSQLiteAfterARestart() async throws {
@@ -195,6 +184,21 @@ import Testing
         #expect(sent.contains { Self.readBack($0) }, "no batch was refused")
         #expect(sent.contains { !Self.readBack($0) }, "nothing came from memory")
         #expect(Self.inItemOrder(sent))
+    }
+
+    /// Exactly the bodies of `readBack` came from SQLite, as the marks show and as the service counted; with
+    /// `fromHandOff`, that many rows read there took their bodies from the hand-off.
+    static func expectBodies(
+        readBack: [String],
+        fromHandOff: Int? = nil,
+        sent: [FakeEngine.Sent],
+        service: WebhookDeliveryService,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        #expect(sent.filter { Self.readBack($0) }.map(\.id) == readBack, sourceLocation: sourceLocation)
+        let reads = service.reads.snapshot
+        #expect(reads.bodiesRead == readBack.count, sourceLocation: sourceLocation)
+        if let fromHandOff { #expect(reads.bodiesFromHandOff == fromHandOff, sourceLocation: sourceLocation) }
     }
 
     /// Whether the request's body is SQLite's copy (see the suite's comment).
