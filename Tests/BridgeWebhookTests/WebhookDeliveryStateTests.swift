@@ -15,6 +15,33 @@ import Testing
 
     func ok() -> AttemptOutcome { .response(status: 200, retryAfter: nil, body: []) }
 
+    /// Bodies handed over before their rows are read (`keepAside`), and after (`adopt`), reach their rows and count
+    /// against the hand-off's bound (`heldBytes`) exactly while delivery keeps them.
+    @Test func bodiesHandedOverAroundAReadReachTheirRowsAndAreCountedWhileKept() {
+        func record(_ seq: Int64) -> OutboxRecord {
+            OutboxRecord(seq: seq, event: webhookEvent(Int(seq), key: "k\(seq)"), now: 0)
+        }
+        let cost = OutboxHandOff.cost(of: record(1).payload)
+        var state = WebhookDeliveryState(policy: policy)
+        state.keepAside([record(1), record(2)])
+        #expect(state.heldBytes == 2 * cost)
+        // Row 2 is gone by the time the read runs: its body is dropped once the read passed it.
+        #expect(state.load([entry(1, key: "k1"), entry(3, key: "k3")]) == 1)
+        state.dropAside(through: 3)
+        #expect(state.heldBytes == cost)
+        #expect(state.payload(of: 1)?.eventID == "evt_1")
+        #expect(state.payload(of: 3) == nil)
+        // Row 3's record arrives after the read: it takes the body; a record of a row not known is left alone.
+        #expect(state.adopt([record(3), record(4)]) == 1)
+        #expect(state.payload(of: 3)?.eventID == "evt_3")
+        #expect(state.heldBytes == 2 * cost)
+        #expect(state.takeDue(now: 0, limit: 10) == [1, 3])
+        _ = state.attemptEnded(seq: 1, outcome: ok(), now: 1, jitter: 1)
+        _ = state.attemptEnded(seq: 3, outcome: ok(), now: 1, jitter: 1)
+        #expect(state.heldBytes == 0)
+        #expect(state.pendingCount == 0)
+    }
+
     @Test func oneItemAtATimeInOrderAndItemsInParallelUpToTheLimit() {
         var state = WebhookDeliveryState(policy: policy)
         state.load([entry(1, key: "a"), entry(2, key: "a"), entry(3, key: "b"), entry(4, key: "c")])

@@ -5,9 +5,10 @@ package import Synchronization
 /// commit), so losing this queue loses nothing: delivery reads what it never got from SQLite by `seq` order.
 ///
 /// Bounded by the bytes of body it holds, counting both the records queued here and those delivery still keeps
-/// (`holding`: rows not finished yet, their bodies kept for retries). A batch that would pass the bound is refused
-/// whole and the refusal is remembered: delivery then drops what it takes from the queue and reads rows from SQLite
-/// until it has caught up (`take`), so an item's later events never overtake a refused earlier one.
+/// (`holding`: rows not finished yet, their bodies kept for retries, and bodies kept aside for rows not read yet). A
+/// batch that would pass the bound is refused whole and the refusal is remembered: delivery then reads rows from
+/// SQLite by `seq` order until it has caught up (`take`), so an item's later events never overtake a refused earlier
+/// one; the bodies it takes from the queue meanwhile wait aside for their rows.
 package final class OutboxHandOff: Sendable {
     private struct Queue {
         var records: [OutboxRecord] = []

@@ -32,7 +32,17 @@ extension OutboxStore {
     /// holds `limit` events or more; below it, the batch is taken from its start up to the limit (`taken`), and the
     /// SQLite error when the transaction failed (then nothing was added). The rows added come back as `committed`
     /// records only once the transaction committed: delivery never sees a row that a crash could still take back.
-    package func insert(_ events: [EncodedEvent], sink: String, now: Int64, limit: Int) throws -> OutboxInsertion {
+    ///
+    /// `handOver` receives those records (when there are any) after the commit and before the store's lock is let
+    /// go: a delivery read, which takes the lock, then never finds a row whose record is not on its way in memory
+    /// yet (it would read that row's body back from SQLite). It runs under the lock: it must not call the store.
+    package func insert(
+        _ events: [EncodedEvent],
+        sink: String,
+        now: Int64,
+        limit: Int,
+        handOver: ([OutboxRecord]) -> Void = { _ in }
+    ) throws -> OutboxInsertion {
         try withState { state in
             let depth = try Self.depth(of: sink, in: &state)
             guard depth < limit else { throw OutboxFull(depth: depth) }
@@ -69,6 +79,7 @@ extension OutboxStore {
                 return insertion
             }
             state.depth[sink] = depth + insertion.inserted
+            if !insertion.committed.isEmpty { handOver(insertion.committed) }
             return insertion
         }
     }

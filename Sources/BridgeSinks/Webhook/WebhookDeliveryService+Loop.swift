@@ -17,6 +17,8 @@ extension WebhookDeliveryService {
         package var parked: [(seq: Int64, ticket: UInt64)] = []
         /// Read outbox rows above this id in the next store step (nil: no read needed); always `scannedSeq`.
         package var loadAfter: Int64? = 0
+        /// Why the next store step reads rows (`loadAfter` set): reported with the read (`OutboxReadTally`).
+        package var readCauses: OutboxReadCause = .start
         /// Every row of the sink with a `seq` up to this one was read from SQLite or handed over in memory.
         package var scannedSeq: Int64 = 0
         /// Rows the hand-off did not bring are being read from SQLite (at start, after a refused batch): what it

@@ -12,9 +12,10 @@ internal import BridgeStore
 ///
 /// The outbox is write-ahead: every row is committed before delivery hears of it, so the hand-off may be lost or
 /// full at any moment without losing an event. What delivery knows of SQLite is "every row of the sink up to
-/// `scannedSeq` is known or finished"; a row handed over above it is new, one at or below it was read already. While
-/// a refused batch is missing from memory, delivery drops what the hand-off brings and reads by `seq` order until
-/// it has caught up, so an item's later events never overtake its earlier ones.
+/// `scannedSeq` is known or finished"; a row handed over above it is new, one at or below it was read already (a read
+/// that ran while its record was on the way: the row takes the record's body, see `takeHandOff`). At start and while
+/// a refused batch is missing from memory, delivery reads by `seq` order until it has caught up, so an item's later
+/// events never overtake its earlier ones; the bodies the hand-off brings meanwhile wait aside for their rows.
 ///
 /// The loop is the only place that touches the state. Each turn hands its attempts to the sink's `DeliveryEngine`
 /// in one batch (up to 4 × `maxInFlight` out while the receiver answers, so the engine has the next ones queued
@@ -104,7 +105,7 @@ package final class WebhookDeliveryService: Sendable {
     package let logger: Logger
     package let executor = DedicatedThreadExecutor(name: "webhook")
     package let doorbell: Wakeup
-    private let newRows = Atomic<Bool>(true)
+    private let newRows = Atomic<Bool>(false)
     /// Rows the sink committed, on their way here in memory.
     package let handOff: OutboxHandOff
     /// Finished attempts handed back by the engine, waiting for the loop's next turn.
@@ -114,6 +115,8 @@ package final class WebhookDeliveryService: Sendable {
     package let deadLetters: any WebhookDeadLetterPlace
     /// Writes the outcomes into the outbox on its own thread: the loop never waits for the store's lock.
     package let writer: OutboxWriter
+    /// What the loop read back from SQLite, and why.
+    package let reads = OutboxReadTally()
 
     /// Creates the service; nothing happens until `run`.
     package init(
@@ -259,11 +262,17 @@ package final class WebhookDeliveryService: Sendable {
         }
         let committed = writer.committed
         loop.settle(committed: committed)
-        if newRows.exchange(false, ordering: .acquiringAndReleasing) || writer.tookInReplays() {
+        if newRows.exchange(false, ordering: .acquiringAndReleasing) {
             loop.loadAfter = loop.scannedSeq
+            loop.readCauses.insert(.outboxChanged)
+        }
+        if writer.tookInReplays() {
+            loop.loadAfter = loop.scannedSeq
+            loop.readCauses.insert(.replays)
         }
         if ContinuousClock.now >= loop.nextPoll {
             loop.loadAfter = loop.scannedSeq
+            loop.readCauses.insert(.poll)
             loop.recount = true
             loop.nextPoll = .now + settings.pollInterval
             writer.askForReplays()
@@ -294,6 +303,7 @@ package final class WebhookDeliveryService: Sendable {
             if !payloads.isEmpty { submit(payloads, in: &loop) }
             return false
         }
+        let causes = unread.isEmpty ? loop.readCauses : loop.readCauses.union(.bodies)
         do {
             // Blocking SQLite reads on the service's own thread (a start, a poll, a replay, a full hand-off).
             let step = try store.deliveryStep(
@@ -314,12 +324,16 @@ package final class WebhookDeliveryService: Sendable {
             }
             loop.recount = false
             // Rows whose attempts ended but whose removal is not committed yet are still in the outbox: not new.
-            loop.state.load(step.loaded, finished: step.loaded.isEmpty ? [] : loop.finishedRows)
+            let fromAside = loop.state.load(step.loaded, finished: step.loaded.isEmpty ? [] : loop.finishedRows)
+            if fromAside > 0 { reads.tookBodiesFromHandOff(fromAside) }
             if let last = step.loaded.last?.seq { loop.scannedSeq = max(loop.scannedSeq, last) }
+            loop.state.dropAside(through: loop.scannedSeq)
             if loop.loadAfter != nil {
                 loop.loadAfter = step.loaded.count == settings.loadBatch ? loop.scannedSeq : nil
                 if loop.loadAfter == nil { loop.catchingUp = false }
             }
+            loop.readCauses = loop.loadAfter == nil ? [] : .moreRows
+            recordRead(causes, step: step)
             let found = Set(step.payloads.map(\.seq))
             for seq in unread where !found.contains(seq) { loop.state.forget(seq) }
             payloads.append(contentsOf: step.payloads)
@@ -338,28 +352,6 @@ package final class WebhookDeliveryService: Sendable {
             loop.state.release(ready, dueAt: now + WebhookDeliveryState.milliseconds(delay))
             await doorbell.wait(timeout: delay)
             return false
-        }
-    }
-
-    /// Takes the rows the sink handed over since the last turn. Those at or below `scannedSeq` were read from SQLite
-    /// already. When a batch was refused, the records taken now all came before it and are kept; from then on
-    /// (`catchingUp`) what the hand-off brings is dropped, and rows are read from SQLite in `seq` order until the
-    /// reads come back short.
-    private func takeHandOff(_ loop: inout Loop) {
-        let handed = handOff.take()
-        defer {
-            if handed.refused {
-                loop.catchingUp = true
-                loop.loadAfter = loop.scannedSeq
-            }
-            handOff.holding(loop.state.heldBytes)
-        }
-        if !loop.catchingUp, let first = handed.records.first {
-            if first.entry.seq > loop.scannedSeq {
-                loop.state.take(handed.records)
-            } else {
-                loop.state.take(handed.records.filter { $0.entry.seq > loop.scannedSeq })
-            }
         }
     }
 

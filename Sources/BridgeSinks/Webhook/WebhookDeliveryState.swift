@@ -42,7 +42,10 @@ package struct WebhookDeliveryState: Sendable {
     private var scheduler = DeliveryScheduler()
     private var rows: [Int64: Row] = [:]
     private var running: Set<Int64> = []
-    /// Bytes of the payloads kept (`OutboxHandOff.cost`), for the hand-off's bound.
+    /// Payloads intake handed over for rows not read yet while delivery reads rows by `seq` order (at start, after a
+    /// refused batch): each row takes its payload when the read reaches it (`load`).
+    private var aside: [Int64: OutboxPayload] = [:]
+    /// Bytes of the payloads kept, with rows or aside (`OutboxHandOff.cost`), for the hand-off's bound.
     package private(set) var heldBytes = 0
 
     /// Creates empty bookkeeping.
@@ -61,10 +64,34 @@ package struct WebhookDeliveryState: Sendable {
     package func itemHash(of seq: Int64) -> Int64? { rows[seq]?.entry.itemHash }
 
     /// Adds rows read from the outbox (in `seq` order), except those known already and those in `finished`
-    /// (attempts ended, their outbox writes not committed yet).
-    package mutating func load(_ entries: [OutboxEntry], finished: Set<Int64> = []) {
+    /// (attempts ended, their outbox writes not committed yet). A row whose payload was kept aside takes it; returns
+    /// how many did.
+    @discardableResult
+    package mutating func load(_ entries: [OutboxEntry], finished: Set<Int64> = []) -> Int {
+        var fromAside = 0
         for entry in entries where rows[entry.seq] == nil && !finished.contains(entry.seq) {
-            add(entry, payload: nil)
+            let payload = aside.isEmpty ? nil : aside.removeValue(forKey: entry.seq)
+            if payload != nil { fromAside += 1 }
+            add(entry, payload: payload)
+        }
+        return fromAside
+    }
+
+    /// Keeps the payloads of rows not read yet (records intake handed over while delivery reads by `seq` order)
+    /// until `load` reaches their rows.
+    package mutating func keepAside(_ records: some Sequence<OutboxRecord>) {
+        for record in records where rows[record.entry.seq] == nil && aside[record.entry.seq] == nil {
+            aside[record.entry.seq] = record.payload
+            heldBytes += OutboxHandOff.cost(of: record.payload)
+        }
+    }
+
+    /// Drops the payloads kept aside for rows up to `seq` that the reads did not find (gone from the outbox).
+    package mutating func dropAside(through seq: Int64) {
+        guard !aside.isEmpty else { return }
+        for (key, payload) in aside where key <= seq {
+            aside[key] = nil
+            heldBytes -= OutboxHandOff.cost(of: payload)
         }
     }
 
@@ -74,6 +101,19 @@ package struct WebhookDeliveryState: Sendable {
             heldBytes += OutboxHandOff.cost(of: record.payload)
             add(record.entry, payload: record.payload)
         }
+    }
+
+    /// Gives rows read from SQLite without their bodies the payloads intake handed over for them (the read ran while
+    /// their records were on the way in memory), so their bodies are not read there too; returns how many took one.
+    /// Records of rows not known (finished already) or known with their payload are left alone.
+    package mutating func adopt(_ records: some Sequence<OutboxRecord>) -> Int {
+        var adopted = 0
+        for record in records where rows[record.entry.seq].map({ $0.payload == nil }) ?? false {
+            rows[record.entry.seq]?.payload = record.payload
+            heldBytes += OutboxHandOff.cost(of: record.payload)
+            adopted += 1
+        }
+        return adopted
     }
 
     private mutating func add(_ entry: OutboxEntry, payload: OutboxPayload?) {

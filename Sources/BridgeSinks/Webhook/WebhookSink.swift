@@ -27,7 +27,8 @@ public final class WebhookSink: SinkConnector, @unchecked Sendable {
     private var lastSync = ContinuousClock.now
 
     /// Creates the sink for outbox id `sinkID`, shown as `name` (`WebhookSinkConfig.summary`); `committed` receives
-    /// the rows of every batch that added some, once they are committed, and `background` (the delivery service)
+    /// the rows of every batch that added some, once they are committed and while the store's lock is still held
+    /// (it must not call the store), and `background` (the delivery service)
     /// runs as the connector's background work. With `progressAfterDelivery` (shared state) `makeDurable` returns
     /// only once the outbox of this sink is empty, looking again each time the delivery service rings
     /// `outboxCounted`.
@@ -64,7 +65,10 @@ public final class WebhookSink: SinkConnector, @unchecked Sendable {
         guard !events.isEmpty else { return }
         let insertion: OutboxInsertion
         do {
-            insertion = try store.insert(events, sink: sinkID, now: Timestamp.now().unixMilliseconds, limit: maxOutbox)
+            // The committed rows go to delivery before the store's lock is let go (see `OutboxStore.insert`).
+            insertion = try store.insert(
+                events, sink: sinkID, now: Timestamp.now().unixMilliseconds, limit: maxOutbox, handOver: committed
+            )
         } catch let full as OutboxFull {
             throw outboxFull("\(full.depth) events waiting", taken: 0)
         } catch let error as SQLiteError {
@@ -73,10 +77,7 @@ public final class WebhookSink: SinkConnector, @unchecked Sendable {
         } catch {
             throw SinkError(sink: name, message: "outbox: \(error)", isRetriable: true)
         }
-        if insertion.inserted > 0 {
-            unsynced = true
-            committed(insertion.committed)
-        }
+        if insertion.inserted > 0 { unsynced = true }
         if !insertion.conflicts.isEmpty { report(insertion.conflicts) }
         if insertion.taken < events.count {
             throw outboxFull("took \(insertion.taken) of \(events.count)", taken: insertion.taken)
