@@ -141,7 +141,7 @@ enum DirectusMessageTarget {
     /// Writes the event lines of a change message's items as the driver does (key from `id`, raw keys for deletes)
     /// and reads them back.
     static func checkLines(_ message: DirectusServerMessage, frame: [UInt8], event: ChangeEvent, receivedAt: Timestamp) {
-        let elements: [JSONRange]
+        let elements: JSONRangeList
         switch message.data {
         case .array(let ranges): elements = ranges
         case .object(let range), .scalar(let range): elements = [range]

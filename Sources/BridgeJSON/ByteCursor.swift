@@ -29,6 +29,12 @@ struct ByteCursor {
         pointer += 1
     }
 
+    /// Moves past `count` bytes that were written through ``pointer`` directly.
+    @inline(__always)
+    mutating func skip(_ count: Int) {
+        pointer += count
+    }
+
     /// Writes a constant (`utf8CodeUnitCount` bytes).
     @inline(__always)
     mutating func write(_ literal: StaticString) {

@@ -37,8 +37,9 @@ public struct EventLineFields: Sendable, Hashable {
         case snapshot
     }
 
-    /// `id`: unique per change and sink, stable across retries (`evt_<uuidv7>`, `act_<activity id>…`, `snap_…`).
-    public var id: String
+    /// `id`: unique per change and sink, stable across retries (`evt_<uuidv7>`, `act_<activity id>…`, `snap_…`);
+    /// a live id is held as its UUID and written into the line without a `String` (see ``EventIdentifier``).
+    public var identifier: EventIdentifier
     /// `event` (and `type` = `directus.items.<event>`).
     public var event: Event
     /// `collection`.
@@ -58,6 +59,12 @@ public struct EventLineFields: Sendable, Hashable {
     /// `user`: the Directus user id, written only when known.
     public var user: String?
 
+    /// `id` as text (one allocation for a live id: read ``identifier`` on hot paths).
+    public var id: String {
+        get { identifier.description }
+        set { identifier = .text(newValue) }
+    }
+
     /// Creates the fields of one line.
     public init(
         id: String,
@@ -71,7 +78,25 @@ public struct EventLineFields: Sendable, Hashable {
         subscription: String,
         user: String? = nil
     ) {
-        self.id = id
+        self.init(
+            identifier: .text(id), event: event, collection: collection, key: key, origin: origin, seq: seq,
+            time: time, receivedAt: receivedAt, subscription: subscription, user: user)
+    }
+
+    /// Creates the fields of one line whose id is `identifier` (a live event's UUID).
+    public init(
+        identifier: EventIdentifier,
+        event: Event,
+        collection: String,
+        key: String,
+        origin: Origin,
+        seq: Int64?,
+        time: Timestamp,
+        receivedAt: Timestamp,
+        subscription: String,
+        user: String? = nil
+    ) {
+        self.identifier = identifier
         self.event = event
         self.collection = collection
         self.key = key

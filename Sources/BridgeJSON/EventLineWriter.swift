@@ -74,7 +74,7 @@ public struct EventLineWriter: Sendable {
         // An upper bound of the line: fixed text, strings escaped at worst, raw JSON as is.
         let user = fields.user?.utf8.count ?? 0
         let strings =
-            fields.id.utf8.count + fields.collection.utf8.count + fields.key.utf8.count
+            fields.identifier.utf8Count + fields.collection.utf8.count + fields.key.utf8.count
             + fields.subscription.utf8.count + user
         let bound = 300 + ByteCursor.quotedBound(strings) + (data?.count ?? 0) + (delta?.count ?? 0)
         // The closure gets the fields through a pointer: captured as a value they were copied for every line (five
@@ -96,7 +96,7 @@ public struct EventLineWriter: Sendable {
         to cursor: inout ByteCursor
     ) {
         cursor.write("{\"id\":")
-        cursor.writeQuoted(fields.pointee.id)
+        cursor.writeQuoted(fields.pointee.identifier)
         switch fields.pointee.event {
         case .create: cursor.write(",\"type\":\"directus.items.create\",\"event\":\"create\"")
         case .update: cursor.write(",\"type\":\"directus.items.update\",\"event\":\"update\"")
