@@ -141,14 +141,13 @@ public final class RealtimeConnectionDriver {
         let now = ContinuousClock.now
         // The read's events and the id generator as locals: as stored properties of this class, every event's append
         // and id paid a dynamic exclusivity check (`swift_beginAccess`, 3 % of the reader thread in perf record).
-        var events = pending
+        var read = ReadEvents(events: pending, ids: idGenerator)
         pending = []
-        var ids = idGenerator
         defer {
-            pending = events
-            idGenerator = ids
+            pending = read.events
+            idGenerator = read.ids
         }
-        if events.isEmpty { events.reserveCapacity(messages.count) }  // at least one event per message, mostly
+        if read.events.isEmpty { read.events.reserveCapacity(messages.count) }  // one event per message, mostly
         for message in messages {
             guard case .text(let bytes) = message else {
                 if let end = try perform(machine.received(.ignored(type: "binary"), now: now)) { return end }
@@ -168,7 +167,7 @@ public final class RealtimeConnectionDriver {
                 if let index = machine.receivedEvent(uid: uid, now: now) {
                     deliver(
                         decoded, bytes: bytes, route: deliveryRoutes[index], event: event, receivedAt: receivedAt,
-                        into: &events, ids: &ids)
+                        into: &read)
                 }
                 continue
             }
@@ -176,7 +175,7 @@ public final class RealtimeConnectionDriver {
                 if case .deliverEvent(let index, let event) = action {
                     deliver(
                         decoded, bytes: bytes, route: deliveryRoutes[index], event: event, receivedAt: receivedAt,
-                        into: &events, ids: &ids)
+                        into: &read)
                 } else if let end = try perform([action]) {
                     return end
                 }
@@ -219,10 +218,10 @@ public final class RealtimeConnectionDriver {
         }
     }
 
-    /// Appends the events of one subscription frame to `events`, their ids from `ids`.
+    /// Appends the events of one subscription frame to `read`.
     private func deliver(
         _ message: DirectusServerMessage, bytes: [UInt8], route: DeliveryRoute, event: ChangeEvent,
-        receivedAt: Timestamp, into events: inout [EncodedEvent], ids: inout UUIDv7Generator
+        receivedAt: Timestamp, into read: inout ReadEvents
     ) {
         guard route.passes(event) else { return }
         let elements: JSONRangeList
@@ -256,13 +255,14 @@ public final class RealtimeConnectionDriver {
                 continue
             }
             let fields = EventLineFields(
-                identifier: .live(ids.next(at: receivedAt)), event: event, collection: route.collection, key: key,
+                identifier: .live(read.ids.next(at: receivedAt)), event: event, collection: route.collection, key: key,
                 origin: .live, seq: nil, time: receivedAt, receivedAt: receivedAt, subscription: route.uid, user: nil)
             // A fresh array per event, sized by the writer: a reused buffer would hand every later event a copy
             // with the capacity of the largest line so far, which the queue's byte limit does not see.
             var body: [UInt8] = []
-            EventLineWriter.append(fields, data: data, delta: nil, in: bytes, newline: false, to: &body)
-            events.append(EncodedEvent(fields: fields, body: body))
+            EventLineWriter.append(
+                fields, data: data, delta: nil, in: bytes, newline: false, timeMemo: &read.timeMemo, to: &body)
+            read.events.append(EncodedEvent(fields: fields, body: body))
         }
     }
 
@@ -363,6 +363,16 @@ public final class RealtimeConnectionDriver {
             "subscription refused for \"\(collection)\""
         }
     }
+}
+
+/// What the events of one socket read are made with, held in a local while the read is handled.
+private struct ReadEvents {
+    /// The events so far (offered to the sinks after the read).
+    var events: [EncodedEvent]
+    /// The ids' generator (kept across reads).
+    var ids: UUIDv7Generator
+    /// The text of the receipt time, which every event of the read shares: formatted once per read.
+    var timeMemo = RFC3339Memo()
 }
 
 /// The fields of a `SubscriptionRoute` that the socket reader uses for every event it delivers.

@@ -254,6 +254,30 @@ import Testing
         #expect(String(decoding: bytes, as: UTF8.self) == "0 9223372036854775807 -9223372036854775808")
     }
 
+    /// A memo of the last time's text writes the lines it would without one: the same time again, another time in
+    /// the same second, the next second and day, a time before 1970, and back to the first.
+    @Test func timeMemoWritesTheSameLines() {
+        let frame = Array(#"{"type":"subscription","event":"create","data":[{"id":1}],"uid":"a"}"#.utf8)
+        let item = JSONRange(start: 48, end: 56, kind: .object)
+        let base = Self.exampleTime.microsecondsSinceEpoch
+        let times = [base, base, base + 1_000, base + 2_000_000, base + 86_400_000_000, -1_500, -1_500, base].map {
+            Timestamp(microsecondsSinceEpoch: $0)
+        }
+        var memo = RFC3339Memo()
+        for time in times {
+            var fields = Self.exampleFields
+            fields.time = time
+            fields.receivedAt = time
+            var plain: [UInt8] = []
+            var memoized: [UInt8] = []
+            EventLineWriter.append(fields, data: item, delta: nil, in: frame, newline: true, to: &plain)
+            EventLineWriter.append(
+                fields, data: item, delta: nil, in: frame, newline: true, timeMemo: &memo, to: &memoized)
+            #expect(String(decoding: memoized, as: UTF8.self) == String(decoding: plain, as: UTF8.self))
+            #expect(String(decoding: plain, as: UTF8.self).contains(#""time":"\#(time.rfc3339)""#))
+        }
+    }
+
     /// Random strings with specials at every position (the eight-byte fast path and its tail) decode back exactly.
     @Test func randomStringsRoundTrip() throws {
         var random = SplitMix64(seed: 42)
