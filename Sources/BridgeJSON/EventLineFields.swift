@@ -65,25 +65,7 @@ public struct EventLineFields: Sendable, Hashable {
         set { identifier = .text(newValue) }
     }
 
-    /// Creates the fields of one line.
-    public init(
-        id: String,
-        event: Event,
-        collection: String,
-        key: String,
-        origin: Origin,
-        seq: Int64?,
-        time: Timestamp,
-        receivedAt: Timestamp,
-        subscription: String,
-        user: String? = nil
-    ) {
-        self.init(
-            identifier: .text(id), event: event, collection: collection, key: key, origin: origin, seq: seq,
-            time: time, receivedAt: receivedAt, subscription: subscription, user: user)
-    }
-
-    /// Creates the fields of one line whose id is `identifier` (a live event's UUID).
+    /// Creates the fields of one line (`identifier`: `.text(id)`, or a live event's `.live(uuid)`).
     public init(
         identifier: EventIdentifier,
         event: Event,

@@ -10,6 +10,8 @@ import BridgeSystem
 public struct EventLineWriter: Sendable {
     /// Everything written since the last ``removeAll()``.
     public var bytes: [UInt8]
+    /// The text of the last `time` written from frame ranges (a batch's lines mostly share one).
+    private var timeMemo = RFC3339Memo()
 
     /// A writer whose buffer starts with room for `capacity` bytes.
     public init(capacity: Int = 16 * 1024) {
@@ -44,7 +46,7 @@ public struct EventLineWriter: Sendable {
         in source: [UInt8]
     ) -> Range<Int> {
         let start = bytes.count
-        Self.append(fields, data: data, delta: delta, in: source, newline: true, to: &bytes)
+        Self.append(fields, data: data, delta: delta, in: source, newline: true, timeMemo: &timeMemo, to: &bytes)
         return start..<bytes.count
     }
 
@@ -159,21 +161,10 @@ public struct EventLineWriter: Sendable {
     }
 
     /// Appends one event object whose `data`/`delta` are ranges of `source`. A range that does not fit `source`
-    /// is written as `null` (data) or left out (delta) rather than read out of bounds.
-    public static func append(
-        _ fields: borrowing EventLineFields,
-        data: JSONRange?,
-        delta: JSONRange?,
-        in source: [UInt8],
-        newline: Bool,
-        to output: inout [UInt8]
-    ) {
-        append(fields, data: data, delta: delta, in: source, newline: newline, timeMemo: nil, to: &output)
-    }
-
-    /// Like the `append` above, for a caller writing many lines of one `time` (a socket read's events share their
-    /// receipt time): `timeMemo` keeps the last time's text, so that its date and clock are formatted once, not
-    /// once per line (`writeRFC3339` was 5 % of the socket reader's CPU in perf record).
+    /// is written as `null` (data) or left out (delta) rather than read out of bounds. `timeMemo` keeps the text of
+    /// the last `time` written, for a caller writing many lines of one time (a socket read's events share their
+    /// receipt time): the date and clock are formatted once, not once per line (`writeRFC3339` was 5 % of the
+    /// socket reader's CPU in perf record).
     public static func append(
         _ fields: borrowing EventLineFields,
         data: JSONRange?,
@@ -183,30 +174,18 @@ public struct EventLineWriter: Sendable {
         timeMemo: inout RFC3339Memo,
         to output: inout [UInt8]
     ) {
-        withUnsafeMutablePointer(to: &timeMemo) { timeMemo in
-            append(fields, data: data, delta: delta, in: source, newline: newline, timeMemo: timeMemo, to: &output)
-        }
-    }
-
-    private static func append(
-        _ fields: borrowing EventLineFields,
-        data: JSONRange?,
-        delta: JSONRange?,
-        in source: [UInt8],
-        newline: Bool,
-        timeMemo: UnsafeMutablePointer<RFC3339Memo>?,
-        to output: inout [UInt8]
-    ) {
         withUnsafePointer(to: fields) { fields in  // not captured as a value: see the raw-bytes `append`
-            source.withUnsafeBytes { buffer in
-                append(
-                    fields.pointee,
-                    data: data.flatMap { slice($0, of: buffer) },
-                    delta: delta.flatMap { slice($0, of: buffer) },
-                    newline: newline,
-                    timeMemo: timeMemo,
-                    to: &output
-                )
+            withUnsafeMutablePointer(to: &timeMemo) { timeMemo in
+                source.withUnsafeBytes { buffer in
+                    append(
+                        fields.pointee,
+                        data: data.flatMap { slice($0, of: buffer) },
+                        delta: delta.flatMap { slice($0, of: buffer) },
+                        newline: newline,
+                        timeMemo: timeMemo,
+                        to: &output
+                    )
+                }
             }
         }
     }
