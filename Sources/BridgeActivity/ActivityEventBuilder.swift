@@ -150,7 +150,7 @@ public struct ActivityEventBuilder: Sendable {
             let id = EventID.activity(row.id, subscriptionSuffix: subscription.idSuffix)
             let time = row.timestamp ?? receivedAt
             let fields = EventLineFields(
-                id: id,
+                identifier: .text(id),
                 event: change,
                 collection: subscription.collection,
                 key: key,

@@ -207,9 +207,10 @@ extension ActivityReaderLoop {
         _ subscription: ActivitySubscription, key: String, data: [UInt8], watermark: Int64, at time: Timestamp
     ) -> EncodedEvent {
         let fields = EventLineFields(
-            id: EventID.snapshot(
-                collection: subscription.collection, key: key, watermark: watermark,
-                subscriptionSuffix: subscription.idSuffix),
+            identifier: .text(
+                EventID.snapshot(
+                    collection: subscription.collection, key: key, watermark: watermark,
+                    subscriptionSuffix: subscription.idSuffix)),
             event: .snapshot,
             collection: subscription.collection,
             key: key,

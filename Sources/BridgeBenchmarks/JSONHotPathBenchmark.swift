@@ -101,10 +101,11 @@ enum JSONHotPathBenchmark {
         return best
     }
 
-    static func fields(key: String, id: String, event: EventLineFields.Event, receivedAt: Timestamp) -> EventLineFields
+    static func fields(key: String, id: EventIdentifier, event: EventLineFields.Event, receivedAt: Timestamp)
+        -> EventLineFields
     {
         EventLineFields(
-            id: id,
+            identifier: id,
             event: event,
             collection: "articles",
             key: key,
@@ -130,7 +131,8 @@ enum JSONHotPathBenchmark {
                 let receivedAt = withIDs ? Timestamp.now() : fixedTime
                 for range in ranges {
                     guard let key = range.member("id", in: frame)?.keyString(in: frame) else { continue }
-                    let id = withIDs ? generator.next(at: receivedAt).text(prefix: "evt_") : "evt_fixed"
+                    // The id as the socket reader holds it: the UUID, written into the line without a `String`.
+                    let id: EventIdentifier = withIDs ? .live(generator.next(at: receivedAt)) : .text("evt_fixed")
                     writer.appendLine(
                         fields(key: key, id: id, event: event, receivedAt: receivedAt),
                         data: range,
@@ -195,7 +197,7 @@ enum JSONHotPathBenchmark {
         for range in ranges {
             let key = range.member("id", in: updateFrame)?.keyString(in: updateFrame) ?? ""
             writer.appendLine(
-                fields(key: key, id: "evt_fixed", event: .update, receivedAt: time),
+                fields(key: key, id: .text("evt_fixed"), event: .update, receivedAt: time),
                 data: range,
                 in: updateFrame
             )

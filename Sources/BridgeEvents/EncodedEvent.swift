@@ -14,8 +14,8 @@ public typealias EventOrigin = EventLineFields.Origin
 /// and store by.
 public struct EncodedEvent: Sendable, Equatable {
     /// The event id (`act_<activity id>[_<uid>]`, `evt_<uuidv7>`, `snap_<collection>_<key>_<watermark>[_<uid>]`;
-    /// see ``EventID``).
-    public var id: String
+    /// see ``EventID``); a live id is held as its UUID, so that the socket reader allocates no string per event.
+    public var identifier: EventIdentifier
     /// The change.
     public var event: ChangeEvent
     /// The collection.
@@ -35,10 +35,16 @@ public struct EncodedEvent: Sendable, Equatable {
     /// The event line's JSON object, without a trailing newline.
     public var body: [UInt8]
 
+    /// The event id as text (rendered on each call for a live id: sinks that need it as bytes read ``identifier``).
+    public var id: String {
+        get { identifier.description }
+        set { identifier = .text(newValue) }
+    }
+
     /// The event whose line `body` was written from `fields` (the routing fields are taken from them).
     public init(fields: EventLineFields, body: [UInt8]) {
         self.init(
-            id: fields.id, event: fields.event, collection: fields.collection, key: fields.key,
+            identifier: fields.identifier, event: fields.event, collection: fields.collection, key: fields.key,
             origin: fields.origin, seq: fields.seq, time: fields.time, receivedAt: fields.receivedAt,
             subscription: fields.subscription, body: body)
     }
@@ -48,7 +54,17 @@ public struct EncodedEvent: Sendable, Equatable {
         id: String, event: ChangeEvent, collection: String, key: String, origin: EventOrigin, seq: Int64?,
         time: Timestamp, receivedAt: Timestamp, subscription: String, body: [UInt8]
     ) {
-        self.id = id
+        self.init(
+            identifier: .text(id), event: event, collection: collection, key: key, origin: origin, seq: seq,
+            time: time, receivedAt: receivedAt, subscription: subscription, body: body)
+    }
+
+    /// Creates an event whose id is `identifier`.
+    public init(
+        identifier: EventIdentifier, event: ChangeEvent, collection: String, key: String, origin: EventOrigin,
+        seq: Int64?, time: Timestamp, receivedAt: Timestamp, subscription: String, body: [UInt8]
+    ) {
+        self.identifier = identifier
         self.event = event
         self.collection = collection
         self.key = key

@@ -1,4 +1,5 @@
 internal import BridgeSystem
+internal import BridgeJSON
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #endif
@@ -68,9 +69,9 @@ public final class EventQueue: @unchecked Sendable {
         var total = 0
         batch.events.withUnsafeBufferPointer { events in  // in place: a copy of each event retains its strings
             for index in events.indices {
-                total &+= events[index].body.count &+ MemoryLayout<EncodedEvent>.stride &+ events[index].id.utf8.count
-                    &+ events[index].collection.utf8.count &+ events[index].key.utf8.count
-                    &+ events[index].subscription.utf8.count
+                total &+= events[index].body.count &+ MemoryLayout<EncodedEvent>.stride
+                    &+ events[index].identifier.utf8Count &+ events[index].collection.utf8.count
+                    &+ events[index].key.utf8.count &+ events[index].subscription.utf8.count
             }
         }
         return total

@@ -141,21 +141,23 @@ enum DirectusMessageTarget {
     /// Writes the event lines of a change message's items as the driver does (key from `id`, raw keys for deletes)
     /// and reads them back.
     static func checkLines(_ message: DirectusServerMessage, frame: [UInt8], event: ChangeEvent, receivedAt: Timestamp) {
-        let elements: [JSONRange]
+        let elements: JSONRangeList
         switch message.data {
         case .array(let ranges): elements = ranges
         case .object(let range), .scalar(let range): elements = [range]
         case .absent: elements = []
         }
+        var timeMemo = RFC3339Memo()
         for element in elements {
             let data = event == .delete ? nil : element
             let keyRange = event == .delete ? element : element.member("id", in: frame)
             guard let key = keyRange?.keyString(in: frame) else { continue }
             let fields = EventLineFields(
-                id: "evt_1", event: event, collection: "posts", key: key, origin: .live, seq: nil, time: receivedAt,
-                receivedAt: receivedAt, subscription: message.uid ?? "", user: nil)
+                identifier: .text("evt_1"), event: event, collection: "posts", key: key, origin: .live, seq: nil,
+                time: receivedAt, receivedAt: receivedAt, subscription: message.uid ?? "", user: nil)
             var line: [UInt8] = []
-            EventLineWriter.append(fields, data: data, delta: nil, in: frame, newline: true, to: &line)
+            EventLineWriter.append(
+                fields, data: data, delta: nil, in: frame, newline: true, timeMemo: &timeMemo, to: &line)
             require(line.last == 0x0A && line.dropLast().allSatisfy { $0 != 0x0A }, "not exactly one line")
             guard case .object(let written)? = try? JSONValue.parse(Array(line.dropLast())) else {
                 fatalError("invariant broken: an event line that is not a JSON object: \(line)")

@@ -29,6 +29,12 @@ struct ByteCursor {
         pointer += 1
     }
 
+    /// Moves past `count` bytes that were written through ``pointer`` directly.
+    @inline(__always)
+    mutating func skip(_ count: Int) {
+        pointer += count
+    }
+
     /// Writes a constant (`utf8CodeUnitCount` bytes).
     @inline(__always)
     mutating func write(_ literal: StaticString) {
@@ -199,6 +205,21 @@ struct ByteCursor {
         write(UInt8(ascii: "Z"))
     }
 
+    /// Like ``writeRFC3339(_:)``, copying the text from `memo` when it holds the same time, else writing it and
+    /// keeping it there.
+    mutating func writeRFC3339(_ time: Timestamp, memo: inout RFC3339Memo) {
+        if memo.time == time {
+            withUnsafeBytes(of: memo.text) { write(raw: $0) }
+            return
+        }
+        let start = pointer
+        writeRFC3339(time)
+        withUnsafeMutableBytes(of: &memo.text) {
+            $0.copyMemory(from: UnsafeRawBufferPointer(start: start, count: Self.rfc3339Length))
+        }
+        memo.time = time
+    }
+
     @inline(__always)
     private mutating func writeTwoDigits(_ value: Int) {
         write(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: value / 10))
@@ -267,4 +288,16 @@ extension ByteCursor {
             copy.withUTF8 { writeQuoted(utf8: $0) }
         }
     }
+}
+
+/// The RFC 3339 text of the last time an event line was written with, kept by a caller that writes many lines of one
+/// time (see `EventLineWriter.append(_:data:delta:in:newline:timeMemo:to:)`).
+public struct RFC3339Memo: Sendable {
+    /// The time whose text `text` holds; nil until the first is written.
+    fileprivate var time: Timestamp?
+    /// The 24 bytes of `YYYY-MM-DDThh:mm:ss.mmmZ`.
+    fileprivate var text: (UInt64, UInt64, UInt64) = (0, 0, 0)
+
+    /// A memo that holds no time yet.
+    public init() {}
 }

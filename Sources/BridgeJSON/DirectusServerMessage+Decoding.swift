@@ -173,7 +173,7 @@ private struct DirectusMessageDecoder {
         }
         scanner.index &+= 1
         scanner.skipWhitespace()
-        var elements: [JSONRange] = []
+        var elements = JSONRangeList()
         if scanner.peek() == UInt8(ascii: "]") {
             scanner.index &+= 1
         } else {

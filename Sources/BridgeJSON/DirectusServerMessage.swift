@@ -42,7 +42,7 @@ public enum DirectusMessageData: Sendable, Hashable {
     /// No `data` key (e.g. `init` of a subscription with an `event` filter, `ping`, `auth`).
     case absent
     /// An array: the range of each element (items for init/create/update, raw keys for delete).
-    case array([JSONRange])
+    case array(JSONRangeList)
     /// An object (item subscriptions: one item for init/create/update).
     case object(JSONRange)
     /// A string, number, boolean or `null` (item subscriptions: the deleted key).

@@ -37,8 +37,9 @@ public struct EventLineFields: Sendable, Hashable {
         case snapshot
     }
 
-    /// `id`: unique per change and sink, stable across retries (`evt_<uuidv7>`, `act_<activity id>…`, `snap_…`).
-    public var id: String
+    /// `id`: unique per change and sink, stable across retries (`evt_<uuidv7>`, `act_<activity id>…`, `snap_…`);
+    /// a live id is held as its UUID and written into the line without a `String` (see ``EventIdentifier``).
+    public var identifier: EventIdentifier
     /// `event` (and `type` = `directus.items.<event>`).
     public var event: Event
     /// `collection`.
@@ -58,9 +59,15 @@ public struct EventLineFields: Sendable, Hashable {
     /// `user`: the Directus user id, written only when known.
     public var user: String?
 
-    /// Creates the fields of one line.
+    /// `id` as text (one allocation for a live id: read ``identifier`` on hot paths).
+    public var id: String {
+        get { identifier.description }
+        set { identifier = .text(newValue) }
+    }
+
+    /// Creates the fields of one line (`identifier`: `.text(id)`, or a live event's `.live(uuid)`).
     public init(
-        id: String,
+        identifier: EventIdentifier,
         event: Event,
         collection: String,
         key: String,
@@ -71,7 +78,7 @@ public struct EventLineFields: Sendable, Hashable {
         subscription: String,
         user: String? = nil
     ) {
-        self.id = id
+        self.identifier = identifier
         self.event = event
         self.collection = collection
         self.key = key

@@ -58,6 +58,12 @@ public struct UUIDv7: Sendable, Hashable, Comparable, CustomStringConvertible {
         }
     }
 
+    /// Writes the 36 bytes of canonical text at the cursor (an event line's live id, without a `String` between).
+    func write(to cursor: inout ByteCursor) {
+        write(into: UnsafeMutableBufferPointer(start: cursor.pointer, count: 36))
+        cursor.skip(36)
+    }
+
     /// Writes the 36 bytes of canonical text to the start of `output`.
     private func write(into output: UnsafeMutableBufferPointer<UInt8>) {
         let digits: StaticString = "0123456789abcdef"

@@ -38,7 +38,7 @@ import Testing
 
     private func line(key: String, data: (inout [UInt8]) -> Void, tree: JSONValue?) -> (new: [UInt8], old: [UInt8]) {
         let fields = EventLineFields(
-            id: "evt_1", event: .snapshot, collection: "articles", key: key, origin: .snapshot, seq: nil,
+            identifier: .text("evt_1"), event: .snapshot, collection: "articles", key: key, origin: .snapshot, seq: nil,
             time: Timestamp(microsecondsSinceEpoch: 1_700_000_000_000_000),
             receivedAt: Timestamp(microsecondsSinceEpoch: 1_700_000_000_000_000), subscription: "s")
         var bytes: [UInt8] = []

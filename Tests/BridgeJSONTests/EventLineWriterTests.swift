@@ -9,7 +9,7 @@ import Testing
     static let exampleTime = Timestamp(rfc3339: "2026-12-02T10:15:00.123Z")!
     static let exampleReceived = Timestamp(rfc3339: "2026-12-02T10:15:00.125Z")!
     static let exampleFields = EventLineFields(
-        id: "act_4711",
+        identifier: .text("act_4711"),
         event: .update,
         collection: "articles",
         key: "42",
@@ -79,7 +79,7 @@ import Testing
 
     @Test func deleteWithNullDataNullSeqDeltaAndUser() {
         let fields = EventLineFields(
-            id: "evt_0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b",
+            identifier: .text("evt_0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"),
             event: .delete,
             collection: "articles",
             key: "7",
@@ -170,7 +170,7 @@ import Testing
     @Test(arguments: awkwardStrings)
     func stringFieldsAreEscapedAndRoundTrip(_ text: String) throws {
         let fields = EventLineFields(
-            id: text,
+            identifier: .text(text),
             event: .create,
             collection: text,
             key: text,
@@ -252,6 +252,32 @@ import Testing
         bytes.append(32)
         JSONOutput.appendDecimal(Int64.min, to: &bytes)
         #expect(String(decoding: bytes, as: UTF8.self) == "0 9223372036854775807 -9223372036854775808")
+    }
+
+    /// A memo of the last time's text writes the lines written without one: the same time again, another time in
+    /// the same second, the next second and day, a time before 1970, and back to the first.
+    @Test func timeMemoWritesTheSameLines() {
+        let frame = Array(#"{"type":"subscription","event":"create","data":[{"id":1}],"uid":"a"}"#.utf8)
+        let item = JSONRange(start: 48, end: 56, kind: .object)
+        let base = Self.exampleTime.microsecondsSinceEpoch
+        let times = [base, base, base + 1_000, base + 2_000_000, base + 86_400_000_000, -1_500, -1_500, base].map {
+            Timestamp(microsecondsSinceEpoch: $0)
+        }
+        var memo = RFC3339Memo()
+        for time in times {
+            var fields = Self.exampleFields
+            fields.time = time
+            fields.receivedAt = time
+            var plain: [UInt8] = []
+            var memoized: [UInt8] = []
+            frame[item.offsets].withUnsafeBytes {  // the raw-bytes form keeps no memo
+                EventLineWriter.append(fields, data: $0, delta: nil, newline: true, to: &plain)
+            }
+            EventLineWriter.append(
+                fields, data: item, delta: nil, in: frame, newline: true, timeMemo: &memo, to: &memoized)
+            #expect(String(decoding: memoized, as: UTF8.self) == String(decoding: plain, as: UTF8.self))
+            #expect(String(decoding: plain, as: UTF8.self).contains(#""time":"\#(time.rfc3339)""#))
+        }
     }
 
     /// Random strings with specials at every position (the eight-byte fast path and its tail) decode back exactly.

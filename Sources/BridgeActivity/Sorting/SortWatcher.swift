@@ -248,7 +248,7 @@ package final class SortWatcherLoop {
             for key in keys {
                 guard let item = read[key] else { continue }  // filtered out: no line, as on Directus's socket
                 let fields = EventLineFields(
-                    id: ids.next(at: now).text(prefix: "evt_"), event: .update, collection: collection.name, key: key,
+                    identifier: .live(ids.next(at: now)), event: .update, collection: collection.name, key: key,
                     origin: origin, seq: nil, time: now, receivedAt: now, subscription: subscription.uid, user: nil)
                 body.removeAll(keepingCapacity: true)
                 EventLineWriter.append(fields, data: item, deltaValue: nil, newline: false, to: &body)
