@@ -215,6 +215,8 @@ package final class ActivityReaderLoop {
     private func finishCatchingUp() {
         catchingUp = false
         reader.metrics.setBackfilling(false, sink: reader.sinkID)
+        // From here on what the reader reads is live (`readPage`'s origin).
+        logger.debug("caught up", metadata: [LogKey.cursor: cursor.head])
         if let backfill, backfill.done > 0 {
             logger.info(
                 "backfill done",

@@ -330,6 +330,9 @@ extension BridgeProcess {
         defer { emulator.stop() }
         let bridge = try BridgeProcess.run(config: activityConfig(url: emulator.url, pollInterval: "300ms"))
         #expect(bridge.waitUntilConnected(), "\(bridge.stderr)")
+        // Until its first read after the start comes back short, the reader is catching up and what it reads is
+        // `backfill` (a slow start, as under AddressSanitizer, let the write below land before that read).
+        #expect(bridge.waitForLog("caught up", timeout: 30), "\(bridge.stderr)")
         // A flow without "Emit Events": activity is written, the socket stays silent.
         let answer = try emulator.control(
             "write",

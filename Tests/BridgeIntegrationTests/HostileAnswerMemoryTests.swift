@@ -12,7 +12,7 @@ import Testing
     /// freed memory it keeps back, which a plain build returns) when the bridge is built with a sanitizer. The defect
     /// this guards against peaked at 1.1 GB.
     static func allowedGrowth() throws -> Int {
-        (64 << 20) + (try TestEnvironment.bridgeSanitizers().isEmpty ? 0 : 256 << 20)
+        (64 << 20) + (try TestEnvironment.sanitizerMemorySlack())
     }
 
     @Test(arguments: ["wide", "deep", "long"])

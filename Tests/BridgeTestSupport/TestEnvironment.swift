@@ -45,6 +45,12 @@ public enum TestEnvironment {
         return Set(sanitizerMarkers.filter { binary.range(of: Data($0.utf8)) != nil })
     }
 
+    /// What a memory bound on the bridge must add for a sanitized build: AddressSanitizer's quarantine, 256 MiB by
+    /// default, freed memory it keeps back where a plain build returns it (0 for a plain build).
+    public static func sanitizerMemorySlack() throws -> Int {
+        try bridgeSanitizers().isEmpty ? 0 : 256 << 20
+    }
+
     /// How much longer than written every positive wait of the test helpers may take (`waitUntil`, `waitForLog`,
     /// `waitForExit`, a peer's start): `$BRIDGE_TEST_PATIENCE`, default 3. A wait returns as soon as its condition
     /// holds, so patience costs a passing run nothing, while a machine loaded by parallel builds and other suites
