@@ -32,7 +32,7 @@ final class KafkaPollThread {
 
     deinit { stop() }
 
-    /// Stops polling and waits for the thread to end (it leaves a poll or its standing aside at once). Idempotent.
+    /// Stops serving and waits for the thread to end (`KafkaReportServing.stop`). Idempotent.
     func stop() {
         guard let thread else { return }
         serving.stop()

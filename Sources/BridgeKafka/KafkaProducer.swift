@@ -264,7 +264,7 @@ package final class KafkaProducer {
 
     /// The calling thread (a sink's runner, never the cooperative pool) serves the delivery reports from now on, in
     /// `submitBlocking`'s and `serveReports`'s waits, until `handReportsBack()`: librdkafka then frees each
-    /// message on the thread that allocated it (`KafkaReportServing`). The poll thread stands aside meanwhile, so
+    /// message on the thread that allocated it (`KafkaReportServing`). The poll thread serves nothing meanwhile, so
     /// the caller must hand them back before it waits for anything else. Cheap when taken already.
     package func takeReportsOver() {
         precondition(!closed, "KafkaProducer.takeReportsOver after close")

@@ -10,23 +10,24 @@ import Synchronization
 /// thread's cache and waits for the arena lock the other thread's frees hold; a producer that serves its own reports
 /// frees where the next messages are allocated (BENCHMARKS.md, "Kafka: the producing thread and glibc's malloc").
 /// So the runner takes the reports over while it produces and waits for outcomes (`takeTurnForRunner`), and hands
-/// them back to the poll thread when it returns to wait for events (`runnerLeaves`), while nothing produces.
+/// them back to the poll thread when it returns to wait for events (`runnerLeaves`).
 ///
-/// One thread serves at a time: a thread waiting in `rd_kafka_poll` for a report the other one took would wait out
-/// its timeout. The poll thread stands aside on `turn` (it leaves a poll in progress at once:
-/// `rd_kafka_queue_yield`), and the runner serves only once it stood aside. Delivery-report callbacks therefore
-/// run on either thread, one after the other; the state they touch is thread-safe either way
-/// (`KafkaProducerContext`, `KafkaDeliveryBatch`).
+/// The runner waits for reports in `rd_kafka_poll` (librdkafka's queue wakes it). The poll thread waits on `turn`
+/// only, never inside librdkafka: librdkafka calls `reportsQueued` when a report lands in the empty queue, which
+/// wakes it unless the runner serves. So the runner never waits for the poll thread to be scheduled; the one overlap
+/// (the poll thread still serving when the runner took over) ends with the poll thread ending the runner's poll
+/// (`rd_kafka_queue_yield`), so that the runner looks at what it served. Delivery-report callbacks therefore run on
+/// either thread; the state they touch is thread-safe either way (`KafkaProducerContext`, `KafkaDeliveryBatch`).
 final class KafkaReportServing: @unchecked Sendable {
-    // @unchecked: `mainQueue` is written only in init and destroyed once in `destroyQueue()`, after the poll thread
-    // ended and when the runner no longer calls (the producer is closed); the rest is a lock and atomics.
+    // @unchecked: `mainQueue` is written only in init and released once in `destroyQueue()`, after the poll thread
+    // ended and when the runner no longer calls (the producer is closed); the rest is a lock and an atomic.
 
     /// How long an expedited flush lasts.
     enum FlushSpan: Int {
         /// About a millisecond: long enough to wake the broker threads while librdkafka counts as flushing (they
         /// send what lingers), short enough that the messages produced next are batched again.
         case briefly = 1
-        /// Until nothing is outstanding (at most one poll timeout, 100 ms; the caller asks again if it waits on).
+        /// Until nothing is outstanding (at most 100 ms; the caller asks again if it waits on).
         case untilDrained = 2
 
         /// The flush's timeout.
@@ -36,9 +37,10 @@ final class KafkaReportServing: @unchecked Sendable {
     private struct Turn {
         /// The runner serves (from its first hand-over or wait until it leaves).
         var runnerServes = false
-        /// The poll thread saw `runnerServes` and waits on the condition, outside librdkafka.
-        var pollThreadStandsAside = false
-        /// The poll thread is asked to end; nothing calls librdkafka's queue any more.
+        /// Reports landed in the queue since the poll thread last served. Initially true: what was queued before the
+        /// callback was set would never call it (it runs when the queue stops being empty).
+        var reportsWaiting = true
+        /// The poll thread is asked to end.
         var stopping = false
     }
 
@@ -46,61 +48,70 @@ final class KafkaReportServing: @unchecked Sendable {
     private let turn = ConditionLock(Turn())
     /// The `FlushSpan` asked for (the longest since the last flush), 0 for none; whichever thread serves next runs it.
     private let expediting = Atomic<Int>(0)
-    /// The queue `rd_kafka_poll` serves, to end a poll in progress with `rd_kafka_queue_yield` (from any thread,
-    /// unlike `rd_kafka_yield`, which only works inside a callback).
-    private let mainQueue: OpaquePointer?
+    /// The queue `rd_kafka_poll` serves: its callback says when reports land, and `rd_kafka_queue_yield` ends the
+    /// runner's poll in progress (from any thread, unlike `rd_kafka_yield`, which only works inside a callback).
+    private let mainQueue: OpaquePointer
 
     init(handle: KafkaHandle) {
         self.handle = handle
-        mainQueue = rd_kafka_queue_get_main(handle.pointer)
+        guard let queue = rd_kafka_queue_get_main(handle.pointer) else {
+            preconditionFailure("librdkafka made a producer without its main queue")
+        }
+        mainQueue = queue
+        // Unretained: `destroyQueue()` removes the callback (librdkafka calls it under the queue's lock, so none runs
+        // once that returned) before this object can go.
+        rd_kafka_queue_cb_event_enable(mainQueue, kafkaReportsQueued, Unmanaged.passUnretained(self).toOpaque())
     }
 
     // MARK: - The poll thread
 
-    /// The poll thread's loop: serves while the runner does not, stands aside while it does, until `stop()`.
+    /// The poll thread's loop: serves what lands while the runner does not serve, until `stop()`.
     func runPollThread() {
-        // A 100 ms timeout bounds a flush; reports are served as soon as they arrive, and a yield ends the wait.
-        while pollThreadMayServe() { serveOnce(milliseconds: 100) }
+        while waitForReportsToServe() {
+            serveOnce(milliseconds: 0)
+            // The runner may have taken over meanwhile and wait in a poll for reports this thread just served: end
+            // its poll so that it looks again.
+            if turn.withLock({ $0.runnerServes }) { rd_kafka_queue_yield(mainQueue) }
+        }
     }
 
-    /// Waits while the runner serves (saying once that it stands aside); false once stopping.
-    private func pollThreadMayServe() -> Bool {
+    /// Waits until reports (or an expedited flush) wait for this thread and the runner does not serve; false once
+    /// stopping.
+    private func waitForReportsToServe() -> Bool {
         turn.wait { turn in
             if turn.stopping { return (false, nil) }
-            guard turn.runnerServes else {
-                turn.pollThreadStandsAside = false
-                return (true, nil)
-            }
-            if !turn.pollThreadStandsAside {
-                turn.pollThreadStandsAside = true
-                self.turn.broadcast()  // the runner may wait for it (`serveOnRunner`)
-            }
-            return (nil, nil)
+            guard !turn.runnerServes,
+                turn.reportsWaiting || expediting.load(ordering: .acquiring) != 0
+            else { return (nil, nil) }
+            turn.reportsWaiting = false
+            return (true, nil)
         }
+    }
+
+    /// librdkafka put a report (or a cluster error) into the empty queue: the poll thread serves it, unless the
+    /// runner does. Called on librdkafka's threads with the queue's lock held: takes only `turn`'s lock, which is
+    /// never held around a librdkafka call.
+    fileprivate func reportsQueued() {
+        let wake = turn.withLock { turn -> Bool in
+            turn.reportsWaiting = true
+            return !turn.runnerServes
+        }
+        if wake { turn.signal() }
     }
 
     // MARK: - The runner
 
-    /// The runner serves the reports from now on, until `runnerLeaves()`; the poll thread leaves its poll at once.
-    /// Cheap when the runner serves already.
+    /// The runner serves the reports from now on, until `runnerLeaves()`. Cheap when it serves already.
     func takeTurnForRunner() {
-        let taken = turn.withLock { turn -> Bool in
-            guard !turn.runnerServes, !turn.stopping else { return false }
-            turn.runnerServes = true
-            return true
+        turn.withLock { turn in
+            if !turn.stopping { turn.runnerServes = true }
         }
-        if taken, let mainQueue { rd_kafka_queue_yield(mainQueue) }
     }
 
     /// Serves on the runner's thread the reports that arrived, waiting at most `timeout` (nil: until one arrives)
-    /// when none has; runs an expedited flush instead when one was asked for. Takes the turn first if need be, and
-    /// waits for the poll thread to stand aside (at once unless it is in the middle of serving).
+    /// when none has; runs an expedited flush instead when one was asked for. Takes the turn first if need be.
     func serveOnRunner(waitingAtMost timeout: Duration?) {
         takeTurnForRunner()
-        let stopped = turn.wait { turn in
-            turn.stopping ? (true, nil) : turn.pollThreadStandsAside ? (false, nil) : (nil, nil)
-        }
-        guard !stopped else { return }
         serveOnce(milliseconds: timeout.map { Int32(clamping: $0.roundedUpMilliseconds) } ?? -1)
     }
 
@@ -115,20 +126,23 @@ final class KafkaReportServing: @unchecked Sendable {
         }
     }
 
-    /// The runner returns to wait for events: the poll thread serves again.
+    /// The runner returns to wait for events: the poll thread serves again, at once if reports wait already.
     func runnerLeaves() {
         let left = turn.withLock { turn -> Bool in
             defer { turn.runnerServes = false }
-            return turn.runnerServes
+            return turn.runnerServes && !turn.stopping
         }
-        if left { turn.broadcast() }
+        // What landed while the runner served woke nobody (`reportsQueued`); what lands from now on wakes the poll
+        // thread itself.
+        if left, rd_kafka_queue_length(mainQueue) > 0 || expediting.load(ordering: .acquiring) != 0 {
+            reportsQueued()
+        }
     }
 
     // MARK: - Both
 
     /// Has whichever thread serves next flush once for `span` instead of polling: messages held back for
-    /// `linger.ms` go out now. Returns at once (ending the poll thread's poll in progress when it serves). A longer
-    /// span asked for meanwhile wins.
+    /// `linger.ms` go out now. Returns at once. A longer span asked for meanwhile wins.
     func expedite(_ span: FlushSpan) {
         var current = expediting.load(ordering: .acquiring)
         while current < span.rawValue {
@@ -141,22 +155,26 @@ final class KafkaReportServing: @unchecked Sendable {
             current = original
         }
         let pollThreadServes = turn.withLock { !$0.runnerServes && !$0.stopping }
-        if pollThreadServes, let mainQueue { rd_kafka_queue_yield(mainQueue) }
+        if pollThreadServes { turn.signal() }
     }
 
-    /// Asks the poll thread to end (it leaves a poll in progress, or its standing aside, at once).
+    /// Asks the poll thread to end (at once: it waits on `turn`, or serves without waiting, or runs an expedited
+    /// flush of at most 100 ms).
     func stop() {
-        let first = turn.withLock { turn -> Bool in
-            defer { turn.stopping = true }
-            return !turn.stopping
-        }
-        turn.broadcast()
-        if first, let mainQueue { rd_kafka_queue_yield(mainQueue) }
+        turn.withLock { $0.stopping = true }
+        turn.signal()
     }
 
-    /// Releases the queue reference, once the poll thread ended and before the handle is destroyed (a reference
-    /// left over would keep rd_kafka_destroy waiting).
+    /// Removes the queue's callback and releases the queue reference, once the poll thread ended and before the
+    /// handle is destroyed (a reference left over would keep rd_kafka_destroy waiting).
     func destroyQueue() {
-        if let mainQueue { rd_kafka_queue_destroy(mainQueue) }
+        rd_kafka_queue_cb_event_enable(mainQueue, nil, nil)
+        rd_kafka_queue_destroy(mainQueue)
     }
+}
+
+/// librdkafka's queue callback (`rd_kafka_queue_cb_event_enable`): a report landed in the empty main queue.
+private func kafkaReportsQueued(_ handle: OpaquePointer?, _ opaque: UnsafeMutableRawPointer?) {
+    guard let opaque else { return }
+    Unmanaged<KafkaReportServing>.fromOpaque(opaque).takeUnretainedValue().reportsQueued()
 }
