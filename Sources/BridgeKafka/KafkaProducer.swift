@@ -84,7 +84,9 @@ package final class KafkaProducer {
         defer { handing.finishUnsent() }
         while !handing.isDone {
             try Task.checkCancellation()
-            if !handOver(&handing, message: { messages[$0] }) { await context.waitForCapacity() }
+            if !handOver(&handing, message: { messages[$0] }, servingReports: false) {
+                await context.waitForCapacity()
+            }
         }
     }
 
@@ -111,7 +113,7 @@ package final class KafkaProducer {
         takeReportsOver()
         var handing = Handing(count: count, completion: completion)
         while !handing.isDone {
-            if !handOver(&handing, message: message) { serveReportsUntilRoom() }
+            if !handOver(&handing, message: message, servingReports: true) { serveReportsUntilRoom() }
         }
     }
 
@@ -151,8 +153,10 @@ package final class KafkaProducer {
     }
 
     /// Hands over as many of `handing`'s messages (`message(index)`) as the bound allows; false when there was no
-    /// room at all (the caller waits for capacity).
-    private func handOver(_ handing: inout Handing, message: (Int) -> KafkaMessage) -> Bool {
+    /// room at all (the caller waits for capacity). `servingReports`: the calling thread serves the reports that
+    /// arrived after each message, as librdkafka's own producer loop does, so that their frees come between its
+    /// mallocs.
+    private func handOver(_ handing: inout Handing, message: (Int) -> KafkaMessage, servingReports: Bool) -> Bool {
         var granted = context.reserve(upTo: handing.count - handing.next)
         if granted == 0 { return false }
         while granted > 0 {
@@ -161,6 +165,7 @@ package final class KafkaProducer {
             switch produce(message(index), batch: handing.batch, index: index) {
             case .handedOver:
                 handing.next += 1
+                if servingReports { serving.serveArrivedOnRunner() }
             case .refused(let error):
                 context.unreserve(1)
                 context.countFailedBeforeProduce()

@@ -48,6 +48,9 @@ final class KafkaReportServing: @unchecked Sendable {
     private let turn = ConditionLock(Turn())
     /// The `FlushSpan` asked for (the longest since the last flush), 0 for none; whichever thread serves next runs it.
     private let expediting = Atomic<Int>(0)
+    /// Reports landed in the queue since the runner last looked (`serveArrivedOnRunner`): between two messages it
+    /// polls only then, not for nothing (a page's reports come after the page).
+    private let landedForRunner = Atomic<Bool>(false)
     /// The queue `rd_kafka_poll` serves: its callback says when reports land, and `rd_kafka_queue_yield` ends the
     /// runner's poll in progress (from any thread, unlike `rd_kafka_yield`, which only works inside a callback).
     private let mainQueue: OpaquePointer
@@ -92,6 +95,7 @@ final class KafkaReportServing: @unchecked Sendable {
     /// runner does. Called on librdkafka's threads with the queue's lock held: takes only `turn`'s lock, which is
     /// never held around a librdkafka call.
     fileprivate func reportsQueued() {
+        landedForRunner.store(true, ordering: .releasing)
         let wake = turn.withLock { turn -> Bool in
             turn.reportsWaiting = true
             return !turn.runnerServes
@@ -115,6 +119,16 @@ final class KafkaReportServing: @unchecked Sendable {
         serveOnce(milliseconds: timeout.map { Int32(clamping: $0.roundedUpMilliseconds) } ?? -1)
     }
 
+    /// Serves on the runner's thread the reports that arrived, without waiting, when some landed since it last
+    /// looked. The runner has the turn. (Cleared before the poll, which takes everything queued: a report landing
+    /// after it found the queue empty and set the flag again.)
+    func serveArrivedOnRunner() {
+        guard landedForRunner.load(ordering: .acquiring),
+            landedForRunner.exchange(false, ordering: .acquiringAndReleasing)
+        else { return }
+        rd_kafka_poll(handle.pointer, 0)
+    }
+
     /// Serves once on the calling thread: the asked-for flush, or a poll of at most `milliseconds` (-1: no limit).
     private func serveOnce(milliseconds: Int32) {
         if let span = FlushSpan(rawValue: expediting.exchange(0, ordering: .acquiringAndReleasing)) {
@@ -126,8 +140,11 @@ final class KafkaReportServing: @unchecked Sendable {
         }
     }
 
-    /// The runner returns to wait for events: the poll thread serves again, at once if reports wait already.
+    /// The runner returns to wait for events, after serving what arrived: the poll thread serves again, at once if
+    /// reports wait already.
     func runnerLeaves() {
+        guard turn.withLock({ $0.runnerServes && !$0.stopping }) else { return }
+        serveArrivedOnRunner()
         let left = turn.withLock { turn -> Bool in
             defer { turn.runnerServes = false }
             return turn.runnerServes && !turn.stopping
