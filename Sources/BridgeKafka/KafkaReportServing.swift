@@ -116,6 +116,12 @@ final class KafkaReportServing: @unchecked Sendable {
     /// when none has; runs an expedited flush instead when one was asked for. Takes the turn first if need be.
     func serveOnRunner(waitingAtMost timeout: Duration?) {
         takeTurnForRunner()
+        if landedForRunner.load(ordering: .acquiring) {
+            // Reports arrive meanwhile: the wait ends with them, and what lingers goes after linger.ms. A brief flush
+            // here would hold the runner for its whole millisecond however soon the reports it waits for come.
+            _ = expediting.compareExchange(
+                expected: FlushSpan.briefly.rawValue, desired: 0, ordering: .acquiringAndReleasing)
+        }
         serveOnce(milliseconds: timeout.map { Int32(clamping: $0.roundedUpMilliseconds) } ?? -1)
     }
 
