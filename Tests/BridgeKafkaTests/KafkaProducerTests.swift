@@ -184,9 +184,7 @@ struct KafkaProducerTests {
     /// reports until they free room, then hands over the rest, in order; handed back, the last reports are the poll
     /// thread's.
     @Test func submitBlockingWaitsForRoomAndHandsOverEverythingInOrder() async throws {
-        let cluster = try KafkaMockPeer(brokers: 1)
-        try cluster.createTopic("blocking", partitions: 2, replicationFactor: 1)
-        let producer = try makeProducer(cluster.bootstrapServers, maxOutstanding: 10)
+        let (cluster, producer) = try boundedProducer(topic: "blocking")
         let messages = eventMessages(topic: "blocking", count: 200, items: 20)
         let done = OutcomeBox()
         try await BlockingExecutor.shared.perform { [producer = UnsafeTransfer(value: producer)] in

@@ -14,9 +14,7 @@ import Testing
 @Suite(.timeLimit(.minutes(5)))
 struct KafkaReportServingTests {
     @Test func theSubmittingThreadServesItsReportsUntilItHandsThemBack() async throws {
-        let cluster = try KafkaMockPeer(brokers: 1)
-        try cluster.createTopic("served", partitions: 2, replicationFactor: 1)
-        let producer = try makeProducer(cluster.bootstrapServers, maxOutstanding: 10)
+        let (cluster, producer) = try boundedProducer(topic: "served")
         let messages = eventMessages(topic: "served", count: 100, items: 10)
         let done = OutcomeBox()
         let completedOn = Mutex<pthread_t?>(nil)
@@ -45,5 +43,6 @@ struct KafkaReportServingTests {
         #expect(later.map(allDelivered) == true)
         #expect(producer.status.delivered == 120 && producer.status.outstanding == 0)
         await producer.close(drainTimeout: .seconds(5))
+        withExtendedLifetime(cluster) {}
     }
 }
