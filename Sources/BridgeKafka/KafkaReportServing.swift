@@ -120,7 +120,10 @@ final class KafkaReportServing: @unchecked Sendable {
             // Reports arrive meanwhile: the wait ends with them, and what lingers goes after linger.ms. A brief flush
             // here would hold the runner for its whole millisecond however soon the reports it waits for come.
             _ = expediting.compareExchange(
-                expected: FlushSpan.briefly.rawValue, desired: 0, ordering: .acquiringAndReleasing)
+                expected: FlushSpan.briefly.rawValue,
+                desired: 0,
+                ordering: .acquiringAndReleasing
+            )
         }
         serveOnce(milliseconds: timeout.map { Int32(clamping: $0.roundedUpMilliseconds) } ?? -1)
     }

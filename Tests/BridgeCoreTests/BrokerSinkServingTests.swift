@@ -1,9 +1,10 @@
 import BridgeEvents
 import BridgeSystem
 import BridgeTestSupport
-@testable import BridgeSinks
 import Synchronization
 import Testing
+
+@testable import BridgeSinks
 
 /// A scripted client whose outcomes arrive only when the runner serves them (`serveOutcomes`), as Kafka's delivery
 /// reports do once the runner took them over; it records whether the runner holds them.
@@ -45,9 +46,15 @@ final class RunnerServedBrokerClient: BrokerClient, @unchecked Sendable {
         let sink = BrokerSink(
             name: "test",
             settings: .init(
-                maxOutstanding: 4, stallAfter: .seconds(TestEnvironment.patient(30)), drainTimeout: .seconds(1),
-                roomWait: .seconds(TestEnvironment.patient(30)), replayPoll: .zero),
-            tracker: BrokerDeliveryTracker(metrics: nil), deadLetters: MemoryDeadLetters(), metrics: nil,
+                maxOutstanding: 4,
+                stallAfter: .seconds(TestEnvironment.patient(30)),
+                drainTimeout: .seconds(1),
+                roomWait: .seconds(TestEnvironment.patient(30)),
+                replayPoll: .zero
+            ),
+            tracker: BrokerDeliveryTracker(metrics: nil),
+            deadLetters: MemoryDeadLetters(),
+            metrics: nil,
             logger: .silent
         ) { () async throws(SinkError) in client }
         try await sink.connect()

@@ -39,7 +39,9 @@ struct KafkaReportServingTests {
         // Handed back: the poll thread serves again, for a task's `send` that serves nothing itself.
         producer.handReportsBack()
         let later = try await producer.send(
-            eventMessages(topic: "served", count: 20, items: 5, prefix: "later"), within: patience)
+            eventMessages(topic: "served", count: 20, items: 5, prefix: "later"),
+            within: patience
+        )
         #expect(later.map(allDelivered) == true)
         #expect(producer.status.delivered == 120 && producer.status.outstanding == 0)
         await producer.close(drainTimeout: .seconds(5))
