@@ -6,20 +6,24 @@ internal import CRdKafka
 /// `submit` hands a batch of messages to librdkafka and calls its completion once every message has an outcome
 /// (delivered at partition/offset, or failed with a typed error), in submission order. At most
 /// `settings.maxOutstanding` messages are outstanding: `submit` waits for delivery reports beyond that. Delivery
-/// reports are served by a thread of the producer's own (`KafkaPollThread`).
+/// reports are served by a thread of the producer's own (`KafkaPollThread`), except while a thread that produces
+/// with `submitBlocking` has taken them over (`takeReportsOver`, `KafkaReportServing`).
 ///
 /// Confined to one task (not Sendable): `submit`, `describeTopic`, `flush` and `close` are called by the task that
-/// owns it, one at a time. Completions run on the poll thread and must be short (resume a task, record a result).
+/// owns it, one at a time. Completions run on the thread that serves the report (the poll thread, or the thread that
+/// took the reports over, in `submitBlocking` or `serveReports`) and must be short (resume a task, record a result).
 package final class KafkaProducer {
     private let handle: KafkaHandle
     private let context: KafkaProducerContext
     private let resources: KafkaProducerResources
+    private let serving: KafkaReportServing
     private var closed = false
 
     private init(handle: KafkaHandle, context: KafkaProducerContext, resources: KafkaProducerResources) {
         self.handle = handle
         self.context = context
         self.resources = resources
+        self.serving = resources.serving
     }
 
     deinit {
@@ -80,13 +84,15 @@ package final class KafkaProducer {
         defer { handing.finishUnsent() }
         while !handing.isDone {
             try Task.checkCancellation()
-            if !handOver(&handing, message: { messages[$0] }) { await context.waitForCapacity() }
+            if !handOver(&handing, message: { messages[$0] }, servingReports: false) {
+                await context.waitForCapacity()
+            }
         }
     }
 
     /// `submit` for a thread that may block (a sink's runner, never the cooperative pool): the same hand-over,
-    /// waiting for room on a condition variable instead of suspending a task, so a caller with room pays no hop to
-    /// a task and back.
+    /// without a hop to a task and back. The calling thread takes the delivery reports over (`takeReportsOver`):
+    /// waiting for room, it serves them itself, until it hands them back (`handReportsBack`).
     package func submitBlocking(
         _ messages: [KafkaMessage],
         completion: @escaping @Sendable ([KafkaDeliveryOutcome]) -> Void
@@ -104,9 +110,19 @@ package final class KafkaProducer {
         completion: @escaping @Sendable ([KafkaDeliveryOutcome]) -> Void
     ) {
         precondition(!closed, "KafkaProducer.submit after close")
+        takeReportsOver()
         var handing = Handing(count: count, completion: completion)
         while !handing.isDone {
-            if !handOver(&handing, message: message) { context.waitForCapacityBlocking() }
+            if !handOver(&handing, message: message, servingReports: true) { serveReportsUntilRoom() }
+        }
+    }
+
+    /// Serves reports on the calling thread until a quarter of the bound is free (so it produces in chunks rather
+    /// than one message per report).
+    private func serveReportsUntilRoom() {
+        while !context.hasRoomForChunk {
+            // Bounded, so that a bound lowered meanwhile (`capacityReached`) is seen again: reports end it sooner.
+            serving.serveOnRunner(waitingAtMost: .milliseconds(100))
         }
     }
 
@@ -137,8 +153,10 @@ package final class KafkaProducer {
     }
 
     /// Hands over as many of `handing`'s messages (`message(index)`) as the bound allows; false when there was no
-    /// room at all (the caller waits for capacity).
-    private func handOver(_ handing: inout Handing, message: (Int) -> KafkaMessage) -> Bool {
+    /// room at all (the caller waits for capacity). `servingReports`: the calling thread serves the reports that
+    /// arrived after each message, as librdkafka's own producer loop does, so that their frees come between its
+    /// mallocs.
+    private func handOver(_ handing: inout Handing, message: (Int) -> KafkaMessage, servingReports: Bool) -> Bool {
         var granted = context.reserve(upTo: handing.count - handing.next)
         if granted == 0 { return false }
         while granted > 0 {
@@ -147,6 +165,7 @@ package final class KafkaProducer {
             switch produce(message(index), batch: handing.batch, index: index) {
             case .handedOver:
                 handing.next += 1
+                if servingReports { serving.serveArrivedOnRunner() }
             case .refused(let error):
                 context.unreserve(1)
                 context.countFailedBeforeProduce()
@@ -246,6 +265,29 @@ package final class KafkaProducer {
         return list
     }
 
+    // MARK: - Reports served by the producing thread
+
+    /// The calling thread (a sink's runner, never the cooperative pool) serves the delivery reports from now on, in
+    /// `submitBlocking`'s and `serveReports`'s waits, until `handReportsBack()`: librdkafka then frees each
+    /// message on the thread that allocated it (`KafkaReportServing`). The poll thread serves nothing meanwhile, so
+    /// the caller must hand them back before it waits for anything else. Cheap when taken already.
+    package func takeReportsOver() {
+        precondition(!closed, "KafkaProducer.takeReportsOver after close")
+        serving.takeTurnForRunner()
+    }
+
+    /// Serves the delivery reports that arrived on the calling thread (completions run here), waiting at most
+    /// `timeout` (nil: until one arrives) when none has; takes the reports over first if need be.
+    package func serveReports(waitingAtMost timeout: Duration?) {
+        precondition(!closed, "KafkaProducer.serveReports after close")
+        serving.serveOnRunner(waitingAtMost: timeout)
+    }
+
+    /// The poll thread serves the delivery reports again (the caller is about to wait for something else).
+    package func handReportsBack() {
+        serving.runnerLeaves()
+    }
+
     // MARK: - Health, probe, drain
 
     /// The producer's health: the last cluster error (cleared by the next delivery), outstanding and counters.
@@ -262,10 +304,10 @@ package final class KafkaProducer {
 
     /// Sends the messages librdkafka holds back to fill a batch (`linger.ms`) at once, without waiting for them: for
     /// a caller about to wait for their delivery reports, when nothing more will come to fill the batch. Returns at
-    /// once.
+    /// once; whichever thread serves the reports next flushes.
     package func expedite() {
         precondition(!closed, "KafkaProducer.expedite after close")
-        resources.expedite(.untilDrained)
+        serving.expedite(.untilDrained)
     }
 
     /// Sends the messages librdkafka holds back for `linger.ms` at once, then lets it batch again: for a caller
@@ -273,7 +315,7 @@ package final class KafkaProducer {
     /// on its own, in small batches). Returns at once.
     package func sendLingering() {
         precondition(!closed, "KafkaProducer.sendLingering after close")
-        resources.expedite(.briefly)
+        serving.expedite(.briefly)
     }
 
     /// Waits until every outstanding message has its outcome, at most `timeout`; true if none is left.

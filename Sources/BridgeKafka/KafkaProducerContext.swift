@@ -1,4 +1,5 @@
 internal import BridgeSystem
+import Synchronization
 
 /// What librdkafka's callbacks reach through the configuration's opaque pointer: the bound on outstanding
 /// messages, the producer's health, its logger.
@@ -10,22 +11,20 @@ final class KafkaProducerContext: Sendable {
         var outstanding = 0
         var limit: Int
         var capacityWaiter: CheckedContinuation<Void, Never>?
-        /// Whether a `submitBlocking` thread waits on the condition for room.
-        var blockedWaiter = false
         var lastError: KafkaError?
         var delivered: UInt64 = 0
         var failed: UInt64 = 0
     }
 
-    /// The flow, with a condition a blocking submitter waits on (`waitForCapacityBlocking`).
-    private let flow: ConditionLock<Flow>
+    /// The flow.
+    private let flow: Mutex<Flow>
     /// Where librdkafka's log lines and cluster errors go (debug and below; the sink decides what to warn about).
     let logger: Logger
     /// Hides secret property values in librdkafka's text.
     let redactor: Redactor
 
     init(limit: Int, logger: Logger, redactor: Redactor) {
-        self.flow = ConditionLock(Flow(limit: max(1, limit)))
+        self.flow = Mutex(Flow(limit: max(1, limit)))
         self.logger = logger
         self.redactor = redactor
     }
@@ -43,12 +42,11 @@ final class KafkaProducerContext: Sendable {
 
     /// Gives back `count` reserved slots whose messages librdkafka never took.
     func unreserve(_ count: Int) {
-        let (waiter, wake) = flow.withLock { flow in
+        let waiter = flow.withLock { flow in
             flow.outstanding -= count
             return takeWaiterIfRoom(&flow)
         }
         waiter?.resume()
-        if wake { flow.broadcast() }
     }
 
     /// librdkafka's own queue was full at `outstanding` messages: lower the bound to what it holds.
@@ -77,21 +75,12 @@ final class KafkaProducerContext: Sendable {
         }
     }
 
-    /// Blocks the calling thread (never a task's) until a slot is free.
-    func waitForCapacityBlocking() {
-        _ = flow.wait { flow in
-            if flow.outstanding < flow.limit {
-                flow.blockedWaiter = false
-                return (true, nil)
-            }
-            flow.blockedWaiter = true
-            return (nil, nil)
-        }
-    }
+    /// Whether a quarter of the bound is free (a thread serving the reports itself produces again then).
+    var hasRoomForChunk: Bool { flow.withLock { Self.hasRoomForChunk($0) } }
 
     /// A delivery report arrived: one slot is free again, and the counters move.
     func reported(delivered: Bool, error: KafkaError?) {
-        let (waiter, wake) = flow.withLock { flow in
+        let waiter = flow.withLock { flow in
             flow.outstanding -= 1
             if delivered {
                 flow.delivered &+= 1
@@ -102,7 +91,6 @@ final class KafkaProducerContext: Sendable {
             return takeWaiterIfRoom(&flow)
         }
         waiter?.resume()
-        if wake { flow.broadcast() }
     }
 
     /// A message failed before librdkafka took it (no slot was used).
@@ -110,14 +98,16 @@ final class KafkaProducerContext: Sendable {
         flow.withLock { $0.failed &+= 1 }
     }
 
-    /// Wakes the waiting `submit` (a task to resume, or a blocked thread to signal) once a quarter of the bound is
-    /// free, so it produces in chunks rather than one message per delivery report.
-    private func takeWaiterIfRoom(_ flow: inout Flow) -> (CheckedContinuation<Void, Never>?, Bool) {
-        guard flow.outstanding <= flow.limit - (flow.limit + 3) / 4 else { return (nil, false) }
-        let waiter = flow.capacityWaiter
-        flow.capacityWaiter = nil
-        defer { flow.blockedWaiter = false }
-        return (waiter, flow.blockedWaiter)
+    /// The waiting `submit`'s task to resume once a quarter of the bound is free, so it produces in chunks rather
+    /// than one message per delivery report.
+    private func takeWaiterIfRoom(_ flow: inout Flow) -> CheckedContinuation<Void, Never>? {
+        guard Self.hasRoomForChunk(flow) else { return nil }
+        defer { flow.capacityWaiter = nil }
+        return flow.capacityWaiter
+    }
+
+    private static func hasRoomForChunk(_ flow: Flow) -> Bool {
+        flow.outstanding <= flow.limit - (flow.limit + 3) / 4
     }
 
     // MARK: - Health

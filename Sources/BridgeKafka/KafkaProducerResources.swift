@@ -42,11 +42,8 @@ final class KafkaProducerResources: @unchecked Sendable {
         return .success(made)
     }
 
-    /// Has the poll thread flush once (`KafkaPollThread.expedite`); nothing after release.
-    func expedite(_ span: KafkaPollThread.FlushSpan) {
-        guard !released else { return }
-        pollThread.expedite(span)
-    }
+    /// Who serves the delivery reports (the poll thread, or the runner in its turn).
+    var serving: KafkaReportServing { pollThread.serving }
 
     /// Purges what librdkafka still holds, serves the purge's delivery reports (so every batch completes and every
     /// message's retain of its batch is consumed), then destroys the handles. Blocks for up to about a second.

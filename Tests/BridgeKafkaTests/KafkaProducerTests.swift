@@ -180,16 +180,16 @@ struct KafkaProducerTests {
         await producer.close(drainTimeout: .seconds(5))
     }
 
-    /// The sink's runner hands batches over with `submitBlocking` on its own thread: past the bound it sleeps until
-    /// delivery reports free room, then hands over the rest, in order.
+    /// The sink's runner hands batches over with `submitBlocking` on its own thread: past the bound it serves delivery
+    /// reports until they free room, then hands over the rest, in order; handed back, the last reports are the poll
+    /// thread's.
     @Test func submitBlockingWaitsForRoomAndHandsOverEverythingInOrder() async throws {
-        let cluster = try KafkaMockPeer(brokers: 1)
-        try cluster.createTopic("blocking", partitions: 2, replicationFactor: 1)
-        let producer = try makeProducer(cluster.bootstrapServers, maxOutstanding: 10)
+        let (cluster, producer) = try boundedProducer(topic: "blocking")
         let messages = eventMessages(topic: "blocking", count: 200, items: 20)
         let done = OutcomeBox()
         try await BlockingExecutor.shared.perform { [producer = UnsafeTransfer(value: producer)] in
             producer.value.submitBlocking(messages) { done.store($0) }
+            producer.value.handReportsBack()
         }
         // Returned: every message was handed over, at most ten at a time.
         let outcomes = try #require(await done.wait(timeout: .seconds(30)))

@@ -21,6 +21,16 @@ package protocol BrokerClient: AnyObject {
     /// the sink waits for room at its bound (nothing more comes meanwhile, but once room frees up it streams on, and
     /// sending every later message at once would make small batches). Default: nothing.
     func sendLingering()
+    /// Serves, on the calling thread (the runner's), the outcomes that arrived (their completions run here), waiting
+    /// at most `timeout` (nil: until one arrives) when none has: for a client whose outcomes are best served by the
+    /// thread that submits (Kafka: librdkafka frees each message on the thread that serves its report, and glibc's
+    /// malloc is fastest when that is the thread that allocated it). Once called, and after `submit`, the client
+    /// serves its outcomes only there until `handOutcomesBack()`. Returns false (the default) for a client whose
+    /// outcomes arrive on threads of its own: the sink waits on its tracker's condition instead.
+    func serveOutcomes(waitingAtMost timeout: Duration?) -> Bool
+    /// The runner returns from the sink's call, to wait for something else: the client's own threads serve its
+    /// outcomes again. Default: nothing.
+    func handOutcomesBack()
     /// Why the client cannot deliver right now (connection lost, credentials refused), for logs and readiness;
     /// nil while healthy.
     var problem: String? { get }
@@ -35,6 +45,8 @@ package protocol BrokerClient: AnyObject {
 extension BrokerClient {
     package func expedite() {}
     package func sendLingering() {}
+    package func serveOutcomes(waitingAtMost timeout: Duration?) -> Bool { false }
+    package func handOutcomesBack() {}
 }
 
 /// What became of one event handed to a broker.

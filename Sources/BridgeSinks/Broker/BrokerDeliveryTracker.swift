@@ -132,20 +132,23 @@ package final class BrokerDeliveryTracker: Sendable {
     }
 
     /// Waits until at most `limit - count` events are pending (or none at all, for a batch larger than the
-    /// limit), at most `timeout`; returns whether there is room.
-    package func waitForRoom(_ count: Int, limit: Int, timeout: Duration) -> Bool {
+    /// limit), at most `timeout`, serving `client`'s outcomes meanwhile if it serves them on the runner's thread;
+    /// returns whether there is room.
+    package func waitForRoom(_ count: Int, limit: Int, timeout: Duration, serving client: (any BrokerClient)?)
+        -> Bool
+    {
         let deadline = ContinuousClock.now + timeout
-        return state.wait { state in
+        return wait(serving: client) { state in
             if state.pending == 0 || state.pending + count <= limit { return (true, nil) }
             let now = ContinuousClock.now
             return now >= deadline ? (false, nil) : (nil, deadline - now)
         }
     }
 
-    /// Waits until nothing is pending; returns false once no outcome arrived for `stallAfter` (the broker is
-    /// down or refusing) while some are still pending.
-    package func waitUntilSettled(stallAfter: Duration) -> Bool {
-        state.wait { state in
+    /// Waits until nothing is pending, serving `client`'s outcomes as `waitForRoom` does; returns false once no
+    /// outcome arrived for `stallAfter` (the broker is down or refusing) while some are still pending.
+    package func waitUntilSettled(stallAfter: Duration, serving client: (any BrokerClient)?) -> Bool {
+        wait(serving: client) { state in
             if state.pending == 0 { return (true, nil) }
             let stallsAt = state.progressAt + stallAfter
             let now = ContinuousClock.now
@@ -153,13 +156,31 @@ package final class BrokerDeliveryTracker: Sendable {
         }
     }
 
-    /// Waits until nothing is pending or `deadline` passed; returns whether nothing is pending.
-    func waitUntilSettled(before deadline: ContinuousClock.Instant) -> Bool {
-        state.wait { state in
+    /// Waits until nothing is pending or `deadline` passed, serving `client`'s outcomes as `waitForRoom` does;
+    /// returns whether nothing is pending.
+    func waitUntilSettled(before deadline: ContinuousClock.Instant, serving client: (any BrokerClient)?) -> Bool {
+        wait(serving: client) { state in
             if state.pending == 0 { return (true, nil) }
             let now = ContinuousClock.now
             return now >= deadline ? (false, nil) : (nil, deadline - now)
         }
+    }
+
+    /// Runs `body` with the state locked until it gives a result; meanwhile, for as long as `body` says, serves
+    /// `client`'s outcomes on this thread when the client serves them there (`BrokerClient.serveOutcomes`, outside
+    /// the lock: their completions take it), or else waits on the condition for the client's threads to record them.
+    private func wait<T>(
+        serving client: (any BrokerClient)?,
+        _ body: (inout State) -> (result: T?, sleep: Duration?)
+    ) -> T {
+        if let client {
+            while true {
+                let (result, sleep) = state.withLock { body(&$0) }
+                if let result { return result }
+                guard client.serveOutcomes(waitingAtMost: sleep) else { break }
+            }
+        }
+        return state.wait(body)
     }
 
     /// Whether events are pending and no outcome arrived for `stallAfter`.

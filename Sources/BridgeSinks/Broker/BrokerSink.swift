@@ -116,6 +116,7 @@ package final class BrokerSink: SinkConnector, @unchecked Sendable {
 
     package func accept(_ events: [EncodedEvent]) async throws(SinkError) {
         guard !events.isEmpty else { return }
+        defer { handOutcomesBack() }
         try await feed()
         if let reason = tracker.redoReason {
             // Events that failed go first: nothing newer is taken before them (per-item order).
@@ -124,7 +125,8 @@ package final class BrokerSink: SinkConnector, @unchecked Sendable {
         // About to wait for room: nothing more comes meanwhile to fill the client's batches.
         if !waiting.isEmpty || tracker.pending + events.count > settings.maxOutstanding { client?.sendLingering() }
         guard waiting.isEmpty,
-            tracker.waitForRoom(events.count, limit: settings.maxOutstanding, timeout: settings.roomWait)
+            tracker.waitForRoom(
+                events.count, limit: settings.maxOutstanding, timeout: settings.roomWait, serving: client)
         else {
             let held = tracker.pending + waiting.count
             let problem = client?.problem
@@ -141,6 +143,7 @@ package final class BrokerSink: SinkConnector, @unchecked Sendable {
     }
 
     package func makeDurable() async throws(SinkError) {
+        defer { handOutcomesBack() }
         while true {
             try await feed()
             if waiting.isEmpty && tracker.pending == 0 {
@@ -153,7 +156,7 @@ package final class BrokerSink: SinkConnector, @unchecked Sendable {
             }
             // Nothing more comes until these are confirmed: no use holding them back to fill a batch.
             client?.expedite()
-            if !tracker.waitUntilSettled(stallAfter: settings.stallAfter) {
+            if !tracker.waitUntilSettled(stallAfter: settings.stallAfter, serving: client) {
                 throw SinkError(sink: name, message: stalledMessage(), isRetriable: true)
             }
         }
@@ -162,6 +165,7 @@ package final class BrokerSink: SinkConnector, @unchecked Sendable {
     /// Hands over what waits; reports a broker that stalls with events pending, or events that failed and wait to
     /// be sent again (so readiness shows it in live mode too).
     package func tick(now: ContinuousClock.Instant) async throws(SinkError) {
+        defer { handOutcomesBack() }
         metrics?.healthy.set(client?.problem == nil ? 1 : 0)
         try await feed()
         try storeDeadLetters()
@@ -178,9 +182,10 @@ package final class BrokerSink: SinkConnector, @unchecked Sendable {
         let deadline = ContinuousClock.now + settings.drainTimeout
         while ContinuousClock.now < deadline, !(waiting.isEmpty && tracker.pending == 0) {
             try? await feed()
-            _ = tracker.waitUntilSettled(before: min(deadline, .now + .milliseconds(200)))
+            _ = tracker.waitUntilSettled(before: min(deadline, .now + .milliseconds(200)), serving: client)
         }
         let left = tracker.pending + waiting.count
+        handOutcomesBack()
         await client?.close(drainTimeout: max(.zero, deadline - ContinuousClock.now))
         client = nil
         do {
@@ -201,6 +206,10 @@ package final class BrokerSink: SinkConnector, @unchecked Sendable {
     }
 
     // MARK: - Handing over
+
+    /// The runner leaves the sink's call: a client that served its outcomes on the runner's thread
+    /// (`BrokerClient.serveOutcomes`) serves them on its own again, while the runner waits for events.
+    private func handOutcomesBack() { client?.handOutcomesBack() }
 
     private func stalledMessage() -> String {
         let reason = client?.problem ?? "no confirmation for \(settings.stallAfter.logText)"

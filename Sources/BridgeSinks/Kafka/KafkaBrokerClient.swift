@@ -39,7 +39,8 @@ final class KafkaBrokerClient: BrokerClient {
         async throws(SinkError)
     {
         // On the runner's own thread, which may block while the producer is at its bound: no hop to another
-        // thread and back for every batch. Each message is made as it is handed over (no array of them).
+        // thread and back for every batch. Each message is made as it is handed over (no array of them). The runner
+        // serves the delivery reports from here until it hands them back (`handOutcomesBack`).
         producer.submitBlocking(count: events.count, message: { message(for: events[$0]) }) { outcomes in
             completion(outcomes.map(Self.outcome))
         }
@@ -77,11 +78,28 @@ final class KafkaBrokerClient: BrokerClient {
         return headers
     }
 
-    /// A page of an activity batch would otherwise wait `linger.ms` for messages that do not come.
-    func expedite() { producer.expedite() }
+    /// A page of an activity batch would otherwise wait `linger.ms` for messages that do not come. The runner is
+    /// about to wait serving the reports: it flushes (not the poll thread, which would keep the reports a while).
+    func expedite() {
+        producer.takeReportsOver()
+        producer.expedite()
+    }
 
-    /// At the bound, what lingers goes now; the stream that follows is batched again (`linger.ms`).
-    func sendLingering() { producer.sendLingering() }
+    /// At the bound, what lingers goes now; the stream that follows is batched again (`linger.ms`). As `expedite`,
+    /// on the runner's thread.
+    func sendLingering() {
+        producer.takeReportsOver()
+        producer.sendLingering()
+    }
+
+    /// The runner serves the delivery reports while it waits, so that librdkafka frees each message on the thread
+    /// that allocated it (BENCHMARKS.md, "Kafka: the runner serves its delivery reports").
+    func serveOutcomes(waitingAtMost timeout: Duration?) -> Bool {
+        producer.serveReports(waitingAtMost: timeout)
+        return true
+    }
+
+    func handOutcomesBack() { producer.handReportsBack() }
 
     var problem: String? { producer.status.lastError.map(Self.describe) }
 
