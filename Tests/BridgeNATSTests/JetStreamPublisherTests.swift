@@ -131,9 +131,8 @@ struct JetStreamPublisherTests {
     /// Then the same when the submitter publishes on its own thread (a sink's runner): the driver, asleep while
     /// nothing was in flight, is woken to keep the acknowledgement deadlines of what the submitter published. One
     /// item, so that only that deadline can make a retry (with several, the first answer after the thaw wakes the
-    /// driver, which then times out the others). One after the other, not as two tests: run at the same time on a
-    /// loaded machine, the two frozen servers made the first case miss its retries (3 of 4 runs of the JetStream and
-    /// NATS suites, never in 6 runs one at a time; not explained, docs/RELIABILITY.md).
+    /// driver, which then times out the others). One after the other, so that one frozen server at a time is in
+    /// the process; a loaded machine has made this test miss its retries (open, docs/RELIABILITY.md).
     @Test func unansweredPublishesTimeOutAndAreRetriedAndStoredOnce() async throws {
         try await expectUnansweredPublishesRetried(count: 40, items: 8, publishingHere: false)
         try await expectUnansweredPublishesRetried(count: 10, items: 1, publishingHere: true)
