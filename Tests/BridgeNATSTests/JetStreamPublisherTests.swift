@@ -127,36 +127,22 @@ struct JetStreamPublisherTests {
     /// Publishes a frozen server never answers time out after `ackTimeout` and are published again (under new
     /// tokens, with the same `Nats-Msg-Id`); once it thaws, every message is stored once, and the answers that count
     /// are the retries' (duplicates), not the first publishes' late ones.
-    ///
-    /// Then the same when the submitter publishes on its own thread (a sink's runner): the driver, asleep while
-    /// nothing was in flight, is woken to keep the acknowledgement deadlines of what the submitter published. One
-    /// item, so that only that deadline can make a retry (with several, the first answer after the thaw wakes the
-    /// driver, which then times out the others). One after the other, so that one frozen server at a time is in
-    /// the process; a loaded machine has made this test miss its retries (open, docs/RELIABILITY.md).
     @Test func unansweredPublishesTimeOutAndAreRetriedAndStoredOnce() async throws {
-        try await expectUnansweredPublishesRetried(count: 40, items: 8, publishingHere: false)
-        try await expectUnansweredPublishesRetried(count: 10, items: 1, publishingHere: true)
-    }
-
-    private func expectUnansweredPublishesRetried(count: Int, items: Int, publishingHere: Bool) async throws {
-        let (server, connection) = try await singleServerWithStream(publishingHere ? "frozen-submitter" : "frozen")
+        let (server, connection) = try await singleServerWithStream("frozen")
         let publisher = try JetStreamPublisher.make(
             connection: connection,
             settings: JetStreamPublisherSettings(ackTimeout: .milliseconds(200), maxRetryDelay: .milliseconds(300))
         )
-        let messages = jetStreamMessages(count: count, items: items)
+        let messages = jetStreamMessages(count: 40, items: 8)
         server.pause()
         let done = NATSOutcomeBox()
-        // A thread of its own, never the cooperative pool, when the publishes go out on it.
-        try await withTaskExecutorPreference(DedicatedThreadExecutor(name: "submitter")) {
-            try await publisher.submit(messages, publishingHere: publishingHere) { done.store($0) }
-        }
+        try await publisher.submit(messages) { done.store($0) }
         // Frozen for several acknowledgement deadlines: each item's head is published again and again meanwhile.
         try await Task.sleep(for: .seconds(2))
         #expect(done.outcomes == nil)
         server.resume()
         let outcomes = try #require(await done.wait(timeout: .seconds(60)))
-        #expect(outcomes.count == count && outcomes.allSatisfy { $0.ack != nil }, natsFailure(outcomes))
+        #expect(outcomes.count == 40 && outcomes.allSatisfy { $0.ack != nil }, natsFailure(outcomes))
         #expect(outcomes.contains { $0.ack?.duplicate == true }, "the acknowledgements that count are the retries'")
         try await expectStored(server.url, exactly: messages)
         await publisher.close(drainTimeout: .seconds(5))

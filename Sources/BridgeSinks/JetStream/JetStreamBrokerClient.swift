@@ -77,10 +77,7 @@ package final class JetStreamBrokerClient: BrokerClient {
             )
         }
         do {
-            // The sink's runner calls this on its own thread (`BrokerClient`): the publishes go out on it.
-            try await publisher.submit(messages, publishingHere: true) { outcomes in
-                completion(outcomes.map(Self.outcome))
-            }
+            try await publisher.submit(messages) { outcomes in completion(outcomes.map(Self.outcome)) }
         } catch {
             throw SinkError(sink: sinkName, message: "publishing stopped: \(error)", isRetriable: true)
         }
