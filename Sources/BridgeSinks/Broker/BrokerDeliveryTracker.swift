@@ -1,5 +1,5 @@
-package import BridgeSystem
 package import BridgeEvents
+package import BridgeSystem
 
 /// The events a broker sink handed to its client and has not seen confirmed: how many, which must be sent again,
 /// which the broker refused for good (to be stored as dead letters by the runner), which replayed dead letters were
@@ -91,7 +91,7 @@ package final class BrokerDeliveryTracker: Sendable {
     }
 
     /// Records the outcomes of `events`, handed over from order number `first` (on the client's thread).
-    package func finished(_ events: [EncodedEvent], first: UInt64, outcomes: [BrokerOutcome]) {
+    package func finished(_ events: [EncodedEvent], first: UInt64, outcomes: BrokerOutcomes) {
         var delivered = 0
         var duplicates = 0
         var rejected = 0
