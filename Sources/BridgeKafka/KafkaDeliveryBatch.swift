@@ -117,6 +117,9 @@ package struct KafkaDeliveryOutcomes: RandomAccessCollection, Sendable {
     /// The number of messages.
     package var endIndex: Int { batch.count }
 
+    /// Whether every message was delivered.
+    package var allDelivered: Bool { failures.isEmpty }
+
     /// The outcome of message `position`.
     package subscript(position: Int) -> KafkaDeliveryOutcome {
         precondition(position >= 0 && position < batch.count, "Kafka outcome index out of its batch")

@@ -73,7 +73,19 @@ package struct BrokerOutcomes: RandomAccessCollection, Sendable {
     package init(count: Int, lookup: @escaping @Sendable (Int) -> BrokerOutcome) {
         self.endIndex = count
         self.lookup = lookup
+        self.allDelivered = false
     }
+
+    /// `count` events, every one delivered (`.delivered(duplicate: false)`): the tracker counts them without
+    /// looking at each.
+    package static func delivered(_ count: Int) -> BrokerOutcomes {
+        var outcomes = BrokerOutcomes(count: count) { _ in .delivered(duplicate: false) }
+        outcomes.allDelivered = true
+        return outcomes
+    }
+
+    /// True when every outcome is known to be `.delivered(duplicate: false)` (`delivered(_:)`); false says nothing.
+    package private(set) var allDelivered: Bool
 
     /// The outcomes of an array.
     package init(_ outcomes: [BrokerOutcome]) {

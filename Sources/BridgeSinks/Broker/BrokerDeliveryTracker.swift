@@ -96,21 +96,24 @@ package final class BrokerDeliveryTracker: Sendable {
         var duplicates = 0
         var rejected = 0
         state.withLock { state in
-            for (index, event) in events.enumerated() {
+            // The usual batch: every event delivered, none a replayed letter. Nothing to look at per event.
+            let allDelivered = outcomes.allDelivered && outcomes.count == events.count && state.replays.isEmpty
+            if allDelivered { delivered = events.count }
+            for index in events.indices where !allDelivered {
                 let outcome = index < outcomes.count ? outcomes[index] : .retry("no outcome reported")
                 switch outcome {
                 case .delivered(let duplicate):
                     delivered += 1
                     if duplicate { duplicates += 1 }
-                    if !state.replays.isEmpty, let replay = state.replays.removeValue(forKey: event.id) {
+                    if !state.replays.isEmpty, let replay = state.replays.removeValue(forKey: events[index].id) {
                         state.deliveredReplays.append(replay)
                     }
                 case .rejected(let reason):
                     rejected += 1
-                    let replay = state.replays.isEmpty ? nil : state.replays.removeValue(forKey: event.id)
-                    state.refused.append(Refusal(event: event, reason: reason, replay: replay))
+                    let replay = state.replays.isEmpty ? nil : state.replays.removeValue(forKey: events[index].id)
+                    state.refused.append(Refusal(event: events[index], reason: reason, replay: replay))
                 case .retry(let reason):
-                    state.redo.append((first + UInt64(index), event))
+                    state.redo.append((first + UInt64(index), events[index]))
                     state.redoReason = reason
                 }
             }

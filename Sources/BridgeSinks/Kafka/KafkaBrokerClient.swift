@@ -42,8 +42,15 @@ final class KafkaBrokerClient: BrokerClient {
         // thread and back for every batch. Each message is written as it is handed over, over the one before (no
         // array of them, no header array per message). The runner serves the delivery reports from here until it
         // hands them back (`handOutcomesBack`). The outcomes are read from the producer's batch, not copied.
-        producer.submitBlocking(count: events.count, message: { write(events[$0], into: &$1) }) { outcomes in
-            completion(BrokerOutcomes(count: outcomes.count) { Self.outcome(outcomes[$0]) })
+        events.withUnsafeBufferPointer { events in
+            // Each event borrowed where it lies (no copy of it per message).
+            producer.submitBlocking(count: events.count, message: { write(events[$0], into: &$1) }) { outcomes in
+                completion(
+                    outcomes.allDelivered
+                        ? .delivered(outcomes.count)
+                        : BrokerOutcomes(count: outcomes.count) { Self.outcome(outcomes[$0]) }
+                )
+            }
         }
     }
 
