@@ -128,42 +128,10 @@ package final class KafkaProducer {
         }
     }
 
-    /// One `submit` call's progress: how many messages, their batch, and the index of the next to hand over.
-    private struct Handing {
-        let count: Int
-        let batch: KafkaDeliveryBatch
-        var next = 0
-        /// The message being handed over, overwritten by the next (`submitBlocking(count:message:completion:)`).
-        var message = KafkaMessage(topic: "", key: "", value: [])
-
-        init(
-            count: Int,
-            entries: KafkaDeliveryEntries,
-            completion: @escaping @Sendable (KafkaDeliveryOutcomes) -> Void
-        ) {
-            self.count = count
-            self.batch = KafkaDeliveryBatch(count: count, pool: entries, completion: completion)
-            batch.completeIfEmpty()
-        }
-
-        var isDone: Bool { next == count }
-
-        /// Whatever was not handed over (cancelled) still gets its outcome, so the completion runs.
-        mutating func finishUnsent() {
-            while next < count {
-                batch.record(
-                    .failed(KafkaError(kind: .retriable, message: "not sent: the producer was stopped")),
-                    at: next
-                )
-                next += 1
-            }
-        }
-    }
-
     /// Hands over as many of `handing`'s messages (written by `message(index, &message)`) as the bound allows; false
-    /// when there was no room at all (the caller waits for capacity). `servingReports`: the calling thread serves the reports that
-    /// arrived after each message, as librdkafka's own producer loop does, so that their frees come between its
-    /// mallocs.
+    /// when there was no room at all (the caller waits for capacity). `servingReports`: the calling thread serves the
+    /// reports that arrived after each message, as librdkafka's own producer loop does, so that their frees come
+    /// between its mallocs.
     private func handOver(
         _ handing: inout Handing,
         message: (Int, inout KafkaMessage) -> Void,
@@ -192,32 +160,6 @@ package final class KafkaProducer {
             }
         }
         return true
-    }
-
-    /// Produces `messages` and waits for every outcome (`submit` plus waiting for its completion).
-    package func send(_ messages: [KafkaMessage]) async throws -> [KafkaDeliveryOutcome] {
-        await Self.first(of: try await submitted(messages)) ?? []
-    }
-
-    /// `send`, waiting at most `limit` for the outcomes: nil when they did not come by then (a probe's test event).
-    package func send(_ messages: [KafkaMessage], within limit: Duration) async throws -> [KafkaDeliveryOutcome]? {
-        let outcomes = try await submitted(messages)
-        return await withTimeLimit(limit) { await Self.first(of: outcomes) }
-    }
-
-    /// Submits `messages`; their outcomes arrive on the stream.
-    private func submitted(_ messages: [KafkaMessage]) async throws -> AsyncStream<[KafkaDeliveryOutcome]> {
-        let (stream, continuation) = AsyncStream<[KafkaDeliveryOutcome]>.makeStream(bufferingPolicy: .unbounded)
-        try await submit(messages) { outcomes in
-            continuation.yield(Array(outcomes))
-            continuation.finish()
-        }
-        return stream
-    }
-
-    private static func first(of outcomes: AsyncStream<[KafkaDeliveryOutcome]>) async -> [KafkaDeliveryOutcome]? {
-        for await batch in outcomes { return batch }
-        return nil
     }
 
     private enum ProduceResult {
