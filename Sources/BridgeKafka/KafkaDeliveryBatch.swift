@@ -7,12 +7,12 @@ import Synchronization
 /// in its turn), and from the submitting thread for messages librdkafka refused or that were never sent; hence the
 /// lock.
 ///
-/// Each message has an entry (`KafkaDeliveryEntries`): its opaque for librdkafka is the entry's address, and the
+/// Each message has an entry (`KafkaDeliveryEntry`): its opaque for librdkafka is the entry's address, and the
 /// entry holds the batch's address, so a delivery report finds the batch and the message's index without an
 /// allocation per message. A delivery is recorded in the entry itself; only failures go into a dictionary. The
-/// completion gets a view of the entries (`KafkaDeliveryOutcomes`), not an array: an array of hundreds of outcomes
-/// is an allocation of a kilobyte or more per batch, for which glibc's malloc first merges every small block
-/// librdkafka freed since (BENCHMARKS.md, "Kafka: the sink's per-event work"). Every message handed to librdkafka
+/// completion gets a view of the entries (`KafkaDeliveryOutcomes`), not an array: the batch's one allocation is its
+/// entries (each array of outcomes was another of a kilobyte or more per batch, for which glibc's malloc first
+/// merges every small block librdkafka freed since; BENCHMARKS.md, "Kafka: the sink's per-event work"). Every message handed to librdkafka
 /// holds one retain of the batch (`opaque(at:)`), consumed by its delivery report (`reported(opaque:)`) or given
 /// back when librdkafka refused it (`releaseOpaque`).
 final class KafkaDeliveryBatch: Sendable {
@@ -24,52 +24,50 @@ final class KafkaDeliveryBatch: Sendable {
 
     private let state: Mutex<State>
     private let completion: @Sendable (KafkaDeliveryOutcomes) -> Void
-    private let pool: KafkaDeliveryEntries
     /// One entry per message: each written under `state`'s lock until the last outcome, read-only afterwards.
-    private nonisolated(unsafe) let entries: KafkaDeliveryEntries.Buffer
+    private nonisolated(unsafe) let entries: UnsafeMutablePointer<KafkaDeliveryEntry>
     let count: Int
 
-    /// A batch of `count` messages with entries from `pool`; `completion` runs on whichever thread records the last
-    /// outcome.
-    init(count: Int, pool: KafkaDeliveryEntries, completion: @escaping @Sendable (KafkaDeliveryOutcomes) -> Void) {
+    /// A batch of `count` messages; `completion` runs on whichever thread records the last outcome.
+    init(count: Int, completion: @escaping @Sendable (KafkaDeliveryOutcomes) -> Void) {
         self.state = Mutex(State(remaining: count))
         self.completion = completion
         self.count = count
-        self.pool = pool
-        self.entries = pool.take(count)
+        self.entries = .allocate(capacity: max(1, count))
         // Unretained: the entries only locate the batch; the retains that keep it alive are taken per message.
         let address = Unmanaged.passUnretained(self).toOpaque()
         for index in 0..<count {
-            (entries.start + index).initialize(to: KafkaDeliveryEntries.Entry(batch: address, index: index))
+            (entries + index).initialize(to: KafkaDeliveryEntry(batch: address, index: index))
         }
     }
 
-    deinit { pool.giveBack(entries) }
+    // `KafkaDeliveryEntry` is trivial: nothing to deinitialize.
+    deinit { entries.deallocate() }
 
     /// The opaque of message `index` for librdkafka, holding one retain of this batch until the message's delivery
     /// report (`reported(opaque:)`) or `releaseOpaque` consumes it.
     func opaque(at index: Int) -> UnsafeMutableRawPointer {
         precondition(index >= 0 && index < count, "Kafka message index out of its batch")
         _ = Unmanaged.passUnretained(self).retain()
-        return UnsafeMutableRawPointer(entries.start + index)
+        return UnsafeMutableRawPointer(entries + index)
     }
 
     /// Gives back the retain of an opaque librdkafka refused (it will never report that message).
     static func releaseOpaque(_ opaque: UnsafeMutableRawPointer) {
-        let entry = opaque.assumingMemoryBound(to: KafkaDeliveryEntries.Entry.self)
+        let entry = opaque.assumingMemoryBound(to: KafkaDeliveryEntry.self)
         Unmanaged<KafkaDeliveryBatch>.fromOpaque(entry.pointee.batch).release()
     }
 
     /// Records the outcome of the message whose opaque is `opaque` and consumes that opaque's retain.
     static func reported(_ outcome: KafkaDeliveryOutcome, opaque: UnsafeMutableRawPointer) {
-        let entry = opaque.assumingMemoryBound(to: KafkaDeliveryEntries.Entry.self)
+        let entry = opaque.assumingMemoryBound(to: KafkaDeliveryEntry.self)
         let batch = Unmanaged<KafkaDeliveryBatch>.fromOpaque(entry.pointee.batch).takeRetainedValue()
         batch.record(outcome, at: entry.pointee.index)
     }
 
     /// Records the outcome of message `index` (each index exactly once).
     func record(_ outcome: KafkaDeliveryOutcome, at index: Int) {
-        let entry = entries.start + index
+        let entry = entries + index
         let finished = state.withLock { state -> [Int: KafkaError]? in
             precondition(entry.pointee.state == .pending, "a Kafka message reported twice")
             switch outcome {
@@ -95,7 +93,7 @@ final class KafkaDeliveryBatch: Sendable {
 
     /// The outcome of message `index` once every message has one (`failures`: the batch's failed messages).
     fileprivate func outcome(at index: Int, failures: [Int: KafkaError]) -> KafkaDeliveryOutcome {
-        let entry = entries.start[index]
+        let entry = entries[index]
         if entry.state == .failed, let failure = failures[index] { return .failed(failure) }
         return .delivered(partition: entry.partition, offset: entry.offset)
     }

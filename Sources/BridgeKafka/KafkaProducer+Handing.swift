@@ -7,13 +7,9 @@ extension KafkaProducer {
         /// The message being handed over, overwritten by the next (`submitBlocking(count:message:completion:)`).
         var message = KafkaMessage(topic: "", key: "", value: [])
 
-        init(
-            count: Int,
-            entries: KafkaDeliveryEntries,
-            completion: @escaping @Sendable (KafkaDeliveryOutcomes) -> Void
-        ) {
+        init(count: Int, completion: @escaping @Sendable (KafkaDeliveryOutcomes) -> Void) {
             self.count = count
-            self.batch = KafkaDeliveryBatch(count: count, pool: entries, completion: completion)
+            self.batch = KafkaDeliveryBatch(count: count, completion: completion)
             batch.completeIfEmpty()
         }
 

@@ -17,8 +17,6 @@ package final class KafkaProducer {
     private let context: KafkaProducerContext
     private let resources: KafkaProducerResources
     private let serving: KafkaReportServing
-    /// The entries of the delivery batches, reused from batch to batch.
-    private let deliveryEntries = KafkaDeliveryEntries()
     private var closed = false
 
     private init(handle: KafkaHandle, context: KafkaProducerContext, resources: KafkaProducerResources) {
@@ -82,7 +80,7 @@ package final class KafkaProducer {
         completion: @escaping @Sendable (KafkaDeliveryOutcomes) -> Void
     ) async throws {
         precondition(!closed, "KafkaProducer.submit after close")
-        var handing = Handing(count: messages.count, entries: deliveryEntries, completion: completion)
+        var handing = Handing(count: messages.count, completion: completion)
         defer { handing.finishUnsent() }
         while !handing.isDone {
             try Task.checkCancellation()
@@ -113,7 +111,7 @@ package final class KafkaProducer {
     ) {
         precondition(!closed, "KafkaProducer.submit after close")
         takeReportsOver()
-        var handing = Handing(count: count, entries: deliveryEntries, completion: completion)
+        var handing = Handing(count: count, completion: completion)
         while !handing.isDone {
             if !handOver(&handing, message: message, servingReports: true) { serveReportsUntilRoom() }
         }
