@@ -175,17 +175,41 @@ public struct EventLineWriter: Sendable {
         to output: inout [UInt8]
     ) {
         withUnsafePointer(to: fields) { fields in  // not captured as a value: see the raw-bytes `append`
+            source.withUnsafeBytes { buffer in
+                append(
+                    fields.pointee,
+                    data: data,
+                    delta: delta,
+                    in: buffer,
+                    newline: newline,
+                    timeMemo: &timeMemo,
+                    to: &output
+                )
+            }
+        }
+    }
+
+    /// `append(_:data:delta:in:newline:timeMemo:to:)` with `source` in any memory (the socket reader's frames are
+    /// read where they lie in the connection's read buffer).
+    public static func append(
+        _ fields: borrowing EventLineFields,
+        data: JSONRange?,
+        delta: JSONRange?,
+        in source: UnsafeRawBufferPointer,
+        newline: Bool,
+        timeMemo: inout RFC3339Memo,
+        to output: inout [UInt8]
+    ) {
+        withUnsafePointer(to: fields) { fields in  // not captured as a value: see the raw-bytes `append`
             withUnsafeMutablePointer(to: &timeMemo) { timeMemo in
-                source.withUnsafeBytes { buffer in
-                    append(
-                        fields.pointee,
-                        data: data.flatMap { slice($0, of: buffer) },
-                        delta: delta.flatMap { slice($0, of: buffer) },
-                        newline: newline,
-                        timeMemo: timeMemo,
-                        to: &output
-                    )
-                }
+                append(
+                    fields.pointee,
+                    data: data.flatMap { slice($0, of: source) },
+                    delta: delta.flatMap { slice($0, of: source) },
+                    newline: newline,
+                    timeMemo: timeMemo,
+                    to: &output
+                )
             }
         }
     }
