@@ -74,14 +74,6 @@ extension RealtimeConnectionDriver {
     }
 }
 
-/// When the messages of one socket read arrived: the first message's readings, shared by all of them.
-struct ReadClock {
-    /// Wall-clock time, written into the events.
-    let receivedAt: Timestamp
-    /// Monotonic time, for the state machine's heartbeat.
-    let now: ContinuousClock.Instant
-}
-
 /// What the events of one socket read are made with, held in a local while the read is handled.
 struct ReadEvents {
     /// The events so far (offered to the sinks after the read).

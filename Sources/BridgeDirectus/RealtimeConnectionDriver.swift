@@ -156,10 +156,13 @@ public final class RealtimeConnectionDriver {
     /// in the connection's read buffer (no copy of the frame). Any other message ends the receive and goes through
     /// the state machine after it, outside the reader lock: its actions may send, close or end the connection.
     private func receive(timeout: Duration) throws -> End? {
-        var other: (inbound: RealtimeInbound, now: ContinuousClock.Instant)?
+        var other: RealtimeInbound?
+        // One read's messages arrived together: one wall-clock and one monotonic reading for all of them, taken at
+        // the first. Not kept together in an optional struct: `ContinuousClock.Instant` is a resilient type, so such
+        // a struct is copied through value witnesses, which cost more per message than the payload copy saved.
+        var receivedAt: Timestamp?
+        var now = ContinuousClock.now
         do {
-            // One read's messages arrived together: one wall-clock and one monotonic reading for all of them.
-            var clock: ReadClock?
             // The read's events and the id generator as locals: as stored properties of this class, every event's
             // append and id paid a dynamic exclusivity check (`swift_beginAccess`, 3 % of the reader thread in perf
             // record).
@@ -170,27 +173,33 @@ public final class RealtimeConnectionDriver {
                 idGenerator = read.ids
             }
             _ = try connection.receive(timeout: timeout, maxMessages: 512) { message in
-                let readClock = clock ?? ReadClock(receivedAt: .now(), now: .now)
-                if clock == nil {
-                    clock = readClock
+                let readAt: Timestamp
+                if let known = receivedAt {
+                    readAt = known
+                } else {
+                    readAt = .now()
+                    receivedAt = readAt
+                    now = .now
                     // About one event per message, as many as the last read had (the read's size is not known).
                     if read.events.isEmpty { read.events.reserveCapacity(eventsPerRead) }
                 }
-                guard let inbound = handleInPlace(message, clock: readClock, into: &read) else { return true }
-                other = (inbound, readClock.now)
-                return false
+                other = handleInPlace(message, receivedAt: readAt, now: now, into: &read)
+                return other == nil
             }
-            if clock != nil { eventsPerRead = max(1, read.events.count) }
+            if receivedAt != nil { eventsPerRead = max(1, read.events.count) }
         }
         guard let other else { return nil }
-        return try perform(machine.received(other.inbound, now: other.now))
+        return try perform(machine.received(other, now: now))
     }
 
     /// Delivers a subscription event from its bytes in place; returns any other message's input for the state
     /// machine (nil for an event, or for a frame that is not a Directus message: logged and skipped).
-    private func handleInPlace(_ message: BorrowedMessage, clock: ReadClock, into read: inout ReadEvents)
-        -> RealtimeInbound?
-    {
+    private func handleInPlace(
+        _ message: BorrowedMessage,
+        receivedAt: Timestamp,
+        now: ContinuousClock.Instant,
+        into read: inout ReadEvents
+    ) -> RealtimeInbound? {
         guard message.isText else { return .ignored(type: "binary") }
         let decoded: DirectusServerMessage
         do {
@@ -203,13 +212,13 @@ public final class RealtimeConnectionDriver {
         let inbound = Self.inbound(decoded)
         guard case .subscriptionEvent(let uid, let event) = inbound else { return inbound }
         // Without the action array of `received`: one call per event.
-        if let index = machine.receivedEvent(uid: uid, now: clock.now) {
+        if let index = machine.receivedEvent(uid: uid, now: now) {
             deliver(
                 decoded,
                 bytes: message.bytes,
                 route: deliveryRoutes[index],
                 event: event,
-                receivedAt: clock.receivedAt,
+                receivedAt: receivedAt,
                 into: &read
             )
         }
