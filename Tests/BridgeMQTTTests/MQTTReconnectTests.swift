@@ -36,6 +36,35 @@ struct MQTTReconnectTests {
         await client.close()
     }
 
+    /// The first connect to a port that drops SYNs: libmosquitto's connect blocks in connect(2) for the kernel's
+    /// retries (127 s with Linux's default tcp_syn_retries 6), and the connect waited for it. It fails as retriable
+    /// within the connect timeout now (the network thread that makes it is left to end by itself).
+    @Test func aFirstConnectToAPortThatDropsSYNsFailsWithinTheConnectTimeout() async throws {
+        let port = try freeLoopbackPort()
+        let address = SocketAddress(ipAddress: "127.0.0.1", port: port)!
+        // Backlog 0: one connection fills the queue, and the kernel drops every SYN after it.
+        let full = try ListeningSocket(binding: address, backlog: 0)
+        let queued = try Socket.connect(to: address, deadline: .now + .seconds(TestEnvironment.patient(10)))
+        let started = ContinuousClock.now
+        var failure: MQTTError?
+        do {
+            let client = try await MQTTClient.connect(
+                settings: try MQTTSettings(
+                    url: "mqtt://127.0.0.1:\(port)",
+                    clientID: "bridge-first",
+                    connectTimeout: .seconds(2)
+                )
+            )
+            await client.close()
+        } catch {
+            failure = error
+        }
+        let took = ContinuousClock.now - started
+        #expect(failure?.kind == .retriable, "\(String(describing: failure))")
+        #expect(took < .seconds(min(TestEnvironment.patient(20), 60)), "the connect took \(took)")
+        withExtendedLifetime((full, queued)) {}
+    }
+
     /// A close while the network thread reconnects to a port that drops SYNs now (a listener that never accepts, its
     /// queue full): a blocking connect(2) would wait out the kernel's retries (127 s with Linux's default
     /// tcp_syn_retries 6), and the close, which waits for the thread at most the connect timeout, would leave the
