@@ -7,7 +7,8 @@ internal import CMosquitto
 
 /// A `struct mosquitto *`, destroyed when the last of its two users lets go of it: the client configures and
 /// connects it (on `BlockingExecutor`), then only the client's network thread (`MQTTNetworkLoop`) calls libmosquitto
-/// with it. The thread may outlive the client: a stop does not wait out a blocking reconnect (`MQTTClient.shutDown`).
+/// with it. The thread may outlive the client: a stop does not wait out a reconnect's name look-up
+/// (`MQTTClient.shutDown`).
 final class MosquittoHandle: @unchecked Sendable {
     // @unchecked: used by one thread at a time, as above; libmosquitto calls no callback from mosquitto_destroy.
     let pointer: OpaquePointer
@@ -220,9 +221,9 @@ package final class MQTTClient {
     }
 
     /// Stops the network thread (it sends DISCONNECT as it ends) and waits for it, at most `bound` (the connect
-    /// timeout). A thread inside a blocking reconnect, whose connect(2) to an address that drops SYNs waits out the
-    /// kernel's retries (about two minutes), is left to end by itself: its loop holds the handle and the core its
-    /// callbacks use, and the handle is destroyed when the thread lets go of it.
+    /// timeout). A thread inside a reconnect's name look-up (the resolver's timeouts; its TCP connect does not block) is
+    /// left to end by itself: its loop holds the handle and the core its callbacks use, and the handle is destroyed
+    /// when the thread lets go of it.
     private static func shutDown(_ network: NetworkThread, waiting bound: Duration) {
         network.loop.stop()
         _ = network.thread.join(until: .now + bound)

@@ -81,9 +81,13 @@ final class MQTTNetworkLoop: Sendable {
                 backoff.connectionEnded(after: ContinuousClock.now - opened)
                 guard waitPublishing(until: ContinuousClock.now + backoff.nextDelay()) else { break }
                 opened = .now
-                // Blocking (TCP, the start of TLS, CONNECT), as libmosquitto's own thread reconnected; the CONNACK
-                // comes through the loop.
-                lost = mosquitto_reconnect(raw) != MOSQ_ERR_SUCCESS.rawValue
+                // Without blocking: the TCP connect is started and the CONNECT queued; the loop completes the
+                // connection when the socket becomes writable, and the CONNACK comes through it. A blocking
+                // reconnect (libmosquitto's own thread's) sat in connect(2) for the kernel's SYN retries, about two
+                // minutes, when the broker's address drops SYNs: the thread, its handle and the attempt outlived a
+                // close that long. A connection that never completes is ended by libmosquitto's keep-alive. The
+                // CONNECT carries the properties of the first connect (its session expiry) again.
+                lost = mosquitto_reconnect_async(raw) != MOSQ_ERR_SUCCESS.rawValue
                 continue
             }
             let events = Int16(POLLIN) | (mosquitto_want_write(raw) ? Int16(POLLOUT) : 0)
