@@ -1,12 +1,13 @@
-import BridgeCore
-import BridgeEvents
-import BridgeDirectus
 import BridgeActivity
-import BridgeSinks
+import BridgeCore
+import BridgeDirectus
+import BridgeEvents
 import BridgeJSON
+import BridgeSinks
 import BridgeSystem
 import BridgeWebSocket
 import Foundation
+
 #if canImport(FoundationNetworking)
     import FoundationNetworking
 #endif
@@ -23,7 +24,12 @@ import Foundation
 /// added latency and the steady RSS at an ordinary load; the same paced load through the `directus-bridge` binary
 /// (when built next to this one) gives the bridge process's own resident set.
 ///
-///   bridge-benchmarks live-pipeline [COUNT] [nopeer]     (default 200000; nopeer: ours only, for profiling)
+///   bridge-benchmarks live-pipeline [COUNT] [nopeer] [loopfeeder]
+/// (default 200000; nopeer: ours only, for profiling). The full-speed runs, ours and the peer's, are fed by the
+/// emulator's `direct` blast (the frames replayed from a thread with blocking sends), which keeps ahead of the bridge
+/// on a loaded machine; `loopfeeder` feeds them through the emulator's event loop instead, as before 2026-12-05 (the
+/// only feeder a base binary of then has: use it for A/B against one). BENCHMARKS.md, "the live path per event, a
+/// feeder that keeps up", says what each measures.
 /// Pin it for "one core": `taskset -c 0 bridge-benchmarks live-pipeline` (Benchmarks/run does, and the emulator
 /// pins itself to the other core).
 enum LivePipelineBenchmark {
@@ -33,6 +39,7 @@ enum LivePipelineBenchmark {
     @Sendable static func run(_ arguments: [String]) async throws {
         let count = arguments.first.flatMap(Int.init) ?? 200_000
         let withPeer = !arguments.contains("nopeer")
+        let direct = !arguments.contains("loopfeeder")
         let emulator = try BenchmarkEmulator.start()
         defer { emulator.stop() }
 
@@ -40,7 +47,7 @@ enum LivePipelineBenchmark {
         // the resident set would describe that burst rather than a steady load.
         let paced = try await measureBridge(emulator: emulator, count: pacedCount, rate: pacedRate)
         try emulator.post("reset", [:])
-        let ours = try await measureBridge(emulator: emulator, count: count)
+        let ours = try await measureBridge(emulator: emulator, count: count, direct: direct)
         let name = "live-pipeline"
         BenchmarkResult(benchmark: name, metric: "bridge CPU per item", value: ours.cpuPerItem * 1e9, unit: "ns")
             .emit()
@@ -48,40 +55,83 @@ enum LivePipelineBenchmark {
         if let binary = try LivePipelineBinaryMemory.measure(emulator: emulator, count: pacedCount, rate: pacedRate) {
             let rate = "at \(pacedRate) events/s"
             BenchmarkResult(
-                benchmark: name, metric: "directus-bridge steady RSS \(rate)", value: binary.total, unit: "MiB"
+                benchmark: name,
+                metric: "directus-bridge steady RSS \(rate)",
+                value: binary.total,
+                unit: "MiB"
             ).emit()
             BenchmarkResult(
-                benchmark: name, metric: "directus-bridge RSS \(rate): anonymous (heap, stacks)",
-                value: binary.anonymous, unit: "MiB"
+                benchmark: name,
+                metric: "directus-bridge RSS \(rate): anonymous (heap, stacks)",
+                value: binary.anonymous,
+                unit: "MiB"
             ).emit()
             BenchmarkResult(
-                benchmark: name, metric: "directus-bridge RSS \(rate): file-backed (binary, shared libraries)",
-                value: binary.fileBacked, unit: "MiB"
+                benchmark: name,
+                metric: "directus-bridge RSS \(rate): file-backed (binary, shared libraries)",
+                value: binary.fileBacked,
+                unit: "MiB"
             ).emit()
         }
         if withPeer {
             try emulator.post("reset", [:])
-            let peer = try measurePython(emulator: emulator, count: count)
+            let peer = try measurePython(emulator: emulator, count: count, direct: direct)
             let peerName = "python websockets+json consumer"
-            BenchmarkResult(benchmark: name, metric: "items/s", value: ours.rate, unit: "1/s", peer: peerName,
-                peerValue: peer.rate).emit()
-            BenchmarkResult(benchmark: name, metric: "p50 latency", value: ours.p50 * 1000, unit: "ms",
-                peer: peerName, peerValue: peer.p50 * 1000).emit()
-            BenchmarkResult(benchmark: name, metric: "p99 latency", value: ours.p99 * 1000, unit: "ms",
-                peer: peerName, peerValue: peer.p99 * 1000).emit()
-            BenchmarkResult(benchmark: name, metric: "peak RSS", value: ours.peakRSSMiB, unit: "MiB", peer: peerName,
-                peerValue: peer.peakRSSMiB).emit()
+            BenchmarkResult(
+                benchmark: name,
+                metric: "items/s",
+                value: ours.rate,
+                unit: "1/s",
+                peer: peerName,
+                peerValue: peer.rate
+            ).emit()
+            BenchmarkResult(
+                benchmark: name,
+                metric: "p50 latency",
+                value: ours.p50 * 1000,
+                unit: "ms",
+                peer: peerName,
+                peerValue: peer.p50 * 1000
+            ).emit()
+            BenchmarkResult(
+                benchmark: name,
+                metric: "p99 latency",
+                value: ours.p99 * 1000,
+                unit: "ms",
+                peer: peerName,
+                peerValue: peer.p99 * 1000
+            ).emit()
+            BenchmarkResult(
+                benchmark: name,
+                metric: "peak RSS",
+                value: ours.peakRSSMiB,
+                unit: "MiB",
+                peer: peerName,
+                peerValue: peer.peakRSSMiB
+            ).emit()
         } else {
             BenchmarkResult(benchmark: name, metric: "items/s", value: ours.rate, unit: "1/s").emit()
             BenchmarkResult(benchmark: name, metric: "p99 latency", value: ours.p99 * 1000, unit: "ms").emit()
             BenchmarkResult(benchmark: name, metric: "peak RSS", value: ours.peakRSSMiB, unit: "MiB").emit()
         }
-        BenchmarkResult(benchmark: name, metric: "p99 added latency at \(pacedRate) events/s", value: paced.p99 * 1000,
-            unit: "ms").emit()
-        BenchmarkResult(benchmark: name, metric: "steady RSS at \(pacedRate) events/s", value: paced.rssMiB,
-            unit: "MiB").emit()
-        BenchmarkResult(benchmark: name, metric: "RSS of this process before the live path was built",
-            value: paced.rssBeforeMiB, unit: "MiB").emit()
+        BenchmarkResult(
+            benchmark: name,
+            metric: "p99 added latency at \(pacedRate) events/s",
+            value: paced.p99 * 1000,
+            unit: "ms"
+        ).emit()
+        BenchmarkResult(
+            benchmark: name,
+            metric: "steady RSS at \(pacedRate) events/s",
+            value: paced.rssMiB,
+            unit: "MiB"
+        ).emit()
+        BenchmarkResult(
+            benchmark: name,
+            metric: "RSS of this process before the live path was built",
+            value: paced.rssBeforeMiB,
+            unit: "MiB"
+        ).emit()
     }
 
     struct Measurement {
@@ -97,40 +147,74 @@ enum LivePipelineBenchmark {
         var rssBeforeMiB: Double = 0
     }
 
-    /// Our live path on `count` events, sent as fast as the emulator can (`rate` 0) or `rate` per second.
-    static func measureBridge(emulator: BenchmarkEmulator, count: Int, rate: Int = 0) async throws -> Measurement {
+    /// Our live path on `count` events, sent as fast as the emulator can (`rate` 0; from its sending thread when
+    /// `direct`) or `rate` per second.
+    static func measureBridge(
+        emulator: BenchmarkEmulator,
+        count: Int,
+        rate: Int = 0,
+        direct: Bool = false
+    ) async throws -> Measurement {
         let rssBefore = residentMiB()
         let registry = MetricsRegistry()
         let metrics = PipelineMetrics(registry: registry)
         let health = HealthState(expectedSubscriptions: ["articles"])
         let sink = LatencyRecordingSink(inner: try NDJSONSink(path: "/dev/null", fsync: .never), expected: count)
         let inbox = SinkInbox(
-            sinkID: "bench", capacity: 100_000, maxBytes: 256 << 20, registry: registry,
-            pipelineMetrics: metrics, logger: .silent)
+            sinkID: "bench",
+            capacity: 100_000,
+            maxBytes: 256 << 20,
+            registry: registry,
+            pipelineMetrics: metrics,
+            logger: .silent
+        )
         let sinks = SinkFanOut([inbox])
         let runner = SinkRunner(
-            sink: ConfiguredSink(id: "bench", connector: sink, filter: EventFilter()), inbox: inbox, recorder: nil,
-            metrics: metrics, health: health, logger: .silent)
+            sink: ConfiguredSink(id: "bench", connector: sink, filter: EventFilter()),
+            inbox: inbox,
+            recorder: nil,
+            metrics: metrics,
+            health: health,
+            logger: .silent
+        )
         let tokenBox = TokenBox()
         tokenBox.publish("admin-static-token")
         let stop = ShutdownSignal()
         let connection = try await WebSocketConnection.connect(
-            to: try WebSocketURL("ws://127.0.0.1:\(emulator.port)/websocket"), options: WebSocketOptions(),
-            logger: .silent)
+            to: try WebSocketURL("ws://127.0.0.1:\(emulator.port)/websocket"),
+            options: WebSocketOptions(),
+            logger: .silent
+        )
         let route = SubscriptionRoute(
-            uid: "articles", collection: "articles", primaryKey: "id", events: [.create, .update, .delete],
-            handling: .emit, subscribeMessage: #"{"type":"subscribe","collection":"articles","uid":"articles"}"#)
+            uid: "articles",
+            collection: "articles",
+            primaryKey: "id",
+            events: [.create, .update, .delete],
+            handling: .emit,
+            subscribeMessage: #"{"type":"subscribe","collection":"articles","uid":"articles"}"#
+        )
         let cpuBefore = processCPUSeconds()
         async let reading: RealtimeConnectionDriver.End = BlockingExecutor.shared.perform {
             RealtimeConnectionDriver(
-                connection: connection, routes: [route], authMode: .handshake, heartbeat: .seconds(30), sinks: sinks,
-                tokenBox: tokenBox, stop: stop, trigger: nil, health: health, metrics: metrics, logger: .silent
+                connection: connection,
+                routes: [route],
+                authMode: .handshake,
+                heartbeat: .seconds(30),
+                sinks: sinks,
+                tokenBox: tokenBox,
+                stop: stop,
+                trigger: nil,
+                health: health,
+                metrics: metrics,
+                logger: .silent
             ).run()
         }
         async let dispatching: Void = runner.runOnOwnThread()
         while !health.snapshot.connected { try await Task.sleep(for: .milliseconds(10)) }
         try emulator.post(
-            "blast", ["collection": "articles", "count": count, "size": 300, "wait": false, "rate": rate])
+            "blast",
+            ["collection": "articles", "count": count, "size": 300, "wait": false, "rate": rate, "direct": direct]
+        )
         await sink.waitUntilDone()
         let cpu = processCPUSeconds() - cpuBefore
         let rss = residentMiB()
@@ -146,7 +230,7 @@ enum LivePipelineBenchmark {
         return result
     }
 
-    static func measurePython(emulator: BenchmarkEmulator, count: Int) throws -> Measurement {
+    static func measurePython(emulator: BenchmarkEmulator, count: Int, direct: Bool) throws -> Measurement {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: BenchmarkEmulator.python)
         process.arguments = [
@@ -163,14 +247,20 @@ enum LivePipelineBenchmark {
             if data.isEmpty { break }
             text += String(decoding: data, as: UTF8.self)
         }
-        try emulator.post("blast", ["collection": "articles", "count": count, "size": 300, "wait": false])
+        try emulator.post(
+            "blast",
+            ["collection": "articles", "count": count, "size": 300, "wait": false, "direct": direct]
+        )
         let rest = handle.readDataToEndOfFile()
         process.waitUntilExit()
         let resultLine = String(decoding: rest, as: UTF8.self).split(separator: "\n").last.map(String.init) ?? "{}"
         let json = try JSONSerialization.jsonObject(with: Data(resultLine.utf8)) as? [String: Any] ?? [:]
         return Measurement(
-            rate: json["items_per_second"] as? Double ?? 0, p50: (json["p50_ms"] as? Double ?? 0) / 1000,
-            p99: (json["p99_ms"] as? Double ?? 0) / 1000, peakRSSMiB: json["peak_rss_mib"] as? Double ?? 0)
+            rate: json["items_per_second"] as? Double ?? 0,
+            p50: (json["p50_ms"] as? Double ?? 0) / 1000,
+            p99: (json["p99_ms"] as? Double ?? 0) / 1000,
+            peakRSSMiB: json["peak_rss_mib"] as? Double ?? 0
+        )
     }
 
     /// The process's peak resident set size so far (includes the benchmark's own latency array, ~1.6 MB).
@@ -245,8 +335,10 @@ final class LatencyRecordingSink: SinkConnector, @unchecked Sendable {
         let sorted = latencies.sorted()
         let elapsed = max(last - (first ?? last), 1e-9)
         return .init(
-            rate: Double(latencies.count) / elapsed, p50: sorted[sorted.count / 2],
-            p99: sorted[Int(Double(sorted.count) * 0.99)])
+            rate: Double(latencies.count) / elapsed,
+            p50: sorted[sorted.count / 2],
+            p99: sorted[Int(Double(sorted.count) * 0.99)]
+        )
     }
 }
 
@@ -277,7 +369,8 @@ final class BenchmarkEmulator: @unchecked Sendable {
     static func start(arguments: [String] = []) throws -> BenchmarkEmulator {
         let process = Process()
         let cores = ProcessInfo.processInfo.activeProcessorCount
-        let command = [python, "-u", tool("directus_emulator/server.py"), "--port", "0", "--log-level", "warning"]
+        let command =
+            [python, "-u", tool("directus_emulator/server.py"), "--port", "0", "--log-level", "warning"]
             + arguments
         if FileManager.default.isExecutableFile(atPath: "/usr/bin/taskset"), cores > 1 {
             process.executableURL = URL(fileURLWithPath: "/usr/bin/taskset")

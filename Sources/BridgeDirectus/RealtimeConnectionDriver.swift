@@ -1,7 +1,7 @@
+package import BridgeEvents
 public import BridgeJSON
 public import BridgeSystem
 public import BridgeWebSocket
-package import BridgeEvents
 
 /// Wakes the readers that follow socket events: the activity reader (for subscriptions in activity mode) and the
 /// sort watcher (for every `update`, directus-protocol.md §14.3).
@@ -63,19 +63,32 @@ public final class RealtimeConnectionDriver {
     private let sinks: any EventIntake
     private let tokenBox: TokenBox
     private let stop: ShutdownSignal
-    private let trigger: (any ActivityTrigger)?
+    /// Wakes the activity reader and the sort watcher (nil when nothing follows socket events).
+    let trigger: (any ActivityTrigger)?
     private let health: HealthState
     private let metrics: PipelineMetrics
-    private let logger: Logger
+    /// Where the reader's warnings go.
+    let logger: Logger
     private var idGenerator = UUIDv7Generator()
     private var pending: [EncodedEvent] = []
+    /// The events of the last read, reserved for the next.
+    private var eventsPerRead = 1
 
     /// Prepares a driver for an open connection.
     package init(
-        connection: WebSocketConnection, routes: [SubscriptionRoute], authMode: RealtimeSessionStateMachine.AuthMode,
-        heartbeat: Duration, deadAfter: Duration? = nil, resubscribeInterval: Duration = .seconds(30), sinks: any EventIntake,
-        tokenBox: TokenBox, stop: ShutdownSignal,
-        trigger: (any ActivityTrigger)?, health: HealthState, metrics: PipelineMetrics, logger: Logger
+        connection: WebSocketConnection,
+        routes: [SubscriptionRoute],
+        authMode: RealtimeSessionStateMachine.AuthMode,
+        heartbeat: Duration,
+        deadAfter: Duration? = nil,
+        resubscribeInterval: Duration = .seconds(30),
+        sinks: any EventIntake,
+        tokenBox: TokenBox,
+        stop: ShutdownSignal,
+        trigger: (any ActivityTrigger)?,
+        health: HealthState,
+        metrics: PipelineMetrics,
+        logger: Logger
     ) {
         self.connection = connection
         self.routes = routes
@@ -84,8 +97,13 @@ public final class RealtimeConnectionDriver {
             subscriptions: routes.map {
                 .init(uid: $0.uid, collection: $0.collection, subscribeMessage: $0.subscribeMessage)
             },
-            authMode: authMode, heartbeat: heartbeat, deadAfter: deadAfter, unsubscribeTimeout: .seconds(2),
-            resubscribeInterval: resubscribeInterval, now: .now)
+            authMode: authMode,
+            heartbeat: heartbeat,
+            deadAfter: deadAfter,
+            unsubscribeTimeout: .seconds(2),
+            resubscribeInterval: resubscribeInterval,
+            now: .now
+        )
         self.sinks = sinks
         self.tokenBox = tokenBox
         self.stop = stop
@@ -117,8 +135,7 @@ public final class RealtimeConnectionDriver {
                 }
                 let now = ContinuousClock.now
                 let wait = max(.zero, min(machine.nextDeadline() - now, .milliseconds(250)))
-                let messages = try connection.receiveBatch(timeout: wait, maxMessages: 512)
-                if !messages.isEmpty { end = try handle(messages) }
+                end = try receive(timeout: wait)
                 flushPending()
                 if end == nil { end = try perform(machine.tick(now: .now)) }
             }
@@ -135,51 +152,75 @@ public final class RealtimeConnectionDriver {
 
     // MARK: - Frames
 
-    private func handle(_ messages: [WebSocketMessage]) throws -> End? {
-        // One read's messages arrived together: one wall-clock and one monotonic reading for all of them.
-        let receivedAt = Timestamp.now()
-        let now = ContinuousClock.now
-        // The read's events and the id generator as locals: as stored properties of this class, every event's append
-        // and id paid a dynamic exclusivity check (`swift_beginAccess`, 3 % of the reader thread in perf record).
-        var read = ReadEvents(events: pending, ids: idGenerator)
-        pending = []
-        defer {
-            pending = read.events
-            idGenerator = read.ids
+    /// One receive. Subscription events, nearly every frame, are decoded and turned into event lines where they lie
+    /// in the connection's read buffer (no copy of the frame). Any other message ends the receive and goes through
+    /// the state machine after it, outside the reader lock: its actions may send, close or end the connection.
+    private func receive(timeout: Duration) throws -> End? {
+        var other: RealtimeInbound?
+        // One read's messages arrived together: one wall-clock and one monotonic reading for all of them, taken at
+        // the first. Not kept together in an optional struct: `ContinuousClock.Instant` is a resilient type, so such
+        // a struct is copied through value witnesses, which cost more per message than the payload copy saved.
+        var receivedAt: Timestamp?
+        var now = ContinuousClock.now
+        do {
+            // The read's events and the id generator as locals: as stored properties of this class, every event's
+            // append and id paid a dynamic exclusivity check (`swift_beginAccess`, 3 % of the reader thread in perf
+            // record).
+            var read = ReadEvents(events: pending, ids: idGenerator)
+            pending = []
+            defer {
+                pending = read.events
+                idGenerator = read.ids
+            }
+            _ = try connection.receive(timeout: timeout, maxMessages: 512) { message in
+                let readAt: Timestamp
+                if let known = receivedAt {
+                    readAt = known
+                } else {
+                    readAt = .now()
+                    receivedAt = readAt
+                    now = .now
+                    // About one event per message, as many as the last read had (the read's size is not known).
+                    if read.events.isEmpty { read.events.reserveCapacity(eventsPerRead) }
+                }
+                other = handleInPlace(message, receivedAt: readAt, now: now, into: &read)
+                return other == nil
+            }
+            if receivedAt != nil { eventsPerRead = max(1, read.events.count) }
         }
-        if read.events.isEmpty { read.events.reserveCapacity(messages.count) }  // one event per message, mostly
-        for message in messages {
-            guard case .text(let bytes) = message else {
-                if let end = try perform(machine.received(.ignored(type: "binary"), now: now)) { return end }
-                continue
-            }
-            let decoded: DirectusServerMessage
-            do {
-                decoded = try DirectusServerMessage(decoding: bytes)
-            } catch {
-                // A frame that is not a Directus message loses nothing; keep the subscription (and its events).
-                logger.warning("ignored an unreadable message from Directus", metadata: [LogKey.error: "\(error)"])
-                continue
-            }
-            let inbound = Self.inbound(decoded)
-            if case .subscriptionEvent(let uid, let event) = inbound {
-                // Nearly every frame: delivered without the action array of `received`.
-                if let index = machine.receivedEvent(uid: uid, now: now) {
-                    deliver(
-                        decoded, bytes: bytes, route: deliveryRoutes[index], event: event, receivedAt: receivedAt,
-                        into: &read)
-                }
-                continue
-            }
-            for action in machine.received(inbound, now: now) {
-                if case .deliverEvent(let index, let event) = action {
-                    deliver(
-                        decoded, bytes: bytes, route: deliveryRoutes[index], event: event, receivedAt: receivedAt,
-                        into: &read)
-                } else if let end = try perform([action]) {
-                    return end
-                }
-            }
+        guard let other else { return nil }
+        return try perform(machine.received(other, now: now))
+    }
+
+    /// Delivers a subscription event from its bytes in place; returns any other message's input for the state
+    /// machine (nil for an event, or for a frame that is not a Directus message: logged and skipped).
+    private func handleInPlace(
+        _ message: BorrowedMessage,
+        receivedAt: Timestamp,
+        now: ContinuousClock.Instant,
+        into read: inout ReadEvents
+    ) -> RealtimeInbound? {
+        guard message.isText else { return .ignored(type: "binary") }
+        let decoded: DirectusServerMessage
+        do {
+            decoded = try DirectusServerMessage(decoding: message.bytes)
+        } catch {
+            // A frame that is not a Directus message loses nothing; keep the subscription (and its events).
+            logger.warning("ignored an unreadable message from Directus", metadata: [LogKey.error: "\(error)"])
+            return nil
+        }
+        let inbound = Self.inbound(decoded)
+        guard case .subscriptionEvent(let uid, let event) = inbound else { return inbound }
+        // Without the action array of `received`: one call per event.
+        if let index = machine.receivedEvent(uid: uid, now: now) {
+            deliver(
+                decoded,
+                bytes: message.bytes,
+                route: deliveryRoutes[index],
+                event: event,
+                receivedAt: receivedAt,
+                into: &read
+            )
         }
         return nil
     }
@@ -218,54 +259,6 @@ public final class RealtimeConnectionDriver {
         }
     }
 
-    /// Appends the events of one subscription frame to `read`.
-    private func deliver(
-        _ message: DirectusServerMessage, bytes: [UInt8], route: DeliveryRoute, event: ChangeEvent,
-        receivedAt: Timestamp, into read: inout ReadEvents
-    ) {
-        guard route.passes(event) else { return }
-        let elements: JSONRangeList
-        switch message.data {
-        case .array(let ranges): elements = ranges
-        case .object(let range), .scalar(let range): elements = [range]
-        case .absent: elements = []
-        }
-        if event == .update, let trigger {
-            let keys = elements.compactMap { $0.member(route.primaryKey, in: bytes)?.keyString(in: bytes) }
-            trigger.updateSeen(collection: route.collection, keys: keys, delivered: !route.triggers)
-        }
-        if route.triggers {
-            trigger?.changeSeen(collection: route.collection)
-            return
-        }
-        for element in elements {
-            let key: String?
-            let data: JSONRange?
-            if event == .delete {
-                key = element.keyString(in: bytes)  // §5.3: raw keys, strings or numbers
-                data = nil
-            } else {
-                key = element.member(route.primaryKey, in: bytes)?.keyString(in: bytes)
-                data = element
-            }
-            guard let key else {
-                logger.warning(
-                    "event item without a usable primary key skipped",
-                    metadata: [LogKey.collection: route.collection, "primary_key": route.primaryKey])
-                continue
-            }
-            let fields = EventLineFields(
-                identifier: .live(read.ids.next(at: receivedAt)), event: event, collection: route.collection, key: key,
-                origin: .live, seq: nil, time: receivedAt, receivedAt: receivedAt, subscription: route.uid, user: nil)
-            // A fresh array per event, sized by the writer: a reused buffer would hand every later event a copy
-            // with the capacity of the largest line so far, which the queue's byte limit does not see.
-            var body: [UInt8] = []
-            EventLineWriter.append(
-                fields, data: data, delta: nil, in: bytes, newline: false, timeMemo: &read.timeMemo, to: &body)
-            read.events.append(EncodedEvent(fields: fields, body: body))
-        }
-    }
-
     private func flushPending() {
         guard !pending.isEmpty else { return }
         let batch = EventBatch(events: pending, mayDrop: true)
@@ -288,7 +281,8 @@ public final class RealtimeConnectionDriver {
                 health.update { $0.liveSubscriptions.insert(route.uid) }
                 logger.info(
                     "subscribed",
-                    metadata: [LogKey.subscriptionUID: route.uid, LogKey.collection: route.collection])
+                    metadata: [LogKey.subscriptionUID: route.uid, LogKey.collection: route.collection]
+                )
             case .subscriptionFailed(let index, let code, let message):
                 let route = routes[index]
                 logger.error(
@@ -296,9 +290,10 @@ public final class RealtimeConnectionDriver {
                     metadata: [
                         LogKey.subscriptionUID: route.uid, LogKey.collection: route.collection,
                         LogKey.errorCode: code, LogKey.error: message,
-                    ])
+                    ]
+                )
             case .deliverEvent:
-                break  // handled with the frame's bytes in `handle`
+                break  // events are delivered with the frame's bytes in `handleInPlace`
             case .established:
                 health.update { $0.connected = true }
                 trigger?.socketReconnected()
@@ -310,7 +305,9 @@ public final class RealtimeConnectionDriver {
                 logger.debug("socket re-authenticated with the renewed token")
             case .logUnexpected(let type, let code, let message):
                 logger.warning(
-                    "Directus reported an error", metadata: ["type": type, LogKey.errorCode: code, LogKey.error: message])
+                    "Directus reported an error",
+                    metadata: ["type": type, LogKey.errorCode: code, LogKey.error: message]
+                )
             case .close(let reason):
                 return close(for: reason)
             }
@@ -361,46 +358,6 @@ public final class RealtimeConnectionDriver {
             "subscription refused: Directus rejected the query; fix subscriptions[].query for \"\(collection)\""
         default:
             "subscription refused for \"\(collection)\""
-        }
-    }
-}
-
-/// What the events of one socket read are made with, held in a local while the read is handled.
-private struct ReadEvents {
-    /// The events so far (offered to the sinks after the read).
-    var events: [EncodedEvent]
-    /// The ids' generator (kept across reads).
-    var ids: UUIDv7Generator
-    /// The text of the receipt time, which every event of the read shares: formatted once per read.
-    var timeMemo = RFC3339Memo()
-}
-
-/// The fields of a `SubscriptionRoute` that the socket reader uses for every event it delivers.
-private final class DeliveryRoute {
-    let uid: String
-    let collection: String
-    let primaryKey: String
-    /// Activity mode: events only wake the activity reader.
-    let triggers: Bool
-    /// One bit per `ChangeEvent` the route passes on.
-    private let eventBits: UInt8
-
-    init(_ route: SubscriptionRoute) {
-        uid = route.uid
-        collection = route.collection
-        primaryKey = route.primaryKey
-        triggers = route.handling == .trigger
-        eventBits = route.events.reduce(0) { $0 | Self.bit($1) }
-    }
-
-    func passes(_ event: ChangeEvent) -> Bool { eventBits & Self.bit(event) != 0 }
-
-    private static func bit(_ event: ChangeEvent) -> UInt8 {
-        switch event {
-        case .create: 1
-        case .update: 2
-        case .delete: 4
-        case .snapshot: 8
         }
     }
 }

@@ -178,9 +178,10 @@ public struct EventLineWriter: Sendable {
             withUnsafeMutablePointer(to: &timeMemo) { timeMemo in
                 source.withUnsafeBytes { buffer in
                     append(
-                        fields.pointee,
-                        data: data.flatMap { slice($0, of: buffer) },
-                        delta: delta.flatMap { slice($0, of: buffer) },
+                        fields,
+                        data: data,
+                        delta: delta,
+                        in: buffer,
                         newline: newline,
                         timeMemo: timeMemo,
                         to: &output
@@ -188,6 +189,45 @@ public struct EventLineWriter: Sendable {
                 }
             }
         }
+    }
+
+    /// `append(_:data:delta:in:newline:timeMemo:to:)` with `source` in any memory (the socket reader's frames are
+    /// read where they lie in the connection's read buffer).
+    public static func append(
+        _ fields: borrowing EventLineFields,
+        data: JSONRange?,
+        delta: JSONRange?,
+        in source: UnsafeRawBufferPointer,
+        newline: Bool,
+        timeMemo: inout RFC3339Memo,
+        to output: inout [UInt8]
+    ) {
+        withUnsafePointer(to: fields) { fields in
+            withUnsafeMutablePointer(to: &timeMemo) { timeMemo in
+                append(fields, data: data, delta: delta, in: source, newline: newline, timeMemo: timeMemo, to: &output)
+            }
+        }
+    }
+
+    /// The two forms above, with the fields and the memo already lent: one level of pointers, not two (a second
+    /// `withUnsafePointer(to:)` of the fields copied them, 3 % of json-hot-path's time per line).
+    private static func append(
+        _ fields: UnsafePointer<EventLineFields>,
+        data: JSONRange?,
+        delta: JSONRange?,
+        in source: UnsafeRawBufferPointer,
+        newline: Bool,
+        timeMemo: UnsafeMutablePointer<RFC3339Memo>,
+        to output: inout [UInt8]
+    ) {
+        append(
+            fields.pointee,
+            data: data.flatMap { slice($0, of: source) },
+            delta: delta.flatMap { slice($0, of: source) },
+            newline: newline,
+            timeMemo: timeMemo,
+            to: &output
+        )
     }
 
     /// Appends one event object whose `data`/`delta` are DOM values, serialised compactly.

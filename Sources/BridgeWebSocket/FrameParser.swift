@@ -1,8 +1,8 @@
 /// A sans-IO, resumable parser of server frames (RFC 6455 §5.2).
 ///
 /// Feed it whatever the socket returned; it never needs the whole frame at once. A header split across reads is
-/// collected in a 14-byte scratch area; payload bytes are handed out as slices of the input (no copy here), so
-/// the only copy of a payload is the one the `MessageAssembler` makes into the message.
+/// collected in a 14-byte scratch area; payload bytes are handed out as slices of the input (no copy here), so a
+/// payload is copied only when the `MessageAssembler` assembles a message that arrived in several pieces.
 ///
 /// Header rules are checked as soon as the bytes that carry them arrive: reserved bits (no extension is
 /// negotiated), reserved opcodes, masked server frames, fragmented or oversized (>125) control frames, and 64-bit

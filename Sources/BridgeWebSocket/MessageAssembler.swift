@@ -4,10 +4,15 @@
 /// start while one is unfinished (1002), text must be UTF-8, validated as the bytes arrive and across fragment
 /// boundaries (1007), and a message may not exceed `maxMessageSize` (1009, decided from the frame header before
 /// its payload is read). Control frames may arrive between the fragments of a message.
+///
+/// A message that is one unfragmented frame whose payload arrives in one piece is not copied: it is handed back as
+/// that piece of the input (`.inPlace`). Only a message that arrives in several pieces is assembled into an array.
 package struct MessageAssembler: Sendable {
     /// What a finished frame produced.
-    package enum Output: Sendable {
-        /// A complete text or binary message.
+    package enum Output {
+        /// A complete message lent in place: the payload piece of the input, valid until the input changes.
+        case inPlace(BorrowedMessage)
+        /// A complete text or binary message, assembled from several pieces.
         case message(WebSocketMessage)
         /// A complete control frame.
         case control(ControlFrame)
@@ -49,10 +54,7 @@ package struct MessageAssembler: Sendable {
             guard messageOpcode == nil else { throw .protocolError("new message started before the last one ended") }
             if header.payloadLength > maxMessageSize { throw .messageTooBig(limit: maxMessageSize) }
             messageOpcode = header.opcode
-            // A fresh array reserved to the frame's size: the payload is copied into it once, and it moves into
-            // the message without another copy.
-            message = []
-            message.reserveCapacity(header.payloadLength)
+            message = []  // reserved by the first piece that is not the whole message (`receivedPayload`)
             utf8.reset()
         }
     }
@@ -67,6 +69,18 @@ package struct MessageAssembler: Sendable {
             return isFrameEnd ? .control(ControlFrame(opcode: frame.opcode, payload: control)) : nil
         }
         if messageOpcode == .text && !utf8.validate(bytes) { throw .invalidUTF8 }
+        if message.isEmpty && frame.opcode != .continuation {
+            if isFrameEnd && frame.fin {
+                // The whole message is this piece: lent as it lies in the input.
+                if messageOpcode == .text && !utf8.isComplete { throw .invalidUTF8 }
+                let isText = messageOpcode == .text
+                messageOpcode = nil
+                return .inPlace(BorrowedMessage(isText: isText, bytes: bytes))
+            }
+            // A fresh array reserved to the frame's size: the payload is copied into it once, and it moves into
+            // the message without another copy.
+            message.reserveCapacity(frame.payloadLength)
+        }
         message.append(contentsOf: bytes)
         guard isFrameEnd && frame.fin else { return nil }
         if messageOpcode == .text && !utf8.isComplete { throw .invalidUTF8 }

@@ -9,29 +9,54 @@ package struct MessageDecoder: Sendable {
         assembler = MessageAssembler(maxMessageSize: maxMessageSize)
     }
 
-    /// Decodes `input[offset...]`, appending complete messages to `messages`.
+    /// Decodes `input[offset...]`, lending each complete message to `visit` (see `BorrowedMessage`: a message that
+    /// was one unfragmented frame in `input` is lent in place).
     ///
-    /// Stops and advances `offset` when the input is used up, when `messages` holds `limit` messages, or when a
-    /// control frame completes (returned, so the caller can answer a ping or a close before going on).
+    /// Stops and advances `offset` when the input is used up, after `limit` messages, when `visit` returns false
+    /// (the rest of the input is left for the next call), or when a control frame completes (returned, so the caller
+    /// can answer a ping or a close before going on).
     package mutating func decode(
         _ input: UnsafeRawBufferPointer,
         offset: inout Int,
-        into messages: inout [WebSocketMessage],
-        limit: Int = .max
+        limit: Int = .max,
+        visit: (BorrowedMessage) -> Bool
     ) throws(WebSocketProtocolError) -> ControlFrame? {
-        while messages.count < limit, let event = try parser.next(input, offset: &offset) {
+        var visited = 0
+        while visited < limit, let event = try parser.next(input, offset: &offset) {
             switch event {
             case .header(let header):
                 try assembler.receivedHeader(header)
             case .payload(let bytes, let isFrameEnd):
                 switch try assembler.receivedPayload(bytes, isFrameEnd: isFrameEnd) {
-                case .message(let message): messages.append(message)
+                case .inPlace(let message):
+                    visited += 1
+                    if !visit(message) { return nil }
+                case .message(let message):
+                    visited += 1
+                    var isText = false
+                    if case .text = message { isText = true }
+                    let goOn = message.bytes.withUnsafeBytes { visit(BorrowedMessage(isText: isText, bytes: $0)) }
+                    if !goOn { return nil }
                 case .control(let frame): return frame
                 case nil: break
                 }
             }
         }
         return nil
+    }
+
+    /// `decode(_:offset:limit:visit:)` into owned messages, appended to `messages` until it holds `limit`.
+    package mutating func decode(
+        _ input: UnsafeRawBufferPointer,
+        offset: inout Int,
+        into messages: inout [WebSocketMessage],
+        limit: Int = .max
+    ) throws(WebSocketProtocolError) -> ControlFrame? {
+        guard messages.count < limit else { return nil }
+        return try decode(input, offset: &offset, limit: limit - messages.count) { message in
+            messages.append(message.copied())
+            return true
+        }
     }
 
     /// Whether the decoder sits between messages and frames (nothing half-received).

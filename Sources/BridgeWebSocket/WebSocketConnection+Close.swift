@@ -10,7 +10,7 @@ extension WebSocketConnection {
     /// connection dropped or the peer did not answer in time. When the connection was already closed (the peer
     /// closed first, or a protocol error), returns how it ended without sending anything.
     ///
-    /// If another thread is inside `receiveBatch`, that thread receives the peer's close (and gets `.closed`);
+    /// If another thread is inside `receive` (or `receiveBatch`), that thread receives the peer's close (and gets `.closed`);
     /// otherwise this call reads, discarding data messages that arrive before the close.
     /// - Precondition: `code` is a code that may be sent (1000–1003, 1007–1014, 3000–4999).
     @discardableResult
@@ -24,7 +24,7 @@ extension WebSocketConnection {
             let readerWasFree: Bool? = reader.withLockIfAvailable { state in
                 // Short steps, so a reader thread that arrives later is not shut out for the whole timeout.
                 let step = min(deadline, ContinuousClock.now + .milliseconds(50))
-                _ = try? receive(state: &state, until: step, maxMessages: .max)
+                _ = try? receive(state: &state, until: step, maxMessages: .max, Lender { _ in true })
                 return true
             }
             if readerWasFree == nil {

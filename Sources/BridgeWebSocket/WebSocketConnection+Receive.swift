@@ -7,43 +7,69 @@ extension WebSocketConnection {
     /// `maxMessages`; the rest stays buffered for the next call). Returns an empty array when nothing complete
     /// arrived in time: the caller's cue for dead-peer detection.
     ///
+    /// `receive(timeout:maxMessages:_:)` with each message copied out of the read buffer into its own array; the
+    /// same blocking, thread-safety and errors.
+    public func receiveBatch(timeout: Duration, maxMessages: Int = .max) throws -> [WebSocketMessage] {
+        var messages: [WebSocketMessage] = []
+        _ = try receive(timeout: timeout, maxMessages: maxMessages) { message in
+            messages.append(message.copied())
+            return true
+        }
+        return messages
+    }
+
+    /// Waits up to `timeout` for data and lends every complete message decoded from what arrived to `body`, in
+    /// order: at most `maxMessages`, and none after `body` returns false (the rest stays buffered for the next
+    /// call). Returns how many were lent: 0 when nothing complete arrived in time, the caller's cue for dead-peer
+    /// detection.
+    ///
+    /// A message that was one complete, unfragmented frame is lent where it lies in the read buffer (see
+    /// `BorrowedMessage`), so its bytes are valid only inside `body`. `body` runs with the reader lock held: it may
+    /// send, but it must not receive or close this connection (`close` would wait for this very receive to end).
+    ///
     /// Blocking: call it from a dedicated thread or through `BlockingExecutor`, never on the cooperative pool.
     /// Thread-safe (concurrent calls take turns) and safe to use while other threads send. Pings are answered
-    /// here. Payloads are copied once, from the read buffer into the message.
+    /// here.
     ///
     /// Throws `WebSocketError` when the connection ends: `.closed` (peer's code and reason, 1005 or 1006),
     /// `.protocolViolation` or `.messageTooBig` (after sending the close), or the same error again on later calls.
-    /// Messages decoded before the end are returned first; the error comes with the next call.
-    public func receiveBatch(timeout: Duration, maxMessages: Int = .max) throws -> [WebSocketMessage] {
+    /// Messages decoded before the end are lent first; the error comes with the next call.
+    public func receive(timeout: Duration, maxMessages: Int = .max, _ body: (BorrowedMessage) -> Bool) throws -> Int {
         precondition(maxMessages > 0, "maxMessages must be positive")
         let deadline = ContinuousClock.now + timeout
         defer {
             finishedReceives.withLock { $0 &+= 1 }
             finishedReceives.broadcast()
         }
-        return try reader.withLock { state in
-            try receive(state: &state, until: deadline, maxMessages: maxMessages)
+        return try withoutActuallyEscaping(body) { body in
+            let lender = Lender(body: body)
+            return try reader.withLock { state in
+                try receive(state: &state, until: deadline, maxMessages: maxMessages, lender)
+            }
         }
     }
 
     /// The receive loop, with the reader lock held.
-    func receive(state: inout ReaderState, until deadline: ContinuousClock.Instant, maxMessages: Int) throws
-        -> [WebSocketMessage]
-    {
+    func receive(
+        state: inout ReaderState,
+        until deadline: ContinuousClock.Instant,
+        maxMessages: Int,
+        _ lender: Lender
+    ) throws -> Int {
         if let error = state.pendingError { throw error }
-        var messages: [WebSocketMessage] = []
+        var lent = Lending(limit: maxMessages)
         while true {
             if !state.buffer.isEmpty {
                 do {
-                    try decodeBuffered(state: &state, into: &messages, limit: maxMessages)
+                    try decodeBuffered(state: &state, lending: &lent, lender)
                 } catch let error as WebSocketError {
                     // The connection ended: hand out what was decoded before, and the error after.
                     state.pendingError = error
-                    if messages.isEmpty { throw error }
-                    return messages
+                    if lent.count == 0 { throw error }
+                    return lent.count
                 }
             }
-            if !messages.isEmpty { return messages }
+            if lent.count > 0 { return lent.count }
             if let error = machine.withLock({ $0.state == .closed ? $0.terminalError : nil }) {
                 state.pendingError = error
                 throw error
@@ -59,21 +85,29 @@ extension WebSocketConnection {
             }
             switch result {
             case .read(let count): buffer.end = count
-            case .timedOut: return []
+            case .timedOut: return 0
             case .endOfStream: throw dropped(state: &state, underlying: nil)
             }
         }
     }
 
-    /// Decodes the buffered bytes into `messages`, acting on control frames as they complete.
-    private func decodeBuffered(state: inout ReaderState, into messages: inout [WebSocketMessage], limit: Int) throws {
+    /// Decodes the buffered bytes, lending messages to `body` and acting on control frames as they complete.
+    private func decodeBuffered(
+        state: inout ReaderState,
+        lending lent: inout Lending,
+        _ lender: Lender
+    ) throws {
         let buffer = state.buffer
-        while !buffer.isEmpty && messages.count < limit {
+        while !buffer.isEmpty && lent.wantsMore {
             let readable = UnsafeRawBufferPointer(rebasing: buffer.storage[buffer.start..<buffer.end])
             var offset = 0
             let control: ControlFrame?
             do {
-                control = try state.decoder.decode(readable, offset: &offset, into: &messages, limit: limit)
+                control = try state.decoder.decode(readable, offset: &offset, limit: lent.limit - lent.count) {
+                    lent.count += 1
+                    lent.stopped = !lender.body($0)
+                    return !lent.stopped
+                }
             } catch let violation {
                 buffer.start = buffer.end
                 let action = machine.withLock { $0.receivedProtocolError(violation) }
@@ -132,4 +166,23 @@ extension WebSocketConnection {
             logger.debug("websocket close frame not sent", metadata: [LogKey.error: "\(error)"])
         }
     }
+}
+
+/// How many messages one receive has lent, and whether its caller wants more.
+private struct Lending {
+    /// At most this many per receive.
+    let limit: Int
+    var count = 0
+    /// The caller's `body` returned false.
+    var stopped = false
+
+    var wantsMore: Bool { count < limit && !stopped }
+}
+
+/// The caller's `body` of one receive, carried into the reader lock. A plain closure parameter would tie the lock's
+/// state to the caller's isolation region, which `Mutex.withLock` refuses.
+struct Lender: @unchecked Sendable {
+    // @unchecked: made and called only on the thread inside `receive(timeout:maxMessages:_:)`, within that call
+    // (`withoutActuallyEscaping` traps if the closure outlives it); never sent to another thread.
+    let body: (BorrowedMessage) -> Bool
 }

@@ -5,8 +5,9 @@ import Synchronization
 /// An open WebSocket client connection (RFC 6455) over TCP or TLS.
 ///
 /// Built for one dedicated reader thread and any number of writers:
-/// - `receiveBatch(timeout:maxMessages:)` blocks (off Swift's cooperative pool) until data arrives, then returns
-///   every message decoded from one large read. Pings are answered and the close handshake is handled inside.
+/// - `receive(timeout:maxMessages:_:)` blocks (off Swift's cooperative pool) until data arrives, then lends every
+///   message decoded from one large read, in place in the read buffer when it was one frame (`receiveBatch` returns
+///   copies). Pings are answered and the close handshake is handled inside.
 /// - `send(text:)`/`send(binary:)` may be called from any thread at any time, also while a reader waits.
 /// - `close(code:reason:)` runs the close handshake, bounded by `closeTimeout`.
 ///

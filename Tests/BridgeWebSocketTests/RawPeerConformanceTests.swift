@@ -198,6 +198,30 @@ import Testing
         #expect(await connection.close().code == 1006)
     }
 
+    @Test func aReceiveStoppedByItsCallerLeavesTheRestForTheNext() async throws {
+        // A ping among the messages: answered inside whichever receive decodes it, none lost or lent twice.
+        let frames =
+            serverFrame(0x1, Array("m1".utf8)) + serverFrame(0x1, Array("m2".utf8)) + serverFrame(0x9, [1])
+            + serverFrame(0x1, Array("m3".utf8), fin: false) + serverFrame(0x0, Array("+".utf8))
+            + serverFrame(0x2, [4])
+        let (connection, _) = try await open("/frames", "hex=\(hexString(frames))", id: makeID())
+        var seen: [String] = []
+        while seen.count < 4 {
+            let lent = try await blocking {
+                var texts: [String] = []
+                let count = try connection.receive(timeout: .seconds(5) * TestEnvironment.patience) { message in
+                    texts.append((message.isText ? "" : "binary ") + String(decoding: message.bytes, as: UTF8.self))
+                    return false
+                }
+                return (count, texts)
+            }
+            #expect(lent.0 == 1 && lent.1.count == 1)
+            seen += lent.1
+        }
+        #expect(seen == ["m1", "m2", "m3+", "binary \u{4}"])
+        connection.abort()
+    }
+
     @Test func closeGivesUpAfterTheCloseTimeoutWhenThePeerIsSilent() async throws {
         let id = makeID()
         let (connection, server) = try await open(

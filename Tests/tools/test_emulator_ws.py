@@ -218,6 +218,22 @@ def test_generator_events_and_blast(run):
     run(check)
 
 
+def test_direct_blast_replays_whole_frames_in_order(run):
+    async def check(api):
+        ws = await api.authed_socket()
+        await subscribe(ws, "tags", uid="a", event="create")
+        await subscribe(ws, "tags", uid="b")
+        result = await api.control("blast", {"collection": "tags", "count": 3000, "size": 300, "direct": True})
+        assert result["frames"] == 6000 and result["subscriptions"] == 2
+        received = [json.loads(await ws.recv()) for _ in range(6000)]  # one socket: two threads would tear frames
+        for uid in ("a", "b"):
+            assert [m["data"][0]["id"] for m in received if m["uid"] == uid] == list(range(1, 3001))
+        await api.control("blast", {"collection": "tags", "count": 1, "size": 300})  # writable again afterwards
+        assert len((await receive(ws))["data"]) == 1 and (await receive(ws))["uid"] in ("a", "b")
+        await ws.close()
+    run(check)
+
+
 def test_sigterm_stops_promptly():
     process = EmulatorProcess("--heartbeat-period", "5")
 

@@ -4,10 +4,18 @@ Items are not stored and produce no activity: this measures the consumer, not th
 before the clock starts and written to the transport in ~1 MiB batches, waiting only when the kernel and the
 transport buffer are full (the consumer is slower than us). With a `rate` (frames per second) they are paced
 instead: every millisecond tick writes the frames due by then, for latency at a steady load.
+
+`direct` replays the same pre-encoded frames from one thread per subscriber with blocking `sendall` on the socket
+itself (poll + send in C, without the GIL), bypassing the event loop and its transport buffer: it costs a third to
+a half of the event loop's CPU per frame, which on a loaded machine let the old feeder fall behind the bridge it
+feeds (BENCHMARKS.md, "the live path per event, a feeder that keeps up"). While a client is replayed nothing else is written to it (`Client.replaying`),
+so no frame of the emulator's own (a heartbeat ping) can land inside a replayed one.
 """
 from __future__ import annotations
 
 import asyncio
+import os
+import socket
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -17,6 +25,7 @@ from .ws_client import OPEN, Client
 
 BATCH_BYTES = 1 << 20
 HIGH_WATER = 8 << 20
+ONE_CHUNK = 1 << 62  # `direct`: every frame of a subscription in one chunk, sent with one `sendall`
 
 
 @dataclass
@@ -54,9 +63,9 @@ def _chunks(uid: str | None, count: int, size: int, start_id: int, batch_bytes: 
     return chunks, total
 
 
-async def _drain(client: Client) -> None:
+async def _drain(client: Client, limit: int = HIGH_WATER) -> None:
     transport = client.transport
-    while transport is not None and not transport.is_closing() and transport.get_write_buffer_size() > HIGH_WATER:
+    while transport is not None and not transport.is_closing() and transport.get_write_buffer_size() > limit:
         await asyncio.sleep(0.0005)
 
 
@@ -75,10 +84,42 @@ async def _paced(targets: list[_Target], rate: float) -> None:
         await asyncio.sleep(0.001)
 
 
+def _send_all(client: Client, data: bytes) -> None:
+    """Blocking `sendall` of `data` on a duplicate of the client's socket (called on a worker thread). The duplicate
+    shares the file's O_NONBLOCK with the event loop's socket; a timeout keeps it non-blocking (Python polls)."""
+    sock = client.transport.get_extra_info("socket") if client.transport is not None else None
+    if sock is None:
+        return
+    with socket.socket(fileno=os.dup(sock.fileno())) as duplicate:
+        duplicate.settimeout(600)
+        try:
+            duplicate.sendall(data)
+        except OSError:
+            pass  # the peer went away: what was sent is what it got, as with the event loop's transport
+
+
+async def _direct(targets: list[_Target]) -> None:
+    """Replays the frames from one thread per client (its subscriptions one after another), once the transport's
+    buffer is empty."""
+    per_client: dict[Client, list[bytes]] = {}
+    for target in targets:
+        per_client.setdefault(target.client, []).extend(target.chunks)
+    for client in per_client:
+        client.replaying = True
+    try:
+        for client in per_client:
+            await _drain(client, 0)
+        await asyncio.gather(*(asyncio.to_thread(_send_all, client, b"".join(chunks))
+                               for client, chunks in per_client.items()))
+    finally:
+        for client in per_client:
+            client.replaying = False
+
+
 async def blast(clients: list[Client], collection: str, count: int, size: int, start_id: int = 1,
-                rate: float = 0) -> dict[str, Any]:
+                rate: float = 0, direct: bool = False) -> dict[str, Any]:
     """Sends `count` frames to every subscription on `collection` (no `event` filter or `event: create`), as fast
-    as possible, or `rate` per second."""
+    as possible (through the event loop, or `direct` from threads), or `rate` per second."""
     prepare_started = time.perf_counter()
     targets: list[_Target] = []
     total_bytes = 0
@@ -88,14 +129,18 @@ async def blast(clients: list[Client], collection: str, count: int, size: int, s
         for subscription in client.subscriptions:
             if subscription.collection == collection and subscription.item is None \
                     and subscription.event in (None, "create"):
-                chunks, size_bytes = _chunks(subscription.uid, count, size, start_id, 1 if rate else BATCH_BYTES)
+                chunks, size_bytes = _chunks(subscription.uid, count, size, start_id,
+                                             1 if rate else ONE_CHUNK if direct else BATCH_BYTES)
                 targets.append(_Target(client, chunks))
                 total_bytes += size_bytes
     prepare_seconds = time.perf_counter() - prepare_started
     started = time.perf_counter()
+    cpu_started = time.process_time()
     if rate:
         await _paced(targets, rate)
-    for index in range(0 if rate else max((len(t.chunks) for t in targets), default=0)):
+    elif direct:
+        await _direct(targets)
+    for index in range(0 if rate or direct else max((len(t.chunks) for t in targets), default=0)):
         for target in targets:
             transport = target.client.transport
             if index < len(target.chunks) and transport is not None and not transport.is_closing():
@@ -108,6 +153,7 @@ async def blast(clients: list[Client], collection: str, count: int, size: int, s
         while transport is not None and not transport.is_closing() and transport.get_write_buffer_size() > 0:
             await asyncio.sleep(0.0005)
     finished = time.perf_counter()
+    cpu_seconds = time.process_time() - cpu_started
     frames_sent = count * len(targets)
     seconds = max(finished - started, 1e-9)
     return {
@@ -121,4 +167,5 @@ async def blast(clients: list[Client], collection: str, count: int, size: int, s
         "seconds": round(seconds, 4),
         "frames_per_second": round(frames_sent / seconds),
         "megabytes_per_second": round(total_bytes / seconds / 1e6, 1),
+        "cpu_seconds": round(cpu_seconds, 4),  # the emulator process's CPU while sending (every thread)
     }

@@ -326,7 +326,8 @@ class Control:
         if rate < 0:
             raise ControlError("rate is frames per second: 0 (as fast as possible) or more")
         coro = blast(clients, body.get("collection", "articles"), int(body.get("count", 1000)),
-                     int(body.get("size", 300)), int(body.get("start_id", 1)), rate)
+                     int(body.get("size", 300)), int(body.get("start_id", 1)), rate,
+                     bool(body.get("direct", False)))
         self.last_blast = None
         self.blast_task = asyncio.get_running_loop().create_task(coro)
         self.blast_task.add_done_callback(self._blast_done)

@@ -65,11 +65,12 @@ class Client:
         self.close_reason: str | None = None
         self._on_close = on_close
         self._grace: asyncio.TimerHandle | None = None
+        self.replaying = False  # a direct blast owns the socket's writes (blast.py): nothing else may be written
 
     @property
     def writable(self) -> bool:
         return self.state in (HANDSHAKE, AUTHENTICATING, OPEN) and self.transport is not None \
-            and not self.transport.is_closing() and not self.muted()
+            and not self.transport.is_closing() and not self.muted() and not self.replaying
 
     def send(self, message: dict[str, Any]) -> None:
         if self.writable:

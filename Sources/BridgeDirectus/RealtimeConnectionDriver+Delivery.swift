@@ -1,0 +1,120 @@
+import BridgeEvents
+import BridgeJSON
+import BridgeSystem
+
+// Turning a subscription frame into event lines: the socket reader's work for nearly every frame.
+extension RealtimeConnectionDriver {
+    /// Appends the events of one subscription frame to `read`.
+    func deliver(
+        _ message: DirectusServerMessage,
+        bytes: UnsafeRawBufferPointer,
+        route: DeliveryRoute,
+        event: ChangeEvent,
+        receivedAt: Timestamp,
+        into read: inout ReadEvents
+    ) {
+        guard route.passes(event) else { return }
+        let elements: JSONRangeList
+        switch message.data {
+        case .array(let ranges): elements = ranges
+        case .object(let range), .scalar(let range): elements = [range]
+        case .absent: elements = []
+        }
+        if event == .update, let trigger {
+            let keys = elements.compactMap { $0.member(route.primaryKey, in: bytes)?.keyString(in: bytes) }
+            trigger.updateSeen(collection: route.collection, keys: keys, delivered: !route.triggers)
+        }
+        if route.triggers {
+            trigger?.changeSeen(collection: route.collection)
+            return
+        }
+        for element in elements {
+            let key: String?
+            let data: JSONRange?
+            if event == .delete {
+                key = element.keyString(in: bytes)  // §5.3: raw keys, strings or numbers
+                data = nil
+            } else {
+                key = element.member(route.primaryKey, in: bytes)?.keyString(in: bytes)
+                data = element
+            }
+            guard let key else {
+                logger.warning(
+                    "event item without a usable primary key skipped",
+                    metadata: [LogKey.collection: route.collection, "primary_key": route.primaryKey]
+                )
+                continue
+            }
+            let fields = EventLineFields(
+                identifier: .live(read.ids.next(at: receivedAt)),
+                event: event,
+                collection: route.collection,
+                key: key,
+                origin: .live,
+                seq: nil,
+                time: receivedAt,
+                receivedAt: receivedAt,
+                subscription: route.uid,
+                user: nil
+            )
+            // A fresh array per event, sized by the writer: a reused buffer would hand every later event a copy
+            // with the capacity of the largest line so far, which the queue's byte limit does not see.
+            var body: [UInt8] = []
+            EventLineWriter.append(
+                fields,
+                data: data,
+                delta: nil,
+                in: bytes,
+                newline: false,
+                timeMemo: &read.timeMemo,
+                to: &body
+            )
+            read.events.append(EncodedEvent(fields: fields, body: body))
+        }
+    }
+}
+
+/// What the events of one socket read are made with, held in a local while the read is handled.
+struct ReadEvents {
+    /// The events so far (offered to the sinks after the read).
+    var events: [EncodedEvent]
+    /// The ids' generator (kept across reads).
+    var ids: UUIDv7Generator
+    /// The text of the receipt time, which every event of the read shares: formatted once per read.
+    var timeMemo = RFC3339Memo()
+}
+
+/// The fields of a `SubscriptionRoute` that the socket reader uses for every event it delivers.
+final class DeliveryRoute {
+    /// The subscription's uid, written into its events.
+    let uid: String
+    /// The subscription's collection.
+    let collection: String
+    /// The field that holds an item's key.
+    let primaryKey: String
+    /// Activity mode: events only wake the activity reader.
+    let triggers: Bool
+    /// One bit per `ChangeEvent` the route passes on.
+    private let eventBits: UInt8
+
+    /// The fields of `route`.
+    init(_ route: SubscriptionRoute) {
+        uid = route.uid
+        collection = route.collection
+        primaryKey = route.primaryKey
+        triggers = route.handling == .trigger
+        eventBits = route.events.reduce(0) { $0 | Self.bit($1) }
+    }
+
+    /// Whether the route passes `event` on.
+    func passes(_ event: ChangeEvent) -> Bool { eventBits & Self.bit(event) != 0 }
+
+    private static func bit(_ event: ChangeEvent) -> UInt8 {
+        switch event {
+        case .create: 1
+        case .update: 2
+        case .delete: 4
+        case .snapshot: 8
+        }
+    }
+}
