@@ -3,77 +3,124 @@ import Synchronization
 /// The messages of one `KafkaProducer.submit` call: collects one outcome per message, in submission order, and
 /// calls the completion once, when the last one arrives.
 ///
-/// Outcomes arrive from librdkafka's delivery reports (on the producer's poll thread, or the thread of a
-/// `flush`), and from the submitting task for messages librdkafka refused or that were never sent; hence the lock.
+/// Outcomes arrive from librdkafka's delivery reports (on the producer's poll thread, or the thread that serves them
+/// in its turn), and from the submitting thread for messages librdkafka refused or that were never sent; hence the
+/// lock.
 ///
-/// Each message's opaque for librdkafka is the address of its own slot in `slots` (`opaque(at:)`), whose content is
-/// the batch's address: a delivery report finds the batch and the message's index without an allocation per
-/// message. Every message handed to librdkafka holds one retain of the batch (`opaque(at:)`), consumed by its
-/// delivery report (`reported(opaque:)`) or given back when librdkafka refused it (`releaseOpaque`).
+/// Each message has an entry (`KafkaDeliveryEntry`): its opaque for librdkafka is the entry's address, and the
+/// entry holds the batch's address, so a delivery report finds the batch and the message's index without an
+/// allocation per message. A delivery is recorded in the entry itself; only failures go into a dictionary. The
+/// completion gets a view of the entries (`KafkaDeliveryOutcomes`), not an array: the batch's one allocation is its
+/// entries (each array of outcomes was another of a kilobyte or more per batch, for which glibc's malloc first
+/// merges every small block librdkafka freed since; BENCHMARKS.md, "Kafka: the sink's per-event work"). Every message handed to librdkafka
+/// holds one retain of the batch (`opaque(at:)`), consumed by its delivery report (`reported(opaque:)`) or given
+/// back when librdkafka refused it (`releaseOpaque`).
 final class KafkaDeliveryBatch: Sendable {
     private struct State {
-        var outcomes: [KafkaDeliveryOutcome?]
         var remaining: Int
+        /// The failed messages' errors, by index (empty while every message is delivered).
+        var failures: [Int: KafkaError] = [:]
     }
 
     private let state: Mutex<State>
-    private let completion: @Sendable ([KafkaDeliveryOutcome]) -> Void
-    /// One slot per message, each holding this batch's address; written once in `init`, read-only afterwards.
-    private nonisolated(unsafe) let slots: UnsafeMutablePointer<UnsafeMutableRawPointer?>
-    private let count: Int
+    private let completion: @Sendable (KafkaDeliveryOutcomes) -> Void
+    /// One entry per message: each written under `state`'s lock until the last outcome, read-only afterwards.
+    private nonisolated(unsafe) let entries: UnsafeMutablePointer<KafkaDeliveryEntry>
+    let count: Int
 
     /// A batch of `count` messages; `completion` runs on whichever thread records the last outcome.
-    init(count: Int, completion: @escaping @Sendable ([KafkaDeliveryOutcome]) -> Void) {
-        self.state = Mutex(State(outcomes: Array(repeating: nil, count: count), remaining: count))
+    init(count: Int, completion: @escaping @Sendable (KafkaDeliveryOutcomes) -> Void) {
+        self.state = Mutex(State(remaining: count))
         self.completion = completion
         self.count = count
-        self.slots = .allocate(capacity: max(1, count))
-        // Unretained: the slots only locate the batch; the retains that keep it alive are taken per message.
-        slots.initialize(repeating: nil, count: max(1, count))
+        self.entries = .allocate(capacity: max(1, count))
+        // Unretained: the entries only locate the batch; the retains that keep it alive are taken per message.
         let address = Unmanaged.passUnretained(self).toOpaque()
-        for index in 0..<count { slots[index] = address }
+        for index in 0..<count {
+            (entries + index).initialize(to: KafkaDeliveryEntry(batch: address, index: index))
+        }
     }
 
-    deinit { slots.deallocate() }
+    // `KafkaDeliveryEntry` is trivial: nothing to deinitialize.
+    deinit { entries.deallocate() }
 
     /// The opaque of message `index` for librdkafka, holding one retain of this batch until the message's delivery
     /// report (`reported(opaque:)`) or `releaseOpaque` consumes it.
     func opaque(at index: Int) -> UnsafeMutableRawPointer {
         precondition(index >= 0 && index < count, "Kafka message index out of its batch")
         _ = Unmanaged.passUnretained(self).retain()
-        return UnsafeMutableRawPointer(slots + index)
+        return UnsafeMutableRawPointer(entries + index)
     }
 
     /// Gives back the retain of an opaque librdkafka refused (it will never report that message).
     static func releaseOpaque(_ opaque: UnsafeMutableRawPointer) {
-        let slot = opaque.assumingMemoryBound(to: UnsafeMutableRawPointer?.self)
-        guard let batch = slot.pointee else { return }
-        Unmanaged<KafkaDeliveryBatch>.fromOpaque(batch).release()
+        let entry = opaque.assumingMemoryBound(to: KafkaDeliveryEntry.self)
+        Unmanaged<KafkaDeliveryBatch>.fromOpaque(entry.pointee.batch).release()
     }
 
     /// Records the outcome of the message whose opaque is `opaque` and consumes that opaque's retain.
     static func reported(_ outcome: KafkaDeliveryOutcome, opaque: UnsafeMutableRawPointer) {
-        let slot = opaque.assumingMemoryBound(to: UnsafeMutableRawPointer?.self)
-        guard let address = slot.pointee else { return }
-        let batch = Unmanaged<KafkaDeliveryBatch>.fromOpaque(address).takeRetainedValue()
-        batch.record(outcome, at: slot - batch.slots)
+        let entry = opaque.assumingMemoryBound(to: KafkaDeliveryEntry.self)
+        let batch = Unmanaged<KafkaDeliveryBatch>.fromOpaque(entry.pointee.batch).takeRetainedValue()
+        batch.record(outcome, at: entry.pointee.index)
     }
 
     /// Records the outcome of message `index` (each index exactly once).
     func record(_ outcome: KafkaDeliveryOutcome, at index: Int) {
-        let finished = state.withLock { state -> [KafkaDeliveryOutcome]? in
-            precondition(state.outcomes[index] == nil, "a Kafka message reported twice")
-            state.outcomes[index] = outcome
+        let entry = entries + index
+        let finished = state.withLock { state -> [Int: KafkaError]? in
+            precondition(entry.pointee.state == .pending, "a Kafka message reported twice")
+            switch outcome {
+            case .delivered(let partition, let offset):
+                entry.pointee.state = .delivered
+                entry.pointee.partition = partition
+                entry.pointee.offset = offset
+            case .failed(let error):
+                entry.pointee.state = .failed
+                state.failures[index] = error
+            }
             state.remaining -= 1
-            guard state.remaining == 0 else { return nil }
-            return state.outcomes.map { $0! }
+            return state.remaining == 0 ? state.failures : nil
         }
-        if let finished { completion(finished) }
+        if let finished { completion(KafkaDeliveryOutcomes(batch: self, failures: finished)) }
     }
 
     /// Calls the completion of an empty batch.
     func completeIfEmpty() {
         let empty = state.withLock { $0.remaining == 0 }
-        if empty { completion([]) }
+        if empty { completion(KafkaDeliveryOutcomes(batch: self, failures: [:])) }
+    }
+
+    /// The outcome of message `index` once every message has one (`failures`: the batch's failed messages).
+    fileprivate func outcome(at index: Int, failures: [Int: KafkaError]) -> KafkaDeliveryOutcome {
+        let entry = entries[index]
+        if entry.state == .failed, let failure = failures[index] { return .failed(failure) }
+        return .delivered(partition: entry.partition, offset: entry.offset)
+    }
+}
+
+/// The outcomes of one `KafkaProducer.submit` call, one per message in submission order, read from the batch's
+/// entries (no array of outcomes per batch); `Array(outcomes)` copies them.
+package struct KafkaDeliveryOutcomes: RandomAccessCollection, Sendable {
+    private let batch: KafkaDeliveryBatch
+    private let failures: [Int: KafkaError]
+
+    fileprivate init(batch: KafkaDeliveryBatch, failures: [Int: KafkaError]) {
+        self.batch = batch
+        self.failures = failures
+    }
+
+    /// 0.
+    package var startIndex: Int { 0 }
+    /// The number of messages.
+    package var endIndex: Int { batch.count }
+
+    /// Whether every message was delivered.
+    package var allDelivered: Bool { failures.isEmpty }
+
+    /// The outcome of message `position`.
+    package subscript(position: Int) -> KafkaDeliveryOutcome {
+        precondition(position >= 0 && position < batch.count, "Kafka outcome index out of its batch")
+        return batch.outcome(at: position, failures: failures)
     }
 }

@@ -77,14 +77,14 @@ package final class KafkaProducer {
     /// handed over yet are reported failed (retriable, "not sent") and the completion still runs exactly once.
     package func submit(
         _ messages: [KafkaMessage],
-        completion: @escaping @Sendable ([KafkaDeliveryOutcome]) -> Void
+        completion: @escaping @Sendable (KafkaDeliveryOutcomes) -> Void
     ) async throws {
         precondition(!closed, "KafkaProducer.submit after close")
         var handing = Handing(count: messages.count, completion: completion)
         defer { handing.finishUnsent() }
         while !handing.isDone {
             try Task.checkCancellation()
-            if !handOver(&handing, message: { messages[$0] }, servingReports: false) {
+            if !handOver(&handing, message: { $1 = messages[$0] }, servingReports: false) {
                 await context.waitForCapacity()
             }
         }
@@ -95,19 +95,19 @@ package final class KafkaProducer {
     /// waiting for room, it serves them itself, until it hands them back (`handReportsBack`).
     package func submitBlocking(
         _ messages: [KafkaMessage],
-        completion: @escaping @Sendable ([KafkaDeliveryOutcome]) -> Void
+        completion: @escaping @Sendable (KafkaDeliveryOutcomes) -> Void
     ) {
-        submitBlocking(count: messages.count, message: { messages[$0] }, completion: completion)
+        submitBlocking(count: messages.count, message: { $1 = messages[$0] }, completion: completion)
     }
 
-    /// `submitBlocking` of `count` messages that `message` makes one at a time, each just before it is handed over
-    /// and dropped right after: a caller producing from its own events builds no array of messages (each message's
-    /// header array is freed at once, where glibc reuses it for the next, instead of 500 at the end of the batch;
-    /// BENCHMARKS.md, "Kafka: the producing thread and glibc's malloc").
+    /// `submitBlocking` of `count` messages that `message(index, &message)` writes one at a time into the same
+    /// message, each just before it is handed over: a caller producing from its own events builds no array of
+    /// messages, and overwriting the fields in place keeps the header array from one message to the next (no
+    /// allocation per message; BENCHMARKS.md, "Kafka: the sink's per-event work").
     package func submitBlocking(
         count: Int,
-        message: (Int) -> KafkaMessage,
-        completion: @escaping @Sendable ([KafkaDeliveryOutcome]) -> Void
+        message: (Int, inout KafkaMessage) -> Void,
+        completion: @escaping @Sendable (KafkaDeliveryOutcomes) -> Void
     ) {
         precondition(!closed, "KafkaProducer.submit after close")
         takeReportsOver()
@@ -126,43 +126,22 @@ package final class KafkaProducer {
         }
     }
 
-    /// One `submit` call's progress: how many messages, their batch, and the index of the next to hand over.
-    private struct Handing {
-        let count: Int
-        let batch: KafkaDeliveryBatch
-        var next = 0
-
-        init(count: Int, completion: @escaping @Sendable ([KafkaDeliveryOutcome]) -> Void) {
-            self.count = count
-            self.batch = KafkaDeliveryBatch(count: count, completion: completion)
-            batch.completeIfEmpty()
-        }
-
-        var isDone: Bool { next == count }
-
-        /// Whatever was not handed over (cancelled) still gets its outcome, so the completion runs.
-        mutating func finishUnsent() {
-            while next < count {
-                batch.record(
-                    .failed(KafkaError(kind: .retriable, message: "not sent: the producer was stopped")),
-                    at: next
-                )
-                next += 1
-            }
-        }
-    }
-
-    /// Hands over as many of `handing`'s messages (`message(index)`) as the bound allows; false when there was no
-    /// room at all (the caller waits for capacity). `servingReports`: the calling thread serves the reports that
-    /// arrived after each message, as librdkafka's own producer loop does, so that their frees come between its
-    /// mallocs.
-    private func handOver(_ handing: inout Handing, message: (Int) -> KafkaMessage, servingReports: Bool) -> Bool {
+    /// Hands over as many of `handing`'s messages (written by `message(index, &message)`) as the bound allows; false
+    /// when there was no room at all (the caller waits for capacity). `servingReports`: the calling thread serves the
+    /// reports that arrived after each message, as librdkafka's own producer loop does, so that their frees come
+    /// between its mallocs.
+    private func handOver(
+        _ handing: inout Handing,
+        message: (Int, inout KafkaMessage) -> Void,
+        servingReports: Bool
+    ) -> Bool {
         var granted = context.reserve(upTo: handing.count - handing.next)
         if granted == 0 { return false }
         while granted > 0 {
             granted -= 1
             let index = handing.next
-            switch produce(message(index), batch: handing.batch, index: index) {
+            message(index, &handing.message)
+            switch produce(handing.message, batch: handing.batch, index: index) {
             case .handedOver:
                 handing.next += 1
                 if servingReports { serving.serveArrivedOnRunner() }
@@ -179,32 +158,6 @@ package final class KafkaProducer {
             }
         }
         return true
-    }
-
-    /// Produces `messages` and waits for every outcome (`submit` plus waiting for its completion).
-    package func send(_ messages: [KafkaMessage]) async throws -> [KafkaDeliveryOutcome] {
-        await Self.first(of: try await submitted(messages)) ?? []
-    }
-
-    /// `send`, waiting at most `limit` for the outcomes: nil when they did not come by then (a probe's test event).
-    package func send(_ messages: [KafkaMessage], within limit: Duration) async throws -> [KafkaDeliveryOutcome]? {
-        let outcomes = try await submitted(messages)
-        return await withTimeLimit(limit) { await Self.first(of: outcomes) }
-    }
-
-    /// Submits `messages`; their outcomes arrive on the stream.
-    private func submitted(_ messages: [KafkaMessage]) async throws -> AsyncStream<[KafkaDeliveryOutcome]> {
-        let (stream, continuation) = AsyncStream<[KafkaDeliveryOutcome]>.makeStream(bufferingPolicy: .unbounded)
-        try await submit(messages) { outcomes in
-            continuation.yield(outcomes)
-            continuation.finish()
-        }
-        return stream
-    }
-
-    private static func first(of outcomes: AsyncStream<[KafkaDeliveryOutcome]>) async -> [KafkaDeliveryOutcome]? {
-        for await batch in outcomes { return batch }
-        return nil
     }
 
     private enum ProduceResult {

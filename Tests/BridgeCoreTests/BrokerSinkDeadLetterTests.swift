@@ -110,4 +110,23 @@ import Testing
         try await sink.makeDurable()
         #expect(letters.removed.withLock { $0 } == [second])
     }
+
+    /// A client that reports a whole batch delivered at once (`BrokerOutcomes.delivered`, Kafka's usual batch) lets
+    /// the tracker count it without looking at each event, but not when a replayed letter is among them: the letter
+    /// must still leave the store.
+    @Test func aBatchReportedDeliveredAsAWholeStillReleasesTheReplayedLetterInIt() {
+        let tracker = BrokerDeliveryTracker(metrics: nil)
+        let letter = replayed(1)
+        tracker.watch([letter])
+        var events = base.events(0..<3)
+        events[1].id = letter.eventID
+        let first = tracker.handOver(events.count)
+        tracker.finished(events, first: first, outcomes: .delivered(events.count))
+        #expect(tracker.pending == 0)
+        #expect(tracker.deliveredReplays == [letter])
+
+        let more = base.events(3..<6)
+        tracker.finished(more, first: tracker.handOver(more.count), outcomes: .delivered(more.count))
+        #expect(tracker.pending == 0 && tracker.deliveredReplays == [letter] && tracker.redoCount == 0)
+    }
 }

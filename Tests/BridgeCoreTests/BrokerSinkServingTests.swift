@@ -14,7 +14,7 @@ final class RunnerServedBrokerClient: BrokerClient, @unchecked Sendable {
     let runnerServes = Atomic<Bool>(false)
     let serves = Atomic<Int>(0)
 
-    func submit(_ events: [EncodedEvent], completion: @escaping @Sendable ([BrokerOutcome]) -> Void)
+    func submit(_ events: [EncodedEvent], completion: @escaping @Sendable (BrokerOutcomes) -> Void)
         async throws(SinkError)
     {
         runnerServes.store(true, ordering: .relaxed)

@@ -9,7 +9,7 @@ import Testing
 final class ScriptedBrokerClient: BrokerClient, @unchecked Sendable {
     struct HandOver {
         var events: [EncodedEvent]
-        var completion: @Sendable ([BrokerOutcome]) -> Void
+        var completion: @Sendable (BrokerOutcomes) -> Void
     }
 
     /// Hand-overs not answered yet.
@@ -24,7 +24,7 @@ final class ScriptedBrokerClient: BrokerClient, @unchecked Sendable {
     /// `sendLingering` calls (waits for room at the bound).
     let lingeringSent = Atomic<Int>(0)
 
-    func submit(_ events: [EncodedEvent], completion: @escaping @Sendable ([BrokerOutcome]) -> Void)
+    func submit(_ events: [EncodedEvent], completion: @escaping @Sendable (BrokerOutcomes) -> Void)
         async throws(SinkError)
     {
         handOvers.withLock { $0.append(HandOver(events: events, completion: completion)) }
@@ -48,7 +48,7 @@ final class ScriptedBrokerClient: BrokerClient, @unchecked Sendable {
             defer { list.removeAll() }
             return list
         }
-        for handOver in open { handOver.completion(handOver.events.map { _ in .retry("closed") }) }
+        for handOver in open { handOver.completion(BrokerOutcomes(handOver.events.map { _ in .retry("closed") })) }
     }
 
     /// The ids handed over so far, in order.
@@ -58,7 +58,7 @@ final class ScriptedBrokerClient: BrokerClient, @unchecked Sendable {
     func answerOldest(_ outcome: (EncodedEvent) -> BrokerOutcome) {
         let first = handOvers.withLock { $0.isEmpty ? nil : $0.removeFirst() }
         guard let first else { return }
-        first.completion(first.events.map(outcome))
+        first.completion(BrokerOutcomes(first.events.map(outcome)))
     }
 
     func answerAll(_ outcome: BrokerOutcome = .delivered(duplicate: false)) {

@@ -121,7 +121,8 @@ struct KafkaProducerTests {
             allDelivered(try await producer.send(eventMessages(topic: "flaky", count: 10, items: 5, prefix: "warm")))
         )
         try cluster.failNextProduceRequests(
-            with: codes(.notLeaderForPartition, .requestTimedOut, .notEnoughReplicas, .transport, .notEnoughReplicas))
+            with: codes(.notLeaderForPartition, .requestTimedOut, .notEnoughReplicas, .transport, .notEnoughReplicas)
+        )
         let messages = eventMessages(topic: "flaky", count: 1_000, items: 25)
         let outcomes = try await producer.send(messages)
         #expect(allDelivered(outcomes), firstFailure(outcomes))
@@ -244,7 +245,7 @@ struct KafkaProducerTests {
 /// Collects one batch's outcomes from the poll thread; tests wait on it.
 final class OutcomeBox: Sendable {
     private let state = Mutex<[KafkaDeliveryOutcome]?>(nil)
-    func store(_ outcomes: [KafkaDeliveryOutcome]) { state.withLock { $0 = outcomes } }
+    func store(_ outcomes: KafkaDeliveryOutcomes) { state.withLock { $0 = Array(outcomes) } }
 
     var outcomes: [KafkaDeliveryOutcome]? { state.withLock { $0 } }
 

@@ -47,17 +47,17 @@ package final class AMQPBrokerClient: BrokerClient {
         return AMQPBrokerClient(client: client, config: config)
     }
 
-    package func submit(_ events: [EncodedEvent], completion: @escaping @Sendable ([BrokerOutcome]) -> Void)
+    package func submit(_ events: [EncodedEvent], completion: @escaping @Sendable (BrokerOutcomes) -> Void)
         async throws(SinkError)
     {
         let messages = events.map(message)
         do {
             let outcomes = try await client.publish(messages, timeout: Self.confirmTimeout)
             lastError = outcomes.lazy.compactMap(\.failure).first
-            completion(zip(messages, outcomes).map { outcome($1, of: $0) })
+            completion(BrokerOutcomes(zip(messages, outcomes).map { outcome($1, of: $0) }))
         } catch {
             lastError = error
-            completion(events.map { _ in .retry(describe(error, exchange: exchange)) })
+            completion(BrokerOutcomes(events.map { _ in .retry(describe(error, exchange: exchange)) }))
         }
     }
 

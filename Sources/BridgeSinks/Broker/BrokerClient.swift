@@ -11,7 +11,7 @@ package protocol BrokerClient: AnyObject {
     /// Hands `events` (in order) to the client; `completion` gets one outcome per event, in the same order, once
     /// the last is known (on a thread of the client's; keep it short). Returns once every event is held by the
     /// client (the sink never submits more than the client's bound), throwing only when nothing was handed over.
-    func submit(_ events: [EncodedEvent], completion: @escaping @Sendable ([BrokerOutcome]) -> Void)
+    func submit(_ events: [EncodedEvent], completion: @escaping @Sendable (BrokerOutcomes) -> Void)
         async throws(SinkError)
     /// Sends at once what the client holds back to fill a batch (Kafka's `linger.ms`), and whatever comes next too,
     /// until nothing is outstanding, without waiting: called when the sink is about to wait for every outcome
@@ -59,4 +59,44 @@ package enum BrokerOutcome: Sendable {
     case rejected(String)
     /// Not delivered but deliverable: the sink sends it again (on a new client if this one broke).
     case retry(String)
+}
+
+/// One outcome per event of a submitted batch, in order: an array's, or looked up by index in what the client keeps
+/// anyway (Kafka's delivery batch), so that a batch of hundreds of events needs no array of outcomes (an allocation of
+/// a kilobyte or more per batch, which glibc serves only after merging every small block freed since:
+/// BENCHMARKS.md, "Kafka: the sink's per-event work").
+package struct BrokerOutcomes: RandomAccessCollection, Sendable {
+    private let lookup: @Sendable (Int) -> BrokerOutcome
+
+    /// `count` outcomes, the one at `index` given by `lookup(index)` (called on the thread that reads them, while
+    /// the completion runs).
+    package init(count: Int, lookup: @escaping @Sendable (Int) -> BrokerOutcome) {
+        self.endIndex = count
+        self.lookup = lookup
+        self.allDelivered = false
+    }
+
+    /// `count` events, every one delivered (`.delivered(duplicate: false)`): the tracker counts them without
+    /// looking at each.
+    package static func delivered(_ count: Int) -> BrokerOutcomes {
+        var outcomes = BrokerOutcomes(count: count) { _ in .delivered(duplicate: false) }
+        outcomes.allDelivered = true
+        return outcomes
+    }
+
+    /// True when every outcome is known to be `.delivered(duplicate: false)` (`delivered(_:)`); false says nothing.
+    package private(set) var allDelivered: Bool
+
+    /// The outcomes of an array.
+    package init(_ outcomes: [BrokerOutcome]) {
+        self.init(count: outcomes.count) { outcomes[$0] }
+    }
+
+    /// 0.
+    package var startIndex: Int { 0 }
+    /// The number of outcomes.
+    package let endIndex: Int
+
+    /// The outcome of event `position`.
+    package subscript(position: Int) -> BrokerOutcome { lookup(position) }
 }

@@ -1,5 +1,5 @@
-package import BridgeSystem
 package import BridgeEvents
+package import BridgeSystem
 
 /// The events a broker sink handed to its client and has not seen confirmed: how many, which must be sent again,
 /// which the broker refused for good (to be stored as dead letters by the runner), which replayed dead letters were
@@ -91,26 +91,29 @@ package final class BrokerDeliveryTracker: Sendable {
     }
 
     /// Records the outcomes of `events`, handed over from order number `first` (on the client's thread).
-    package func finished(_ events: [EncodedEvent], first: UInt64, outcomes: [BrokerOutcome]) {
+    package func finished(_ events: [EncodedEvent], first: UInt64, outcomes: BrokerOutcomes) {
         var delivered = 0
         var duplicates = 0
         var rejected = 0
         state.withLock { state in
-            for (index, event) in events.enumerated() {
+            // The usual batch: every event delivered, none a replayed letter. Nothing to look at per event.
+            let allDelivered = outcomes.allDelivered && outcomes.count == events.count && state.replays.isEmpty
+            if allDelivered { delivered = events.count }
+            for index in events.indices where !allDelivered {
                 let outcome = index < outcomes.count ? outcomes[index] : .retry("no outcome reported")
                 switch outcome {
                 case .delivered(let duplicate):
                     delivered += 1
                     if duplicate { duplicates += 1 }
-                    if !state.replays.isEmpty, let replay = state.replays.removeValue(forKey: event.id) {
+                    if !state.replays.isEmpty, let replay = state.replays.removeValue(forKey: events[index].id) {
                         state.deliveredReplays.append(replay)
                     }
                 case .rejected(let reason):
                     rejected += 1
-                    let replay = state.replays.isEmpty ? nil : state.replays.removeValue(forKey: event.id)
-                    state.refused.append(Refusal(event: event, reason: reason, replay: replay))
+                    let replay = state.replays.isEmpty ? nil : state.replays.removeValue(forKey: events[index].id)
+                    state.refused.append(Refusal(event: events[index], reason: reason, replay: replay))
                 case .retry(let reason):
-                    state.redo.append((first + UInt64(index), event))
+                    state.redo.append((first + UInt64(index), events[index]))
                     state.redoReason = reason
                 }
             }

@@ -65,7 +65,7 @@ package final class JetStreamBrokerClient: BrokerClient {
             + "that an event is stored, so it sends nothing there"
     }
 
-    package func submit(_ events: [EncodedEvent], completion: @escaping @Sendable ([BrokerOutcome]) -> Void)
+    package func submit(_ events: [EncodedEvent], completion: @escaping @Sendable (BrokerOutcomes) -> Void)
         async throws(SinkError)
     {
         let messages = events.map { event in
@@ -77,7 +77,9 @@ package final class JetStreamBrokerClient: BrokerClient {
             )
         }
         do {
-            try await publisher.submit(messages) { outcomes in completion(outcomes.map(Self.outcome)) }
+            try await publisher.submit(messages) { outcomes in
+                completion(BrokerOutcomes(outcomes.map(Self.outcome)))
+            }
         } catch {
             throw SinkError(sink: sinkName, message: "publishing stopped: \(error)", isRetriable: true)
         }

@@ -35,31 +35,47 @@ final class KafkaBrokerClient: BrokerClient {
         }
     }
 
-    func submit(_ events: [EncodedEvent], completion: @escaping @Sendable ([BrokerOutcome]) -> Void)
+    func submit(_ events: [EncodedEvent], completion: @escaping @Sendable (BrokerOutcomes) -> Void)
         async throws(SinkError)
     {
         // On the runner's own thread, which may block while the producer is at its bound: no hop to another
-        // thread and back for every batch. Each message is made as it is handed over (no array of them). The runner
-        // serves the delivery reports from here until it hands them back (`handOutcomesBack`).
-        producer.submitBlocking(count: events.count, message: { message(for: events[$0]) }) { outcomes in
-            completion(outcomes.map(Self.outcome))
+        // thread and back for every batch. Each message is written as it is handed over, over the one before (no
+        // array of them, no header array per message). The runner serves the delivery reports from here until it
+        // hands them back (`handOutcomesBack`). The outcomes are read from the producer's batch, not copied.
+        events.withUnsafeBufferPointer { events in
+            // Each event borrowed where it lies (no copy of it per message).
+            producer.submitBlocking(count: events.count, message: { write(events[$0], into: &$1) }) { outcomes in
+                completion(
+                    outcomes.allDelivered
+                        ? .delivered(outcomes.count)
+                        : BrokerOutcomes(count: outcomes.count) { Self.outcome(outcomes[$0]) }
+                )
+            }
         }
     }
 
-    /// The message of `event`.
-    func message(for event: EncodedEvent) -> KafkaMessage {
-        KafkaMessage(
-            topic: topics.name(for: event),
-            key: event.key,
-            headers: Self.headers(
+    /// Writes the message of `event` over `message`: the fields are replaced in place, so the header array of the
+    /// message before is reused.
+    func write(_ event: EncodedEvent, into message: inout KafkaMessage) {
+        message.topic = topics.name(for: event)
+        message.key = event.key
+        message.value = event.body
+        let expected = encoder.format == .cloudevents ? 5 : 4
+        guard message.headers.count == expected else {
+            message.headers = Self.headers(
                 id: event.id,
                 type: event.event.typeName,
                 collection: event.collection,
                 event: event.event.rawValue,
                 encoder: encoder
-            ),
-            value: event.body
-        )
+            )
+            return
+        }
+        // The names, and the content type, are the same for every message.
+        message.headers[0].value = event.id
+        message.headers[1].value = event.event.typeName
+        message.headers[2].value = event.collection
+        message.headers[3].value = event.event.rawValue
     }
 
     /// The headers of a message (contract: `id`, `type`, `collection`, `event`). A CloudEvent adds `content-type:

@@ -1,7 +1,7 @@
 package import BridgeEvents
 import BridgeJSON
-import BridgeSystem
 package import BridgeMQTT
+import BridgeSystem
 
 /// An MQTT sink's client: one libmosquitto client with a persistent session (it reconnects and resends by itself;
 /// after a failed batch while disconnected the sink opens a new one). Each batch is published at once, each event
@@ -47,7 +47,7 @@ package final class MQTTBrokerClient: BrokerClient {
             + " \(maxInFlight): at most \(limit) per round trip (mosquitto: raise max_inflight_messages)"
     }
 
-    package func submit(_ events: [EncodedEvent], completion: @escaping @Sendable ([BrokerOutcome]) -> Void)
+    package func submit(_ events: [EncodedEvent], completion: @escaping @Sendable (BrokerOutcomes) -> Void)
         async throws(SinkError)
     {
         var messages: [MQTTMessage] = []
@@ -81,7 +81,7 @@ package final class MQTTBrokerClient: BrokerClient {
             Self.outcome(outcomes[(index * perEvent)..<((index + 1) * perEvent)])
         }
         failed = results.contains { if case .retry = $0 { true } else { false } }
-        completion(results)
+        completion(BrokerOutcomes(results))
     }
 
     /// An event's outcome from its messages': delivered when all were acknowledged; refused for good when the

@@ -1,7 +1,7 @@
 package import BridgeEvents
 import BridgeJSON
-import BridgeSystem
 package import BridgeRedis
+import BridgeSystem
 
 /// A Redis sink's client: one connection (reopened by the next batch after it broke); each batch one pipeline of
 /// appends, each event to its stream with the contract's fields and the dedup window on its id.
@@ -31,7 +31,7 @@ package final class RedisBrokerClient: BrokerClient {
         }
     }
 
-    package func submit(_ events: [EncodedEvent], completion: @escaping @Sendable ([BrokerOutcome]) -> Void)
+    package func submit(_ events: [EncodedEvent], completion: @escaping @Sendable (BrokerOutcomes) -> Void)
         async throws(SinkError)
     {
         let entries = events.map { event in
@@ -48,10 +48,10 @@ package final class RedisBrokerClient: BrokerClient {
         do {
             let outcomes = try await client.append(entries, settings: settings)
             lastError = nil
-            completion(outcomes.map(Self.outcome))
+            completion(BrokerOutcomes(outcomes.map(Self.outcome)))
         } catch {
             lastError = error
-            completion(events.map { _ in .retry(Self.describe(error)) })
+            completion(BrokerOutcomes(events.map { _ in .retry(Self.describe(error)) }))
         }
     }
 
