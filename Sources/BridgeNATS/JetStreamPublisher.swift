@@ -74,7 +74,8 @@ package final class JetStreamPublisher {
         } catch {
             throw NATSError(
                 kind: error.isRetriable ? .retriable : .fatal,
-                message: "could not start the JetStream publish thread: \(error)")
+                message: "could not start the JetStream publish thread: \(error)"
+            )
         }
     }
 
@@ -174,6 +175,9 @@ package final class JetStreamPublisher {
     package var outstanding: (held: Int, inFlight: Int) {
         core.lock.withLock { ($0.scheduler.heldCount, $0.scheduler.inFlightCount) }
     }
+
+    /// What the publisher did about its acknowledgement deadlines so far (for diagnosis).
+    package var activity: JetStreamPublisherActivity { core.lock.withLock { $0.activity } }
 
     /// The last error the server answered a publish with, until one is acknowledged (`JetStreamPublishScheduler`).
     package var lastRefusal: NATSError? { core.lock.withLock { $0.scheduler.lastRefusal } }

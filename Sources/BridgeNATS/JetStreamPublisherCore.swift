@@ -30,6 +30,8 @@ final class JetStreamPublisherCore: Sendable {
         var nextToken: UInt = 1
         /// When the driver next looks for publishes past their acknowledgement deadline.
         var nextTimeoutCheck = ContinuousClock.now
+        /// Publishes, deadline checks and time-outs counted, for diagnosis.
+        var activity = JetStreamPublisherActivity()
     }
 
     let lock: ConditionLock<State>
@@ -79,7 +81,9 @@ final class JetStreamPublisherCore: Sendable {
                 let now = ContinuousClock.now
                 if state.scheduler.inFlightCount > 0 && now >= state.nextTimeoutCheck {
                     state.nextTimeoutCheck = now + timeoutCheckInterval
+                    let inFlight = state.scheduler.inFlightCount
                     let late = state.scheduler.timeOut(sentBefore: now - ackTimeout, error: timeoutError, now: now)
+                    state.activity.recordDeadlineCheck(timedOut: inFlight - state.scheduler.inFlightCount, at: now)
                     if !late.isEmpty { return (.complete(late), nil) }
                 }
                 // Publishes wait while the connection is down: libnats would only pile them into its buffer.
@@ -95,6 +99,7 @@ final class JetStreamPublisherCore: Sendable {
                             state.scheduler.published(slot: slot, token: token, now: now)
                             work.append((token, slot, message))
                         }
+                        state.activity.recordPublishes(work.count, at: now)
                         return (.publish(work), nil)
                     }
                 }
@@ -193,7 +198,10 @@ final class JetStreamPublisherCore: Sendable {
 
     /// The connection went away or came back (libnats's callback thread).
     func connectionChanged(to state: NATSConnectionState) {
-        lock.withLock { $0.connected = state == .connected }
+        lock.withLock {
+            $0.connected = state == .connected
+            if !$0.connected { $0.activity.disconnects += 1 }
+        }
         lock.signal()
     }
 

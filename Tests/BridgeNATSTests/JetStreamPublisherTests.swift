@@ -135,15 +135,25 @@ struct JetStreamPublisherTests {
         )
         let messages = jetStreamMessages(count: 40, items: 8)
         server.pause()
+        let frozen = ContinuousClock.now
         let done = NATSOutcomeBox()
         try await publisher.submit(messages) { done.store($0) }
+        let submitted = ContinuousClock.now - frozen
         // Frozen for several acknowledgement deadlines: each item's head is published again and again meanwhile.
         try await Task.sleep(for: .seconds(2))
-        #expect(done.outcomes == nil)
+        // What the driver did while the server was frozen, for the failure messages (times after the freeze).
+        let whileFrozen =
+            "submitted at \(submitted), thawed at \(ContinuousClock.now - frozen); while frozen: "
+            + publisher.activity.summary(since: frozen)
+        #expect(done.outcomes == nil, "\(whileFrozen)")
         server.resume()
         let outcomes = try #require(await done.wait(timeout: .seconds(60)))
         #expect(outcomes.count == 40 && outcomes.allSatisfy { $0.ack != nil }, natsFailure(outcomes))
-        #expect(outcomes.contains { $0.ack?.duplicate == true }, "the acknowledgements that count are the retries'")
+        let inAll = publisher.activity.summary(since: frozen)
+        #expect(
+            outcomes.contains { $0.ack?.duplicate == true },
+            "the acknowledgements that count are the retries'; \(whileFrozen); in all: \(inAll)"
+        )
         try await expectStored(server.url, exactly: messages)
         await publisher.close(drainTimeout: .seconds(5))
         await connection.close()
