@@ -32,7 +32,13 @@ final class JetStreamPublisherCore: Sendable {
         var nextTimeoutCheck = ContinuousClock.now
         /// Publishes, deadline checks and time-outs counted, for diagnosis.
         var activity = JetStreamPublisherActivity()
+        /// Answers read and not destroyed yet: destroyed `spentRepliesKept` at a time (see `received`).
+        var spentReplies: [OpaquePointer] = []
     }
+
+    /// How many read answers wait to be destroyed together: libnats frees a message on its collector thread, woken
+    /// by the first destroy that finds it idle, so destroying a run of them costs that thread one wake-up.
+    static let spentRepliesKept = 128
 
     let lock: ConditionLock<State>
     /// `_INBOX.<unique>.`: every reply subject of this publisher starts with it (NUL-free ASCII).
@@ -57,6 +63,11 @@ final class JetStreamPublisherCore: Sendable {
         self.replyPrefix = Array(replyPrefix.utf8)
         self.ackTimeout = max(.milliseconds(1), settings.ackTimeout)
         self.timeoutCheckInterval = min(max(.milliseconds(1), ackTimeout / 10), .milliseconds(250))
+    }
+
+    deinit {
+        // No reply can come any more: the connection that delivered them holds this core until it is destroyed.
+        for message in lock.withLock({ $0.spentReplies }) { natsMsg_Destroy(message) }
     }
 
     // MARK: - Driver thread
@@ -121,8 +132,13 @@ final class JetStreamPublisherCore: Sendable {
 
     private func publish(_ work: [(token: UInt, slot: Int, message: JetStreamMessage)]) {
         var failures: [(slot: Int, token: UInt, error: NATSError)] = []
+        // Destroyed after the round, together: libnats frees a message on its collector thread, woken by the first
+        // destroy it finds idle, so one round costs that thread one wake-up instead of one per message.
+        var sent: [OpaquePointer] = []
+        sent.reserveCapacity(work.count)
+        defer { for message in sent { natsMsg_Destroy(message) } }
         for entry in work {
-            let status = send(entry.message, token: entry.token)
+            let status = send(entry.message, token: entry.token, keeping: &sent)
             if status != NATS_OK {
                 let error = NATSError.from(status: status, context: "publish to \(entry.message.subject)")
                 failures.append((entry.slot, entry.token, error))
@@ -138,8 +154,9 @@ final class JetStreamPublisherCore: Sendable {
         for completion in completions { completion.completion(completion.outcomes) }
     }
 
-    /// One core publish: `message` with its `Nats-Msg-Id` header and the reply subject of `token`.
-    private func send(_ message: JetStreamMessage, token: UInt) -> natsStatus {
+    /// One core publish: `message` with its `Nats-Msg-Id` header and the reply subject of `token`; the libnats
+    /// message made for it is appended to `made`, for the caller to destroy.
+    private func send(_ message: JetStreamMessage, token: UInt, keeping made: inout [OpaquePointer]) -> natsStatus {
         // The reply subject, written on the stack: the prefix, the token's decimal digits (at most 20), a NUL.
         withUnsafeTemporaryAllocation(of: CChar.self, capacity: replyPrefix.count + 21) { reply in
             var length = 0
@@ -170,7 +187,7 @@ final class JetStreamPublisherCore: Sendable {
                 )
             }
             guard status == NATS_OK, let pointer else { return status }
-            defer { natsMsg_Destroy(pointer) }
+            made.append(pointer)
             status = natsMsgHeader_Set(pointer, "Nats-Msg-Id", message.messageID)
             guard status == NATS_OK else { return status }
             return natsConnection_PublishMsg(connection.pointer, pointer)
@@ -179,9 +196,17 @@ final class JetStreamPublisherCore: Sendable {
 
     // MARK: - Events from other threads
 
-    /// The answer to the publish `token` (the reply subscription's delivery thread).
-    func received(token: UInt, _ outcome: JetStreamOutcome) {
+    /// The answer to the publish `token` (the reply subscription's delivery thread), read from `reply`, which this
+    /// takes over (kept until `spentRepliesKept` are, then destroyed with them).
+    func received(token: UInt, _ outcome: JetStreamOutcome, reply: OpaquePointer) {
+        var spent: [OpaquePointer] = []
+        defer { for message in spent { natsMsg_Destroy(message) } }
         let (completion, waiter, drained, wake) = lock.withLock { state in
+            state.spentReplies.append(reply)
+            if state.spentReplies.count >= Self.spentRepliesKept {
+                swap(&spent, &state.spentReplies)
+                state.spentReplies.reserveCapacity(Self.spentRepliesKept)
+            }
             let retries = state.scheduler.retryCount
             let completion = state.scheduler.answered(token: token, outcome, now: .now)
             // The driver has work only when the key's next message became ready or a retry is to be timed; an
@@ -271,14 +296,19 @@ func jetStreamReplied(
     _ closure: UnsafeMutableRawPointer?
 ) {
     guard let message else { return }
-    // The handler owns the message: destroy it whatever happens below.
-    defer { natsMsg_Destroy(message) }
-    guard let closure, let subject = natsMsg_GetSubject(message) else { return }
+    // The handler owns the message: destroyed here unless the core takes it over.
+    guard let closure, let subject = natsMsg_GetSubject(message) else {
+        natsMsg_Destroy(message)
+        return
+    }
     let core = Unmanaged<JetStreamPublisherCore>.fromOpaque(closure).takeUnretainedValue()
     let token = core.replyPrefix.withUnsafeBytes { prefix in
         JetStreamReply.token(subject: UnsafeRawBufferPointer(start: subject, count: strlen(subject)), prefix: prefix)
     }
-    guard let token else { return }  // not a reply to one of our publishes
+    guard let token else {  // not a reply to one of our publishes
+        natsMsg_Destroy(message)
+        return
+    }
     let outcome: JetStreamOutcome
     if natsMsg_IsNoResponders(message) {
         outcome = JetStreamReply.noResponders
@@ -288,5 +318,5 @@ func jetStreamReplied(
             payload: UnsafeRawBufferPointer(start: natsMsg_GetData(message), count: length)
         )
     }
-    core.received(token: token, outcome)
+    core.received(token: token, outcome, reply: message)
 }
