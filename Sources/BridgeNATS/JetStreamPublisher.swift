@@ -82,13 +82,19 @@ package final class JetStreamPublisher {
     // MARK: - Publishing
 
     /// Submits `messages` in order; `completion` gets one outcome per message, in the same order, once the last
-    /// one is known (keep it short: it runs on libnats's delivery thread or the driver's thread).
+    /// one is known (keep it short: it runs on libnats's delivery thread, the driver's thread or the caller's).
     ///
     /// Returns once every message is held by the publisher, waiting while `maxOutstanding` are. If the task is
     /// cancelled while waiting it throws `CancellationError`; messages not handed over are reported failed
     /// (retriable, "not sent") and the completion still runs exactly once.
+    ///
+    /// `publishingHere`: the caller runs on a thread of its own that may block (a sink's runner, never the
+    /// cooperative pool), and what is ready to go is published on it before this returns, sparing the driver
+    /// thread the hand-over and its wake-up (BENCHMARKS.md, "JetStream: publishing on the runner's thread");
+    /// otherwise the driver thread publishes.
     package func submit(
         _ messages: [JetStreamMessage],
+        publishingHere: Bool = false,
         completion: @escaping @Sendable ([JetStreamOutcome]) -> Void
     ) async throws {
         var next = 0
@@ -118,8 +124,9 @@ package final class JetStreamPublisher {
         var lastValid: String?
         while next < messages.count {
             try Task.checkCancellation()
-            let added = core.lock.withLock { state -> Int in
-                guard !state.stopping else { return 0 }
+            let (added, work, wakeDriver) = core.lock.withLock {
+                state -> (Int, JetStreamPublisherCore.Work, Bool) in
+                guard !state.stopping else { return (0, [], false) }
                 let count = min(state.scheduler.room, messages.count - next)
                 for index in next..<(next + count) {
                     let subject = messages[index].subject
@@ -133,11 +140,17 @@ package final class JetStreamPublisher {
                         rejected.append((index, error))
                     }
                 }
-                return count
+                guard publishingHere else { return (count, [], true) }
+                let work = JetStreamPublisherCore.takeWork(&state, now: .now, maximum: .max)
+                // The driver still keeps the acknowledgement deadline of what is published here.
+                let wakeDriver = !work.isEmpty && state.driverSleepsUntilSignalled
+                if wakeDriver { state.driverSleepsUntilSignalled = false }
+                return (count, work, wakeDriver)
             }
             if added > 0 {
                 next += added
-                core.lock.signal()
+                if !work.isEmpty { core.publish(work) }
+                if wakeDriver { core.lock.signal() }
             } else {
                 await core.waitForCapacity()
                 if core.lock.withLock({ $0.stopping }) { return }

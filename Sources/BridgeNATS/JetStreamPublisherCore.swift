@@ -34,7 +34,13 @@ final class JetStreamPublisherCore: Sendable {
         var activity = JetStreamPublisherActivity()
         /// Answers read and not destroyed yet: destroyed `spentRepliesKept` at a time (see `received`).
         var spentReplies: [OpaquePointer] = []
+        /// Whether the driver sleeps until signalled (nothing in flight, no retry waiting): a submitter that
+        /// publishes itself signals it then, for the acknowledgement deadline of what it published.
+        var driverSleepsUntilSignalled = false
     }
+
+    /// Messages to publish, each with the token of its reply subject.
+    typealias Work = [(token: UInt, slot: Int, message: JetStreamMessage)]
 
     /// How many read answers wait to be destroyed together: libnats frees a message on its collector thread, woken
     /// by the first destroy that finds it idle, so destroying a run of them costs that thread one wake-up.
@@ -73,7 +79,7 @@ final class JetStreamPublisherCore: Sendable {
     // MARK: - Driver thread
 
     private enum DriverStep {
-        case publish([(token: UInt, slot: Int, message: JetStreamMessage)])
+        case publish(Work)
         case complete([JetStreamPublishScheduler.Completion])
         case stop
     }
@@ -88,6 +94,7 @@ final class JetStreamPublisherCore: Sendable {
         )
         while true {
             let step: DriverStep = lock.wait { state in
+                state.driverSleepsUntilSignalled = false
                 if state.stopping { return (.stop, nil) }
                 let now = ContinuousClock.now
                 if state.scheduler.inFlightCount > 0 && now >= state.nextTimeoutCheck {
@@ -97,28 +104,16 @@ final class JetStreamPublisherCore: Sendable {
                     state.activity.recordDeadlineCheck(timedOut: inFlight - state.scheduler.inFlightCount, at: now)
                     if !late.isEmpty { return (.complete(late), nil) }
                 }
-                // Publishes wait while the connection is down: libnats would only pile them into its buffer.
-                if state.connected {
-                    let taken = state.scheduler.takeReady(now: now, maximum: 256)
-                    if !taken.isEmpty {
-                        // Registered before any is sent: an answer can arrive as soon as its publish is written.
-                        var work: [(token: UInt, slot: Int, message: JetStreamMessage)] = []
-                        work.reserveCapacity(taken.count)
-                        for (slot, message) in taken {
-                            let token = state.nextToken
-                            state.nextToken += 1
-                            state.scheduler.published(slot: slot, token: token, now: now)
-                            work.append((token, slot, message))
-                        }
-                        state.activity.recordPublishes(work.count, at: now)
-                        return (.publish(work), nil)
-                    }
-                }
+                let work = Self.takeWork(&state, now: now, maximum: 256)
+                if !work.isEmpty { return (.publish(work), nil) }
                 var wake = state.connected ? state.scheduler.nextRetry : nil
                 if state.scheduler.inFlightCount > 0 {
                     wake = min(wake ?? state.nextTimeoutCheck, state.nextTimeoutCheck)
                 }
-                guard let wake else { return (nil, nil) }
+                guard let wake else {
+                    state.driverSleepsUntilSignalled = true
+                    return (nil, nil)
+                }
                 return (nil, max(.milliseconds(1), wake - now))
             }
             switch step {
@@ -130,7 +125,27 @@ final class JetStreamPublisherCore: Sendable {
         }
     }
 
-    private func publish(_ work: [(token: UInt, slot: Int, message: JetStreamMessage)]) {
+    /// Up to `maximum` messages ready to publish now, their tokens registered (before any is sent: an answer can
+    /// arrive as soon as its publish is written); none while the connection is down (libnats would only pile them
+    /// into its buffer).
+    static func takeWork(_ state: inout State, now: ContinuousClock.Instant, maximum: Int) -> Work {
+        guard state.connected else { return [] }
+        let taken = state.scheduler.takeReady(now: now, maximum: maximum)
+        var work: Work = []
+        work.reserveCapacity(taken.count)
+        for (slot, message) in taken {
+            let token = state.nextToken
+            state.nextToken += 1
+            state.scheduler.published(slot: slot, token: token, now: now)
+            work.append((token, slot, message))
+        }
+        state.activity.recordPublishes(work.count, at: now)
+        return work
+    }
+
+    /// Publishes `work` (taken by `takeWork`) on the calling thread, which may block while libnats flushes its
+    /// buffer: the driver thread, or a submitter's thread of its own, never the cooperative pool.
+    func publish(_ work: Work) {
         var failures: [(slot: Int, token: UInt, error: NATSError)] = []
         // Destroyed after the round, together: libnats frees a message on its collector thread, woken by the first
         // destroy it finds idle, so one round costs that thread one wake-up instead of one per message.

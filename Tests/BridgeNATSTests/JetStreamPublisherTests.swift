@@ -128,16 +128,31 @@ struct JetStreamPublisherTests {
     /// tokens, with the same `Nats-Msg-Id`); once it thaws, every message is stored once, and the answers that count
     /// are the retries' (duplicates), not the first publishes' late ones.
     @Test func unansweredPublishesTimeOutAndAreRetriedAndStoredOnce() async throws {
+        try await expectUnansweredPublishesRetried(count: 40, items: 8, publishingHere: false)
+    }
+
+    /// The same when the submitter publishes on its own thread (a sink's runner): the driver, asleep while nothing
+    /// was in flight, is woken to keep the acknowledgement deadlines of what the submitter published. One item, so
+    /// that only that deadline can make a retry (with several, the first answer after the thaw wakes the driver,
+    /// which then times out the others).
+    @Test func unansweredPublishesOfTheSubmittersThreadTimeOutAndAreRetried() async throws {
+        try await expectUnansweredPublishesRetried(count: 10, items: 1, publishingHere: true)
+    }
+
+    private func expectUnansweredPublishesRetried(count: Int, items: Int, publishingHere: Bool) async throws {
         let (server, connection) = try await singleServerWithStream("frozen")
         let publisher = try JetStreamPublisher.make(
             connection: connection,
             settings: JetStreamPublisherSettings(ackTimeout: .milliseconds(200), maxRetryDelay: .milliseconds(300))
         )
-        let messages = jetStreamMessages(count: 40, items: 8)
+        let messages = jetStreamMessages(count: count, items: items)
         server.pause()
         let frozen = ContinuousClock.now
         let done = NATSOutcomeBox()
-        try await publisher.submit(messages) { done.store($0) }
+        // A thread of its own, never the cooperative pool, when the publishes go out on it.
+        try await withTaskExecutorPreference(DedicatedThreadExecutor(name: "submitter")) {
+            try await publisher.submit(messages, publishingHere: publishingHere) { done.store($0) }
+        }
         let submitted = ContinuousClock.now - frozen
         // Frozen for several acknowledgement deadlines: each item's head is published again and again meanwhile.
         try await Task.sleep(for: .seconds(2))
@@ -148,7 +163,7 @@ struct JetStreamPublisherTests {
         #expect(done.outcomes == nil, "\(whileFrozen)")
         server.resume()
         let outcomes = try #require(await done.wait(timeout: .seconds(60)))
-        #expect(outcomes.count == 40 && outcomes.allSatisfy { $0.ack != nil }, natsFailure(outcomes))
+        #expect(outcomes.count == count && outcomes.allSatisfy { $0.ack != nil }, natsFailure(outcomes))
         let inAll = publisher.activity.summary(since: frozen)
         #expect(
             outcomes.contains { $0.ack?.duplicate == true },

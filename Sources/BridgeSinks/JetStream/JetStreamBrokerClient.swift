@@ -77,7 +77,10 @@ package final class JetStreamBrokerClient: BrokerClient {
             )
         }
         do {
-            try await publisher.submit(messages) { outcomes in completion(outcomes.map(Self.outcome)) }
+            // The sink's runner calls this on its own thread (`BrokerClient`): the publishes go out on it.
+            try await publisher.submit(messages, publishingHere: true) { outcomes in
+                completion(outcomes.map(Self.outcome))
+            }
         } catch {
             throw SinkError(sink: sinkName, message: "publishing stopped: \(error)", isRetriable: true)
         }
