@@ -44,7 +44,7 @@ final class JetStreamPublisherCore: Sendable {
 
     /// How many read answers wait to be destroyed together: libnats frees a message on its collector thread, woken
     /// by the first destroy that finds it idle, so destroying a run of them costs that thread one wake-up.
-    static let spentRepliesKept = 128
+    static let spentRepliesKept = 512
 
     let lock: ConditionLock<State>
     /// `_INBOX.<unique>.`: every reply subject of this publisher starts with it (NUL-free ASCII).

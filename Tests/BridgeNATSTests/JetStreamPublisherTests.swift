@@ -127,20 +127,20 @@ struct JetStreamPublisherTests {
     /// Publishes a frozen server never answers time out after `ackTimeout` and are published again (under new
     /// tokens, with the same `Nats-Msg-Id`); once it thaws, every message is stored once, and the answers that count
     /// are the retries' (duplicates), not the first publishes' late ones.
+    ///
+    /// Then the same when the submitter publishes on its own thread (a sink's runner): the driver, asleep while
+    /// nothing was in flight, is woken to keep the acknowledgement deadlines of what the submitter published. One
+    /// item, so that only that deadline can make a retry (with several, the first answer after the thaw wakes the
+    /// driver, which then times out the others). One after the other, not as two tests: run at the same time on a
+    /// loaded machine, the two frozen servers made the first case miss its retries (3 of 4 runs of the JetStream and
+    /// NATS suites, never in 6 runs one at a time; not explained, docs/RELIABILITY.md).
     @Test func unansweredPublishesTimeOutAndAreRetriedAndStoredOnce() async throws {
         try await expectUnansweredPublishesRetried(count: 40, items: 8, publishingHere: false)
-    }
-
-    /// The same when the submitter publishes on its own thread (a sink's runner): the driver, asleep while nothing
-    /// was in flight, is woken to keep the acknowledgement deadlines of what the submitter published. One item, so
-    /// that only that deadline can make a retry (with several, the first answer after the thaw wakes the driver,
-    /// which then times out the others).
-    @Test func unansweredPublishesOfTheSubmittersThreadTimeOutAndAreRetried() async throws {
         try await expectUnansweredPublishesRetried(count: 10, items: 1, publishingHere: true)
     }
 
     private func expectUnansweredPublishesRetried(count: Int, items: Int, publishingHere: Bool) async throws {
-        let (server, connection) = try await singleServerWithStream("frozen")
+        let (server, connection) = try await singleServerWithStream(publishingHere ? "frozen-submitter" : "frozen")
         let publisher = try JetStreamPublisher.make(
             connection: connection,
             settings: JetStreamPublisherSettings(ackTimeout: .milliseconds(200), maxRetryDelay: .milliseconds(300))
