@@ -13,8 +13,8 @@ internal import CNats
 /// within `ackTimeout`, no responder while a stream leader is elected, a lost connection) are published again
 /// with backoff, with the same `Nats-Msg-Id`, until acknowledged or the publisher is closed; messages of one
 /// ordering key are stored in submission order. At most `maxOutstanding` messages are held; `submit` waits
-/// beyond. Confined to one task (not Sendable); completions run on libnats's or the driver's thread. How a
-/// publish and its acknowledgement travel: `JetStreamPublisherCore`.
+/// beyond. Confined to one task (not Sendable); completions run on libnats's, the driver's or the submitter's
+/// thread. How a publish and its acknowledgement travel: `JetStreamPublisherCore`.
 package final class JetStreamPublisher {
     private let connection: NATSConnection
     private let handle: JetStreamHandle
@@ -90,8 +90,8 @@ package final class JetStreamPublisher {
     ///
     /// `publishingHere`: the caller runs on a thread of its own that may block (a sink's runner, never the
     /// cooperative pool), and what is ready to go is published on it before this returns, sparing the driver
-    /// thread the hand-over and its wake-up (BENCHMARKS.md, "JetStream: publishing on the runner's thread");
-    /// otherwise the driver thread publishes.
+    /// thread the hand-over and its wake-up (BENCHMARKS.md, "Issue 26, item 6: JetStream, our CPU per event above
+    /// libnats's"); otherwise the driver thread publishes.
     package func submit(
         _ messages: [JetStreamMessage],
         publishingHere: Bool = false,

@@ -14,10 +14,12 @@ internal import CNats
 /// (lost with a connection, or never sent) fails the publish as retriable: the scheduler publishes it again with
 /// backoff, under a new token, and the stream drops the copy it may already have by its `Nats-Msg-Id`.
 ///
-/// Threads: submitting tasks add messages (`withLock`, never waiting on the lock's condition); the driver thread
-/// publishes (natsConnection_PublishMsg may block while libnats flushes its buffer, so never on the cooperative
-/// pool) and times out publishes; libnats's delivery thread of the reply subscription delivers answers
-/// (`received`). Completions run where the last outcome of a batch is recorded and must be short.
+/// Threads: submitting tasks add messages (`withLock`, never waiting on the lock's condition) and, from a thread of
+/// their own (`publishingHere`), publish those whose turn it is; the driver thread publishes the rest (an item's next
+/// message after an answer, retries, what waited for a reconnect) and times out publishes (natsConnection_PublishMsg
+/// may block while libnats flushes its buffer, so never on the cooperative pool); libnats's delivery thread of the
+/// reply subscription delivers answers (`received`). Completions run where the last outcome of a batch is recorded
+/// and must be short.
 final class JetStreamPublisherCore: Sendable {
     struct State {
         var scheduler: JetStreamPublishScheduler
@@ -211,31 +213,6 @@ final class JetStreamPublisherCore: Sendable {
 
     // MARK: - Events from other threads
 
-    /// The answer to the publish `token` (the reply subscription's delivery thread), read from `reply`, which this
-    /// takes over (kept until `spentRepliesKept` are, then destroyed with them).
-    func received(token: UInt, _ outcome: JetStreamOutcome, reply: OpaquePointer) {
-        var spent: [OpaquePointer] = []
-        defer { for message in spent { natsMsg_Destroy(message) } }
-        let (completion, waiter, drained, wake) = lock.withLock { state in
-            state.spentReplies.append(reply)
-            if state.spentReplies.count >= Self.spentRepliesKept {
-                swap(&spent, &state.spentReplies)
-                state.spentReplies.reserveCapacity(Self.spentRepliesKept)
-            }
-            let retries = state.scheduler.retryCount
-            let completion = state.scheduler.answered(token: token, outcome, now: .now)
-            // The driver has work only when the key's next message became ready or a retry is to be timed; an
-            // acknowledgement that releases nothing need not wake it (most of them, with many items in flight).
-            let wake = state.scheduler.hasReady || state.scheduler.retryCount != retries
-            let drained = state.scheduler.heldCount == 0 ? state.drainedWaiter.take() : nil
-            return (completion, Self.takeWaiterIfRoom(&state), drained, wake)
-        }
-        if wake { lock.signal() }
-        waiter?.resume()
-        drained?.resume()
-        completion.map { $0.completion($0.outcomes) }
-    }
-
     /// The connection went away or came back (libnats's callback thread).
     func connectionChanged(to state: NATSConnectionState) {
         lock.withLock {
@@ -299,39 +276,4 @@ final class JetStreamPublisherCore: Sendable {
 /// its driver thread has ended.
 struct JetStreamHandle: @unchecked Sendable {
     let pointer: OpaquePointer
-}
-
-/// libnats's message handler of a publisher's reply subscription: one call per reply, on the subscription's
-/// delivery thread. `closure` is the publisher's core, passed unretained: the connection keeps it alive until
-/// libnats can no longer call here.
-func jetStreamReplied(
-    _ connection: OpaquePointer?,
-    _ subscription: OpaquePointer?,
-    _ message: OpaquePointer?,
-    _ closure: UnsafeMutableRawPointer?
-) {
-    guard let message else { return }
-    // The handler owns the message: destroyed here unless the core takes it over.
-    guard let closure, let subject = natsMsg_GetSubject(message) else {
-        natsMsg_Destroy(message)
-        return
-    }
-    let core = Unmanaged<JetStreamPublisherCore>.fromOpaque(closure).takeUnretainedValue()
-    let token = core.replyPrefix.withUnsafeBytes { prefix in
-        JetStreamReply.token(subject: UnsafeRawBufferPointer(start: subject, count: strlen(subject)), prefix: prefix)
-    }
-    guard let token else {  // not a reply to one of our publishes
-        natsMsg_Destroy(message)
-        return
-    }
-    let outcome: JetStreamOutcome
-    if natsMsg_IsNoResponders(message) {
-        outcome = JetStreamReply.noResponders
-    } else {
-        let length = max(0, Int(natsMsg_GetDataLength(message)))
-        outcome = JetStreamReply.outcome(
-            payload: UnsafeRawBufferPointer(start: natsMsg_GetData(message), count: length)
-        )
-    }
-    core.received(token: token, outcome, reply: message)
 }
