@@ -143,8 +143,8 @@ package final class JetStreamPublisher {
                 guard publishingHere else { return (count, [], true) }
                 let work = JetStreamPublisherCore.takeWork(&state, now: .now, maximum: .max)
                 // The driver still keeps the acknowledgement deadline of what is published here.
-                let wakeDriver = !work.isEmpty && state.driverSleepsUntilSignalled
-                if wakeDriver { state.driverSleepsUntilSignalled = false }
+                let wakeDriver = !work.isEmpty && state.driverIgnoresDeadlines
+                if wakeDriver { state.driverIgnoresDeadlines = false }
                 return (count, work, wakeDriver)
             }
             if added > 0 {

@@ -36,9 +36,10 @@ final class JetStreamPublisherCore: Sendable {
         var activity = JetStreamPublisherActivity()
         /// Answers read and not destroyed yet: destroyed `spentRepliesKept` at a time (see `received`).
         var spentReplies: [OpaquePointer] = []
-        /// Whether the driver sleeps until signalled (nothing in flight, no retry waiting): a submitter that
-        /// publishes itself signals it then, for the acknowledgement deadline of what it published.
-        var driverSleepsUntilSignalled = false
+        /// Whether the driver sleeps with no deadline check timed (nothing was in flight: it sleeps until signalled,
+        /// or until a retry is due, which can be `maxRetryDelay` away): a submitter that publishes itself signals it
+        /// then, for the acknowledgement deadline of what it published.
+        var driverIgnoresDeadlines = false
     }
 
     /// Messages to publish, each with the token of its reply subject.
@@ -96,7 +97,7 @@ final class JetStreamPublisherCore: Sendable {
         )
         while true {
             let step: DriverStep = lock.wait { state in
-                state.driverSleepsUntilSignalled = false
+                state.driverIgnoresDeadlines = false
                 if state.stopping { return (.stop, nil) }
                 let now = ContinuousClock.now
                 if state.scheduler.inFlightCount > 0 && now >= state.nextTimeoutCheck {
@@ -112,10 +113,8 @@ final class JetStreamPublisherCore: Sendable {
                 if state.scheduler.inFlightCount > 0 {
                     wake = min(wake ?? state.nextTimeoutCheck, state.nextTimeoutCheck)
                 }
-                guard let wake else {
-                    state.driverSleepsUntilSignalled = true
-                    return (nil, nil)
-                }
+                state.driverIgnoresDeadlines = state.scheduler.inFlightCount == 0
+                guard let wake else { return (nil, nil) }
                 return (nil, max(.milliseconds(1), wake - now))
             }
             switch step {

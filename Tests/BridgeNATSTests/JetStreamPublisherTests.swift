@@ -174,6 +174,47 @@ struct JetStreamPublisherTests {
         await connection.close()
     }
 
+    /// The driver waits for a retry far away with nothing in flight (a publish to a frozen server timed out); the
+    /// submitter then publishes another item on its own thread: the driver is woken to keep that publish's
+    /// acknowledgement deadline, not left asleep until the retry is due.
+    @Test func aDriverWaitingForARetryKeepsTheDeadlinesOfTheSubmittersPublishes() async throws {
+        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "nats")
+        let server = try NATSServer(name: "retry-wait", in: directory)
+        try server.start()
+        try await createStream(server.url, replicas: 1)
+        // No keep-alive within the test: a connection found dead would wake the driver too (after two pings).
+        let connection = try await NATSConnection.connect(
+            settings: NATSSettings(servers: [server.url], pingInterval: .seconds(600)),
+            logger: .silent
+        )
+        let publisher = try JetStreamPublisher.make(
+            connection: connection,
+            settings: JetStreamPublisherSettings(
+                ackTimeout: .milliseconds(200),
+                retryDelay: .seconds(600),
+                maxRetryDelay: .seconds(600)
+            )
+        )
+        let submitter = DedicatedThreadExecutor(name: "submitter")
+        let messages = jetStreamMessages(count: 2, items: 2)
+        server.pause()
+        let frozen = ContinuousClock.now
+        try await withTaskExecutorPreference(submitter) {
+            try await publisher.submit([messages[0]], publishingHere: true) { _ in }
+        }
+        // The driver timed the first out and, in the same turn under the lock, went to sleep until its retry.
+        #expect(await pollUntil(timeout: .seconds(60)) { publisher.activity.timedOut == 1 })
+        try await withTaskExecutorPreference(submitter) {
+            try await publisher.submit([messages[1]], publishingHere: true) { _ in }
+        }
+        // Timed out about `ackTimeout` after its publish; without the wake-up, only when the retry is due (600 s).
+        let timedOut = await pollUntil(timeout: .seconds(60)) { publisher.activity.timedOut == 2 }
+        #expect(timedOut, "\(publisher.activity.summary(since: frozen))")
+        server.resume()
+        await publisher.close(drainTimeout: .milliseconds(100))
+        await connection.close()
+    }
+
     @Test func aClusterLosingItsStreamLeaderLosesNothing() async throws {
         let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "nats-cluster")
         let servers = try NATSServer.cluster(in: directory)
