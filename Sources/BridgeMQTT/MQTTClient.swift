@@ -5,9 +5,10 @@ internal import CMosquitto
     @preconcurrency import Glibc
 #endif
 
-/// A `struct mosquitto *`, destroyed when the last of its two users lets go of it: the client configures and
-/// connects it (on `BlockingExecutor`), then only the client's network thread (`MQTTNetworkLoop`) calls libmosquitto
-/// with it. The thread may outlive the client: a stop does not wait out a blocking reconnect (`MQTTClient.shutDown`).
+/// A `struct mosquitto *`, destroyed when the last of its two users lets go of it: the client configures it, then
+/// only the client's network thread (`MQTTNetworkLoop`), which connects it, calls libmosquitto with it. The thread
+/// may outlive the client: neither a connect's wait nor a stop waits out its first connect's TCP connect or a name
+/// look-up (`MQTTClient.shutDown`).
 final class MosquittoHandle: @unchecked Sendable {
     // @unchecked: used by one thread at a time, as above; libmosquitto calls no callback from mosquitto_destroy.
     let pointer: OpaquePointer
@@ -26,8 +27,8 @@ final class MosquittoHandle: @unchecked Sendable {
 ///
 /// The connection runs on a thread of the client's own (`MQTTNetworkLoop`), which publishes each batch, reads the
 /// acknowledgements, reconnects with backoff (libmosquitto resends unacknowledged publishes after a reconnect);
-/// `status` tells how the connection is. Connecting and closing block (TCP, TLS, joining the thread) and run on
-/// `BlockingExecutor`. Confined to one task (not Sendable).
+/// `status` tells how the connection is. Connecting waits for the thread's first CONNACK until the connect timeout;
+/// closing joins the thread on `BlockingExecutor`. Confined to one task (not Sendable).
 package final class MQTTClient {
     private let core: MQTTClientCore
     private let network: NetworkThread
@@ -82,26 +83,18 @@ package final class MQTTClient {
         var started: NetworkThread?
         func fail() async {
             if let started {
-                _ = try? await BlockingExecutor.shared.perform { shutDown(started, waiting: settings.connectTimeout) }
+                // Within what is left of the connect timeout: a thread still inside its first connect is left to
+                // end by itself.
+                let left = max(.zero, deadline - .now)
+                _ = try? await BlockingExecutor.shared.perform { shutDown(started, waiting: left) }
             }
         }
         do throws(MQTTError) {
             try configure(handle, settings: settings, protocolVersion: protocolVersion)
-            let opened: Result<Void, MQTTError>
-            do {
-                opened = try await BlockingExecutor.shared.perform {
-                    Result { () throws(MQTTError) in
-                        try openConnection(handle, settings: settings, protocolVersion: protocolVersion)
-                    }
-                }
-            } catch {
-                opened = .failure(MQTTError(kind: .retriable, message: "no thread to connect on: \(error)"))
-            }
-            try opened.get()
             let loop = try MQTTNetworkLoop(
                 handle: handle,
                 core: core,
-                qos: settings.qos,
+                settings: settings,
                 protocolVersion: protocolVersion
             )
             let network: NetworkThread
@@ -117,6 +110,7 @@ package final class MQTTClient {
                     message: "\(settings.url) sent no CONNACK within \(settings.connectTimeout)"
                 )
             }
+            if code == MQTTClientCore.connectFailed, let failure = core.connackError { throw failure }
             if code != 0 {
                 if protocolVersion == MQTT_PROTOCOL_V5 && (code == 1 || code == 132) {
                     await fail()
@@ -164,8 +158,9 @@ package final class MQTTClient {
         mosquitto_log_callback_set(raw, mqttLogged)
     }
 
-    /// TCP, the start of TLS and the CONNECT packet (blocking); the CONNACK comes on the network thread.
-    private static func openConnection(_ handle: MosquittoHandle, settings: MQTTSettings, protocolVersion: Int32)
+    /// TCP, the start of TLS and the CONNECT packet (blocking; the network thread's first step); the CONNACK comes
+    /// through its loop.
+    static func openConnection(_ handle: MosquittoHandle, settings: MQTTSettings, protocolVersion: Int32)
         throws(MQTTError)
     {
         var properties: OpaquePointer?
@@ -220,9 +215,10 @@ package final class MQTTClient {
     }
 
     /// Stops the network thread (it sends DISCONNECT as it ends) and waits for it, at most `bound` (the connect
-    /// timeout). A thread inside a blocking reconnect, whose connect(2) to an address that drops SYNs waits out the
-    /// kernel's retries (about two minutes), is left to end by itself: its loop holds the handle and the core its
-    /// callbacks use, and the handle is destroyed when the thread lets go of it.
+    /// timeout). A thread inside its first connect (the TCP connect blocks: the kernel's SYN retries, about two
+    /// minutes, to an address that drops them) or a name look-up (the resolver's timeouts) is left to end by itself:
+    /// its loop holds the handle and the core its callbacks use, and the handle is destroyed when the thread lets go
+    /// of it.
     private static func shutDown(_ network: NetworkThread, waiting bound: Duration) {
         network.loop.stop()
         _ = network.thread.join(until: .now + bound)

@@ -147,6 +147,22 @@ final class MQTTClientCore: Sendable {
     /// The "code" of a connection lost before its first CONNACK (no CONNACK code is negative).
     static let lostBeforeConnack: Int32 = -2
 
+    /// The first connect failed before a CONNECT was sent (the network thread): ends `connect`'s wait with `error`.
+    func connectFailed(error: MQTTError) {
+        let waiter = state.withLock { state -> CheckedContinuation<Int32, Never>? in
+            state.status.lastError = error
+            guard state.connack == nil else { return nil }
+            state.connack = Self.connectFailed
+            state.connackError = error
+            defer { state.connackWaiter = nil }
+            return state.connackWaiter
+        }
+        waiter?.resume(returning: Self.connectFailed)
+    }
+
+    /// The "code" of a first connect that failed before its CONNECT (no CONNACK code is negative).
+    static let connectFailed: Int32 = -3
+
     // MARK: - Publishes
 
     /// Opens a batch of `count` publishes.

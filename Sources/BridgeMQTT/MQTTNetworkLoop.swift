@@ -17,8 +17,8 @@ import Synchronization
 /// runs libmosquitto's keep-alive. A lost connection is opened again with `Backoff` (1 s up to 30 s, jittered);
 /// libmosquitto keeps unacknowledged QoS 1/2 messages and resends them after the CONNACK.
 ///
-/// libmosquitto is called from one thread at a time: the client configures and connects the handle before this
-/// thread starts; after `stop()` only this thread's last steps use it, and the handle is destroyed once neither the
+/// libmosquitto is called from one thread at a time: the client configures the handle before this thread starts,
+/// which connects it; after `stop()` only this thread's last steps use it, and the handle is destroyed once neither the
 /// client nor this loop holds it (`MosquittoHandle`).
 final class MQTTNetworkLoop: Sendable {
     private struct Submission {
@@ -33,6 +33,7 @@ final class MQTTNetworkLoop: Sendable {
 
     private let handle: MosquittoHandle
     private let core: MQTTClientCore
+    private let settings: MQTTSettings
     private let qos: Int32
     private let protocolVersion: Int32
     private let wakeup: PollWakeup
@@ -42,10 +43,13 @@ final class MQTTNetworkLoop: Sendable {
     /// sends PINGREQ when due and notices a broker that stopped answering.
     private static let tickMilliseconds: Int32 = 1_000
 
-    init(handle: MosquittoHandle, core: MQTTClientCore, qos: Int, protocolVersion: Int32) throws(MQTTError) {
+    init(handle: MosquittoHandle, core: MQTTClientCore, settings: MQTTSettings, protocolVersion: Int32)
+        throws(MQTTError)
+    {
         self.handle = handle
         self.core = core
-        self.qos = Int32(qos)
+        self.settings = settings
+        self.qos = Int32(settings.qos)
         self.protocolVersion = protocolVersion
         do {
             wakeup = try PollWakeup()
@@ -68,9 +72,21 @@ final class MQTTNetworkLoop: Sendable {
 
     // MARK: - The loop's thread
 
-    /// The thread's body: until `stop()`.
+    /// The thread's body: the first connect, then the loop until `stop()`.
+    ///
+    /// The first connect is made here, not by the task that waits for its CONNACK: it blocks (TCP, the start of TLS,
+    /// CONNECT; `mosquitto_connect_bind_v5` is the only call that sends CONNECT properties, the session expiry among
+    /// them), for the kernel's SYN retries (about two minutes) when the broker's address drops SYNs. The task waits
+    /// for the CONNACK until the connect timeout and no longer; a thread still inside the call is left to end by
+    /// itself, as a close leaves it (`MQTTClient.shutDown`).
     func run() {
         let raw = handle.pointer
+        do throws(MQTTError) {
+            try MQTTClient.openConnection(handle, settings: settings, protocolVersion: protocolVersion)
+        } catch {
+            core.connectFailed(error: error)
+            return
+        }
         var backoff = Backoff(initialDelay: .seconds(1), maxDelay: .seconds(30))
         var opened = ContinuousClock.now
         var lost = false
@@ -81,9 +97,13 @@ final class MQTTNetworkLoop: Sendable {
                 backoff.connectionEnded(after: ContinuousClock.now - opened)
                 guard waitPublishing(until: ContinuousClock.now + backoff.nextDelay()) else { break }
                 opened = .now
-                // Blocking (TCP, the start of TLS, CONNECT), as libmosquitto's own thread reconnected; the CONNACK
-                // comes through the loop.
-                lost = mosquitto_reconnect(raw) != MOSQ_ERR_SUCCESS.rawValue
+                // Without blocking: the TCP connect is started and the CONNECT queued; the loop completes the
+                // connection when the socket becomes writable, and the CONNACK comes through it. A blocking
+                // reconnect (libmosquitto's own thread's) sat in connect(2) for the kernel's SYN retries, about two
+                // minutes, when the broker's address drops SYNs: the thread, its handle and the attempt outlived a
+                // close that long. A connection that never completes is ended by libmosquitto's keep-alive. The
+                // CONNECT carries the properties of the first connect (its session expiry) again.
+                lost = mosquitto_reconnect_async(raw) != MOSQ_ERR_SUCCESS.rawValue
                 continue
             }
             let events = Int16(POLLIN) | (mosquitto_want_write(raw) ? Int16(POLLOUT) : 0)

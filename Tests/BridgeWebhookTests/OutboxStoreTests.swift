@@ -4,10 +4,10 @@ import BridgeTestSupport
 import Foundation
 import Testing
 
-@testable import BridgeCore
-@testable import BridgeEvents
-@testable import BridgeDirectus
 @testable import BridgeActivity
+@testable import BridgeCore
+@testable import BridgeDirectus
+@testable import BridgeEvents
 @testable import BridgeSinks
 
 /// An event of `collection`/`key` with id `evt_<n>` and a body naming both.
@@ -114,6 +114,32 @@ func makeStore() throws -> OutboxStore {
         #expect(try store.deadLetterCount(sink: nil) == 1)
     }
 
+    /// Removals are deleted in runs, several rows per statement: a run longer than one statement, a short one, a row
+    /// named twice and one already gone are each counted once, and a retry or dead letter between removals still
+    /// finds its row.
+    @Test func runsOfRemovalsAreDeletedAroundTheOtherOutcomes() throws {
+        let store = try makeStore()
+        let count = OutboxStore.deleteChunk * 2 + 5
+        _ = try store.insert((1...count).map { webhookEvent($0) }, sink: "a", now: 0, limit: count)
+        let rows = try store.pending(sink: "a", after: 0, limit: count).map(\.seq)
+        let retried = rows[OutboxStore.deleteChunk + 3]
+        let lettered = rows[count - 2]
+        var writes: [OutboxWrite] = rows[..<(OutboxStore.deleteChunk + 3)].map { .delivered(seq: $0) }
+        writes.append(.retry(seq: retried, attempts: 1, nextAttemptAt: 5000, lastStatus: 503, lastError: nil))
+        writes += rows[(OutboxStore.deleteChunk + 4)..<(count - 2)].map { .removed(seq: $0) }
+        writes.append(.delivered(seq: rows[0]))  // gone already: not counted again
+        writes.append(
+            .deadLetter(seq: lettered, attempts: 1, deadAt: 6000, reason: "HTTP 400", lastStatus: 400, response: [])
+        )
+        writes.append(.delivered(seq: rows[count - 1]))
+        try store.apply(writes, sink: "a")
+        let left = try store.pending(sink: "a", after: 0, limit: count)
+        #expect(left.map(\.seq) == [retried])
+        #expect(left.first?.attempts == 1 && left.first?.nextAttemptAt == 5000)
+        #expect(try store.depth(sink: "a") == 1 && store.outboxCount(sink: "a") == 1)
+        #expect(try store.deadLetters(matching: DeadLetterFilter()).map(\.key) == ["\(count - 1)"])
+    }
+
     @Test func filtersReplayAndPurge() throws {
         let store = try makeStore()
         _ = try store.insert(
@@ -169,7 +195,8 @@ func makeStore() throws -> OutboxStore {
                 rows.map {
                     .deadLetter(seq: $0.seq, attempts: 1, deadAt: 1000, reason: "r", lastStatus: nil, response: [])
                 },
-                sink: sink)
+                sink: sink
+            )
         }
         let all = try store.deadLetters(matching: DeadLetterFilter())
         #expect(all.count == 6)
@@ -203,13 +230,19 @@ func makeStore() throws -> OutboxStore {
     /// has rows keeps them, and a positional id without rows moves nothing.
     @Test func aNamedSinkKeepsTheRowsOfItsPositionalId() throws {
         let store = try makeStore()
-        _ = try store.insert([webhookEvent(1), webhookEvent(2), webhookEvent(3)], sink: "1-h:80-b", now: 100, limit: 10)
+        _ = try store.insert(
+            [webhookEvent(1), webhookEvent(2), webhookEvent(3)],
+            sink: "1-h:80-b",
+            now: 100,
+            limit: 10
+        )
         let first = try store.pending(sink: "1-h:80-b", after: 0, limit: 1)
         try store.apply(
             first.map {
                 .deadLetter(seq: $0.seq, attempts: 1, deadAt: 1000, reason: "r", lastStatus: nil, response: [])
             },
-            sink: "1-h:80-b")
+            sink: "1-h:80-b"
+        )
         _ = try store.insert([webhookEvent(4)], sink: "2-h:80-c", now: 100, limit: 10)
         _ = try store.insert([webhookEvent(5)], sink: "taken", now: 100, limit: 10)
         #expect(try store.depth(sink: "1-h:80-b") == 2)
