@@ -5,15 +5,19 @@
 package struct JetStreamPublisherActivity: Sendable {
     /// Publishes handed to libnats (retries included).
     package var publishes = 0
-    /// When the first and the last of them were registered.
+    /// When the first of them was registered.
     package var firstPublish: ContinuousClock.Instant?
+    /// When the last of them was registered.
     package var lastPublish: ContinuousClock.Instant?
     /// Deadline checks the driver made (each looks at every publish in flight).
     package var deadlineChecks = 0
+    /// When the driver made its first deadline check.
     package var firstDeadlineCheck: ContinuousClock.Instant?
+    /// When the driver made its last deadline check.
     package var lastDeadlineCheck: ContinuousClock.Instant?
     /// Publishes failed for want of an acknowledgement within the timeout.
     package var timedOut = 0
+    /// When the first publish timed out.
     package var firstTimeOut: ContinuousClock.Instant?
     /// Times the connection was reported down.
     package var disconnects = 0
