@@ -132,14 +132,20 @@ struct JetStreamPublisherTests {
     /// nothing was in flight, is woken to keep the acknowledgement deadlines of what the submitter published. One
     /// item, so that only that deadline can make a retry (with several, the first answer after the thaw wakes the
     /// driver, which then times out the others). The server stays frozen until the publisher timed out and published
-    /// again every head, not for a fixed window a starved driver thread could miss (docs/RELIABILITY.md).
+    /// again every head, and the connection does not ping meanwhile (docs/RELIABILITY.md).
     @Test func unansweredPublishesTimeOutAndAreRetriedAndStoredOnce() async throws {
         try await expectUnansweredPublishesRetried(count: 40, items: 8, publishingHere: false)
         try await expectUnansweredPublishesRetried(count: 10, items: 1, publishingHere: true)
     }
 
     private func expectUnansweredPublishesRetried(count: Int, items: Int, publishingHere: Bool) async throws {
-        let (server, connection) = try await singleServerWithStream(publishingHere ? "frozen-submitter" : "frozen")
+        // No keep-alive within the freeze: a connection found dead (two unanswered pings, 10-15 s by default, which
+        // a starved cooperative pool can let pass before the thaw) loses the copies in the frozen server's socket,
+        // and the retries after the reconnect are first copies (docs/RELIABILITY.md).
+        let (server, connection) = try await singleServerWithStream(
+            publishingHere ? "frozen-submitter" : "frozen",
+            pingInterval: .seconds(600)
+        )
         let publisher = try JetStreamPublisher.make(
             connection: connection,
             settings: JetStreamPublisherSettings(ackTimeout: .milliseconds(200), maxRetryDelay: .milliseconds(300))
@@ -153,8 +159,8 @@ struct JetStreamPublisherTests {
             try await publisher.submit(messages, publishingHere: publishingHere) { done.store($0) }
         }
         let submitted = ContinuousClock.now - frozen
-        // Frozen until every item's head timed out and was published again, not for a fixed time: on a loaded
-        // machine the driver thread can wait for a core longer than a fixed window (docs/RELIABILITY.md).
+        // Frozen until every item's head timed out and was published again, not for a fixed time a loaded machine
+        // can let pass before the driver thread ran.
         let retried = await pollUntil(timeout: .seconds(60)) {
             let activity = publisher.activity
             return activity.timedOut >= items && activity.publishes >= items * 2
@@ -182,15 +188,8 @@ struct JetStreamPublisherTests {
     /// submitter then publishes another item on its own thread: the driver is woken to keep that publish's
     /// acknowledgement deadline, not left asleep until the retry is due.
     @Test func aDriverWaitingForARetryKeepsTheDeadlinesOfTheSubmittersPublishes() async throws {
-        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "nats")
-        let server = try NATSServer(name: "retry-wait", in: directory)
-        try server.start()
-        try await createStream(server.url, replicas: 1)
         // No keep-alive within the test: a connection found dead would wake the driver too (after two pings).
-        let connection = try await NATSConnection.connect(
-            settings: NATSSettings(servers: [server.url], pingInterval: .seconds(600)),
-            logger: .silent
-        )
+        let (server, connection) = try await singleServerWithStream("retry-wait", pingInterval: .seconds(600))
         let publisher = try JetStreamPublisher.make(
             connection: connection,
             settings: JetStreamPublisherSettings(
