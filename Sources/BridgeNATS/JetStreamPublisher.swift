@@ -13,8 +13,8 @@ internal import CNats
 /// within `ackTimeout`, no responder while a stream leader is elected, a lost connection) are published again
 /// with backoff, with the same `Nats-Msg-Id`, until acknowledged or the publisher is closed; messages of one
 /// ordering key are stored in submission order. At most `maxOutstanding` messages are held; `submit` waits
-/// beyond. Confined to one task (not Sendable); completions run on libnats's or the driver's thread. How a
-/// publish and its acknowledgement travel: `JetStreamPublisherCore`.
+/// beyond. Confined to one task (not Sendable); completions run on libnats's, the driver's or the submitter's
+/// thread. How a publish and its acknowledgement travel: `JetStreamPublisherCore`.
 package final class JetStreamPublisher {
     private let connection: NATSConnection
     private let handle: JetStreamHandle
@@ -74,20 +74,27 @@ package final class JetStreamPublisher {
         } catch {
             throw NATSError(
                 kind: error.isRetriable ? .retriable : .fatal,
-                message: "could not start the JetStream publish thread: \(error)")
+                message: "could not start the JetStream publish thread: \(error)"
+            )
         }
     }
 
     // MARK: - Publishing
 
     /// Submits `messages` in order; `completion` gets one outcome per message, in the same order, once the last
-    /// one is known (keep it short: it runs on libnats's delivery thread or the driver's thread).
+    /// one is known (keep it short: it runs on libnats's delivery thread, the driver's thread or the caller's).
     ///
     /// Returns once every message is held by the publisher, waiting while `maxOutstanding` are. If the task is
     /// cancelled while waiting it throws `CancellationError`; messages not handed over are reported failed
     /// (retriable, "not sent") and the completion still runs exactly once.
+    ///
+    /// `publishingHere`: the caller runs on a thread of its own that may block (a sink's runner, never the
+    /// cooperative pool), and what is ready to go is published on it before this returns, sparing the driver
+    /// thread the hand-over and its wake-up (BENCHMARKS.md, "Issue 26, item 6: JetStream, our CPU per event above
+    /// libnats's"); otherwise the driver thread publishes.
     package func submit(
         _ messages: [JetStreamMessage],
+        publishingHere: Bool = false,
         completion: @escaping @Sendable ([JetStreamOutcome]) -> Void
     ) async throws {
         var next = 0
@@ -117,8 +124,9 @@ package final class JetStreamPublisher {
         var lastValid: String?
         while next < messages.count {
             try Task.checkCancellation()
-            let added = core.lock.withLock { state -> Int in
-                guard !state.stopping else { return 0 }
+            let (added, work, wakeDriver) = core.lock.withLock {
+                state -> (Int, JetStreamPublisherCore.Work, Bool) in
+                guard !state.stopping else { return (0, [], false) }
                 let count = min(state.scheduler.room, messages.count - next)
                 for index in next..<(next + count) {
                     let subject = messages[index].subject
@@ -132,11 +140,17 @@ package final class JetStreamPublisher {
                         rejected.append((index, error))
                     }
                 }
-                return count
+                guard publishingHere else { return (count, [], true) }
+                let work = JetStreamPublisherCore.takeWork(&state, now: .now, maximum: .max)
+                // The driver still keeps the acknowledgement deadline of what is published here.
+                let wakeDriver = !work.isEmpty && state.driverIgnoresDeadlines
+                if wakeDriver { state.driverIgnoresDeadlines = false }
+                return (count, work, wakeDriver)
             }
             if added > 0 {
                 next += added
-                core.lock.signal()
+                if !work.isEmpty { core.publish(work) }
+                if wakeDriver { core.lock.signal() }
             } else {
                 await core.waitForCapacity()
                 if core.lock.withLock({ $0.stopping }) { return }
@@ -174,6 +188,9 @@ package final class JetStreamPublisher {
     package var outstanding: (held: Int, inFlight: Int) {
         core.lock.withLock { ($0.scheduler.heldCount, $0.scheduler.inFlightCount) }
     }
+
+    /// What the publisher did about its acknowledgement deadlines so far (for diagnosis).
+    package var activity: JetStreamPublisherActivity { core.lock.withLock { $0.activity } }
 
     /// The last error the server answered a publish with, until one is acknowledged (`JetStreamPublishScheduler`).
     package var lastRefusal: NATSError? { core.lock.withLock { $0.scheduler.lastRefusal } }

@@ -14,10 +14,12 @@ internal import CNats
 /// (lost with a connection, or never sent) fails the publish as retriable: the scheduler publishes it again with
 /// backoff, under a new token, and the stream drops the copy it may already have by its `Nats-Msg-Id`.
 ///
-/// Threads: submitting tasks add messages (`withLock`, never waiting on the lock's condition); the driver thread
-/// publishes (natsConnection_PublishMsg may block while libnats flushes its buffer, so never on the cooperative
-/// pool) and times out publishes; libnats's delivery thread of the reply subscription delivers answers
-/// (`received`). Completions run where the last outcome of a batch is recorded and must be short.
+/// Threads: submitting tasks add messages (`withLock`, never waiting on the lock's condition) and, from a thread of
+/// their own (`publishingHere`), publish those whose turn it is; the driver thread publishes the rest (an item's next
+/// message after an answer, retries, what waited for a reconnect) and times out publishes (natsConnection_PublishMsg
+/// may block while libnats flushes its buffer, so never on the cooperative pool); libnats's delivery thread of the
+/// reply subscription delivers answers (`received`). Completions run where the last outcome of a batch is recorded
+/// and must be short.
 final class JetStreamPublisherCore: Sendable {
     struct State {
         var scheduler: JetStreamPublishScheduler
@@ -30,7 +32,22 @@ final class JetStreamPublisherCore: Sendable {
         var nextToken: UInt = 1
         /// When the driver next looks for publishes past their acknowledgement deadline.
         var nextTimeoutCheck = ContinuousClock.now
+        /// Publishes, deadline checks and time-outs counted, for diagnosis.
+        var activity = JetStreamPublisherActivity()
+        /// Answers read and not destroyed yet: destroyed `spentRepliesKept` at a time (see `received`).
+        var spentReplies: [OpaquePointer] = []
+        /// Whether the driver sleeps with no deadline check timed (nothing was in flight: it sleeps until signalled,
+        /// or until a retry is due, which can be `maxRetryDelay` away): a submitter that publishes itself signals it
+        /// then, for the acknowledgement deadline of what it published.
+        var driverIgnoresDeadlines = false
     }
+
+    /// Messages to publish, each with the token of its reply subject.
+    typealias Work = [(token: UInt, slot: Int, message: JetStreamMessage)]
+
+    /// How many read answers wait to be destroyed together: libnats frees a message on its collector thread, woken
+    /// by the first destroy that finds it idle, so destroying a run of them costs that thread one wake-up.
+    static let spentRepliesKept = 512
 
     let lock: ConditionLock<State>
     /// `_INBOX.<unique>.`: every reply subject of this publisher starts with it (NUL-free ASCII).
@@ -57,10 +74,15 @@ final class JetStreamPublisherCore: Sendable {
         self.timeoutCheckInterval = min(max(.milliseconds(1), ackTimeout / 10), .milliseconds(250))
     }
 
+    deinit {
+        // No reply can come any more: the connection that delivered them holds this core until it is destroyed.
+        for message in lock.withLock({ $0.spentReplies }) { natsMsg_Destroy(message) }
+    }
+
     // MARK: - Driver thread
 
     private enum DriverStep {
-        case publish([(token: UInt, slot: Int, message: JetStreamMessage)])
+        case publish(Work)
         case complete([JetStreamPublishScheduler.Completion])
         case stop
     }
@@ -75,33 +97,23 @@ final class JetStreamPublisherCore: Sendable {
         )
         while true {
             let step: DriverStep = lock.wait { state in
+                state.driverIgnoresDeadlines = false
                 if state.stopping { return (.stop, nil) }
                 let now = ContinuousClock.now
                 if state.scheduler.inFlightCount > 0 && now >= state.nextTimeoutCheck {
                     state.nextTimeoutCheck = now + timeoutCheckInterval
+                    let inFlight = state.scheduler.inFlightCount
                     let late = state.scheduler.timeOut(sentBefore: now - ackTimeout, error: timeoutError, now: now)
+                    state.activity.recordDeadlineCheck(timedOut: inFlight - state.scheduler.inFlightCount, at: now)
                     if !late.isEmpty { return (.complete(late), nil) }
                 }
-                // Publishes wait while the connection is down: libnats would only pile them into its buffer.
-                if state.connected {
-                    let taken = state.scheduler.takeReady(now: now, maximum: 256)
-                    if !taken.isEmpty {
-                        // Registered before any is sent: an answer can arrive as soon as its publish is written.
-                        var work: [(token: UInt, slot: Int, message: JetStreamMessage)] = []
-                        work.reserveCapacity(taken.count)
-                        for (slot, message) in taken {
-                            let token = state.nextToken
-                            state.nextToken += 1
-                            state.scheduler.published(slot: slot, token: token, now: now)
-                            work.append((token, slot, message))
-                        }
-                        return (.publish(work), nil)
-                    }
-                }
+                let work = Self.takeWork(&state, now: now, maximum: 256)
+                if !work.isEmpty { return (.publish(work), nil) }
                 var wake = state.connected ? state.scheduler.nextRetry : nil
                 if state.scheduler.inFlightCount > 0 {
                     wake = min(wake ?? state.nextTimeoutCheck, state.nextTimeoutCheck)
                 }
+                state.driverIgnoresDeadlines = state.scheduler.inFlightCount == 0
                 guard let wake else { return (nil, nil) }
                 return (nil, max(.milliseconds(1), wake - now))
             }
@@ -114,10 +126,35 @@ final class JetStreamPublisherCore: Sendable {
         }
     }
 
-    private func publish(_ work: [(token: UInt, slot: Int, message: JetStreamMessage)]) {
+    /// Up to `maximum` messages ready to publish now, their tokens registered (before any is sent: an answer can
+    /// arrive as soon as its publish is written); none while the connection is down (libnats would only pile them
+    /// into its buffer).
+    static func takeWork(_ state: inout State, now: ContinuousClock.Instant, maximum: Int) -> Work {
+        guard state.connected else { return [] }
+        let taken = state.scheduler.takeReady(now: now, maximum: maximum)
+        var work: Work = []
+        work.reserveCapacity(taken.count)
+        for (slot, message) in taken {
+            let token = state.nextToken
+            state.nextToken += 1
+            state.scheduler.published(slot: slot, token: token, now: now)
+            work.append((token, slot, message))
+        }
+        state.activity.recordPublishes(work.count, at: now)
+        return work
+    }
+
+    /// Publishes `work` (taken by `takeWork`) on the calling thread, which may block while libnats flushes its
+    /// buffer: the driver thread, or a submitter's thread of its own, never the cooperative pool.
+    func publish(_ work: Work) {
         var failures: [(slot: Int, token: UInt, error: NATSError)] = []
+        // Destroyed after the round, together: libnats frees a message on its collector thread, woken by the first
+        // destroy it finds idle, so one round costs that thread one wake-up instead of one per message.
+        var sent: [OpaquePointer] = []
+        sent.reserveCapacity(work.count)
+        defer { for message in sent { natsMsg_Destroy(message) } }
         for entry in work {
-            let status = send(entry.message, token: entry.token)
+            let status = send(entry.message, token: entry.token, keeping: &sent)
             if status != NATS_OK {
                 let error = NATSError.from(status: status, context: "publish to \(entry.message.subject)")
                 failures.append((entry.slot, entry.token, error))
@@ -133,8 +170,9 @@ final class JetStreamPublisherCore: Sendable {
         for completion in completions { completion.completion(completion.outcomes) }
     }
 
-    /// One core publish: `message` with its `Nats-Msg-Id` header and the reply subject of `token`.
-    private func send(_ message: JetStreamMessage, token: UInt) -> natsStatus {
+    /// One core publish: `message` with its `Nats-Msg-Id` header and the reply subject of `token`; the libnats
+    /// message made for it is appended to `made`, for the caller to destroy.
+    private func send(_ message: JetStreamMessage, token: UInt, keeping made: inout [OpaquePointer]) -> natsStatus {
         // The reply subject, written on the stack: the prefix, the token's decimal digits (at most 20), a NUL.
         withUnsafeTemporaryAllocation(of: CChar.self, capacity: replyPrefix.count + 21) { reply in
             var length = 0
@@ -165,7 +203,7 @@ final class JetStreamPublisherCore: Sendable {
                 )
             }
             guard status == NATS_OK, let pointer else { return status }
-            defer { natsMsg_Destroy(pointer) }
+            made.append(pointer)
             status = natsMsgHeader_Set(pointer, "Nats-Msg-Id", message.messageID)
             guard status == NATS_OK else { return status }
             return natsConnection_PublishMsg(connection.pointer, pointer)
@@ -174,26 +212,12 @@ final class JetStreamPublisherCore: Sendable {
 
     // MARK: - Events from other threads
 
-    /// The answer to the publish `token` (the reply subscription's delivery thread).
-    func received(token: UInt, _ outcome: JetStreamOutcome) {
-        let (completion, waiter, drained, wake) = lock.withLock { state in
-            let retries = state.scheduler.retryCount
-            let completion = state.scheduler.answered(token: token, outcome, now: .now)
-            // The driver has work only when the key's next message became ready or a retry is to be timed; an
-            // acknowledgement that releases nothing need not wake it (most of them, with many items in flight).
-            let wake = state.scheduler.hasReady || state.scheduler.retryCount != retries
-            let drained = state.scheduler.heldCount == 0 ? state.drainedWaiter.take() : nil
-            return (completion, Self.takeWaiterIfRoom(&state), drained, wake)
-        }
-        if wake { lock.signal() }
-        waiter?.resume()
-        drained?.resume()
-        completion.map { $0.completion($0.outcomes) }
-    }
-
     /// The connection went away or came back (libnats's callback thread).
     func connectionChanged(to state: NATSConnectionState) {
-        lock.withLock { $0.connected = state == .connected }
+        lock.withLock {
+            $0.connected = state == .connected
+            if !$0.connected { $0.activity.disconnects += 1 }
+        }
         lock.signal()
     }
 
@@ -251,34 +275,4 @@ final class JetStreamPublisherCore: Sendable {
 /// its driver thread has ended.
 struct JetStreamHandle: @unchecked Sendable {
     let pointer: OpaquePointer
-}
-
-/// libnats's message handler of a publisher's reply subscription: one call per reply, on the subscription's
-/// delivery thread. `closure` is the publisher's core, passed unretained: the connection keeps it alive until
-/// libnats can no longer call here.
-func jetStreamReplied(
-    _ connection: OpaquePointer?,
-    _ subscription: OpaquePointer?,
-    _ message: OpaquePointer?,
-    _ closure: UnsafeMutableRawPointer?
-) {
-    guard let message else { return }
-    // The handler owns the message: destroy it whatever happens below.
-    defer { natsMsg_Destroy(message) }
-    guard let closure, let subject = natsMsg_GetSubject(message) else { return }
-    let core = Unmanaged<JetStreamPublisherCore>.fromOpaque(closure).takeUnretainedValue()
-    let token = core.replyPrefix.withUnsafeBytes { prefix in
-        JetStreamReply.token(subject: UnsafeRawBufferPointer(start: subject, count: strlen(subject)), prefix: prefix)
-    }
-    guard let token else { return }  // not a reply to one of our publishes
-    let outcome: JetStreamOutcome
-    if natsMsg_IsNoResponders(message) {
-        outcome = JetStreamReply.noResponders
-    } else {
-        let length = max(0, Int(natsMsg_GetDataLength(message)))
-        outcome = JetStreamReply.outcome(
-            payload: UnsafeRawBufferPointer(start: natsMsg_GetData(message), count: length)
-        )
-    }
-    core.received(token: token, outcome)
 }

@@ -127,25 +127,96 @@ struct JetStreamPublisherTests {
     /// Publishes a frozen server never answers time out after `ackTimeout` and are published again (under new
     /// tokens, with the same `Nats-Msg-Id`); once it thaws, every message is stored once, and the answers that count
     /// are the retries' (duplicates), not the first publishes' late ones.
+    ///
+    /// Then the same when the submitter publishes on its own thread (a sink's runner): the driver, asleep while
+    /// nothing was in flight, is woken to keep the acknowledgement deadlines of what the submitter published. One
+    /// item, so that only that deadline can make a retry (with several, the first answer after the thaw wakes the
+    /// driver, which then times out the others). The server stays frozen until the publisher timed out and published
+    /// again every head, and the connection does not ping meanwhile (docs/RELIABILITY.md).
     @Test func unansweredPublishesTimeOutAndAreRetriedAndStoredOnce() async throws {
-        let (server, connection) = try await singleServerWithStream("frozen")
+        try await expectUnansweredPublishesRetried(count: 40, items: 8, publishingHere: false)
+        try await expectUnansweredPublishesRetried(count: 10, items: 1, publishingHere: true)
+    }
+
+    private func expectUnansweredPublishesRetried(count: Int, items: Int, publishingHere: Bool) async throws {
+        // No keep-alive within the freeze: a connection found dead (two unanswered pings, 10-15 s by default, which
+        // a starved cooperative pool can let pass before the thaw) loses the copies in the frozen server's socket,
+        // and the retries after the reconnect are first copies (docs/RELIABILITY.md).
+        let (server, connection) = try await singleServerWithStream(
+            publishingHere ? "frozen-submitter" : "frozen",
+            pingInterval: .seconds(600)
+        )
         let publisher = try JetStreamPublisher.make(
             connection: connection,
             settings: JetStreamPublisherSettings(ackTimeout: .milliseconds(200), maxRetryDelay: .milliseconds(300))
         )
-        let messages = jetStreamMessages(count: 40, items: 8)
+        let messages = jetStreamMessages(count: count, items: items)
         server.pause()
+        #expect(server.isStopped, "every thread of the server stopped before the publishes")
+        let frozen = ContinuousClock.now
         let done = NATSOutcomeBox()
-        try await publisher.submit(messages) { done.store($0) }
-        // Frozen for several acknowledgement deadlines: each item's head is published again and again meanwhile.
-        try await Task.sleep(for: .seconds(2))
-        #expect(done.outcomes == nil)
+        // A thread of its own, never the cooperative pool, when the publishes go out on it.
+        try await withTaskExecutorPreference(DedicatedThreadExecutor(name: "submitter")) {
+            try await publisher.submit(messages, publishingHere: publishingHere) { done.store($0) }
+        }
+        let submitted = ContinuousClock.now - frozen
+        // Frozen until every item's head timed out and was published again, not for a fixed time a loaded machine
+        // can let pass before the driver thread ran.
+        let retried = await pollUntil(timeout: .seconds(60)) {
+            let activity = publisher.activity
+            return activity.timedOut >= items && activity.publishes >= items * 2
+        }
+        // What the driver did while the server was frozen, for the failure messages (times after the freeze).
+        let whileFrozen =
+            "submitted at \(submitted), thawed at \(ContinuousClock.now - frozen) (still stopped: "
+            + "\(server.isStopped)); while frozen: "
+            + publisher.activity.summary(since: frozen)
+        #expect(retried, "\(whileFrozen)")
+        #expect(done.outcomes == nil, "\(whileFrozen)")
         server.resume()
         let outcomes = try #require(await done.wait(timeout: .seconds(60)))
-        #expect(outcomes.count == 40 && outcomes.allSatisfy { $0.ack != nil }, natsFailure(outcomes))
-        #expect(outcomes.contains { $0.ack?.duplicate == true }, "the acknowledgements that count are the retries'")
+        #expect(outcomes.count == count && outcomes.allSatisfy { $0.ack != nil }, natsFailure(outcomes))
+        let inAll = publisher.activity.summary(since: frozen)
+        #expect(
+            outcomes.contains { $0.ack?.duplicate == true },
+            "the acknowledgements that count are the retries'; \(whileFrozen); in all: \(inAll)"
+        )
         try await expectStored(server.url, exactly: messages)
         await publisher.close(drainTimeout: .seconds(5))
+        await connection.close()
+    }
+
+    /// The driver waits for a retry far away with nothing in flight (a publish to a frozen server timed out); the
+    /// submitter then publishes another item on its own thread: the driver is woken to keep that publish's
+    /// acknowledgement deadline, not left asleep until the retry is due.
+    @Test func aDriverWaitingForARetryKeepsTheDeadlinesOfTheSubmittersPublishes() async throws {
+        // No keep-alive within the test: a connection found dead would wake the driver too (after two pings).
+        let (server, connection) = try await singleServerWithStream("retry-wait", pingInterval: .seconds(600))
+        let publisher = try JetStreamPublisher.make(
+            connection: connection,
+            settings: JetStreamPublisherSettings(
+                ackTimeout: .milliseconds(200),
+                retryDelay: .seconds(600),
+                maxRetryDelay: .seconds(600)
+            )
+        )
+        let submitter = DedicatedThreadExecutor(name: "submitter")
+        let messages = jetStreamMessages(count: 2, items: 2)
+        server.pause()
+        let frozen = ContinuousClock.now
+        try await withTaskExecutorPreference(submitter) {
+            try await publisher.submit([messages[0]], publishingHere: true) { _ in }
+        }
+        // The driver timed the first out and, in the same turn under the lock, went to sleep until its retry.
+        #expect(await pollUntil(timeout: .seconds(60)) { publisher.activity.timedOut == 1 })
+        try await withTaskExecutorPreference(submitter) {
+            try await publisher.submit([messages[1]], publishingHere: true) { _ in }
+        }
+        // Timed out about `ackTimeout` after its publish; without the wake-up, only when the retry is due (600 s).
+        let timedOut = await pollUntil(timeout: .seconds(60)) { publisher.activity.timedOut == 2 }
+        #expect(timedOut, "\(publisher.activity.summary(since: frozen))")
+        server.resume()
+        await publisher.close(drainTimeout: .milliseconds(100))
         await connection.close()
     }
 

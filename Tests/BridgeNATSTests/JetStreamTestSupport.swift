@@ -30,13 +30,17 @@ func createStream(_ servers: String, replicas: Int) async throws {
     try #require(result.status == 0, "create-stream: \(result.stderr)")
 }
 
-/// A started single nats-server named `name` with the stream EVENTS, and a connection to it.
-func singleServerWithStream(_ name: String) async throws -> (NATSServer, NATSConnection) {
+/// A started single nats-server named `name` with the stream EVENTS, and a connection to it (pinging every
+/// `pingInterval` when given: a test that freezes the server sets it long, or the connection is found dead).
+func singleServerWithStream(_ name: String, pingInterval: Duration? = nil) async throws -> (NATSServer, NATSConnection)
+{
     let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "nats")
     let server = try NATSServer(name: name, in: directory)
     try server.start()
     try await createStream(server.url, replicas: 1)
-    let connection = try await NATSConnection.connect(settings: NATSSettings(servers: [server.url]), logger: .silent)
+    var settings = NATSSettings(servers: [server.url])
+    if let pingInterval { settings.pingInterval = pingInterval }
+    let connection = try await NATSConnection.connect(settings: settings, logger: .silent)
     return (server, connection)
 }
 

@@ -98,8 +98,31 @@ public final class NATSServer: @unchecked Sendable {
     }
 
     /// Freezes the server (SIGSTOP): connections stay open, nothing is answered. `resume()` thaws it.
+    ///
+    /// Returns once every thread of the server is stopped (or after 10 s, stretched): `kill` only queues the stop,
+    /// and each of the server's threads stops at its next return to user space, so on a loaded machine a thread
+    /// could still answer a publish made right after `kill` returned.
     public func pause() {
-        if let serverPID { Foundation.kill(serverPID, SIGSTOP) }
+        guard let serverPID else { return }
+        Foundation.kill(serverPID, SIGSTOP)
+        let deadline = ContinuousClock.now + .seconds(TestEnvironment.patient(10))
+        while !isStopped && ContinuousClock.now < deadline { usleep(2_000) }
+    }
+
+    /// Whether every thread of the server is stopped (state `T` in /proc), for `pause` and failure messages.
+    public var isStopped: Bool {
+        guard let serverPID else { return false }
+        let tasks = "/proc/\(serverPID)/task"
+        guard let threads = try? FileManager.default.contentsOfDirectory(atPath: tasks), !threads.isEmpty else {
+            return false
+        }
+        return threads.allSatisfy { thread in
+            // procfs reports a size of 0: read to the end. The state follows the command name's closing ")".
+            let data = try? FileHandle(forReadingFrom: URL(fileURLWithPath: "\(tasks)/\(thread)/stat")).readToEnd()
+            let stat = String(decoding: (data ?? nil) ?? Data(), as: UTF8.self)
+            guard let close = stat.lastIndex(of: ")") else { return false }
+            return stat[stat.index(after: close)...].trimmingCharacters(in: .whitespaces).hasPrefix("T")
+        }
     }
 
     /// Lets a paused server run again (SIGCONT).

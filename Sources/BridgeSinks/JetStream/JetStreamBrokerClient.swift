@@ -1,6 +1,6 @@
+package import BridgeEvents
 package import BridgeNATS
 package import BridgeSystem
-package import BridgeEvents
 
 /// A JetStream sink's client: one NATS connection (reconnecting to any server of the cluster) and one
 /// asynchronous publisher on it. Each event goes to its subject with `Nats-Msg-Id` = the event id, ordered per item
@@ -29,10 +29,16 @@ package final class JetStreamBrokerClient: BrokerClient {
             let publisher = try JetStreamPublisher.make(
                 connection: connection,
                 settings: JetStreamPublisherSettings(
-                    maxOutstanding: settings.maxOutstanding, ackTimeout: settings.ackTimeout)
+                    maxOutstanding: settings.maxOutstanding,
+                    ackTimeout: settings.ackTimeout
+                )
             )
             let client = JetStreamBrokerClient(
-                connection: connection, publisher: publisher, subject: settings.subject, sinkName: sinkName)
+                connection: connection,
+                publisher: publisher,
+                subject: settings.subject,
+                sinkName: sinkName
+            )
             if let silent = await streamsNotAcknowledging(settings.subjectPattern, publisher: publisher) {
                 await client.close(drainTimeout: .zero)
                 throw SinkError(sink: sinkName, message: neverAcknowledges(silent), isRetriable: true)
@@ -55,7 +61,9 @@ package final class JetStreamBrokerClient: BrokerClient {
         -> [String]?
     {
         let silent = try? await publisher.streamsNotAcknowledging(
-            try await publisher.streamNames(matching: pattern, timeout: .seconds(5)), timeout: .seconds(5))
+            try await publisher.streamNames(matching: pattern, timeout: .seconds(5)),
+            timeout: .seconds(5)
+        )
         return silent?.isEmpty == false ? silent : nil
     }
 
@@ -77,7 +85,8 @@ package final class JetStreamBrokerClient: BrokerClient {
             )
         }
         do {
-            try await publisher.submit(messages) { outcomes in
+            // The sink's runner calls this on its own thread (`BrokerClient`): the publishes go out on it.
+            try await publisher.submit(messages, publishingHere: true) { outcomes in
                 completion(BrokerOutcomes(outcomes.map(Self.outcome)))
             }
         } catch {
