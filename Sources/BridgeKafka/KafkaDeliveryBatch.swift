@@ -12,9 +12,9 @@ import Synchronization
 /// allocation per message. A delivery is recorded in the entry itself; only failures go into a dictionary. The
 /// completion gets a view of the entries (`KafkaDeliveryOutcomes`), not an array: the batch's one allocation is its
 /// entries (each array of outcomes was another of a kilobyte or more per batch, for which glibc's malloc first
-/// merges every small block librdkafka freed since; BENCHMARKS.md, "Kafka: the sink's per-event work"). Every message handed to librdkafka
-/// holds one retain of the batch (`opaque(at:)`), consumed by its delivery report (`reported(opaque:)`) or given
-/// back when librdkafka refused it (`releaseOpaque`).
+/// merges every small block librdkafka freed since; BENCHMARKS.md, "Kafka: the sink's per-event work"). Every
+/// message handed to librdkafka holds one retain of the batch (`opaque(at:)`), consumed by its delivery report
+/// (`reported(opaque:)`) or given back when librdkafka refused it (`releaseOpaque`).
 final class KafkaDeliveryBatch: Sendable {
     private struct State {
         var remaining: Int

@@ -10,8 +10,8 @@ extension WebSocketConnection {
     /// connection dropped or the peer did not answer in time. When the connection was already closed (the peer
     /// closed first, or a protocol error), returns how it ended without sending anything.
     ///
-    /// If another thread is inside `receive` (or `receiveBatch`), that thread receives the peer's close (and gets `.closed`);
-    /// otherwise this call reads, discarding data messages that arrive before the close.
+    /// If another thread is inside `receive` (or `receiveBatch`), that thread receives the peer's close (and gets
+    /// `.closed`); otherwise this call reads, discarding data messages that arrive before the close.
     /// - Precondition: `code` is a code that may be sent (1000–1003, 1007–1014, 3000–4999).
     @discardableResult
     public func close(code: UInt16 = 1000, reason: String = "") -> WebSocketCloseInfo {

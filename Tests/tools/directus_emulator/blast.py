@@ -8,8 +8,8 @@ instead: every millisecond tick writes the frames due by then, for latency at a 
 `direct` replays the same pre-encoded frames from one thread per subscriber with blocking `sendall` on the socket
 itself (poll + send in C, without the GIL), bypassing the event loop and its transport buffer: it costs a third to
 a half of the event loop's CPU per frame, which on a loaded machine let the old feeder fall behind the bridge it
-feeds (BENCHMARKS.md, "the live path per event, a feeder that keeps up"). While a client is replayed nothing else is written to it (`Client.replaying`),
-so no frame of the emulator's own (a heartbeat ping) can land inside a replayed one.
+feeds (BENCHMARKS.md, "the live path per event, a feeder that keeps up"). While a client is replayed nothing else
+is written to it (`Client.replaying`), so no frame of the emulator's own (a heartbeat ping) can land inside a replayed one.
 """
 from __future__ import annotations
 
