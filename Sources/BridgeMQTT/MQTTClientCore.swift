@@ -135,13 +135,22 @@ final class MQTTClientCore: Sendable {
                 state.status.lastError = error
                 state.status.disconnects += 1
             }
-            guard state.connack == nil else { return nil }
-            state.connack = Self.lostBeforeConnack
-            state.connackError = error ?? MQTTError(kind: .retriable, message: "disconnected before the CONNACK")
-            defer { state.connackWaiter = nil }
-            return state.connackWaiter
+            let reason = error ?? MQTTError(kind: .retriable, message: "disconnected before the CONNACK")
+            return Self.endFirstConnackWait(&state, code: Self.lostBeforeConnack, error: reason)
         }
         waiter?.resume(returning: Self.lostBeforeConnack)
+    }
+
+    /// Ends the wait for the first CONNACK with `code` and `error` unless a code came before; returns the waiter
+    /// to resume (outside the lock).
+    private static func endFirstConnackWait(_ state: inout State, code: Int32, error: MQTTError)
+        -> CheckedContinuation<Int32, Never>?
+    {
+        guard state.connack == nil else { return nil }
+        state.connack = code
+        state.connackError = error
+        defer { state.connackWaiter = nil }
+        return state.connackWaiter
     }
 
     /// The "code" of a connection lost before its first CONNACK (no CONNACK code is negative).
@@ -151,11 +160,7 @@ final class MQTTClientCore: Sendable {
     func connectFailed(error: MQTTError) {
         let waiter = state.withLock { state -> CheckedContinuation<Int32, Never>? in
             state.status.lastError = error
-            guard state.connack == nil else { return nil }
-            state.connack = Self.connectFailed
-            state.connackError = error
-            defer { state.connackWaiter = nil }
-            return state.connackWaiter
+            return Self.endFirstConnackWait(&state, code: Self.connectFailed, error: error)
         }
         waiter?.resume(returning: Self.connectFailed)
     }

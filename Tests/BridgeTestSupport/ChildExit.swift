@@ -41,13 +41,17 @@ public enum ChildExit {
 
     private enum State { case running, zombie, gone }
 
-    /// The child's state from `/proc/<pid>/stat` (the letter after the ") " that closes the command name).
+    /// The child's state from `/proc/<pid>/stat`.
     private static func state(of pid: Int32) -> State {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else { return .gone }
-        guard let close = stat.lastIndex(of: ")"), stat.distance(from: close, to: stat.endIndex) > 2 else {
-            return .running
-        }
-        return stat[stat.index(close, offsetBy: 2)] == "Z" ? .zombie : .running
+        return processState(inStat: stat) == "Z" ? .zombie : .running
+    }
+
+    /// The state letter of a process or thread in the text of its `/proc/…/stat` (the letter after the ") " that
+    /// closes the command name, which may itself hold parentheses); nil when the text has none.
+    public static func processState(inStat stat: String) -> Character? {
+        guard let close = stat.lastIndex(of: ")"), stat.distance(from: close, to: stat.endIndex) > 2 else { return nil }
+        return stat[stat.index(close, offsetBy: 2)]
     }
 
     /// `waitpid`'s status as `Process.terminationStatus` gives it: the exit code, or the number of the signal.

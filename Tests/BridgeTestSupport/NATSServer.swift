@@ -117,11 +117,9 @@ public final class NATSServer: @unchecked Sendable {
             return false
         }
         return threads.allSatisfy { thread in
-            // procfs reports a size of 0: read to the end. The state follows the command name's closing ")".
+            // procfs reports a size of 0: read to the end.
             let data = try? FileHandle(forReadingFrom: URL(fileURLWithPath: "\(tasks)/\(thread)/stat")).readToEnd()
-            let stat = String(decoding: (data ?? nil) ?? Data(), as: UTF8.self)
-            guard let close = stat.lastIndex(of: ")") else { return false }
-            return stat[stat.index(after: close)...].trimmingCharacters(in: .whitespaces).hasPrefix("T")
+            return ChildExit.processState(inStat: String(decoding: (data ?? nil) ?? Data(), as: UTF8.self)) == "T"
         }
     }
 
