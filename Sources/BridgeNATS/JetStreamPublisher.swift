@@ -256,8 +256,8 @@ package final class JetStreamPublisher {
         // Whatever is still in flight fails now (its publish may still be stored: a later publish of the same
         // event is deduplicated by its `Nats-Msg-Id`).
         core.lock.withLock { state in
-            for (token, slot) in state.scheduler.inFlight {
-                state.scheduler.publishFailed(slot: slot, token: token, error: closedError, now: .now)
+            for token in state.scheduler.inFlight {
+                state.scheduler.publishFailed(token: token, error: closedError, now: .now)
                     .map { completions.append($0) }
             }
         }

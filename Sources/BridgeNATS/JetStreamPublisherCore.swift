@@ -28,8 +28,6 @@ final class JetStreamPublisherCore: Sendable {
         var capacityWaiter: CheckedContinuation<Void, Never>?
         /// `close` waiting for every held message to be answered.
         var drainedWaiter: CheckedContinuation<Void, Never>?
-        /// The token of the next publish (its reply subject's last token); never 0, never repeated.
-        var nextToken: UInt = 1
         /// When the driver next looks for publishes past their acknowledgement deadline.
         var nextTimeoutCheck = ContinuousClock.now
         /// Publishes, deadline checks and time-outs counted, for diagnosis.
@@ -43,7 +41,7 @@ final class JetStreamPublisherCore: Sendable {
     }
 
     /// Messages to publish, each with the token of its reply subject.
-    typealias Work = [(token: UInt, slot: Int, message: JetStreamMessage)]
+    typealias Work = [(token: UInt, message: JetStreamMessage)]
 
     /// How many read answers wait to be destroyed together: libnats frees a message on its collector thread, woken
     /// by the first destroy that finds it idle, so destroying a run of them costs that thread one wake-up.
@@ -135,10 +133,7 @@ final class JetStreamPublisherCore: Sendable {
         var work: Work = []
         work.reserveCapacity(taken.count)
         for (slot, message) in taken {
-            let token = state.nextToken
-            state.nextToken += 1
-            state.scheduler.published(slot: slot, token: token, now: now)
-            work.append((token, slot, message))
+            work.append((state.scheduler.published(slot: slot, now: now), message))
         }
         state.activity.recordPublishes(work.count, at: now)
         return work
@@ -147,7 +142,7 @@ final class JetStreamPublisherCore: Sendable {
     /// Publishes `work` (taken by `takeWork`) on the calling thread, which may block while libnats flushes its
     /// buffer: the driver thread, or a submitter's thread of its own, never the cooperative pool.
     func publish(_ work: Work) {
-        var failures: [(slot: Int, token: UInt, error: NATSError)] = []
+        var failures: [(token: UInt, error: NATSError)] = []
         // Destroyed after the round, together: libnats frees a message on its collector thread, woken by the first
         // destroy it finds idle, so one round costs that thread one wake-up instead of one per message.
         var sent: [OpaquePointer] = []
@@ -157,14 +152,14 @@ final class JetStreamPublisherCore: Sendable {
             let status = send(entry.message, token: entry.token, keeping: &sent)
             if status != NATS_OK {
                 let error = NATSError.from(status: status, context: "publish to \(entry.message.subject)")
-                failures.append((entry.slot, entry.token, error))
+                failures.append((entry.token, error))
             }
         }
         guard !failures.isEmpty else { return }
         let now = ContinuousClock.now
         let completions = lock.withLock { state in
             failures.compactMap {
-                state.scheduler.publishFailed(slot: $0.slot, token: $0.token, error: $0.error, now: now)
+                state.scheduler.publishFailed(token: $0.token, error: $0.error, now: now)
             }
         }
         for completion in completions { completion.completion(completion.outcomes) }
