@@ -18,21 +18,25 @@ struct JetStreamPublishScheduler {
         let outcomes: [JetStreamOutcome]
     }
 
-    private struct Held {
-        var message: JetStreamMessage
-        var batch: Int
-        var index: Int
+    /// What the scheduler knows of a held message besides the message itself: plain values only, so that reading
+    /// or changing a slot retains nothing (the messages are in `messages`, beside).
+    private struct Slot {
+        var held = false
+        var batch = 0
+        var index = 0
         /// Submission order (slots are reused): retries, time-outs and closing go through messages in it.
-        var order: Int
+        var order = 0
         var key: Int?
         /// The unfinished messages of one key form a queue linked through their slots, oldest first.
         var previousOfKey: Int?
         var nextOfKey: Int?
         var backoff: Backoff
-        var retryAt: ContinuousClock.Instant?
+        /// Times as durations since `origin`: `ContinuousClock.Instant` is not of fixed layout outside the standard
+        /// library, and a field of it would make every copy and check of a slot a call through its type's metadata.
+        var retryAt: Duration?
         /// The token of its publish in flight, 0 when none is.
         var token: UInt = 0
-        var sentAt: ContinuousClock.Instant?
+        var sentAt = Duration.zero
     }
 
     private struct Batch {
@@ -56,7 +60,10 @@ struct JetStreamPublishScheduler {
     let limit: Int
     private let retryDelay: Duration
     private let maxRetryDelay: Duration
-    private var slots: [Held?] = []
+    private let origin = ContinuousClock.now
+    private var slots: [Slot] = []
+    /// The message of each held slot, nil in a free one.
+    private var messages: [JetStreamMessage?] = []
     private var freeSlots: [Int] = []
     private var nextOrder = 0
     private var nextPublish: UInt = 1
@@ -106,8 +113,8 @@ struct JetStreamPublishScheduler {
         let key = message.orderingKey?.hashValue  // equal keys, equal hashes; a collision only serializes two items
         // The key's newest message, if any, is this one's predecessor: it waits until that one finished.
         let previous = key.flatMap { keyTails.updateValue(slot, forKey: $0) }
-        let held = Held(
-            message: message,
+        let entry = Slot(
+            held: true,
             batch: batch,
             index: index,
             order: nextOrder,
@@ -117,9 +124,15 @@ struct JetStreamPublishScheduler {
         )
         nextOrder += 1
         heldCount += 1
-        if slot == slots.count { slots.append(held) } else { slots[slot] = held }
+        if slot == slots.count {
+            slots.append(entry)
+            messages.append(message)
+        } else {
+            slots[slot] = entry
+            messages[slot] = message
+        }
         if let previous {
-            slots[previous]?.nextOfKey = slot
+            slots[previous].nextOfKey = slot
         } else {
             ready.append(slot)
         }
@@ -135,9 +148,10 @@ struct JetStreamPublishScheduler {
     /// Up to `maximum` messages to publish now (due retries first become ready), in the order they became ready.
     mutating func takeReady(now: ContinuousClock.Instant, maximum: Int) -> [(slot: Int, message: JetStreamMessage)] {
         if !retrying.isEmpty {
-            for slot in inOrder(retrying) where slots[slot]?.retryAt.map({ $0 <= now }) ?? true {
+            let now = now - origin
+            for slot in inOrder(retrying) where slots[slot].retryAt.map({ $0 <= now }) ?? true {
                 retrying.remove(slot)
-                slots[slot]?.retryAt = nil
+                slots[slot].retryAt = nil
                 ready.append(slot)
             }
         }
@@ -146,7 +160,7 @@ struct JetStreamPublishScheduler {
             let slot = ready[readyHead]
             readyHead += 1
             // A slot is ready until taken: nothing finishes it meanwhile (`close` empties this queue).
-            if let message = slots[slot]?.message { taken.append((slot, message)) }
+            if let message = messages[slot] { taken.append((slot, message)) }
         }
         if readyHead == ready.count {
             ready.removeAll(keepingCapacity: true)
@@ -162,15 +176,15 @@ struct JetStreamPublishScheduler {
     var retryCount: Int { retrying.count }
 
     /// When the next retry is due, if one waits.
-    var nextRetry: ContinuousClock.Instant? { retrying.compactMap { slots[$0]?.retryAt }.min() }
+    var nextRetry: ContinuousClock.Instant? { retrying.compactMap { slots[$0].retryAt }.min().map { origin + $0 } }
 
     /// Message `slot` is published at `now`: the token of its reply subject, by which its answer comes back.
     mutating func published(slot: Int, now: ContinuousClock.Instant) -> UInt {
         let token = nextPublish << Self.slotBits | UInt(slot)
         nextPublish += 1
-        if slots[slot]?.token == 0 { inFlightCount += 1 }
-        slots[slot]?.token = token
-        slots[slot]?.sentAt = now
+        if slots[slot].token == 0 { inFlightCount += 1 }
+        slots[slot].token = token
+        slots[slot].sentAt = now - origin
         return token
     }
 
@@ -193,19 +207,18 @@ struct JetStreamPublishScheduler {
     }
 
     /// The tokens published and not answered (to fail at close).
-    var inFlight: [UInt] { slots.compactMap { $0.flatMap { $0.token == 0 ? nil : $0.token } } }
+    var inFlight: [UInt] { slots.compactMap { $0.token == 0 ? nil : $0.token } }
 
     /// Every publish made at or before `cutoff` and still unanswered fails with `error` (a retriable one comes back
     /// after its backoff, under a new token: a late answer to the old one is ignored).
     mutating func timeOut(sentBefore cutoff: ContinuousClock.Instant, error: NATSError, now: ContinuousClock.Instant)
         -> [Completion]
     {
-        let expired = slots.indices.filter { slot in
-            slots[slot].map { $0.token != 0 && $0.sentAt.map { $0 <= cutoff } ?? false } ?? false
-        }
+        let cutoff = cutoff - origin
+        let expired = slots.indices.filter { slots[$0].token != 0 && slots[$0].sentAt <= cutoff }
         var completions: [Completion] = []
         for slot in inOrder(expired) {
-            if let token = slots[slot]?.token, let slot = landed(token) {
+            if let slot = landed(slots[slot].token) {
                 finish(slot: slot, .failed(error), now: now).map { completions.append($0) }
             }
         }
@@ -215,31 +228,33 @@ struct JetStreamPublishScheduler {
     /// The slot of the publish `token` if it is in flight, which it no longer is.
     private mutating func landed(_ token: UInt) -> Int? {
         let slot = Int(token & (1 << Self.slotBits - 1))
-        guard slot < slots.count, token != 0, slots[slot]?.token == token else { return nil }
-        slots[slot]?.token = 0
+        guard slot < slots.count, token != 0, slots[slot].token == token else { return nil }
+        slots[slot].token = 0
         inFlightCount -= 1
         return slot
     }
 
     /// `slots` in submission order.
     private func inOrder(_ chosen: some Sequence<Int>) -> [Int] {
-        chosen.sorted { (slots[$0]?.order ?? 0) < (slots[$1]?.order ?? 0) }
+        chosen.sorted { slots[$0].order < slots[$1].order }
     }
 
     private mutating func finish(slot: Int, _ outcome: JetStreamOutcome, now: ContinuousClock.Instant) -> Completion? {
-        if case .failed(let error) = outcome, error.isRetriable, !closing, slots[slot] != nil {
-            let delay = slots[slot]?.backoff.nextDelay() ?? retryDelay
-            slots[slot]?.retryAt = now + delay
+        guard slots[slot].held else { return nil }
+        if case .failed(let error) = outcome, error.isRetriable, !closing {
+            let retryAt = now - origin + slots[slot].backoff.nextDelay()
+            slots[slot].retryAt = retryAt
             retrying.insert(slot)
             return nil
         }
-        // Taken out (not copied): a copy retains every string of the message.
-        guard let entry = slots[slot].take() else { return nil }
+        let entry = slots[slot]
+        slots[slot].held = false
+        messages[slot] = nil
         freeSlots.append(slot)
         heldCount -= 1
-        if let previous = entry.previousOfKey { slots[previous]?.nextOfKey = entry.nextOfKey }
+        if let previous = entry.previousOfKey { slots[previous].nextOfKey = entry.nextOfKey }
         if let next = entry.nextOfKey {
-            slots[next]?.previousOfKey = entry.previousOfKey
+            slots[next].previousOfKey = entry.previousOfKey
             // Only a head is ever published; the next one's turn comes when the head finished.
             if entry.previousOfKey == nil && !closing { ready.append(next) }
         } else if let key = entry.key {
@@ -267,7 +282,7 @@ struct JetStreamPublishScheduler {
     /// or taken back).
     mutating func close(error: NATSError) -> [Completion] {
         closing = true
-        let waiting = slots.indices.filter { slots[$0].map { $0.token == 0 } ?? false }
+        let waiting = slots.indices.filter { slots[$0].held && slots[$0].token == 0 }
         var completions: [Completion] = []
         for slot in inOrder(waiting) {
             if let completion = finish(slot: slot, .failed(error), now: .now) { completions.append(completion) }
