@@ -141,10 +141,7 @@ package final class JetStreamPublisher {
                     }
                 }
                 guard publishingHere else { return (count, [], true) }
-                let work = JetStreamPublisherCore.takeWork(&state, now: .now, maximum: .max)
-                // The driver still keeps the acknowledgement deadline of what is published here.
-                let wakeDriver = !work.isEmpty && state.driverIgnoresDeadlines
-                if wakeDriver { state.driverIgnoresDeadlines = false }
+                let (work, wakeDriver) = JetStreamPublisherCore.takeWorkHere(&state, now: .now)
                 return (count, work, wakeDriver)
             }
             if added > 0 {

@@ -15,11 +15,11 @@ internal import CNats
 /// backoff, under a new token, and the stream drops the copy it may already have by its `Nats-Msg-Id`.
 ///
 /// Threads: submitting tasks add messages (`withLock`, never waiting on the lock's condition) and, from a thread of
-/// their own (`publishingHere`), publish those whose turn it is; the driver thread publishes the rest (an item's next
-/// message after an answer, retries, what waited for a reconnect) and times out publishes (natsConnection_PublishMsg
-/// may block while libnats flushes its buffer, so never on the cooperative pool); libnats's delivery thread of the
-/// reply subscription delivers answers (`received`). Completions run where the last outcome of a batch is recorded
-/// and must be short.
+/// their own (`publishingHere`), publish those whose turn it is; libnats's delivery thread of the reply subscription
+/// delivers answers (`received`) and publishes what they released (an item's next message) once it has read every
+/// answer queued; the driver thread publishes the rest (retries, what waited for a reconnect) and times out
+/// publishes. natsConnection_PublishMsg may block while libnats flushes its buffer, so never on the cooperative pool.
+/// Completions run where the last outcome of a batch is recorded and must be short.
 final class JetStreamPublisherCore: Sendable {
     struct State {
         var scheduler: JetStreamPublishScheduler
@@ -139,8 +139,19 @@ final class JetStreamPublisherCore: Sendable {
         return work
     }
 
+    /// Everything ready, taken (`takeWork`) to publish on the calling thread instead of the driver's (a submitter's
+    /// own thread, or the reply subscription's delivery thread), and whether to wake the driver: it still keeps the
+    /// acknowledgement deadline of what is published here, and sleeps without one while nothing was in flight.
+    static func takeWorkHere(_ state: inout State, now: ContinuousClock.Instant) -> (Work, wakeDriver: Bool) {
+        let work = takeWork(&state, now: now, maximum: .max)
+        let wakeDriver = !work.isEmpty && state.driverIgnoresDeadlines
+        if wakeDriver { state.driverIgnoresDeadlines = false }
+        return (work, wakeDriver)
+    }
+
     /// Publishes `work` (taken by `takeWork`) on the calling thread, which may block while libnats flushes its
-    /// buffer: the driver thread, or a submitter's thread of its own, never the cooperative pool.
+    /// buffer: the driver thread, a submitter's thread of its own or the reply subscription's delivery thread, never
+    /// the cooperative pool.
     func publish(_ work: Work) {
         var failures: [(token: UInt, error: NATSError)] = []
         // Destroyed after the round, together: libnats frees a message on its collector thread, woken by the first
