@@ -183,4 +183,24 @@ import Testing
         #expect(scheduler.inFlightCount == 0 && scheduler.retryCount == 0 && scheduler.room == 6)
         #expect(completedOutcomes == 60)
     }
+
+    /// A publish that timed out and went again under a new token, then reported as failed under its old one (a send
+    /// that blocked past the deadline): the old token names no publish in flight, so nothing changes; the message
+    /// is not put back for a retry while its new publish is in flight.
+    @Test func aFailureReportedForATimedOutTokenChangesNothing() {
+        var scheduler = JetStreamPublishScheduler(limit: 4, retryDelay: .milliseconds(1), maxRetryDelay: .seconds(1))
+        let (batch, _) = scheduler.openBatch(count: 1) { _ in }
+        scheduler.add(message("m", key: "k"), batch: batch, index: 0)
+        let start = ContinuousClock.now
+        let old = scheduler.published(slot: scheduler.takeReady(now: start, maximum: 1)[0].slot, now: start)
+        let timeout = NATSError(kind: .retriable, message: "no acknowledgement")
+        #expect(scheduler.timeOut(sentBefore: start, error: timeout, now: start).isEmpty)
+        let retry = scheduler.takeReady(now: start + .seconds(2), maximum: 1)
+        let new = scheduler.published(slot: retry[0].slot, now: start + .seconds(2))
+        let sendFailed = NATSError(kind: .retriable, message: "connection closed")
+        #expect(scheduler.publishFailed(token: old, error: sendFailed, now: start + .seconds(2)) == nil)
+        #expect(scheduler.inFlightCount == 1 && scheduler.retryCount == 0)
+        #expect(scheduler.takeReady(now: start + .seconds(9), maximum: 1).isEmpty, "not published twice at once")
+        #expect(scheduler.answered(token: new, ack, now: start + .seconds(2))?.outcomes.first?.ack != nil)
+    }
 }
