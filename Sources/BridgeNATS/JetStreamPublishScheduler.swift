@@ -9,8 +9,8 @@ internal import BridgeSystem
 /// methods under its lock and performs the returned work after releasing it.
 ///
 /// Held messages live in slots of an array, reused once finished, and a publish's token names its slot: an answer
-/// and a key's next message are found without hashing (BENCHMARKS.md, "Issue 26, item 6: the
-/// JetStream scheduler in slots").
+/// and a key's next message are found without hashing (BENCHMARKS.md, "Issue 26, item 6: the JetStream scheduler
+/// in slots, and released messages published by the reply thread").
 struct JetStreamPublishScheduler {
     /// A batch whose every message has its outcome: call `completion(outcomes)`.
     struct Completion {
