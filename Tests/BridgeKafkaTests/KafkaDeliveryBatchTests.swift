@@ -33,4 +33,32 @@ import Testing
         // Each report consumed its message's retain and the outcomes were copied out: the batch is gone.
         #expect(ended == nil)
     }
+
+    /// The entries lie in blocks of 16 (`KafkaDeliveryEntries`): a batch over several blocks, partly filled last,
+    /// finds each report's entry and index, whatever the order.
+    @Test func aBatchOverSeveralBlocksKeepsEachOutcomeAtItsIndex() throws {
+        let count = 2 * KafkaDeliveryEntries.perBlock + 5
+        let received = Mutex<[KafkaDeliveryOutcome]?>(nil)
+        let batch = KafkaDeliveryBatch(count: count) { outcomes in
+            received.withLock { $0 = Array(outcomes) }
+        }
+        let opaques = (0..<count).map { batch.opaque(at: $0) }
+        for index in (0..<count).reversed() {
+            let outcome: KafkaDeliveryOutcome =
+                index % 7 == 3
+                ? .failed(KafkaError(kind: .retriable, message: "m\(index)"))
+                : .delivered(partition: Int32(index % 6), offset: Int64(index))
+            KafkaDeliveryBatch.reported(outcome, opaque: opaques[index])
+        }
+        let outcomes = try #require(received.withLock { $0 })
+        #expect(outcomes.count == count)
+        for (index, outcome) in outcomes.enumerated() {
+            switch outcome {
+            case .delivered(let partition, let offset):
+                #expect(index % 7 != 3 && partition == Int32(index % 6) && offset == Int64(index), "at \(index)")
+            case .failed(let error):
+                #expect(index % 7 == 3 && error.message == "m\(index)", "at \(index)")
+            }
+        }
+    }
 }
