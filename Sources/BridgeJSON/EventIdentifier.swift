@@ -33,24 +33,6 @@ public enum EventIdentifier: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// Calls `body` with the id's UTF-8 bytes: a live id written on the stack, not into a `String` (a header value
-    /// per message allocated nothing then: BENCHMARKS.md, "Kafka: the producing thread's locks and allocations per
-    /// event").
-    public func withUTF8<Result>(_ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
-        switch self {
-        case .text(var text):
-            return text.withUTF8(body)
-        case .live(let uuid):
-            return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Self.liveCount) { buffer in
-                guard let start = buffer.baseAddress else { preconditionFailure("an empty temporary allocation") }
-                var cursor = ByteCursor(start)
-                cursor.write(Self.livePrefix)
-                uuid.write(to: &cursor)
-                return body(UnsafeBufferPointer(start: start, count: Self.liveCount))
-            }
-        }
-    }
-
     public static func == (lhs: EventIdentifier, rhs: EventIdentifier) -> Bool {
         switch (lhs, rhs) {
         case (.live(let left), .live(let right)): left == right

@@ -9,10 +9,11 @@ import Synchronization
 /// Each message has an entry (`KafkaDeliveryEntry`): its opaque for librdkafka is the entry's address, and the
 /// entry holds the batch's address, so a delivery report finds the batch and the message's index without an
 /// allocation per message. A delivery is recorded in the entry itself; only failures go into a dictionary. The
-/// completion gets a view of the entries (`KafkaDeliveryOutcomes`), not an array: the batch allocates only its
-/// entries, in blocks under a kilobyte (each allocation of a kilobyte or more, as an array of outcomes per batch was,
-/// glibc's malloc serves only after merging every small block librdkafka freed since; BENCHMARKS.md, "Kafka: the
-/// sink's per-event work"). Every
+/// completion gets a view of the entries (`KafkaDeliveryOutcomes`), not an array: the batch's one allocation is its
+/// entries (each array of outcomes was another of a kilobyte or more per batch, for which glibc's malloc first
+/// merges every small block librdkafka freed since; BENCHMARKS.md, "Kafka: the sink's per-event work"; the entries
+/// in blocks under a kilobyte, which merge nothing first, cost the stream more than they saved: "Kafka: the
+/// producing thread's locks and allocations per event"). Every
 /// message handed to librdkafka holds one retain of the batch (`opaque(at:)`), consumed by its delivery report
 /// (`reported(opaque:)`) or given back when librdkafka refused it (`releaseOpaque`).
 final class KafkaDeliveryBatch: Sendable {
@@ -24,9 +25,8 @@ final class KafkaDeliveryBatch: Sendable {
     /// The failed messages' errors, by index (empty while every message is delivered).
     private let failures = Mutex<[Int: KafkaError]>([:])
     private let completion: @Sendable (KafkaDeliveryOutcomes) -> Void
-    /// One entry per message, in blocks (`KafkaDeliveryEntries`): each written by its report before `remaining`'s
-    /// decrement, read-only after the last.
-    private nonisolated(unsafe) let entries: KafkaDeliveryEntries
+    /// One entry per message: each written by its report before `remaining`'s decrement, read-only after the last.
+    private nonisolated(unsafe) let entries: UnsafeMutablePointer<KafkaDeliveryEntry>
     let count: Int
 
     /// A batch of `count` messages; `completion` runs on whichever thread records the last outcome.
@@ -34,11 +34,15 @@ final class KafkaDeliveryBatch: Sendable {
         self.remaining = Atomic(count)
         self.completion = completion
         self.count = count
-        self.entries = KafkaDeliveryEntries(count: count)
+        self.entries = .allocate(capacity: max(1, count))
         // Unretained: the entries only locate the batch; the retains that keep it alive are taken per message.
-        entries.initialize(batch: Unmanaged.passUnretained(self).toOpaque())
+        let address = Unmanaged.passUnretained(self).toOpaque()
+        for index in 0..<count {
+            (entries + index).initialize(to: KafkaDeliveryEntry(batch: address, index: index))
+        }
     }
 
+    // `KafkaDeliveryEntry` is trivial: nothing to deinitialize.
     deinit { entries.deallocate() }
 
     /// The opaque of message `index` for librdkafka, holding one retain of this batch until the message's delivery
@@ -46,7 +50,7 @@ final class KafkaDeliveryBatch: Sendable {
     func opaque(at index: Int) -> UnsafeMutableRawPointer {
         precondition(index >= 0 && index < count, "Kafka message index out of its batch")
         _ = Unmanaged.passUnretained(self).retain()
-        return UnsafeMutableRawPointer(entries.entry(at: index))
+        return UnsafeMutableRawPointer(entries + index)
     }
 
     /// Gives back the retain of an opaque librdkafka refused (it will never report that message).
@@ -65,7 +69,7 @@ final class KafkaDeliveryBatch: Sendable {
     /// Records the outcome of message `index` (each index exactly once).
     func record(_ outcome: KafkaDeliveryOutcome, at index: Int) {
         precondition(index >= 0 && index < count, "Kafka message index out of its batch")
-        record(outcome, in: entries.entry(at: index))
+        record(outcome, in: entries + index)
     }
 
     private func record(_ outcome: KafkaDeliveryOutcome, in entry: UnsafeMutablePointer<KafkaDeliveryEntry>) {
@@ -91,7 +95,7 @@ final class KafkaDeliveryBatch: Sendable {
 
     /// The outcome of message `index` once every message has one (`failures`: the batch's failed messages).
     fileprivate func outcome(at index: Int, failures: [Int: KafkaError]) -> KafkaDeliveryOutcome {
-        let entry = entries.entry(at: index).pointee
+        let entry = entries[index]
         if entry.state == .failed, let failure = failures[index] { return .failed(failure) }
         return .delivered(partition: entry.partition, offset: entry.offset)
     }

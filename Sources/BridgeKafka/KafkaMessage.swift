@@ -19,32 +19,17 @@ package struct KafkaMessage: Sendable, Equatable {
     }
 }
 
-/// A message header. Values are text here (the bridge's headers, `id`, `type`, `collection`, `event`, all are), kept
-/// as their UTF-8 bytes: a message written over the one before (`KafkaProducer.submitBlocking`) copies each value
-/// into the bytes the last one had, with no allocation and no reference count per message (BENCHMARKS.md, "Kafka:
-/// the producing thread's locks and allocations per event").
+/// A message header. Values are text here: the bridge's headers (`id`, `type`, `collection`, `event`) all are.
 package struct KafkaHeader: Sendable, Equatable {
     /// The header name.
     package var name: String
-    /// The header value's UTF-8 bytes.
-    package var value: [UInt8]
+    /// The header value, sent as its UTF-8 bytes.
+    package var value: String
 
     /// Creates a header.
     package init(name: String, value: String) {
         self.name = name
-        self.value = Array(value.utf8)
-    }
-
-    /// Replaces the value with `text`'s UTF-8 bytes, in the storage the value had.
-    package mutating func setValue(_ text: String) {
-        value.removeAll(keepingCapacity: true)
-        value.append(contentsOf: text.utf8)
-    }
-
-    /// Replaces the value with `bytes`, in the storage the value had.
-    package mutating func setValue(_ bytes: UnsafeBufferPointer<UInt8>) {
-        value.removeAll(keepingCapacity: true)
-        value.append(contentsOf: bytes)
+        self.value = value
     }
 }
 

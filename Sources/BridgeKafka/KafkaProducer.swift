@@ -206,8 +206,9 @@ package final class KafkaProducer {
         guard !headers.isEmpty, let list = rd_kafka_headers_new(headers.count) else { return nil }
         for header in headers {
             var name = header.name
+            var value = header.value
             _ = name.withUTF8 { name in
-                header.value.withUnsafeBufferPointer { value in
+                value.withUTF8 { value in
                     name.withMemoryRebound(to: CChar.self) { name in
                         rd_kafka_header_add(list, name.baseAddress, name.count, value.baseAddress, value.count)
                     }

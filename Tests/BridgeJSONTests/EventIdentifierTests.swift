@@ -1,6 +1,6 @@
+import BridgeTestSupport
 import BridgeJSON
 import BridgeSystem
-import BridgeTestSupport
 import Testing
 
 /// A live event's id held as its UUID: the same text, line and equality as the id written out.
@@ -13,12 +13,6 @@ import Testing
         #expect(id.description == Self.text)
         #expect(id.utf8Count == Self.text.utf8.count)
         #expect(EventIdentifier.text("act_4711").utf8Count == 8)
-    }
-
-    @Test func utf8BytesAreTheTextsForBothKinds() {
-        #expect(EventIdentifier.live(Self.uuid).withUTF8 { Array($0) } == Array(Self.text.utf8))
-        #expect(EventIdentifier.text("act_4711").withUTF8 { Array($0) } == Array("act_4711".utf8))
-        #expect(EventIdentifier.text("").withUTF8 { $0.count } == 0)
     }
 
     @Test func equalAndHashedByText() {
@@ -34,16 +28,8 @@ import Testing
         let time = Timestamp(rfc3339: "2026-12-02T10:15:00.123Z")!
         func fields(_ identifier: EventIdentifier) -> EventLineFields {
             EventLineFields(
-                identifier: identifier,
-                event: .create,
-                collection: "articles",
-                key: "42",
-                origin: .live,
-                seq: nil,
-                time: time,
-                receivedAt: time,
-                subscription: "articles"
-            )
+                identifier: identifier, event: .create, collection: "articles", key: "42", origin: .live, seq: nil,
+                time: time, receivedAt: time, subscription: "articles")
         }
         let data = Array(#"{"id":42}"#.utf8)
         var live = EventLineWriter()
@@ -60,16 +46,9 @@ import Testing
 
     @Test func settingTheTextReplacesTheUUID() {
         var fields = EventLineFields(
-            identifier: .live(Self.uuid),
-            event: .delete,
-            collection: "c",
-            key: "1",
-            origin: .live,
-            seq: nil,
-            time: Timestamp(microsecondsSinceEpoch: 0),
-            receivedAt: Timestamp(microsecondsSinceEpoch: 0),
-            subscription: "s"
-        )
+            identifier: .live(Self.uuid), event: .delete, collection: "c", key: "1", origin: .live, seq: nil,
+            time: Timestamp(microsecondsSinceEpoch: 0), receivedAt: Timestamp(microsecondsSinceEpoch: 0),
+            subscription: "s")
         fields.id = "act_9"
         #expect(fields.identifier == .text("act_9"))
         #expect(fields.id == "act_9")

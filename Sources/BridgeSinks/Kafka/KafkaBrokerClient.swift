@@ -71,12 +71,11 @@ final class KafkaBrokerClient: BrokerClient {
             )
             return
         }
-        // The names, and the content type, are the same for every message; each value is copied into the bytes of
-        // the one before (a live id from the stack, never rendered into a `String`).
-        event.identifier.withUTF8 { message.headers[0].setValue($0) }
-        message.headers[1].setValue(event.event.typeName)
-        message.headers[2].setValue(event.collection)
-        message.headers[3].setValue(event.event.rawValue)
+        // The names, and the content type, are the same for every message.
+        message.headers[0].value = event.id
+        message.headers[1].value = event.event.typeName
+        message.headers[2].value = event.collection
+        message.headers[3].value = event.event.rawValue
     }
 
     /// The headers of a message (contract: `id`, `type`, `collection`, `event`). A CloudEvent adds `content-type:
