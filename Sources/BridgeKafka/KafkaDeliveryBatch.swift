@@ -18,9 +18,9 @@ import Synchronization
 /// (`reported(opaque:)`) or given back when librdkafka refused it (`releaseOpaque`).
 final class KafkaDeliveryBatch: Sendable {
     /// Outcomes still to come: the report that takes it to zero completes the batch. Each report writes its entry
-    /// before it decrements (releasing), and the last decrement acquires them all, so the entries need no lock (a
-    /// lock per report was measurable on the producing thread: BENCHMARKS.md, "Kafka: the producing thread's locks
-    /// and allocations per event").
+    /// before it decrements (releasing), and the last decrement acquires them all, so the entries need no lock (with
+    /// one, the report path took twice the samples: BENCHMARKS.md, "Kafka: the producing thread's locks and
+    /// allocations per event").
     private let remaining: Atomic<Int>
     /// The failed messages' errors, by index (empty while every message is delivered).
     private let failures = Mutex<[Int: KafkaError]>([:])

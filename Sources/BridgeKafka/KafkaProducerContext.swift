@@ -8,10 +8,10 @@ import Synchronization
 /// and wake a waiting `submit`, never block.
 ///
 /// The counts a delivery report moves are atomics, not the lock: a report costs one atomic decrement and one
-/// increment, as the C client's plain count does (a lock per report was measurable on the producing thread:
+/// increment, as the C client's plain count does (with the lock, the report path took twice the samples:
 /// BENCHMARKS.md, "Kafka: the producing thread's locks and allocations per event"). The lock keeps what a report
 /// touches only rarely: the last cluster error (cleared by the first delivery after it) and the waiting `submit`.
-/// `outstanding` only grows on the thread that produces (`reserve`, one `submit` at a time), so the bound holds
+/// `outstanding` only grows where messages are submitted (`reserve`, one `submit` at a time), so the bound holds
 /// without a lock around its check.
 final class KafkaProducerContext: Sendable {
     private struct Health {
@@ -45,8 +45,8 @@ final class KafkaProducerContext: Sendable {
 
     // MARK: - Outstanding messages
 
-    /// Takes up to `wanted` slots for messages about to be produced; 0 when the bound is reached. Called by the
-    /// producing thread only: the other threads only lower `outstanding` meanwhile.
+    /// Takes up to `wanted` slots for messages about to be produced; 0 when the bound is reached. Called only by
+    /// the one submitting task or thread (`submit` is never concurrent): the other threads only lower `outstanding`.
     func reserve(upTo wanted: Int) -> Int {
         let granted = max(0, min(wanted, limit.load(ordering: .relaxed) - outstanding.load(ordering: .relaxed)))
         if granted > 0 { outstanding.add(granted, ordering: .relaxed) }
