@@ -4,33 +4,34 @@ import Synchronization
 /// calls the completion once, when the last one arrives.
 ///
 /// Outcomes arrive from librdkafka's delivery reports (on the producer's poll thread, or the thread that serves them
-/// in its turn), and from the submitting thread for messages librdkafka refused or that were never sent; hence the
-/// lock.
+/// in its turn), and from the submitting thread for messages librdkafka refused or that were never sent.
 ///
 /// Each message has an entry (`KafkaDeliveryEntry`): its opaque for librdkafka is the entry's address, and the
 /// entry holds the batch's address, so a delivery report finds the batch and the message's index without an
 /// allocation per message. A delivery is recorded in the entry itself; only failures go into a dictionary. The
 /// completion gets a view of the entries (`KafkaDeliveryOutcomes`), not an array: the batch's one allocation is its
 /// entries (each array of outcomes was another of a kilobyte or more per batch, for which glibc's malloc first
-/// merges every small block librdkafka freed since; BENCHMARKS.md, "Kafka: the sink's per-event work"). Every
+/// merges every small block librdkafka freed since; BENCHMARKS.md, "Kafka: the sink's per-event work"; the entries
+/// in blocks under a kilobyte, which merge nothing first, cost the stream more than they saved: "Kafka: the
+/// producing thread's locks and allocations per event"). Every
 /// message handed to librdkafka holds one retain of the batch (`opaque(at:)`), consumed by its delivery report
 /// (`reported(opaque:)`) or given back when librdkafka refused it (`releaseOpaque`).
 final class KafkaDeliveryBatch: Sendable {
-    private struct State {
-        var remaining: Int
-        /// The failed messages' errors, by index (empty while every message is delivered).
-        var failures: [Int: KafkaError] = [:]
-    }
-
-    private let state: Mutex<State>
+    /// Outcomes still to come: the report that takes it to zero completes the batch. Each report writes its entry
+    /// before it decrements (releasing), and the last decrement acquires them all, so the entries need no lock (with
+    /// one, the report path took twice the samples: BENCHMARKS.md, "Kafka: the producing thread's locks and
+    /// allocations per event").
+    private let remaining: Atomic<Int>
+    /// The failed messages' errors, by index (empty while every message is delivered).
+    private let failures = Mutex<[Int: KafkaError]>([:])
     private let completion: @Sendable (KafkaDeliveryOutcomes) -> Void
-    /// One entry per message: each written under `state`'s lock until the last outcome, read-only afterwards.
+    /// One entry per message: each written by its report before `remaining`'s decrement, read-only after the last.
     private nonisolated(unsafe) let entries: UnsafeMutablePointer<KafkaDeliveryEntry>
     let count: Int
 
     /// A batch of `count` messages; `completion` runs on whichever thread records the last outcome.
     init(count: Int, completion: @escaping @Sendable (KafkaDeliveryOutcomes) -> Void) {
-        self.state = Mutex(State(remaining: count))
+        self.remaining = Atomic(count)
         self.completion = completion
         self.count = count
         self.entries = .allocate(capacity: max(1, count))
@@ -62,33 +63,34 @@ final class KafkaDeliveryBatch: Sendable {
     static func reported(_ outcome: KafkaDeliveryOutcome, opaque: UnsafeMutableRawPointer) {
         let entry = opaque.assumingMemoryBound(to: KafkaDeliveryEntry.self)
         let batch = Unmanaged<KafkaDeliveryBatch>.fromOpaque(entry.pointee.batch).takeRetainedValue()
-        batch.record(outcome, at: entry.pointee.index)
+        batch.record(outcome, in: entry)
     }
 
     /// Records the outcome of message `index` (each index exactly once).
     func record(_ outcome: KafkaDeliveryOutcome, at index: Int) {
-        let entry = entries + index
-        let finished = state.withLock { state -> [Int: KafkaError]? in
-            precondition(entry.pointee.state == .pending, "a Kafka message reported twice")
-            switch outcome {
-            case .delivered(let partition, let offset):
-                entry.pointee.state = .delivered
-                entry.pointee.partition = partition
-                entry.pointee.offset = offset
-            case .failed(let error):
-                entry.pointee.state = .failed
-                state.failures[index] = error
-            }
-            state.remaining -= 1
-            return state.remaining == 0 ? state.failures : nil
+        precondition(index >= 0 && index < count, "Kafka message index out of its batch")
+        record(outcome, in: entries + index)
+    }
+
+    private func record(_ outcome: KafkaDeliveryOutcome, in entry: UnsafeMutablePointer<KafkaDeliveryEntry>) {
+        precondition(entry.pointee.state == .pending, "a Kafka message reported twice")
+        switch outcome {
+        case .delivered(let partition, let offset):
+            entry.pointee.state = .delivered
+            entry.pointee.partition = partition
+            entry.pointee.offset = offset
+        case .failed(let error):
+            entry.pointee.state = .failed
+            let index = entry.pointee.index
+            failures.withLock { $0[index] = error }
         }
-        if let finished { completion(KafkaDeliveryOutcomes(batch: self, failures: finished)) }
+        guard remaining.subtract(1, ordering: .acquiringAndReleasing).newValue == 0 else { return }
+        completion(KafkaDeliveryOutcomes(batch: self, failures: failures.withLock { $0 }))
     }
 
     /// Calls the completion of an empty batch.
     func completeIfEmpty() {
-        let empty = state.withLock { $0.remaining == 0 }
-        if empty { completion(KafkaDeliveryOutcomes(batch: self, failures: [:])) }
+        if remaining.load(ordering: .acquiring) == 0 { completion(KafkaDeliveryOutcomes(batch: self, failures: [:])) }
     }
 
     /// The outcome of message `index` once every message has one (`failures`: the batch's failed messages).

@@ -4,117 +4,147 @@ import Synchronization
 /// What librdkafka's callbacks reach through the configuration's opaque pointer: the bound on outstanding
 /// messages, the producer's health, its logger.
 ///
-/// The callbacks run on librdkafka's threads and on the producer's poll thread; they only update this state and
-/// wake a waiting `submit`, never block.
+/// The callbacks run on librdkafka's threads and on the thread that serves the reports; they only update this state
+/// and wake a waiting `submit`, never block.
+///
+/// The counts a delivery report moves are atomics, not the lock: a report costs one atomic decrement and one
+/// increment, as the C client's plain count does (with the lock, the report path took twice the samples:
+/// BENCHMARKS.md, "Kafka: the producing thread's locks and allocations per event"). The lock keeps what a report
+/// touches only rarely: the last cluster error (cleared by the first delivery after it) and the waiting `submit`.
+/// `outstanding` only grows where messages are submitted (`reserve`, one `submit` at a time), so the bound holds
+/// without a lock around its check.
 final class KafkaProducerContext: Sendable {
-    private struct Flow {
-        var outstanding = 0
-        var limit: Int
+    private struct Health {
         var capacityWaiter: CheckedContinuation<Void, Never>?
         var lastError: KafkaError?
-        var delivered: UInt64 = 0
-        var failed: UInt64 = 0
     }
 
-    /// The flow.
-    private let flow: Mutex<Flow>
+    /// The waiting `submit` and the last error.
+    private let health = Mutex(Health())
+    /// Messages produced (or reserved to be) and not reported yet.
+    private let outstanding = Atomic<Int>(0)
+    /// The bound on `outstanding`: the settings', lowered when librdkafka's own queue held fewer.
+    private let limit: Atomic<Int>
+    private let delivered = Atomic<UInt64>(0)
+    private let failed = Atomic<UInt64>(0)
+    /// `health.lastError` is set: the next delivery takes the lock to clear it.
+    private let errorRecorded = Atomic<Bool>(false)
+    /// `health.capacityWaiter` is set: a report that frees room takes the lock to resume it. Set and read
+    /// sequentially consistent, as `outstanding`'s changes: either the report sees it, or the waiter sees the room.
+    private let waiterPresent = Atomic<Bool>(false)
     /// Where librdkafka's log lines and cluster errors go (debug and below; the sink decides what to warn about).
     let logger: Logger
     /// Hides secret property values in librdkafka's text.
     let redactor: Redactor
 
     init(limit: Int, logger: Logger, redactor: Redactor) {
-        self.flow = Mutex(Flow(limit: max(1, limit)))
+        self.limit = Atomic(max(1, limit))
         self.logger = logger
         self.redactor = redactor
     }
 
     // MARK: - Outstanding messages
 
-    /// Takes up to `wanted` slots for messages about to be produced; 0 when the bound is reached.
+    /// Takes up to `wanted` slots for messages about to be produced; 0 when the bound is reached. Called only by
+    /// the one submitting task or thread (`submit` is never concurrent): the other threads only lower `outstanding`.
     func reserve(upTo wanted: Int) -> Int {
-        flow.withLock { flow in
-            let granted = max(0, min(wanted, flow.limit - flow.outstanding))
-            flow.outstanding += granted
-            return granted
-        }
+        let granted = max(0, min(wanted, limit.load(ordering: .relaxed) - outstanding.load(ordering: .relaxed)))
+        if granted > 0 { outstanding.add(granted, ordering: .relaxed) }
+        return granted
     }
 
     /// Gives back `count` reserved slots whose messages librdkafka never took.
     func unreserve(_ count: Int) {
-        let waiter = flow.withLock { flow in
-            flow.outstanding -= count
-            return takeWaiterIfRoom(&flow)
-        }
-        waiter?.resume()
+        outstanding.subtract(count, ordering: .sequentiallyConsistent)
+        resumeWaiterIfRoom()
     }
 
     /// librdkafka's own queue was full at `outstanding` messages: lower the bound to what it holds.
     func capacityReached() {
-        flow.withLock { flow in flow.limit = max(1, min(flow.limit, flow.outstanding)) }
+        limit.store(
+            max(1, min(limit.load(ordering: .relaxed), outstanding.load(ordering: .relaxed))),
+            ordering: .relaxed
+        )
     }
 
     /// Waits until a slot is free; returns at once when cancelled (the caller checks cancellation).
     func waitForCapacity() async {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let resumeNow = flow.withLock { flow -> Bool in
-                    if flow.outstanding < flow.limit || Task.isCancelled { return true }
-                    precondition(flow.capacityWaiter == nil, "KafkaProducer.submit called concurrently")
-                    flow.capacityWaiter = continuation
-                    return false
+                let resumeNow = health.withLock { health -> Bool in
+                    if isBelowLimit || Task.isCancelled { return true }
+                    precondition(health.capacityWaiter == nil, "KafkaProducer.submit called concurrently")
+                    health.capacityWaiter = continuation
+                    waiterPresent.store(true, ordering: .sequentiallyConsistent)
+                    // A report that freed the room before the flag was set did not look for a waiter.
+                    guard hasRoomForChunk else { return false }
+                    health.capacityWaiter = nil
+                    waiterPresent.store(false, ordering: .relaxed)
+                    return true
                 }
                 if resumeNow { continuation.resume() }
             }
         } onCancel: {
-            let waiter = flow.withLock { flow in
-                defer { flow.capacityWaiter = nil }
-                return flow.capacityWaiter
-            }
-            waiter?.resume()
+            takeWaiter(onlyIfRoom: false)?.resume()
         }
     }
 
-    /// Whether a quarter of the bound is free (a thread serving the reports itself produces again then).
-    var hasRoomForChunk: Bool { flow.withLock { Self.hasRoomForChunk($0) } }
+    /// Whether a quarter of the bound is free (a thread serving the reports itself produces again then; the waiting
+    /// `submit` is resumed then, so that it produces in chunks rather than one message per delivery report).
+    var hasRoomForChunk: Bool {
+        let limit = limit.load(ordering: .relaxed)
+        return outstanding.load(ordering: .sequentiallyConsistent) <= limit - (limit + 3) / 4
+    }
+
+    private var isBelowLimit: Bool {
+        outstanding.load(ordering: .sequentiallyConsistent) < limit.load(ordering: .relaxed)
+    }
 
     /// A delivery report arrived: one slot is free again, and the counters move.
     func reported(delivered: Bool, error: KafkaError?) {
-        let waiter = flow.withLock { flow in
-            flow.outstanding -= 1
-            if delivered {
-                flow.delivered &+= 1
-                flow.lastError = nil
-            } else {
-                flow.failed &+= 1
+        outstanding.subtract(1, ordering: .sequentiallyConsistent)
+        if delivered {
+            self.delivered.add(1, ordering: .relaxed)
+            if errorRecorded.load(ordering: .relaxed) {
+                health.withLock { health in
+                    health.lastError = nil
+                    errorRecorded.store(false, ordering: .relaxed)
+                }
             }
-            return takeWaiterIfRoom(&flow)
+        } else {
+            failed.add(1, ordering: .relaxed)
         }
-        waiter?.resume()
+        resumeWaiterIfRoom()
     }
 
     /// A message failed before librdkafka took it (no slot was used).
     func countFailedBeforeProduce() {
-        flow.withLock { $0.failed &+= 1 }
+        failed.add(1, ordering: .relaxed)
     }
 
-    /// The waiting `submit`'s task to resume once a quarter of the bound is free, so it produces in chunks rather
-    /// than one message per delivery report.
-    private func takeWaiterIfRoom(_ flow: inout Flow) -> CheckedContinuation<Void, Never>? {
-        guard Self.hasRoomForChunk(flow) else { return nil }
-        defer { flow.capacityWaiter = nil }
-        return flow.capacityWaiter
+    /// Resumes the waiting `submit`, if any, once a quarter of the bound is free.
+    private func resumeWaiterIfRoom() {
+        guard waiterPresent.load(ordering: .sequentiallyConsistent) else { return }
+        takeWaiter(onlyIfRoom: true)?.resume()
     }
 
-    private static func hasRoomForChunk(_ flow: Flow) -> Bool {
-        flow.outstanding <= flow.limit - (flow.limit + 3) / 4
+    private func takeWaiter(onlyIfRoom: Bool) -> CheckedContinuation<Void, Never>? {
+        health.withLock { health in
+            guard !onlyIfRoom || hasRoomForChunk else { return nil }
+            waiterPresent.store(false, ordering: .relaxed)
+            defer { health.capacityWaiter = nil }
+            return health.capacityWaiter
+        }
     }
 
     // MARK: - Health
 
     /// librdkafka reported a cluster-level error (all brokers down, authentication, a fatal error).
     func recordClusterError(_ error: KafkaError) {
-        flow.withLock { $0.lastError = error }
+        health.withLock { health in
+            health.lastError = error
+            errorRecorded.store(true, ordering: .relaxed)
+        }
         logger.debug(
             "Kafka cluster error",
             metadata: [LogKey.error: redactor.redact(error.description)]
@@ -123,13 +153,11 @@ final class KafkaProducerContext: Sendable {
 
     /// A snapshot of the producer's health.
     var status: KafkaProducerStatus {
-        flow.withLock { flow in
-            KafkaProducerStatus(
-                lastError: flow.lastError,
-                outstanding: flow.outstanding,
-                delivered: flow.delivered,
-                failed: flow.failed
-            )
-        }
+        KafkaProducerStatus(
+            lastError: health.withLock { $0.lastError },
+            outstanding: outstanding.load(ordering: .relaxed),
+            delivered: delivered.load(ordering: .relaxed),
+            failed: failed.load(ordering: .relaxed)
+        )
     }
 }

@@ -158,7 +158,7 @@ struct AMQPClientTests {
         } catch {
             #expect(error.kind == .retriable, "\(error)")
         }
-        let silent = try PythonServer(script: "broker_peers/hostile_server.py", arguments: ["silent"])
+        let silent = try await PythonServer.start(script: "broker_peers/hostile_server.py", arguments: ["silent"])
         let started = ContinuousClock.now
         let client = AMQPClient(
             settings: try AMQPSettings(url: "amqp://127.0.0.1:\(silent.port)", connectTimeout: .milliseconds(800))

@@ -1,17 +1,18 @@
-@testable import BridgeHTTP
 import BridgeSystem
 import BridgeTestSupport
 import Foundation
 import Synchronization
 import Testing
 
+@testable import BridgeHTTP
+
 /// What only the multi-handle engine does: many transfers at once, limits, shutdown.
 @Suite(.serialized, .timeLimit(.minutes(1)))
 struct DeliveryEngineTests {
     let peer: HTTPPeer
 
-    init() throws {
-        peer = try HTTPPeer()
+    init() async throws {
+        peer = try await HTTPPeer()
     }
 
     /// A driver thread the system refuses (its thread limit) is a thrown `SystemError`, not a trap; the driver
@@ -40,7 +41,11 @@ struct DeliveryEngineTests {
             for index in 0..<64 {
                 group.addTask {
                     // The peer holds every request until all 64 are held at once, so success proves overlap.
-                    let request = HTTPRequest(method: "POST", url: peer.url("/barrier?n=64"), body: Array("\(index)".utf8))
+                    let request = HTTPRequest(
+                        method: "POST",
+                        url: peer.url("/barrier?n=64"),
+                        body: Array("\(index)".utf8)
+                    )
                     return try await engine.send(request).status
                 }
             }
@@ -157,7 +162,10 @@ struct DeliveryEngineTests {
         let engine = try HTTPDeliveryEngine(configuration: .init(maxInFlight: 4, drivers: 2))
         let collector = CompletionCollector()
         let receiver = DeliveryReceiver { collector.add($0) }
-        engine.submit((0..<8).map { (Int64($0), HTTPRequest(url: peer.url("/hang"), timeout: .seconds(30))) }, to: receiver)
+        engine.submit(
+            (0..<8).map { (Int64($0), HTTPRequest(url: peer.url("/hang"), timeout: .seconds(30))) },
+            to: receiver
+        )
         try await waitUntil { try await peer.stats().in_flight == 4 }
         engine.cancelWaiting(of: receiver)
         try await waitUntil { collector.count == 4 }
@@ -176,7 +184,9 @@ struct DeliveryEngineTests {
         #expect(split.share(0).maxHostConnections == 2 && split.share(1).maxHostConnections == 1)
         #expect(split.share(0).maxTotalConnections == 0)  // no limit stays no limit
         #expect(HTTPDeliveryEngine.Configuration(maxInFlight: 1, drivers: 2).effectiveDrivers == 1)
-        #expect(HTTPDeliveryEngine.Configuration(maxInFlight: 8, maxTotalConnections: 1, drivers: 4).effectiveDrivers == 1)
+        #expect(
+            HTTPDeliveryEngine.Configuration(maxInFlight: 8, maxTotalConnections: 1, drivers: 4).effectiveDrivers == 1
+        )
         #expect(HTTPDeliveryEngine.Configuration(maxInFlight: 8, drivers: 0).effectiveDrivers == 1)
     }
 
@@ -211,7 +221,10 @@ struct DeliveryEngineTests {
         let engine = try HTTPDeliveryEngine(configuration: .init(maxInFlight: 2))
         let collector = CompletionCollector()
         let receiver = DeliveryReceiver { collector.add($0) }
-        engine.submit((0..<5).map { (Int64($0), HTTPRequest(url: peer.url("/hang"), timeout: .seconds(30))) }, to: receiver)
+        engine.submit(
+            (0..<5).map { (Int64($0), HTTPRequest(url: peer.url("/hang"), timeout: .seconds(30))) },
+            to: receiver
+        )
         try await waitUntil { try await peer.stats().in_flight == 2 }
         engine.cancelWaiting(of: receiver)
         try await waitUntil { collector.count == 3 }
@@ -234,13 +247,23 @@ struct DeliveryEngineTests {
         let engine = try HTTPDeliveryEngine(configuration: .init(maxInFlight: 1))
         let collector = CompletionCollector()
         let receiver = DeliveryReceiver { collector.add($0) }
-        engine.submit([(1, HTTPRequest(url: peer.url("/hang"), timeout: .seconds(30))), (2, HTTPRequest(url: peer.url("/hang")))], to: receiver)
+        engine.submit(
+            [
+                (1, HTTPRequest(url: peer.url("/hang"), timeout: .seconds(30))),
+                (2, HTTPRequest(url: peer.url("/hang"))),
+            ],
+            to: receiver
+        )
         try await waitUntil { try await peer.stats().in_flight == 1 }
         await engine.shutdown()
         #expect(collector.count == 2)
         engine.submit([(3, HTTPRequest(url: peer.url("/status/200")))], to: receiver)
         #expect(collector.count == 3)
-        #expect(collector.all.allSatisfy { if case .failure(let error) = $0.result { error.kind == .cancelled } else { false } })
+        #expect(
+            collector.all.allSatisfy {
+                if case .failure(let error) = $0.result { error.kind == .cancelled } else { false }
+            }
+        )
     }
 
     /// One easy handle serves requests of different shapes in turn (maxInFlight 1): options of one request never
@@ -248,12 +271,27 @@ struct DeliveryEngineTests {
     @Test func aReusedHandleSendsEachRequestAsGiven() async throws {
         let engine = try HTTPDeliveryEngine(configuration: .init(maxInFlight: 1))
         let echo = peer.url("/echo")
-        let posted = try HTTPPeer.decodeEcho(try await engine.send(HTTPRequest(
-            method: "POST", url: echo, headers: [("content-type", "application/json"), ("x-first", "1")],
-            body: Array(#"{"a":1}"#.utf8))))
+        let posted = try HTTPPeer.decodeEcho(
+            try await engine.send(
+                HTTPRequest(
+                    method: "POST",
+                    url: echo,
+                    headers: [("content-type", "application/json"), ("x-first", "1")],
+                    body: Array(#"{"a":1}"#.utf8)
+                )
+            )
+        )
         #expect(posted.method == "POST" && posted.body == Array(#"{"a":1}"#.utf8) && posted.header("x-first") == "1")
-        let second = try HTTPPeer.decodeEcho(try await engine.send(HTTPRequest(
-            method: "POST", url: echo, headers: [("x-second", "")], body: Array("two".utf8))))
+        let second = try HTTPPeer.decodeEcho(
+            try await engine.send(
+                HTTPRequest(
+                    method: "POST",
+                    url: echo,
+                    headers: [("x-second", "")],
+                    body: Array("two".utf8)
+                )
+            )
+        )
         #expect(second.body == Array("two".utf8))
         #expect(second.header("x-first") == nil)
         #expect(second.header("x-second") == "")
@@ -266,11 +304,26 @@ struct DeliveryEngineTests {
         let emptyPost = try HTTPPeer.decodeEcho(try await engine.send(HTTPRequest(method: "POST", url: echo)))
         #expect(emptyPost.method == "POST" && emptyPost.body.isEmpty && emptyPost.header("content-length") == "0")
         let large = Array(repeating: UInt8(ascii: "x"), count: 5000)
-        let agent = try HTTPPeer.decodeEcho(try await engine.send(HTTPRequest(
-            method: "POST", url: echo, headers: [("User-Agent", "custom/1")], body: large)))
+        let agent = try HTTPPeer.decodeEcho(
+            try await engine.send(
+                HTTPRequest(
+                    method: "POST",
+                    url: echo,
+                    headers: [("User-Agent", "custom/1")],
+                    body: large
+                )
+            )
+        )
         #expect(agent.body == large && agent.header("user-agent") == "custom/1" && agent.header("expect") == nil)
-        let patch = try HTTPPeer.decodeEcho(try await engine.send(HTTPRequest(
-            method: "PATCH", url: echo, body: Array("p".utf8))))
+        let patch = try HTTPPeer.decodeEcho(
+            try await engine.send(
+                HTTPRequest(
+                    method: "PATCH",
+                    url: echo,
+                    body: Array("p".utf8)
+                )
+            )
+        )
         #expect(patch.method == "PATCH" && patch.body == Array("p".utf8))
         let head = try await engine.send(HTTPRequest(method: "HEAD", url: peer.url("/status/200")))
         #expect(head.status == 200 && head.body.isEmpty)

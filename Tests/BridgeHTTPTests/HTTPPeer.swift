@@ -8,11 +8,11 @@ final class HTTPPeer: Sendable {
     let server: PythonServer
     let baseURL: String
 
-    /// Starts the peer (plain HTTP, or HTTPS with `tls`).
-    init(tls: TestCertificates? = nil) throws {
+    /// Starts the peer (plain HTTP, or HTTPS with `tls`), off the cooperative pool.
+    init(tls: TestCertificates? = nil) async throws {
         var arguments: [String] = []
         if let tls { arguments += ["--tls-cert", tls.cert, "--tls-key", tls.key] }
-        server = try PythonServer(script: "http_peers/http_peer.py", arguments: arguments)
+        server = try await PythonServer.start(script: "http_peers/http_peer.py", arguments: arguments)
         baseURL = "\(tls == nil ? "http" : "https")://127.0.0.1:\(server.port)"
     }
 

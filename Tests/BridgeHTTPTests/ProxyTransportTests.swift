@@ -12,8 +12,8 @@ import Testing
 struct ProxyTransportTests {
     let peer: HTTPPeer
 
-    init() throws {
-        peer = try HTTPPeer()
+    init() async throws {
+        peer = try await HTTPPeer()
     }
 
     private func proxyLog(_ proxy: PythonServer, contains text: String) async -> Bool {
@@ -22,10 +22,14 @@ struct ProxyTransportTests {
 
     @Test(arguments: TransportKind.allCases)
     func everyRequestTunnelsThroughTheConfiguredProxy(kind: TransportKind) async throws {
-        let proxy = try PythonServer(script: "http_peers/tunnel_proxy.py", arguments: ["--require", "alice:s3cr:t@x"])
+        let proxy = try await PythonServer.start(
+            script: "http_peers/tunnel_proxy.py",
+            arguments: ["--require", "alice:s3cr:t@x"]
+        )
         defer { proxy.stop() }
         let options = HTTPClientOptions(
-            proxy: HTTPProxy(host: "127.0.0.1", port: proxy.port, user: "alice", password: "s3cr:t@x"))
+            proxy: HTTPProxy(host: "127.0.0.1", port: proxy.port, user: "alice", password: "s3cr:t@x")
+        )
         try await kind.with(options) { client in
             let response = try await client.send(HTTPRequest(method: "POST", url: peer.url("/echo"), body: [1, 2, 3]))
             #expect(response.status == 200)
@@ -33,16 +37,23 @@ struct ProxyTransportTests {
             #expect(!response.bodyText.lowercased().contains("proxy-authorization"), "\(response.bodyText)")
         }
         let origin = "127.0.0.1:\(peer.server.port)"
-        #expect(await proxyLog(proxy, contains: "TUNNEL \(origin) user=alice first=POST /echo HTTP/1.1"), "\(proxy.log)")
+        #expect(
+            await proxyLog(proxy, contains: "TUNNEL \(origin) user=alice first=POST /echo HTTP/1.1"),
+            "\(proxy.log)"
+        )
         #expect(!proxy.log.contains("REFUSED"), "\(proxy.log)")
     }
 
     @Test(arguments: TransportKind.allCases)
     func aRefusedTunnelNamesTheProxyAndNotItsCredentials(kind: TransportKind) async throws {
-        let proxy = try PythonServer(script: "http_peers/tunnel_proxy.py", arguments: ["--require", "alice:right"])
+        let proxy = try await PythonServer.start(
+            script: "http_peers/tunnel_proxy.py",
+            arguments: ["--require", "alice:right"]
+        )
         defer { proxy.stop() }
         let options = HTTPClientOptions(
-            proxy: HTTPProxy(host: "127.0.0.1", port: proxy.port, user: "alice", password: "wrong-secret"))
+            proxy: HTTPProxy(host: "127.0.0.1", port: proxy.port, user: "alice", password: "wrong-secret")
+        )
         let error = try await kind.with(options) { client in
             await #expect(throws: HTTPClientError.self) {
                 _ = try await client.send(HTTPRequest(url: peer.url("/status/200")))

@@ -11,11 +11,11 @@ struct TLSTests {
     let otherCA: TestCertificates
     let peer: HTTPPeer
 
-    init() throws {
+    init() async throws {
         directory = try TestEnvironment.makeTemporaryDirectory(prefix: "bridge-http-tls")
-        certificates = try TestCertificates(in: directory.appendingPathComponent("valid"))
-        otherCA = try TestCertificates(in: directory.appendingPathComponent("other"))
-        peer = try HTTPPeer(tls: certificates)
+        certificates = try await TestCertificates.make(in: directory.appendingPathComponent("valid"))
+        otherCA = try await TestCertificates.make(in: directory.appendingPathComponent("other"))
+        peer = try await HTTPPeer(tls: certificates)
     }
 
     @Test(arguments: TransportKind.allCases)
@@ -57,7 +57,9 @@ struct TLSTests {
         let engine = try HTTPDeliveryEngine(options: HTTPClientOptions(caFile: certificates.ca))
         let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
             for _ in 0..<16 {
-                group.addTask { try await engine.send(HTTPRequest(url: peer.url("/barrier?n=16&timeout_ms=20000"))).status }
+                group.addTask {
+                    try await engine.send(HTTPRequest(url: peer.url("/barrier?n=16&timeout_ms=20000"))).status
+                }
             }
             return try await group.reduce(into: [Int]()) { $0.append($1) }
         }
@@ -83,11 +85,14 @@ struct HTTP2Tests {
     @Test func engineMultiplexesOverHTTP2WhenOffered() async throws {
         try #require(
             FileManager.default.isExecutableFile(atPath: "/usr/sbin/nginx"),
-            "nginx is missing: scripts/bootstrap.sh installs nginx-light")
+            "nginx is missing: scripts/bootstrap.sh installs nginx-light"
+        )
         let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "bridge-http-h2")
-        let certificates = try TestCertificates(in: directory)
-        let nginx = try PythonServer(script: "http_peers/nginx_peer.py",
-            arguments: ["--read-body", "--tls-cert", certificates.cert, "--tls-key", certificates.key])
+        let certificates = try await TestCertificates.make(in: directory)
+        let nginx = try await PythonServer.start(
+            script: "http_peers/nginx_peer.py",
+            arguments: ["--read-body", "--tls-cert", certificates.cert, "--tls-key", certificates.key]
+        )
         defer { nginx.stop() }
         let url = "https://127.0.0.1:\(nginx.port)/hook"
         let engine = try HTTPDeliveryEngine(options: HTTPClientOptions(caFile: certificates.ca))

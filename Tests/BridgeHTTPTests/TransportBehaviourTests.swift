@@ -1,7 +1,8 @@
-@testable import BridgeHTTP
 import BridgeTestSupport
 import Foundation
 import Testing
+
+@testable import BridgeHTTP
 
 /// Which implementation a shared behaviour test runs against.
 enum TransportKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
@@ -37,8 +38,8 @@ enum TransportKind: String, CaseIterable, Sendable, CustomTestStringConvertible 
 struct TransportBehaviourTests {
     let peer: HTTPPeer
 
-    init() throws {
-        peer = try HTTPPeer()
+    init() async throws {
+        peer = try await HTTPPeer()
     }
 
     @Test(arguments: TransportKind.allCases)
@@ -92,9 +93,11 @@ struct TransportBehaviourTests {
         let body: [UInt8] = Array(0...255) + Array(repeating: 0, count: 2000) + Array("end".utf8)
         try await kind.with { client in
             let request = HTTPRequest(
-                method: "POST", url: peer.url("/echo?a=1&b=two"),
+                method: "POST",
+                url: peer.url("/echo?a=1&b=two"),
                 headers: [("Content-Type", "application/json"), ("webhook-id", "evt_1"), ("X-Empty", "")],
-                body: body)
+                body: body
+            )
             let echo = try HTTPPeer.decodeEcho(try await client.send(request))
             #expect(echo.method == "POST")
             #expect(echo.path == "/echo")
@@ -106,22 +109,32 @@ struct TransportBehaviourTests {
             #expect(echo.header("user-agent") == "directus-bridge")
             #expect(echo.body == body)
 
-            let patch = try HTTPPeer.decodeEcho(try await client.send(
-                HTTPRequest(method: "PATCH", url: peer.url("/echo"), body: Array("{}".utf8))))
+            let patch = try HTTPPeer.decodeEcho(
+                try await client.send(
+                    HTTPRequest(method: "PATCH", url: peer.url("/echo"), body: Array("{}".utf8))
+                )
+            )
             #expect(patch.method == "PATCH")
             #expect(patch.body == Array("{}".utf8))
             #expect(patch.header("content-type") != "application/x-www-form-urlencoded")
 
-            let delete = try HTTPPeer.decodeEcho(try await client.send(HTTPRequest(method: "DELETE", url: peer.url("/echo"))))
+            let delete = try HTTPPeer.decodeEcho(
+                try await client.send(HTTPRequest(method: "DELETE", url: peer.url("/echo")))
+            )
             #expect(delete.method == "DELETE")
             #expect(delete.body.isEmpty)
 
-            let emptyPost = try HTTPPeer.decodeEcho(try await client.send(HTTPRequest(method: "POST", url: peer.url("/echo"))))
+            let emptyPost = try HTTPPeer.decodeEcho(
+                try await client.send(HTTPRequest(method: "POST", url: peer.url("/echo")))
+            )
             #expect(emptyPost.method == "POST")
             #expect(emptyPost.header("content-length") == "0")
 
-            let agent = try HTTPPeer.decodeEcho(try await client.send(
-                HTTPRequest(url: peer.url("/echo"), headers: [("User-Agent", "custom/1")])))
+            let agent = try HTTPPeer.decodeEcho(
+                try await client.send(
+                    HTTPRequest(url: peer.url("/echo"), headers: [("User-Agent", "custom/1")])
+                )
+            )
             #expect(agent.method == "GET")
             #expect(agent.header("user-agent") == "custom/1")
         }
@@ -161,7 +174,12 @@ struct TransportBehaviourTests {
                 let error = await expectHTTPError {
                     try await client.send(
                         HTTPRequest(
-                            method: "POST", url: peer.url("/echo"), headers: [("authorization", value)], body: []))
+                            method: "POST",
+                            url: peer.url("/echo"),
+                            headers: [("authorization", value)],
+                            body: []
+                        )
+                    )
                 }
                 #expect(error?.kind == .other && error?.isRetriable == false, "\(String(describing: error))")
                 #expect(error.map { !"\($0)".contains("abcdefgh") && !"\($0)".contains("X-Injected") } == true)

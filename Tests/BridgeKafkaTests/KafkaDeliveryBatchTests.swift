@@ -1,3 +1,4 @@
+import Dispatch
 import Synchronization
 import Testing
 
@@ -33,4 +34,42 @@ import Testing
         // Each report consumed its message's retain and the outcomes were copied out: the batch is gone.
         #expect(ended == nil)
     }
+
+    /// Reports of one batch served by two threads at once (the runner and the poll thread, in a hand-over): the
+    /// batch counts down without a lock, and completes exactly once, with every outcome at its index.
+    @Test func reportsFromTwoThreadsAtOnceCompleteTheBatchOnceWithEveryOutcome() throws {
+        let count = 2_000
+        let completions = Mutex<[[KafkaDeliveryOutcome]]>([])
+        let batch = KafkaDeliveryBatch(count: count) { outcomes in
+            completions.withLock { $0.append(Array(outcomes)) }
+        }
+        let opaques = (0..<count).map { SendableOpaque(pointer: batch.opaque(at: $0)) }
+        DispatchQueue.concurrentPerform(iterations: 2) { half in
+            for index in stride(from: half, to: count, by: 2) {
+                let outcome: KafkaDeliveryOutcome =
+                    index % 7 == 3
+                    ? .failed(KafkaError(kind: .retriable, message: "m\(index)"))
+                    : .delivered(partition: Int32(index % 6), offset: Int64(index))
+                KafkaDeliveryBatch.reported(outcome, opaque: opaques[index].pointer)
+            }
+        }
+        let received = completions.withLock { $0 }
+        #expect(received.count == 1)
+        let outcomes = try #require(received.first)
+        #expect(outcomes.count == count)
+        for (index, outcome) in outcomes.enumerated() {
+            switch outcome {
+            case .delivered(let partition, let offset):
+                #expect(index % 7 != 3 && partition == Int32(index % 6) && offset == Int64(index), "at \(index)")
+            case .failed(let error):
+                #expect(index % 7 == 3 && error.message == "m\(index)", "at \(index)")
+            }
+        }
+    }
+}
+
+/// A message's opaque handed to another thread (the test's stand-in for librdkafka handing it back).
+private struct SendableOpaque: @unchecked Sendable {
+    // @unchecked: the pointer is only passed back to `KafkaDeliveryBatch.reported`, once, as librdkafka would.
+    let pointer: UnsafeMutableRawPointer
 }

@@ -222,7 +222,7 @@ struct MQTTClientTests {
     func connectingToASilentBroker(connectTimeout: Duration, keepAlive: Duration = .seconds(30)) async throws
         -> (error: MQTTError?, took: Duration)
     {
-        let silent = try PythonServer(script: "broker_peers/hostile_server.py", arguments: ["silent"])
+        let silent = try await PythonServer.start(script: "broker_peers/hostile_server.py", arguments: ["silent"])
         let settings = try MQTTSettings(
             url: "mqtt://127.0.0.1:\(silent.port)",
             clientID: "x",
@@ -240,7 +240,7 @@ struct MQTTClientTests {
     }
 
     @Test func aBrokerThatRefusesMQTT5GetsMQTT311() async throws {
-        let broker = try PythonServer(script: "broker_peers/hostile_server.py", arguments: ["mqtt311-only"])
+        let broker = try await PythonServer.start(script: "broker_peers/hostile_server.py", arguments: ["mqtt311-only"])
         let client = try await MQTTClient.connect(
             settings: try MQTTSettings(url: "mqtt://127.0.0.1:\(broker.port)", clientID: "bridge-311")
         )

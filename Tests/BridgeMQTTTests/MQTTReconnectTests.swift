@@ -13,7 +13,7 @@ struct MQTTReconnectTests {
     /// PUBREL is dropped at the next loss, and the client's PUBREL after that reconnect finds nothing to release.
     @Test func aReconnectKeepsAskingTheBrokerToKeepTheSession() async throws {
         let broker = try startedMosquitto()
-        let proxy = try PythonServer(
+        let proxy = try await PythonServer.start(
             script: "broker_peers/mqtt_cutting_proxy.py",
             arguments: ["--target", "\(broker.port)"]
         )

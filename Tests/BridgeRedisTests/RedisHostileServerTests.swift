@@ -8,7 +8,7 @@ import Testing
 @Suite(.timeLimit(.minutes(2)))
 struct RedisHostileServerTests {
     private func ping(_ mode: String, replyTimeout: Duration = .seconds(10)) async throws -> RedisError? {
-        let server = try PythonServer(script: "broker_peers/hostile_server.py", arguments: [mode])
+        let server = try await PythonServer.start(script: "broker_peers/hostile_server.py", arguments: [mode])
         let client = RedisClient(
             settings: try RedisSettings(url: "redis://127.0.0.1:\(server.port)", replyTimeout: replyTimeout)
         )

@@ -1,3 +1,4 @@
+import BridgeSystem
 import Foundation
 
 /// A Python helper server started by a test: a WebSocket peer, the Directus emulator, a webhook receiver.
@@ -38,7 +39,9 @@ public final class PythonServer: @unchecked Sendable {
         outputs = [stdout.fileHandleForReading, stderr.fileHandleForReading]
 
         let readyLine = PythonServer.readLine(
-            from: stdout.fileHandleForReading, timeout: TestEnvironment.patient(timeout))
+            from: stdout.fileHandleForReading,
+            timeout: TestEnvironment.patient(timeout)
+        )
         guard let line = readyLine, line.hasPrefix("READY "), let port = Int(line.dropFirst(6)) else {
             process.terminate()
             let errorText = String(decoding: stderr.fileHandleForReading.availableData, as: UTF8.self)
@@ -57,7 +60,26 @@ public final class PythonServer: @unchecked Sendable {
         stderr.fileHandleForReading.readabilityHandler = append
     }
 
-    deinit { terminate() }
+    /// `init` on `BlockingExecutor.shared`, for async tests: the wait for `READY` (a Python start-up, seconds on a
+    /// loaded machine) would otherwise hold one of the cooperative pool's two threads, and every other test's task
+    /// with it.
+    public static func start(
+        script: String,
+        arguments: [String] = [],
+        environment: [String: String] = [:],
+        timeout: TimeInterval = 20
+    ) async throws -> PythonServer {
+        try await BlockingExecutor.shared.perform {
+            try PythonServer(script: script, arguments: arguments, environment: environment, timeout: timeout)
+        }
+    }
+
+    /// Kills the server on `BlockingExecutor.shared`: the last reference often goes on the cooperative pool, where
+    /// waiting up to a second for the exit would hold one of its two threads.
+    deinit {
+        let process = process
+        BlockingExecutor.shared.submit { Self.terminate(process) }
+    }
 
     /// What the server printed after `READY` (stdout and stderr interleaved), for assertions and failure output.
     public var log: String { lock.withLock { String(decoding: capturedLog, as: UTF8.self) } }
@@ -70,11 +92,13 @@ public final class PythonServer: @unchecked Sendable {
     /// per server stayed open in the test runner; `BridgeProcess.init`). Not from `deinit`, which may run on a
     /// pipe's own handler thread, where closing the pipe traps.
     public func stop() {
-        terminate()
-        guard lock.withLock({ () -> Bool in
-            defer { outputsClosed = true }
-            return !outputsClosed
-        }) else { return }  // stopped before: the pipes are closed
+        Self.terminate(process)
+        guard
+            lock.withLock({ () -> Bool in
+                defer { outputsClosed = true }
+                return !outputsClosed
+            })
+        else { return }  // stopped before: the pipes are closed
         for output in outputs {
             output.readabilityHandler = nil
             try? output.close()
@@ -82,7 +106,7 @@ public final class PythonServer: @unchecked Sendable {
     }
 
     /// Kills the server (SIGTERM, then SIGKILL after one second) and waits for it.
-    private func terminate() {
+    private static func terminate(_ process: Process) {
         guard process.isRunning else { return }
         process.terminate()
         if ChildExit.wait(process, timeout: 1) == nil {

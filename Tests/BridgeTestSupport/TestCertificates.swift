@@ -1,3 +1,4 @@
+import BridgeSystem
 import Foundation
 
 /// A throw-away CA and a server certificate signed by it, written by Tests/tools/certs.py into a directory.
@@ -8,6 +9,18 @@ public struct TestCertificates: Sendable {
     public let cert: String
     /// The server's private key (PEM).
     public let key: String
+
+    /// `init` on `BlockingExecutor.shared`, for async tests: the generating child process takes seconds on a loaded
+    /// machine, which would otherwise hold one of the cooperative pool's two threads.
+    public static func make(
+        in directory: URL? = nil,
+        hosts: [String] = ["127.0.0.1", "localhost"],
+        expired: Bool = false
+    ) async throws -> TestCertificates {
+        try await BlockingExecutor.shared.perform {
+            try TestCertificates(in: directory, hosts: hosts, expired: expired)
+        }
+    }
 
     /// Writes a fresh set for `hosts` into `directory` (a new temporary one when nil); `expired` makes a server
     /// certificate whose validity ended yesterday.

@@ -84,7 +84,7 @@ import Testing
 
     /// Connects to a raw peer of its own (not the run's shared one, which other suites wait on while it floods).
     private func connectError(_ head: String, query: String = "") async throws -> WebSocketError? {
-        let server = try PythonServer(script: "ws_peers/peer.py", arguments: ["raw"])
+        let server = try await PythonServer.start(script: "ws_peers/peer.py", arguments: ["raw"])
         defer { server.stop() }
         let hex = hexString(Array(head.utf8))
         do {

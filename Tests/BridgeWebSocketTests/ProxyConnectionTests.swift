@@ -12,12 +12,12 @@ import Testing
 /// no answer) ends the attempt within its bounds (issue 23, "Proxies").
 @Suite(.serialized, .timeLimit(.minutes(1)))
 struct ProxyConnectionTests {
-    private func startProxy(_ arguments: [String] = []) throws -> PythonServer {
-        try PythonServer(script: "http_peers/tunnel_proxy.py", arguments: arguments)
+    private func startProxy(_ arguments: [String] = []) async throws -> PythonServer {
+        try await PythonServer.start(script: "http_peers/tunnel_proxy.py", arguments: arguments)
     }
 
     @Test func plainAndTLSSocketsTunnelThroughTheProxy() async throws {
-        let proxy = try startProxy(["--require", "bob:p@ss:word"])
+        let proxy = try await startProxy(["--require", "bob:p@ss:word"])
         defer { proxy.stop() }
         let through = HTTPProxy(host: "127.0.0.1", port: proxy.port, user: "bob", password: "p@ss:word")
 
@@ -27,8 +27,8 @@ struct ProxyConnectionTests {
         #expect(try await plain.next() == .text(Array("through the tunnel".utf8)))
         #expect(await plain.close().code == 1000)
 
-        let certificates = try TestCertificates(hosts: ["localhost"])
-        let secureServer = try certificates.startServer()
+        let certificates = try await TestCertificates.make(hosts: ["localhost"])
+        let secureServer = try await certificates.startServer()
         defer { secureServer.stop() }
         let options = WebSocketOptions(tls: TLSConfiguration(caFile: certificates.ca), proxy: through)
         let secure = try await connect("wss://localhost:\(secureServer.port)/", options: options)
@@ -45,10 +45,13 @@ struct ProxyConnectionTests {
 
     @Test(arguments: [407, 403])
     func aRefusedConnectIsAClearErrorNamingTheProxy(status: Int) async throws {
-        let proxy = try startProxy(status == 407 ? ["--require", "bob:right"] : ["--mode", "refuse", "--status", "403"])
+        let proxy = try await startProxy(
+            status == 407 ? ["--require", "bob:right"] : ["--mode", "refuse", "--status", "403"]
+        )
         defer { proxy.stop() }
         let options = WebSocketOptions(
-            proxy: HTTPProxy(host: "127.0.0.1", port: proxy.port, user: "bob", password: "wrong-secret"))
+            proxy: HTTPProxy(host: "127.0.0.1", port: proxy.port, user: "bob", password: "wrong-secret")
+        )
         let error = try #require(await connectError("ws://127.0.0.1:9/websocket", options: options))
         #expect(error.kind == .proxyRefused)
         #expect(error.status == status)
@@ -56,8 +59,10 @@ struct ProxyConnectionTests {
         let text = "\(error)"
         #expect(
             text.hasPrefix(
-                "proxy http://127.0.0.1:\(proxy.port) refused CONNECT 127.0.0.1:9 with HTTP \(status) Refused by test proxy"),
-            "\(text)")
+                "proxy http://127.0.0.1:\(proxy.port) refused CONNECT 127.0.0.1:9 with HTTP \(status) Refused by test proxy"
+            ),
+            "\(text)"
+        )
         #expect(!text.contains("wrong-secret") && !text.contains("bob"), "\(text)")
     }
 
@@ -65,7 +70,7 @@ struct ProxyConnectionTests {
     /// before the connect timeout; one that never answers costs the connect timeout and no more.
     @Test(arguments: ["endless-header", "huge-line", "silent"])
     func aHostileProxyNeitherHangsNorIsReadWithoutBound(mode: String) async throws {
-        let proxy = try startProxy(["--mode", mode])
+        let proxy = try await startProxy(["--mode", mode])
         defer { proxy.stop() }
         let timeout = Duration.seconds(2) * TestEnvironment.patience
         let options = WebSocketOptions(connectTimeout: timeout, proxy: HTTPProxy(host: "127.0.0.1", port: proxy.port))

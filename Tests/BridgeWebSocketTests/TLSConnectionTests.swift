@@ -8,8 +8,8 @@ import Testing
 
 extension TestCertificates {
     /// A `websockets` echo server over TLS with this certificate.
-    func startServer() throws -> PythonServer {
-        try PythonServer(script: "ws_peers/peer.py", arguments: ["echo", "--cert", cert, "--key", key])
+    func startServer() async throws -> PythonServer {
+        try await PythonServer.start(script: "ws_peers/peer.py", arguments: ["echo", "--cert", cert, "--key", key])
     }
 }
 
@@ -27,8 +27,8 @@ extension TestCertificates {
     }
 
     @Test func verifiesTheServerByNameAndByIPAddress() async throws {
-        let certificates = try TestCertificates(hosts: ["localhost", "127.0.0.1"])
-        let server = try certificates.startServer()
+        let certificates = try await TestCertificates.make(hosts: ["localhost", "127.0.0.1"])
+        let server = try await certificates.startServer()
         let tls = TLSConfiguration(caFile: certificates.ca)
         for host in ["localhost", "127.0.0.1"] {
             let connection = try await connect("wss://\(host):\(server.port)/", options: WebSocketOptions(tls: tls))
@@ -39,8 +39,8 @@ extension TestCertificates {
     }
 
     @Test func largeMessagesAndConcurrentWritersOverTLS() async throws {
-        let certificates = try TestCertificates(hosts: ["localhost"])
-        let server = try certificates.startServer()
+        let certificates = try await TestCertificates.make(hosts: ["localhost"])
+        let server = try await certificates.startServer()
         let connection = try await connect(
             "wss://localhost:\(server.port)/",
             options: WebSocketOptions(tls: TLSConfiguration(caFile: certificates.ca))
@@ -76,8 +76,8 @@ extension TestCertificates {
     }
 
     @Test func aWrongHostNameIsRejected() async throws {
-        let certificates = try TestCertificates(hosts: ["other.example"])
-        let server = try certificates.startServer()
+        let certificates = try await TestCertificates.make(hosts: ["other.example"])
+        let server = try await certificates.startServer()
         let error = try #require(
             await tlsError("wss://localhost:\(server.port)/", TLSConfiguration(caFile: certificates.ca))
         )
@@ -89,8 +89,8 @@ extension TestCertificates {
     }
 
     @Test func anUnknownCAIsRejectedUnlessVerificationIsOff() async throws {
-        let certificates = try TestCertificates(hosts: ["localhost"])
-        let server = try certificates.startServer()
+        let certificates = try await TestCertificates.make(hosts: ["localhost"])
+        let server = try await certificates.startServer()
         let error = try #require(await tlsError("wss://localhost:\(server.port)/", TLSConfiguration()))
         #expect(error.isCertificateProblem)
         #expect(error.tlsError?.verifyReason == "unable to get local issuer certificate")
@@ -106,8 +106,8 @@ extension TestCertificates {
     }
 
     @Test func anExpiredCertificateIsRejected() async throws {
-        let certificates = try TestCertificates(hosts: ["localhost"], expired: true)
-        let server = try certificates.startServer()
+        let certificates = try await TestCertificates.make(hosts: ["localhost"], expired: true)
+        let server = try await certificates.startServer()
         let error = try #require(
             await tlsError("wss://localhost:\(server.port)/", TLSConfiguration(caFile: certificates.ca))
         )
