@@ -7,6 +7,10 @@ internal import BridgeSystem
 /// puts it back, as the head of its key, after a backoff delay; a final outcome (acknowledged, or a failure that
 /// retrying cannot fix) releases the key's next message. The driver (`JetStreamPublisherCore`) calls these
 /// methods under its lock and performs the returned work after releasing it.
+///
+/// Held messages live in slots of an array, reused once finished, and a publish's token names its slot: an answer
+/// and a key's next message are found without hashing (BENCHMARKS.md, "Issue 26, item 6: the JetStream scheduler
+/// in slots, and released messages published by the reply thread").
 struct JetStreamPublishScheduler {
     /// A batch whose every message has its outcome: call `completion(outcomes)`.
     struct Completion {
@@ -14,13 +18,25 @@ struct JetStreamPublishScheduler {
         let outcomes: [JetStreamOutcome]
     }
 
-    private struct Held {
-        var message: JetStreamMessage
-        var batch: Int
-        var index: Int
+    /// What the scheduler knows of a held message besides the message itself: plain values only, so that reading
+    /// or changing a slot retains nothing (the messages are in `messages`, beside).
+    private struct Slot {
+        var held = false
+        var batch = 0
+        var index = 0
+        /// Submission order (slots are reused): retries, time-outs and closing go through messages in it.
+        var order = 0
         var key: Int?
+        /// The unfinished messages of one key form a queue linked through their slots, oldest first.
+        var previousOfKey: Int?
+        var nextOfKey: Int?
         var backoff: Backoff
-        var retryAt: ContinuousClock.Instant?
+        /// Times as durations since `origin`: `ContinuousClock.Instant` is not of fixed layout outside the standard
+        /// library, and a field of it would make every copy and check of a slot a call through its type's metadata.
+        var retryAt: Duration?
+        /// The token of its publish in flight, 0 when none is.
+        var token: UInt = 0
+        var sentAt = Duration.zero
     }
 
     private struct Batch {
@@ -37,17 +53,25 @@ struct JetStreamPublishScheduler {
         }
     }
 
+    /// A token is `publish number << slotBits | slot`: never 0 (publishes are numbered from 1), never repeated,
+    /// and an answer names its slot. `limit` is at most 2²⁰ (`JetStreamPublisher.make` allows 1,000,000).
+    static let slotBits = 20
+
     let limit: Int
     private let retryDelay: Duration
     private let maxRetryDelay: Duration
-    private var held: [Int: Held] = [:]
-    private var nextSlot = 0
-    private var keyQueues: [Int: [Int]] = [:]
+    private let origin = ContinuousClock.now
+    private var slots: [Slot] = []
+    /// The message of each held slot, nil in a free one.
+    private var messages: [JetStreamMessage?] = []
+    private var freeSlots: [Int] = []
+    private var nextOrder = 0
+    private var nextPublish: UInt = 1
+    /// The newest unfinished message of each key, by the key's hash.
+    private var keyTails: [Int: Int] = [:]
     private var ready: [Int] = []
     private var readyHead = 0
     private var retrying: Set<Int> = []
-    /// Published and not yet answered: the slot, and when it was published (for the acknowledgement deadline).
-    private var tokens: [UInt: (slot: Int, sentAt: ContinuousClock.Instant)] = [:]
     private var batches: [Int: Batch] = [:]
     private var nextBatch = 0
     /// Once closing, retriable failures finish as failures instead of being retried.
@@ -55,19 +79,20 @@ struct JetStreamPublishScheduler {
     /// The last retriable error the server answered a publish with (a full stream, a stream without a leader), until
     /// a publish is acknowledged: what the sink names while events wait. Unanswered publishes do not set it.
     private(set) var lastRefusal: NATSError?
+    /// Messages held: submitted and not finished.
+    private(set) var heldCount = 0
+    /// Messages published and not yet answered.
+    private(set) var inFlightCount = 0
 
     init(limit: Int, retryDelay: Duration, maxRetryDelay: Duration) {
+        precondition(limit <= 1 << Self.slotBits, "a token names at most 2^20 slots")
         self.limit = max(1, limit)
         self.retryDelay = retryDelay
         self.maxRetryDelay = maxRetryDelay
     }
 
-    /// Messages held: submitted and not finished.
-    var heldCount: Int { held.count }
-    /// Messages published and not yet answered.
-    var inFlightCount: Int { tokens.count }
     /// Free places below the bound.
-    var room: Int { max(0, limit - held.count) }
+    var room: Int { max(0, limit - heldCount) }
 
     // MARK: - Batches and messages
 
@@ -84,23 +109,33 @@ struct JetStreamPublishScheduler {
 
     /// Adds message `index` of `batch` (the caller keeps within `room`).
     mutating func add(_ message: JetStreamMessage, batch: Int, index: Int) {
-        let slot = nextSlot
-        nextSlot += 1
+        let slot = freeSlots.popLast() ?? slots.count
         let key = message.orderingKey?.hashValue  // equal keys, equal hashes; a collision only serializes two items
-        held[slot] = Held(
-            message: message,
+        // The key's newest message, if any, is this one's predecessor: it waits until that one finished.
+        let previous = key.flatMap { keyTails.updateValue(slot, forKey: $0) }
+        let entry = Slot(
+            held: true,
             batch: batch,
             index: index,
+            order: nextOrder,
             key: key,
-            backoff: Backoff(initialDelay: retryDelay, maxDelay: maxRetryDelay),
-            retryAt: nil
+            previousOfKey: previous,
+            backoff: Backoff(initialDelay: retryDelay, maxDelay: maxRetryDelay)
         )
-        guard let key else {
-            ready.append(slot)
-            return
+        nextOrder += 1
+        heldCount += 1
+        if slot == slots.count {
+            slots.append(entry)
+            messages.append(message)
+        } else {
+            slots[slot] = entry
+            messages[slot] = message
         }
-        keyQueues[key, default: []].append(slot)
-        if keyQueues[key]?.count == 1 { ready.append(slot) }
+        if let previous {
+            slots[previous].nextOfKey = slot
+        } else {
+            ready.append(slot)
+        }
     }
 
     /// Records an outcome for a message never added (cancelled before it was handed over).
@@ -112,16 +147,20 @@ struct JetStreamPublishScheduler {
 
     /// Up to `maximum` messages to publish now (due retries first become ready), in the order they became ready.
     mutating func takeReady(now: ContinuousClock.Instant, maximum: Int) -> [(slot: Int, message: JetStreamMessage)] {
-        for slot in retrying.sorted() where held[slot]?.retryAt.map({ $0 <= now }) ?? true {
-            retrying.remove(slot)
-            held[slot]?.retryAt = nil
-            ready.append(slot)
+        if !retrying.isEmpty {
+            let now = now - origin
+            for slot in inOrder(retrying) where slots[slot].retryAt.map({ $0 <= now }) ?? true {
+                retrying.remove(slot)
+                slots[slot].retryAt = nil
+                ready.append(slot)
+            }
         }
         var taken: [(slot: Int, message: JetStreamMessage)] = []
         while taken.count < maximum && readyHead < ready.count {
             let slot = ready[readyHead]
             readyHead += 1
-            if let message = held[slot]?.message { taken.append((slot, message)) }
+            // A slot is ready until taken: nothing finishes it meanwhile (`close` empties this queue).
+            if let message = messages[slot] { taken.append((slot, message)) }
         }
         if readyHead == ready.count {
             ready.removeAll(keepingCapacity: true)
@@ -137,65 +176,92 @@ struct JetStreamPublishScheduler {
     var retryCount: Int { retrying.count }
 
     /// When the next retry is due, if one waits.
-    var nextRetry: ContinuousClock.Instant? { retrying.compactMap { held[$0]?.retryAt }.min() }
+    var nextRetry: ContinuousClock.Instant? { retrying.compactMap { slots[$0].retryAt }.min().map { origin + $0 } }
 
-    /// Message `slot` is published as `token` (its reply subject's last token) at `now`: answers come back by
-    /// token.
-    mutating func published(slot: Int, token: UInt, now: ContinuousClock.Instant) {
-        tokens[token] = (slot, now)
+    /// Message `slot` is published at `now`: the token of its reply subject, by which its answer comes back.
+    mutating func published(slot: Int, now: ContinuousClock.Instant) -> UInt {
+        let token = nextPublish << Self.slotBits | UInt(slot)
+        nextPublish += 1
+        if slots[slot].token == 0 { inFlightCount += 1 }
+        slots[slot].token = token
+        slots[slot].sentAt = now - origin
+        return token
     }
 
-    /// The answer for `token`; unknown tokens (an answer after a take-back at close) are ignored.
+    /// The answer for `token`; unknown tokens (an answer after a time-out or a take-back at close) are ignored.
     mutating func answered(token: UInt, _ outcome: JetStreamOutcome, now: ContinuousClock.Instant) -> Completion? {
-        guard let entry = tokens.removeValue(forKey: token) else { return nil }
+        guard let slot = landed(token) else { return nil }
         switch outcome {
         case .acknowledged: lastRefusal = nil
         case .failed(let error) where error.isRetriable: lastRefusal = error
         case .failed: break  // one message refused for good (a dead letter) says nothing about the next
         }
-        return finish(slot: entry.slot, outcome, now: now)
+        return finish(slot: slot, outcome, now: now)
     }
 
-    /// Message `slot` could not be handed over (`token` nil) or its answer was taken back (`token` set).
-    mutating func publishFailed(slot: Int, token: UInt?, error: NATSError, now: ContinuousClock.Instant) -> Completion?
-    {
-        if let token { tokens.removeValue(forKey: token) }
+    /// The publish `token` could not be handed over, or its answer was taken back (at close); a token no longer in
+    /// flight (timed out meanwhile) is ignored.
+    mutating func publishFailed(token: UInt, error: NATSError, now: ContinuousClock.Instant) -> Completion? {
+        guard let slot = landed(token) else { return nil }
         return finish(slot: slot, .failed(error), now: now)
     }
 
-    /// The slots published and not answered, by token (to fail at close).
-    var inFlight: [UInt: Int] { tokens.mapValues(\.slot) }
+    /// The tokens published and not answered (to fail at close).
+    var inFlight: [UInt] { slots.compactMap { $0.token == 0 ? nil : $0.token } }
 
     /// Every publish made at or before `cutoff` and still unanswered fails with `error` (a retriable one comes back
     /// after its backoff, under a new token: a late answer to the old one is ignored).
     mutating func timeOut(sentBefore cutoff: ContinuousClock.Instant, error: NATSError, now: ContinuousClock.Instant)
         -> [Completion]
     {
-        let expired = tokens.filter { $0.value.sentAt <= cutoff }
+        let cutoff = cutoff - origin
+        let expired = slots.indices.filter { slots[$0].token != 0 && slots[$0].sentAt <= cutoff }
         var completions: [Completion] = []
-        for (token, entry) in expired.sorted(by: { $0.value.slot < $1.value.slot }) {
-            tokens.removeValue(forKey: token)
-            finish(slot: entry.slot, .failed(error), now: now).map { completions.append($0) }
+        for slot in inOrder(expired) {
+            if let slot = landed(slots[slot].token) {
+                finish(slot: slot, .failed(error), now: now).map { completions.append($0) }
+            }
         }
         return completions
     }
 
+    /// The slot of the publish `token` if it is in flight, which it no longer is.
+    private mutating func landed(_ token: UInt) -> Int? {
+        let slot = Int(token & (1 << Self.slotBits - 1))
+        guard slot < slots.count, token != 0, slots[slot].token == token else { return nil }
+        slots[slot].token = 0
+        inFlightCount -= 1
+        return slot
+    }
+
+    /// `slots` in submission order.
+    private func inOrder(_ chosen: some Sequence<Int>) -> [Int] {
+        chosen.sorted { slots[$0].order < slots[$1].order }
+    }
+
     private mutating func finish(slot: Int, _ outcome: JetStreamOutcome, now: ContinuousClock.Instant) -> Completion? {
-        // Taken out (not copied) on the common path: a copy retains every string of the message.
-        guard var entry = held.removeValue(forKey: slot) else { return nil }
+        guard slots[slot].held else { return nil }
         if case .failed(let error) = outcome, error.isRetriable, !closing {
-            entry.retryAt = now + entry.backoff.nextDelay()
-            held[slot] = entry
+            let retryAt = now - origin + slots[slot].backoff.nextDelay()
+            slots[slot].retryAt = retryAt
             retrying.insert(slot)
             return nil
         }
-        if let key = entry.key, let position = keyQueues[key]?.firstIndex(of: slot) {
-            keyQueues[key]?.remove(at: position)  // in place, like the batches below
-            if let next = keyQueues[key]?.first {
-                // Only a head is ever published; the next one's turn comes when the head finished.
-                if position == 0 && !closing { ready.append(next) }
+        let entry = slots[slot]
+        slots[slot].held = false
+        messages[slot] = nil
+        freeSlots.append(slot)
+        heldCount -= 1
+        if let previous = entry.previousOfKey { slots[previous].nextOfKey = entry.nextOfKey }
+        if let next = entry.nextOfKey {
+            slots[next].previousOfKey = entry.previousOfKey
+            // Only a head is ever published; the next one's turn comes when the head finished.
+            if entry.previousOfKey == nil && !closing { ready.append(next) }
+        } else if let key = entry.key {
+            if let previous = entry.previousOfKey {
+                keyTails[key] = previous  // only at close: a message behind its key's head finished
             } else {
-                keyQueues.removeValue(forKey: key)
+                keyTails.removeValue(forKey: key)
             }
         }
         return record(outcome, batch: entry.batch, index: entry.index)
@@ -216,9 +282,9 @@ struct JetStreamPublishScheduler {
     /// or taken back).
     mutating func close(error: NATSError) -> [Completion] {
         closing = true
-        let inFlightSlots = Set(tokens.values.map(\.slot))
+        let waiting = slots.indices.filter { slots[$0].held && slots[$0].token == 0 }
         var completions: [Completion] = []
-        for slot in held.keys.sorted() where !inFlightSlots.contains(slot) {
+        for slot in inOrder(waiting) {
             if let completion = finish(slot: slot, .failed(error), now: .now) { completions.append(completion) }
         }
         ready.removeAll()

@@ -141,10 +141,7 @@ package final class JetStreamPublisher {
                     }
                 }
                 guard publishingHere else { return (count, [], true) }
-                let work = JetStreamPublisherCore.takeWork(&state, now: .now, maximum: .max)
-                // The driver still keeps the acknowledgement deadline of what is published here.
-                let wakeDriver = !work.isEmpty && state.driverIgnoresDeadlines
-                if wakeDriver { state.driverIgnoresDeadlines = false }
+                let (work, wakeDriver) = JetStreamPublisherCore.takeWorkHere(&state, now: .now)
                 return (count, work, wakeDriver)
             }
             if added > 0 {
@@ -256,8 +253,8 @@ package final class JetStreamPublisher {
         // Whatever is still in flight fails now (its publish may still be stored: a later publish of the same
         // event is deduplicated by its `Nats-Msg-Id`).
         core.lock.withLock { state in
-            for (token, slot) in state.scheduler.inFlight {
-                state.scheduler.publishFailed(slot: slot, token: token, error: closedError, now: .now)
+            for token in state.scheduler.inFlight {
+                state.scheduler.publishFailed(token: token, error: closedError, now: .now)
                     .map { completions.append($0) }
             }
         }

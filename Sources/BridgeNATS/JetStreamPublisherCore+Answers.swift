@@ -8,28 +8,44 @@ internal import CNats
 /// The answers to a publisher's publishes, as they arrive on its reply subscription's delivery thread.
 extension JetStreamPublisherCore {
     /// The answer to the publish `token` (the reply subscription's delivery thread), read from `reply`, which this
-    /// takes over (kept until `spentRepliesKept` are, then destroyed with them).
-    func received(token: UInt, _ outcome: JetStreamOutcome, reply: OpaquePointer) {
+    /// takes over (kept until `spentRepliesKept` are, then destroyed with them). `moreQueued`: libnats holds more
+    /// messages of the subscription, delivered right after this one.
+    ///
+    /// What the answer released (its key's next message) is published here once no answer is queued: one publish
+    /// round per run of answers read together, with no hand-over to the driver and no wake-up of it (with many
+    /// items in flight nearly every answer releases one; BENCHMARKS.md, "Issue 26, item 6: the JetStream scheduler
+    /// in slots, and released messages published by the reply thread").
+    func received(token: UInt, _ outcome: JetStreamOutcome, reply: OpaquePointer, moreQueued: Bool) {
         var spent: [OpaquePointer] = []
         defer { for message in spent { natsMsg_Destroy(message) } }
-        let (completion, waiter, drained, wake) = lock.withLock { state in
+        let (completion, waiter, drained, work, wake) = lock.withLock { state in
             state.spentReplies.append(reply)
             if state.spentReplies.count >= Self.spentRepliesKept {
                 swap(&spent, &state.spentReplies)
                 state.spentReplies.reserveCapacity(Self.spentRepliesKept)
             }
             let retries = state.scheduler.retryCount
-            let completion = state.scheduler.answered(token: token, outcome, now: .now)
-            // The driver has work only when the key's next message became ready or a retry is to be timed; an
-            // acknowledgement that releases nothing need not wake it (most of them, with many items in flight).
-            let wake = state.scheduler.hasReady || state.scheduler.retryCount != retries
+            let now = ContinuousClock.now
+            let completion = state.scheduler.answered(token: token, outcome, now: now)
+            let (work, wakeForDeadlines) = moreQueued ? ([], false) : Self.takeWorkHere(&state, now: now)
+            // The driver times retries: one it did not know of must wake it.
+            let wake = wakeForDeadlines || state.scheduler.retryCount != retries
             let drained = state.scheduler.heldCount == 0 ? state.drainedWaiter.take() : nil
-            return (completion, Self.takeWaiterIfRoom(&state), drained, wake)
+            return (completion, Self.takeWaiterIfRoom(&state), drained, work, wake)
         }
         if wake { lock.signal() }
         waiter?.resume()
+        if !work.isEmpty { publish(work) }
         drained?.resume()
         completion.map { $0.completion($0.outcomes) }
+    }
+
+    /// A message that is no answer of ours came last of its run (the reply subscription's delivery thread): what
+    /// earlier answers released is published now, as `received` would have.
+    func receivedOther() {
+        let (work, wake) = lock.withLock { Self.takeWorkHere(&$0, now: .now) }
+        if wake { lock.signal() }
+        if !work.isEmpty { publish(work) }
     }
 }
 
@@ -44,16 +60,25 @@ func jetStreamReplied(
 ) {
     guard let message else { return }
     // The handler owns the message: destroyed here unless the core takes it over.
-    guard let closure, let subject = natsMsg_GetSubject(message) else {
+    guard let closure else {
         natsMsg_Destroy(message)
         return
     }
     let core = Unmanaged<JetStreamPublisherCore>.fromOpaque(closure).takeUnretainedValue()
-    let token = core.replyPrefix.withUnsafeBytes { prefix in
-        JetStreamReply.token(subject: UnsafeRawBufferPointer(start: subject, count: strlen(subject)), prefix: prefix)
+    // libnats counts a message out of the subscription's queue before it calls here: what is left comes next.
+    var queued: Int32 = 0
+    let moreQueued = natsSubscription_GetPending(subscription, &queued, nil) == NATS_OK && queued > 0
+    let token = natsMsg_GetSubject(message).flatMap { subject in
+        core.replyPrefix.withUnsafeBytes { prefix in
+            JetStreamReply.token(
+                subject: UnsafeRawBufferPointer(start: subject, count: strlen(subject)),
+                prefix: prefix
+            )
+        }
     }
     guard let token else {  // not a reply to one of our publishes
         natsMsg_Destroy(message)
+        if !moreQueued { core.receivedOther() }
         return
     }
     let outcome: JetStreamOutcome
@@ -65,5 +90,5 @@ func jetStreamReplied(
             payload: UnsafeRawBufferPointer(start: natsMsg_GetData(message), count: length)
         )
     }
-    core.received(token: token, outcome, reply: message)
+    core.received(token: token, outcome, reply: message, moreQueued: moreQueued)
 }

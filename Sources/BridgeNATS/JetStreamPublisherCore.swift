@@ -15,11 +15,11 @@ internal import CNats
 /// backoff, under a new token, and the stream drops the copy it may already have by its `Nats-Msg-Id`.
 ///
 /// Threads: submitting tasks add messages (`withLock`, never waiting on the lock's condition) and, from a thread of
-/// their own (`publishingHere`), publish those whose turn it is; the driver thread publishes the rest (an item's next
-/// message after an answer, retries, what waited for a reconnect) and times out publishes (natsConnection_PublishMsg
-/// may block while libnats flushes its buffer, so never on the cooperative pool); libnats's delivery thread of the
-/// reply subscription delivers answers (`received`). Completions run where the last outcome of a batch is recorded
-/// and must be short.
+/// their own (`publishingHere`), publish those whose turn it is; libnats's delivery thread of the reply subscription
+/// delivers answers (`received`) and publishes what they released (an item's next message) once it has read every
+/// answer queued; the driver thread publishes the rest (retries, what waited for a reconnect) and times out
+/// publishes. natsConnection_PublishMsg may block while libnats flushes its buffer, so never on the cooperative pool.
+/// Completions run where the last outcome of a batch is recorded and must be short.
 final class JetStreamPublisherCore: Sendable {
     struct State {
         var scheduler: JetStreamPublishScheduler
@@ -28,8 +28,6 @@ final class JetStreamPublisherCore: Sendable {
         var capacityWaiter: CheckedContinuation<Void, Never>?
         /// `close` waiting for every held message to be answered.
         var drainedWaiter: CheckedContinuation<Void, Never>?
-        /// The token of the next publish (its reply subject's last token); never 0, never repeated.
-        var nextToken: UInt = 1
         /// When the driver next looks for publishes past their acknowledgement deadline.
         var nextTimeoutCheck = ContinuousClock.now
         /// Publishes, deadline checks and time-outs counted, for diagnosis.
@@ -43,7 +41,7 @@ final class JetStreamPublisherCore: Sendable {
     }
 
     /// Messages to publish, each with the token of its reply subject.
-    typealias Work = [(token: UInt, slot: Int, message: JetStreamMessage)]
+    typealias Work = [(token: UInt, message: JetStreamMessage)]
 
     /// How many read answers wait to be destroyed together: libnats frees a message on its collector thread, woken
     /// by the first destroy that finds it idle, so destroying a run of them costs that thread one wake-up.
@@ -135,19 +133,27 @@ final class JetStreamPublisherCore: Sendable {
         var work: Work = []
         work.reserveCapacity(taken.count)
         for (slot, message) in taken {
-            let token = state.nextToken
-            state.nextToken += 1
-            state.scheduler.published(slot: slot, token: token, now: now)
-            work.append((token, slot, message))
+            work.append((state.scheduler.published(slot: slot, now: now), message))
         }
         state.activity.recordPublishes(work.count, at: now)
         return work
     }
 
+    /// Everything ready, taken (`takeWork`) to publish on the calling thread instead of the driver's (a submitter's
+    /// own thread, or the reply subscription's delivery thread), and whether to wake the driver: it still keeps the
+    /// acknowledgement deadline of what is published here, and sleeps without one while nothing was in flight.
+    static func takeWorkHere(_ state: inout State, now: ContinuousClock.Instant) -> (Work, wakeDriver: Bool) {
+        let work = takeWork(&state, now: now, maximum: .max)
+        let wakeDriver = !work.isEmpty && state.driverIgnoresDeadlines
+        if wakeDriver { state.driverIgnoresDeadlines = false }
+        return (work, wakeDriver)
+    }
+
     /// Publishes `work` (taken by `takeWork`) on the calling thread, which may block while libnats flushes its
-    /// buffer: the driver thread, or a submitter's thread of its own, never the cooperative pool.
+    /// buffer: the driver thread, a submitter's thread of its own or the reply subscription's delivery thread, never
+    /// the cooperative pool.
     func publish(_ work: Work) {
-        var failures: [(slot: Int, token: UInt, error: NATSError)] = []
+        var failures: [(token: UInt, error: NATSError)] = []
         // Destroyed after the round, together: libnats frees a message on its collector thread, woken by the first
         // destroy it finds idle, so one round costs that thread one wake-up instead of one per message.
         var sent: [OpaquePointer] = []
@@ -157,14 +163,14 @@ final class JetStreamPublisherCore: Sendable {
             let status = send(entry.message, token: entry.token, keeping: &sent)
             if status != NATS_OK {
                 let error = NATSError.from(status: status, context: "publish to \(entry.message.subject)")
-                failures.append((entry.slot, entry.token, error))
+                failures.append((entry.token, error))
             }
         }
         guard !failures.isEmpty else { return }
         let now = ContinuousClock.now
         let completions = lock.withLock { state in
             failures.compactMap {
-                state.scheduler.publishFailed(slot: $0.slot, token: $0.token, error: $0.error, now: now)
+                state.scheduler.publishFailed(token: $0.token, error: $0.error, now: now)
             }
         }
         for completion in completions { completion.completion(completion.outcomes) }

@@ -1,5 +1,5 @@
-internal import BridgeJSON
 package import BridgeEvents
+package import BridgeJSON
 
 /// A topic or subject template of a broker sink (`directus.{collection}.{event}`): `{collection}` and `{event}` are
 /// replaced per event; everything else is literal.
@@ -41,14 +41,19 @@ package struct EventNameTemplate: Sendable, Equatable {
         package init(_ template: EventNameTemplate) { self.template = template }
 
         /// The name for `event`'s collection and kind.
-        package func name(for event: EncodedEvent) -> String {
-            if let last, last.event == event.event, last.collection == event.collection { return last.name }
-            let name = names[event.collection]?[event.event] ?? {
-                let name = template.render(collection: event.collection, event: event.event.rawValue)
-                if names.count < 10_000 { names[event.collection, default: [:]][event.event] = name }
-                return name
-            }()
-            last = (event.collection, event.event, name)
+        package func name(for event: EncodedEvent) -> String { name(collection: event.collection, event: event.event) }
+
+        /// The name for events of `event` in `collection` (an event read in place need not be copied for it).
+        package func name(collection: String, event: ChangeEvent) -> String {
+            if let last, last.event == event, last.collection == collection { return last.name }
+            let name =
+                names[collection]?[event]
+                ?? {
+                    let name = template.render(collection: collection, event: event.rawValue)
+                    if names.count < 10_000 { names[collection, default: [:]][event] = name }
+                    return name
+                }()
+            last = (collection, event, name)
             return name
         }
     }

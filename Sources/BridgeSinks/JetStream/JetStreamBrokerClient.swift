@@ -1,4 +1,5 @@
 package import BridgeEvents
+internal import BridgeJSON
 package import BridgeNATS
 internal import BridgeSystem
 
@@ -76,13 +77,17 @@ package final class JetStreamBrokerClient: BrokerClient {
     package func submit(_ events: [EncodedEvent], completion: @escaping @Sendable (BrokerOutcomes) -> Void)
         async throws(SinkError)
     {
-        let messages = events.map { event in
-            JetStreamMessage(
-                subject: subjects.name(for: event),
-                messageID: event.id,
-                orderingKey: event.collection + "/" + event.key,
-                payload: event.body
-            )
+        // The events are read in place, field by field: handing a whole event to a call copies it first, retaining
+        // every field of it.
+        let messages = events.withUnsafeBufferPointer { events in
+            events.indices.map { index in
+                JetStreamMessage(
+                    subject: subjects.name(collection: events[index].collection, event: events[index].event),
+                    messageID: events[index].identifier.description,
+                    orderingKey: events[index].collection + "/" + events[index].key,
+                    payload: events[index].body
+                )
+            }
         }
         do {
             // The sink's runner calls this on its own thread (`BrokerClient`): the publishes go out on it.
