@@ -81,7 +81,7 @@ package final class JetStreamBrokerClient: BrokerClient {
                 subject: subjects.name(for: event),
                 messageID: event.id,
                 orderingKey: event.collection + "/" + event.key,
-                payload: event.body
+                payload: event.body.bytes
             )
         }
         do {
