@@ -33,10 +33,14 @@ public struct EventBody: Sendable, Equatable, RandomAccessCollection {
     /// The line as a slice of its buffer (no copy).
     public var slice: ArraySlice<UInt8> { buffer[range] }
 
+    /// The first byte's position: positions count from the line's start, not the buffer's.
     public var startIndex: Int { 0 }
+    /// Past the last byte.
     public var endIndex: Int { range.count }
+    /// The line's length.
     public var count: Int { range.count }
 
+    /// The byte at `position` of the line.
     public subscript(position: Int) -> UInt8 {
         precondition(position >= 0 && position < range.count, "index outside the line")
         return buffer[range.lowerBound + position]
@@ -52,10 +56,12 @@ public struct EventBody: Sendable, Equatable, RandomAccessCollection {
         try buffer.withUnsafeBufferPointer { try body(UnsafeBufferPointer(rebasing: $0[range])) }
     }
 
+    /// Calls `body` with the line's bytes where they lie (always available).
     public func withContiguousStorageIfAvailable<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R? {
         try withUnsafeBufferPointer(body)
     }
 
+    /// Whether the two lines have the same bytes (wherever they lie).
     public static func == (lhs: EventBody, rhs: EventBody) -> Bool {
         guard lhs.count == rhs.count else { return false }
         return lhs.withUnsafeBytes { left in
