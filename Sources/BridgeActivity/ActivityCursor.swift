@@ -1,5 +1,5 @@
 public import BridgeEvents
-public import BridgeDirectus
+internal import BridgeDirectus
 
 /// Which activity-log ids are dealt with, tolerating ids that commit out of order.
 ///

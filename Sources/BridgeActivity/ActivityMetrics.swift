@@ -1,7 +1,7 @@
 public import BridgeConfig
-public import Synchronization
+internal import Synchronization
 public import BridgeEvents
-public import BridgeDirectus
+internal import BridgeDirectus
 
 /// The activity reader's metrics: cursor, head and lag of the activity log, backfill and snapshot counters, and
 /// which delivery mode is in force.

@@ -1,5 +1,5 @@
-package import BridgeSystem
-package import BridgeEvents
+internal import BridgeSystem
+internal import BridgeEvents
 package import BridgeDirectus
 
 /// How the activity reader deals with failed reads: it retries every one (Directus may come back), but never a

@@ -1,6 +1,6 @@
-package import BridgeSystem
-package import BridgeEvents
-package import BridgeDirectus
+internal import BridgeSystem
+internal import BridgeEvents
+internal import BridgeDirectus
 
 extension ActivityReaderLoop {
     /// Gaps wider than this many ids are reported as a jump of the id sequence rather than as rolled-back rows

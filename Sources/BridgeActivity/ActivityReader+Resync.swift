@@ -1,5 +1,5 @@
-package import BridgeSystem
-package import BridgeEvents
+internal import BridgeSystem
+internal import BridgeEvents
 
 /// `directus-bridge resync` beside a running bridge (contract, "Commands"; README.md, "Resync"): between reads, the
 /// sink's reader snapshots the requested subscriptions again from a fresh watermark, then streams on after it —

@@ -1,5 +1,5 @@
-package import BridgeSystem
-package import BridgeEvents
+internal import BridgeSystem
+internal import BridgeEvents
 package import BridgeDirectus
 
 /// Activity log retention (docs/ARCHITECTURE.md "Activity log retention").

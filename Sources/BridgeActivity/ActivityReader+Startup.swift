@@ -1,7 +1,7 @@
-package import BridgeJSON
-package import BridgeSystem
-package import BridgeEvents
-package import BridgeDirectus
+internal import BridgeJSON
+internal import BridgeSystem
+internal import BridgeEvents
+internal import BridgeDirectus
 
 extension ActivityReaderLoop {
     /// A snapshot to run before streaming: the subscription and the activity id read before it began.

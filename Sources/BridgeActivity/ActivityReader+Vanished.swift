@@ -1,5 +1,5 @@
-package import BridgeSystem
-package import BridgeEvents
+internal import BridgeSystem
+internal import BridgeEvents
 
 extension ActivityReaderLoop {
     /// The keys of items that existed at a snapshot's watermark but that no page of it held: deleted after the

@@ -1,8 +1,8 @@
-public import BridgeJSON
+internal import BridgeJSON
 internal import Synchronization
 public import BridgeSystem
 public import BridgeEvents
-public import BridgeDirectus
+internal import BridgeDirectus
 
 /// Settings of the activity reader.
 public struct ActivityReaderSettings: Sendable {

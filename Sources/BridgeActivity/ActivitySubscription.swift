@@ -1,6 +1,6 @@
 public import BridgeConfig
 public import BridgeEvents
-public import BridgeDirectus
+internal import BridgeDirectus
 
 /// A subscription served from the activity log: what the reader needs of its configuration and schema.
 public struct ActivitySubscription: Sendable, Equatable {

@@ -1,6 +1,6 @@
 public import BridgeSystem
 internal import Synchronization
-public import BridgeEvents
+internal import BridgeEvents
 public import BridgeDirectus
 
 /// Wakes the activity reader: the socket reader calls it (`ActivityTrigger`) when an event arrives for a

@@ -1,6 +1,6 @@
 package import BridgeSystem
-package import BridgeEvents
-package import BridgeDirectus
+internal import BridgeEvents
+internal import BridgeDirectus
 
 extension ActivityMetrics {
     /// Logs and counts what the REST source tells about answer sizes: a split read at debug level (it costs requests,

@@ -1,6 +1,6 @@
-package import Synchronization
-package import BridgeEvents
-package import BridgeDirectus
+internal import Synchronization
+internal import BridgeEvents
+internal import BridgeDirectus
 
 /// How large the activity reader's REST answers may be.
 public struct AnswerLimits: Sendable, Equatable {

@@ -1,8 +1,8 @@
-package import BridgeStore
-public import BridgeSystem
-package import Synchronization
+internal import BridgeStore
+package import BridgeSystem
+internal import Synchronization
 package import BridgeEvents
-package import BridgeDirectus
+internal import BridgeDirectus
 
 #if canImport(Glibc)
     @preconcurrency import Glibc

@@ -1,7 +1,7 @@
-public import Synchronization
+internal import Synchronization
 public import BridgeSystem
 public import BridgeEvents
-public import BridgeDirectus
+internal import BridgeDirectus
 
 /// What the cursor store keeps per subscription uid.
 public struct SubscriptionCursorState: Sendable, Equatable {

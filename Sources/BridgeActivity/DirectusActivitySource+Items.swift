@@ -1,5 +1,5 @@
 public import BridgeJSON
-public import BridgeEvents
+internal import BridgeEvents
 public import BridgeDirectus
 
 extension DirectusActivitySource {

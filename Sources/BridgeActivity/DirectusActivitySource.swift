@@ -1,6 +1,6 @@
-public import BridgeJSON
-public import Synchronization
-public import BridgeEvents
+internal import BridgeJSON
+internal import Synchronization
+internal import BridgeEvents
 public import BridgeDirectus
 
 /// `ActivitySource` over Directus's REST API (docs/directus-protocol.md §8.7, §8.8).

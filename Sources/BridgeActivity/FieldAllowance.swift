@@ -1,6 +1,6 @@
 public import BridgeJSON
-package import BridgeEvents
-package import BridgeDirectus
+internal import BridgeEvents
+internal import BridgeDirectus
 
 /// The top-level fields a subscription's `query.fields` lets leave the bridge (README.md "The event line":
 /// nothing outside `query.fields` goes out, not in `data`, not in `delta`, not in a revision snapshot).

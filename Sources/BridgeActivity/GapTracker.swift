@@ -1,5 +1,5 @@
-package import BridgeEvents
-package import BridgeDirectus
+internal import BridgeEvents
+internal import BridgeDirectus
 
 /// Remembers when each gap of an `ActivityCursor` was first seen, to abandon it after `timeout`.
 ///

@@ -1,6 +1,6 @@
 public import BridgeConfig
 public import BridgeJSON
-package import BridgeEvents
+internal import BridgeEvents
 public import BridgeDirectus
 
 /// How the activity reader reads a subscription's items over REST (docs/directus-protocol.md §8.7): the subscription's

@@ -1,6 +1,6 @@
 package import BridgeSystem
-package import BridgeEvents
-package import BridgeDirectus
+internal import BridgeEvents
+internal import BridgeDirectus
 
 /// Progress of long work — a snapshot, a backfill: info lines at most every `interval` (items done, the total when
 /// Directus counted it, rate, what remains and the estimated time left) and the same numbers in gauges.

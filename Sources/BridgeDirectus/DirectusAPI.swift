@@ -1,5 +1,5 @@
 public import BridgeJSON
-package import BridgeEvents
+internal import BridgeEvents
 
 /// REST calls with the session's token: renews the token once when Directus says it expired, has the token
 /// refresher check the credentials when Directus refuses them, and knows the few schema and permission questions

@@ -1,7 +1,7 @@
 public import BridgeHTTP
 public import BridgeJSON
-public import BridgeSystem
-package import BridgeEvents
+package import BridgeSystem
+internal import BridgeEvents
 
 /// The Directus REST calls the bridge makes, without token management (see `DirectusAPI` for that).
 ///

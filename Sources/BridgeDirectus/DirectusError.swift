@@ -1,5 +1,5 @@
 import BridgeSystem
-package import BridgeEvents
+internal import BridgeEvents
 
 /// A failed Directus REST call: the server's error envelope (docs/directus-protocol.md §8.1), a transport failure, or
 /// an answer we cannot use.

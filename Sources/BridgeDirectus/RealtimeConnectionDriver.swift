@@ -1,7 +1,7 @@
 package import BridgeEvents
-public import BridgeJSON
-public import BridgeSystem
-public import BridgeWebSocket
+package import BridgeJSON
+package import BridgeSystem
+package import BridgeWebSocket
 
 /// Wakes the readers that follow socket events: the activity reader (for subscriptions in activity mode) and the
 /// sort watcher (for every `update`, directus-protocol.md §14.3).

@@ -1,4 +1,4 @@
-public import BridgeJSON
+package import BridgeJSON
 package import BridgeEvents
 
 /// A message from Directus's realtime socket, reduced to what the session state machine decides on.

@@ -1,5 +1,5 @@
-package import BridgeSystem
-package import BridgeEvents
+internal import BridgeSystem
+internal import BridgeEvents
 
 /// The Directus side of one realtime socket connection, as a pure state machine (no I/O, no clock of its own).
 ///

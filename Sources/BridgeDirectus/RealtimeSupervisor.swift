@@ -1,5 +1,5 @@
-public import BridgeSystem
-public import BridgeWebSocket
+package import BridgeSystem
+package import BridgeWebSocket
 package import BridgeEvents
 
 /// Keeps one realtime connection up for as long as the bridge runs: connect, run the connection on a thread of its

@@ -1,6 +1,6 @@
 public import BridgeJSON
 public import BridgeSystem
-package import BridgeEvents
+internal import BridgeEvents
 
 /// Directus's heartbeat as the server really runs it (directus-protocol.md §14.4), from `/server/info`.
 ///

@@ -1,5 +1,5 @@
-package import Synchronization
-package import BridgeEvents
+internal import Synchronization
+internal import BridgeEvents
 package import BridgeSystem
 
 /// The current access token, readable from the socket reader thread without awaiting the auth actor.

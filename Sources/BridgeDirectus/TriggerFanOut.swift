@@ -1,4 +1,4 @@
-package import BridgeEvents
+internal import BridgeEvents
 
 /// Several readers that follow socket events (every sink's activity reader, the sort watcher) behind the one trigger
 /// the socket reader calls.

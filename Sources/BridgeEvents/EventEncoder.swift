@@ -1,6 +1,6 @@
-public import BridgeConfig
+package import BridgeConfig
 import BridgeJSON
-public import BridgeSystem
+package import BridgeSystem
 
 /// How one sink writes each event (`format`, docs/configuration.md "Output format"): the one place every sink
 /// type gets its format from.

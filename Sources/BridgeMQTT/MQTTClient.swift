@@ -1,4 +1,4 @@
-package import BridgeSystem
+internal import BridgeSystem
 internal import CMosquitto
 
 #if canImport(Glibc)

@@ -1,6 +1,6 @@
 package import BridgeConfig
-public import BridgeSystem
-package import Synchronization
+package import BridgeSystem
+internal import Synchronization
 package import BridgeEvents
 
 /// What a sink type gets to build a connector (`SinkType.makeConnector`).

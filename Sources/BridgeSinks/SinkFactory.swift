@@ -1,5 +1,5 @@
 package import BridgeConfig
-package import BridgeSystem
+internal import BridgeSystem
 package import BridgeEvents
 
 /// One sink of this run: its connector, the filter and format of its `sinks` entry, and its stable id.

@@ -1,5 +1,5 @@
-package import BridgeTLS
-package import BridgeEvents
+internal import BridgeTLS
+internal import BridgeEvents
 
 /// How a sink is named in the state directory (its cursor, its outbox rows) and in metric labels.
 package enum SinkIdentity {

@@ -1,4 +1,4 @@
-package import BridgeJSON
+internal import BridgeJSON
 package import BridgeSystem
 package import BridgeEvents
 

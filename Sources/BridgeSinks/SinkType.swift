@@ -1,4 +1,4 @@
-public import BridgeConfig
+package import BridgeConfig
 package import BridgeEvents
 
 /// A kind of sink: what `SinkCatalog` registers for each `type:` of `sinks`. Adding a sink type means a new

@@ -1,4 +1,4 @@
-package import BridgeEvents
+internal import BridgeEvents
 package import BridgeNATS
 internal import BridgeJSON
 package import BridgeSystem

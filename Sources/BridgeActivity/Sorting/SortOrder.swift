@@ -1,5 +1,5 @@
-package import BridgeEvents
-package import BridgeDirectus
+internal import BridgeEvents
+internal import BridgeDirectus
 
 /// The sort values of a manually sorted collection, to find the items a manual sort moved (directus-protocol.md
 /// §14.3). Values are kept as their JSON text: only equality matters, and text compares numbers of any size exactly.

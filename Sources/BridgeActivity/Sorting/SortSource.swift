@@ -1,5 +1,5 @@
 public import BridgeJSON
-public import BridgeEvents
+internal import BridgeEvents
 public import BridgeDirectus
 
 /// The Directus reads the sort watcher makes; `DirectusSortSource` does them over REST, tests use a fake.

@@ -1,6 +1,6 @@
-public import BridgeSystem
-public import Synchronization
-public import BridgeEvents
+package import BridgeSystem
+internal import Synchronization
+internal import BridgeEvents
 public import BridgeDirectus
 
 /// Wakes the sort watcher (directus-protocol.md §14.3): the socket reader reports every `update` event's keys; the

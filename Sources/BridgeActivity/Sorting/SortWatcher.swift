@@ -1,4 +1,4 @@
-package import BridgeConfig
+internal import BridgeConfig
 package import BridgeJSON
 public import BridgeSystem
 package import BridgeEvents

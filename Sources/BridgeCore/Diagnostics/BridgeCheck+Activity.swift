@@ -1,9 +1,9 @@
-package import BridgeConfig
-package import BridgeSystem
+internal import BridgeConfig
+internal import BridgeSystem
 package import BridgeEvents
-package import BridgeDirectus
-package import BridgeActivity
-package import BridgeSinks
+internal import BridgeDirectus
+internal import BridgeActivity
+internal import BridgeSinks
 
 // MARK: - Activity log (delivery.mode activity / auto)
 

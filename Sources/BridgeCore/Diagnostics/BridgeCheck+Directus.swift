@@ -1,11 +1,11 @@
 import BridgeSystem
 package import BridgeConfig
-package import BridgeHTTP
-package import BridgeJSON
+internal import BridgeHTTP
+internal import BridgeJSON
 package import BridgeEvents
-package import BridgeDirectus
-package import BridgeActivity
-package import BridgeSinks
+internal import BridgeDirectus
+internal import BridgeActivity
+internal import BridgeSinks
 
 // MARK: - Server, credentials, /server/info, collections
 

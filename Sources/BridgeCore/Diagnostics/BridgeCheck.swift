@@ -1,12 +1,12 @@
 public import BridgeConfig
-public import BridgeHTTP
-public import BridgeJSON
+package import BridgeHTTP
+internal import BridgeJSON
 public import BridgeSystem
-public import Synchronization
+internal import Synchronization
 public import BridgeEvents
-public import BridgeDirectus
-public import BridgeActivity
-public import BridgeSinks
+package import BridgeDirectus
+internal import BridgeActivity
+internal import BridgeSinks
 
 /// `directus-bridge check`: live checks against Directus and the sinks, one `CheckResult` each, in the order a
 /// person would fix them — server reachable, credentials, version and WebSockets (`/server/info`), each

@@ -1,9 +1,9 @@
 public import BridgeConfig
 public import BridgeJSON
 public import BridgeEvents
-public import BridgeDirectus
-public import BridgeActivity
-public import BridgeSinks
+internal import BridgeDirectus
+internal import BridgeActivity
+internal import BridgeSinks
 
 /// Judges `GET /server/info` against the bridge's configuration (directus-protocol.md §8.6): the version, whether
 /// WebSockets are on at the configured path, whether the server's socket auth mode works with ours, and how the

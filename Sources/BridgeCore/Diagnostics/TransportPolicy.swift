@@ -1,5 +1,5 @@
 package import BridgeConfig
-package import BridgeSystem
+internal import BridgeSystem
 package import BridgeSinks
 
 /// The one place that collects what the configured transport exposes, for every client the bridge has: Directus

@@ -1,9 +1,9 @@
-public import BridgeConfig
+package import BridgeConfig
 public import BridgeSystem
-public import BridgeEvents
+package import BridgeEvents
 public import BridgeDirectus
-public import BridgeActivity
-public import BridgeSinks
+package import BridgeActivity
+package import BridgeSinks
 
 /// Activity mode's part of `run`: opens the cursor database for the configured sinks, builds one activity reader
 /// per sink (each from its own cursor into its own inbox) and the wake-up the socket reader triggers for all of

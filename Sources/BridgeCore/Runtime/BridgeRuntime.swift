@@ -1,14 +1,14 @@
 public import BridgeConfig
-public import BridgeHTTP
-public import BridgeHTTPServer
-public import BridgeJSON
+internal import BridgeHTTP
+internal import BridgeHTTPServer
+internal import BridgeJSON
 public import BridgeSystem
-public import BridgeTLS
-public import BridgeWebSocket
+internal import BridgeTLS
+internal import BridgeWebSocket
 public import BridgeEvents
-public import BridgeDirectus
-public import BridgeActivity
-public import BridgeSinks
+internal import BridgeDirectus
+internal import BridgeActivity
+internal import BridgeSinks
 internal import BridgeStore
 
 /// The `run` command's service: wires configuration, Directus session, the sinks with their inboxes and runners,

@@ -2,9 +2,9 @@ public import BridgeConfig
 public import BridgeHTTPServer
 public import BridgeSystem
 public import BridgeEvents
-public import BridgeDirectus
-public import BridgeActivity
-public import BridgeSinks
+internal import BridgeDirectus
+internal import BridgeActivity
+internal import BridgeSinks
 
 /// The operations endpoint on `http.listen`: `/metrics` (Prometheus text 0.0.4), `/healthz` (200 while the process
 /// runs) and `/readyz` (200 when `HealthState` says ready, else 503 with a JSON body saying why).

@@ -1,12 +1,12 @@
 package import BridgeConfig
-package import BridgeHTTP
-package import BridgeJSON
+internal import BridgeHTTP
+internal import BridgeJSON
 package import BridgeSystem
-package import BridgeTLS
-package import BridgeWebSocket
+internal import BridgeTLS
+internal import BridgeWebSocket
 package import BridgeEvents
 package import BridgeDirectus
-package import BridgeActivity
+internal import BridgeActivity
 package import BridgeSinks
 
 /// Everything `run` builds from the config before it connects.

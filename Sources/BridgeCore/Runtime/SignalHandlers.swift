@@ -1,5 +1,5 @@
 package import BridgeSystem
-package import Synchronization
+internal import Synchronization
 
 #if canImport(Glibc)
 @preconcurrency import Glibc

@@ -1,10 +1,10 @@
-public import BridgeConfig
-public import BridgeJSON
+package import BridgeConfig
+internal import BridgeJSON
 public import BridgeSystem
-public import BridgeEvents
-public import BridgeDirectus
+package import BridgeEvents
+package import BridgeDirectus
 public import BridgeActivity
-public import BridgeSinks
+internal import BridgeSinks
 
 /// Manual sorting's part of `run` (directus-protocol.md §14.3): finds the subscribed collections that have a sort
 /// field and runs the sort watcher for them; without any it does nothing.

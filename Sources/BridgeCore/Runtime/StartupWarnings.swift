@@ -1,9 +1,9 @@
 package import BridgeConfig
 package import BridgeSystem
-package import BridgeEvents
-package import BridgeDirectus
-package import BridgeActivity
-package import BridgeSinks
+internal import BridgeEvents
+internal import BridgeDirectus
+internal import BridgeActivity
+internal import BridgeSinks
 
 /// Warnings logged once by `run` at start-up about what the configuration exposes (docs/RELIABILITY.md, "Files
 /// and transport"): the transport risks of every client (`TransportPolicy`), and state or output files that other

@@ -1,4 +1,4 @@
-package import BridgeConfig
+internal import BridgeConfig
 package import BridgeEvents
 internal import BridgeActivity
 package import BridgeSinks

@@ -1,4 +1,4 @@
-package import BridgeConfig
+internal import BridgeConfig
 package import BridgeEvents
 package import BridgeSinks
 package import BridgeSystem

@@ -1,7 +1,7 @@
 package import BridgeActivity
 package import BridgeConfig
 package import BridgeEvents
-package import BridgeSinks
+internal import BridgeSinks
 package import BridgeSystem
 internal import BridgeStore
 

@@ -1,4 +1,4 @@
-package import Synchronization
+internal import Synchronization
 
 /// What `/readyz` reports: the bridge is ready only when connected, authenticated, every subscription initialised
 /// and no sink stuck. Components update their part; the HTTP server reads a snapshot.

@@ -1,4 +1,4 @@
-package import Synchronization
+internal import Synchronization
 
 /// Prometheus metrics: counters, gauges, histograms and gauges computed at scrape time, rendered in the text
 /// exposition format (version 0.0.4).

@@ -1,4 +1,4 @@
-package import BridgeSystem
+internal import BridgeSystem
 
 /// What was built: the package version and the git commit (from the build-tool plugin in the app layer).
 public struct BuildInfo: Sendable, Equatable {

@@ -1,6 +1,6 @@
 public import BridgeSystem
-package import BridgeJSON
-package import Synchronization
+internal import BridgeJSON
+internal import Synchronization
 
 /// Latency buckets in seconds, from sub-millisecond (live events) to an hour (webhook retries after an outage).
 package let latencyBuckets: [Double] = [

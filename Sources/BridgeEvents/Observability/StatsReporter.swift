@@ -1,5 +1,5 @@
 public import BridgeSystem
-package import Synchronization
+internal import Synchronization
 
 /// The periodic `stats` log line at info level (`log.stats_interval`, default every minute): events per second
 /// and end-to-end lag p50/p99 over the last interval, and the current depths of the queue and of whatever other

@@ -1,7 +1,7 @@
 import BridgeAMQP
 package import BridgeConfig
 package import BridgeEvents
-package import BridgeSystem
+internal import BridgeSystem
 
 /// `type: amqp`: events published to RabbitMQ (AMQP 0-9-1), delivered on the broker's publisher confirm
 /// (`BrokerSink` over `AMQPBrokerClient`).

@@ -1,6 +1,6 @@
 package import BridgeEvents
 internal import BridgeJSON
-package import BridgeSystem
+internal import BridgeSystem
 internal import Synchronization
 
 /// Where a broker sink keeps the events its broker refused for good (too large, an invalid topic or subject) as

@@ -1,5 +1,5 @@
 package import BridgeEvents
-package import BridgeSystem
+internal import BridgeSystem
 
 /// The events a broker sink handed to its client and has not seen confirmed: how many, which must be sent again,
 /// which the broker refused for good (to be stored as dead letters by the runner), which replayed dead letters were

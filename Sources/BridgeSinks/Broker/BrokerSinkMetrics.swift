@@ -1,4 +1,4 @@
-package import BridgeSystem
+internal import BridgeSystem
 package import BridgeEvents
 
 /// The metrics of one broker sink, labelled `sink="<sink id>"` (names prefixed `directus_bridge_broker_`).

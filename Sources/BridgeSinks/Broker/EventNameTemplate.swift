@@ -1,4 +1,4 @@
-package import BridgeJSON
+internal import BridgeJSON
 package import BridgeEvents
 
 /// A topic or subject template of a broker sink (`directus.{collection}.{event}`): `{collection}` and `{event}` are

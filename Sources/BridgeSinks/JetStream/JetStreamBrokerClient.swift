@@ -1,6 +1,6 @@
 package import BridgeEvents
 package import BridgeNATS
-package import BridgeSystem
+internal import BridgeSystem
 
 /// A JetStream sink's client: one NATS connection (reconnecting to any server of the cluster) and one
 /// asynchronous publisher on it. Each event goes to its subject with `Nats-Msg-Id` = the event id, ordered per item

@@ -1,7 +1,7 @@
 import BridgeSystem
 package import BridgeConfig
 package import BridgeNATS
-package import BridgeEvents
+internal import BridgeEvents
 
 /// A NATS JetStream sink (`type: jetstream`): each event is published to a subject that must fall into an existing
 /// stream, with `Nats-Msg-Id` = the event id, and counts as delivered on its publish acknowledgement.

@@ -1,6 +1,6 @@
 package import BridgeConfig
-package import BridgeNATS
-package import BridgeSystem
+internal import BridgeNATS
+internal import BridgeSystem
 package import BridgeEvents
 
 /// `type: jetstream`: events published to NATS JetStream, delivered on their publish acknowledgement

@@ -1,8 +1,8 @@
 internal import BridgeConfig
-package import BridgeEvents
-package import BridgeJSON
-package import BridgeKafka
-package import BridgeSystem
+internal import BridgeEvents
+internal import BridgeJSON
+internal import BridgeKafka
+internal import BridgeSystem
 
 /// A Kafka sink's client: one idempotent producer (`acks=all`, retried until delivered). Each event goes to its
 /// topic with the item key as message key (so an item's changes share a partition, in order), the headers `id`,

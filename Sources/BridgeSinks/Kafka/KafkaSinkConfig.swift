@@ -1,7 +1,7 @@
 import BridgeSystem
 package import BridgeConfig
-package import BridgeKafka
-package import BridgeEvents
+internal import BridgeKafka
+internal import BridgeEvents
 
 /// A Kafka sink (`type: kafka`): each event is produced to a topic with the item key as message key, headers `id`,
 /// `type`, `collection`, `event`, and counts as delivered on its delivery report (idempotent producer, `acks=all`).

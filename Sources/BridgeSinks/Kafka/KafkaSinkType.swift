@@ -1,6 +1,6 @@
 package import BridgeConfig
-package import BridgeKafka
-package import BridgeSystem
+internal import BridgeKafka
+internal import BridgeSystem
 package import BridgeEvents
 
 /// `type: kafka`: events produced to Kafka, delivered on their delivery report (`BrokerSink` over

@@ -1,7 +1,7 @@
 package import BridgeConfig
 package import BridgeEvents
 import BridgeMQTT
-package import BridgeSystem
+internal import BridgeSystem
 
 #if canImport(Glibc)
     import Glibc

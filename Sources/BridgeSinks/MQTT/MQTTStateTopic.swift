@@ -1,4 +1,4 @@
-package import BridgeConfig
+internal import BridgeConfig
 import BridgeMQTT
 
 /// The retained per-item topic of an MQTT sink (`state_topic`, e.g. `directus/state/{collection}/{key}`):

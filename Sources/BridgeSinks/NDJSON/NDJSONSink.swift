@@ -1,4 +1,4 @@
-public import BridgeSystem
+internal import BridgeSystem
 public import BridgeEvents
 internal import BridgeConfig
 

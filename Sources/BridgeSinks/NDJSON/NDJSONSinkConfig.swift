@@ -1,5 +1,5 @@
 public import BridgeConfig
-package import BridgeEvents
+internal import BridgeEvents
 
 /// How often an NDJSON file is forced to disk (`fsync`).
 public enum FsyncPolicy: String, Sendable, Equatable, CaseIterable {

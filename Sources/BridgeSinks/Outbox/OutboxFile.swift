@@ -1,6 +1,6 @@
 package import BridgeSystem
 internal import BridgeStore
-package import Synchronization
+internal import Synchronization
 package import BridgeEvents
 
 /// The outbox and dead letters of a run (`<state_dir>/webhooks.db`), a sink-neutral component any connector gets

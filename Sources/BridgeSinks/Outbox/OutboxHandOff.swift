@@ -1,4 +1,4 @@
-package import Synchronization
+internal import Synchronization
 
 /// Committed outbox rows on their way from a sink's intake to its delivery, in memory: the write-ahead outbox's
 /// fast lane. SQLite holds every row before it gets here (`OutboxStore.insert` hands out records only after the

@@ -1,5 +1,5 @@
-package import BridgeStore
-package import BridgeEvents
+internal import BridgeStore
+internal import BridgeEvents
 internal import BridgeJSON
 
 // MARK: - A broker sink's dead letters (`LocalBrokerDeadLetters`, on the sink runner's thread)

@@ -1,5 +1,5 @@
-package import BridgeEvents
-package import BridgeStore
+internal import BridgeEvents
+internal import BridgeStore
 
 // MARK: - Delivery (the delivery service and its writer, each on its own thread)
 

@@ -1,5 +1,5 @@
-package import BridgeJSON
-package import BridgeStore
+internal import BridgeJSON
+internal import BridgeStore
 package import BridgeEvents
 
 /// The outbox refused events because the sink's outbox holds its limit already.

@@ -1,5 +1,5 @@
 package import BridgeEvents
-package import BridgeStore
+internal import BridgeStore
 
 extension OutboxStore {
     /// A name added to a sink that had none keeps its outbox and dead letters (docs/configuration.md, "Sink

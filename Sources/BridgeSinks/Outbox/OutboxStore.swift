@@ -1,7 +1,7 @@
 internal import BridgeSystem
 private import Synchronization
 package import BridgeStore
-package import BridgeEvents
+internal import BridgeEvents
 
 #if canImport(Glibc)
     @preconcurrency import Glibc

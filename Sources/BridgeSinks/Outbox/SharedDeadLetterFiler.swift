@@ -1,5 +1,5 @@
 internal import BridgeEvents
-package import BridgeNATS
+internal import BridgeNATS
 package import BridgeSystem
 internal import BridgeJSON
 internal import Synchronization

@@ -1,7 +1,7 @@
 package import BridgeConfig
 package import BridgeEvents
 import BridgeRedis
-package import BridgeSystem
+internal import BridgeSystem
 
 /// `type: redis`: events appended to Redis Streams, delivered when `XADD` answered (`BrokerSink` over
 /// `RedisBrokerClient`).

@@ -1,4 +1,4 @@
-public import BridgeSystem
+package import BridgeSystem
 package import BridgeEvents
 
 /// One sink's bounded buffer (`delivery.max_queue` events, `delivery.max_queue_bytes` bytes of their lines) between

@@ -1,5 +1,5 @@
-package import BridgeSystem
-package import Synchronization
+internal import BridgeSystem
+internal import Synchronization
 package import BridgeEvents
 
 /// One sink's metrics, labelled `sink=<its stable id>`: events it accepted, live events it dropped, its queue.

@@ -1,5 +1,5 @@
-public import BridgeSystem
-package import Synchronization
+package import BridgeSystem
+internal import Synchronization
 package import BridgeEvents
 
 /// Feeds one sink from its own inbox, as one task on a thread of its own (`runOnOwnThread`), so that its progress

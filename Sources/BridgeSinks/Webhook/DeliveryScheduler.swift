@@ -1,4 +1,4 @@
-package import BridgeEvents
+internal import BridgeEvents
 
 /// Decides which outbox entries of one webhook sink may be attempted now.
 ///

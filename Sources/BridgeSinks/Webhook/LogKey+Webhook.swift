@@ -1,5 +1,5 @@
 package import BridgeSystem
-package import BridgeEvents
+internal import BridgeEvents
 
 extension LogKey {
     /// The delay before a webhook's next attempt.

@@ -1,4 +1,4 @@
-package import BridgeEvents
+internal import BridgeEvents
 
 /// Parses an HTTP `Retry-After` header: delay seconds, or an HTTP date (RFC 9110 §10.2.3).
 ///

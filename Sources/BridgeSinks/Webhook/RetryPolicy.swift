@@ -1,4 +1,4 @@
-package import BridgeEvents
+internal import BridgeEvents
 
 /// What happens after a webhook attempt (README.md "Webhooks": retries and dead letters).
 package struct RetryPolicy: Sendable, Equatable {

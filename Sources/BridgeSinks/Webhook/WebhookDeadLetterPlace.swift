@@ -1,4 +1,4 @@
-package import BridgeSystem
+internal import BridgeSystem
 
 /// Where a webhook sink's delivery service files the dead letters of its outbox (`SinkState.webhookDeadLetters`):
 /// the `dead_letters` table beside the outbox (`LocalWebhookDeadLetters`), or the shared bucket

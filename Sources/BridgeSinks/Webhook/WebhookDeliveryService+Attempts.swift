@@ -1,7 +1,7 @@
 package import BridgeHTTP
-package import BridgeSystem
-package import Synchronization
-package import BridgeEvents
+internal import BridgeSystem
+internal import Synchronization
+internal import BridgeEvents
 
 extension WebhookDeliveryService {
     /// Hands this turn's attempts (signed now, with the current secrets) to the engine in one batch; their

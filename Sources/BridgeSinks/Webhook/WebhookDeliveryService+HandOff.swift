@@ -1,5 +1,5 @@
 internal import BridgeEvents
-package import BridgeSystem
+internal import BridgeSystem
 
 extension WebhookDeliveryService {
     /// Takes the rows the sink handed over since the last turn. A row above `scannedSeq` is new and taken with its

@@ -1,6 +1,6 @@
 package import BridgeHTTP
 package import Synchronization
-package import BridgeEvents
+internal import BridgeEvents
 package import BridgeSystem
 
 extension WebhookDeliveryService {

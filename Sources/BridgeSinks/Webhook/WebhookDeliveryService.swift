@@ -1,7 +1,7 @@
 package import BridgeHTTP
 package import BridgeSystem
-package import Synchronization
-package import BridgeEvents
+internal import Synchronization
+internal import BridgeEvents
 internal import BridgeStore
 
 /// Delivers one webhook sink's outbox: takes the rows the sink committed from memory (`accepted`, through the

@@ -1,4 +1,4 @@
-package import BridgeEvents
+internal import BridgeEvents
 
 /// How one attempt ended, as the delivery service saw it.
 package enum AttemptOutcome: Sendable, Equatable {

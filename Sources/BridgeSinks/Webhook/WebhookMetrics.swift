@@ -1,5 +1,5 @@
 package import BridgeSystem
-package import Synchronization
+internal import Synchronization
 package import BridgeEvents
 
 /// The outbox and dead-letter counts of one webhook sink as its delivery service last saw them (after every

@@ -1,5 +1,5 @@
 package import BridgeHTTP
-package import BridgeEvents
+internal import BridgeEvents
 
 /// Builds the POST of one webhook attempt (README.md "Webhooks").
 ///

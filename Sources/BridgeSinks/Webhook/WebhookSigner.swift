@@ -1,5 +1,5 @@
-package import BridgeTLS
-package import BridgeEvents
+internal import BridgeTLS
+internal import BridgeEvents
 
 /// Signs webhook requests the Standard Webhooks way (README.md "Webhooks").
 ///

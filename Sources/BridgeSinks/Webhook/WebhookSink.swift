@@ -1,5 +1,5 @@
-public import BridgeHTTP
-public import BridgeStore
+package import BridgeHTTP
+package import BridgeStore
 public import BridgeSystem
 public import BridgeEvents
 

@@ -1,5 +1,5 @@
 package import BridgeConfig
-package import BridgeEvents
+internal import BridgeEvents
 
 extension WebhookSinkConfig {
     /// How `sinks` entries of `type: webhook` are read.

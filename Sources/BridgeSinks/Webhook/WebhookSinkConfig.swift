@@ -1,6 +1,6 @@
 public import BridgeConfig
 public import BridgeSystem
-package import BridgeEvents
+internal import BridgeEvents
 
 /// A webhook sink (`type: webhook`), signed the Standard Webhooks way.
 public struct WebhookSinkConfig: SinkSettings, Equatable {

@@ -1,5 +1,5 @@
-package import BridgeConfig
-package import BridgeHTTP
+internal import BridgeConfig
+internal import BridgeHTTP
 package import BridgeEvents
 internal import BridgeSystem
 
