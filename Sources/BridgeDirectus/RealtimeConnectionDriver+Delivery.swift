@@ -57,31 +57,53 @@ extension RealtimeConnectionDriver {
                 subscription: route.uid,
                 user: nil
             )
-            // A fresh array per event, sized by the writer: a reused buffer would hand every later event a copy
-            // with the capacity of the largest line so far, which the queue's byte limit does not see.
-            var body: [UInt8] = []
+            // Into the read's one buffer, each line followed by its newline: no allocation per event. The event's
+            // body is its range of the buffer once the read is done (`sealLines`).
             EventLineWriter.append(
                 fields,
                 data: data,
                 delta: nil,
                 in: bytes,
-                newline: false,
+                newline: true,
                 timeMemo: &read.timeMemo,
-                to: &body
+                to: &read.lines
             )
-            read.events.append(EncodedEvent(fields: fields, body: body))
+            read.lineEnds.append(read.lines.count - 1)
+            read.events.append(EncodedEvent(fields: fields, body: EventBody([])))
         }
     }
 }
 
 /// What the events of one socket read are made with, held in a local while the read is handled.
 struct ReadEvents {
-    /// The events so far (offered to the sinks after the read).
+    /// The events so far (offered to the sinks after the read); the bodies of the last `lineEnds.count` are set by
+    /// `sealLines`.
     var events: [EncodedEvent]
     /// The ids' generator (kept across reads).
     var ids: UUIDv7Generator
+    /// The lines written so far, each followed by a newline (a scratch buffer kept across reads).
+    var lines: [UInt8]
+    /// Where each line of `lines` ends (the index of its newline; kept across reads for its capacity).
+    var lineEnds: [Int]
     /// The text of the receipt time, which every event of the read shares: formatted once per read.
     var timeMemo = RFC3339Memo()
+
+    /// Gives the events of this read their lines: one buffer of exactly the lines' size, shared by their bodies (the
+    /// queue's byte limit sees the lines, not the scratch buffer's capacity), then empties the scratch buffers.
+    mutating func sealLines() {
+        guard let last = lineEnds.last else { return }
+        let sealed = [UInt8](unsafeUninitializedCapacity: last + 1) { buffer, initialized in
+            initialized = buffer.initialize(fromContentsOf: lines[...last])
+        }
+        var start = 0
+        let first = events.count - lineEnds.count
+        for (offset, end) in lineEnds.enumerated() {
+            events[first + offset].body = EventBody(sealed, range: start..<end)
+            start = end + 1
+        }
+        lines.removeAll(keepingCapacity: true)
+        lineEnds.removeAll(keepingCapacity: true)
+    }
 }
 
 /// The fields of a `SubscriptionRoute` that the socket reader uses for every event it delivers.

@@ -71,6 +71,9 @@ public final class RealtimeConnectionDriver {
     let logger: Logger
     private var idGenerator = UUIDv7Generator()
     private var pending: [EncodedEvent] = []
+    /// The scratch buffers a read's lines are written into (see `ReadEvents`), kept for their capacity.
+    private var lines: [UInt8] = []
+    private var lineEnds: [Int] = []
     /// The events of the last read, reserved for the next.
     private var eventsPerRead = 1
 
@@ -166,11 +169,16 @@ public final class RealtimeConnectionDriver {
             // The read's events and the id generator as locals: as stored properties of this class, every event's
             // append and id paid a dynamic exclusivity check (`swift_beginAccess`, 3 % of the reader thread in perf
             // record).
-            var read = ReadEvents(events: pending, ids: idGenerator)
+            var read = ReadEvents(events: pending, ids: idGenerator, lines: lines, lineEnds: lineEnds)
             pending = []
+            lines = []
+            lineEnds = []
             defer {
+                read.sealLines()
                 pending = read.events
                 idGenerator = read.ids
+                lines = read.lines
+                lineEnds = read.lineEnds
             }
             _ = try connection.receive(timeout: timeout, maxMessages: 512) { message in
                 let readAt: Timestamp

@@ -10,8 +10,8 @@ public typealias EventOrigin = EventLineFields.Origin
 /// One change of one item, already encoded as the event line's JSON object.
 ///
 /// The body is built once (on the socket reader or the activity reader) and shared by every sink: the NDJSON sink
-/// appends a newline, the webhook sink uses it as the request body. The other fields are what sinks route, order
-/// and store by.
+/// writes it with a newline (a socket read's lines as they lie, see ``EventBody``), the webhook sink uses it as the
+/// request body. The other fields are what sinks route, order and store by.
 public struct EncodedEvent: Sendable, Equatable {
     /// The event id (`act_<activity id>[_<uid>]`, `evt_<uuidv7>`, `snap_<collection>_<key>_<watermark>[_<uid>]`;
     /// see ``EventID``); a live id is held as its UUID, so that the socket reader allocates no string per event.
@@ -32,8 +32,9 @@ public struct EncodedEvent: Sendable, Equatable {
     public var receivedAt: Timestamp
     /// The configured subscription uid.
     public var subscription: String
-    /// The event line's JSON object, without a trailing newline.
-    public var body: [UInt8]
+    /// The event line's JSON object, without a trailing newline (from the socket reader, a range of the buffer that
+    /// holds its read's lines).
+    public var body: EventBody
 
     /// The event id as text (rendered on each call for a live id: sinks that need it as bytes read ``identifier``).
     public var id: String {
@@ -43,6 +44,11 @@ public struct EncodedEvent: Sendable, Equatable {
 
     /// The event whose line `body` was written from `fields` (the routing fields are taken from them).
     public init(fields: EventLineFields, body: [UInt8]) {
+        self.init(fields: fields, body: EventBody(body))
+    }
+
+    /// The event whose line `body` was written from `fields` (the routing fields are taken from them).
+    public init(fields: EventLineFields, body: EventBody) {
         self.init(
             identifier: fields.identifier, event: fields.event, collection: fields.collection, key: fields.key,
             origin: fields.origin, seq: fields.seq, time: fields.time, receivedAt: fields.receivedAt,
@@ -56,13 +62,13 @@ public struct EncodedEvent: Sendable, Equatable {
     ) {
         self.init(
             identifier: .text(id), event: event, collection: collection, key: key, origin: origin, seq: seq,
-            time: time, receivedAt: receivedAt, subscription: subscription, body: body)
+            time: time, receivedAt: receivedAt, subscription: subscription, body: EventBody(body))
     }
 
     /// Creates an event whose id is `identifier`.
     public init(
         identifier: EventIdentifier, event: ChangeEvent, collection: String, key: String, origin: EventOrigin,
-        seq: Int64?, time: Timestamp, receivedAt: Timestamp, subscription: String, body: [UInt8]
+        seq: Int64?, time: Timestamp, receivedAt: Timestamp, subscription: String, body: EventBody
     ) {
         self.identifier = identifier
         self.event = event

@@ -38,7 +38,7 @@ package struct EventEncoder: Sendable {
         guard let cloudEvents else { return events }
         return events.map { event in
             var encoded = event
-            encoded.body = Self.envelope(of: event, writer: cloudEvents)
+            encoded.body = EventBody(Self.envelope(of: event, writer: cloudEvents))
             return encoded
         }
     }
@@ -48,7 +48,7 @@ package struct EventEncoder: Sendable {
         guard let cloudEvents else { return body }
         var envelope: [UInt8] = []
         envelope.reserveCapacity(body.count + 256)
-        cloudEvents.append(id: id, type: type, subject: subject, time: time, data: body, to: &envelope)
+        cloudEvents.append(id: id, type: type, subject: subject, time: time, data: body[...], to: &envelope)
         return envelope
     }
 
@@ -58,7 +58,7 @@ package struct EventEncoder: Sendable {
         writer.append(
             id: event.id, type: event.event.typeName,
             subject: CloudEventWriter.subject(collection: event.collection, key: event.key), time: event.time,
-            data: event.body, to: &envelope)
+            data: event.body.slice, to: &envelope)
         return envelope
     }
 }

@@ -109,7 +109,7 @@ enum ActivityRESTTarget {
         var lastSeq: Int64 = .min
         for event in events {
             require(!event.body.contains(0x0A) && !event.body.contains(0x0D), "an event line spans several lines")
-            guard case .object(let line)? = try? JSONValue.parse(event.body) else {
+            guard case .object(let line)? = try? JSONValue.parse(event.body.bytes) else {
                 fatalError("invariant broken: an event body that is not a JSON object")
             }
             guard let seq = line["seq"]?.int64Value, let candidates = rowsByID[seq] else {

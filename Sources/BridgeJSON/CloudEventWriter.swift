@@ -19,7 +19,7 @@ public struct CloudEventWriter: Sendable {
 
     /// Appends the envelope of the event object `data` (valid JSON, one object) to `output`.
     public func append(
-        id: String, type: String, subject: String, time: Timestamp, data: [UInt8], to output: inout [UInt8]
+        id: String, type: String, subject: String, time: Timestamp, data: ArraySlice<UInt8>, to output: inout [UInt8]
     ) {
         let bound =
             160 + ByteCursor.quotedBound(id.utf8.count) + ByteCursor.quotedBound(type.utf8.count)

@@ -8,14 +8,14 @@ package struct KafkaMessage: Sendable, Equatable {
     /// Headers, in order (Kafka allows repeated names).
     package var headers: [KafkaHeader]
     /// The value bytes.
-    package var value: [UInt8]
+    package var value: ArraySlice<UInt8>
 
     /// Creates a message.
     package init(topic: String, key: String, headers: [KafkaHeader] = [], value: [UInt8]) {
         self.topic = topic
         self.key = key
         self.headers = headers
-        self.value = value
+        self.value = value[...]
     }
 }
 

@@ -46,11 +46,16 @@ public final class SQLiteStatement {
 
     /// Binds bytes (SQLite copies them). An empty array binds an empty blob, not NULL.
     public func bind(_ value: [UInt8], at index: Int32) throws {
-        let code = value.withUnsafeBytes { bytes -> Int32 in
-            guard let start = bytes.baseAddress, !bytes.isEmpty else { return sqlite3_bind_zeroblob(raw, index, 0) }
-            return csqlite_bind_blob_transient(raw, index, start, Int32(bytes.count))
+        try value.withUnsafeBytes { try bind($0, at: index) }
+    }
+
+    /// Binds bytes where they lie (SQLite copies them). No bytes bind an empty blob, not NULL.
+    public func bind(_ bytes: UnsafeRawBufferPointer, at index: Int32) throws {
+        guard let start = bytes.baseAddress, !bytes.isEmpty else {
+            try check(sqlite3_bind_zeroblob(raw, index, 0))
+            return
         }
-        try check(code)
+        try check(csqlite_bind_blob_transient(raw, index, start, Int32(bytes.count)))
     }
 
     /// Binds NULL.

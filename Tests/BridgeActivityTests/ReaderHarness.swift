@@ -154,7 +154,7 @@ final class ReaderHarness: @unchecked Sendable {
 
 extension EncodedEvent {
     /// The event line as JSON.
-    var json: JSONValue { (try? JSONValue.parse(body)) ?? .null }
+    var json: JSONValue { (try? JSONValue.parse(body.bytes)) ?? .null }
 }
 
 /// An activity subscription on `collection` with primary key `id`.

@@ -11,7 +11,7 @@ private final class BodySink: SinkConnector, @unchecked Sendable {
     let name: String
     var bodies: [[UInt8]] = []
     init(name: String) { self.name = name }
-    func accept(_ events: [EncodedEvent]) async throws(SinkError) { bodies += events.map(\.body) }
+    func accept(_ events: [EncodedEvent]) async throws(SinkError) { bodies += events.map(\.body.bytes) }
     func close() async throws(SinkError) {}
 }
 
@@ -39,7 +39,7 @@ private final class BodySink: SinkConnector, @unchecked Sendable {
                 logger: .silent
             ).runOnOwnThread()
         }
-        #expect(plain.bodies == [makeEvent(1).body, update.body])
+        #expect(plain.bodies == [makeEvent(1).body.bytes, update.body.bytes])
         #expect(cloud.bodies.count == 2)
         let second = try #require(
             try JSONSerialization.jsonObject(with: Data(cloud.bodies[1])) as? [String: Any])
@@ -52,7 +52,7 @@ private final class BodySink: SinkConnector, @unchecked Sendable {
         #expect(second["datacontenttype"] as? String == "application/json")
         #expect((second["data"] as? [String: Any])?["n"] as? Int == 42)
         // `data` is the event object byte for byte.
-        #expect(cloud.bodies[1].suffix(update.body.count + 1).elementsEqual(update.body + [UInt8(ascii: "}")]))
+        #expect(cloud.bodies[1].suffix(update.body.count + 1).elementsEqual(update.body.bytes + [UInt8(ascii: "}")]))
     }
 
     @Test func contentTypes() {

@@ -14,7 +14,7 @@ import Testing
     /// An event whose line is `size` bytes.
     private func bigEvent(_ n: Int, size: Int) -> EncodedEvent {
         var event = makeEvent(n)
-        event.body = [UInt8](repeating: UInt8(ascii: "x"), count: size)
+        event.body = EventBody([UInt8](repeating: UInt8(ascii: "x"), count: size))
         return event
     }
 

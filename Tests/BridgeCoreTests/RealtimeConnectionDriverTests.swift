@@ -73,7 +73,7 @@ import Testing
         let event = try #require(await rig.nextEvent(of: "articles"))
         #expect(event.id.hasPrefix("evt_") && event.event == .create && event.key == key && event.origin == .live)
         #expect(event.seq == nil && event.subscription == "articles")
-        let line = try JSONValue.parse(event.body)
+        let line = try JSONValue.parse(event.body.bytes)
         #expect(line["data"]?["title"] == "from the socket")
 
         // A trigger route's events wake the reader instead of giving lines; every update names its keys.
@@ -92,6 +92,32 @@ import Testing
         #expect(try await driver.value == .shutdown)
         #expect(!rig.health.snapshot.connected && rig.health.snapshot.liveSubscriptions.isEmpty)
         #expect(await pollUntil { rig.stat("clients_current") == 0 })
+    }
+
+    @Test func theEventsOfOneFrameShareOneBufferOfExactlyTheirLines() async throws {
+        let rig = try RealtimeRig(subscriptions: ["articles"])
+        let driver = try start(rig, routes: [RealtimeRig.route("articles", handling: .emit)], tokenBox: staticToken())
+        #expect(await pollUntil { rig.health.snapshot.liveSubscriptions == ["articles"] }, "\(rig.diagnosis())")
+        var keys: [String] = []
+        for title in ["one", "two", "three"] {
+            keys.append(try rig.emulator.create("articles", ["title": title]))
+            #expect(await rig.nextEvent(of: "articles")?.key == keys.last)
+        }
+        // An update of several keys is one frame (§5.3), its items one read's events.
+        try rig.emulator.rest("PATCH", "/items/articles", ["keys": keys, "data": ["status": "published"]])
+        var batch: EventBatch?
+        _ = await pollUntil(timeout: .seconds(30)) {
+            batch = rig.inbox.queue.take(timeout: .zero)
+            return batch != nil
+        }
+        let events = try #require(batch?.events)
+        #expect(events.map(\.key) == keys && events.allSatisfy { $0.event == .update })
+        #expect(events.map { (try? JSONValue.parse($0.body.bytes))?["data"]?["title"] } == ["one", "two", "three"])
+        let lines = try #require(events.withUnsafeBufferPointer { EventBody.withLines(of: $0) { Array($0) } })
+        #expect(lines == events.flatMap { $0.body.bytes + [0x0A] })
+        #expect(events[0].body.buffer.count == lines.count, "the buffer holds the read's lines and nothing more")
+        rig.stop.trigger()
+        #expect(try await driver.value == .shutdown)
     }
 
     @Test func aRenewedTokenIsSentInBandOnTheSameConnection() async throws {

@@ -11,7 +11,7 @@ import Testing
         let event = Array(EventLineWriterTests.exampleLine.utf8)
         writer.append(
             id: "act_4711", type: "directus.items.update", subject: "articles/42",
-            time: EventLineWriterTests.exampleTime, data: event, to: &bytes)
+            time: EventLineWriterTests.exampleTime, data: event[...], to: &bytes)
         let expected =
             #"{"specversion":"1.0","id":"act_4711","source":"https://cms.example.com/cms","#
             + #""type":"directus.items.update","subject":"articles/42","time":"2026-12-02T10:15:00.123Z","#
@@ -27,7 +27,7 @@ import Testing
         writer.append(
             id: "snap_x\"y", type: "directus.items.snapshot",
             subject: CloudEventWriter.subject(collection: "my coll", key: key), time: Timestamp(microsecondsSinceEpoch: 0),
-            data: data, to: &bytes)
+            data: data[...], to: &bytes)
         #expect(bytes.starts(with: Array("prefix".utf8)))
         let object = try #require(
             try JSONSerialization.jsonObject(with: Data(bytes.dropFirst(6))) as? [String: Any])
@@ -43,7 +43,7 @@ import Testing
         let writer = CloudEventWriter(source: "http://h")
         let data = Array(("{\"x\":\"" + String(repeating: "y", count: 3 << 20) + "\"}").utf8)
         var bytes: [UInt8] = []
-        writer.append(id: "a", type: "t", subject: "c/k", time: .now(), data: data, to: &bytes)
+        writer.append(id: "a", type: "t", subject: "c/k", time: .now(), data: data[...], to: &bytes)
         #expect(bytes.count > data.count && bytes.suffix(data.count + 1).elementsEqual(data + [UInt8(ascii: "}")]))
     }
 }

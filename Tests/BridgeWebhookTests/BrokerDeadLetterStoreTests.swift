@@ -27,14 +27,14 @@ import Testing
         let listed = try store.deadLetters(matching: DeadLetterFilter())
         #expect(listed.map(\.eventID) == ["evt_1", "evt_2"])
         #expect(listed.allSatisfy { $0.reason == "message size exceeds maximum" && $0.event == .delete })
-        #expect(listed.first?.sink == "1-jetstream-abcd" && listed.first?.body == webhookEvent(1).body)
+        #expect(listed.first?.sink == "1-jetstream-abcd" && listed.first?.body == webhookEvent(1).body.bytes)
         #expect(try letters.takeReplays(limit: 10).isEmpty, "nothing replayed yet")
 
         // `dlq replay --id evt_1`: back in the outbox under the sink's id; the sink takes it once per run.
         _ = try store.replay(matching: DeadLetterFilter(ids: ["evt_1"]), now: 9_000)
         let taken = try letters.takeReplays(limit: 10)
         #expect(taken.map(\.eventID) == ["evt_1"] && taken.first?.event == .delete)
-        #expect(taken.first?.body == webhookEvent(1).body && taken.first?.replayedEvent.id == "evt_1")
+        #expect(taken.first?.body == webhookEvent(1).body.bytes && taken.first?.replayedEvent.id == "evt_1")
         #expect(try letters.takeReplays(limit: 10).isEmpty, "taken already in this run")
         // A webhook sink never reads another sink's rows.
         #expect(try store.pending(sink: "0-example.com:443-12345678", after: 0, limit: 10).isEmpty)

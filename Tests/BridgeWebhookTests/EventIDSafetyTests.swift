@@ -16,7 +16,9 @@ import Testing
     private func sameIDOtherSubscription(_ n: Int) -> EncodedEvent {
         var event = webhookEvent(n)
         event.subscription = "articles-drafts"
-        event.body = Array(#"{"id":"evt_\#(n)","collection":"articles","subscription":"articles-drafts"}"#.utf8)
+        event.body = EventBody(
+            Array(#"{"id":"evt_\#(n)","collection":"articles","subscription":"articles-drafts"}"#.utf8)
+        )
         return event
     }
 
@@ -32,7 +34,7 @@ import Testing
         // The same event offered again (a batch retried, a change re-read after a crash) is no conflict.
         var again = webhookEvent(1)
         again.receivedAt = Timestamp(microsecondsSinceEpoch: 5)
-        again.body = Array(#"{"id":"evt_1","collection":"articles","key":"1","received_at":"later"}"#.utf8)
+        again.body = EventBody(Array(#"{"id":"evt_1","collection":"articles","key":"1","received_at":"later"}"#.utf8))
         let repeated = try store.insert([again], sink: "a", now: 0, limit: 10)
         #expect(repeated.inserted == 0 && repeated.conflicts.isEmpty)
         #expect(try store.depth(sink: "a") == 1)
@@ -48,7 +50,7 @@ import Testing
         #expect(first.inserted == 1)
         #expect(first.conflicts.map(\.subscription) == ["articles-drafts"], "another subscription's change")
         var again = webhookEvent(1)
-        again.body = Array(#"{"id":"evt_1","collection":"articles","key":"1","received_at":"later"}"#.utf8)
+        again.body = EventBody(Array(#"{"id":"evt_1","collection":"articles","key":"1","received_at":"later"}"#.utf8))
         let repeated = try store.insert(encoder.encode([again]), sink: "a", now: 0, limit: 10)
         #expect(repeated.inserted == 0 && repeated.conflicts.isEmpty, "the same change read again")
     }

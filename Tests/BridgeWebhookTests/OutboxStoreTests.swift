@@ -49,7 +49,7 @@ func makeStore() throws -> OutboxStore {
         #expect(try store.pending(sink: "a", after: 0, limit: 2).count == 2)
         let payloads = try store.payloads([pending[2].seq, 999, pending[0].seq])
         #expect(payloads.map(\.eventID) == ["evt_3", "evt_1"])
-        #expect(payloads[0].body == webhookEvent(3).body)
+        #expect(payloads[0].body == webhookEvent(3).body.bytes)
     }
 
     @Test func aFullOutboxRefusesNewEvents() throws {
@@ -102,7 +102,7 @@ func makeStore() throws -> OutboxStore {
         #expect(letters.count == 1)
         let letter = try #require(letters.first)
         #expect(letter.eventID == "evt_3" && letter.sink == "a" && letter.collection == "articles" && letter.key == "3")
-        #expect(letter.body == webhookEvent(3).body)
+        #expect(letter.body == webhookEvent(3).body.bytes)
         #expect(letter.attempts == 1 && letter.lastStatus == 400 && letter.deadAt == 7000 && letter.createdAt == 500)
         #expect(letter.response == Array("nope".utf8) && letter.reason == "HTTP 400 is not retried")
         #expect(try store.deadLetterCount(sink: "a") == 1 && store.deadLetterCount(sink: "b") == 0)
@@ -177,7 +177,9 @@ func makeStore() throws -> OutboxStore {
         let back = try store.pending(sink: "a", after: rows.last!.seq, limit: 10)
         #expect(back.map(\.key) == ["1", "3"])
         #expect(back.allSatisfy { $0.attempts == 0 && $0.nextAttemptAt == 5000 })
-        #expect(try store.payloads(back.map(\.seq)).map(\.body) == [webhookEvent(1).body, webhookEvent(3).body])
+        #expect(
+            try store.payloads(back.map(\.seq)).map(\.body) == [webhookEvent(1).body.bytes, webhookEvent(3).body.bytes]
+        )
         #expect(try store.deadLetters(matching: DeadLetterFilter()).map(\.eventID) == ["evt_2", "evt_4"])
 
         #expect(try dlq.purge(matching: DeadLetterFilter(collection: "tags")).map(\.eventID) == ["evt_2"])

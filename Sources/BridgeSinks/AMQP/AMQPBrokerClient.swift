@@ -71,7 +71,7 @@ package final class AMQPBrokerClient: BrokerClient {
                 .init("type", event.event.typeName), .init("collection", event.collection), .init("key", event.key),
                 .init("event", event.event.rawValue),
             ],
-            body: event.body
+            body: event.body.bytes
         )
     }
 

@@ -41,7 +41,7 @@ extension DeadLetter {
     /// replayed letter (it keeps that letter's first time).
     package init(refused event: EncodedEvent, sink: String, reason: String, deadAt: Int64, replay: DeadLetter?) {
         self.init(
-            seq: 0, sink: sink, eventID: event.id, collection: event.collection, key: event.key, body: event.body,
+            seq: 0, sink: sink, eventID: event.id, collection: event.collection, key: event.key, body: event.body.bytes,
             attempts: (replay?.attempts ?? 0) + 1, createdAt: replay?.createdAt ?? event.receivedAt.unixMilliseconds,
             deadAt: deadAt, reason: reason, lastStatus: nil, response: [], event: event.event)
     }

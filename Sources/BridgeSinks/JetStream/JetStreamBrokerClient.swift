@@ -85,7 +85,7 @@ package final class JetStreamBrokerClient: BrokerClient {
                     subject: subjects.name(collection: events[index].collection, event: events[index].event),
                     messageID: events[index].identifier.description,
                     orderingKey: events[index].collection + "/" + events[index].key,
-                    payload: events[index].body
+                    payload: events[index].body.bytes
                 )
             }
         }

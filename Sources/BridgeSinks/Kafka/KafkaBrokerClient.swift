@@ -59,7 +59,7 @@ final class KafkaBrokerClient: BrokerClient {
     func write(_ event: EncodedEvent, into message: inout KafkaMessage) {
         message.topic = topics.name(for: event)
         message.key = event.key
-        message.value = event.body
+        message.value = event.body.slice  // no copy: the producer copies it
         let expected = encoder.format == .cloudevents ? 5 : 4
         guard message.headers.count == expected else {
             message.headers = Self.headers(

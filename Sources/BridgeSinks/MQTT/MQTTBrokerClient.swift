@@ -56,7 +56,7 @@ package final class MQTTBrokerClient: BrokerClient {
             messages.append(
                 MQTTMessage(
                     topic: topics.name(for: event),
-                    payload: event.body,
+                    payload: event.body.bytes,
                     userProperties: [
                         .init("id", event.id), .init("type", event.event.typeName),
                         .init("collection", event.collection), .init("key", event.key),
@@ -69,7 +69,7 @@ package final class MQTTBrokerClient: BrokerClient {
                 messages.append(
                     MQTTMessage(
                         topic: stateTopic.render(collection: event.collection, key: event.key),
-                        payload: event.event == .delete ? [] : event.body,
+                        payload: event.event == .delete ? [] : event.body.bytes,
                         retain: true
                     )
                 )

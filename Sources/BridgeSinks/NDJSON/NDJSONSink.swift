@@ -73,23 +73,31 @@ public final class NDJSONSink: SinkConnector, @unchecked Sendable {
                     sink: name, message: "no reader on the named pipe \(path) yet; waiting for one", isRetriable: true)
             }
         }
-        buffer.removeAll(keepingCapacity: true)
-        // The bodies are read in place: a copy of each event retained and released its id, key and body.
-        events.withUnsafeBufferPointer { events in
-            for index in events.indices {
-                events[index].body.withUnsafeBufferPointer { buffer.append(contentsOf: $0) }
-                buffer.append(0x0A)
-            }
-        }
         var startOffset: off_t = -1
         if !isStdout { startOffset = lseek(fd, 0, SEEK_END) }
-        let failure: SystemError? = buffer.withUnsafeBytes { bytes in
+        let fd = fd
+        let write = { (bytes: UnsafeRawBufferPointer) -> SystemError? in
             do throws(SystemError) {
                 try FileDescriptorWriter.write(fd: fd, bytes: bytes)
                 return nil
             } catch {
                 return error
             }
+        }
+        // The events are read in place: a copy of each event retained and released its id, key and body. A socket
+        // read's lines are written as they lie in their one buffer; other events are gathered into `buffer`.
+        let failure: SystemError?
+        if let written = events.withUnsafeBufferPointer({ EventBody.withLines(of: $0, write) }) {
+            failure = written
+        } else {
+            buffer.removeAll(keepingCapacity: true)
+            events.withUnsafeBufferPointer { events in
+                for index in events.indices {
+                    events[index].body.withUnsafeBufferPointer { buffer.append(contentsOf: $0) }
+                    buffer.append(0x0A)
+                }
+            }
+            failure = buffer.withUnsafeBytes(write)
         }
         if let error = failure {
             if startOffset >= 0 { _ = ftruncate(fd, startOffset) }  // no torn line left behind

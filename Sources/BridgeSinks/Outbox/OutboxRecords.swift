@@ -53,7 +53,7 @@ package struct OutboxRecord: Sendable {
     package init(seq: Int64, event: EncodedEvent, now: Int64) {
         entry = OutboxEntry(
             seq: seq, collection: event.collection, key: event.key, attempts: 0, nextAttemptAt: now, createdAt: now)
-        payload = OutboxPayload(seq: seq, eventID: event.id, body: event.body)
+        payload = OutboxPayload(seq: seq, eventID: event.id, body: event.body.bytes)
     }
 }
 

@@ -65,7 +65,7 @@ extension OutboxStore {
                     try statement.bind(event.id, at: 2)
                     try statement.bind(event.collection, at: 3)
                     try statement.bind(event.key, at: 4)
-                    try statement.bind(event.body, at: 5)
+                    try event.body.withUnsafeBytes { try statement.bind($0, at: 5) }
                     try statement.bind(now, at: 6)
                     try statement.bind(now, at: 7)
                     try statement.step()
@@ -96,7 +96,7 @@ extension OutboxStore {
             return false
         }
         if body == event.body { return true }
-        return identity(of: body).map { $0 == identity(of: event.body) } ?? false
+        return identity(of: body).map { $0 == identity(of: event.body.bytes) } ?? false
     }
 
     /// The members of a stored event line that say which change it is (not when it was read, nor the item's state).

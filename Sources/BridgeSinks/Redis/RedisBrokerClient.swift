@@ -41,7 +41,7 @@ package final class RedisBrokerClient: BrokerClient {
                 fields: [
                     .init("id", Array(event.id.utf8)), .init("type", Array(event.event.typeName.utf8)),
                     .init("collection", Array(event.collection.utf8)), .init("key", Array(event.key.utf8)),
-                    .init("event", Array(event.event.rawValue.utf8)), .init("payload", event.body),
+                    .init("event", Array(event.event.rawValue.utf8)), .init("payload", event.body.bytes),
                 ]
             )
         }
