@@ -1,6 +1,7 @@
 // The ceiling of the system's librdkafka for the `kafka-sink` benchmark: the same messages (key, 4 headers, the
 // ~450-byte event JSON), the same producer settings (idempotent, acks=all) and the same mock cluster (3 brokers, a
-// topic of 6 partitions with replication 3, TCP_NODELAY on the listeners) as `bridge-benchmarks kafka-sink`, with
+// topic of 6 partitions with replication 3, partition p led by broker p % 3 + 1, TCP_NODELAY on the listeners) and
+// the same allocator setting (a fixed mmap threshold) as `bridge-benchmarks kafka-sink`, with
 // nothing but librdkafka's produce call per message and its delivery-report callback counting outcomes. See
 // BENCHMARKS.md, "Broker sinks", the ceiling. `bridge-benchmarks kafka-sink` runs it as a peer in the same run
 // (Benchmarks/run builds it next to bridge-benchmarks as kafka-ceiling).
@@ -19,6 +20,7 @@
 #include <dirent.h>
 #include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafka_mock.h>
+#include <malloc.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <stdio.h>
@@ -164,6 +166,8 @@ int main(int argc, char **argv) {
     int pollEach = !(argc > 2 && strcmp(argv[2], "stream-nopoll") == 0);
     long bound = argc > 3 ? atol(argv[3]) : 0;
     char error[512];
+    // glibc's allocator as the bridge (and bridge-benchmarks) sets it: a fixed 4 MiB mmap threshold (LargeAllocations).
+    mallopt(M_MMAP_THRESHOLD, 4 << 20);
 
     rd_kafka_conf_t *hostConf = rd_kafka_conf_new();
     set(hostConf, "log_level", "0");
@@ -173,6 +177,10 @@ int main(int argc, char **argv) {
     const char *servers = rd_kafka_mock_cluster_bootstraps(cluster);
     nodelay(servers);
     rd_kafka_mock_topic_create(cluster, "ceiling", 6, 3);
+    // Partition p led by broker p % 3 + 1, as KafkaMockCluster spreads them (the mock's own choice is random).
+    for (int partition = 0; partition < 6; partition++) {
+        rd_kafka_mock_partition_set_leader(cluster, "ceiling", partition, partition % 3 + 1);
+    }
 
     rd_kafka_conf_t *conf = rd_kafka_conf_new();
     set(conf, "bootstrap.servers", servers);

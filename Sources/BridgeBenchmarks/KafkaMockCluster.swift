@@ -67,9 +67,22 @@ final class KafkaMockCluster {
         )
     }
 
-    /// Creates `topic` with `partitions` partitions, each replicated on `replicationFactor` brokers.
+    /// Creates `topic` with `partitions` partitions, each replicated on `replicationFactor` brokers, partition `p`
+    /// led by broker `p % brokerCount + 1`.
+    ///
+    /// librdkafka 2.0.2's mock picks each partition's leader at random: from run to run the six partitions of the
+    /// benchmark's topic were led by one, two or three brokers, which moved the producer's and the brokers' CPU per
+    /// event between runs of the same binary and between ours and the ceiling's cluster in the same run
+    /// (BENCHMARKS.md, "Kafka: the stream against the ceiling"). `Benchmarks/kafka_ceiling.c` spreads them the same
+    /// way.
     func createTopic(_ topic: String, partitions: Int, replicationFactor: Int) throws {
         try check(rd_kafka_mock_topic_create(cluster, topic, Int32(partitions), Int32(replicationFactor)))
+        // Every broker holds a replica of every partition only then (a leader must hold one).
+        guard replicationFactor >= brokerCount else { return }
+        for partition in 0..<partitions {
+            let leader = Int32(partition % brokerCount + 1)
+            try check(rd_kafka_mock_partition_set_leader(cluster, topic, Int32(partition), leader))
+        }
     }
 
     /// Sets TCP_NODELAY on the brokers' listening sockets (their connections inherit it), as Kafka brokers set it.

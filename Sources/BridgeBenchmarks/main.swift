@@ -5,6 +5,8 @@
 // Each benchmark prints one JSON object per line on stdout:
 //   {"benchmark":"<name>","metric":"<what>","value":<number>,"unit":"<unit>","peer":"<peer name>","peer_value":<n>}
 // so Benchmarks/run can turn the run into the tables of BENCHMARKS.md.
+import BridgeSystem
+
 #if canImport(Glibc)
 @preconcurrency import Glibc
 #endif
@@ -48,6 +50,9 @@ let benchmarks: [Benchmark] = [
         run: BrokerBenchmarks.runAMQP),
 ]
 
+// The allocator as the bridge sets it first thing in every command: the sinks measured in this process run as they
+// do in directus-bridge (BENCHMARKS.md, "Kafka: the stream against the ceiling").
+LargeAllocations.returnToSystemWhenFreed()
 let arguments = Array(CommandLine.arguments.dropFirst())
 if arguments.first == "--list" || arguments.first == "--help" {
     for benchmark in benchmarks { print("\(benchmark.name)\t\(benchmark.summary)") }

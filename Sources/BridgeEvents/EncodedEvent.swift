@@ -1,6 +1,5 @@
-public import BridgeSystem
 public import BridgeJSON
-
+public import BridgeSystem
 
 public typealias ChangeEvent = EventLineFields.Event
 
@@ -48,27 +47,62 @@ public struct EncodedEvent: Sendable, Equatable {
     }
 
     /// The event whose line `body` was written from `fields` (the routing fields are taken from them).
-    public init(fields: EventLineFields, body: EventBody) {
+    /// `fields` is consumed: a caller done with them (the socket reader, once their line is written) hands them
+    /// over instead of copying and then destroying them.
+    public init(fields: consuming EventLineFields, body: EventBody) {
         self.init(
-            identifier: fields.identifier, event: fields.event, collection: fields.collection, key: fields.key,
-            origin: fields.origin, seq: fields.seq, time: fields.time, receivedAt: fields.receivedAt,
-            subscription: fields.subscription, body: body)
+            identifier: fields.identifier,
+            event: fields.event,
+            collection: fields.collection,
+            key: fields.key,
+            origin: fields.origin,
+            seq: fields.seq,
+            time: fields.time,
+            receivedAt: fields.receivedAt,
+            subscription: fields.subscription,
+            body: body
+        )
     }
 
     /// Creates an event.
     public init(
-        id: String, event: ChangeEvent, collection: String, key: String, origin: EventOrigin, seq: Int64?,
-        time: Timestamp, receivedAt: Timestamp, subscription: String, body: [UInt8]
+        id: String,
+        event: ChangeEvent,
+        collection: String,
+        key: String,
+        origin: EventOrigin,
+        seq: Int64?,
+        time: Timestamp,
+        receivedAt: Timestamp,
+        subscription: String,
+        body: [UInt8]
     ) {
         self.init(
-            identifier: .text(id), event: event, collection: collection, key: key, origin: origin, seq: seq,
-            time: time, receivedAt: receivedAt, subscription: subscription, body: EventBody(body))
+            identifier: .text(id),
+            event: event,
+            collection: collection,
+            key: key,
+            origin: origin,
+            seq: seq,
+            time: time,
+            receivedAt: receivedAt,
+            subscription: subscription,
+            body: EventBody(body)
+        )
     }
 
     /// Creates an event whose id is `identifier`.
     public init(
-        identifier: EventIdentifier, event: ChangeEvent, collection: String, key: String, origin: EventOrigin,
-        seq: Int64?, time: Timestamp, receivedAt: Timestamp, subscription: String, body: EventBody
+        identifier: EventIdentifier,
+        event: ChangeEvent,
+        collection: String,
+        key: String,
+        origin: EventOrigin,
+        seq: Int64?,
+        time: Timestamp,
+        receivedAt: Timestamp,
+        subscription: String,
+        body: EventBody
     ) {
         self.identifier = identifier
         self.event = event
@@ -103,7 +137,9 @@ public struct EventBatch: Sendable {
 
     /// Creates a batch that waits when its sink is full; the socket reader's live batches say `mayDrop: true`.
     public init(
-        events: [EncodedEvent], progress: ActivityProgress? = nil, receivedAt: ContinuousClock.Instant = .now,
+        events: [EncodedEvent],
+        progress: ActivityProgress? = nil,
+        receivedAt: ContinuousClock.Instant = .now,
         mayDrop: Bool = false
     ) {
         self.events = events

@@ -14,6 +14,8 @@ import BridgeNATS
 ///   is a JSON object (as the tree parser reads it) with no `error` member, whose `seq`, where it fits an `Int64`
 ///   and the name is written once without escapes (the in-place reader takes the first of duplicate names, the tree
 ///   keeps the last: RFC 8259 leaves them undefined, and a server never sends them), is the acknowledged sequence; a payload longer than `maximumLength` is never an acknowledgement.
+/// - The acknowledgement read byte by byte (`usualAcknowledgement`), where it reads one, is the one the JSON scanner
+///   reads from the same payload (`scannedOutcome`).
 enum JetStreamReplyTarget {
     static let target = FuzzTarget(
         name: "jetstream-reply",
@@ -43,19 +45,30 @@ enum JetStreamReplyTarget {
 
     static func checkOutcome(_ payload: [UInt8]) {
         let outcome = payload.withUnsafeBytes { JetStreamReply.outcome(payload: $0) }
+        if let fast = payload.withUnsafeBytes({ JetStreamReply.usualAcknowledgement($0) }) {
+            let scanned = payload.withUnsafeBytes { JetStreamReply.scannedOutcome(payload: $0) }
+            require(scanned.ack == fast, "read byte by byte as \(fast), by the scanner as \(scanned)")
+        }
         guard case .acknowledged(let ack) = outcome else { return }
         require(payload.count <= JetStreamReply.maximumLength, "an acknowledgement of \(payload.count) bytes")
-        require(!ack.stream.isEmpty && ack.stream.utf8.count <= 256 + 3, "stream name of \(ack.stream.utf8.count) bytes")
+        require(
+            !ack.stream.isEmpty && ack.stream.utf8.count <= 256 + 3,
+            "stream name of \(ack.stream.utf8.count) bytes"
+        )
         guard case .object(let members)? = try? JSONValue.parse(payload) else {
             require(false, "an acknowledgement the tree parser does not read as an object")
             return
         }
         require(!members.contains { $0.key == "error" }, "an acknowledgement with an error member")
         let written = Array("\"seq\"".utf8)
-        let once = !payload.contains(UInt8(ascii: "\\"))
+        let once =
+            !payload.contains(UInt8(ascii: "\\"))
             && payload.indices.filter { payload[$0...].starts(with: written) }.count == 1
         if once, let sequence = JSONValue.object(members)["seq"]?.int64Value {
-            require(sequence >= 0 && UInt64(sequence) == ack.sequence, "seq \(sequence) acknowledged as \(ack.sequence)")
+            require(
+                sequence >= 0 && UInt64(sequence) == ack.sequence,
+                "seq \(sequence) acknowledged as \(ack.sequence)"
+            )
         }
     }
 }

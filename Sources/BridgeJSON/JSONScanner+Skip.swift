@@ -40,8 +40,11 @@ extension JSONScanner {
             bits[(level &- 1) &>> 6] & (1 &<< UInt64((level &- 1) & 63)) != 0
         }
 
-        // Open the first container.
-        if base[index] == UInt8(ascii: "{") { isObject[0] = 1 }
+        // Open the first container. Whether the innermost container is an object is also kept in a local, read at
+        // every value (from the bit stack it was a load, a shift and a mask per value); the stack is read only when a
+        // container closes.
+        var inObject = base[index] == UInt8(ascii: "{")
+        if inObject { isObject[0] = 1 }
         level = 1
         index &+= 1
         var justOpened = true
@@ -50,12 +53,12 @@ extension JSONScanner {
             skipWhitespace()
             guard index < count else { throw JSONSyntaxError(.unexpectedEnd, at: index) }
             var byte = base[index]
-            let inObject = top(isObject, level)
             // After a value: `,` continues, the matching bracket closes. Right after opening: the bracket closes.
             if byte == (inObject ? UInt8(ascii: "}") : UInt8(ascii: "]")) {
                 index &+= 1
                 level &-= 1
                 if level == 0 { return }
+                inObject = top(isObject, level)
                 justOpened = false
                 continue
             }
@@ -86,7 +89,8 @@ extension JSONScanner {
                 guard level < allowed else { throw JSONSyntaxError(.nestingTooDeep, at: index) }
                 let word = level &>> 6
                 let bit: UInt64 = 1 &<< UInt64(level & 63)
-                if byte == UInt8(ascii: "{") { isObject[word] |= bit } else { isObject[word] &= ~bit }
+                inObject = byte == UInt8(ascii: "{")
+                if inObject { isObject[word] |= bit } else { isObject[word] &= ~bit }
                 level &+= 1
                 index &+= 1
                 justOpened = true

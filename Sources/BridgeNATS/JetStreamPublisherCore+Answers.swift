@@ -7,23 +7,15 @@ internal import CNats
 
 /// The answers to a publisher's publishes, as they arrive on its reply subscription's delivery thread.
 extension JetStreamPublisherCore {
-    /// The answer to the publish `token` (the reply subscription's delivery thread), read from `reply`, which this
-    /// takes over (kept until `spentRepliesKept` are, then destroyed with them). `moreQueued`: libnats holds more
+    /// The answer to the publish `token` (the reply subscription's delivery thread). `moreQueued`: libnats holds more
     /// messages of the subscription, delivered right after this one.
     ///
     /// What the answer released (its key's next message) is published here once no answer is queued: one publish
     /// round per run of answers read together, with no hand-over to the driver and no wake-up of it (with many
     /// items in flight nearly every answer releases one; BENCHMARKS.md, "Issue 26, item 6: the JetStream scheduler
     /// in slots, and released messages published by the reply thread").
-    func received(token: UInt, _ outcome: JetStreamOutcome, reply: OpaquePointer, moreQueued: Bool) {
-        var spent: [OpaquePointer] = []
-        defer { for message in spent { natsMsg_Destroy(message) } }
+    func received(token: UInt, _ outcome: JetStreamOutcome, moreQueued: Bool) {
         let (completion, waiter, drained, work, wake) = lock.withLock { state in
-            state.spentReplies.append(reply)
-            if state.spentReplies.count >= Self.spentRepliesKept {
-                swap(&spent, &state.spentReplies)
-                state.spentReplies.reserveCapacity(Self.spentRepliesKept)
-            }
             let retries = state.scheduler.retryCount
             let now = ContinuousClock.now
             let completion = state.scheduler.answered(token: token, outcome, now: now)
@@ -59,9 +51,9 @@ func jetStreamReplied(
     _ closure: UnsafeMutableRawPointer?
 ) {
     guard let message else { return }
-    // The handler owns the message: destroyed here unless the core takes it over.
+    // The handler owns the message: freed here once read, without libnats's collector (`cnats_freeMessage`).
     guard let closure else {
-        natsMsg_Destroy(message)
+        cnats_freeMessage(message)
         return
     }
     let core = Unmanaged<JetStreamPublisherCore>.fromOpaque(closure).takeUnretainedValue()
@@ -77,7 +69,7 @@ func jetStreamReplied(
         }
     }
     guard let token else {  // not a reply to one of our publishes
-        natsMsg_Destroy(message)
+        cnats_freeMessage(message)
         if !moreQueued { core.receivedOther() }
         return
     }
@@ -90,5 +82,6 @@ func jetStreamReplied(
             payload: UnsafeRawBufferPointer(start: natsMsg_GetData(message), count: length)
         )
     }
-    core.received(token: token, outcome, reply: message, moreQueued: moreQueued)
+    cnats_freeMessage(message)  // the outcome holds copies of what it read
+    core.received(token: token, outcome, moreQueued: moreQueued)
 }

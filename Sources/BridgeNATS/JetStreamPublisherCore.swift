@@ -32,8 +32,6 @@ final class JetStreamPublisherCore: Sendable {
         var nextTimeoutCheck = ContinuousClock.now
         /// Publishes, deadline checks and time-outs counted, for diagnosis.
         var activity = JetStreamPublisherActivity()
-        /// Answers read and not destroyed yet: destroyed `spentRepliesKept` at a time (see `received`).
-        var spentReplies: [OpaquePointer] = []
         /// Whether the driver sleeps with no deadline check timed (nothing was in flight: it sleeps until signalled,
         /// or until a retry is due, which can be `maxRetryDelay` away): a submitter that publishes itself signals it
         /// then, for the acknowledgement deadline of what it published.
@@ -42,10 +40,6 @@ final class JetStreamPublisherCore: Sendable {
 
     /// Messages to publish, each with the token of its reply subject.
     typealias Work = [(token: UInt, message: JetStreamMessage)]
-
-    /// How many read answers wait to be destroyed together: libnats frees a message on its collector thread, woken
-    /// by the first destroy that finds it idle, so destroying a run of them costs that thread one wake-up.
-    static let spentRepliesKept = 512
 
     let lock: ConditionLock<State>
     /// `_INBOX.<unique>.`: every reply subject of this publisher starts with it (NUL-free ASCII).
@@ -70,11 +64,6 @@ final class JetStreamPublisherCore: Sendable {
         self.replyPrefix = Array(replyPrefix.utf8)
         self.ackTimeout = max(.milliseconds(1), settings.ackTimeout)
         self.timeoutCheckInterval = min(max(.milliseconds(1), ackTimeout / 10), .milliseconds(250))
-    }
-
-    deinit {
-        // No reply can come any more: the connection that delivered them holds this core until it is destroyed.
-        for message in lock.withLock({ $0.spentReplies }) { natsMsg_Destroy(message) }
     }
 
     // MARK: - Driver thread
@@ -154,13 +143,8 @@ final class JetStreamPublisherCore: Sendable {
     /// the cooperative pool.
     func publish(_ work: Work) {
         var failures: [(token: UInt, error: NATSError)] = []
-        // Destroyed after the round, together: libnats frees a message on its collector thread, woken by the first
-        // destroy it finds idle, so one round costs that thread one wake-up instead of one per message.
-        var sent: [OpaquePointer] = []
-        sent.reserveCapacity(work.count)
-        defer { for message in sent { natsMsg_Destroy(message) } }
         for entry in work {
-            let status = send(entry.message, token: entry.token, keeping: &sent)
+            let status = send(entry.message, token: entry.token)
             if status != NATS_OK {
                 let error = NATSError.from(status: status, context: "publish to \(entry.message.subject)")
                 failures.append((entry.token, error))
@@ -176,9 +160,9 @@ final class JetStreamPublisherCore: Sendable {
         for completion in completions { completion.completion(completion.outcomes) }
     }
 
-    /// One core publish: `message` with its `Nats-Msg-Id` header and the reply subject of `token`; the libnats
-    /// message made for it is appended to `made`, for the caller to destroy.
-    private func send(_ message: JetStreamMessage, token: UInt, keeping made: inout [OpaquePointer]) -> natsStatus {
+    /// One core publish: `message` with its `Nats-Msg-Id` header and the reply subject of `token`. The libnats
+    /// message made for it is freed here, without libnats's collector (`cnats_freeMessage`).
+    private func send(_ message: JetStreamMessage, token: UInt) -> natsStatus {
         // The reply subject, written on the stack: the prefix, the token's decimal digits (at most 20), a NUL.
         withUnsafeTemporaryAllocation(of: CChar.self, capacity: replyPrefix.count + 21) { reply in
             var length = 0
@@ -209,7 +193,7 @@ final class JetStreamPublisherCore: Sendable {
                 )
             }
             guard status == NATS_OK, let pointer else { return status }
-            made.append(pointer)
+            defer { cnats_freeMessage(pointer) }
             status = natsMsgHeader_Set(pointer, "Nats-Msg-Id", message.messageID)
             guard status == NATS_OK else { return status }
             return natsConnection_PublishMsg(connection.pointer, pointer)

@@ -175,6 +175,39 @@ import Testing
         }
     }
 
+    /// Strings are scanned eight bytes at a time (one at a time in the input's last seven): a byte that needs the
+    /// byte-by-byte rules is found, and a bad one reported at its own offset, wherever it falls in or across those
+    /// words.
+    @Test func everyByteOfAStringIsCheckedWhereverItFalls() throws {
+        let cases: [(inner: [UInt8], reason: JSONSyntaxError.Reason?)] = [
+            ([0x01], .controlCharacterInString), ([0x1F], .controlCharacterInString), ([0x20], nil), ([0x7F], nil),
+            ([0x80], .invalidUTF8), ([0xFF], .invalidUTF8), ([0xC3, 0xA9], nil), ([0xC3, 0x28], .invalidUTF8),
+            ([0xED, 0xA0, 0x80], .invalidUTF8), ([0xF0, 0x9D, 0x84, 0x9E], nil),
+            (Array(#"\n"#.utf8), nil), (Array(#"\""#.utf8), nil), (Array(#"\q"#.utf8), .invalidEscape),
+        ]
+        for position in 0..<40 {
+            for (inner, reason) in cases {
+                for tail in [0, 1, 7, 8, 15, 16, 17, 33] {
+                    let before = [UInt8](repeating: UInt8(ascii: "a"), count: position)
+                    let text = [0x22] + before + inner + [UInt8](repeating: UInt8(ascii: "b"), count: tail) + [0x22]
+                    let label = "\(inner) after \(position) bytes, \(tail) before the quote"
+                    if let reason {
+                        let error = try #require(throws: JSONSyntaxError.self, "\(label)") {
+                            try JSONScanner.validate(text)
+                        }
+                        #expect(error == JSONSyntaxError(reason, at: 1 + position), "\(label)")
+                    } else {
+                        #expect(try JSONScanner.validate(text) == JSONRange(start: 0, end: text.count, kind: .string))
+                    }
+                }
+            }
+            // A quote found at every offset ends the string there; without one the input ends inside it.
+            let open = [0x22] + [UInt8](repeating: UInt8(ascii: "a"), count: position)
+            #expect(try JSONScanner.validate(open + [0x22]).end == position + 2)
+            #expect(throws: JSONSyntaxError(.unexpectedEnd, at: position + 1)) { try JSONScanner.validate(open) }
+        }
+    }
+
     @Test func validateReturnsTheValueRange() throws {
         let bytes = Array("  {\"a\":[1,2]}\n".utf8)
         let range = try JSONScanner.validate(bytes)

@@ -47,4 +47,29 @@ struct KafkaReportServingTests {
         await producer.close(drainTimeout: .seconds(5))
         withExtendedLifetime(cluster) {}
     }
+
+    /// At the sink's bound the runner asks for what lingers to be sent (`sendLingering`) and serves the reports
+    /// itself: the brief flush runs on the runner when no report has landed, so what lingers goes out. With
+    /// librdkafka's longest linger, nothing would be sent before this test gives up without it.
+    @Test func sendLingeringOnTheRunnerSendsWhatLingersWhenNoReportComes() async throws {
+        let cluster = try KafkaMockPeer(brokers: 1)
+        try cluster.createTopic("lingering", partitions: 2, replicationFactor: 1)
+        let producer = try makeProducer(cluster.bootstrapServers, properties: ["linger.ms": "900000"])
+        let messages = eventMessages(topic: "lingering", count: 100, items: 10)
+        let done = OutcomeBox()
+        let patience = Duration.seconds(TestEnvironment.patient(30))
+        try await BlockingExecutor.shared.perform { [producer = UnsafeTransfer(value: producer)] in
+            producer.value.submitBlocking(messages) { done.store($0) }
+            // As the sink waits for room: asked once per wait, the wait served on this thread.
+            let deadline = ContinuousClock.now + patience
+            while done.outcomes == nil && ContinuousClock.now < deadline {
+                producer.value.sendLingering()
+                producer.value.serveReports(waitingAtMost: .milliseconds(100))
+            }
+            producer.value.handReportsBack()
+        }
+        let outcomes = try #require(done.outcomes)
+        #expect(allDelivered(outcomes), firstFailure(outcomes))
+        await producer.close(drainTimeout: .seconds(5))
+    }
 }

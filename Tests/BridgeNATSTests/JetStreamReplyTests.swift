@@ -70,6 +70,58 @@ import Testing
         #expect(isUnreadable(JetStreamReply.outcome(payload: UnsafeRawBufferPointer(start: nil, count: 0))))
     }
 
+    /// The acknowledgement read byte by byte (`usualAcknowledgement`) takes only what the JSON scanner reads to the
+    /// same acknowledgement: the server's usual text and every one-byte change, deletion and cut of it.
+    @Test func theUsualAcknowledgementIsReadAsTheScannerReadsIt() {
+        func fast(_ bytes: [UInt8]) -> JetStreamAck? {
+            bytes.withUnsafeBytes { JetStreamReply.usualAcknowledgement($0) }
+        }
+        func scanned(_ bytes: [UInt8]) -> JetStreamOutcome {
+            bytes.withUnsafeBytes { JetStreamReply.scannedOutcome(payload: $0) }
+        }
+        // As nats-server 2.9 writes them, and without its two spaces.
+        let usual = [
+            #"{"stream":"BENCH", "seq":1}"#, #"{"stream":"BENCH", "seq":907,"duplicate": true}"#,
+            #"{"stream":"ORDERS_2","seq":18446744073709551615,"duplicate":true}"#, #"{"stream":"a b/c","seq":25}"#,
+        ]
+        for text in usual {
+            #expect(fast(Array(text.utf8)) != nil && fast(Array(text.utf8)) == scanned(Array(text.utf8)).ack, "\(text)")
+        }
+        let replacements: [UInt8] = [
+            0x00, 0x0A, 0x1F, 0x20, 0x22, 0x30, 0x31, 0x39, 0x2C, 0x5C, 0x7D, 0x7F, 0xC3, 0x61,
+        ]
+        var taken = 0
+        for text in usual {
+            let base = Array(text.utf8)
+            var variants = (0...base.count).map { Array(base[..<$0]) }
+            for index in base.indices {
+                variants.append(Array(base[..<index] + base[(index + 1)...]))
+                for byte in replacements {
+                    var changed = base
+                    changed[index] = byte
+                    variants.append(changed)
+                    variants.append(Array(base[..<index] + [byte] + base[index...]))
+                }
+            }
+            for variant in variants {
+                guard let ack = fast(variant) else { continue }
+                taken += 1
+                #expect(scanned(variant).ack == ack, "\(String(decoding: variant, as: UTF8.self))")
+            }
+        }
+        #expect(taken > 100)
+        // Left to the scanner: a zero or leading zero, a sequence past 64 bits, a long name, anything else around.
+        for text in [
+            #"{"stream":"S","seq":0}"#, #"{"stream":"S","seq":01}"#, #"{"stream":"S","seq":18446744073709551616}"#,
+            #"{"stream":""# + String(repeating: "n", count: 257) + #"","seq":1}"#,
+            #"{"stream":"S","seq":1,"duplicate":false}"#,
+            #"{"stream":"S",  "seq":1}"#, #"{"stream":"S" ,"seq":1}"#, #"{"stream":"S","seq":1} "#,
+            #"{"stream":"S", "domain":"hub", "seq":1}"#, #"{"stream":"S", "seq":1,"duplicate":  true}"#,
+        ] {
+            #expect(fast(Array(text.utf8)) == nil, "\(text)")
+        }
+    }
+
     @Test func noRespondersIsRetriable() {
         #expect(JetStreamReply.noResponders.error?.isRetriable == true)
         #expect(JetStreamReply.noResponders.error?.message.contains("no stream took the subject") == true)
