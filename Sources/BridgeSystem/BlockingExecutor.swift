@@ -126,9 +126,13 @@ public final class BlockingExecutor: TaskExecutor, @unchecked Sendable {
         pthread_mutex_lock(monitor.mutex)
         while true {
             if !jobs.isEmpty {
-                let job = jobs.removeFirst()
-                pthread_mutex_unlock(monitor.mutex)
-                job.run()
+                do {
+                    // The job goes at the end of this scope, before the lock is taken again: its captures may hold
+                    // the last reference to an object whose deinit queues work here, and would wait for this lock.
+                    let job = jobs.removeFirst()
+                    pthread_mutex_unlock(monitor.mutex)
+                    job.run()
+                }
                 pthread_mutex_lock(monitor.mutex)
                 continue
             }

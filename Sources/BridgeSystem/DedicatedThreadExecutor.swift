@@ -113,6 +113,7 @@ public final class DedicatedThreadExecutor: TaskExecutor, @unchecked Sendable {
             swap(&batch, &jobs)
             pthread_mutex_unlock(monitor.mutex)
             fired?()
+            fired = nil  // released before the lock is taken again (`BlockingExecutor.workerLoop`)
             for job in batch { job.runSynchronously(on: executor) }
             batch.removeAll(keepingCapacity: true)
             pthread_mutex_lock(monitor.mutex)

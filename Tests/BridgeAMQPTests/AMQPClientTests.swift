@@ -187,7 +187,7 @@ struct AMQPClientTests {
 struct AMQPRestartTests {
     @Test func aBrokerRestartMidStreamLosesNothing() async throws {
         let broker = try RabbitMQServer(in: try TestEnvironment.makeTemporaryDirectory(prefix: "rabbitmq-restart"))
-        try broker.start()
+        try await broker.start()
         try await amqpAdmin(["setup", broker.url(), "events-r", "queue-r", "#"])
         let client = AMQPClient(settings: try AMQPSettings(url: broker.url(), maxInFlight: 200))
         let messages = amqpMessages(count: 3_000, exchange: "events-r")
@@ -197,8 +197,8 @@ struct AMQPRestartTests {
         while next < messages.count {
             if next >= 1_000 && !restarted {
                 restarted = true
-                broker.stop()
-                try broker.start()
+                try await broker.stop()
+                try await broker.start()
             }
             let batch = Array(messages[next..<min(messages.count, next + 250)])
             do {

@@ -12,7 +12,7 @@ import Testing
     /// A started server named `name`, a connection to it and its bucket `name`.
     static func bucket(_ name: String) async throws -> (NATSServer, NATSConnection, KeyValueStore) {
         let server = try NATSServer(name: name, in: try TestEnvironment.makeTemporaryDirectory(prefix: name))
-        try server.start()
+        try await server.start()
         let connection = try await NATSConnection.connect(settings: NATSSettings(servers: [server.url]), logger: .silent)
         let store = try await KeyValueStore.open(connection: connection, settings: KeyValueSettings(bucket: name))
         return (server, connection, store)
@@ -97,7 +97,7 @@ import Testing
         // (two thirds of 3 s after the last renewal) even before the keeper announces the step-down.
         #expect(await withTimeLimit(patience) { await keeper.waitUntilActive(stop: stop) } == true)
         let generation = keeper.roleGeneration
-        server.pause()
+        try await server.pause()
         let lapsed = await withTimeLimit(patience) { await keeper.waitUntilStandby(since: generation, stop: stop) }
         #expect(lapsed != nil)
         #expect(!keeper.mayDeliver())

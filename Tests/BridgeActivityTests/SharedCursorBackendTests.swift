@@ -14,7 +14,7 @@ import Testing
     private func openBucket(_ name: String) async throws -> (NATSServer, NATSConnection, KeyValueStore) {
         let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "shared-\(name)")
         let server = try NATSServer(name: name, in: directory)
-        try server.start()
+        try await server.start()
         let connection = try await NATSConnection.connect(settings: NATSSettings(servers: [server.url]), logger: .silent)
         let store = try await KeyValueStore.open(connection: connection, settings: KeyValueSettings(bucket: "cursors"))
         return (server, connection, store)

@@ -11,7 +11,7 @@ struct TestBucket {
     static func start(_ name: String) async throws -> TestBucket {
         let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "shared-\(name)")
         let server = try NATSServer(name: name, in: directory)
-        try server.start()
+        try await server.start()
         let connection = try await NATSConnection.connect(
             settings: NATSSettings(servers: [server.url]), logger: .silent)
         let store = try await KeyValueStore.open(connection: connection, settings: KeyValueSettings(bucket: name))

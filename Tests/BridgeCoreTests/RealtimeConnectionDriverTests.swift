@@ -60,7 +60,7 @@ import Testing
     }
 
     @Test func liveRoutesGiveEventLinesAndTriggerRoutesWakeTheReader() async throws {
-        let rig = try RealtimeRig(subscriptions: ["articles", "tags"])
+        let rig = try await RealtimeRig(subscriptions: ["articles", "tags"])
         let routes = [
             RealtimeRig.route("articles", handling: .emit),
             RealtimeRig.route("tags", handling: .trigger, primaryKey: "slug"),
@@ -95,7 +95,7 @@ import Testing
     }
 
     @Test func theEventsOfOneFrameShareOneBufferOfExactlyTheirLines() async throws {
-        let rig = try RealtimeRig(subscriptions: ["articles"])
+        let rig = try await RealtimeRig(subscriptions: ["articles"])
         let driver = try start(rig, routes: [RealtimeRig.route("articles", handling: .emit)], tokenBox: staticToken())
         #expect(await pollUntil { rig.health.snapshot.liveSubscriptions == ["articles"] }, "\(rig.diagnosis())")
         var keys: [String] = []
@@ -121,7 +121,7 @@ import Testing
     }
 
     @Test func aRenewedTokenIsSentInBandOnTheSameConnection() async throws {
-        let rig = try RealtimeRig(subscriptions: ["articles"])
+        let rig = try await RealtimeRig(subscriptions: ["articles"])
         let tokenBox = staticToken()
         let driver = try start(rig, routes: [RealtimeRig.route("articles", handling: .emit)], tokenBox: tokenBox)
         #expect(await pollUntil { rig.health.snapshot.connected })
@@ -138,7 +138,7 @@ import Testing
     }
 
     @Test func aDroppedConnectionEndsAsClosedWith1006() async throws {
-        let rig = try RealtimeRig(subscriptions: ["articles"])
+        let rig = try await RealtimeRig(subscriptions: ["articles"])
         let routes = [RealtimeRig.route("articles", handling: .emit)]
         let driver = try start(rig, routes: routes, tokenBox: staticToken())
         #expect(await pollUntil { rig.health.snapshot.connected })
@@ -153,7 +153,7 @@ import Testing
     }
 
     @Test func aRefusedSocketAuthenticationEndsTheConnection() async throws {
-        let rig = try RealtimeRig(subscriptions: ["articles"])
+        let rig = try await RealtimeRig(subscriptions: ["articles"])
         let tokenBox = TokenBox()
         tokenBox.publish("no-such-token")
         let driver = try start(rig, routes: [RealtimeRig.route("articles", handling: .emit)], tokenBox: tokenBox)

@@ -21,10 +21,10 @@ final class RealtimeRig: Sendable {
     let stop = ShutdownSignal()
     let trigger = RecordingTrigger()
 
-    init(subscriptions: Set<String>) throws {
+    init(subscriptions: Set<String>) async throws {
         // The driver may start seconds after its connection on a loaded machine: Directus's 10 s auth timeout would
         // end the connection before the driver says a word.
-        emulator = try Emulator(arguments: ["--auth-timeout", "120"])
+        emulator = try await Emulator.start(arguments: ["--auth-timeout", "120"])
         metrics = PipelineMetrics(registry: registry)
         health = HealthState(expectedSubscriptions: subscriptions)
         inbox = SinkInbox(
@@ -33,7 +33,11 @@ final class RealtimeRig: Sendable {
         sinks = SinkFanOut([inbox])
     }
 
-    deinit { emulator.stop() }
+    /// Stops the emulator on `BlockingExecutor.shared`: waiting for its exit would hold a cooperative thread.
+    deinit {
+        let emulator = emulator
+        BlockingExecutor.shared.submit { emulator.stop() }
+    }
 
     /// The emulator's socket endpoint.
     var socketURL: String { "ws" + emulator.url.dropFirst("http".count) + "/websocket" }

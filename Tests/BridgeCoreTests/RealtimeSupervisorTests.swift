@@ -36,7 +36,7 @@ import Testing
     }
 
     @Test func aLostConnectionIsReconnectedAndEventsFlowAgain() async throws {
-        let rig = try RealtimeRig(subscriptions: ["articles"])
+        let rig = try await RealtimeRig(subscriptions: ["articles"])
         let reasons = Reasons()
         let supervisor = start(rig, token: "admin-static-token", reasons: reasons)
         #expect(await pollUntil { rig.health.snapshot.connected })
@@ -52,7 +52,7 @@ import Testing
     }
 
     @Test func refusedUpgradesAreRetriedUntilOneIsAccepted() async throws {
-        let rig = try RealtimeRig(subscriptions: ["articles"])
+        let rig = try await RealtimeRig(subscriptions: ["articles"])
         try rig.emulator.control("refuse-upgrades", ["count": 2, "status": 503])
         let reasons = Reasons()
         let supervisor = start(rig, token: "admin-static-token", reasons: reasons)
@@ -65,7 +65,7 @@ import Testing
     /// Credentials Directus refuses: the socket's refusal leads to a renewal, whose refusal marks the bridge not
     /// authenticated; it keeps trying (no exit) and still stops at once when asked.
     @Test func refusedCredentialsAreReportedAndTriedAgain() async throws {
-        let rig = try RealtimeRig(subscriptions: ["articles"])
+        let rig = try await RealtimeRig(subscriptions: ["articles"])
         let reasons = Reasons()
         let supervisor = start(rig, token: "no-such-token", reasons: reasons)
         #expect(await pollUntil { reasons.contains("auth_failed") })

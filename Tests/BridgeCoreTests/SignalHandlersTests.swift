@@ -1,6 +1,6 @@
+import BridgeSinks
 import BridgeSystem
 import Foundation
-import Synchronization
 import Testing
 
 @testable import BridgeCore
@@ -16,17 +16,16 @@ import Testing
     /// SIGHUP (reopen) rather than SIGTERM: the same path, and a lost one cannot end the test process.
     @Test func aSignalRightAfterInstallingIsHandled() async throws {
         for round in 0..<20 {
-            let reopened = Atomic<Int>(0)
+            let reopen = ReopenRequests()
             let stop = ShutdownSignal()
-            let handlers = try SignalHandlers(
-                stop: stop, reopen: { reopened.add(1, ordering: .relaxed) }, logger: .silent)
+            let handlers = try SignalHandlers(stop: stop, reopen: reopen, logger: .silent)
             kill(getpid(), SIGHUP)
             let deadline = ContinuousClock.now + .seconds(10)
-            while reopened.load(ordering: .relaxed) == 0 && ContinuousClock.now < deadline {
+            while reopen.current == 0 && ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(5))
             }
             handlers.cancel()
-            #expect(reopened.load(ordering: .relaxed) == 1, "round \(round): the signal was lost")
+            #expect(reopen.current == 1, "round \(round): the signal was lost")
             #expect(!stop.isTriggered)
         }
     }
@@ -37,7 +36,7 @@ extension SignalHandlersTests {
     /// child and then its process group) is one request, not the "second signal" that exits at once.
     @Test func sigtermStopsAndARepeatWithinASecondIsOneRequest() async throws {
         let stop = ShutdownSignal()
-        let handlers = try SignalHandlers(stop: stop, reopen: {}, logger: .silent)
+        let handlers = try SignalHandlers(stop: stop, reopen: ReopenRequests(), logger: .silent)
         defer { handlers.cancel() }
         kill(getpid(), SIGTERM)
         kill(getpid(), SIGTERM)

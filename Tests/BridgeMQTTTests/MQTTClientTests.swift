@@ -8,7 +8,7 @@ import Testing
 @Suite(.timeLimit(.minutes(5)))
 struct MQTTClientTests {
     @Test func qos1PublishesAreAcknowledgedAndArriveWithTheirUserProperties() async throws {
-        let broker = try startedMosquitto()
+        let broker = try await startedMosquitto()
         let reader = try broker.followReader(topic: "directus/#")
         let client = try await MQTTClient.connect(settings: try MQTTSettings(url: broker.url(), clientID: "bridge-a"))
         #expect(client.status.protocolVersion == 5 && client.status.connected)
@@ -24,7 +24,7 @@ struct MQTTClientTests {
     }
 
     @Test func qos2PublishesAreAcknowledgedOnPubcomp() async throws {
-        let broker = try startedMosquitto()
+        let broker = try await startedMosquitto()
         let reader = try broker.followReader(topic: "directus/#")
         let client = try await MQTTClient.connect(
             settings: try MQTTSettings(url: broker.url(), clientID: "bridge-qos2", qos: 2)
@@ -43,7 +43,7 @@ struct MQTTClientTests {
     /// machine. A loaded one slows every batch, so rounds are tried until one has half its batches quick or the
     /// (stretched) deadline passes.
     @Test func aBatchsLastAcknowledgementsAreNotHeldByDelayedACKs() async throws {
-        let broker = try startedMosquitto()
+        let broker = try await startedMosquitto()
         let client = try await MQTTClient.connect(settings: try MQTTSettings(url: broker.url(), clientID: "bridge-ack"))
         // The benchmark's shape: ~450-byte events with their user properties, batches of 100.
         let padding = Array(String(repeating: "lorem ipsum ", count: 32).utf8)
@@ -68,7 +68,7 @@ struct MQTTClientTests {
     }
 
     @Test func retainedStateIsKeptForNewSubscribersAndAnEmptyMessageClearsIt() async throws {
-        let broker = try startedMosquitto()
+        let broker = try await startedMosquitto()
         let client = try await MQTTClient.connect(settings: try MQTTSettings(url: broker.url(), clientID: "bridge-r"))
         let state = (1...3).map {
             MQTTMessage(topic: "state/articles/\($0)", payload: Array("{\"v\":\($0)}".utf8), retain: true)
@@ -82,7 +82,7 @@ struct MQTTClientTests {
     }
 
     @Test func aBrokerRestartMidStreamLosesNothing() async throws {
-        let broker = try startedMosquitto()
+        let broker = try await startedMosquitto()
         let reader = try broker.followReader(topic: "directus/#")
         let client = try await MQTTClient.connect(
             settings: try MQTTSettings(url: broker.url(), clientID: "bridge-restart")
@@ -94,8 +94,8 @@ struct MQTTClientTests {
         while next < messages.count {
             if next >= 1_000 && !restarted {
                 restarted = true
-                broker.stop()
-                try broker.start()
+                try await broker.stop()
+                try await broker.start()
             }
             let batch = Array(messages[next..<min(messages.count, next + 250)])
             let outcomes = await client.publish(batch, timeout: .seconds(5))
@@ -117,21 +117,21 @@ struct MQTTClientTests {
     /// libmosquitto's own network thread took as fatal and ended on), then takes them again: the same client
     /// reconnects with backoff by itself and has what was published meanwhile acknowledged.
     @Test func aClientRefusedAfterTheStartReconnectsByItselfOnceTheBrokerTakesItAgain() async throws {
-        let broker = try startedMosquitto(users: ["bridge": "right-pw-123"])
+        let broker = try await startedMosquitto(users: ["bridge": "right-pw-123"])
         let client = try await MQTTClient.connect(
             settings: try MQTTSettings(url: broker.url(credentials: "bridge:right-pw-123"), clientID: "bridge-again")
         )
-        broker.stop()
+        try await broker.stop()
         broker.users = ["bridge": "other-pw-456"]
-        try broker.start()
+        try await broker.start()
         let refusedBy = ContinuousClock.now + .seconds(TestEnvironment.patient(60))
         while client.status.disconnects < 2 && ContinuousClock.now < refusedBy {
             try await Task.sleep(for: .milliseconds(50))  // polling a status nothing announces
         }
         #expect(client.status.disconnects >= 2 && !client.status.connected, "lost, then refused")
-        broker.stop()
+        try await broker.stop()
         broker.users = ["bridge": "right-pw-123"]
-        try broker.start()
+        try await broker.start()
         let outcomes = await client.publish(
             mqttMessages(count: 20, items: 2),
             timeout: .seconds(TestEnvironment.patient(120))
@@ -142,7 +142,7 @@ struct MQTTClientTests {
     }
 
     @Test func credentialsAreCheckedAndRefusedOnesAreAnAuthenticationError() async throws {
-        let broker = try startedMosquitto(users: ["bridge": "p@ss/word"])
+        let broker = try await startedMosquitto(users: ["bridge": "p@ss/word"])
         let client = try await MQTTClient.connect(
             settings: try MQTTSettings(url: broker.url(credentials: "bridge:p%40ss%2Fword"), clientID: "bridge-auth")
         )
@@ -164,7 +164,7 @@ struct MQTTClientTests {
     }
 
     @Test func tlsWithTheTestCAAndWithoutIt() async throws {
-        let broker = try startedMosquitto(tls: true)
+        let broker = try await startedMosquitto(tls: true)
         let ca = try #require(broker.certificates?.ca)
         let client = try await MQTTClient.connect(
             settings: try MQTTSettings(url: broker.url(), clientID: "bridge-tls", caFile: ca)

@@ -12,7 +12,7 @@ struct MQTTReconnectTests {
     /// Interval means 0) the broker ends the session with that connection: a QoS 2 message the broker holds until its
     /// PUBREL is dropped at the next loss, and the client's PUBREL after that reconnect finds nothing to release.
     @Test func aReconnectKeepsAskingTheBrokerToKeepTheSession() async throws {
-        let broker = try startedMosquitto()
+        let broker = try await startedMosquitto()
         let proxy = try await PythonServer.start(
             script: "broker_peers/mqtt_cutting_proxy.py",
             arguments: ["--target", "\(broker.port)"]
@@ -71,11 +71,11 @@ struct MQTTReconnectTests {
     /// thread, its handle and the connection attempt behind for that long. The reconnect does not block: the close
     /// returns at once and the attempt ends with the thread.
     @Test func aCloseDuringAReconnectToAPortThatDropsSYNsEndsTheAttempt() async throws {
-        let broker = try startedMosquitto()
+        let broker = try await startedMosquitto()
         var client: MQTTClient? = try await MQTTClient.connect(
             settings: try MQTTSettings(url: broker.url(), clientID: "bridge-blocked", connectTimeout: .seconds(2))
         )
-        broker.stop()
+        try await broker.stop()
         // Backlog 0: one connection fills the queue, and the kernel drops every SYN after it.
         let address = SocketAddress(ipAddress: "127.0.0.1", port: broker.port)!
         let full = try ListeningSocket(binding: address, backlog: 0)

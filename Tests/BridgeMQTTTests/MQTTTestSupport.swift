@@ -19,13 +19,13 @@ func mqttMessages(count: Int, items: Int) -> [MQTTMessage] {
 }
 
 /// A started broker in a new temporary directory.
-func startedMosquitto(tls: Bool = false, users: [String: String] = [:]) throws -> MosquittoServer {
+func startedMosquitto(tls: Bool = false, users: [String: String] = [:]) async throws -> MosquittoServer {
     let broker = try MosquittoServer(
         in: try TestEnvironment.makeTemporaryDirectory(prefix: "mosquitto"),
         tls: tls,
         users: users
     )
-    try broker.start()
+    try await broker.start()
     return broker
 }
 

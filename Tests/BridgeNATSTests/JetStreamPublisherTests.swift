@@ -35,7 +35,7 @@ struct JetStreamPublisherTests {
     @Test func closingAPublisherThatNeverPublishedIsSafe() async throws {
         let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "nats")
         let server = try NATSServer(name: "idle", in: directory)
-        try server.start()
+        try await server.start()
         let connection = try await NATSConnection.connect(
             settings: NATSSettings(servers: [server.url]),
             logger: .silent
@@ -70,7 +70,7 @@ struct JetStreamPublisherTests {
             in: directory,
             authorization: "authorization { user: bridge, password: right-password }"
         )
-        try server.start()
+        try await server.start()
         for credentials: NATSSettings.Credentials in [
             .userPassword(user: "bridge", password: "wrong-password"), .token("wrong-token"), .none,
         ] {
@@ -109,11 +109,11 @@ struct JetStreamPublisherTests {
                 try await stream.publish(messages, with: publisher.value, batchSize: 50)
             }
             #expect(await pollUntil(timeout: .seconds(60)) { stream.acknowledged >= 500 })
-            server.kill()
+            try await server.kill()
             let down = ContinuousClock.now
             try await Task.sleep(for: .seconds(10))
             #expect(stream.acknowledged < messages.count, "publishes waited while the server was down")
-            try server.start()
+            try await server.start()
             try await group.waitForAll()
             #expect(ContinuousClock.now - down >= .seconds(10))
         }
@@ -151,7 +151,7 @@ struct JetStreamPublisherTests {
             settings: JetStreamPublisherSettings(ackTimeout: .milliseconds(200), maxRetryDelay: .milliseconds(300))
         )
         let messages = jetStreamMessages(count: count, items: items)
-        server.pause()
+        try await server.pause()
         #expect(server.isStopped, "every thread of the server stopped before the publishes")
         let frozen = ContinuousClock.now
         let done = NATSOutcomeBox()
@@ -202,7 +202,7 @@ struct JetStreamPublisherTests {
         )
         let submitter = DedicatedThreadExecutor(name: "submitter")
         let messages = jetStreamMessages(count: 2, items: 2)
-        server.pause()
+        try await server.pause()
         let frozen = ContinuousClock.now
         try await withTaskExecutorPreference(submitter) {
             try await publisher.submit([messages[0]], publishingHere: true) { _ in }
@@ -222,7 +222,7 @@ struct JetStreamPublisherTests {
 
     @Test func aClusterLosingItsStreamLeaderLosesNothing() async throws {
         let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "nats-cluster")
-        let servers = try NATSServer.cluster(in: directory)
+        let servers = try await NATSServer.cluster(in: directory)
         let urls = servers.map(\.url)
         try await createStream(urls.joined(separator: ","), replicas: 3)
         let connection = try await NATSConnection.connect(settings: NATSSettings(servers: urls), logger: .silent)
@@ -240,7 +240,7 @@ struct JetStreamPublisherTests {
                 try await stream.publish(messages, with: publisher.value, batchSize: 50)
             }
             #expect(await pollUntil(timeout: .seconds(60)) { stream.acknowledged >= 800 })
-            leader.kill()
+            try await leader.kill()
             try await group.waitForAll()
         }
         #expect(stream.failures.isEmpty, "\(stream.failures.prefix(3))")
@@ -252,7 +252,7 @@ struct JetStreamPublisherTests {
     @Test func closingReportsWhatWasNeverAcknowledged() async throws {
         let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "nats")
         let server = try NATSServer(name: "close", in: directory)
-        try server.start()
+        try await server.start()
         // No stream takes these subjects: every publish is answered "no responders" and retried.
         let connection = try await NATSConnection.connect(
             settings: NATSSettings(servers: [server.url]),

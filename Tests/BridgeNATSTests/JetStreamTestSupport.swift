@@ -36,7 +36,7 @@ func singleServerWithStream(_ name: String, pingInterval: Duration? = nil) async
 {
     let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "nats")
     let server = try NATSServer(name: name, in: directory)
-    try server.start()
+    try await server.start()
     try await createStream(server.url, replicas: 1)
     var settings = NATSSettings(servers: [server.url])
     if let pingInterval { settings.pingInterval = pingInterval }

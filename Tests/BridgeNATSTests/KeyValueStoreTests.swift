@@ -14,7 +14,7 @@ struct KeyValueStoreTests {
     @Test func writesAreCompareAndSetOnTheRevision() async throws {
         let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "nats-kv")
         let server = try NATSServer(name: "kv", in: directory)
-        try server.start()
+        try await server.start()
         let connection = try await NATSConnection.connect(settings: NATSSettings(servers: [server.url]), logger: .silent)
         let settings = KeyValueSettings(bucket: "state_test")
         let store = try await KeyValueStore.open(connection: connection, settings: settings)
@@ -60,7 +60,7 @@ struct KeyValueStoreTests {
     @Test func aBucketThatExpiresOrDiscardsKeysIsRefused() async throws {
         let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "nats-kv-limits")
         let server = try NATSServer(name: "limits", in: directory)
-        try server.start()
+        try await server.start()
         for (bucket, arguments, reason) in [
             ("expiring", ["--ttl", "60"], "expires its keys after 60 s"),
             ("discarding", ["--max-bytes", "1000000"], "throws its oldest values away"),
@@ -89,7 +89,7 @@ struct KeyValueStoreTests {
     @Test func ofTwoWritersRacingOnOneRevisionExactlyOneSucceeds() async throws {
         let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "nats-kv")
         let server = try NATSServer(name: "race", in: directory)
-        try server.start()
+        try await server.start()
         // Two connections: two bridges.
         let connections = [
             try await NATSConnection.connect(settings: NATSSettings(servers: [server.url]), logger: .silent),
@@ -127,7 +127,7 @@ struct KeyValueStoreTests {
 
     @Test func aReplicatedBucketKeepsItsStateWhenANodeDies() async throws {
         let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "nats-kv-cluster")
-        let servers = try NATSServer.cluster(in: directory)
+        let servers = try await NATSServer.cluster(in: directory)
         let connection = try await NATSConnection.connect(
             settings: NATSSettings(servers: servers.map(\.url)), logger: .silent)
         let settings = KeyValueSettings(bucket: "replicated", replicas: 3)
@@ -143,7 +143,7 @@ struct KeyValueStoreTests {
         }
         let store = try #require(opened)
         let written = try await eventually { try store.create("cursor", value: [42]) }
-        servers[0].kill()
+        try await servers[0].kill()
         let read = try await eventually { try store.entry("cursor") }
         #expect(read == KeyValueEntry(value: [42], revision: written))
         let next = try await eventually { try store.update("cursor", value: [43], expecting: written) }

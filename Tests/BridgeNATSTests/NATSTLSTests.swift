@@ -8,24 +8,24 @@ import Testing
 /// as a TLS error, not as refused credentials.
 @Suite(.serialized) struct NATSTLSTests {
     /// A nats-server that requires TLS with a certificate for `hosts`, signed by the returned CA.
-    private func tlsServer(hosts: [String]) throws -> (NATSServer, TestCertificates) {
+    private func tlsServer(hosts: [String]) async throws -> (NATSServer, TestCertificates) {
         let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "nats-tls")
-        let certificates = try TestCertificates(in: directory.appendingPathComponent("certs"), hosts: hosts)
+        let certificates = try await TestCertificates.make(in: directory.appendingPathComponent("certs"), hosts: hosts)
         let tls = "tls { cert_file: \"\(certificates.cert)\", key_file: \"\(certificates.key)\" }"
         let server = try NATSServer(name: "tls", in: directory, authorization: tls)
-        try server.start()
+        try await server.start()
         return (server, certificates)
     }
 
     @Test func aCertificateForTheHostConnects() async throws {
-        let (server, certificates) = try tlsServer(hosts: ["localhost"])
+        let (server, certificates) = try await tlsServer(hosts: ["localhost"])
         let settings = NATSSettings(servers: ["tls://localhost:\(server.port)"], caFile: certificates.ca)
         let connection = try await NATSConnection.connect(settings: settings, logger: .silent)
         await connection.close()
     }
 
     @Test func aTrustedCertificateForAnotherHostIsRefusedAsATLSError() async throws {
-        let (server, certificates) = try tlsServer(hosts: ["other.example"])
+        let (server, certificates) = try await tlsServer(hosts: ["other.example"])
         let settings = NATSSettings(servers: ["tls://localhost:\(server.port)"], caFile: certificates.ca)
         do {
             let connection = try await NATSConnection.connect(settings: settings, logger: .silent)

@@ -8,7 +8,7 @@ import Testing
 @Suite(.timeLimit(.minutes(5)))
 struct RedisClientTests {
     @Test func entriesAreAppendedOnceInOrderWithTheirFields() async throws {
-        let server = try startedRedis()
+        let server = try await startedRedis()
         let client = RedisClient(settings: try RedisSettings(url: server.url(), maxInFlight: 64))
         let entries = redisEntries(count: 1_000, items: 30)
         let outcomes = try await client.append(entries, settings: RedisStreamSettings())
@@ -23,7 +23,7 @@ struct RedisClientTests {
     }
 
     @Test func withoutTheWindowAndWithTrimming() async throws {
-        let server = try startedRedis()
+        let server = try await startedRedis()
         let client = RedisClient(settings: try RedisSettings(url: server.url()))
         let entries = redisEntries(count: 3_000, items: 5, stream: "trimmed")
         let settings = RedisStreamSettings(maxLength: 100, dedupWindow: .zero)
@@ -43,7 +43,7 @@ struct RedisClientTests {
     }
 
     @Test func anEntryTheServerRefusesIsRejectedAloneAndTheRestAppended() async throws {
-        let server = try startedRedis()
+        let server = try await startedRedis()
         let client = RedisClient(settings: try RedisSettings(url: server.url()))
         var setup = RedisCommands()
         setup.command("SET", "not-a-stream", "x")
@@ -61,7 +61,7 @@ struct RedisClientTests {
     }
 
     @Test func aFlushedScriptCacheIsLoadedAgain() async throws {
-        let server = try startedRedis()
+        let server = try await startedRedis()
         let client = RedisClient(settings: try RedisSettings(url: server.url()))
         let first = redisEntries(count: 10, items: 2, prefix: "a")
         #expect(try await client.append(first, settings: RedisStreamSettings()).allSatisfy { $0.isStored })
@@ -74,7 +74,7 @@ struct RedisClientTests {
     }
 
     @Test func aServerRestartMidStreamLosesNothingAndDuplicatesNothing() async throws {
-        let server = try startedRedis()
+        let server = try await startedRedis()
         let client = RedisClient(settings: try RedisSettings(url: server.url(), replyTimeout: .seconds(5)))
         let entries = redisEntries(count: 6_000, items: 50)
         var next = 0
@@ -84,8 +84,8 @@ struct RedisClientTests {
             let batch = Array(entries[next..<min(entries.count, next + 500)])
             if next >= 2_000 && !restarted {
                 restarted = true
-                server.kill()
-                try server.start()
+                try await server.kill()
+                try await server.start()
             }
             do {
                 let outcomes = try await client.append(batch, settings: RedisStreamSettings())
@@ -102,7 +102,7 @@ struct RedisClientTests {
     }
 
     @Test func anACLUserAndAPasswordAuthenticate() async throws {
-        let server = try startedRedis(password: "default-secret", user: ("bridge", "s@cret/pass"))
+        let server = try await startedRedis(password: "default-secret", user: ("bridge", "s@cret/pass"))
         let asUser = RedisClient(
             settings: try RedisSettings(url: server.url(credentials: "bridge:s%40cret%2Fpass", database: 2))
         )
@@ -125,7 +125,7 @@ struct RedisClientTests {
     }
 
     @Test func tlsWithTheTestCAAndWithoutIt() async throws {
-        let server = try startedRedis(tls: true)
+        let server = try await startedRedis(tls: true)
         let ca = try #require(server.certificates?.ca)
         let client = RedisClient(settings: try RedisSettings(url: server.url(), caFile: ca))
         let entries = redisEntries(count: 300, items: 7)

@@ -51,7 +51,7 @@ func expectStored(
 
 /// A started server in a new temporary directory.
 func startedRedis(tls: Bool = false, password: String? = nil, user: (name: String, password: String)? = nil)
-    throws -> RedisServer
+    async throws -> RedisServer
 {
     let server = try RedisServer(
         in: try TestEnvironment.makeTemporaryDirectory(prefix: "redis"),
@@ -59,6 +59,6 @@ func startedRedis(tls: Bool = false, password: String? = nil, user: (name: Strin
         password: password,
         user: user
     )
-    try server.start()
+    try await server.start()
     return server
 }

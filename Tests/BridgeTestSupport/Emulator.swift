@@ -1,3 +1,4 @@
+import BridgeSystem
 import Foundation
 
 /// The bundled Directus emulator (Tests/tools/directus_emulator), started for one test on a random port.
@@ -15,6 +16,12 @@ public final class Emulator: @unchecked Sendable {
     public init(arguments: [String] = []) throws {
         server = try PythonServer(
             script: "directus_emulator/server.py", arguments: ["--port", "0", "--log-level", "warning"] + arguments)
+    }
+
+    /// `init` on `BlockingExecutor.shared`, for async tests: the wait for the Python server's start would otherwise
+    /// hold one of the cooperative pool's two threads (`PythonServer.start`).
+    public static func start(arguments: [String] = []) async throws -> Emulator {
+        try await BlockingExecutor.shared.perform { try Emulator(arguments: arguments) }
     }
 
     /// Stops the emulator.

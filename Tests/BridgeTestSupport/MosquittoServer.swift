@@ -30,12 +30,27 @@ public final class MosquittoServer: @unchecked Sendable {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     }
 
-    deinit { kill() }
+    /// Kills the broker on `BlockingExecutor.shared`: the last reference often goes on the cooperative pool, where
+    /// waiting for the exit would hold one of its two threads (`NATSServer`).
+    deinit {
+        let server = server
+        BlockingExecutor.shared.submit { server?.stop(signal: SIGKILL) }
+    }
 
     /// `mqtt://127.0.0.1:<port>` or `mqtts://…`, with `credentials` (`user:password`) when given.
     public func url(credentials: String? = nil) -> String {
         let scheme = certificates == nil ? "mqtt" : "mqtts"
         return "\(scheme)://" + (credentials.map { "\($0)@" } ?? "") + "127.0.0.1:\(port)"
+    }
+
+    /// `start()` on `BlockingExecutor.shared`, for async tests (`NATSServer`).
+    public func start() async throws {
+        try await BlockingExecutor.shared.perform { try self.start() }
+    }
+
+    /// `stop()` on `BlockingExecutor.shared`, for async tests.
+    public func stop() async throws {
+        try await BlockingExecutor.shared.perform { self.stop() }
     }
 
     /// Writes the configuration (and password file), starts the broker and waits until it listens (20 s, stretched

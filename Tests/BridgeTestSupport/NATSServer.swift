@@ -5,6 +5,10 @@ import Foundation
 ///
 /// It keeps its ports and store directory across `kill()`/`start()`, so a restarted node comes back as the same
 /// server with its streams. The process is killed when the object goes away.
+///
+/// `start`, `kill`, `pause` and `cluster` wait on the server (its log, its exit, its threads' state): async tests
+/// call their async forms, which wait on `BlockingExecutor.shared`. Waiting on the test runner's cooperative pool
+/// (two threads on a 2-core machine) held every other test's task meanwhile.
 public final class NATSServer: @unchecked Sendable {
     // @unchecked: used by one test task at a time; `process` changes only in start/stop/kill.
     public let name: String
@@ -26,7 +30,11 @@ public final class NATSServer: @unchecked Sendable {
         try FileManager.default.createDirectory(at: self.directory, withIntermediateDirectories: true)
     }
 
-    deinit { kill() }
+    /// Kills the server on `BlockingExecutor.shared`: the last reference often goes on the cooperative pool.
+    deinit {
+        let (process, serverPID) = (process, serverPID)
+        BlockingExecutor.shared.submit { Self.kill(process, serverPID: serverPID) }
+    }
 
     /// Debian installs nats-server in /usr/sbin, which a user's PATH may lack.
     public static let executable =
@@ -42,6 +50,26 @@ public final class NATSServer: @unchecked Sendable {
         for server in servers { server.routes = servers.filter { $0 !== server }.compactMap(\.clusterPort) }
         for server in servers { try server.start() }
         return servers
+    }
+
+    /// `cluster(in:)` on `BlockingExecutor.shared`, for async tests.
+    public static func cluster(in directory: URL) async throws -> [NATSServer] {
+        try await BlockingExecutor.shared.perform { try cluster(in: directory) }
+    }
+
+    /// `start()` on `BlockingExecutor.shared`, for async tests.
+    public func start() async throws {
+        try await BlockingExecutor.shared.perform { try self.start() }
+    }
+
+    /// `kill()` on `BlockingExecutor.shared`, for async tests.
+    public func kill() async throws {
+        try await BlockingExecutor.shared.perform { self.kill() }
+    }
+
+    /// `pause()` on `BlockingExecutor.shared`, for async tests.
+    public func pause() async throws {
+        try await BlockingExecutor.shared.perform { self.pause() }
     }
 
     /// Starts the server and waits until it listens on its ports (30 s, stretched by `TestEnvironment.patience`).
@@ -89,12 +117,16 @@ public final class NATSServer: @unchecked Sendable {
 
     /// SIGKILLs the server (no goodbye to clients or peers) and waits for it.
     public func kill() {
+        Self.kill(process, serverPID: serverPID)
+        process = nil
+        serverPID = nil
+    }
+
+    private static func kill(_ process: Process?, serverPID: Int32?) {
         guard let process else { return }
         // The server itself, not its watchdog: a crash as the clients see it. The watchdog exits with it.
         if let serverPID { Foundation.kill(serverPID, SIGKILL) }
         ChildExit.wait(process)
-        self.process = nil
-        self.serverPID = nil
     }
 
     /// Freezes the server (SIGSTOP): connections stay open, nothing is answered. `resume()` thaws it.

@@ -27,7 +27,12 @@ public final class RabbitMQServer: @unchecked Sendable {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     }
 
-    deinit { stop() }
+    /// Stops the node on `BlockingExecutor.shared`: the last reference often goes on the cooperative pool, where
+    /// waiting for the exit would hold one of its two threads (`NATSServer`).
+    deinit {
+        let (server, directory) = (server, directory)
+        BlockingExecutor.shared.submit { Self.stop(server, directory: directory) }
+    }
 
     /// `amqp://guest:guest@127.0.0.1:<port>` (or the given credentials), or `amqps://…` on the TLS port.
     public func url(credentials: String = "guest:guest", tls: Bool = false) -> String {
@@ -36,6 +41,16 @@ public final class RabbitMQServer: @unchecked Sendable {
 
     /// The node's name: unique per test server.
     public var nodeName: String { "bridge-test-\(port)@localhost" }
+
+    /// `start()` on `BlockingExecutor.shared`, for async tests (`NATSServer`).
+    public func start() async throws {
+        try await BlockingExecutor.shared.perform { try self.start() }
+    }
+
+    /// `stop()` on `BlockingExecutor.shared`, for async tests.
+    public func stop() async throws {
+        try await BlockingExecutor.shared.perform { self.stop() }
+    }
 
     /// Starts the node and waits until it says the broker started (120 s, stretched by the patience).
     public func start() throws {
@@ -89,6 +104,11 @@ public final class RabbitMQServer: @unchecked Sendable {
     /// Stops the node as a crash would (SIGKILL of the script's process group: the Erlang VM and its helpers) and
     /// waits for it; epmd, shared by every node on the machine, stays.
     public func stop() {
+        Self.stop(server, directory: directory)
+        server = nil
+    }
+
+    private static func stop(_ server: WatchedServer?, directory: URL) {
         guard let server else { return }
         // The VM is the script's child (exec'd); kill it by its pid file too, in case it was re-parented.
         if let text = try? String(contentsOf: directory.appendingPathComponent("node.pid"), encoding: .utf8),
@@ -97,7 +117,6 @@ public final class RabbitMQServer: @unchecked Sendable {
             Foundation.kill(vm, SIGKILL)
         }
         server.stop(signal: SIGKILL)
-        self.server = nil
     }
 
     /// The node's log, for failure messages.

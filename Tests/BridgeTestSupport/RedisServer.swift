@@ -38,13 +38,28 @@ public final class RedisServer: @unchecked Sendable {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     }
 
-    deinit { kill() }
+    /// Kills the server on `BlockingExecutor.shared`: the last reference often goes on the cooperative pool, where
+    /// waiting for the exit would hold one of its two threads (`NATSServer`).
+    deinit {
+        let server = server
+        BlockingExecutor.shared.submit { server?.stop(signal: SIGKILL) }
+    }
 
     /// `redis://127.0.0.1:<port>` or `rediss://…`, with `credentials` (`user:password` or `:password`) when given.
     public func url(credentials: String? = nil, database: Int? = nil) -> String {
         let scheme = certificates == nil ? "redis" : "rediss"
         let userInfo = credentials.map { "\($0)@" } ?? ""
         return "\(scheme)://\(userInfo)127.0.0.1:\(port)" + (database.map { "/\($0)" } ?? "")
+    }
+
+    /// `start()` on `BlockingExecutor.shared`, for async tests (`NATSServer`).
+    public func start() async throws {
+        try await BlockingExecutor.shared.perform { try self.start() }
+    }
+
+    /// `kill()` on `BlockingExecutor.shared`, for async tests.
+    public func kill() async throws {
+        try await BlockingExecutor.shared.perform { self.kill() }
     }
 
     /// Starts the server and waits until it accepts connections (20 s, stretched by `TestEnvironment.patience`).

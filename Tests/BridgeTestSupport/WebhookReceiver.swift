@@ -1,3 +1,4 @@
+import BridgeSystem
 import Foundation
 
 /// The scriptable webhook receiver (Tests/tools/http_peers/webhook_receiver.py), started for one test.
@@ -51,6 +52,12 @@ public final class WebhookReceiver: @unchecked Sendable {
         let info = try Self.call(port: server.port, method: "GET", path: "/_control/info", body: nil)
         guard let port = info["hook_port"] as? Int else { throw EmulatorError(message: "receiver info: \(info)") }
         hookPort = port
+    }
+
+    /// `init` on `BlockingExecutor.shared`, for async tests: the Python server's start and the first request
+    /// would otherwise hold one of the cooperative pool's two threads (`PythonServer.start`).
+    public static func start() async throws -> WebhookReceiver {
+        try await BlockingExecutor.shared.perform { try WebhookReceiver() }
     }
 
     /// Stops the receiver.

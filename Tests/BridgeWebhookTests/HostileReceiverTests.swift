@@ -26,7 +26,7 @@ struct HostileReceiverTests {
         ("Sun, 06 Nov 1994 08:49:37 GMT", 0.05),
     ])
     func aRetriedAnswerWaitsAtMostTheLongestScheduledDelay(retryAfter: String, minimumGap: Double) async throws {
-        let receiver = try WebhookReceiver()
+        let receiver = try await WebhookReceiver.start()
         defer { receiver.stop() }
         try receiver.script(steps: [["status": 503, "headers": ["retry-after": retryAfter]]])
         let requests = try await deliver([webhookEvent(0, key: "a"), webhookEvent(1, key: "a")], to: receiver)
@@ -42,7 +42,7 @@ struct HostileReceiverTests {
     /// A 2xx answer's Retry-After is not even read: whatever it holds, the row is delivered once.
     @Test(arguments: [200, 204])
     func aSuccessWithAHostileDateIsDelivered(status: Int) async throws {
-        let receiver = try WebhookReceiver()
+        let receiver = try await WebhookReceiver.start()
         defer { receiver.stop() }
         try receiver.script(defaultStep: [
             "status": status, "headers": ["retry-after": "Sun, 06 Nov 99999999999999999 08:49:37 GMT"],

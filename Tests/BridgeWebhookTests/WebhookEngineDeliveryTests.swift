@@ -17,7 +17,7 @@ struct WebhookEngineDeliveryTests {
     /// 8 in flight runs on one driver thread, 16 on two (`WebhookSinkType.engineConfiguration`).
     @Test(arguments: [8, 16])
     func answersInRandomOrderKeepEachItemInOrder(maxInFlight: Int) async throws {
-        let receiver = try WebhookReceiver()
+        let receiver = try await WebhookReceiver.start()
         defer { receiver.stop() }
         try receiver.script(randomDelayMs: [0, 15])
         let store = try makeStore()
@@ -52,7 +52,7 @@ struct WebhookEngineDeliveryTests {
     /// comes right after it withdrew the queued attempts), so the two slots cannot free early and let queued ones
     /// out, however slowly the machine runs.
     @Test func shutdownWithdrawsQueuedAttemptsWithoutCountingThem() async throws {
-        let receiver = try WebhookReceiver()
+        let receiver = try await WebhookReceiver.start()
         defer { receiver.stop() }
         try receiver.script(steps: [["status": 204, "hold": "first"], ["status": 204, "hold": "first"]])
         let store = try makeStore()
@@ -91,7 +91,7 @@ struct WebhookEngineDeliveryTests {
     /// `webhook-timestamp` the receiver may find too old. Here every request hangs past the 1 s timeout at one in
     /// flight; handed out 4 ahead, the fourth would be sent 3 s after it was signed.
     @Test func aFailingReceiverGetsNoAttemptsQueuedAhead() async throws {
-        let receiver = try WebhookReceiver()
+        let receiver = try await WebhookReceiver.start()
         defer { receiver.stop() }
         try receiver.script(defaultStep: ["hang": true])
         let store = try makeStore()

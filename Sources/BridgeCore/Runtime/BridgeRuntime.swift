@@ -44,7 +44,7 @@ public final class BridgeRuntime: Sendable {
         let reopenRequests = ReopenRequests()
         let signals: SignalHandlers
         do {
-            signals = try SignalHandlers(stop: stop, reopen: { reopenRequests.request() }, logger: logger)
+            signals = try SignalHandlers(stop: stop, reopen: reopenRequests, logger: logger)
         } catch {
             return .failure("cannot start the signal handling thread: \(error)")
         }

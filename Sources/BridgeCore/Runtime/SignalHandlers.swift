@@ -1,3 +1,4 @@
+package import BridgeSinks
 package import BridgeSystem
 internal import Synchronization
 
@@ -9,9 +10,13 @@ internal import Synchronization
 /// transactionally, so state stays consistent); SIGHUP reopens NDJSON files.
 ///
 /// The handlers are installed with `sigaction` before `init` returns, and a signal only writes its number to a pipe
-/// that a thread of this object reads. Dispatch signal sources were used before: they arm themselves asynchronously
-/// after `resume()`, and a signal in between met the `SIG_IGN` they need and was lost — a SIGTERM sent as soon as
-/// the bridge logged its start-up warnings left it running (`SignalHandlersTests`).
+/// that a thread of this object reads; SIGHUP's handler also counts the reopen request itself
+/// (`ReopenRequests.signalled`), so that no write starting after the signal was delivered goes to the rotated file,
+/// however late the thread runs (it only wakes the idle sinks).
+///
+/// Dispatch signal sources were used before: they arm themselves asynchronously after `resume()`, and a signal in
+/// between met the `SIG_IGN` they need and was lost — a SIGTERM sent as soon as the bridge logged its start-up
+/// warnings left it running (`SignalHandlersTests`).
 package final class SignalHandlers: Sendable {
     private static let handled = [SIGINT, SIGTERM, SIGHUP]
     /// Written to the pipe by `cancel` to end the reading thread (no signal has number 0).
@@ -19,9 +24,12 @@ package final class SignalHandlers: Sendable {
 
     private let pipe: (read: Int32, write: Int32)
     private let stopped = Atomic<Bool>(false)
+    /// Kept alive while the signal handler may reach it through `signalReopenRequests` (unretained there).
+    private let reopen: ReopenRequests
 
     /// Installs the handlers; only one instance may be active at a time (the signal handler is process-wide).
-    package init(stop: ShutdownSignal, reopen: @escaping @Sendable () -> Void, logger: Logger) throws(SystemError) {
+    package init(stop: ShutdownSignal, reopen: ReopenRequests, logger: Logger) throws(SystemError) {
+        self.reopen = reopen
         var ends: [Int32] = [-1, -1]
         guard Glibc.pipe(&ends) == 0 else { throw SystemError(operation: "pipe", errno: errno) }
         for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
@@ -46,6 +54,7 @@ package final class SignalHandlers: Sendable {
             close(ends[1])
             throw error
         }
+        signalReopenRequests.store(Unmanaged.passUnretained(reopen), ordering: .releasing)
         signalPipeWriteEnd.store(ends[1], ordering: .releasing)
         for number in Self.handled {
             var action = sigaction()
@@ -61,6 +70,7 @@ package final class SignalHandlers: Sendable {
         guard !stopped.exchange(true, ordering: .relaxed) else { return }
         for number in Self.handled { signal(number, SIG_IGN) }
         signalPipeWriteEnd.store(-1, ordering: .releasing)
+        signalReopenRequests.store(nil, ordering: .releasing)
         var byte = Self.stopByte
         _ = write(pipe.write, &byte, 1)
         close(pipe.write)
@@ -73,9 +83,17 @@ package final class SignalHandlers: Sendable {
 /// and `write(2)` are async-signal-safe).
 private let signalPipeWriteEnd = Atomic<Int32>(-1)
 
-/// The process-wide signal handler: forwards the signal's number to the active `SignalHandlers`.
+/// The active `SignalHandlers`' reopen requests, nil otherwise (read by the signal handler: an atomic load).
+private let signalReopenRequests = Atomic<Unmanaged<ReopenRequests>?>(nil)
+
+/// The process-wide signal handler: counts a SIGHUP's reopen request and forwards the signal's number to the active
+/// `SignalHandlers`.
 private func forwardSignalToPipe(_ number: Int32) {
     let savedErrno = errno
+    // No retain or release (not async-signal-safe in general): the active `SignalHandlers` holds the object.
+    if number == SIGHUP, let requests = signalReopenRequests.load(ordering: .acquiring) {
+        requests._withUnsafeGuaranteedRef { $0.signalled() }
+    }
     let descriptor = signalPipeWriteEnd.load(ordering: .acquiring)
     if descriptor >= 0 {
         var byte = UInt8(truncatingIfNeeded: number)
@@ -87,11 +105,11 @@ private func forwardSignalToPipe(_ number: Int32) {
 /// What the signals mean, in the order they arrive (on the reading thread).
 private final class SignalCounter: Sendable {
     private let stop: ShutdownSignal
-    private let reopen: @Sendable () -> Void
+    private let reopen: ReopenRequests
     private let logger: Logger
     private let first = Mutex<ContinuousClock.Instant?>(nil)
 
-    init(stop: ShutdownSignal, reopen: @escaping @Sendable () -> Void, logger: Logger) {
+    init(stop: ShutdownSignal, reopen: ReopenRequests, logger: Logger) {
         self.stop = stop
         self.reopen = reopen
         self.logger = logger
@@ -99,7 +117,7 @@ private final class SignalCounter: Sendable {
 
     func received(_ number: Int32) {
         if number == SIGHUP {
-            reopen()
+            reopen.wakeRunners()  // counted by the handler already
             return
         }
         let now = ContinuousClock.now

@@ -77,8 +77,8 @@ package final class SinkRunner: Sendable {
             reopenRequests.wake(queue)
             while true {
                 // A second at most between ticks (`fsync: interval`); a closed and drained inbox ends the loop.
-                // SIGHUP interrupts the wait, and a batch taken after the signal is written only after the reopen:
-                // after a rotation, nothing lands in the file logrotate moved away (and may compress or delete).
+                // SIGHUP interrupts the wait, so that an idle sink lets go of the rotated file too; a sink that is
+                // writing checks before every attempt (`deliver`).
                 let batch = queue.take(timeout: .seconds(1))
                 await reopenIfRequested()
                 guard let batch else {
@@ -109,6 +109,10 @@ package final class SinkRunner: Sendable {
             // or dropped.
             var taken = 0
             let full = try await retrying(dropWhenFull: batch.mayDrop) {
+                // Before every attempt, a retry too: SIGHUP's handler counts the request before the signal returns,
+                // so no write that starts after the signal was delivered lands in the file logrotate moved away
+                // (and may compress or delete).
+                await reopenIfRequested()
                 do {
                     try await sink.accept(taken == 0 ? events : Array(events[taken...]))
                 } catch let error as SinkError where error.isBackpressure {
@@ -219,8 +223,9 @@ package final class SinkRunner: Sendable {
     }
 }
 
-/// SIGHUP's request to reopen output files (logrotate): every sink runner is woken from its wait and reopens before
-/// it writes another batch.
+/// SIGHUP's requests to reopen output files (logrotate). The signal handler counts each one itself (`signalled`),
+/// so a runner that checks `current` before a write sees every signal delivered before it; the signal thread then
+/// wakes the runners from their waits for a batch (`wakeRunners`), so that idle sinks reopen too.
 package final class ReopenRequests: Sendable {
     private let generation = Atomic<Int>(0)
     /// The runners' inboxes, interrupted by each request.
@@ -229,13 +234,17 @@ package final class ReopenRequests: Sendable {
     /// No request yet.
     package init() {}
 
-    /// Asks every runner to reopen its sink's files, and wakes each from its wait for a batch.
-    package func request() {
+    /// Counts one request. Async-signal-safe (one atomic add, no lock, no allocation): SIGHUP's handler calls it.
+    package func signalled() {
         generation.add(1, ordering: .releasing)
+    }
+
+    /// Wakes every runner from its wait for a batch, to act on the requests counted so far.
+    package func wakeRunners() {
         for queue in queues.withLock({ $0 }) { queue.interruptTake() }
     }
 
-    /// Has `request` interrupt `queue`'s waiting `take` (the runner's own inbox).
+    /// Has `wakeRunners` interrupt `queue`'s waiting `take` (the runner's own inbox).
     package func wake(_ queue: EventQueue) {
         queues.withLock { queues in
             // With shared state every term of being active makes new runners over the same inboxes.
