@@ -23,6 +23,7 @@ LOG = """\u25c7 Test run started.
 \u25c7 Test settingsAreChecked() started.
 \u25c7 Test settingsAreChecked() started.
 \u25c7 Test echoesTextOfBoundarySizes(size:) started.
+\u25c7 Test case passing 1 argument size \u2192 125 to echoesTextOfBoundarySizes(size:) started.
 \u25c7 Test writesAfterASIGHUPGoToTheNewFileRetriesToo() started.
 \u25c7 Test "a display name with spaces" started.
 \u2714 Test settingsAreChecked() passed after 0.012 seconds.

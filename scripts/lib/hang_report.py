@@ -37,7 +37,8 @@ def unfinished_tests(log: str) -> list[str]:
     finished: collections.Counter[str] = collections.Counter()
     for line in log.splitlines():
         line = line.strip()
-        if line[1:].startswith(" Test run "):  # the whole run's own lines
+        # The whole run's own lines, and a parameterised test's cases (a "started" line each, never a finished one).
+        if line[1:].startswith((" Test run ", " Test case ")):
             continue
         if match := STARTED.match(line):
             started.append(match.group(1))
