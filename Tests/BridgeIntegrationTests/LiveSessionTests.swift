@@ -66,7 +66,7 @@ import Testing
         try FileManager.default.moveItem(at: file, to: bridge.directory.appendingPathComponent("events.ndjson.1"))
         // The changes follow the signal at once: the reopen happens when the signal arrives, so none of them may
         // land in the rotated file (which logrotate may compress or delete).
-        bridge.send(SIGHUP)
+        #expect(bridge.sendAndWaitUntilTaken(SIGHUP))
         for n in 0..<5 { try emulator.create("articles", ["title": "after rotation \(n)"]) }
         #expect(
             bridge.waitUntil { _ in
