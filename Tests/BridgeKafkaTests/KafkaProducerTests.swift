@@ -9,7 +9,7 @@ import Testing
 @Suite(.timeLimit(.minutes(5)))
 struct KafkaProducerTests {
     @Test func producesKeysHeadersAndValuesInOrderPerKey() async throws {
-        let cluster = try KafkaMockPeer(brokers: 3)
+        let cluster = try await KafkaMockPeer.start(brokers: 3)
         try cluster.createTopic("events", partitions: 4, replicationFactor: 3)
         let producer = try makeProducer(cluster.bootstrapServers)
         let messages = eventMessages(topic: "events", count: 2_000, items: 50)
@@ -33,7 +33,7 @@ struct KafkaProducerTests {
     }
 
     @Test func describeTopicReportsPartitionsAndAnUnreachableClusterIsRetriable() async throws {
-        let cluster = try KafkaMockPeer(brokers: 3)
+        let cluster = try await KafkaMockPeer.start(brokers: 3)
         try cluster.createTopic("described", partitions: 6, replicationFactor: 2)
         let producer = try makeProducer(cluster.bootstrapServers)
         let description = try await producer.describeTopic("described", timeout: .seconds(20))
@@ -52,7 +52,7 @@ struct KafkaProducerTests {
     }
 
     @Test func aBrokerDownHoldsItsPartitionsUntilItIsBack() async throws {
-        let cluster = try KafkaMockPeer(brokers: 3)
+        let cluster = try await KafkaMockPeer.start(brokers: 3)
         try cluster.createTopic("down", partitions: 3, replicationFactor: 3)
         for partition in Int32(0)..<3 {
             try cluster.setLeader(topic: "down", partition: partition, broker: partition + 1)
@@ -84,7 +84,7 @@ struct KafkaProducerTests {
     }
 
     @Test func leaderChangesDuringAStreamLoseAndReorderNothing() async throws {
-        let cluster = try KafkaMockPeer(brokers: 3)
+        let cluster = try await KafkaMockPeer.start(brokers: 3)
         try cluster.createTopic("moving", partitions: 4, replicationFactor: 3)
         let producer = try makeProducer(cluster.bootstrapServers, maxOutstanding: 200, properties: mockSafe)
         let messages = eventMessages(topic: "moving", count: 3_000, items: 40)
@@ -114,7 +114,7 @@ struct KafkaProducerTests {
     }
 
     @Test func injectedRetriableProduceErrorsAreRetriedWithoutDuplicates() async throws {
-        let cluster = try KafkaMockPeer(brokers: 3)
+        let cluster = try await KafkaMockPeer.start(brokers: 3)
         try cluster.createTopic("flaky", partitions: 2, replicationFactor: 3)
         let producer = try makeProducer(cluster.bootstrapServers, properties: mockSafe)
         #expect(
@@ -132,7 +132,7 @@ struct KafkaProducerTests {
     }
 
     @Test func permanentProduceErrorsAreTypedFailures() async throws {
-        let cluster = try KafkaMockPeer(brokers: 1)
+        let cluster = try await KafkaMockPeer.start(brokers: 1)
         try cluster.createTopic("refused", partitions: 1, replicationFactor: 1)
         let producer = try makeProducer(cluster.bootstrapServers)
         #expect(
@@ -154,7 +154,7 @@ struct KafkaProducerTests {
     /// message's payload as its error text when the message has one, which for a producer is the event itself: not
     /// NUL-terminated (a heap over-read), and the event's data in an error message and the log.
     @Test func aFailedDeliveryNeverQuotesTheMessage() async throws {
-        let cluster = try KafkaMockPeer(brokers: 1)
+        let cluster = try await KafkaMockPeer.start(brokers: 1)
         try cluster.createTopic("private", partitions: 1, replicationFactor: 1)
         let producer = try makeProducer(cluster.bootstrapServers)
         #expect(
@@ -168,7 +168,7 @@ struct KafkaProducerTests {
     }
 
     @Test func expediteSendsWhatLingersAtOnce() async throws {
-        let cluster = try KafkaMockPeer(brokers: 1)
+        let cluster = try await KafkaMockPeer.start(brokers: 1)
         try cluster.createTopic("lingering", partitions: 2, replicationFactor: 1)
         // librdkafka's longest linger, 15 minutes: without expedite, none of these would be sent before the wait below
         // gives up.
@@ -185,7 +185,7 @@ struct KafkaProducerTests {
     /// reports until they free room, then hands over the rest, in order; handed back, the last reports are the poll
     /// thread's.
     @Test func submitBlockingWaitsForRoomAndHandsOverEverythingInOrder() async throws {
-        let (cluster, producer) = try boundedProducer(topic: "blocking")
+        let (cluster, producer) = try await boundedProducer(topic: "blocking")
         let messages = eventMessages(topic: "blocking", count: 200, items: 20)
         let done = OutcomeBox()
         try await BlockingExecutor.shared.perform { [producer = UnsafeTransfer(value: producer)] in
@@ -202,7 +202,7 @@ struct KafkaProducerTests {
     }
 
     @Test func submitWaitsAtTheBoundAndCloseReportsWhatWasNeverDelivered() async throws {
-        let cluster = try KafkaMockPeer(brokers: 1)
+        let cluster = try await KafkaMockPeer.start(brokers: 1)
         try cluster.createTopic("bounded", partitions: 1, replicationFactor: 1)
         let producer = try makeProducer(cluster.bootstrapServers, maxOutstanding: 10)
         #expect(

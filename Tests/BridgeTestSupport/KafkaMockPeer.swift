@@ -1,3 +1,4 @@
+import BridgeSystem
 import Foundation
 
 /// librdkafka's mock Kafka cluster in a helper process of its own (Tests/tools/broker_peers/kafka_mock.py): brokers
@@ -43,9 +44,19 @@ public final class KafkaMockPeer: @unchecked Sendable {
         bootstrapServers = String(first.dropFirst("BOOTSTRAP ".count))
     }
 
+    /// `init` on `BlockingExecutor.shared`, for async tests: the wait for the helper's first line (a Python and
+    /// librdkafka start-up, seconds on a loaded machine) would otherwise hold one of the cooperative pool's two
+    /// threads (`PythonServer.start`).
+    public static func start(brokers: Int) async throws -> KafkaMockPeer {
+        try await BlockingExecutor.shared.perform { try KafkaMockPeer(brokers: brokers) }
+    }
+
+    /// Ends the helper and waits for its exit on `BlockingExecutor.shared`: the last reference often goes on the
+    /// cooperative pool.
     deinit {
         try? input.close()  // the helper exits at end of input
-        ChildExit.wait(process)
+        let process = process
+        BlockingExecutor.shared.submit { ChildExit.wait(process) }
     }
 
     /// Creates `topic` with `partitions` partitions, each replicated on `replicationFactor` brokers.
