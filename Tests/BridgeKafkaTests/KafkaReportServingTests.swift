@@ -53,7 +53,7 @@ struct KafkaReportServingTests {
     /// librdkafka's longest linger, nothing would be sent before this test gives up without it.
     @Test func sendLingeringOnTheRunnerSendsWhatLingersWhenNoReportComes() async throws {
         let cluster = try await KafkaMockPeer.start(brokers: 1)
-        try cluster.createTopic("lingering", partitions: 2, replicationFactor: 1)
+        try await cluster.createTopic("lingering", partitions: 2, replicationFactor: 1)
         let producer = try makeProducer(cluster.bootstrapServers, properties: ["linger.ms": "900000"])
         let messages = eventMessages(topic: "lingering", count: 100, items: 10)
         let done = OutcomeBox()

@@ -97,7 +97,7 @@ func makeProducer(
 /// tests of a submitting thread at the bound (keep the cluster as long as the producer).
 func boundedProducer(topic: String) async throws -> (KafkaMockPeer, KafkaProducer) {
     let cluster = try await KafkaMockPeer.start(brokers: 1)
-    try cluster.createTopic(topic, partitions: 2, replicationFactor: 1)
+    try await cluster.createTopic(topic, partitions: 2, replicationFactor: 1)
     return (cluster, try makeProducer(cluster.bootstrapServers, maxOutstanding: 10))
 }
 

@@ -85,6 +85,32 @@ public final class KafkaMockPeer: @unchecked Sendable {
         try command("errors " + codes.map(String.init).joined(separator: ","))
     }
 
+    /// `createTopic` on `BlockingExecutor.shared`, for async tests: each command waits for the helper's answer, a
+    /// moment on a quiet machine but seconds on a loaded one, which would hold one of the cooperative pool's threads.
+    public func createTopic(_ topic: String, partitions: Int, replicationFactor: Int) async throws {
+        try await command("topic \(topic) \(partitions) \(replicationFactor)")
+    }
+
+    /// `setLeader` on `BlockingExecutor.shared`, for async tests.
+    public func setLeader(topic: String, partition: Int32, broker: Int32) async throws {
+        try await command("leader \(topic) \(partition) \(broker)")
+    }
+
+    /// `setBrokerDown` on `BlockingExecutor.shared`, for async tests.
+    public func setBrokerDown(_ broker: Int32) async throws { try await command("down \(broker)") }
+
+    /// `setBrokerUp` on `BlockingExecutor.shared`, for async tests.
+    public func setBrokerUp(_ broker: Int32) async throws { try await command("up \(broker)") }
+
+    /// `failNextProduceRequests` on `BlockingExecutor.shared`, for async tests.
+    public func failNextProduceRequests(with codes: [Int32]) async throws {
+        try await command("errors " + codes.map(String.init).joined(separator: ","))
+    }
+
+    private func command(_ line: String) async throws {
+        try await BlockingExecutor.shared.perform { try self.command(line) }
+    }
+
     private func command(_ line: String) throws {
         try lock.withLock {
             do {
