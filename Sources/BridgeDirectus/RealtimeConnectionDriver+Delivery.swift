@@ -64,6 +64,7 @@ extension RealtimeConnectionDriver {
                 data: data,
                 delta: nil,
                 in: bytes,
+                sourceHasLineBreaks: message.hasLineBreaks,
                 newline: true,
                 timeMemo: &read.timeMemo,
                 to: &read.lines

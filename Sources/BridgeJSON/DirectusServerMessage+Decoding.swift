@@ -29,7 +29,8 @@ extension DirectusServerMessage {
             status: decoder.status,
             uid: decoder.uid,
             error: decoder.error,
-            data: decoder.data
+            data: decoder.data,
+            hasLineBreaks: decoder.scanner.sawLineBreak
         )
     }
 }
