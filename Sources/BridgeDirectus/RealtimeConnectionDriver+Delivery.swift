@@ -64,7 +64,6 @@ extension RealtimeConnectionDriver {
                 data: data,
                 delta: nil,
                 in: bytes,
-                sourceHasLineBreaks: message.hasLineBreaks,
                 newline: true,
                 timeMemo: &read.timeMemo,
                 to: &read.lines

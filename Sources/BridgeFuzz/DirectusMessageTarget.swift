@@ -17,8 +17,7 @@ import BridgeSystem
 ///   refuses it; otherwise `type`, `event`, `status`, `uid`, `error`, `refresh_token` and every `data` range
 ///   match the tree (the last of repeated members, as in the tree).
 /// - A frame refused for anything but invalid JSON, or accepted, is valid UTF-8 (the socket reader leaves a text
-///   frame's UTF-8 check to this decoder); an accepted one says whether it holds a CR or LF (`hasLineBreaks`), and
-///   its event lines are written as the driver writes them, copied without looking for line breaks when it holds none.
+///   frame's UTF-8 check to this decoder).
 /// - Every item of a change event, written by `EventLineWriter` with the frame's uid as subscription, is one line of
 ///   valid JSON whose `data`, `key` and `subscription` read back as the frame had them.
 /// - The state machine only names subscriptions it has, sends only valid JSON, and says it is closed exactly when
@@ -105,10 +104,6 @@ enum DirectusMessageTarget {
             return nil
         case .success(let value):
             require(isUTF8, "the decoder accepted a frame that is not UTF-8")
-            require(
-                value.hasLineBreaks == (frame.contains(0x0A) || frame.contains(0x0D)),
-                "hasLineBreaks is \(value.hasLineBreaks) for a frame that differs"
-            )
             message = value
         }
         guard case .object(let object)? = tree else {
@@ -176,18 +171,15 @@ enum DirectusMessageTarget {
                 user: nil
             )
             var line: [UInt8] = []
-            frame.withUnsafeBytes { bytes in
-                EventLineWriter.append(
-                    fields,
-                    data: data,
-                    delta: nil,
-                    in: bytes,
-                    sourceHasLineBreaks: message.hasLineBreaks,
-                    newline: true,
-                    timeMemo: &timeMemo,
-                    to: &line
-                )
-            }
+            EventLineWriter.append(
+                fields,
+                data: data,
+                delta: nil,
+                in: frame,
+                newline: true,
+                timeMemo: &timeMemo,
+                to: &line
+            )
             require(line.last == 0x0A && line.dropLast().allSatisfy { $0 != 0x0A }, "not exactly one line")
             guard case .object(let written)? = try? JSONValue.parse(Array(line.dropLast())) else {
                 fatalError("invariant broken: an event line that is not a JSON object: \(line)")

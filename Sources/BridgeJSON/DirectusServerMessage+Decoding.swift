@@ -29,8 +29,7 @@ extension DirectusServerMessage {
             status: decoder.status,
             uid: decoder.uid,
             error: decoder.error,
-            data: decoder.data,
-            hasLineBreaks: decoder.scanner.sawLineBreak
+            data: decoder.data
         )
     }
 }

@@ -18,9 +18,6 @@ public struct DirectusServerMessage: Sendable, Hashable {
     public var error: DirectusErrorPayload?
     /// Where `data` sits in the frame.
     public var data: DirectusMessageData
-    /// Whether the frame holds a raw CR or LF (whitespace between tokens; JSON strings cannot hold them raw).
-    /// Directus sends compact JSON, so its items are copied into event lines without looking for line breaks.
-    public var hasLineBreaks: Bool
 
     /// Creates a message from decoded parts (tests and emulators; the bridge decodes frames).
     public init(
@@ -29,8 +26,7 @@ public struct DirectusServerMessage: Sendable, Hashable {
         status: DirectusStatus? = nil,
         uid: String? = nil,
         error: DirectusErrorPayload? = nil,
-        data: DirectusMessageData = .absent,
-        hasLineBreaks: Bool = false
+        data: DirectusMessageData = .absent
     ) {
         self.type = type
         self.event = event
@@ -38,7 +34,6 @@ public struct DirectusServerMessage: Sendable, Hashable {
         self.uid = uid
         self.error = error
         self.data = data
-        self.hasLineBreaks = hasLineBreaks
     }
 }
 

@@ -73,17 +73,16 @@ public struct EventLineWriter: Sendable {
         newline: Bool,
         to output: inout [UInt8]
     ) {
-        append(fields, data: data, delta: delta, newline: newline, timeMemo: nil, lineBreaks: true, to: &output)
+        append(fields, data: data, delta: delta, newline: newline, timeMemo: nil, to: &output)
     }
 
-    /// The raw-bytes `append` with the caller's `time` memo, if any; `lineBreaks` false: data and delta hold no CR/LF.
+    /// The raw-bytes `append`, with the text of the last `time` written when the caller keeps one.
     private static func append(
         _ fields: borrowing EventLineFields,
         data: UnsafeRawBufferPointer?,
         delta: UnsafeRawBufferPointer?,
         newline: Bool,
         timeMemo: UnsafeMutablePointer<RFC3339Memo>?,
-        lineBreaks: Bool,
         to output: inout [UInt8]
     ) {
         // An upper bound of the line: fixed text, strings escaped at worst, raw JSON as is.
@@ -96,15 +95,7 @@ public struct EventLineWriter: Sendable {
         // strings retained and released; retains and releases were a tenth of json-hot-path's time in perf record).
         withUnsafePointer(to: fields) { fields in
             output.appendWriting(bound: bound) { cursor in
-                write(
-                    fields,
-                    data: data,
-                    delta: delta,
-                    newline: newline,
-                    timeMemo: timeMemo,
-                    lineBreaks: lineBreaks,
-                    to: &cursor
-                )
+                write(fields, data: data, delta: delta, newline: newline, timeMemo: timeMemo, to: &cursor)
             }
         }
     }
@@ -117,7 +108,6 @@ public struct EventLineWriter: Sendable {
         delta: UnsafeRawBufferPointer?,
         newline: Bool,
         timeMemo: UnsafeMutablePointer<RFC3339Memo>?,
-        lineBreaks: Bool,
         to cursor: inout ByteCursor
     ) {
         cursor.write("{\"id\":")
@@ -134,13 +124,13 @@ public struct EventLineWriter: Sendable {
         cursor.writeQuoted(fields.pointee.key)
         cursor.write(",\"data\":")
         if let data, data.count > 0 {
-            if lineBreaks { cursor.write(rawJSON: data) } else { cursor.write(raw: data) }
+            cursor.write(rawJSON: data)
         } else {
             cursor.write("null")
         }
         if let delta, delta.count > 0 {
             cursor.write(",\"delta\":")
-            if lineBreaks { cursor.write(rawJSON: delta) } else { cursor.write(raw: delta) }
+            cursor.write(rawJSON: delta)
         }
         switch fields.pointee.origin {
         case .live: cursor.write(",\"origin\":\"live\",\"seq\":")
@@ -192,7 +182,6 @@ public struct EventLineWriter: Sendable {
                         data: data,
                         delta: delta,
                         in: buffer,
-                        lineBreaks: true,
                         newline: newline,
                         timeMemo: timeMemo,
                         to: &output
@@ -203,30 +192,19 @@ public struct EventLineWriter: Sendable {
     }
 
     /// `append(_:data:delta:in:newline:timeMemo:to:)` with `source` in any memory (the socket reader's frames are
-    /// read where they lie in the connection's read buffer). `sourceHasLineBreaks` false (a frame the scanner saw
-    /// no CR or LF in, ``DirectusServerMessage/hasLineBreaks``) copies the ranges without looking for them.
+    /// read where they lie in the connection's read buffer).
     public static func append(
         _ fields: borrowing EventLineFields,
         data: JSONRange?,
         delta: JSONRange?,
         in source: UnsafeRawBufferPointer,
-        sourceHasLineBreaks: Bool = true,
         newline: Bool,
         timeMemo: inout RFC3339Memo,
         to output: inout [UInt8]
     ) {
         withUnsafePointer(to: fields) { fields in
             withUnsafeMutablePointer(to: &timeMemo) { timeMemo in
-                append(
-                    fields,
-                    data: data,
-                    delta: delta,
-                    in: source,
-                    lineBreaks: sourceHasLineBreaks,
-                    newline: newline,
-                    timeMemo: timeMemo,
-                    to: &output
-                )
+                append(fields, data: data, delta: delta, in: source, newline: newline, timeMemo: timeMemo, to: &output)
             }
         }
     }
@@ -238,7 +216,6 @@ public struct EventLineWriter: Sendable {
         data: JSONRange?,
         delta: JSONRange?,
         in source: UnsafeRawBufferPointer,
-        lineBreaks: Bool,
         newline: Bool,
         timeMemo: UnsafeMutablePointer<RFC3339Memo>,
         to output: inout [UInt8]
@@ -249,7 +226,6 @@ public struct EventLineWriter: Sendable {
             delta: delta.flatMap { slice($0, of: source) },
             newline: newline,
             timeMemo: timeMemo,
-            lineBreaks: lineBreaks,
             to: &output
         )
     }

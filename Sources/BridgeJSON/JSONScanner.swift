@@ -19,9 +19,6 @@ public struct JSONScanner {
     var index: Int
     /// Deepest nesting of objects/arrays accepted.
     let maxDepth: Int
-    /// Whether whitespace skipped so far held a CR or LF: the only place valid JSON has them raw (strings must
-    /// escape them), so a document scanned whole without one holds none (the event line writer then need not look).
-    public private(set) var sawLineBreak = false
 
     /// A scanner over `buffer`, starting at offset `start`, reading no further than offset `end` (defaults: all).
     public init(_ buffer: UnsafeRawBufferPointer, start: Int = 0, end: Int? = nil, maxDepth: Int = defaultMaxDepth) {
@@ -79,11 +76,7 @@ public struct JSONScanner {
             let byte = base[index]
             // Fast exit for the common case: compact JSON has no whitespace, and every structural byte is > 0x20.
             if byte > 0x20 { return }
-            switch byte {
-            case 0x20, 0x09: break
-            case 0x0A, 0x0D: sawLineBreak = true
-            default: return
-            }
+            guard byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 else { return }
             index &+= 1
         }
     }
