@@ -2,7 +2,8 @@
 # Installs what building, testing and the demo need, only when it is missing:
 #   - Debian packages (C libraries wrapped by the Swift package, openssl, python3-venv, nats-server for the
 #     JetStream tests, redis-server, mosquitto and rabbitmq-server for the Redis, MQTT and AMQP tests, and
-#     nginx-light: the HTTP/2 test and the delivery benchmarks start a private nginx of their own)
+#     nginx-light: the HTTP/2 test and the delivery benchmarks start a private nginx of their own; gdb: .ci/run's
+#     report of a stage about to time out prints its test processes' stacks)
 #   - a Python virtual environment at .venv with the test tools of Tests/tools/requirements.txt
 # Safe to run again: each step checks first. Usage: scripts/bootstrap.sh [--package] [--bench]
 #   --package   also the release tools of scripts/package.sh and scripts/test-package.sh (dpkg-shlibdeps, strip,
@@ -15,7 +16,7 @@ cd "$ROOT"
 
 PACKAGES=(pkg-config libcurl4-openssl-dev libssl-dev libyaml-dev libsqlite3-dev libmicrohttpd-dev librdkafka-dev
     libnats-dev nats-server openssl ca-certificates nginx-light prometheus libhiredis-dev redis-server
-    libmosquitto-dev mosquitto librabbitmq-dev rabbitmq-server)
+    libmosquitto-dev mosquitto librabbitmq-dev rabbitmq-server gdb)
 # Test peers that Debian installs as services; the tests start private instances, the system's must not run.
 PEER_SERVICES=(nginx redis-server mosquitto rabbitmq-server)
 for flag in "$@"; do

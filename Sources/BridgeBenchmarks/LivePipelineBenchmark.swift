@@ -210,7 +210,8 @@ enum LivePipelineBenchmark {
             ).run()
         }
         async let dispatching: Void = runner.runOnOwnThread()
-        while !health.snapshot.connected { try await Task.sleep(for: .milliseconds(10)) }
+        // The driver's connection rings `changed` (the timeout only bounds a wait for a connection never made).
+        while !health.snapshot.connected { await health.changed.wait(timeout: .seconds(1)) }
         try emulator.post(
             "blast",
             ["collection": "articles", "count": count, "size": 300, "wait": false, "rate": rate, "direct": direct]

@@ -1,10 +1,10 @@
-import BridgeCore
-import BridgeEvents
-import BridgeDirectus
 import BridgeActivity
-import BridgeSinks
+import BridgeCore
+import BridgeDirectus
+import BridgeEvents
 import BridgeHTTP
 import BridgeJSON
+import BridgeSinks
 import BridgeSystem
 import Foundation
 
@@ -48,15 +48,22 @@ enum WebhookDeliveryBenchmark {
                 rates.append(ours.rate)
                 cpu.append(ours.cpuMicroseconds)
                 if !flags.contains("nopeer") {
-                    peerRates.append(try HTTPMultiBenchmark.measurePython(url: url, concurrency: concurrency, total: count))
-                    let ceiling = try HTTPMultiBenchmark.measureLibcurl(url: url, concurrency: concurrency, total: count)
+                    peerRates.append(
+                        try HTTPMultiBenchmark.measurePython(url: url, concurrency: concurrency, total: count)
+                    )
+                    let ceiling = try HTTPMultiBenchmark.measureLibcurl(
+                        url: url,
+                        concurrency: concurrency,
+                        total: count
+                    )
                     ceilingRates.append(ceiling.rate)
                     ceilingCPU.append(ceiling.cpuSeconds / Double(count) * 1e6)
                 }
             }
             let what = flags.contains("prefill") ? "outbox filled first" : "outbox insert to row deleted"
             let median = runs > 1 ? ", median of \(runs)" : ""
-            let peers: [(name: String?, rate: Double?)] = peerRates.isEmpty
+            let peers: [(name: String?, rate: Double?)] =
+                peerRates.isEmpty
                 ? [(nil, nil)]
                 : [
                     ("python-aiohttp (POST only)", Self.median(peerRates)),
@@ -84,10 +91,14 @@ enum WebhookDeliveryBenchmark {
             if runs > 1 {
                 let each = rates.indices.map { index in
                     String(format: "%.0f", rates[index])
-                        + (index < peerRates.count ? String(format: "/%.0f/%.0f", peerRates[index], ceilingRates[index]) : "")
+                        + (index < peerRates.count
+                            ? String(format: "/%.0f/%.0f", peerRates[index], ceilingRates[index]) : "")
                 }
                 FileHandle.standardError.write(
-                    Data("webhook-delivery @\(concurrency): runs (ours/aiohttp/libcurl) \(each.joined(separator: " "))\n".utf8)
+                    Data(
+                        "webhook-delivery @\(concurrency): runs (ours/aiohttp/libcurl) \(each.joined(separator: " "))\n"
+                            .utf8
+                    )
                 )
             }
         }
@@ -95,7 +106,8 @@ enum WebhookDeliveryBenchmark {
 
     private static func median(_ values: [Double]) -> Double {
         let sorted = values.sorted()
-        return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+        return sorted.count % 2 == 1
+            ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
     }
 
     /// Events per second from the first insert until the outbox is empty again (with `prefill`: from the start
@@ -110,7 +122,10 @@ enum WebhookDeliveryBenchmark {
         let engine = try HTTPDeliveryEngine(
             // As a webhook sink makes it.
             options: WebhookSinkType.engineOptions(
-                timeout: .seconds(15), userAgent: "directus-bridge/bench", caFile: nil),
+                timeout: .seconds(15),
+                userAgent: "directus-bridge/bench",
+                caFile: nil
+            ),
             configuration: WebhookSinkType.engineConfiguration(maxInFlight: concurrency)
         )
         let service = WebhookDeliveryService(
@@ -146,12 +161,12 @@ enum WebhookDeliveryBenchmark {
         async let running: Void = service.run(stop: stop, drainTimeout: .seconds(5))
         if !prefill {
             try await feed(sink, warmUp)
-            try await waitUntilEmpty(store)
+            try await waitUntilEmpty(store, emptied: service.depths.outboxEmptied)
         }
         let cpuBefore = LivePipelineBenchmark.processCPUSeconds()
         let start = ContinuousClock.now
         if !prefill { try await feed(sink, timed) }
-        try await waitUntilEmpty(store)
+        try await waitUntilEmpty(store, emptied: service.depths.outboxEmptied)
         let elapsed = ContinuousClock.now - start
         let cpu = LivePipelineBenchmark.processCPUSeconds() - cpuBefore
         stop.trigger()
@@ -169,8 +184,10 @@ enum WebhookDeliveryBenchmark {
         }
     }
 
-    private static func waitUntilEmpty(_ store: OutboxStore) async throws {
-        while try store.depth(sink: "bench") > 0 { try await Task.sleep(for: .milliseconds(1)) }
+    /// Waits as a webhook sink with shared state does (`WebhookSink.makeDurable`): the delivery service rings
+    /// `emptied` when it counted the outbox empty (the timeout only bounds a ring that never comes).
+    private static func waitUntilEmpty(_ store: OutboxStore, emptied: Wakeup) async throws {
+        while try store.depth(sink: "bench") > 0 { await emptied.wait(timeout: .seconds(1)) }
     }
 
     /// Batches of 100 events, the ids in `range`.

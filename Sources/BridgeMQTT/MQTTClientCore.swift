@@ -78,6 +78,7 @@ final class MQTTClientCore: Sendable {
     /// Waits for the first CONNACK's code, or nil when `deadline` passes first.
     func firstConnack(until deadline: ContinuousClock.Instant) async -> Int32? {
         let timer = Task {
+            // The CONNACK's deadline: a real timer (the CONNACK itself resumes the waiter below).
             guard (try? await Task.sleep(until: deadline, clock: .continuous)) != nil else { return }
             self.endConnackWait()
         }
@@ -228,7 +229,7 @@ final class MQTTClientCore: Sendable {
                 }
             }
             group.addTask {
-                try? await Task.sleep(for: timeout)
+                try? await Task.sleep(for: timeout)  // the acknowledgements' deadline: a real timer
                 return nil
             }
             var outcomes = await group.next() ?? nil

@@ -1,3 +1,5 @@
+import Synchronization
+
 #if canImport(Glibc)
     @preconcurrency import Glibc
 #endif
@@ -6,21 +8,51 @@
 /// "Log fields"): people read text on stderr while a log shipper, or the test suite's schema check, reads typed JSON.
 ///
 /// Opened for appending like any file the bridge writes (0600 when created, never through another user's file or
-/// link); one `write(2)` per line, which `O_APPEND` keeps whole between threads and processes.
+/// link); one `write(2)` per line, which `O_APPEND` keeps whole between threads and processes. After a SIGHUP
+/// (logrotate moved the file) the next line reopens the path the same way first, so no line written after the
+/// signal was delivered goes to the moved file.
 public final class LogCopyFile: Sendable {
-    /// The descriptor this object owns until `deinit`.
-    let fd: Int32
-    /// The path, for error messages.
-    public let path: String
-
-    /// Opens (or creates) `path` for appending.
-    public init(path: String) throws {
-        self.path = path
-        fd = try PrivateFile.open(path, flags: O_WRONLY | O_APPEND)
+    private struct State {
+        var fd: Int32
+        /// The count of SIGHUPs when `fd` was opened, or when a reopen last failed.
+        var seen: Int
     }
 
-    /// Appends one finished line (with its newline).
-    func append(_ bytes: [UInt8]) { FileDescriptorWriter.writeAll(fd: fd, bytes: bytes) }
+    /// The path, for error messages.
+    public let path: String
+    private let hangUps: HangUpCount
+    private let state: Mutex<State>
 
-    deinit { close(fd) }
+    /// Opens (or creates) `path` for appending; `hangUps` counts the requests to reopen it (the process's SIGHUPs).
+    public init(path: String, hangUps: HangUpCount = .process) throws {
+        self.path = path
+        self.hangUps = hangUps
+        // Read before opening: a signal in between costs one more reopen, never a line in a moved file.
+        let seen = hangUps.current
+        state = Mutex(State(fd: try PrivateFile.open(path, flags: O_WRONLY | O_APPEND), seen: seen))
+    }
+
+    /// Appends one finished line (with its newline), into a reopened file when a SIGHUP came since the last line.
+    /// Returns why a reopen failed, once per failed reopen: the line, and the ones after it until the next SIGHUP,
+    /// then go to the file opened before (a log line is never lost for a rotation).
+    func append(_ bytes: [UInt8]) -> (any Error)? {
+        state.withLock { state in
+            var failure: (any Error)?
+            let requested = hangUps.current
+            if requested != state.seen {
+                state.seen = requested
+                do {
+                    let reopened = try PrivateFile.open(path, flags: O_WRONLY | O_APPEND)
+                    close(state.fd)
+                    state.fd = reopened
+                } catch {
+                    failure = error
+                }
+            }
+            FileDescriptorWriter.writeAll(fd: state.fd, bytes: bytes)
+            return failure
+        }
+    }
+
+    deinit { state.withLock { close($0.fd) } }
 }

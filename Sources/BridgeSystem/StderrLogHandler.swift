@@ -1,7 +1,8 @@
-#if canImport(Glibc)
-@preconcurrency import Glibc
-#endif
 import Synchronization
+
+#if canImport(Glibc)
+    @preconcurrency import Glibc
+#endif
 
 /// How log lines are rendered on stderr (`log.format`).
 public enum LogFormat: String, Sendable {
@@ -29,7 +30,11 @@ public final class StderrLogHandler: LogHandler {
     /// Creates a handler. `colour` defaults to whether `fd` is a terminal (text format only); every line also goes to
     /// `jsonCopy` as JSON, whatever `format`.
     public init(
-        level: LogLevel, format: LogFormat, secrets: [String] = [], fd: Int32 = 2, colour: Bool? = nil,
+        level: LogLevel,
+        format: LogFormat,
+        secrets: [String] = [],
+        fd: Int32 = 2,
+        colour: Bool? = nil,
         jsonCopy: LogCopyFile? = nil
     ) {
         self.minimumLevel = level
@@ -70,12 +75,27 @@ public final class StderrLogHandler: LogHandler {
             return
         }
         var copy = Array(
-            renderJSON(level: level, message: safeMessage, metadata: safeMetadata, label: label, time: time).utf8)
+            renderJSON(level: level, message: safeMessage, metadata: safeMetadata, label: label, time: time).utf8
+        )
         copy.append(0x0A)
         copying.withLock { _ in
             FileDescriptorWriter.writeAll(fd: fd, bytes: bytes)
-            jsonCopy.append(copy)
+            if let failure = jsonCopy.append(copy) { reportReopenFailure(failure, of: jsonCopy, at: time) }
         }
+    }
+
+    /// Says on stderr only (the copy stays on the file opened before) that a SIGHUP could not reopen the copy.
+    private func reportReopenFailure(_ failure: any Error, of copy: LogCopyFile, at time: Timestamp) {
+        let metadata: LogFields = redactor.withLock { redactor in
+            [
+                LogKey.path: .string(Self.shown(copy.path, redactor)),
+                LogKey.error: .string(Self.shown("\(failure)", redactor)),
+            ]
+        }
+        let message = "cannot reopen the JSON log copy, writing on to the file opened before"
+        var line = Array(render(level: .warning, message: message, metadata: metadata, label: "log", at: time).utf8)
+        line.append(0x0A)
+        FileDescriptorWriter.writeAll(fd: fd, bytes: line)
     }
 
     /// Renders a line without writing it (used by tests).

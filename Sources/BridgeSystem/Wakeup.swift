@@ -6,7 +6,8 @@ import Synchronization
 ///
 /// The one wake-up primitive of the bridge: the webhook delivery loop waits on it for work, the activity reader and
 /// the sort watcher for a change (`ActivityWakeup`), a webhook sink with shared state for its outbox to empty, the
-/// lease keeper's waiters for a change of role, the token refresher for a requested renewal.
+/// lease keeper's waiters for a change of role, the token refresher for a requested renewal, the live benchmark for
+/// the connection (`HealthState.changed`).
 public final class Wakeup: Sendable {
     private struct State {
         var rung = false

@@ -5,7 +5,7 @@ import Foundation
 import Testing
 
 /// The RabbitMQ node this suite shares (RabbitMQ starts slowly): plain and TLS listeners.
-private let sharedBroker: Result<RabbitMQServer, any Error> = Result {
+private let sharedBroker = SharedServer {
     let broker = try RabbitMQServer(in: try TestEnvironment.makeTemporaryDirectory(prefix: "rabbitmq"), tls: true)
     try broker.start()
     return broker
@@ -15,7 +15,7 @@ private let sharedBroker: Result<RabbitMQServer, any Error> = Result {
 @Suite(.timeLimit(.minutes(5)))
 struct AMQPClientTests {
     @Test func persistentMessagesAreConfirmedAndArriveWithIDAndHeaders() async throws {
-        let broker = try sharedBroker.get()
+        let broker = try await sharedBroker.get()
         try await amqpAdmin(["setup", broker.url(), "events-a", "queue-a", "articles.#"])
         let client = AMQPClient(settings: try AMQPSettings(url: broker.url(), maxInFlight: 100))
         let messages = amqpMessages(count: 1_000, exchange: "events-a")
@@ -35,7 +35,7 @@ struct AMQPClientTests {
     }
 
     @Test func anUnroutableMessageIsReturnedNotConfirmed() async throws {
-        let broker = try sharedBroker.get()
+        let broker = try await sharedBroker.get()
         try await amqpAdmin(["setup", broker.url(), "events-b", "queue-b", "articles.#"])
         let client = AMQPClient(settings: try AMQPSettings(url: broker.url()))
         var messages = amqpMessages(count: 6, exchange: "events-b")
@@ -54,7 +54,7 @@ struct AMQPClientTests {
     }
 
     @Test func aMissingExchangeIsAConfigurationError() async throws {
-        let broker = try sharedBroker.get()
+        let broker = try await sharedBroker.get()
         let client = AMQPClient(settings: try AMQPSettings(url: broker.url()))
         let outcomes = try await client.publish(
             amqpMessages(count: 3, exchange: "no-such-exchange"),
@@ -77,7 +77,7 @@ struct AMQPClientTests {
     }
 
     @Test func anExchangeIsLookedUpWithoutBeingCreated() async throws {
-        let broker = try sharedBroker.get()
+        let broker = try await sharedBroker.get()
         try await amqpAdmin(["setup", broker.url(), "events-x", "queue-x", "#"])
         let client = AMQPClient(settings: try AMQPSettings(url: broker.url()))
         try await client.checkExchange("events-x")
@@ -101,7 +101,7 @@ struct AMQPClientTests {
     /// librabbitmq sends heartbeats only from inside its calls, so an idle publisher sends none and the broker closes
     /// its connection after two missed ones: the next publish used to fail on the dead socket (and be sent again).
     @Test func aConnectionIdleLongerThanItsHeartbeatIsOpenedAgainBeforePublishing() async throws {
-        let broker = try sharedBroker.get()
+        let broker = try await sharedBroker.get()
         try await amqpAdmin(["setup", broker.url(), "events-idle", "queue-idle", "#"])
         // Short, but not so short that a loaded machine's pauses between two calls count as missed heartbeats.
         let heartbeat = Int(max(3, TestEnvironment.patient(3)))
@@ -115,7 +115,7 @@ struct AMQPClientTests {
     }
 
     @Test func refusedCredentialsAndAMissingVhostAreAuthenticationErrors() async throws {
-        let broker = try sharedBroker.get()
+        let broker = try await sharedBroker.get()
         for url in [broker.url(credentials: "guest:wrong"), broker.url() + "/no-such-vhost"] {
             let client = AMQPClient(settings: try AMQPSettings(url: url))
             do {
@@ -129,7 +129,7 @@ struct AMQPClientTests {
     }
 
     @Test func tlsWithTheTestCAAndWithoutIt() async throws {
-        let broker = try sharedBroker.get()
+        let broker = try await sharedBroker.get()
         let ca = try #require(broker.certificates?.ca)
         try await amqpAdmin(["setup", broker.url(), "events-t", "queue-t", "#"])
         // By name: librabbitmq 0.11 checks the certificate's DNS names only, never its IP addresses.

@@ -2,10 +2,10 @@ import BridgeJSON
 import BridgeSystem
 import Synchronization
 
-@testable import BridgeCore
-@testable import BridgeEvents
-@testable import BridgeDirectus
 @testable import BridgeActivity
+@testable import BridgeCore
+@testable import BridgeDirectus
+@testable import BridgeEvents
 @testable import BridgeSinks
 
 /// An in-memory Directus for the activity reader: visible activity rows, items per collection, revision snapshots,
@@ -47,21 +47,58 @@ final class FakeDirectus: ActivitySource {
         user: String? = "user-1"
     ) {
         state.withLock { state in
-            state.rows[id] = ActivityRow(
-                id: id,
-                action: action,
-                collection: collection,
-                item: key,
-                timestamp: Timestamp(microsecondsSinceEpoch: 1_700_000_000_000_000 + id * 1000),
-                user: user,
-                delta: delta
-            )
-            if action == "delete" {
-                state.items[collection]?[key] = nil
-            } else if let item {
-                state.items[collection, default: [:]][key] = item
-                state.snapshots[id] = item
+            Self.commit(id, action, collection, key, item: item, delta: delta, user: user, in: &state)
+        }
+    }
+
+    /// Commits `rows` and then deletes the rows below `id` (Directus's retention job) as one change, so a running
+    /// reader sees all of it or none: committed one by one, a reader polling in between read the rows the test meant
+    /// retention to delete before it got to them (seen under load, `RetentionTests`).
+    func commit(
+        _ rows: [(id: Int64, action: String, collection: String, key: String, item: JSONValue)],
+        thenRetainFrom id: Int64
+    ) {
+        state.withLock { state in
+            for row in rows {
+                Self.commit(
+                    row.id,
+                    row.action,
+                    row.collection,
+                    row.key,
+                    item: row.item,
+                    delta: nil,
+                    user: "user-1",
+                    in: &state
+                )
             }
+            state.rows = state.rows.filter { $0.key >= id }
+        }
+    }
+
+    private static func commit(
+        _ id: Int64,
+        _ action: String,
+        _ collection: String,
+        _ key: String,
+        item: JSONValue?,
+        delta: JSONValue?,
+        user: String?,
+        in state: inout State
+    ) {
+        state.rows[id] = ActivityRow(
+            id: id,
+            action: action,
+            collection: collection,
+            item: key,
+            timestamp: Timestamp(microsecondsSinceEpoch: 1_700_000_000_000_000 + id * 1000),
+            user: user,
+            delta: delta
+        )
+        if action == "delete" {
+            state.items[collection]?[key] = nil
+        } else if let item {
+            state.items[collection, default: [:]][key] = item
+            state.snapshots[id] = item
         }
     }
 

@@ -4,10 +4,10 @@ import BridgeSystem
 import BridgeTestSupport
 import Testing
 
-@testable import BridgeCore
-@testable import BridgeEvents
-@testable import BridgeDirectus
 @testable import BridgeActivity
+@testable import BridgeCore
+@testable import BridgeDirectus
+@testable import BridgeEvents
 @testable import BridgeSinks
 
 /// Activity log retention (docs/ARCHITECTURE.md): rows the cursor still needs that Directus deleted are reported (error
@@ -131,10 +131,13 @@ import Testing
         #expect(try await harness.collect(1).map(\.key) == ["1"], "the first start's snapshot")
         try await harness.waitUntilCaughtUp()
         // Rows 2 and 3 are deleted before the reader gets to them (it waited on its sinks, say).
-        directus.commit(2, "create", "comments", "2", item: ["id": 2])
-        directus.commit(3, "create", "articles", "3", item: article(3))
-        directus.commit(4, "create", "comments", "4", item: ["id": 4])
-        directus.retain(from: 4)
+        directus.commit(
+            [
+                (2, "create", "comments", "2", ["id": 2]), (3, "create", "articles", "3", article(3)),
+                (4, "create", "comments", "4", ["id": 4]),
+            ],
+            thenRetainFrom: 4
+        )
         harness.wakeup.changeSeen(collection: "comments")
         let events = try await harness.collect(3)
         await harness.halt()
@@ -148,7 +151,10 @@ import Testing
 
     @Test func checkReadsTheSavedCursorWithoutChangingTheFile() throws {
         let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "cursor-read").path
-        #expect(try CursorDatabase.readCursors(directory: directory).isEmpty, "no file: nothing to say, nothing created")
+        #expect(
+            try CursorDatabase.readCursors(directory: directory).isEmpty,
+            "no file: nothing to say, nothing created"
+        )
         #expect(try CursorDatabase.readCursors(directory: directory + "/missing").isEmpty)
         do {
             let store = try CursorStore(directory: directory)

@@ -1,3 +1,4 @@
+import BridgeSystem
 import Testing
 
 @testable import BridgeEvents
@@ -32,5 +33,17 @@ private func backtrace(_ buffer: UnsafeMutablePointer<UnsafeMutableRawPointer?>,
         let deeper = (last ?? 0) - (first ?? 0)
         // With the thunk chain 2 000 reads put the reader 4 000 frames deeper.
         #expect(first != nil && abs(deeper) < 16, "the lag reader ran \(deeper) frames deeper after 2 000 reads")
+    }
+}
+
+extension HealthStateTests {
+    /// A task waiting for a state (the live benchmark, for the connection) is woken by the update that makes it, not
+    /// by a poll: the ring is remembered even when it comes before the wait. Without it the wait below lasts a day
+    /// and the time limit fails the test.
+    @Test(.timeLimit(.minutes(10))) func everyUpdateRingsChanged() async {
+        let health = HealthState(expectedSubscriptions: [])
+        health.update { $0.connected = true }
+        await health.changed.wait(timeout: .seconds(86_400))
+        #expect(health.snapshot.connected)
     }
 }

@@ -64,6 +64,34 @@ extension SignalHandlersTests {
         #expect(try String(contentsOfFile: path, encoding: .utf8) == "{\"n\":3}\n")
         #expect(sink.attempts == 4)
     }
+
+    /// The JSON log copy (`DIRECTUS_BRIDGE_JSON_LOG_FILE`) is opened before the runtime: the handler's own count
+    /// (`HangUpCount.process`) reaches it, and the first line after the signal goes to the new file.
+    @Test func aSIGHUPReopensTheJSONLogCopy() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sighup-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("copy.json").path
+        let stderr = open(directory.appendingPathComponent("stderr.log").path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
+        try #require(stderr >= 0)
+        defer { close(stderr) }
+        let log = StderrLogHandler(
+            level: .info,
+            format: .text,
+            fd: stderr,
+            colour: false,
+            jsonCopy: try LogCopyFile(path: path)
+        )
+        let handlers = try SignalHandlers(stop: ShutdownSignal(), reopen: ReopenRequests(), logger: .silent)
+        defer { handlers.cancel() }
+        log.log(level: .info, message: "before", metadata: [:], label: "t")
+        _ = rename(path, path + ".1")
+        raiseHere(SIGHUP)
+        log.log(level: .info, message: "after", metadata: [:], label: "t")
+        let rotated = try String(contentsOfFile: path + ".1", encoding: .utf8)
+        #expect(rotated.contains("\"before\"") && !rotated.contains("\"after\""), "\(rotated)")
+        #expect(try String(contentsOfFile: path, encoding: .utf8).contains("\"after\""))
+    }
 }
 
 /// An NDJSON file sink whose file logrotate moves (`rename`) and then signals: while the second write is attempted

@@ -93,22 +93,25 @@ struct HTTP2Tests {
             script: "http_peers/nginx_peer.py",
             arguments: ["--read-body", "--tls-cert", certificates.cert, "--tls-key", certificates.key]
         )
-        defer { nginx.stop() }
-        let url = "https://127.0.0.1:\(nginx.port)/hook"
-        let engine = try HTTPDeliveryEngine(options: HTTPClientOptions(caFile: certificates.ca))
-        let responses = try await withThrowingTaskGroup(of: HTTPResponse.self) { group in
-            for _ in 0..<32 {
-                group.addTask { try await engine.send(HTTPRequest(method: "POST", url: url, body: Array("{}".utf8))) }
+        try await withServer(nginx) {
+            let url = "https://127.0.0.1:\(nginx.port)/hook"
+            let engine = try HTTPDeliveryEngine(options: HTTPClientOptions(caFile: certificates.ca))
+            let responses = try await withThrowingTaskGroup(of: HTTPResponse.self) { group in
+                for _ in 0..<32 {
+                    group.addTask {
+                        try await engine.send(HTTPRequest(method: "POST", url: url, body: Array("{}".utf8)))
+                    }
+                }
+                return try await group.reduce(into: [HTTPResponse]()) { $0.append($1) }
             }
-            return try await group.reduce(into: [HTTPResponse]()) { $0.append($1) }
-        }
-        await engine.shutdown()
-        #expect(responses.count == 32)
-        #expect(responses.allSatisfy { $0.status == 204 && $0.httpVersion == "2" })
-        // PIPEWAIT + multiplexing: the streams share one connection, so at most one request opened it.
-        #expect(responses.filter { !$0.reusedConnection }.count == 1)
+            await engine.shutdown()
+            #expect(responses.count == 32)
+            #expect(responses.allSatisfy { $0.status == 204 && $0.httpVersion == "2" })
+            // PIPEWAIT + multiplexing: the streams share one connection, so at most one request opened it.
+            #expect(responses.filter { !$0.reusedConnection }.count == 1)
 
-        let rest = HTTPClient(options: HTTPClientOptions(caFile: certificates.ca))
-        #expect(try await rest.send(HTTPRequest(url: url)).httpVersion == "2")
+            let rest = HTTPClient(options: HTTPClientOptions(caFile: certificates.ca))
+            #expect(try await rest.send(HTTPRequest(url: url)).httpVersion == "2")
+        }
     }
 }

@@ -8,7 +8,8 @@ import Testing
         let emulator = try Emulator(arguments: ["--auth-mode", "strict"])
         defer { emulator.stop() }
         let bridge = try BridgeProcess.run(
-            config: liveConfig(url: emulator.url, auth: "    token: admin-static-token\n    mode: strict"))
+            config: liveConfig(url: emulator.url, auth: "    token: admin-static-token\n    mode: strict")
+        )
         #expect(bridge.waitUntilConnected(), "\(bridge.stderr)")
         try emulator.create("articles", ["title": "strict"])
         #expect(bridge.waitUntil { $0.events.count == 1 })
@@ -22,7 +23,8 @@ import Testing
         defer { emulator.stop() }
         try emulator.control("permissions", ["role": "public", "collection": "articles", "actions": ["read"]])
         let bridge = try BridgeProcess.run(
-            config: liveConfig(url: emulator.url, auth: "    mode: public", subscriptions: "  - collection: articles"))
+            config: liveConfig(url: emulator.url, auth: "    mode: public", subscriptions: "  - collection: articles")
+        )
         #expect(bridge.waitUntilConnected(), "\(bridge.stderr)")
         try emulator.create("articles", ["title": "public"])
         #expect(bridge.waitUntil { $0.events.count == 1 })
@@ -64,18 +66,53 @@ import Testing
         try FileManager.default.moveItem(at: file, to: bridge.directory.appendingPathComponent("events.ndjson.1"))
         // The changes follow the signal at once: the reopen happens when the signal arrives, so none of them may
         // land in the rotated file (which logrotate may compress or delete).
-        bridge.send(SIGHUP)
+        #expect(bridge.sendAndWaitUntilTaken(SIGHUP))
         for n in 0..<5 { try emulator.create("articles", ["title": "after rotation \(n)"]) }
         #expect(
             bridge.waitUntil { _ in
                 ((try? String(contentsOf: file, encoding: .utf8)) ?? "").split(separator: "\n").count == 5
-            }, "\(bridge.stderr.suffix(2000))")
+            },
+            "\(bridge.stderr.suffix(2000))"
+        )
         #expect(bridge.waitForLog("reopened output files"))
-        let rotated = try String(contentsOf: bridge.directory.appendingPathComponent("events.ndjson.1"), encoding: .utf8)
+        let rotated = try String(
+            contentsOf: bridge.directory.appendingPathComponent("events.ndjson.1"),
+            encoding: .utf8
+        )
         #expect(rotated.split(separator: "\n").count == 1, "\(rotated)")
         #expect(bridge.lines.isEmpty)  // stdout carries nothing when the sink is a file
         bridge.send(SIGTERM)
         #expect(bridge.waitForExit() == 0)
+    }
+
+    /// The JSON log copy too: once SIGHUP has been delivered, no later line goes to the file logrotate moved.
+    @Test func theJSONLogCopyIsReopenedOnSIGHUPForLogrotate() throws {
+        let emulator = try Emulator()
+        defer { emulator.stop() }
+        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "log-copy-rotation")
+        let copy = directory.appendingPathComponent("bridge.json")
+        let rotated = directory.appendingPathComponent("bridge.json.1")
+        let bridge = try BridgeProcess.run(
+            config: liveConfig(url: emulator.url, subscriptions: "  - collection: articles"),
+            in: directory,
+            environment: ["DIRECTUS_BRIDGE_JSON_LOG_FILE": copy.path]
+        )
+        #expect(bridge.waitUntilConnected(), "\(bridge.stderr)")
+        try FileManager.default.moveItem(at: copy, to: rotated)
+        bridge.send(SIGHUP)
+        // Logged by the sink's runner after it saw the signal, so after the signal was delivered.
+        #expect(bridge.waitForLog("reopened output files"), "\(bridge.stderr.suffix(2000))")
+        bridge.send(SIGTERM)
+        #expect(bridge.waitForExit() == 0)
+        let before = try String(contentsOf: rotated, encoding: .utf8)
+        let after = try String(contentsOf: copy, encoding: .utf8)
+        #expect(before.contains(#""message":"starting""#), "\(before)")
+        for message in ["reopened output files", "shutting down", "stopped"] {
+            #expect(after.contains(#""message":"\#(message)""#), "\(message) not in the new file: \(after)")
+            #expect(!before.contains(#""message":"\#(message)""#), "\(message) in the moved file: \(before)")
+        }
+        let mode = try FileManager.default.attributesOfItem(atPath: copy.path)[.posixPermissions] as? Int
+        #expect(mode.map { $0 & 0o777 } == 0o600)
     }
 
     @Test func shutdownUnsubscribesAndClosesWith1000() throws {
@@ -97,7 +134,8 @@ import Testing
         let otp = try emulator.controlGet("otp?email=otp@example.com")["otp"] as? String ?? ""
         let auth = "    email: otp@example.com\n    password: otp-password\n    otp: \"\(otp)\""
         let bridge = try BridgeProcess.run(
-            config: liveConfig(url: emulator.url, auth: auth, subscriptions: "  - collection: articles"))
+            config: liveConfig(url: emulator.url, auth: auth, subscriptions: "  - collection: articles")
+        )
         #expect(bridge.waitUntilConnected(), "\(bridge.stderr)")
         bridge.send(SIGTERM)
         #expect(bridge.waitForExit() == 0)
@@ -108,15 +146,25 @@ import Testing
         defer { emulator.stop() }
         let bridge = try BridgeProcess.run(
             config: liveConfig(
-                url: emulator.url, auth: "    token: reader-static-token",
-                subscriptions: "  - collection: secrets\n  - collection: articles"))
+                url: emulator.url,
+                auth: "    token: reader-static-token",
+                subscriptions: "  - collection: secrets\n  - collection: articles"
+            )
+        )
         #expect(bridge.waitUntilConnected())
         #expect(bridge.stderr.contains("FORBIDDEN"), "\(bridge.stderr)")
         try emulator.control("permissions", ["role": "reader", "collection": "secrets", "actions": ["read"]])
         #expect(bridge.waitForLog("directus.subscription.uid=secrets", timeout: 5))
-        #expect(bridge.waitUntil(timeout: 5) { $0.stderr.contains("INFO  subscribed") && $0.stderr.contains("uid=secrets\n") })
+        #expect(
+            bridge.waitUntil(timeout: 5) {
+                $0.stderr.contains("INFO  subscribed") && $0.stderr.contains("uid=secrets\n")
+            }
+        )
         try emulator.create("secrets", ["value": "now visible"])
-        #expect(bridge.waitUntil { $0.events.contains { $0["collection"] as? String == "secrets" } }, "\(bridge.stderr)")
+        #expect(
+            bridge.waitUntil { $0.events.contains { $0["collection"] as? String == "secrets" } },
+            "\(bridge.stderr)"
+        )
         bridge.send(SIGTERM)
         #expect(bridge.waitForExit() == 0)
     }

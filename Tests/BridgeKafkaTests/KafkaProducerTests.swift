@@ -9,8 +9,8 @@ import Testing
 @Suite(.timeLimit(.minutes(5)))
 struct KafkaProducerTests {
     @Test func producesKeysHeadersAndValuesInOrderPerKey() async throws {
-        let cluster = try KafkaMockPeer(brokers: 3)
-        try cluster.createTopic("events", partitions: 4, replicationFactor: 3)
+        let cluster = try await KafkaMockPeer.start(brokers: 3)
+        try await cluster.createTopic("events", partitions: 4, replicationFactor: 3)
         let producer = try makeProducer(cluster.bootstrapServers)
         let messages = eventMessages(topic: "events", count: 2_000, items: 50)
 
@@ -33,8 +33,8 @@ struct KafkaProducerTests {
     }
 
     @Test func describeTopicReportsPartitionsAndAnUnreachableClusterIsRetriable() async throws {
-        let cluster = try KafkaMockPeer(brokers: 3)
-        try cluster.createTopic("described", partitions: 6, replicationFactor: 2)
+        let cluster = try await KafkaMockPeer.start(brokers: 3)
+        try await cluster.createTopic("described", partitions: 6, replicationFactor: 2)
         let producer = try makeProducer(cluster.bootstrapServers)
         let description = try await producer.describeTopic("described", timeout: .seconds(20))
         #expect(description.partitionCount == 6 && description.brokerCount == 3)
@@ -52,10 +52,10 @@ struct KafkaProducerTests {
     }
 
     @Test func aBrokerDownHoldsItsPartitionsUntilItIsBack() async throws {
-        let cluster = try KafkaMockPeer(brokers: 3)
-        try cluster.createTopic("down", partitions: 3, replicationFactor: 3)
+        let cluster = try await KafkaMockPeer.start(brokers: 3)
+        try await cluster.createTopic("down", partitions: 3, replicationFactor: 3)
         for partition in Int32(0)..<3 {
-            try cluster.setLeader(topic: "down", partition: partition, broker: partition + 1)
+            try await cluster.setLeader(topic: "down", partition: partition, broker: partition + 1)
         }
         let producer = try makeProducer(cluster.bootstrapServers, properties: mockSafe)
         // Connected first, so the broker going down is a running producer losing a leader.
@@ -63,7 +63,7 @@ struct KafkaProducerTests {
             allDelivered(try await producer.send(eventMessages(topic: "down", count: 30, items: 30, prefix: "warm")))
         )
 
-        try cluster.setBrokerDown(1)
+        try await cluster.setBrokerDown(1)
         let messages = eventMessages(topic: "down", count: 900, items: 90)
         let done = OutcomeBox()
         try await producer.submit(messages) { done.store($0) }
@@ -74,7 +74,7 @@ struct KafkaProducerTests {
         }
         #expect(waiting, "\(producer.status)")
         #expect(done.outcomes == nil)
-        try cluster.setBrokerUp(1)
+        try await cluster.setBrokerUp(1)
         let outcomes = try #require(await done.wait(timeout: .seconds(90)))
         #expect(allDelivered(outcomes), firstFailure(outcomes))
 
@@ -84,8 +84,8 @@ struct KafkaProducerTests {
     }
 
     @Test func leaderChangesDuringAStreamLoseAndReorderNothing() async throws {
-        let cluster = try KafkaMockPeer(brokers: 3)
-        try cluster.createTopic("moving", partitions: 4, replicationFactor: 3)
+        let cluster = try await KafkaMockPeer.start(brokers: 3)
+        try await cluster.createTopic("moving", partitions: 4, replicationFactor: 3)
         let producer = try makeProducer(cluster.bootstrapServers, maxOutstanding: 200, properties: mockSafe)
         let messages = eventMessages(topic: "moving", count: 3_000, items: 40)
         let done = OutcomeBox()
@@ -99,7 +99,7 @@ struct KafkaProducerTests {
                 let target = UInt64(500 * (round + 1))
                 #expect(await pollUntil(timeout: .seconds(60)) { producer.status.delivered >= target })
                 for partition in Int32(0)..<4 {
-                    try cluster.setLeader(topic: "moving", partition: partition, broker: broker)
+                    try await cluster.setLeader(topic: "moving", partition: partition, broker: broker)
                 }
                 moves += 1
             }
@@ -114,13 +114,13 @@ struct KafkaProducerTests {
     }
 
     @Test func injectedRetriableProduceErrorsAreRetriedWithoutDuplicates() async throws {
-        let cluster = try KafkaMockPeer(brokers: 3)
-        try cluster.createTopic("flaky", partitions: 2, replicationFactor: 3)
+        let cluster = try await KafkaMockPeer.start(brokers: 3)
+        try await cluster.createTopic("flaky", partitions: 2, replicationFactor: 3)
         let producer = try makeProducer(cluster.bootstrapServers, properties: mockSafe)
         #expect(
             allDelivered(try await producer.send(eventMessages(topic: "flaky", count: 10, items: 5, prefix: "warm")))
         )
-        try cluster.failNextProduceRequests(
+        try await cluster.failNextProduceRequests(
             with: codes(.notLeaderForPartition, .requestTimedOut, .notEnoughReplicas, .transport, .notEnoughReplicas)
         )
         let messages = eventMessages(topic: "flaky", count: 1_000, items: 25)
@@ -132,14 +132,14 @@ struct KafkaProducerTests {
     }
 
     @Test func permanentProduceErrorsAreTypedFailures() async throws {
-        let cluster = try KafkaMockPeer(brokers: 1)
-        try cluster.createTopic("refused", partitions: 1, replicationFactor: 1)
+        let cluster = try await KafkaMockPeer.start(brokers: 1)
+        try await cluster.createTopic("refused", partitions: 1, replicationFactor: 1)
         let producer = try makeProducer(cluster.bootstrapServers)
         #expect(
             allDelivered(try await producer.send(eventMessages(topic: "refused", count: 1, items: 1, prefix: "warm")))
         )
 
-        try cluster.failNextProduceRequests(with: codes(.topicAuthorizationFailed))
+        try await cluster.failNextProduceRequests(with: codes(.topicAuthorizationFailed))
         let denied = try await producer.send(eventMessages(topic: "refused", count: 1, items: 1, prefix: "denied"))
         let error = try #require(denied.first?.error)
         #expect(error.kind == .authentication && error.code == .topicAuthorizationFailed, "\(error)")
@@ -154,13 +154,13 @@ struct KafkaProducerTests {
     /// message's payload as its error text when the message has one, which for a producer is the event itself: not
     /// NUL-terminated (a heap over-read), and the event's data in an error message and the log.
     @Test func aFailedDeliveryNeverQuotesTheMessage() async throws {
-        let cluster = try KafkaMockPeer(brokers: 1)
-        try cluster.createTopic("private", partitions: 1, replicationFactor: 1)
+        let cluster = try await KafkaMockPeer.start(brokers: 1)
+        try await cluster.createTopic("private", partitions: 1, replicationFactor: 1)
         let producer = try makeProducer(cluster.bootstrapServers)
         #expect(
             allDelivered(try await producer.send(eventMessages(topic: "private", count: 1, items: 1, prefix: "warm")))
         )
-        try cluster.failNextProduceRequests(with: codes(.topicAuthorizationFailed))
+        try await cluster.failNextProduceRequests(with: codes(.topicAuthorizationFailed))
         let denied = try await producer.send(eventMessages(topic: "private", count: 1, items: 1, prefix: "secret"))
         let error = try #require(denied.first?.error)
         #expect(!error.description.contains("secret_000000") && !error.description.contains("lorem"), "\(error)")
@@ -168,8 +168,8 @@ struct KafkaProducerTests {
     }
 
     @Test func expediteSendsWhatLingersAtOnce() async throws {
-        let cluster = try KafkaMockPeer(brokers: 1)
-        try cluster.createTopic("lingering", partitions: 2, replicationFactor: 1)
+        let cluster = try await KafkaMockPeer.start(brokers: 1)
+        try await cluster.createTopic("lingering", partitions: 2, replicationFactor: 1)
         // librdkafka's longest linger, 15 minutes: without expedite, none of these would be sent before the wait below
         // gives up.
         let producer = try makeProducer(cluster.bootstrapServers, properties: ["linger.ms": "900000"])
@@ -185,7 +185,7 @@ struct KafkaProducerTests {
     /// reports until they free room, then hands over the rest, in order; handed back, the last reports are the poll
     /// thread's.
     @Test func submitBlockingWaitsForRoomAndHandsOverEverythingInOrder() async throws {
-        let (cluster, producer) = try boundedProducer(topic: "blocking")
+        let (cluster, producer) = try await boundedProducer(topic: "blocking")
         let messages = eventMessages(topic: "blocking", count: 200, items: 20)
         let done = OutcomeBox()
         try await BlockingExecutor.shared.perform { [producer = UnsafeTransfer(value: producer)] in
@@ -202,13 +202,13 @@ struct KafkaProducerTests {
     }
 
     @Test func submitWaitsAtTheBoundAndCloseReportsWhatWasNeverDelivered() async throws {
-        let cluster = try KafkaMockPeer(brokers: 1)
-        try cluster.createTopic("bounded", partitions: 1, replicationFactor: 1)
+        let cluster = try await KafkaMockPeer.start(brokers: 1)
+        try await cluster.createTopic("bounded", partitions: 1, replicationFactor: 1)
         let producer = try makeProducer(cluster.bootstrapServers, maxOutstanding: 10)
         #expect(
             allDelivered(try await producer.send(eventMessages(topic: "bounded", count: 1, items: 1, prefix: "warm")))
         )
-        try cluster.setBrokerDown(1)
+        try await cluster.setBrokerDown(1)
 
         let done = OutcomeBox()
         let returned = Flag()

@@ -14,7 +14,7 @@ import Testing
 @Suite(.timeLimit(.minutes(5)))
 struct KafkaReportServingTests {
     @Test func theSubmittingThreadServesItsReportsUntilItHandsThemBack() async throws {
-        let (cluster, producer) = try boundedProducer(topic: "served")
+        let (cluster, producer) = try await boundedProducer(topic: "served")
         let messages = eventMessages(topic: "served", count: 100, items: 10)
         let done = OutcomeBox()
         let completedOn = Mutex<pthread_t?>(nil)
@@ -52,8 +52,8 @@ struct KafkaReportServingTests {
     /// itself: the brief flush runs on the runner when no report has landed, so what lingers goes out. With
     /// librdkafka's longest linger, nothing would be sent before this test gives up without it.
     @Test func sendLingeringOnTheRunnerSendsWhatLingersWhenNoReportComes() async throws {
-        let cluster = try KafkaMockPeer(brokers: 1)
-        try cluster.createTopic("lingering", partitions: 2, replicationFactor: 1)
+        let cluster = try await KafkaMockPeer.start(brokers: 1)
+        try await cluster.createTopic("lingering", partitions: 2, replicationFactor: 1)
         let producer = try makeProducer(cluster.bootstrapServers, properties: ["linger.ms": "900000"])
         let messages = eventMessages(topic: "lingering", count: 100, items: 10)
         let done = OutcomeBox()

@@ -95,9 +95,9 @@ func makeProducer(
 
 /// A one-broker cluster with `topic` (2 partitions) and a producer for it with at most ten messages outstanding, for
 /// tests of a submitting thread at the bound (keep the cluster as long as the producer).
-func boundedProducer(topic: String) throws -> (KafkaMockPeer, KafkaProducer) {
-    let cluster = try KafkaMockPeer(brokers: 1)
-    try cluster.createTopic(topic, partitions: 2, replicationFactor: 1)
+func boundedProducer(topic: String) async throws -> (KafkaMockPeer, KafkaProducer) {
+    let cluster = try await KafkaMockPeer.start(brokers: 1)
+    try await cluster.createTopic(topic, partitions: 2, replicationFactor: 1)
     return (cluster, try makeProducer(cluster.bootstrapServers, maxOutstanding: 10))
 }
 

@@ -9,7 +9,7 @@ import Testing
 struct MQTTClientTests {
     @Test func qos1PublishesAreAcknowledgedAndArriveWithTheirUserProperties() async throws {
         let broker = try await startedMosquitto()
-        let reader = try broker.followReader(topic: "directus/#")
+        let reader = try await broker.followReader(topic: "directus/#")
         let client = try await MQTTClient.connect(settings: try MQTTSettings(url: broker.url(), clientID: "bridge-a"))
         #expect(client.status.protocolVersion == 5 && client.status.connected)
         let messages = mqttMessages(count: 500, items: 20)
@@ -25,7 +25,7 @@ struct MQTTClientTests {
 
     @Test func qos2PublishesAreAcknowledgedOnPubcomp() async throws {
         let broker = try await startedMosquitto()
-        let reader = try broker.followReader(topic: "directus/#")
+        let reader = try await broker.followReader(topic: "directus/#")
         let client = try await MQTTClient.connect(
             settings: try MQTTSettings(url: broker.url(), clientID: "bridge-qos2", qos: 2)
         )
@@ -83,7 +83,7 @@ struct MQTTClientTests {
 
     @Test func aBrokerRestartMidStreamLosesNothing() async throws {
         let broker = try await startedMosquitto()
-        let reader = try broker.followReader(topic: "directus/#")
+        let reader = try await broker.followReader(topic: "directus/#")
         let client = try await MQTTClient.connect(
             settings: try MQTTSettings(url: broker.url(), clientID: "bridge-restart")
         )

@@ -20,11 +20,14 @@ func mqttMessages(count: Int, items: Int) -> [MQTTMessage] {
 
 /// A started broker in a new temporary directory.
 func startedMosquitto(tls: Bool = false, users: [String: String] = [:]) async throws -> MosquittoServer {
-    let broker = try MosquittoServer(
-        in: try TestEnvironment.makeTemporaryDirectory(prefix: "mosquitto"),
-        tls: tls,
-        users: users
-    )
+    // With `tls` the initializer makes certificates with a child process: off the cooperative pool.
+    let broker = try await BlockingExecutor.shared.perform {
+        try MosquittoServer(
+            in: try TestEnvironment.makeTemporaryDirectory(prefix: "mosquitto"),
+            tls: tls,
+            users: users
+        )
+    }
     try await broker.start()
     return broker
 }

@@ -17,6 +17,19 @@ import Testing
         }
     }
 
+    /// Below the kernel's ephemeral range: a socket bound to port 0 or an outgoing connection, which take their ports
+    /// from that range, cannot take it between `freeLoopbackPort` and the server's bind (nats-server stopped with
+    /// "address already in use" under load when the port was the kernel's choice for port 0).
+    @Test func freeLoopbackPortsAreBelowTheEphemeralRange() throws {
+        let range = try String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8)
+        let ephemeral = try #require(range.split(whereSeparator: \.isWhitespace).first.flatMap { Int($0) })
+        try #require(ephemeral > 11_000, "this machine's ephemeral range starts at \(ephemeral)")
+        for _ in 0..<200 {
+            let port = try freeLoopbackPort()
+            #expect(port >= 10_000 && port < ephemeral, "port \(port)")
+        }
+    }
+
     /// A server whose port another process took in the meantime does not start, even though something accepts
     /// connections on that port.
     @Test func aNATSServerWhosePortIsTakenDoesNotStart() throws {

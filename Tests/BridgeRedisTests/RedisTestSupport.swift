@@ -53,12 +53,15 @@ func expectStored(
 func startedRedis(tls: Bool = false, password: String? = nil, user: (name: String, password: String)? = nil)
     async throws -> RedisServer
 {
-    let server = try RedisServer(
-        in: try TestEnvironment.makeTemporaryDirectory(prefix: "redis"),
-        tls: tls,
-        password: password,
-        user: user
-    )
+    // With `tls` the initializer makes certificates with a child process: off the cooperative pool.
+    let server = try await BlockingExecutor.shared.perform {
+        try RedisServer(
+            in: try TestEnvironment.makeTemporaryDirectory(prefix: "redis"),
+            tls: tls,
+            password: password,
+            user: user
+        )
+    }
     try await server.start()
     return server
 }

@@ -16,7 +16,10 @@ public final class BridgeProcess: @unchecked Sendable {
     /// `exec`s it, so `pid` is the bridge's). With `user` (root only) it runs as that uid and gid, through
     /// `setpriv`, which `exec`s it too.
     public init(
-        arguments: [String], directory: URL, environment: [String: String] = [:], umask: String? = nil,
+        arguments: [String],
+        directory: URL,
+        environment: [String: String] = [:],
+        umask: String? = nil,
         user: uid_t? = nil
     ) throws {
         self.directory = directory
@@ -34,7 +37,8 @@ public final class BridgeProcess: @unchecked Sendable {
                 ["--reuid=\(user)", "--regid=\(user)", "--clear-groups", TestEnvironment.bridgeBinary] + arguments
         } else if let umask {
             process.executableURL = URL(fileURLWithPath: "/bin/sh")
-            process.arguments = ["-c", "umask \(umask) && exec \"$0\" \"$@\"", TestEnvironment.bridgeBinary] + arguments
+            process.arguments =
+                ["-c", "umask \(umask) && exec \"$0\" \"$@\"", TestEnvironment.bridgeBinary] + arguments
         } else {
             process.executableURL = URL(fileURLWithPath: TestEnvironment.bridgeBinary)
             process.arguments = arguments
@@ -64,12 +68,19 @@ public final class BridgeProcess: @unchecked Sendable {
 
     /// Writes `yaml` to `bridge.yaml` in a new temporary directory and runs `directus-bridge run` there.
     public static func run(
-        config yaml: String, in directory: URL? = nil, environment: [String: String] = [:], umask: String? = nil
+        config yaml: String,
+        in directory: URL? = nil,
+        environment: [String: String] = [:],
+        umask: String? = nil
     ) throws -> BridgeProcess {
         let dir = try directory ?? TestEnvironment.makeTemporaryDirectory(prefix: "bridge-run")
         try yaml.write(to: dir.appendingPathComponent("bridge.yaml"), atomically: true, encoding: .utf8)
         return try BridgeProcess(
-            arguments: ["run", "--config", "bridge.yaml"], directory: dir, environment: environment, umask: umask)
+            arguments: ["run", "--config", "bridge.yaml"],
+            directory: dir,
+            environment: environment,
+            umask: umask
+        )
     }
 
     deinit {
@@ -128,6 +139,28 @@ public final class BridgeProcess: @unchecked Sendable {
 
     /// Sends `signal` (SIGTERM, SIGINT, SIGKILL, SIGHUP).
     public func send(_ signal: Int32) { kill(process.processIdentifier, signal) }
+
+    /// Sends `signal` and waits until the bridge has taken it: the kernel no longer holds it pending for the process
+    /// (`ShdPnd` in `/proc/PID/status`), so one of its threads is in the handler or past it. `kill` returns once the
+    /// signal is queued; on a loaded machine the bridge's threads can go on for a while before one takes it, and a
+    /// test that means "after the signal was delivered" must not count that while as after (seen 1 in 4 at load 23–27
+    /// in `LiveSessionTests.aFileSinkIsReopenedOnSIGHUPForLogrotate`). False when it is still pending after `timeout`,
+    /// stretched by `TestEnvironment.patience`.
+    public func sendAndWaitUntilTaken(_ signal: Int32, timeout: TimeInterval = 10) -> Bool {
+        send(signal)
+        let status = "/proc/\(process.processIdentifier)/status"
+        let bit = UInt64(1) << UInt64(signal - 1)
+        let deadline = Date().addingTimeInterval(TestEnvironment.patient(timeout))
+        while Date() < deadline {
+            guard let text = try? String(contentsOfFile: status, encoding: .utf8),
+                let line = text.split(separator: "\n").first(where: { $0.hasPrefix("ShdPnd:") }),
+                let pending = UInt64(line.dropFirst("ShdPnd:".count).trimmingCharacters(in: .whitespaces), radix: 16)
+            else { return false }
+            if pending & bit == 0 { return true }
+            usleep(1_000)
+        }
+        return false
+    }
 
     /// Waits for the process to exit and returns its exit status (nil when `timeout`, stretched by
     /// `TestEnvironment.patience`, passed first).

@@ -1,3 +1,4 @@
+import BridgeSystem
 import Foundation
 
 /// librdkafka's mock Kafka cluster in a helper process of its own (Tests/tools/broker_peers/kafka_mock.py): brokers
@@ -43,9 +44,19 @@ public final class KafkaMockPeer: @unchecked Sendable {
         bootstrapServers = String(first.dropFirst("BOOTSTRAP ".count))
     }
 
+    /// `init` on `BlockingExecutor.shared`, for async tests: the wait for the helper's first line (a Python and
+    /// librdkafka start-up, seconds on a loaded machine) would otherwise hold one of the cooperative pool's two
+    /// threads (`PythonServer.start`).
+    public static func start(brokers: Int) async throws -> KafkaMockPeer {
+        try await BlockingExecutor.shared.perform { try KafkaMockPeer(brokers: brokers) }
+    }
+
+    /// Ends the helper and waits for its exit on `BlockingExecutor.shared`: the last reference often goes on the
+    /// cooperative pool.
     deinit {
         try? input.close()  // the helper exits at end of input
-        ChildExit.wait(process)
+        let process = process
+        BlockingExecutor.shared.submit { ChildExit.wait(process) }
     }
 
     /// Creates `topic` with `partitions` partitions, each replicated on `replicationFactor` brokers.
@@ -72,6 +83,32 @@ public final class KafkaMockPeer: @unchecked Sendable {
     /// The next `codes.count` produce requests (to any broker) fail with these librdkafka error codes, in order.
     public func failNextProduceRequests(with codes: [Int32]) throws {
         try command("errors " + codes.map(String.init).joined(separator: ","))
+    }
+
+    /// `createTopic` on `BlockingExecutor.shared`, for async tests: each command waits for the helper's answer, a
+    /// moment on a quiet machine but seconds on a loaded one, which would hold one of the cooperative pool's threads.
+    public func createTopic(_ topic: String, partitions: Int, replicationFactor: Int) async throws {
+        try await command("topic \(topic) \(partitions) \(replicationFactor)")
+    }
+
+    /// `setLeader` on `BlockingExecutor.shared`, for async tests.
+    public func setLeader(topic: String, partition: Int32, broker: Int32) async throws {
+        try await command("leader \(topic) \(partition) \(broker)")
+    }
+
+    /// `setBrokerDown` on `BlockingExecutor.shared`, for async tests.
+    public func setBrokerDown(_ broker: Int32) async throws { try await command("down \(broker)") }
+
+    /// `setBrokerUp` on `BlockingExecutor.shared`, for async tests.
+    public func setBrokerUp(_ broker: Int32) async throws { try await command("up \(broker)") }
+
+    /// `failNextProduceRequests` on `BlockingExecutor.shared`, for async tests.
+    public func failNextProduceRequests(with codes: [Int32]) async throws {
+        try await command("errors " + codes.map(String.init).joined(separator: ","))
+    }
+
+    private func command(_ line: String) async throws {
+        try await BlockingExecutor.shared.perform { try self.command(line) }
     }
 
     private func command(_ line: String) throws {

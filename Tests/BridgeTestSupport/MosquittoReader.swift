@@ -13,10 +13,16 @@ public struct ReceivedMQTTMessage: Decodable, Sendable {
 extension MosquittoServer {
     /// A paho-mqtt subscriber to `topic` with a persistent session (`clientID`), subscribed once this returns.
     public func followReader(topic: String, clientID: String = "bridge-test-reader") throws -> PythonServer {
-        try PythonServer(
-            script: "broker_peers/mqtt_read.py",
-            arguments: [url(), topic, "follow", "--client-id", clientID] + (certificates.map { ["--ca", $0.ca] } ?? [])
-        )
+        try PythonServer(script: "broker_peers/mqtt_read.py", arguments: followArguments(topic, clientID))
+    }
+
+    /// `followReader` started on `BlockingExecutor.shared`, for async tests (`PythonServer.start`).
+    public func followReader(topic: String, clientID: String = "bridge-test-reader") async throws -> PythonServer {
+        try await PythonServer.start(script: "broker_peers/mqtt_read.py", arguments: followArguments(topic, clientID))
+    }
+
+    private func followArguments(_ topic: String, _ clientID: String) -> [String] {
+        [url(), topic, "follow", "--client-id", clientID] + (certificates.map { ["--ca", $0.ca] } ?? [])
     }
 
     /// What a new clean subscriber to `topic` receives (retained messages) before the broker falls silent.

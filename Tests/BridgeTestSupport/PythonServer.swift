@@ -6,7 +6,7 @@ import Foundation
 /// Protocol with the script: it binds to 127.0.0.1 port 0 (or as its arguments say) and prints one line
 /// `READY <port>` on stdout once it accepts connections. Everything else it prints goes to the captured log.
 /// The process is killed by `stop()` or when the object is released, so a failing test never leaks a server.
-public final class PythonServer: @unchecked Sendable {
+public final class PythonServer: StoppableServer, @unchecked Sendable {
     // @unchecked: `process` and the pipes are set once in init; `log` is guarded by `lock`.
     /// The TCP port the server listens on.
     public let port: Int
@@ -86,6 +86,12 @@ public final class PythonServer: @unchecked Sendable {
 
     /// Whether the process is still running.
     public var isRunning: Bool { process.isRunning }
+
+    /// `stop()` on `BlockingExecutor.shared`, for async tests (`withServer`): the wait for the exit would hold one of
+    /// the cooperative pool's two threads.
+    public func stop() async throws {
+        try await BlockingExecutor.shared.perform { self.stop() }
+    }
 
     /// Kills the server (SIGTERM, then SIGKILL after one second), waits for it, and closes the pipes of its output:
     /// Foundation's Process keeps them open as long as it lives, and never frees some of its objects (two descriptors

@@ -5,7 +5,7 @@ import Foundation
 ///
 /// Hooks go to `hookURL(path)`; `script`, `setSecrets`, `down`/`up` shape its behaviour; `requests` returns every
 /// request it saw, with `standardwebhooks`' verdict per configured secret.
-public final class WebhookReceiver: @unchecked Sendable {
+public final class WebhookReceiver: StoppableServer, @unchecked Sendable {
     // @unchecked: `server` and `hookPort` are immutable after init; PythonServer is thread-safe.
     /// The process.
     public let server: PythonServer
@@ -62,6 +62,9 @@ public final class WebhookReceiver: @unchecked Sendable {
 
     /// Stops the receiver.
     public func stop() { server.stop() }
+
+    /// Stops the receiver on `BlockingExecutor.shared` (`PythonServer.stop`).
+    public func stop() async throws { try await server.stop() }
 
     /// `http://127.0.0.1:<hook port><path>`.
     public func hookURL(_ path: String = "/hook") -> String { "http://127.0.0.1:\(hookPort)\(path)" }
@@ -144,7 +147,12 @@ public final class WebhookReceiver: @unchecked Sendable {
         let answer: FetchedResponse
         do {
             answer = try HTTPFetch.request(
-                method, "http://127.0.0.1:\(port)\(path)", headers: headers, body: encoded, timeout: 10)
+                method,
+                "http://127.0.0.1:\(port)\(path)",
+                headers: headers,
+                body: encoded,
+                timeout: 10
+            )
         } catch {
             throw EmulatorError(message: "receiver \(path): \(error)")
         }

@@ -8,7 +8,7 @@ import Testing
 /// Opening connections: rejected and broken upgrades, unreachable servers, timeouts, cancellation.
 @Suite struct ConnectionTests {
     @Test func aRejectedUpgradeCarriesStatusAndBody() async throws {
-        let server = try Peers.raw()
+        let server = try await Peers.raw()
         let unauthorized = try #require(
             await connectError("ws://127.0.0.1:\(server.port)/reject?status=401&body=no%20token")
         )
@@ -29,13 +29,13 @@ import Testing
 
     @Test(arguments: ["/bad-accept", "/extension", "/no-upgrade", "/not-http"])
     func aBrokenUpgradeIsAnInvalidHandshake(path: String) async throws {
-        let server = try Peers.raw()
+        let server = try await Peers.raw()
         let error = await connectError("ws://127.0.0.1:\(server.port)\(path)")
         #expect(error?.kind == .invalidHandshake)
     }
 
     @Test func framesThatArriveWithThe101AreNotLost() async throws {
-        let server = try Peers.raw()
+        let server = try await Peers.raw()
         let connection = try await connect("ws://127.0.0.1:\(server.port)/request?x=%20y&id=\(makeID())")
         let description = try #require(try await connection.next().text)
         #expect(description.contains(#""target": "/request?x=%20y"#))

@@ -10,7 +10,7 @@ import Testing
 @Suite struct EchoConformanceTests {
     @Test(arguments: [0, 125, 126, 65535, 65536, 1 << 20])
     func echoesTextOfBoundarySizes(size: Int) async throws {
-        let server = try Peers.echo()
+        let server = try await Peers.echo()
         let connection = try await connect("ws://127.0.0.1:\(server.port)/")
         let text = sampleText(bytes: size)
         try await connection.send(text: text)
@@ -20,7 +20,7 @@ import Testing
 
     @Test(arguments: [0, 125, 126, 65535, 65536, 1 << 20])
     func echoesBinaryOfBoundarySizes(size: Int) async throws {
-        let server = try Peers.echo()
+        let server = try await Peers.echo()
         let connection = try await connect("ws://127.0.0.1:\(server.port)/")
         let bytes = (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 131 &+ 7) }
         try await connection.send(binary: bytes)
@@ -29,7 +29,7 @@ import Testing
     }
 
     @Test func returnsMessagesInBatchesAndInOrder() async throws {
-        let server = try Peers.echo()
+        let server = try await Peers.echo()
         let connection = try await connect("ws://127.0.0.1:\(server.port)/")
         let count = 2000
         let received = try await blocking {
@@ -50,14 +50,17 @@ import Testing
     }
 
     @Test func writersSendWhileAReaderWaits() async throws {
-        let server = try Peers.echo()
+        let server = try await Peers.echo()
         let connection = try await connect("ws://127.0.0.1:\(server.port)/")
         let writers = 4
         let perWriter = 250
         async let readerResult: [String] = blocking {
             var texts: [String] = []
             while texts.count < writers * perWriter {
-                let batch = try connection.receiveBatch(timeout: .seconds(5) * TestEnvironment.patience, maxMessages: 64)
+                let batch = try connection.receiveBatch(
+                    timeout: .seconds(5) * TestEnvironment.patience,
+                    maxMessages: 64
+                )
                 if batch.isEmpty { break }
                 texts += batch.compactMap(\.text)
             }
@@ -85,7 +88,7 @@ import Testing
     }
 
     @Test func sendsTheRequestTargetAndExtraHeaders() async throws {
-        let server = try Peers.echo()
+        let server = try await Peers.echo()
         let options = WebSocketOptions(headers: [("X-Bridge-Test", "yes"), ("Authorization", "Bearer t0ken")])
         let connection = try await connect("ws://localhost:\(server.port)/some/path?access_token=abc", options: options)
         try await connection.send(text: "__request__")
@@ -100,7 +103,7 @@ import Testing
     }
 
     @Test func clientCloseReportsThePeersCodeAndReason() async throws {
-        let server = try Peers.echo()
+        let server = try await Peers.echo()
         let connection = try await connect("ws://127.0.0.1:\(server.port)/")
         let info = await connection.close(code: 4000, reason: "bye now")
         #expect(info == WebSocketCloseInfo(code: 4000, reason: "bye now"))  // websockets echoes the close
@@ -110,7 +113,7 @@ import Testing
     }
 
     @Test func serverCloseEndsReadsAndSends() async throws {
-        let server = try Peers.echo()
+        let server = try await Peers.echo()
         let connection = try await connect("ws://127.0.0.1:\(server.port)/")
         try await connection.send(text: "__close__ 4001 going away")
         let error = try #require(await connection.nextError())
@@ -125,7 +128,7 @@ import Testing
     }
 
     @Test func closeWhileAnotherThreadIsReading() async throws {
-        let server = try Peers.echo()
+        let server = try await Peers.echo()
         let connection = try await connect("ws://127.0.0.1:\(server.port)/")
         async let readerError: WebSocketError? = blocking {
             do {
@@ -154,7 +157,7 @@ import Testing
 
     @Test(.enabled(if: loopbackIPv6Works(), "::1 is not configured"))
     func connectsOverIPv6() async throws {
-        let server = try Peers.echoIPv6()
+        let server = try await Peers.echoIPv6()
         let connection = try await connect("ws://[::1]:\(server.port)/v6")
         #expect(connection.remoteAddress.isIPv6)
         try await connection.send(text: "over six")

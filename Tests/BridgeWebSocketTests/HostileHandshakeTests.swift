@@ -85,14 +85,15 @@ import Testing
     /// Connects to a raw peer of its own (not the run's shared one, which other suites wait on while it floods).
     private func connectError(_ head: String, query: String = "") async throws -> WebSocketError? {
         let server = try await PythonServer.start(script: "ws_peers/peer.py", arguments: ["raw"])
-        defer { server.stop() }
-        let hex = hexString(Array(head.utf8))
-        do {
-            let connection = try await connect("ws://127.0.0.1:\(server.port)/answer?hex=\(hex)\(query)")
-            connection.abort()
-            return nil
-        } catch {
-            return error as? WebSocketError
+        return try await withServer(server) {
+            let hex = hexString(Array(head.utf8))
+            do {
+                let connection = try await connect("ws://127.0.0.1:\(server.port)/answer?hex=\(hex)\(query)")
+                connection.abort()
+                return nil
+            } catch {
+                return error as? WebSocketError
+            }
         }
     }
 

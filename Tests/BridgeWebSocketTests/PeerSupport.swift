@@ -4,29 +4,28 @@ import Foundation
 
 @testable import BridgeWebSocket
 
-/// Why a shared helper server could not start (a Sendable copy of the error text).
+/// What a peer did not do in time (`WebSocketConnection.next`).
 struct PeerStartError: Error, CustomStringConvertible {
     let description: String
 }
 
-/// The Python peers of `Tests/tools/ws_peers/peer.py`, started once per test process and shared by the tests
-/// (each test uses its own connections). The peers exit on their own when this process ends.
+/// The Python peers of `Tests/tools/ws_peers/peer.py`, started once per test process by the first test that asks
+/// (`SharedServer`) and shared by the tests (each test uses its own connections). The peers exit on their own when
+/// this process ends.
 enum Peers {
-    private static let echoServer = start(["echo"])
-    private static let echoServerIPv6 = start(["echo", "--host", "::1"])
-    private static let rawServer = start(["raw"])
+    private static let echoServer = shared(["echo"])
+    private static let echoServerIPv6 = shared(["echo", "--host", "::1"])
+    private static let rawServer = shared(["raw"])
 
     /// The `websockets` library echo server on 127.0.0.1.
-    static func echo() throws -> PythonServer { try echoServer.get() }
+    static func echo() async throws -> PythonServer { try await echoServer.get() }
     /// The same on ::1.
-    static func echoIPv6() throws -> PythonServer { try echoServerIPv6.get() }
+    static func echoIPv6() async throws -> PythonServer { try await echoServerIPv6.get() }
     /// The hand-written peer that breaks the protocol on request.
-    static func raw() throws -> PythonServer { try rawServer.get() }
+    static func raw() async throws -> PythonServer { try await rawServer.get() }
 
-    static func start(_ arguments: [String]) -> Result<PythonServer, PeerStartError> {
-        Result {
-            try PythonServer(script: "ws_peers/peer.py", arguments: arguments)
-        }.mapError { PeerStartError(description: "\($0)") }
+    private static func shared(_ arguments: [String]) -> SharedServer<PythonServer> {
+        SharedServer { try PythonServer(script: "ws_peers/peer.py", arguments: arguments) }
     }
 }
 

@@ -12,7 +12,7 @@ import Testing
     private func open(_ path: String, _ query: String = "", id: String, options: WebSocketOptions = WebSocketOptions())
         async throws -> (WebSocketConnection, PythonServer)
     {
-        let server = try Peers.raw()
+        let server = try await Peers.raw()
         let separator = query.isEmpty ? "" : "&"
         let connection = try await connect(
             "ws://127.0.0.1:\(server.port)\(path)?\(query)\(separator)id=\(id)",

@@ -117,7 +117,7 @@ extension TestCertificates {
     }
 
     @Test func aPlainServerIsNotMistakenForTLS() async throws {
-        let server = try Peers.echo()
+        let server = try await Peers.echo()
         let error = try #require(await tlsError("wss://127.0.0.1:\(server.port)/", TLSConfiguration()))
         #expect(error.kind == .tls)
         #expect(!error.isCertificateProblem)

@@ -2,10 +2,10 @@ import BridgeHTTP
 import BridgeTestSupport
 import Testing
 
-@testable import BridgeCore
-@testable import BridgeEvents
-@testable import BridgeDirectus
 @testable import BridgeActivity
+@testable import BridgeCore
+@testable import BridgeDirectus
+@testable import BridgeEvents
 @testable import BridgeSinks
 
 /// A receiver that answers with hostile `Retry-After` values (issue 10, defect 1), against the real
@@ -27,15 +27,16 @@ struct HostileReceiverTests {
     ])
     func aRetriedAnswerWaitsAtMostTheLongestScheduledDelay(retryAfter: String, minimumGap: Double) async throws {
         let receiver = try await WebhookReceiver.start()
-        defer { receiver.stop() }
-        try receiver.script(steps: [["status": 503, "headers": ["retry-after": retryAfter]]])
-        let requests = try await deliver([webhookEvent(0, key: "a"), webhookEvent(1, key: "a")], to: receiver)
-        // The same item's next event waited for the retry: nothing was reordered.
-        #expect(requests.map(\.id) == ["evt_0", "evt_0", "evt_1"])
-        #expect(requests.map(\.status) == [503, 204, 204])
-        if requests.count == 3 {
-            let gap = requests[1].time - requests[0].time
-            #expect(gap >= minimumGap - 0.005, "retried \(gap) s later for Retry-After \(retryAfter)")
+        try await withServer(receiver) {
+            try receiver.script(steps: [["status": 503, "headers": ["retry-after": retryAfter]]])
+            let requests = try await deliver([webhookEvent(0, key: "a"), webhookEvent(1, key: "a")], to: receiver)
+            // The same item's next event waited for the retry: nothing was reordered.
+            #expect(requests.map(\.id) == ["evt_0", "evt_0", "evt_1"])
+            #expect(requests.map(\.status) == [503, 204, 204])
+            if requests.count == 3 {
+                let gap = requests[1].time - requests[0].time
+                #expect(gap >= minimumGap - 0.005, "retried \(gap) s later for Retry-After \(retryAfter)")
+            }
         }
     }
 
@@ -43,12 +44,13 @@ struct HostileReceiverTests {
     @Test(arguments: [200, 204])
     func aSuccessWithAHostileDateIsDelivered(status: Int) async throws {
         let receiver = try await WebhookReceiver.start()
-        defer { receiver.stop() }
-        try receiver.script(defaultStep: [
-            "status": status, "headers": ["retry-after": "Sun, 06 Nov 99999999999999999 08:49:37 GMT"],
-        ])
-        let requests = try await deliver([webhookEvent(0), webhookEvent(1)], to: receiver)
-        #expect(requests.map(\.id).sorted() == ["evt_0", "evt_1"])
+        try await withServer(receiver) {
+            try receiver.script(defaultStep: [
+                "status": status, "headers": ["retry-after": "Sun, 06 Nov 99999999999999999 08:49:37 GMT"],
+            ])
+            let requests = try await deliver([webhookEvent(0), webhookEvent(1)], to: receiver)
+            #expect(requests.map(\.id).sorted() == ["evt_0", "evt_1"])
+        }
     }
 
     /// Runs the delivery service on the real engine until the outbox is empty; returns what the receiver saw.

@@ -1,6 +1,6 @@
 package import BridgeEvents
-package import BridgeNATS
 internal import BridgeJSON
+package import BridgeNATS
 package import BridgeSystem
 internal import Synchronization
 
@@ -29,7 +29,11 @@ package final class LeaseKeeper: DeliveryPermit {
 
     /// A keeper of `keys.lease` in `store` for `lease`, reporting into `registry` and `health`.
     package init(
-        store: KeyValueStore, keys: SharedStateKeys, lease: Duration, registry: MetricsRegistry, health: HealthState,
+        store: KeyValueStore,
+        keys: SharedStateKeys,
+        lease: Duration,
+        registry: MetricsRegistry,
+        health: HealthState,
         logger: Logger
     ) {
         self.store = store
@@ -44,7 +48,8 @@ package final class LeaseKeeper: DeliveryPermit {
         // The keeper lives as long as the process's registry (the gauges hold it).
         for role in ["active", "standby"] {
             registry.gaugeFunction(
-                "directus_bridge_role", help: "1 for this bridge's role among the bridges sharing its state.",
+                "directus_bridge_role",
+                help: "1 for this bridge's role among the bridges sharing its state.",
                 labels: [("role", role)]
             ) { [self] in (role == "active") == mayDeliver() ? 1 : 0 }
         }
@@ -108,7 +113,8 @@ package final class LeaseKeeper: DeliveryPermit {
             case .renew(let revision, let deadline):
                 await renew(expecting: revision, deadline: deadline)
             case .wait(let until):
-                // The machine's own schedule (the next renewal, a standby's next read): a real timer.
+                // The machine's own schedule (the next renewal, a standby's next read): a real timer. A standby's
+                // read finds a lease whose holder died, which tells no one; only time shows it expired.
                 await stop.sleep(for: max(.milliseconds(1), until - ContinuousClock.now))
             }
         }
@@ -195,7 +201,9 @@ package final class LeaseKeeper: DeliveryPermit {
 
     private static func makeHolder() -> String {
         var name = [CChar](repeating: 0, count: 256)
-        let host = gethostname(&name, name.count - 1) == 0 ? name.withUnsafeBufferPointer { PeerText.string($0.baseAddress, maximumLength: 64) } : "host"
+        let host =
+            gethostname(&name, name.count - 1) == 0
+            ? name.withUnsafeBufferPointer { PeerText.string($0.baseAddress, maximumLength: 64) } : "host"
         return "\(host):\(getpid()):\(String(UInt32.random(in: 0...UInt32.max), radix: 16))"
     }
 }

@@ -19,7 +19,8 @@ extension BridgeRuntime {
         var backoff = Backoff(initialDelay: .milliseconds(250), maxDelay: config.directus.reconnect.maxDelay)
         let settings = NATSSettings(servers: state.servers, name: "directus-bridge-state")
         let bucket = KeyValueSettings(bucket: state.bucket, replicas: state.servers.count >= 3 ? 3 : 1)
-        let opened = await retrying(until: stop, backoff: &backoff) { () async throws -> (NATSConnection, KeyValueStore) in
+        let opened = await retrying(until: stop, backoff: &backoff) {
+            () async throws -> (NATSConnection, KeyValueStore) in
             let connection = try await NATSConnection.connect(settings: settings, logger: log)
             do {
                 return (connection, try await KeyValueStore.open(connection: connection, settings: bucket))
@@ -33,22 +34,40 @@ extension BridgeRuntime {
             } else {
                 log.warning(
                     "shared state store unreachable; retrying",
-                    metadata: [LogKey.error: "\(error)", LogKey.delay: delay])
+                    metadata: [LogKey.error: "\(error)", LogKey.delay: delay]
+                )
             }
             return delay
         }
         guard let (connection, store) = opened else { return .cleanShutdown }
         let keys = SharedStateKeys(name: state.name)
         let keeper = LeaseKeeper(
-            store: store, keys: keys, lease: state.lease, registry: first.registry, health: first.health, logger: log)
+            store: store,
+            keys: keys,
+            lease: state.lease,
+            registry: first.registry,
+            health: first.health,
+            logger: log
+        )
         log.info(
-            "waiting for the lease", metadata: ["state.bucket": state.bucket, "state.name": state.name,
-                "lease.holder": keeper.holder])
+            "waiting for the lease",
+            metadata: [
+                "state.bucket": state.bucket, "state.name": state.name,
+                "lease.holder": keeper.holder,
+            ]
+        )
         // The keeper has a stop of its own: it releases the lease only after the last term drained.
         let keeperStop = ShutdownSignal()
         async let keeping: Void = keeper.run(stop: keeperStop)
         let outcome = await runTerms(
-            first, sinks: sinks, store: store, keys: keys, keeper: keeper, stop: stop, log: log)
+            first,
+            sinks: sinks,
+            store: store,
+            keys: keys,
+            keeper: keeper,
+            stop: stop,
+            log: log
+        )
         keeperStop.trigger()
         await keeping
         await connection.close()
@@ -56,8 +75,13 @@ extension BridgeRuntime {
     }
 
     private func runTerms(
-        _ first: RuntimeComponents, sinks: SharedSinkState, store: KeyValueStore, keys: SharedStateKeys, keeper: LeaseKeeper,
-        stop: ShutdownSignal, log: Logger
+        _ first: RuntimeComponents,
+        sinks: SharedSinkState,
+        store: KeyValueStore,
+        keys: SharedStateKeys,
+        keeper: LeaseKeeper,
+        stop: ShutdownSignal,
+        log: Logger
     ) async -> RuntimeOutcome {
         var components = first
         defer { components.closeFiles() }  // the last term's; `run` closes the first's
@@ -65,8 +89,12 @@ extension BridgeRuntime {
             let generation = keeper.roleGeneration
             let term = ShutdownSignal()
             let backend = SharedCursorBackend(
-                store: store, keys: keys, holder: keeper.holder, logger: log,
-                fenced: { [keeper] reason in keeper.fenced(reason) })
+                store: store,
+                keys: keys,
+                holder: keeper.holder,
+                logger: log,
+                fenced: { [keeper] reason in keeper.fenced(reason) }
+            )
             sinks.begin(SharedSinkState.Term(store: store, keys: keys, writer: backend))
             // Read before the takeover: a `resync` written after it moves the mark past this.
             let resyncMark = try? await BlockingExecutor.shared.perform {
@@ -83,7 +111,10 @@ extension BridgeRuntime {
             }()
             async let resync = Self.watchResync(store: store, keys: keys, since: resyncMark, term: term)
             let outcome = await runTerm(
-                components, term: SharedTermState(cursors: backend, keeper: keeper), stop: term)
+                components,
+                term: SharedTermState(cursors: backend, keeper: keeper),
+                stop: term
+            )
             term.trigger()
             await ended
             await stopped
@@ -111,9 +142,16 @@ extension BridgeRuntime {
             components.closeFiles()
             do {
                 components = try await RuntimeComponents.build(
-                    config: config, version: version, commit: commit, logHandler: logHandler,
-                    reopenRequests: first.reopenRequests, logger: logger, registry: first.registry,
-                    health: first.health, sinkState: sinks)
+                    config: config,
+                    version: version,
+                    commit: commit,
+                    logHandler: logHandler,
+                    reopenRequests: first.reopenRequests,
+                    logger: logger,
+                    registry: first.registry,
+                    health: first.health,
+                    sinkState: sinks
+                )
             } catch {
                 return error
             }
@@ -124,11 +162,16 @@ extension BridgeRuntime {
     /// While `term` runs, reads `<name>.resync` every 2 s; when it moved past `seen` (a `resync` was written), ends
     /// the term and returns true. Nothing to compare with when the mark could not be read at the term's start.
     private static func watchResync(
-        store: KeyValueStore, keys: SharedStateKeys, since seen: UInt64?, term: ShutdownSignal
+        store: KeyValueStore,
+        keys: SharedStateKeys,
+        since seen: UInt64?,
+        term: ShutdownSignal
     ) async -> Bool {
         guard let seen else { return false }
         // A periodic read, the timer being the latency of `resync`: the request is written into the bucket by
-        // another process, possibly on another machine.
+        // another process, possibly on another machine. Only a watch of the key (NATS's `kvStore_Watch`) could ring
+        // here, and `KeyValueStore` has none: it would need a thread of its own and its own reconnect handling, for
+        // one read every 2 s against the 10 s a running bridge is given (README.md, `resync`).
         while await term.sleep(for: .seconds(2)) {
             let mark = try? await BlockingExecutor.shared.perform {
                 try SharedResyncRequest.mark(in: store, keys: keys)

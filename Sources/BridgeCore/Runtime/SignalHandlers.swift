@@ -3,16 +3,16 @@ package import BridgeSystem
 internal import Synchronization
 
 #if canImport(Glibc)
-@preconcurrency import Glibc
+    @preconcurrency import Glibc
 #endif
 
 /// SIGINT/SIGTERM start a graceful shutdown; a second one exits at once (the outbox and the cursor are committed
-/// transactionally, so state stays consistent); SIGHUP reopens NDJSON files.
+/// transactionally, so state stays consistent); SIGHUP reopens NDJSON files and the JSON log copy.
 ///
 /// The handlers are installed with `sigaction` before `init` returns, and a signal only writes its number to a pipe
 /// that a thread of this object reads; SIGHUP's handler also counts the reopen request itself
-/// (`ReopenRequests.signalled`), so that no write starting after the signal was delivered goes to the rotated file,
-/// however late the thread runs (it only wakes the idle sinks).
+/// (`ReopenRequests.signalled`, and `HangUpCount.process` for the JSON log copy), so that no write starting after
+/// the signal was delivered goes to the rotated file, however late the thread runs (it only wakes the idle sinks).
 ///
 /// Dispatch signal sources were used before: they arm themselves asynchronously after `resume()`, and a signal in
 /// between met the `SIG_IGN` they need and was lost — a SIGTERM sent as soon as the bridge logged its start-up
@@ -54,6 +54,8 @@ package final class SignalHandlers: Sendable {
             close(ends[1])
             throw error
         }
+        // Made here, not in the handler: a static's first use allocates (`HangUpCount.process`).
+        _ = HangUpCount.process
         signalReopenRequests.store(Unmanaged.passUnretained(reopen), ordering: .releasing)
         signalPipeWriteEnd.store(ends[1], ordering: .releasing)
         for number in Self.handled {
@@ -91,8 +93,11 @@ private let signalReopenRequests = Atomic<Unmanaged<ReopenRequests>?>(nil)
 private func forwardSignalToPipe(_ number: Int32) {
     let savedErrno = errno
     // No retain or release (not async-signal-safe in general): the active `SignalHandlers` holds the object.
-    if number == SIGHUP, let requests = signalReopenRequests.load(ordering: .acquiring) {
-        requests._withUnsafeGuaranteedRef { $0.signalled() }
+    if number == SIGHUP {
+        HangUpCount.process.signalled()  // the JSON log copy's reopen (`LogCopyFile`)
+        if let requests = signalReopenRequests.load(ordering: .acquiring) {
+            requests._withUnsafeGuaranteedRef { $0.signalled() }
+        }
     }
     let descriptor = signalPipeWriteEnd.load(ordering: .acquiring)
     if descriptor >= 0 {

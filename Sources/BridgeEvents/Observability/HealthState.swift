@@ -1,3 +1,4 @@
+package import BridgeSystem
 internal import Synchronization
 
 /// What `/readyz` reports: the bridge is ready only when connected, authenticated, every subscription initialised
@@ -82,8 +83,13 @@ public final class HealthState: Sendable {
         sinkLag.withLock { $0 = LagReader(read: read) }
     }
 
-    /// Applies `change` under the lock.
+    /// Rung after every `update`: a task waiting for a state (the live benchmark, for the connection) checks
+    /// `snapshot` after each ring instead of polling it. One waiter at a time (`Wakeup`).
+    package let changed = Wakeup()
+
+    /// Applies `change` under the lock, then rings `changed`.
     public func update(_ change: (inout Snapshot) -> Void) {
         state.withLock { change(&$0) }
+        changed.ring()
     }
 }

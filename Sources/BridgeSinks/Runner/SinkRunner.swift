@@ -1,6 +1,6 @@
+package import BridgeEvents
 package import BridgeSystem
 internal import Synchronization
-package import BridgeEvents
 
 /// Feeds one sink from its own inbox, as one task on a thread of its own (`runOnOwnThread`), so that its progress
 /// never waits for another sink's.
@@ -31,9 +31,15 @@ package final class SinkRunner: Sendable {
     /// Creates the runner; `recorder` keeps the sink's activity cursor (nil in live mode); `permit` (shared state) is
     /// asked before every attempt to deliver or record, and ends `run` with `FencedError` once it refuses.
     package init(
-        sink: ConfiguredSink, inbox: SinkInbox, recorder: (any ProgressRecorder)?, metrics: PipelineMetrics,
-        health: HealthState, reopenRequests: ReopenRequests = ReopenRequests(), logger: Logger,
-        stuckAfter: Duration = .seconds(30), permit: (any DeliveryPermit)? = nil
+        sink: ConfiguredSink,
+        inbox: SinkInbox,
+        recorder: (any ProgressRecorder)?,
+        metrics: PipelineMetrics,
+        health: HealthState,
+        reopenRequests: ReopenRequests = ReopenRequests(),
+        logger: Logger,
+        stuckAfter: Duration = .seconds(30),
+        permit: (any DeliveryPermit)? = nil
     ) {
         self.permit = permit
         self.sink = sink
@@ -132,7 +138,8 @@ package final class SinkRunner: Sendable {
             if dropping.exchange(false, ordering: .relaxed) {
                 logger.info(
                     "sink accepting again after dropping live events",
-                    metadata: [LogKey.sink: sink.id, "dropped_total": inbox.metrics.droppedTotal])
+                    metadata: [LogKey.sink: sink.id, "dropped_total": inbox.metrics.droppedTotal]
+                )
             }
             inbox.metrics.accepted(events.count)
             metrics.emitted(events, now: Timestamp.now())
@@ -162,7 +169,8 @@ package final class SinkRunner: Sendable {
             try await body()
         }
         let succeeded: Void? = try await retryingUnlessFatal(until: abandoned, backoff: &backoff, attempt) {
-            error, delay in
+            error,
+            delay in
             if error is FencedError { throw error }
             if let error = error as? SinkError, !error.isRetriable {
                 logger.error("sink failed permanently", metadata: [LogKey.sink: sink.id, LogKey.error: error.message])
@@ -179,7 +187,9 @@ package final class SinkRunner: Sendable {
                 failingSince = now
                 if full {
                     logger.warning(
-                        "sink full, waiting at its cursor", metadata: [LogKey.sink: sink.id, LogKey.error: reason])
+                        "sink full, waiting at its cursor",
+                        metadata: [LogKey.sink: sink.id, LogKey.error: reason]
+                    )
                 } else {
                     logger.error("sink failed, retrying", metadata: [LogKey.sink: sink.id, LogKey.error: reason])
                 }
@@ -227,7 +237,7 @@ package final class SinkRunner: Sendable {
 /// so a runner that checks `current` before a write sees every signal delivered before it; the signal thread then
 /// wakes the runners from their waits for a batch (`wakeRunners`), so that idle sinks reopen too.
 package final class ReopenRequests: Sendable {
-    private let generation = Atomic<Int>(0)
+    private let generation = HangUpCount()
     /// The runners' inboxes, interrupted by each request.
     private let queues = Mutex<[EventQueue]>([])
 
@@ -235,9 +245,7 @@ package final class ReopenRequests: Sendable {
     package init() {}
 
     /// Counts one request. Async-signal-safe (one atomic add, no lock, no allocation): SIGHUP's handler calls it.
-    package func signalled() {
-        generation.add(1, ordering: .releasing)
-    }
+    package func signalled() { generation.signalled() }
 
     /// Wakes every runner from its wait for a batch, to act on the requests counted so far.
     package func wakeRunners() {
@@ -253,5 +261,5 @@ package final class ReopenRequests: Sendable {
     }
 
     /// Requests so far.
-    package var current: Int { generation.load(ordering: .acquiring) }
+    package var current: Int { generation.current }
 }

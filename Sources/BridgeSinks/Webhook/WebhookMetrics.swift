@@ -1,6 +1,6 @@
+package import BridgeEvents
 package import BridgeSystem
 internal import Synchronization
-package import BridgeEvents
 
 /// The outbox and dead-letter counts of one webhook sink as its delivery service last saw them (after every
 /// turn; recounted in the database every poll interval). Cheap to read from anywhere: scrapes and the stats line.
@@ -11,16 +11,18 @@ package final class WebhookDepths: Sendable {
     /// Creates zero counts.
     package init() {}
 
-    /// Rung each time the delivery service recounted the outbox (after it committed outcomes): a webhook sink with
-    /// shared state waits on it for its outbox to empty.
-    package let outboxCounted = Wakeup()
+    /// Rung each time the delivery service counted the outbox empty (after it committed outcomes, or a turn with
+    /// nothing to read): a webhook sink with shared state waits on it for its outbox to empty. Not at every count: a
+    /// waiter woken at each commit of a few outcomes cost the `webhook-delivery` benchmark 7–13 % more CPU per
+    /// delivery than its former 1 ms poll (BENCHMARKS.md, "Issue 26: waits that were polls").
+    package let outboxEmptied = Wakeup()
 
     /// Events waiting in the outbox.
     package var outbox: Int {
         get { outboxCount.load(ordering: .relaxed) }
         set {
             outboxCount.store(newValue, ordering: .relaxed)
-            outboxCounted.ring()
+            if newValue == 0 { outboxEmptied.ring() }
         }
     }
 

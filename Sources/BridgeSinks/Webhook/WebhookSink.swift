@@ -1,7 +1,7 @@
+public import BridgeEvents
 package import BridgeHTTP
 package import BridgeStore
 public import BridgeSystem
-public import BridgeEvents
 
 /// The `type: webhook` connector: `accept` makes events durable in the outbox (one transaction per batch) and then
 /// hands the committed rows to the delivery service in memory, which does the HTTP side on its own schedule as the
@@ -22,7 +22,7 @@ public final class WebhookSink: SinkConnector, @unchecked Sendable {
     private let committed: @Sendable ([OutboxRecord]) -> Void
     private let background: (@Sendable (ShutdownSignal) async -> Void)?
     private let progressAfterDelivery: Bool
-    private let outboxCounted: Wakeup?
+    private let outboxEmptied: Wakeup?
     private var unsynced = false
     private var lastSync = ContinuousClock.now
 
@@ -31,7 +31,7 @@ public final class WebhookSink: SinkConnector, @unchecked Sendable {
     /// (it must not call the store), and `background` (the delivery service)
     /// runs as the connector's background work. With `progressAfterDelivery` (shared state) `makeDurable` returns
     /// only once the outbox of this sink is empty, looking again each time the delivery service rings
-    /// `outboxCounted`.
+    /// `outboxEmptied`.
     package init(
         sinkID: String,
         name: String,
@@ -41,11 +41,11 @@ public final class WebhookSink: SinkConnector, @unchecked Sendable {
         logger: Logger,
         committed: @escaping @Sendable ([OutboxRecord]) -> Void,
         progressAfterDelivery: Bool = false,
-        outboxCounted: Wakeup? = nil,
+        outboxEmptied: Wakeup? = nil,
         background: (@Sendable (ShutdownSignal) async -> Void)? = nil
     ) {
         self.progressAfterDelivery = progressAfterDelivery
-        self.outboxCounted = outboxCounted
+        self.outboxEmptied = outboxEmptied
         self.name = name
         self.sinkID = sinkID
         self.store = store
@@ -67,7 +67,11 @@ public final class WebhookSink: SinkConnector, @unchecked Sendable {
         do {
             // The committed rows go to delivery before the store's lock is let go (see `OutboxStore.insert`).
             insertion = try store.insert(
-                events, sink: sinkID, now: Timestamp.now().unixMilliseconds, limit: maxOutbox, handOver: committed
+                events,
+                sink: sinkID,
+                now: Timestamp.now().unixMilliseconds,
+                limit: maxOutbox,
+                handOver: committed
             )
         } catch let full as OutboxFull {
             throw outboxFull("\(full.depth) events waiting", taken: 0)
@@ -88,8 +92,12 @@ public final class WebhookSink: SinkConnector, @unchecked Sendable {
     private func outboxFull(_ detail: String, taken: Int) -> SinkError {
         metrics?.refusedBatch()
         return SinkError(
-            sink: name, message: "outbox full (\(detail), max_outbox \(maxOutbox))", isRetriable: true,
-            isBackpressure: true, acceptedPrefix: taken)
+            sink: name,
+            message: "outbox full (\(detail), max_outbox \(maxOutbox))",
+            isRetriable: true,
+            isBackpressure: true,
+            acceptedPrefix: taken
+        )
     }
 
     /// Event ids are unique per sink (``EventID``), so an id held by another event is a bug: it is logged at error
@@ -133,12 +141,15 @@ public final class WebhookSink: SinkConnector, @unchecked Sendable {
             }
             if waiting == 0 { return }
             let left = deadline - .now
-            guard left > .zero, let outboxCounted else { break }
-            await outboxCounted.wait(timeout: left)
+            guard left > .zero, let outboxEmptied else { break }
+            await outboxEmptied.wait(timeout: left)
         }
         throw SinkError(
-            sink: name, message: "\(waiting) events wait for the receiver's answer before the shared cursor moves",
-            isRetriable: true, isBackpressure: true)
+            sink: name,
+            message: "\(waiting) events wait for the receiver's answer before the shared cursor moves",
+            isRetriable: true,
+            isBackpressure: true
+        )
     }
 
     public func close() async throws(SinkError) { try sync() }

@@ -3,8 +3,8 @@ package import BridgeHTTP
 package import BridgeSystem
 
 #if canImport(Glibc)
-@preconcurrency import Glibc
-package import BridgeEvents
+    @preconcurrency import Glibc
+    package import BridgeEvents
 #endif
 
 /// `type: webhook`: one signed POST per change, from a durable outbox shared by every webhook sink
@@ -35,8 +35,11 @@ package enum WebhookSinkType: SinkType {
         do {
             engine = try HTTPDeliveryEngine(
                 options: engineOptions(
-                    timeout: settings.timeout, userAgent: context.userAgent, caFile: settings.caFile,
-                    proxy: settings.proxy),
+                    timeout: settings.timeout,
+                    userAgent: context.userAgent,
+                    caFile: settings.caFile,
+                    proxy: settings.proxy
+                ),
                 configuration: engineConfiguration(maxInFlight: settings.maxInFlight),
                 logger: context.logger.child(label: "http")
             )
@@ -65,7 +68,8 @@ package enum WebhookSinkType: SinkType {
             depths: depths,
             deadLetters: context.state.webhookDeadLetters(
                 sink: context.sinkID,
-                logger: context.logger.child(label: "webhook", metadata: [LogKey.sink: context.sinkID])),
+                logger: context.logger.child(label: "webhook", metadata: [LogKey.sink: context.sinkID])
+            ),
             logger: context.logger.child(label: "webhook", metadata: [LogKey.sink: context.sinkID])
         )
         // Attempts in flight may finish within most of shutdown_timeout; the rest is margin for saving state.
@@ -79,7 +83,7 @@ package enum WebhookSinkType: SinkType {
             logger: context.logger.child(label: "webhook", metadata: [LogKey.sink: context.sinkID]),
             committed: { [service] in service.accepted($0) },
             progressAfterDelivery: context.state.progressWaitsForDelivery,
-            outboxCounted: depths.outboxCounted,
+            outboxEmptied: depths.outboxEmptied,
             background: { [service] stop in
                 outbox.warnAboutLeftovers()
                 await service.run(stop: stop, drainTimeout: drainTimeout)
@@ -94,7 +98,10 @@ package enum WebhookSinkType: SinkType {
     /// `caFile` (`WebhookSinkConfig.caFile`), never skipped: `directus.tls.insecure_skip_verify` is for Directus only.
     /// With `proxy`, every request tunnels through it.
     package static func engineOptions(
-        timeout: Duration, userAgent: String, caFile: String?, proxy: HTTPProxy? = nil
+        timeout: Duration,
+        userAgent: String,
+        caFile: String?,
+        proxy: HTTPProxy? = nil
     ) -> HTTPClientOptions {
         HTTPClientOptions(
             connectTimeout: min(timeout, .seconds(10)),
@@ -113,6 +120,9 @@ package enum WebhookSinkType: SinkType {
     /// bottleneck of the whole path (BENCHMARKS.md, "Webhook delivery, full path").
     package static func engineConfiguration(maxInFlight: Int) -> HTTPDeliveryEngine.Configuration {
         let cores = Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))
-        return HTTPDeliveryEngine.Configuration(maxInFlight: maxInFlight, drivers: maxInFlight >= 16 ? min(2, cores) : 1)
+        return HTTPDeliveryEngine.Configuration(
+            maxInFlight: maxInFlight,
+            drivers: maxInFlight >= 16 ? min(2, cores) : 1
+        )
     }
 }
