@@ -180,7 +180,10 @@ public final class RealtimeConnectionDriver {
                 lines = read.lines
                 lineEnds = read.lineEnds
             }
-            _ = try connection.receive(timeout: timeout, maxMessages: 512) { message in
+            // Text is lent before the connection checks its UTF-8: the decoder's strict JSON checks it
+            // (`handleInPlace`), one pass over each frame fewer.
+            _ = try connection.receive(timeout: timeout, maxMessages: 512) {
+                (message) throws(WebSocketProtocolError) in
                 let readAt: Timestamp
                 if let known = receivedAt {
                     readAt = known
@@ -191,7 +194,7 @@ public final class RealtimeConnectionDriver {
                     // About one event per message, as many as the last read had (the read's size is not known).
                     if read.events.isEmpty { read.events.reserveCapacity(eventsPerRead) }
                 }
-                other = handleInPlace(message, receivedAt: readAt, now: now, into: &read)
+                other = try handleInPlace(message, receivedAt: readAt, now: now, into: &read)
                 return other == nil
             }
             if receivedAt != nil { eventsPerRead = max(1, read.events.count) }
@@ -202,17 +205,23 @@ public final class RealtimeConnectionDriver {
 
     /// Delivers a subscription event from its bytes in place; returns any other message's input for the state
     /// machine (nil for an event, or for a frame that is not a Directus message: logged and skipped).
+    ///
+    /// Every text frame is decoded here, and its UTF-8 is checked here, not by the connection: a frame the decoder
+    /// accepts is UTF-8 (see `DirectusServerMessage.init(decoding:)`); one it refuses is checked whole, and throws
+    /// `.invalidUTF8` (the connection fails with 1007) when it is not UTF-8.
     private func handleInPlace(
         _ message: BorrowedMessage,
         receivedAt: Timestamp,
         now: ContinuousClock.Instant,
         into read: inout ReadEvents
-    ) -> RealtimeInbound? {
+    ) throws(WebSocketProtocolError) -> RealtimeInbound? {
         guard message.isText else { return .ignored(type: "binary") }
         let decoded: DirectusServerMessage
         do {
             decoded = try DirectusServerMessage(decoding: message.bytes)
         } catch {
+            // The decoder stops at the first fault, which may lie before a byte that is not UTF-8.
+            guard UTF8Validator.isValid(message.bytes) else { throw .invalidUTF8 }
             // A frame that is not a Directus message loses nothing; keep the subscription (and its events).
             logger.warning("ignored an unreadable message from Directus", metadata: [LogKey.error: "\(error)"])
             return nil

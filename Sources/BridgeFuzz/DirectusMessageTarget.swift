@@ -1,9 +1,9 @@
-import BridgeCore
-import BridgeEvents
-import BridgeDirectus
 import BridgeActivity
-import BridgeSinks
+import BridgeCore
+import BridgeDirectus
+import BridgeEvents
 import BridgeJSON
+import BridgeSinks
 import BridgeSystem
 
 /// A Directus session's frames through `DirectusServerMessage` decoding, the session state machine and the event
@@ -16,6 +16,8 @@ import BridgeSystem
 /// - Decoding agrees with the tree parser: a frame is refused as invalid JSON exactly when `JSONValue.parse`
 ///   refuses it; otherwise `type`, `event`, `status`, `uid`, `error`, `refresh_token` and every `data` range
 ///   match the tree (the last of repeated members, as in the tree).
+/// - A frame refused for anything but invalid JSON, or accepted, is valid UTF-8 (the socket reader leaves a text
+///   frame's UTF-8 check to this decoder).
 /// - Every item of a change event, written by `EventLineWriter` with the frame's uid as subscription, is one line of
 ///   valid JSON whose `data`, `key` and `subscription` read back as the frame had them.
 /// - The state machine only names subscriptions it has, sends only valid JSON, and says it is closed exactly when
@@ -90,6 +92,7 @@ enum DirectusMessageTarget {
     static func decode(_ frame: [UInt8]) -> DirectusServerMessage? {
         let tree = try? JSONValue.parse(frame)
         let decoded = Result { () throws(DirectusMessageError) in try DirectusServerMessage(decoding: frame) }
+        let isUTF8 = String(validating: frame, as: UTF8.self) != nil
         let message: DirectusServerMessage
         switch decoded {
         case .failure(.invalidJSON):
@@ -97,8 +100,10 @@ enum DirectusMessageTarget {
             return nil
         case .failure:
             require(tree != nil, "the decoder read JSON the parser refused")
+            require(isUTF8, "the decoder read a frame that is not UTF-8")
             return nil
         case .success(let value):
+            require(isUTF8, "the decoder accepted a frame that is not UTF-8")
             message = value
         }
         guard case .object(let object)? = tree else {
@@ -140,7 +145,8 @@ enum DirectusMessageTarget {
 
     /// Writes the event lines of a change message's items as the driver does (key from `id`, raw keys for deletes)
     /// and reads them back.
-    static func checkLines(_ message: DirectusServerMessage, frame: [UInt8], event: ChangeEvent, receivedAt: Timestamp) {
+    static func checkLines(_ message: DirectusServerMessage, frame: [UInt8], event: ChangeEvent, receivedAt: Timestamp)
+    {
         let elements: JSONRangeList
         switch message.data {
         case .array(let ranges): elements = ranges
@@ -153,11 +159,27 @@ enum DirectusMessageTarget {
             let keyRange = event == .delete ? element : element.member("id", in: frame)
             guard let key = keyRange?.keyString(in: frame) else { continue }
             let fields = EventLineFields(
-                identifier: .text("evt_1"), event: event, collection: "posts", key: key, origin: .live, seq: nil,
-                time: receivedAt, receivedAt: receivedAt, subscription: message.uid ?? "", user: nil)
+                identifier: .text("evt_1"),
+                event: event,
+                collection: "posts",
+                key: key,
+                origin: .live,
+                seq: nil,
+                time: receivedAt,
+                receivedAt: receivedAt,
+                subscription: message.uid ?? "",
+                user: nil
+            )
             var line: [UInt8] = []
             EventLineWriter.append(
-                fields, data: data, delta: nil, in: frame, newline: true, timeMemo: &timeMemo, to: &line)
+                fields,
+                data: data,
+                delta: nil,
+                in: frame,
+                newline: true,
+                timeMemo: &timeMemo,
+                to: &line
+            )
             require(line.last == 0x0A && line.dropLast().allSatisfy { $0 != 0x0A }, "not exactly one line")
             guard case .object(let written)? = try? JSONValue.parse(Array(line.dropLast())) else {
                 fatalError("invariant broken: an event line that is not a JSON object: \(line)")

@@ -7,9 +7,9 @@ import BridgeSystem
 /// Writes JSON text through a raw pointer into memory the caller has sized with an upper bound.
 ///
 /// `[UInt8].append` checks uniqueness and capacity on every call, which measured as a large share of writing an
-/// event line of a dozen small pieces. The writer instead computes an upper bound, writes every piece here, and
-/// appends the finished line to the array in one copy. Callers must size the memory: each method documents the
-/// most it writes.
+/// event line of a dozen small pieces. The writer instead computes an upper bound and writes every piece here,
+/// into the array's spare capacity or a scratch buffer appended in one copy (`appendWriting`). Callers must size
+/// the memory: each method documents the most it writes.
 struct ByteCursor {
     /// Next byte to write.
     private(set) var pointer: UnsafeMutablePointer<UInt8>
@@ -65,7 +65,10 @@ struct ByteCursor {
 
     /// Replaces every `byte` in `[start, end)` with `replacement`.
     private static func replace(
-        _ byte: UInt8, with replacement: UInt8, from start: UnsafeMutablePointer<UInt8>, to end: UnsafeMutablePointer<UInt8>
+        _ byte: UInt8,
+        with replacement: UInt8,
+        from start: UnsafeMutablePointer<UInt8>,
+        to end: UnsafeMutablePointer<UInt8>
     ) {
         var next = start
         while next < end, let found = memchr(next, Int32(byte), end - next) {
@@ -244,37 +247,6 @@ struct ByteCursor {
         let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
         let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
         return (Int(year), Int(month), Int(day))
-    }
-}
-
-extension Array where Element == UInt8 {
-    /// Appends what `body` writes through a ``ByteCursor`` into a scratch buffer of `bound` bytes, then copies it
-    /// in once. `body` must not write more than `bound` bytes.
-    mutating func appendWriting(bound: Int, _ body: (inout ByteCursor) -> Void) {
-        // Up to 1 KiB the scratch lives on the stack. Above that, `withUnsafeTemporaryAllocation` would ask the
-        // runtime about the thread's stack bounds (slow on Linux), so a plain heap buffer is used instead.
-        if bound <= 1_024 {
-            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Swift.max(bound, 1)) { scratch in
-                appendWritten(into: scratch.baseAddress.unsafelyUnwrapped, bound: bound, body)
-            }
-        } else {
-            let scratch = UnsafeMutablePointer<UInt8>.allocate(capacity: bound)
-            defer { scratch.deallocate() }
-            appendWritten(into: scratch, bound: bound, body)
-        }
-    }
-
-    private mutating func appendWritten(
-        into start: UnsafeMutablePointer<UInt8>,
-        bound: Int,
-        _ body: (inout ByteCursor) -> Void
-    ) {
-        var cursor = ByteCursor(start)
-        body(&cursor)
-        let count = cursor.count(from: start)
-        // Too late to undo an overrun, but stop before anything else runs on corrupted memory.
-        precondition(count <= bound, "ByteCursor wrote past its bound")
-        append(contentsOf: UnsafeBufferPointer(start: start, count: count))
     }
 }
 

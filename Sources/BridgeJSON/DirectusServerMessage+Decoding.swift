@@ -10,6 +10,10 @@ extension DirectusServerMessage {
     }
 
     /// Decodes and fully validates one text frame; ranges in ``data`` are offsets into `buffer`.
+    ///
+    /// A frame it accepts is valid UTF-8, and so is one it refuses for anything but `.invalidJSON`: each of those
+    /// was scanned whole, every string's UTF-8 checked and only ASCII admitted outside strings. The socket reader
+    /// relies on this to leave a text frame's UTF-8 check (RFC 6455 §8.1) to this decoder.
     public init(decoding buffer: UnsafeRawBufferPointer) throws(DirectusMessageError) {
         var decoder = DirectusMessageDecoder(scanner: JSONScanner(buffer))
         do throws(JSONSyntaxError) {

@@ -4,7 +4,8 @@
 /// A message that was one complete, unfragmented frame in one read is lent where it lies in the connection's read
 /// buffer: no copy, no allocation (the live path's per-message payload array was its own allocation, copy and free
 /// on the socket reader). A message assembled from fragments, or from a frame split across reads, is lent from the
-/// assembled bytes. Text is validated as UTF-8 before it is lent, either way.
+/// assembled bytes. Text is validated as UTF-8 before it is lent, either way, unless the receive leaves that check
+/// to its caller (`WebSocketConnection.receive(timeout:maxMessages:textCheckedBy:)`, for text read as strict JSON).
 public struct BorrowedMessage {
     /// Whether this is a text message (else binary).
     public let isText: Bool

@@ -2,8 +2,9 @@
 ///
 /// Checks the message-level rules: a continuation needs a message to continue, a new text/binary frame may not
 /// start while one is unfinished (1002), text must be UTF-8, validated as the bytes arrive and across fragment
-/// boundaries (1007), and a message may not exceed `maxMessageSize` (1009, decided from the frame header before
-/// its payload is read). Control frames may arrive between the fragments of a message.
+/// boundaries (1007; the check of a message lent in place may be left to the caller, see `receivedPayload`), and a
+/// message may not exceed `maxMessageSize` (1009, decided from the frame header before its payload is read).
+/// Control frames may arrive between the fragments of a message.
 ///
 /// A message that is one unfragmented frame whose payload arrives in one piece is not copied: it is handed back as
 /// that piece of the input (`.inPlace`). Only a message that arrives in several pieces is assembled into an array.
@@ -60,31 +61,37 @@ package struct MessageAssembler: Sendable {
     }
 
     /// Adds payload bytes of the current frame; returns what the frame completed, if anything.
+    ///
+    /// `checksWholeText` false leaves the UTF-8 check of a text message lent in place (`.inPlace`) to the caller,
+    /// who must fail the connection with 1007 when it is not UTF-8; text that arrives in several pieces is checked
+    /// here either way, as its pieces arrive.
     package mutating func receivedPayload(
         _ bytes: UnsafeRawBufferPointer,
-        isFrameEnd: Bool
+        isFrameEnd: Bool,
+        checksWholeText: Bool = true
     ) throws(WebSocketProtocolError) -> Output? {
         if frame.opcode.isControl {
             control.append(contentsOf: bytes)
             return isFrameEnd ? .control(ControlFrame(opcode: frame.opcode, payload: control)) : nil
         }
-        if messageOpcode == .text && !utf8.validate(bytes) { throw .invalidUTF8 }
+        let isText = messageOpcode == .text
+        let isWhole = message.isEmpty && frame.opcode != .continuation && isFrameEnd && frame.fin
+        if isText && (checksWholeText || !isWhole) && !utf8.validate(bytes) { throw .invalidUTF8 }
+        if isWhole {
+            // The whole message is this piece: lent as it lies in the input.
+            if isText && checksWholeText && !utf8.isComplete { throw .invalidUTF8 }
+            messageOpcode = nil
+            return .inPlace(BorrowedMessage(isText: isText, bytes: bytes))
+        }
         if message.isEmpty && frame.opcode != .continuation {
-            if isFrameEnd && frame.fin {
-                // The whole message is this piece: lent as it lies in the input.
-                if messageOpcode == .text && !utf8.isComplete { throw .invalidUTF8 }
-                let isText = messageOpcode == .text
-                messageOpcode = nil
-                return .inPlace(BorrowedMessage(isText: isText, bytes: bytes))
-            }
             // A fresh array reserved to the frame's size: the payload is copied into it once, and it moves into
             // the message without another copy.
             message.reserveCapacity(frame.payloadLength)
         }
         message.append(contentsOf: bytes)
         guard isFrameEnd && frame.fin else { return nil }
-        if messageOpcode == .text && !utf8.isComplete { throw .invalidUTF8 }
-        let completed: WebSocketMessage = messageOpcode == .text ? .text(message) : .binary(message)
+        if isText && !utf8.isComplete { throw .invalidUTF8 }
+        let completed: WebSocketMessage = isText ? .text(message) : .binary(message)
         message = []  // hands the storage over to the message (no copy-on-write later)
         messageOpcode = nil
         return .message(completed)

@@ -15,11 +15,16 @@ package struct MessageDecoder: Sendable {
     /// Stops and advances `offset` when the input is used up, after `limit` messages, when `visit` returns false
     /// (the rest of the input is left for the next call), or when a control frame completes (returned, so the caller
     /// can answer a ping or a close before going on).
+    ///
+    /// `checksWholeText` false lends a text message that was one frame in `input` before its UTF-8 is checked:
+    /// `visit` must check it and throw (`.invalidUTF8`) when it is not UTF-8. Whatever `visit` throws ends the decode
+    /// as the decoder's own errors do.
     package mutating func decode(
         _ input: UnsafeRawBufferPointer,
         offset: inout Int,
         limit: Int = .max,
-        visit: (BorrowedMessage) -> Bool
+        checksWholeText: Bool = true,
+        visit: (BorrowedMessage) throws(WebSocketProtocolError) -> Bool
     ) throws(WebSocketProtocolError) -> ControlFrame? {
         var visited = 0
         while visited < limit, let event = try parser.next(input, offset: &offset) {
@@ -27,15 +32,23 @@ package struct MessageDecoder: Sendable {
             case .header(let header):
                 try assembler.receivedHeader(header)
             case .payload(let bytes, let isFrameEnd):
-                switch try assembler.receivedPayload(bytes, isFrameEnd: isFrameEnd) {
+                let output = try assembler.receivedPayload(
+                    bytes,
+                    isFrameEnd: isFrameEnd,
+                    checksWholeText: checksWholeText
+                )
+                switch output {
                 case .inPlace(let message):
                     visited += 1
-                    if !visit(message) { return nil }
+                    if try !visit(message) { return nil }
                 case .message(let message):
                     visited += 1
                     var isText = false
                     if case .text = message { isText = true }
-                    let goOn = message.bytes.withUnsafeBytes { visit(BorrowedMessage(isText: isText, bytes: $0)) }
+                    // `withUnsafeBufferPointer`: its error type is typed (`withUnsafeBytes` rethrows `any Error`).
+                    let goOn = try message.bytes.withUnsafeBufferPointer { (buffer) throws(WebSocketProtocolError) in
+                        try visit(BorrowedMessage(isText: isText, bytes: UnsafeRawBufferPointer(buffer)))
+                    }
                     if !goOn { return nil }
                 case .control(let frame): return frame
                 case nil: break

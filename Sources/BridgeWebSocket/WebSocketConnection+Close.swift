@@ -24,7 +24,12 @@ extension WebSocketConnection {
             let readerWasFree: Bool? = reader.withLockIfAvailable { state in
                 // Short steps, so a reader thread that arrives later is not shut out for the whole timeout.
                 let step = min(deadline, ContinuousClock.now + .milliseconds(50))
-                _ = try? receive(state: &state, until: step, maxMessages: .max, Lender { _ in true })
+                _ = try? receive(
+                    state: &state,
+                    until: step,
+                    maxMessages: .max,
+                    Lender(body: { _ in true }, checksWholeText: true)
+                )
                 return true
             }
             if readerWasFree == nil {

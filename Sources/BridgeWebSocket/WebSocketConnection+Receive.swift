@@ -35,6 +35,30 @@ extension WebSocketConnection {
     /// `.protocolViolation` or `.messageTooBig` (after sending the close), or the same error again on later calls.
     /// Messages decoded before the end are lent first; the error comes with the next call.
     public func receive(timeout: Duration, maxMessages: Int = .max, _ body: (BorrowedMessage) -> Bool) throws -> Int {
+        try receive(timeout: timeout, maxMessages: maxMessages, checksWholeText: true, body)
+    }
+
+    /// `receive(timeout:maxMessages:_:)` for a caller that reads every text message as strict JSON, which checks
+    /// its UTF-8 anyway: a text message that was one frame in one read is lent *before* its UTF-8 is checked, so
+    /// the live path passes over each frame once less. `body` must throw `WebSocketProtocolError.invalidUTF8` for
+    /// a text message that is not UTF-8 (a strict JSON parse that accepts it has checked it; one that refuses it
+    /// may have stopped before the bad byte, so check that text with `UTF8Validator`): the connection then fails
+    /// with 1007, as RFC 6455 §8.1 asks, at the same place in the stream as its own check would have failed it.
+    /// A message assembled from several pieces is checked by the connection as before.
+    package func receive(
+        timeout: Duration,
+        maxMessages: Int = .max,
+        textCheckedBy body: (BorrowedMessage) throws(WebSocketProtocolError) -> Bool
+    ) throws -> Int {
+        try receive(timeout: timeout, maxMessages: maxMessages, checksWholeText: false, body)
+    }
+
+    private func receive(
+        timeout: Duration,
+        maxMessages: Int,
+        checksWholeText: Bool,
+        _ body: (BorrowedMessage) throws(WebSocketProtocolError) -> Bool
+    ) throws -> Int {
         precondition(maxMessages > 0, "maxMessages must be positive")
         let deadline = ContinuousClock.now + timeout
         defer {
@@ -42,7 +66,7 @@ extension WebSocketConnection {
             finishedReceives.broadcast()
         }
         return try withoutActuallyEscaping(body) { body in
-            let lender = Lender(body: body)
+            let lender = Lender(body: body, checksWholeText: checksWholeText)
             return try reader.withLock { state in
                 try receive(state: &state, until: deadline, maxMessages: maxMessages, lender)
             }
@@ -103,10 +127,16 @@ extension WebSocketConnection {
             var offset = 0
             let control: ControlFrame?
             do {
-                control = try state.decoder.decode(readable, offset: &offset, limit: lent.limit - lent.count) {
-                    lent.count += 1
-                    lent.stopped = !lender.body($0)
-                    return !lent.stopped
+                control = try state.decoder.decode(
+                    readable,
+                    offset: &offset,
+                    limit: lent.limit - lent.count,
+                    checksWholeText: lender.checksWholeText
+                ) { (message) throws(WebSocketProtocolError) in
+                    let wantsMore = try lender.body(message)
+                    lent.count += 1  // not a message `body` refused: the receive throws at once when it is the first
+                    lent.stopped = !wantsMore
+                    return wantsMore
                 }
             } catch let violation {
                 buffer.start = buffer.end
@@ -184,5 +214,7 @@ private struct Lending {
 struct Lender: @unchecked Sendable {
     // @unchecked: made and called only on the thread inside `receive(timeout:maxMessages:_:)`, within that call
     // (`withoutActuallyEscaping` traps if the closure outlives it); never sent to another thread.
-    let body: (BorrowedMessage) -> Bool
+    let body: (BorrowedMessage) throws(WebSocketProtocolError) -> Bool
+    /// Whether the connection checks the UTF-8 of text lent in place (else `body` does).
+    let checksWholeText: Bool
 }

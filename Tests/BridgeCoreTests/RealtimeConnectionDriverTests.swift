@@ -2,12 +2,13 @@ import BridgeJSON
 import BridgeSystem
 import BridgeTestSupport
 import BridgeWebSocket
+import Foundation
 import Testing
 
-@testable import BridgeCore
-@testable import BridgeEvents
-@testable import BridgeDirectus
 @testable import BridgeActivity
+@testable import BridgeCore
+@testable import BridgeDirectus
+@testable import BridgeEvents
 @testable import BridgeSinks
 
 /// `RealtimeConnectionDriver` on one real connection to the emulator: frames become event lines or reader wake-ups,
@@ -39,11 +40,22 @@ import Testing
             let end: RealtimeConnectionDriver.End
             do {
                 let connection = try WebSocketConnection.connectBlocking(
-                    to: url, options: WebSocketOptions(), logger: .silent)
+                    to: url,
+                    options: WebSocketOptions(),
+                    logger: .silent
+                )
                 end = RealtimeConnectionDriver(
-                    connection: connection, routes: routes, authMode: .handshake, heartbeat: .seconds(30),
-                    sinks: rig.sinks, tokenBox: tokenBox, stop: rig.stop, trigger: rig.trigger, health: rig.health,
-                    metrics: rig.metrics, logger: .silent
+                    connection: connection,
+                    routes: routes,
+                    authMode: .handshake,
+                    heartbeat: .seconds(30),
+                    sinks: rig.sinks,
+                    tokenBox: tokenBox,
+                    stop: rig.stop,
+                    trigger: rig.trigger,
+                    health: rig.health,
+                    metrics: rig.metrics,
+                    logger: .silent
                 ).run()
             } catch {
                 end = .failed("connect: \(error)")
@@ -80,11 +92,13 @@ import Testing
         try rig.emulator.create("tags", ["slug": "fresh", "label": "new"])
         try rig.emulator.rest("PATCH", "/items/articles/\(key)", ["title": "changed"])
         #expect(await pollUntil { rig.trigger.calls.withLock { $0.changes.contains("tags") } })
-        #expect(await pollUntil {
-            rig.trigger.calls.withLock {
-                $0.updates.contains { $0.collection == "articles" && $0.keys == [key] && $0.delivered }
+        #expect(
+            await pollUntil {
+                rig.trigger.calls.withLock {
+                    $0.updates.contains { $0.collection == "articles" && $0.keys == [key] && $0.delivered }
+                }
             }
-        })
+        )
         #expect(await rig.nextEvent(of: "articles")?.event == .update)
         #expect(rig.trigger.calls.withLock { $0.reconnects } == 1, "established once: one reconnect notice")
 
@@ -150,6 +164,30 @@ import Testing
         }
         #expect(code == 1006)
         #expect(!rig.health.snapshot.connected)
+    }
+
+    /// Text reaches the driver before the connection checks its UTF-8 (the decoder's strict JSON does): a frame
+    /// the decoder refuses still ends the connection with 1007 when it is not UTF-8, wherever the bad bytes lie,
+    /// while one that is UTF-8 but no Directus message is skipped as before.
+    @Test(arguments: [
+        Array(#"{"type":"ping","x":""#.utf8) + [0xFF, 0xFE] + Array(#""}"#.utf8),  // refused at the bad bytes
+        Array("not json, ".utf8) + [0xC0, 0xAF],  // refused at its first byte, before the bad ones
+    ])
+    func aTextFrameThatIsNotUTF8EndsTheConnectionWith1007(payload: [UInt8]) async throws {
+        let rig = try await RealtimeRig(subscriptions: ["articles"])
+        let driver = try start(rig, routes: [RealtimeRig.route("articles", handling: .emit)], tokenBox: staticToken())
+        #expect(await pollUntil { rig.health.snapshot.liveSubscriptions == ["articles"] }, "\(rig.diagnosis())")
+        try rig.emulator.control("send", ["kind": "text", "text": "not json, but UTF-8: \u{E9}"])
+        try rig.emulator.create("articles", ["title": "after the unreadable frame"])
+        #expect(await rig.nextEvent(of: "articles") != nil, "a UTF-8 frame that is no message is skipped")
+        let frame = [0x81, UInt8(payload.count)] + payload  // one unmasked text frame, shorter than 126 bytes
+        try rig.emulator.control("send", ["kind": "raw", "data_base64": Data(frame).base64EncodedString()])
+        let end = try await driver.value
+        guard case .failed(let description) = end else {
+            Issue.record("ended \(end)")
+            return
+        }
+        #expect(description.contains("close code 1007"), "\(description)")
     }
 
     @Test func aRefusedSocketAuthenticationEndsTheConnection() async throws {

@@ -81,6 +81,49 @@ import Testing
         #expect(lent == [Array("ok".utf8)])
     }
 
+    @Test func wholeTextLeftToTheCallerIsLentUncheckedAndItsRefusalIs1007() throws {
+        let bad: [UInt8] = [0x41, 0xC0, 0x80]
+        let input =
+            serverFrame(0x1, Array("ok".utf8)) + serverFrame(0x1, bad) + serverFrame(0x1, Array("after".utf8))
+        var decoder = MessageDecoder(maxMessageSize: 1 << 20)
+        var offset = 0
+        var lent: [[UInt8]] = []
+        let error = #expect(throws: WebSocketProtocolError.self) {
+            try input.withUnsafeBytes { buffer in
+                _ = try decoder.decode(buffer, offset: &offset, checksWholeText: false) {
+                    (message) throws(WebSocketProtocolError) in
+                    lent.append(Array(message.bytes))
+                    guard UTF8Validator.isValid(message.bytes) else { throw .invalidUTF8 }
+                    return true
+                }
+            }
+        }
+        #expect(error?.closeCode == 1007)
+        #expect(lent == [Array("ok".utf8), bad], "the bad frame lent to the caller, nothing after it")
+    }
+
+    @Test func textInSeveralPiecesIsCheckedEvenWhenWholeTextIsLeftToTheCaller() throws {
+        let frame = serverFrame(0x1, [0x61, 0xC0, 0x80, 0x62])
+        let fragments = serverFrame(0x1, [0x61], fin: false) + serverFrame(0x0, [0xFF])
+        for reads in [[Array(frame[..<3]), Array(frame[3...])], [fragments]] {
+            var decoder = MessageDecoder(maxMessageSize: 1 << 20)
+            var lent = 0
+            let error = #expect(throws: WebSocketProtocolError.self) {
+                for read in reads {
+                    var offset = 0
+                    try read.withUnsafeBytes { buffer in
+                        _ = try decoder.decode(buffer, offset: &offset, checksWholeText: false) { _ in
+                            lent += 1
+                            return true
+                        }
+                    }
+                }
+            }
+            #expect(error?.closeCode == 1007)
+            #expect(lent == 0, "refused by the decoder before anything was lent")
+        }
+    }
+
     @Test func aStoppedDecodeLeavesTheNextFrameInTheInput() throws {
         let first = serverFrame(0x1, Array("first".utf8))
         let input = first + serverFrame(0x1, Array("second".utf8))

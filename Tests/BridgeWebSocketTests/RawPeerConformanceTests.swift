@@ -132,6 +132,36 @@ import Testing
         #expect(error?.kind == .protocolViolation)
     }
 
+    /// The same frames through the receive that leaves the UTF-8 of a whole text frame to its caller (the socket
+    /// reader's JSON decoding): the caller's refusal, or the connection's own check of fragments, closes with 1007.
+    @Test(arguments: [
+        serverFrame(0x1, [0xCE, 0xBA, 0xE1, 0xBD, 0xB9, 0xCF, 0x83, 0xED, 0xA0, 0x80, 0x65]),
+        serverFrame(0x1, [0x61, 0xC0, 0xAF]),
+        serverFrame(0x1, [0xCE], fin: false) + serverFrame(0x0, [0xBA, 0xFF]),
+        serverFrame(0x1, [0x61, 0xE2, 0x82]),
+    ])
+    func closesWith1007WhenTheCallerThatChecksTextRefusesIt(frames: [UInt8]) async throws {
+        let id = makeID()
+        let (connection, server) = try await open("/frames", "hex=\(hexString(frames))", id: id)
+        let error = try await blocking { () -> WebSocketError? in
+            let deadline = ContinuousClock.now + .seconds(5) * TestEnvironment.patience
+            while ContinuousClock.now < deadline {
+                do {
+                    _ = try connection.receive(timeout: .milliseconds(200)) {
+                        (message) throws(WebSocketProtocolError) in
+                        guard !message.isText || UTF8Validator.isValid(message.bytes) else { throw .invalidUTF8 }
+                        return true
+                    }
+                } catch {
+                    return error as? WebSocketError
+                }
+            }
+            return nil
+        }
+        #expect(error?.closeCode == 1007 && error?.kind == .protocolViolation)
+        #expect(await server.result(id) == "close 1007 invalid UTF-8")
+    }
+
     @Test func closesWith1009OnOversizeMessages() async throws {
         let options = WebSocketOptions(maxMessageSize: 1000)
         let single = try await expectClientCloses(
