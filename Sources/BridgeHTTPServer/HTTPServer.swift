@@ -12,14 +12,15 @@ internal import CMicroHTTPD
 /// stalled clients), the connection limit and the header buffer size (huge headers get 431), and it answers
 /// malformed requests with 400 itself, so none of that reaches Swift. Handlers run on the server's threads.
 ///
-/// Owns the daemon(s): `stop()` or `deinit` stops them and joins their threads. Not `Sendable`: keep it in one
-/// task (the runtime creates it, keeps it for the bridge's life and drops it at the end).
+/// Owns the daemon(s): `close()` stops them and joins their threads on `BlockingExecutor.shared`, a `deinit`
+/// without it submits the same stop there. Not `Sendable`: keep it in one task (the runtime creates it, keeps it
+/// for the bridge's life and closes it at the end).
 public final class HTTPServer {
     /// The addresses actually listened on, with the real port (the kernel's choice when asked for port 0).
     public let boundAddresses: [SocketAddress]
     private var daemons: [OpaquePointer]
-    // Retained once for all daemons (`passRetained` in `start`), released in `stop()` after every daemon thread has
-    // been joined, so no callback can see a freed table.
+    // Retained once for all daemons (`passRetained` in `init`), released by `RunningDaemons.stop()` after every daemon
+    // thread has been joined, so no callback can see a freed table.
     private var routeTable: Unmanaged<RouteTable>?
 
     /// Listens on `address` (numeric IPv4 or IPv6, port 0 picks a free port) and serves `routes` (path → handler).
@@ -98,17 +99,40 @@ public final class HTTPServer {
         self.routeTable = table
     }
 
-    deinit { stop() }
+    /// Dropped without `close()`: the stop goes to `BlockingExecutor.shared`, as `close()`'s does, not to the
+    /// dropping thread, often a cooperative one.
+    deinit {
+        guard let running = takeRunning() else { return }
+        BlockingExecutor.shared.submit { running.stop() }
+    }
 
     /// The port the server listens on.
     public var port: Int { boundAddresses.first?.port ?? 0 }
 
-    /// Stops accepting, closes every connection and joins the server threads. Idempotent.
-    public func stop() {
-        for daemon in daemons { MHD_stop_daemon(daemon) }
-        daemons.removeAll()
-        routeTable?.release()
-        routeTable = nil
+    /// Stops accepting, closes every connection and joins the server threads, on `BlockingExecutor.shared`:
+    /// `MHD_stop_daemon` waits for the requests in flight, whose handlers may take their time, and the caller is
+    /// often a task on the cooperative pool. Returns once stopped. Idempotent.
+    public func close() async {
+        guard let running = takeRunning() else { return }
+        // `submit`, not `perform`: when no thread can be started it runs the stop on a Dispatch worker rather than
+        // throw, so the stop completes on every path before the caller goes on (and the process exits).
+        await withCheckedContinuation { (stopped: CheckedContinuation<Void, Never>) in
+            BlockingExecutor.shared.submit {
+                running.stop()
+                stopped.resume()
+            }
+        }
+    }
+
+    /// The daemons and their route table, taken out of this object once (nil after that): whoever holds them stops
+    /// them.
+    private func takeRunning() -> RunningDaemons? {
+        guard let routeTable else { return nil }
+        defer {
+            daemons.removeAll()
+            self.routeTable = nil
+        }
+        return RunningDaemons(daemons: daemons, routeTable: routeTable)
     }
 
     private static func startDaemon(_ address: SocketAddress, table: Unmanaged<RouteTable>, options: HTTPServerOptions)
@@ -143,6 +167,19 @@ public final class HTTPServer {
 
 @available(*, unavailable)
 extension HTTPServer: Sendable {}
+
+/// An `HTTPServer`'s daemons on their way to the thread that stops them: used there once, by that thread only.
+private struct RunningDaemons {
+    let daemons: [OpaquePointer]
+    let routeTable: Unmanaged<RouteTable>
+
+    /// Stops every daemon (joining its threads, which finish the requests in flight), then releases the table no
+    /// callback can see any more.
+    func stop() {
+        for daemon in daemons { MHD_stop_daemon(daemon) }
+        routeTable.release()
+    }
+}
 
 /// The routes, shared by the daemon threads through the callback's `cls` pointer.
 final class RouteTable: Sendable {

@@ -143,11 +143,11 @@ func fetch(_ server: HTTPServer, _ request: String, address: SocketAddress? = ni
         }
     }
 
-    @Test func stopClosesTheListener() throws {
+    @Test func closeClosesTheListener() async throws {
         let server = try HTTPServer(address: loopback(), routes: testRoutes())
         let address = server.boundAddresses[0]
-        server.stop()
-        server.stop()  // idempotent
+        await server.close()
+        await server.close()  // idempotent
         #expect(throws: SystemError.self) { _ = try Socket.connect(to: address, deadline: .now + .seconds(2)) }
     }
 

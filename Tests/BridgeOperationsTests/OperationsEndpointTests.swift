@@ -4,10 +4,10 @@ import BridgeJSON
 import BridgeSystem
 import Testing
 
-@testable import BridgeCore
-@testable import BridgeEvents
-@testable import BridgeDirectus
 @testable import BridgeActivity
+@testable import BridgeCore
+@testable import BridgeDirectus
+@testable import BridgeEvents
 @testable import BridgeSinks
 
 @Suite struct OperationsEndpointTests {
@@ -81,7 +81,10 @@ import Testing
             $0.stuckSinks["webhook"] = "receiver echoed \(secret)"
         }
         let routes = OperationsServer.routes(
-            registry: MetricsRegistry(), health: health, redactor: Redactor(secrets: [secret]))
+            registry: MetricsRegistry(),
+            health: health,
+            redactor: Redactor(secrets: [secret])
+        )
         let text = String(decoding: try call(routes, "/readyz").body, as: UTF8.self)
         #expect(!text.contains(#"tok\"en\\1234"#) && !text.contains(secret), "\(text)")
         #expect(text.ranges(of: "[REDACTED]").count >= 2, "\(text)")
@@ -117,9 +120,23 @@ import Testing
             Issue.record("not listening: \(start)")
             return
         }
-        defer { server.stop() }
         #expect(server.port > 0)
-        let client = try Socket.connect(to: server.boundAddresses[0], deadline: .now + .seconds(5))
+        let address = server.boundAddresses[0]
+        let received: Result<[UInt8], any Error>
+        do {
+            received = .success(try await BlockingExecutor.shared.perform { try Self.readyz(at: address) })
+        } catch {
+            received = .failure(error)
+        }
+        await server.close()  // awaited on every path, as the runtime does
+        let text = String(decoding: try received.get(), as: UTF8.self)
+        #expect(text.hasPrefix("HTTP/1.1 503"))
+        #expect(text.contains(#""ready":false"#))
+    }
+
+    /// The bytes of a `GET /readyz` on a new connection, until the server closes it (blocking: a socket's waits).
+    static func readyz(at address: SocketAddress) throws -> [UInt8] {
+        let client = try Socket.connect(to: address, deadline: .now + .seconds(5))
         let request = Array("GET /readyz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8)
         _ = try request.withUnsafeBytes { try client.send($0) }
         var received: [UInt8] = []
@@ -132,8 +149,6 @@ import Testing
             case .endOfStream: break reading
             }
         }
-        let text = String(decoding: received, as: UTF8.self)
-        #expect(text.hasPrefix("HTTP/1.1 503"))
-        #expect(text.contains(#""ready":false"#))
+        return received
     }
 }

@@ -86,8 +86,9 @@ public final class BridgeRuntime: Sendable {
             return error
         }
         let server: HTTPServer? = if case .listening(let listening) = operations { listening } else { nil }
-        defer { server?.stop() }
-        return await withTaskGroup(of: Void.self) { group in
+        // Not a `defer`: the stop joins libmicrohttpd's threads, so it is awaited on the blocking executor
+        // (`HTTPServer.close`), after the run, whatever its outcome, and before the process exits.
+        let outcome = await withTaskGroup(of: Void.self) { group in
             if case .waiting(let binding, let failure) = operations {
                 // Another process holds the port: the bridge works on while the endpoint keeps trying.
                 let logger = logger.child(label: "http")
@@ -99,6 +100,8 @@ public final class BridgeRuntime: Sendable {
             group.cancelAll()  // the endpoint that kept trying stops serving with the run, as `server` does
             return outcome
         }
+        await server?.close()
+        return outcome
     }
 
     /// Claims `delivery.state_dir` when this run keeps state there: cursors (activity mode, or `auto`, which may

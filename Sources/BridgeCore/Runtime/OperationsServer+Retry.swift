@@ -13,7 +13,10 @@ extension OperationsServer {
     /// user who bound the port first keeps those away while they hold it, but cannot keep the service down, as exit
     /// 78 did (the unit never restarts it: docs/RELIABILITY.md, "A port another user took first").
     package static func keepListening(
-        _ binding: Binding, after failure: HTTPServerError, stop: ShutdownSignal, logger: Logger
+        _ binding: Binding,
+        after failure: HTTPServerError,
+        stop: ShutdownSignal,
+        logger: Logger
     ) async {
         var backoff = retryBackoff
         var pending: HTTPServerError? = failure  // `start`'s attempt, logged and waited out like every other
@@ -27,16 +30,18 @@ extension OperationsServer {
             guard let error = error as? HTTPServerError, error.isRetriable else {
                 logger.error(
                     "cannot listen on http.listen; /metrics, /healthz and /readyz stay off",
-                    metadata: [LogKey.error: "\(error)"])
+                    metadata: [LogKey.error: "\(error)"]
+                )
                 return nil
             }
             logger.error(
                 "cannot listen on http.listen, retrying; /metrics, /healthz and /readyz are off meanwhile",
-                metadata: [LogKey.error: error.description, LogKey.delay: delay])
+                metadata: [LogKey.error: error.description, LogKey.delay: delay]
+            )
             return delay
         }
         guard let server else { return }
         await ShutdownSignal().wait()  // a signal nobody triggers: returns when this task is cancelled
-        server.stop()
+        await server.close()
     }
 }
