@@ -26,10 +26,12 @@ package final class KafkaProducer {
         self.serving = resources.serving
     }
 
+    /// Dropped without `close()`: the release (the purge, the poll thread's join, the purge's delivery reports and
+    /// their completions, `rd_kafka_destroy`'s join of librdkafka's threads) goes to `BlockingExecutor.shared`, as
+    /// `close()`'s does, not to the dropping thread, often a cooperative one. The job holds the resources.
     deinit {
-        // A producer dropped without `close()` releases here, on whatever thread dropped it; `close()` does the
-        // same on the blocking executor instead.
-        resources.release()
+        let resources = resources
+        BlockingExecutor.shared.submit { resources.release() }
     }
 
     /// Makes a producer from `settings`; throws a configuration error naming the first refused property (secret

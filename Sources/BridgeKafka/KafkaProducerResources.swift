@@ -4,9 +4,8 @@ internal import CRdKafka
 /// What a `KafkaProducer` must release, in order: the poll thread, the topic handles, the librdkafka handle — and
 /// the callbacks' context, which must outlive the handle.
 final class KafkaProducerResources: @unchecked Sendable {
-    // @unchecked: used by one thread at a time. The producer's task uses `topicHandle`; `release()` runs once,
-    // either on the blocking executor from `close()` (after which the producer no longer produces) or in the
-    // producer's deinit.
+    // @unchecked: used by one thread at a time. The producer's task uses `topicHandle`; `release()` runs once, on the
+    // blocking executor, from `close()` (after which the producer no longer produces) or from the producer's deinit.
     private let handle: KafkaHandle
     private let pollThread: KafkaPollThread
     private let context: KafkaProducerContext
