@@ -48,8 +48,12 @@ package final class MQTTClient {
         self.settings = settings
     }
 
+    /// Dropped without `close()`: the shut-down (the network thread's stop and join, at most the connect timeout)
+    /// goes to `BlockingExecutor.shared`, as `close()`'s does, not to the dropping thread, often a cooperative one.
     deinit {
-        if !closed { Self.shutDown(network, waiting: settings.connectTimeout) }
+        guard !closed else { return }
+        let (network, bound) = (network, settings.connectTimeout)
+        BlockingExecutor.shared.submit { Self.shutDown(network, waiting: bound) }
     }
 
     /// libmosquitto's global state, set up once per process.
