@@ -90,6 +90,6 @@ package final class AMQPClient {
         guard let connection else { return }
         self.connection = nil
         let owned = BlockingHandOff(connection)
-        _ = try? await BlockingExecutor.shared.perform { withExtendedLifetime(owned) {} }
+        _ = try? await BlockingExecutor.shared.perform { owned.value.close() }
     }
 }

@@ -23,14 +23,31 @@ final class AMQPConnection {
     private var nextTag: UInt64 = 1
     /// Set after a failure: the tags on the wire can no longer be matched, so it is never used again.
     private(set) var isBroken = false
+    private var isClosed = false  // by `close()`: the connection is destroyed
 
     private init(connection: amqp_connection_state_t, settings: AMQPSettings) {
         self.connection = connection
         self.settings = settings
     }
 
+    /// Dropped without `close()`: the close (each step waits for the broker's answer) and the destroy go to
+    /// `BlockingExecutor.shared`, as `AMQPClient.close()`'s do, not to the dropping thread, often a cooperative one.
     deinit {
-        if !isBroken {
+        guard !isClosed else { return }
+        let (connection, channel, polite) = (connection, channel, !isBroken)
+        BlockingExecutor.shared.submit { Self.close(connection, channel: channel, polite: polite) }
+    }
+
+    /// Closes the channel and the connection, each waiting for the broker's answer, and destroys the connection
+    /// (blocking: on the connection's thread, or the blocking executor). Once only.
+    func close() {
+        guard !isClosed else { return }
+        isClosed = true
+        Self.close(connection, channel: channel, polite: !isBroken)
+    }
+
+    private static func close(_ connection: amqp_connection_state_t, channel: amqp_channel_t, polite: Bool) {
+        if polite {
             _ = amqp_channel_close(connection, channel, AMQP_REPLY_SUCCESS)
             _ = amqp_connection_close(connection, AMQP_REPLY_SUCCESS)
         }

@@ -172,6 +172,31 @@ struct AMQPClientTests {
         #expect(ContinuousClock.now - started < .seconds(TestEnvironment.patient(30)))
     }
 
+    /// A client dropped without `close` closes its connection politely: the channel's and the connection's close
+    /// each wait for the broker's answer (up to the connect timeout, here longer than the hold; no heartbeats, whose
+    /// absence would end the wait sooner). A relay holds the answers back until the drop has returned: a close on
+    /// the dropping thread waits for them, and the hold ends by its bound; closed elsewhere, the drop returns at once
+    /// and releases it (docs/RELIABILITY.md, issue 26).
+    @Test func droppingAClientClosesItsConnectionOffTheDroppingThread() async throws {
+        let broker = try await sharedBroker.get()
+        let relay = try HoldingRelay(
+            to: try #require(SocketAddress(ipAddress: "127.0.0.1", port: broker.port)),
+            holdingAtMost: .seconds(TestEnvironment.patient(30))
+        )
+        var client: AMQPClient? = AMQPClient(
+            settings: try AMQPSettings(
+                url: "amqp://guest:guest@127.0.0.1:\(relay.port)",
+                connectTimeout: .seconds(TestEnvironment.patient(120)),
+                heartbeat: .zero
+            )
+        )
+        try await client?.connect()
+        relay.hold()
+        client = nil
+        relay.release()
+        #expect(relay.end == .released, "the drop waited for the broker's answers to its close")
+    }
+
     @Test func settingsAreChecked() throws {
         #expect(try AMQPSettings(url: "amqp://h").vhost == "/")
         #expect(try AMQPSettings(url: "amqp://h/%2F").vhost == "/")
