@@ -7,12 +7,15 @@
 // (Benchmarks/run builds it next to bridge-benchmarks as kafka-ceiling).
 //
 //     cc -O2 -o kafka-ceiling Benchmarks/kafka_ceiling.c $(pkg-config --cflags --libs rdkafka)
-//     kafka-ceiling [COUNT [pages|stream|stream-nopoll [OUTSTANDING [NAME=VALUE ...]]]]
+//     kafka-ceiling [COUNT [pages|stream|stream-nopoll [OUTSTANDING [outcomes] [NAME=VALUE ...]]]]
 //                                                  (default 200000 pages; stream: 0 = no bound)
 //
 // pages: 500 produced, then rd_kafka_flush until all 500 are reported, then the next 500. stream: produce all,
 // rd_kafka_poll(0) after each (as the Python peer does), waiting in rd_kafka_poll while OUTSTANDING are unreported,
-// then one flush. NAME=VALUE: a librdkafka property of the producer (the benchmark's `property=`). Prints on stderr
+// then one flush. NAME=VALUE: a librdkafka property of the producer (the benchmark's `property=`).
+// `outcomes`: besides counting, each message's outcome is recorded in its batch of 500 as the sink must, for dead
+// letters and redelivery (Benchmarks/kafka_ceiling_outcomes.h); in the stream a batch then starts only once the
+// batches not settled hold at most OUTSTANDING - 500 messages, as the sink's `accept` waits for room. Prints on stderr
 // events/s and CPU µs per event per thread group (client: the producing thread, which also serves the delivery
 // reports; librdkafka: its broker threads; mock: the mock brokers), and on stdout one JSON object as the benchmark's
 // peers print it: messages_per_second, cpu_seconds (the whole process over the timed part, from getrusage: client,
@@ -38,6 +41,14 @@ static void report(rd_kafka_t *rk, const rd_kafka_message_t *message, void *opaq
     (void)rk;
     (void)opaque;
     if (message->err) failed++; else delivered++;
+}
+
+// `outcomes`: each message's outcome recorded in its batch, as the sink must (slots, batches, settling).
+#include "kafka_ceiling_outcomes.h"
+
+static void reportOutcome(rd_kafka_t *rk, const rd_kafka_message_t *message, void *opaque) {
+    report(rk, message, opaque);
+    recordOutcome(message);
 }
 
 static void quiet(const rd_kafka_t *rk, int level, const char *facility, const char *text) {
@@ -143,10 +154,10 @@ static void make(struct message *message, long index, const char *prefix) {
     message->value = strdup(value);
 }
 
-static void produce(rd_kafka_t *rk, rd_kafka_topic_t *topic, const struct message *m) {
+static void produce(rd_kafka_t *rk, rd_kafka_topic_t *topic, const struct message *m, void *opaque) {
     for (;;) {
         rd_kafka_resp_err_t err = rd_kafka_producev(
-            rk, RD_KAFKA_V_RKT(topic), RD_KAFKA_V_PARTITION(RD_KAFKA_PARTITION_UA),
+            rk, RD_KAFKA_V_RKT(topic), RD_KAFKA_V_PARTITION(RD_KAFKA_PARTITION_UA), RD_KAFKA_V_OPAQUE(opaque),
             RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_KEY(m->key, strlen(m->key)),
             RD_KAFKA_V_VALUE(m->value, (size_t)m->length), RD_KAFKA_V_HEADER("id", m->id, (ssize_t)strlen(m->id)),
             RD_KAFKA_V_HEADER("type", "directus.items.update", 21), RD_KAFKA_V_HEADER("collection", "articles", 8),
@@ -165,6 +176,7 @@ int main(int argc, char **argv) {
     int stream = argc > 2 && strncmp(argv[2], "stream", 6) == 0;
     int pollEach = !(argc > 2 && strcmp(argv[2], "stream-nopoll") == 0);
     long bound = argc > 3 ? atol(argv[3]) : 0;
+    int outcomes = argc > 4 && strcmp(argv[4], "outcomes") == 0;
     char error[512];
     // glibc's allocator as the bridge (and bridge-benchmarks) sets it: a fixed 4 MiB mmap threshold (LargeAllocations).
     mallopt(M_MMAP_THRESHOLD, 4 << 20);
@@ -189,7 +201,7 @@ int main(int argc, char **argv) {
     set(conf, "acks", "all");
     set(conf, "message.timeout.ms", "0");
     set(conf, "queue.buffering.max.messages", "100000");
-    for (int i = 4; i < argc; i++) {
+    for (int i = 4 + outcomes; i < argc; i++) {
         char *equals = strchr(argv[i], '=');
         if (!equals) {
             fprintf(stderr, "not a NAME=VALUE property: %s\n", argv[i]);
@@ -198,7 +210,7 @@ int main(int argc, char **argv) {
         *equals = 0;
         set(conf, argv[i], equals + 1);
     }
-    rd_kafka_conf_set_dr_msg_cb(conf, report);
+    rd_kafka_conf_set_dr_msg_cb(conf, outcomes ? reportOutcome : report);
     rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, error, sizeof error);
     if (!rk) {
         fprintf(stderr, "%s\n", error);
@@ -210,9 +222,13 @@ int main(int argc, char **argv) {
     struct message *messages = calloc((size_t)count + 500, sizeof *messages);
     for (long i = 0; i < count; i++) make(&messages[i], i, "evt");
     for (long i = 0; i < 500; i++) make(&messages[count + i], i, "warm");
-    for (long i = 0; i < 500; i++) produce(rk, topic, &messages[count + i]);
+    // `outcomes`: a ring of batch records, enough for every batch the stream's bound lets be outstanding at once.
+    long ringSize = bound > 0 ? bound / 500 + 2 : count / 500 + 2, nextBatch = 0;
+    struct batch *ring = outcomes ? calloc((size_t)ringSize, sizeof *ring) : NULL, *batch = NULL;
+    if (outcomes) batch = begin(rk, ring, ringSize, &nextBatch, 500);
+    for (long i = 0; i < 500; i++) produce(rk, topic, &messages[count + i], outcomes ? slotOf(batch, i) : NULL);
     rd_kafka_flush(rk, 30000);
-    delivered = failed = 0;
+    delivered = failed = settledDelivered = settledFailed = 0;
 
     long self = syscall(SYS_gettid);
     double before[3], after[3];
@@ -220,14 +236,22 @@ int main(int argc, char **argv) {
     double processBefore = process_cpu(), start = now();
     if (stream) {
         for (long i = 0; i < count; i++) {
+            if (outcomes && i % 500 == 0) {
+                long size = count - i < 500 ? count - i : 500;
+                while (bound > 0 && pending + size > bound) rd_kafka_poll(rk, 1);
+                batch = begin(rk, ring, ringSize, &nextBatch, size);
+            }
             while (bound > 0 && i - delivered - failed >= bound) rd_kafka_poll(rk, 1);
-            produce(rk, topic, &messages[i]);
+            produce(rk, topic, &messages[i], outcomes ? slotOf(batch, i % 500) : NULL);
             if (pollEach) rd_kafka_poll(rk, 0);
         }
         rd_kafka_flush(rk, 120000);
     } else {
         for (long first = 0; first < count; first += 500) {
-            for (long i = first; i < first + 500 && i < count; i++) produce(rk, topic, &messages[i]);
+            if (outcomes) batch = begin(rk, ring, ringSize, &nextBatch, count - first < 500 ? count - first : 500);
+            for (long i = first; i < first + 500 && i < count; i++) {
+                produce(rk, topic, &messages[i], outcomes ? slotOf(batch, i - first) : NULL);
+            }
             rd_kafka_flush(rk, 120000);
         }
     }
@@ -236,6 +260,12 @@ int main(int argc, char **argv) {
     if (delivered + failed != count || failed) {
         fprintf(stderr, "delivered %ld failed %ld of %ld\n", delivered, failed, count);
     }
+    // `outcomes`: what the batches settled is what counts (every batch complete, every slot delivered).
+    if (outcomes && (settledDelivered + settledFailed != count || pending != 0)) {
+        fprintf(stderr, "settled %ld delivered, %ld failed of %ld; %ld pending\n", settledDelivered, settledFailed,
+                count, pending);
+    }
+    long missing = count - (outcomes ? settledDelivered : delivered);
     FILE *load = fopen("/proc/loadavg", "r");
     char loadText[64] = "?";
     if (load) {
@@ -243,11 +273,11 @@ int main(int argc, char **argv) {
         fclose(load);
     }
     double client = after[0] - before[0], library = after[2] - before[2], mock = after[1] - before[1];
-    fprintf(stderr, "ceiling %s: %.0f events/s; CPU µs/event client %.2f, librdkafka %.2f, mock %.2f; load %s\n",
-            stream ? "stream" : "pages", delivered / elapsed, client / count * 1e6, library / count * 1e6,
+    fprintf(stderr, "ceiling %s%s: %.0f events/s; CPU µs/event client %.2f, librdkafka %.2f, mock %.2f; load %s\n",
+            stream ? "stream" : "pages", outcomes ? " with outcomes" : "", delivered / elapsed, client / count * 1e6, library / count * 1e6,
             mock / count * 1e6, loadText);
     printf("{\"messages_per_second\": %.1f, \"cpu_seconds\": %.4f, \"failures\": %ld}\n", delivered / elapsed,
-           processCPU, count - delivered);
+           processCPU, missing);
     rd_kafka_topic_destroy(topic);
     rd_kafka_destroy(rk);
     rd_kafka_mock_cluster_destroy(cluster);

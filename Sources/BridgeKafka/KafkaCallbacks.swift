@@ -12,7 +12,8 @@ func kafkaDeliveryReport(
     _ opaque: UnsafeMutableRawPointer?
 ) {
     guard let message, let opaque, let messageOpaque = message.pointee._private else { return }
-    let context = Unmanaged<KafkaProducerContext>.fromOpaque(opaque).takeUnretainedValue()
+    // Borrowed (see the note above), not retained and released per report.
+    let context = Unmanaged<KafkaProducerContext>.fromOpaque(opaque)
     let code = message.pointee.err.rawValue
     let outcome: KafkaDeliveryOutcome
     if code == 0 {
@@ -25,12 +26,13 @@ func kafkaDeliveryReport(
     } else {
         // Not `rd_kafka_message_errstr`: for a message with a payload it returns the payload as the error text,
         // which for a producer is the event (not NUL-terminated, and data that must not reach a log).
-        let detail = PeerText.string(rd_kafka_err2str(message.pointee.err), redacting: context.redactor)
+        let redactor = context.takeUnretainedValue().redactor
+        let detail = PeerText.string(rd_kafka_err2str(message.pointee.err), redacting: redactor)
         outcome = .failed(KafkaError.from(code: code, detail: detail))
     }
-    context.reported(delivered: code == 0, error: outcome.error)
-    // Consumes the batch's retain `KafkaProducer.produce` handed to librdkafka with this message: librdkafka
-    // reports every message it accepted exactly once (delivered, failed, or purged at close).
+    context._withUnsafeGuaranteedRef { $0.reported(delivered: code == 0, error: outcome.error) }
+    // librdkafka reports every message it accepted exactly once (delivered, failed, or purged at close): the batch
+    // lives until its last message's report.
     KafkaDeliveryBatch.reported(outcome, opaque: messageOpaque)
 }
 

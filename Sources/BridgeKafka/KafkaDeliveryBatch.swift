@@ -13,9 +13,11 @@ import Synchronization
 /// entries (each array of outcomes was another of a kilobyte or more per batch, for which glibc's malloc first
 /// merges every small block librdkafka freed since; BENCHMARKS.md, "Kafka: the sink's per-event work"; the entries
 /// in blocks under a kilobyte, which merge nothing first, cost the stream more than they saved: "Kafka: the
-/// producing thread's locks and allocations per event"). Every
-/// message handed to librdkafka holds one retain of the batch (`opaque(at:)`), consumed by its delivery report
-/// (`reported(opaque:)`) or given back when librdkafka refused it (`releaseOpaque`).
+/// producing thread's locks and allocations per event").
+///
+/// While outcomes remain, the batch holds one retain of itself, given back by the outcome that completes it: the
+/// messages in librdkafka's hands keep it alive without a retain and a release each (two atomic operations per
+/// message on one shared count; BENCHMARKS.md, "Kafka: the outcome ceiling").
 final class KafkaDeliveryBatch: Sendable {
     /// Outcomes still to come: the report that takes it to zero completes the batch. Each report writes its entry
     /// before it decrements (releasing), and the last decrement acquires them all, so the entries need no lock (with
@@ -35,44 +37,44 @@ final class KafkaDeliveryBatch: Sendable {
         self.completion = completion
         self.count = count
         self.entries = .allocate(capacity: max(1, count))
-        // Unretained: the entries only locate the batch; the retains that keep it alive are taken per message.
+        // Unretained: the entries only locate the batch; its retain of itself (below) keeps it alive.
         let address = Unmanaged.passUnretained(self).toOpaque()
         for index in 0..<count {
             (entries + index).initialize(to: KafkaDeliveryEntry(batch: address, index: index))
         }
+        // Given back by the last outcome (`record`); an empty batch completes at once (`completeIfEmpty`).
+        if count > 0 { _ = Unmanaged.passUnretained(self).retain() }
     }
 
     // `KafkaDeliveryEntry` is trivial: nothing to deinitialize.
     deinit { entries.deallocate() }
 
-    /// The opaque of message `index` for librdkafka, holding one retain of this batch until the message's delivery
-    /// report (`reported(opaque:)`) or `releaseOpaque` consumes it.
+    /// The opaque of message `index` for librdkafka: valid until the message's outcome is recorded (the batch keeps
+    /// itself alive until its last one).
     func opaque(at index: Int) -> UnsafeMutableRawPointer {
         precondition(index >= 0 && index < count, "Kafka message index out of its batch")
-        _ = Unmanaged.passUnretained(self).retain()
         return UnsafeMutableRawPointer(entries + index)
     }
 
-    /// Gives back the retain of an opaque librdkafka refused (it will never report that message).
-    static func releaseOpaque(_ opaque: UnsafeMutableRawPointer) {
-        let entry = opaque.assumingMemoryBound(to: KafkaDeliveryEntry.self)
-        Unmanaged<KafkaDeliveryBatch>.fromOpaque(entry.pointee.batch).release()
-    }
-
-    /// Records the outcome of the message whose opaque is `opaque` and consumes that opaque's retain.
+    /// Records the outcome of the message whose opaque is `opaque` (its batch is alive: that outcome is still to
+    /// come).
     static func reported(_ outcome: KafkaDeliveryOutcome, opaque: UnsafeMutableRawPointer) {
         let entry = opaque.assumingMemoryBound(to: KafkaDeliveryEntry.self)
-        let batch = Unmanaged<KafkaDeliveryBatch>.fromOpaque(entry.pointee.batch).takeRetainedValue()
-        batch.record(outcome, in: entry)
+        let batch = Unmanaged<KafkaDeliveryBatch>.fromOpaque(entry.pointee.batch)
+        // Borrowed, not retained for the call (`takeUnretainedValue()` would be a retain and a release): its own
+        // retain keeps it alive until the completing outcome, given back after the call.
+        if batch._withUnsafeGuaranteedRef({ $0.record(outcome, in: entry) }) { batch.release() }
     }
 
     /// Records the outcome of message `index` (each index exactly once).
     func record(_ outcome: KafkaDeliveryOutcome, at index: Int) {
         precondition(index >= 0 && index < count, "Kafka message index out of its batch")
-        record(outcome, in: entries + index)
+        // The caller holds the batch: its retain of itself can go within the call.
+        if record(outcome, in: entries + index) { Unmanaged.passUnretained(self).release() }
     }
 
-    private func record(_ outcome: KafkaDeliveryOutcome, in entry: UnsafeMutablePointer<KafkaDeliveryEntry>) {
+    /// Records an outcome; true when it was the last, and the caller gives back the batch's retain of itself.
+    private func record(_ outcome: KafkaDeliveryOutcome, in entry: UnsafeMutablePointer<KafkaDeliveryEntry>) -> Bool {
         precondition(entry.pointee.state == .pending, "a Kafka message reported twice")
         switch outcome {
         case .delivered(let partition, let offset):
@@ -84,8 +86,9 @@ final class KafkaDeliveryBatch: Sendable {
             let index = entry.pointee.index
             failures.withLock { $0[index] = error }
         }
-        guard remaining.subtract(1, ordering: .acquiringAndReleasing).newValue == 0 else { return }
+        guard remaining.subtract(1, ordering: .acquiringAndReleasing).newValue == 0 else { return false }
         completion(KafkaDeliveryOutcomes(batch: self, failures: failures.withLock { $0 }))
+        return true
     }
 
     /// Calls the completion of an empty batch.

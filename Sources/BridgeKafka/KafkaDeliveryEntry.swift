@@ -6,7 +6,7 @@ struct KafkaDeliveryEntry {
         case pending, delivered, failed
     }
 
-    /// The batch's address (unretained: the message's opaque holds the retain).
+    /// The batch's address (unretained: the batch holds itself until its last outcome).
     let batch: UnsafeMutableRawPointer
     /// The message's index in its batch.
     let index: Int

@@ -174,8 +174,7 @@ package final class KafkaProducer {
         case .success(let handle): topic = handle
         case .failure(let error): return .refused(error)
         }
-        // Holds a retain of the batch for librdkafka, consumed by the delivery report of this message
-        // (kafkaDeliveryReport).
+        // Where the delivery report of this message records its outcome (kafkaDeliveryReport).
         let opaque = batch.opaque(at: index)
         let headers = Self.makeHeaders(message.headers)
         var key = message.key
@@ -194,9 +193,8 @@ package final class KafkaProducer {
             }
         }.rawValue
         if code == 0 { return .handedOver }
-        // librdkafka refused the message: it will NOT report it, so the retain is ours to give back, and the
-        // headers stay ours to destroy (producev takes them only on success).
-        KafkaDeliveryBatch.releaseOpaque(opaque)
+        // librdkafka refused the message: it will NOT report it (the caller records its outcome), and the headers
+        // stay ours to destroy (producev takes them only on success).
         if let headers { rd_kafka_headers_destroy(headers) }
         if code == RD_KAFKA_RESP_ERR__QUEUE_FULL.rawValue { return .queueFull }
         return .refused(KafkaError.from(code: code, context: "topic \(message.topic)"))

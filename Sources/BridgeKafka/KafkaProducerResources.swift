@@ -44,8 +44,8 @@ final class KafkaProducerResources: @unchecked Sendable {
     /// Who serves the delivery reports (the poll thread, or the runner in its turn).
     var serving: KafkaReportServing { pollThread.serving }
 
-    /// Purges what librdkafka still holds, serves the purge's delivery reports (so every batch completes and every
-    /// message's retain of its batch is consumed), then destroys the handles. Blocks for up to about a second.
+    /// Purges what librdkafka still holds, serves the purge's delivery reports (so every batch completes and gives
+    /// back its retain of itself), then destroys the handles. Blocks for up to about a second.
     /// Idempotent.
     func release() {
         guard !released else { return }

@@ -31,8 +31,28 @@ import Testing
             return
         }
         #expect(error.kind == .rejected && error.message == "too large")
-        // Each report consumed its message's retain and the outcomes were copied out: the batch is gone.
+        // The last report gave back the batch's retain of itself and the outcomes were copied out: the batch is gone.
         #expect(ended == nil)
+    }
+
+    /// The messages in librdkafka's hands hold no retain each: the batch keeps itself alive until its last outcome,
+    /// whoever else lets go of it, and not after.
+    @Test func aBatchLivesUntilItsLastOutcomeWithNothingElseHoldingIt() {
+        weak var ended: KafkaDeliveryBatch?
+        let completed = Mutex(0)
+        var opaques: [UnsafeMutableRawPointer] = []
+        do {
+            let batch = KafkaDeliveryBatch(count: 3) { _ in completed.withLock { $0 += 1 } }
+            ended = batch
+            opaques = (0..<3).map { batch.opaque(at: $0) }
+        }
+        #expect(ended != nil, "gone with outcomes to come")
+        KafkaDeliveryBatch.reported(.delivered(partition: 0, offset: 0), opaque: opaques[0])
+        ended?.record(.failed(KafkaError(kind: .retriable, message: "refused")), at: 1)
+        #expect(ended != nil && completed.withLock { $0 } == 0)
+        KafkaDeliveryBatch.reported(.delivered(partition: 0, offset: 1), opaque: opaques[2])
+        #expect(completed.withLock { $0 } == 1)
+        #expect(ended == nil, "alive after its last outcome")
     }
 
     /// Reports of one batch served by two threads at once (the runner and the poll thread, in a hand-over): the

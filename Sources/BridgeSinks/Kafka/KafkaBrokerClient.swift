@@ -43,8 +43,13 @@ final class KafkaBrokerClient: BrokerClient {
         // array of them, no header array per message). The runner serves the delivery reports from here until it
         // hands them back (`handOutcomesBack`). The outcomes are read from the producer's batch, not copied.
         events.withUnsafeBufferPointer { events in
-            // Each event borrowed where it lies (no copy of it per message).
-            producer.submitBlocking(count: events.count, message: { write(events[$0], into: &$1) }) { outcomes in
+            // Each event read where it lies, by its address: `events[index]` as an argument was a copy of the whole
+            // event per message (a retain and a release of each of its fields). The closure runs only for an index
+            // below the count, so the address exists.
+            producer.submitBlocking(
+                count: events.count,
+                message: { write(events.baseAddress.unsafelyUnwrapped + $0, into: &$1) }
+            ) { outcomes in
                 completion(
                     outcomes.allDelivered
                         ? .delivered(outcomes.count)
@@ -54,28 +59,28 @@ final class KafkaBrokerClient: BrokerClient {
         }
     }
 
-    /// Writes the message of `event` over `message`: the fields are replaced in place, so the header array of the
-    /// message before is reused.
-    func write(_ event: EncodedEvent, into message: inout KafkaMessage) {
-        message.topic = topics.name(for: event)
-        message.key = event.key
-        message.value = event.body.slice  // no copy: the producer copies it
+    /// Writes the message of the event at `event` over `message`: the fields are replaced in place, so the header
+    /// array of the message before is reused; only the fields the message takes are read from the event.
+    private func write(_ event: UnsafePointer<EncodedEvent>, into message: inout KafkaMessage) {
+        message.topic = topics.name(collection: event.pointee.collection, event: event.pointee.event)
+        message.key = event.pointee.key
+        message.value = event.pointee.body.slice  // no copy: the producer copies it
         let expected = encoder.format == .cloudevents ? 5 : 4
         guard message.headers.count == expected else {
             message.headers = Self.headers(
-                id: event.id,
-                type: event.event.typeName,
-                collection: event.collection,
-                event: event.event.rawValue,
+                id: event.pointee.id,
+                type: event.pointee.event.typeName,
+                collection: event.pointee.collection,
+                event: event.pointee.event.rawValue,
                 encoder: encoder
             )
             return
         }
         // The names, and the content type, are the same for every message.
-        message.headers[0].value = event.id
-        message.headers[1].value = event.event.typeName
-        message.headers[2].value = event.collection
-        message.headers[3].value = event.event.rawValue
+        message.headers[0].value = event.pointee.id
+        message.headers[1].value = event.pointee.event.typeName
+        message.headers[2].value = event.pointee.collection
+        message.headers[3].value = event.pointee.event.rawValue
     }
 
     /// The headers of a message (contract: `id`, `type`, `collection`, `event`). A CloudEvent adds `content-type:
