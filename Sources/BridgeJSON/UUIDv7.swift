@@ -117,9 +117,8 @@ public struct UUIDv7: Sendable, Hashable, Comparable, CustomStringConvertible {
 /// forward by one millisecond. The 62 random bits of `rand_b` are drawn with each new millisecond and shared by the
 /// ids of that millisecond, which the counter tells apart: one draw per millisecond instead of one per id (at full
 /// speed the kernel's generator, read for every id, was 4 % of the socket reader's CPU in perf record;
-/// BENCHMARKS.md, "the live path per event, the id's random bits"). Another producer's ids of the same millisecond
-/// differ from these in their 62 random bits. One generator per producer (it is a value; keep it in the owning
-/// state).
+/// BENCHMARKS.md, "the live path per event — the id's random bits"). Another producer's ids of that millisecond have
+/// 62 random bits of their own. One generator per producer (it is a value; keep it in the owning state).
 public struct UUIDv7Generator: Sendable {
     private var lastMilliseconds: Int64 = -1
     private var counter: UInt16 = 0
