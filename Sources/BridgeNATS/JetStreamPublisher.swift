@@ -34,7 +34,17 @@ package final class JetStreamPublisher {
         self.core = core
     }
 
-    deinit { shutDown() }
+    /// Dropped without `close`: shuts down on `BlockingExecutor.shared`, because the driver's join waits out its
+    /// current publish round and the held messages' completions would run on the dropping thread, often a
+    /// cooperative one. The job holds the connection until the subscription and the context are released.
+    deinit {
+        guard let driver else { return }
+        let (core, replies, handle, connection) = (core, replies, handle, connection)
+        BlockingExecutor.shared.submit {
+            Self.shutDown(driver: driver, core: core, replies: replies, handle: handle)
+            withExtendedLifetime(connection) {}
+        }
+    }
 
     /// A publisher on `connection`.
     package static func make(
@@ -237,6 +247,15 @@ package final class JetStreamPublisher {
     fileprivate func shutDown() {
         guard let driver else { return }
         self.driver = nil
+        Self.shutDown(driver: driver, core: core, replies: replies, handle: handle)
+    }
+
+    private static func shutDown(
+        driver: DetachedThread.Joinable,
+        core: JetStreamPublisherCore,
+        replies: ReplySubscription,
+        handle: JetStreamHandle
+    ) {
         let waiter = core.lock.withLock { state in
             state.stopping = true
             defer { state.capacityWaiter = nil }

@@ -26,7 +26,13 @@ package final class NATSConnection {
         self.context = context
     }
 
-    deinit { Self.release(handle: handle, context: context) }
+    /// Releases on `BlockingExecutor.shared`: the close waits up to two seconds for libnats's closed callback, and
+    /// the last reference often goes on the cooperative pool. Every path of the bridge `close()`s a connection before
+    /// dropping it, so a process that exits right after leaves only the destroy undone, not the close.
+    deinit {
+        let (handle, context) = (handle, context)
+        BlockingExecutor.shared.submit { Self.release(handle: handle, context: context) }
+    }
 
     /// Connects with `settings`; throws a typed error (authentication, retriable, configuration). Blocking work
     /// runs on the blocking executor.

@@ -1,20 +1,32 @@
 import BridgeEvents
 import BridgeSystem
-@testable import BridgeSinks
 import Foundation
 import Testing
 
+@testable import BridgeSinks
+
 /// A broker sink's refused events become dead letters before its cursor may move past them, and the letters
 /// `dlq replay` hands back go out again under their own id (a scripted client, dead letters in memory).
-@Suite struct BrokerSinkDeadLetterTests {
+@Suite(.onASinkRunnerThread) struct BrokerSinkDeadLetterTests {
     let base = BrokerSinkTests()
 
     /// A replayed letter as a store hands it back: `seq` its row, the change and body as refused.
     func replayed(_ n: Int, event: ChangeEvent = .delete) -> DeadLetter {
         DeadLetter(
-            seq: Int64(100 + n), sink: "0-test", eventID: "act_\(n)", collection: "articles", key: "\(n)",
-            body: Array(#"{"id":"act_\#(n)","big":true}"#.utf8), attempts: 0, createdAt: 1_000, deadAt: 1_000,
-            reason: "", lastStatus: nil, response: [], event: event)
+            seq: Int64(100 + n),
+            sink: "0-test",
+            eventID: "act_\(n)",
+            collection: "articles",
+            key: "\(n)",
+            body: Array(#"{"id":"act_\#(n)","big":true}"#.utf8),
+            attempts: 0,
+            createdAt: 1_000,
+            deadAt: 1_000,
+            reason: "",
+            lastStatus: nil,
+            response: [],
+            event: event
+        )
     }
 
     @Test func aRefusedEventIsStoredAsADeadLetterBeforeMakeDurableReturns() async throws {
@@ -33,7 +45,8 @@ import Testing
         let refused = await #expect(throws: SinkError.self) { try await sink.makeDurable() }
         #expect(
             refused?.isRetriable == true && refused?.message.contains("dead letters") == true,
-            "\(String(describing: refused))")
+            "\(String(describing: refused))"
+        )
         #expect(letters.filed.withLock { $0.isEmpty })
         letters.failing.store(false, ordering: .relaxed)
         try await sink.makeDurable()

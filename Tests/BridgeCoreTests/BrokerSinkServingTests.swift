@@ -38,7 +38,7 @@ final class RunnerServedBrokerClient: BrokerClient, @unchecked Sendable {
     func close(drainTimeout: Duration) async { await scripted.close(drainTimeout: drainTimeout) }
 }
 
-@Suite struct BrokerSinkServingTests {
+@Suite(.onASinkRunnerThread) struct BrokerSinkServingTests {
     /// Nobody but the runner answers: `makeDurable` and a wait for room return only because the sink serves the
     /// client's outcomes while it waits, and each call hands them back before it returns.
     @Test func theRunnerServesOutcomesWhileItWaitsAndHandsThemBackOnReturning() async throws {

@@ -1,9 +1,10 @@
 import BridgeEvents
 import BridgeSystem
-@testable import BridgeSinks
 import Foundation
 import Synchronization
 import Testing
+
+@testable import BridgeSinks
 
 /// A broker client whose outcomes the test decides: it records every hand-over and answers when told.
 final class ScriptedBrokerClient: BrokerClient, @unchecked Sendable {
@@ -101,9 +102,11 @@ final class MemoryDeadLetters: BrokerDeadLetters {
 /// `BrokerSink`'s delivery rules with a scripted client: bounded outstanding, confirmation before `makeDurable`
 /// returns, failures sent again before anything newer, broken clients replaced, refused events dead letters
 /// (BrokerSinkDeadLetterTests).
-@Suite struct BrokerSinkTests {
+@Suite(.onASinkRunnerThread) struct BrokerSinkTests {
     func makeSink(
-        limit: Int = 4, stallAfter: Duration = .milliseconds(300), clients: OpenedClients,
+        limit: Int = 4,
+        stallAfter: Duration = .milliseconds(300),
+        clients: OpenedClients,
         deadLetters: MemoryDeadLetters = MemoryDeadLetters()
     ) -> (BrokerSink, MetricsRegistry) {
         let registry = MetricsRegistry()
@@ -112,9 +115,16 @@ final class MemoryDeadLetters: BrokerDeadLetters {
         let sink = BrokerSink(
             name: "test",
             settings: .init(
-                maxOutstanding: limit, stallAfter: stallAfter, drainTimeout: .milliseconds(300),
-                roomWait: .milliseconds(100), replayPoll: .zero),
-            tracker: tracker, deadLetters: deadLetters, metrics: metrics, logger: .silent
+                maxOutstanding: limit,
+                stallAfter: stallAfter,
+                drainTimeout: .milliseconds(300),
+                roomWait: .milliseconds(100),
+                replayPoll: .zero
+            ),
+            tracker: tracker,
+            deadLetters: deadLetters,
+            metrics: metrics,
+            logger: .silent
         ) { () async throws(SinkError) in
             let client = ScriptedBrokerClient()
             clients.list.withLock { $0.append(client) }

@@ -27,13 +27,19 @@ package final class JetStreamBrokerClient: BrokerClient {
         let nats = settings.natsSettings
         do {
             let connection = try await NATSConnection.connect(settings: nats, logger: logger)
-            let publisher = try JetStreamPublisher.make(
-                connection: connection,
-                settings: JetStreamPublisherSettings(
-                    maxOutstanding: settings.maxOutstanding,
-                    ackTimeout: settings.ackTimeout
+            let publisher: JetStreamPublisher
+            do {
+                publisher = try JetStreamPublisher.make(
+                    connection: connection,
+                    settings: JetStreamPublisherSettings(
+                        maxOutstanding: settings.maxOutstanding,
+                        ackTimeout: settings.ackTimeout
+                    )
                 )
-            )
+            } catch {
+                await connection.close()  // not left to its deinit, whose release may not run before an exit
+                throw error
+            }
             let client = JetStreamBrokerClient(
                 connection: connection,
                 publisher: publisher,
