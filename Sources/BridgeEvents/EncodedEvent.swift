@@ -47,8 +47,7 @@ public struct EncodedEvent: Sendable, Equatable {
     }
 
     /// The event whose line `body` was written from `fields` (the routing fields are taken from them).
-    /// `fields` is consumed: a caller done with them (the socket reader, once their line is written) hands them
-    /// over instead of copying and then destroying them.
+    /// `fields` is consumed: a caller done with them hands them over.
     public init(fields: consuming EventLineFields, body: EventBody) {
         self.init(
             identifier: fields.identifier,

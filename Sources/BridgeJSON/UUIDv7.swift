@@ -114,10 +114,16 @@ public struct UUIDv7: Sendable, Hashable, Comparable, CustomStringConvertible {
 
 /// Makes strictly increasing ``UUIDv7``s: within one millisecond the 12-bit `rand_a` counts up from a random
 /// start below 2048 (RFC 9562 §6.2 method 1); if it runs out, or the clock steps back, the timestamp is carried
-/// forward by one millisecond. One generator per producer (it is a value; keep it in the owning state).
+/// forward by one millisecond. The 62 random bits of `rand_b` are drawn with each new millisecond and shared by the
+/// ids of that millisecond, which the counter tells apart: one draw per millisecond instead of one per id (at full
+/// speed the kernel's generator, read for every id, was 4 % of the socket reader's CPU in perf record;
+/// BENCHMARKS.md, "the live path per event — the id's random bits"). Another producer's ids of that millisecond have
+/// 62 random bits of their own. One generator per producer (it is a value; keep it in the owning state).
 public struct UUIDv7Generator: Sendable {
     private var lastMilliseconds: Int64 = -1
     private var counter: UInt16 = 0
+    /// The `rand_b` of the ids of `lastMilliseconds`.
+    private var randB: UInt64 = 0
 
     /// A generator that has not issued anything yet.
     public init() {}
@@ -134,13 +140,19 @@ public struct UUIDv7Generator: Sendable {
         let now = max(time.unixMilliseconds, 0)
         if now > lastMilliseconds {
             lastMilliseconds = now
-            counter = UInt16(truncatingIfNeeded: random.next()) & 0x07FF
+            start(using: &random)
         } else if counter < 0x0FFF {
             counter += 1
         } else {
             lastMilliseconds += 1
-            counter = UInt16(truncatingIfNeeded: random.next()) & 0x07FF
+            start(using: &random)
         }
-        return UUIDv7(milliseconds: lastMilliseconds, randA: counter, randB: random.next())
+        return UUIDv7(milliseconds: lastMilliseconds, randA: counter, randB: randB)
+    }
+
+    /// A new millisecond's random counter start and `rand_b`, from one random word each.
+    private mutating func start<Random: RandomNumberGenerator>(using random: inout Random) {
+        counter = UInt16(truncatingIfNeeded: random.next()) & 0x07FF
+        randB = random.next()
     }
 }

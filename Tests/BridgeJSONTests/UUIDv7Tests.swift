@@ -1,6 +1,6 @@
-import BridgeTestSupport
 import BridgeJSON
 import BridgeSystem
+import BridgeTestSupport
 import Testing
 
 @Suite struct UUIDv7Tests {
@@ -44,10 +44,44 @@ import Testing
         }
     }
 
+    /// The kernel's generator is read once per millisecond, not once per id (BENCHMARKS.md, "the id's random
+    /// bits"): the ids of one millisecond share `rand_b` and differ in the counter; the next millisecond, and a
+    /// counter that ran out, draw new bits.
+    @Test func randomBitsAreDrawnOncePerMillisecondAndSharedByItsIDs() {
+        var generator = UUIDv7Generator()
+        var random = CountingRandom()
+        let base = Timestamp(rfc3339: "2026-12-02T10:15:00.123Z")!
+        let first = (0..<100).map { _ in generator.next(at: base, using: &random) }
+        #expect(random.draws == 2)
+        #expect(Set(first.map(\.low)).count == 1)
+        #expect(Set(first.map(\.high)).count == 100)
+        let nextMillisecond = Timestamp(microsecondsSinceEpoch: base.microsecondsSinceEpoch + 1_000)
+        let later = generator.next(at: nextMillisecond, using: &random)
+        #expect(random.draws == 4)
+        #expect(later.low != first[0].low && later > first[99])
+        // 4,096 counter values per millisecond at most: one carry of the time in 4,096 ids (the counter starts below
+        // 2,048), with new bits.
+        let burst = (0..<4_096).map { _ in generator.next(at: nextMillisecond, using: &random) }
+        #expect(random.draws == 6)
+        #expect(Set(burst.map(\.low)).count == 2)
+        #expect(zip([later] + burst, burst).allSatisfy { $0 < $1 })
+    }
+
     @Test func systemRandomGeneratorGivesDistinctIDs() {
         var generator = UUIDv7Generator()
         var seen = Set<UUIDv7>()
         for _ in 0..<1_000 { seen.insert(generator.next()) }
         #expect(seen.count == 1_000)
+    }
+}
+
+/// A seeded generator that counts the words drawn from it.
+private struct CountingRandom: RandomNumberGenerator {
+    private var source = SplitMix64(seed: 11)
+    private(set) var draws = 0
+
+    mutating func next() -> UInt64 {
+        draws += 1
+        return source.next()
     }
 }
