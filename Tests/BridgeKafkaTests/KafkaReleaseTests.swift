@@ -24,10 +24,7 @@ import Testing
         try #require(finished.withLock { $0 == nil }, "the message was reported before the drop")
         let dropping = pthread_self()
         producer = nil
-        let deadline = ContinuousClock.now + .seconds(TestEnvironment.patient(60))
-        while finished.withLock({ $0 == nil }) && ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(20))
-        }
+        _ = await pollUntil(timeout: .seconds(60)) { finished.withLock { $0 != nil } }
         let outcome = try #require(finished.withLock { $0 }, "the purged message was never reported")
         #expect(pthread_equal(outcome.thread, dropping) == 0, "released on the thread that dropped the producer")
         #expect(outcome.outcomes.count == 1 && outcome.outcomes.allSatisfy { !$0.isDelivered }, "\(outcome.outcomes)")

@@ -30,8 +30,7 @@ import Testing
         connection = nil
         dropped.withLock { $0 = true }
         dropped.broadcast()
-        let deadline = ContinuousClock.now + .seconds(TestEnvironment.patient(60))
-        while context != nil && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        _ = await pollUntil(timeout: .seconds(60)) { context == nil }
         #expect(context == nil, "the connection's context was kept: its close was not reported in time")
     }
 
@@ -58,10 +57,7 @@ import Testing
         try #require(publisher?.outstanding.held == 1, "the message is held until the publisher stops")
         let dropping = pthread_self()
         publisher = nil
-        let deadline = ContinuousClock.now + .seconds(TestEnvironment.patient(60))
-        while finished.withLock({ $0 == nil }) && ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(20))
-        }
+        _ = await pollUntil(timeout: .seconds(60)) { finished.withLock { $0 != nil } }
         let outcome = try #require(finished.withLock { $0 }, "the held message was never finished")
         #expect(pthread_equal(outcome.thread, dropping) == 0, "shut down on the thread that dropped the publisher")
         guard case .failed(let error) = outcome.outcomes.first else {
