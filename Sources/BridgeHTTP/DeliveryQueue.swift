@@ -118,12 +118,8 @@ final class DeliveryQueue: Sendable {
     /// Driver, after `curl_multi_poll` failed (its wake-up cannot be relied on then): waits up to `timeout`,
     /// returning early when jobs, a cancellation or a stop arrive.
     func waitForWork(timeout: Duration) {
-        let deadline = ContinuousClock.now + timeout
-        state.wait { state -> (result: Bool?, sleep: Duration?) in
-            let work = state.work
-            if !work.jobs.isEmpty || !work.cancelledReceivers.isEmpty || work.stopping { return (true, nil) }
-            let left = deadline - .now
-            return left > .zero ? (nil, left) : (false, nil)
+        _ = state.wait(until: .now + timeout) { state in
+            !state.work.jobs.isEmpty || !state.work.cancelledReceivers.isEmpty || state.work.stopping
         }
     }
 

@@ -57,12 +57,7 @@ final class NATSConnectionContext: Sendable {
     /// Blocks the calling thread (never a task's) until libnats reported the close, at most `timeout`; true if it
     /// did.
     func waitUntilClosed(timeout: Duration) -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        return closed.wait { closed -> (result: Bool?, sleep: Duration?) in
-            if closed { return (true, nil) }
-            let left = deadline - .now
-            return left > .zero ? (nil, left) : (false, nil)
-        }
+        closed.wait(until: .now + timeout) { $0 }
     }
 
     /// Calls `listener` (on libnats's callback thread; keep it short) on every state change.

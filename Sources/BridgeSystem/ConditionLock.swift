@@ -55,4 +55,14 @@ package final class ConditionLock<Value>: @unchecked Sendable {
             _ = pthread_cond_timedwait(monitor.condition, monitor.mutex, &deadline)
         }
     }
+
+    /// Waits until `condition` holds (checked with the lock held, again after each signal) or `deadline` passes;
+    /// whether it held.
+    package func wait(until deadline: ContinuousClock.Instant, for condition: (Value) -> Bool) -> Bool {
+        wait { value in
+            if condition(value) { return (true, nil) }
+            let left = deadline - .now
+            return left > .zero ? (nil, left) : (false, nil)
+        }
+    }
 }

@@ -17,11 +17,7 @@ extension DetachedThread {
 
         /// Blocks the calling thread until the thread's body returned or `deadline` passed; whether it returned.
         package func join(until deadline: ContinuousClock.Instant) -> Bool {
-            finished.wait { done in
-                if done { return (true, nil) }
-                let left = deadline - .now
-                return left > .zero ? (nil, left) : (false, nil)
-            }
+            finished.wait(until: deadline) { $0 }
         }
     }
 

@@ -24,12 +24,8 @@ import Testing
             "/held": { _ in
                 held.withLock { $0.entered = true }
                 held.broadcast()
-                let deadline = ContinuousClock.now + .seconds(120)  // only a failing run waits for it
-                let released = held.wait { state in
-                    if state.released { return (true, nil) }
-                    let left = deadline - .now
-                    return left > .zero ? (nil, left) : (false, nil)
-                }
+                // Only a failing run waits out the bound.
+                let released = held.wait(until: .now + .seconds(120)) { $0.released }
                 held.withLock { $0.finishedReleased = released }
                 return HTTPServerResponse(status: 200, text: "released\n")
             }
@@ -42,12 +38,7 @@ import Testing
             _ = client.readAll(timeout: .seconds(180))  // until the stop closes the connection
         }
         let entered = try await BlockingExecutor.shared.perform {
-            let deadline = ContinuousClock.now + .seconds(120)
-            return held.wait { state in
-                if state.entered { return (true, nil) }
-                let left = deadline - .now
-                return left > .zero ? (nil, left) : (false, nil)
-            }
+            held.wait(until: .now + .seconds(120)) { $0.entered }
         }
         try #require(entered, "the request never reached its handler")
         let closer = DedicatedThreadExecutor(name: "closer")
