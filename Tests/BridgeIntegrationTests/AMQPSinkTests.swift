@@ -263,6 +263,15 @@ private let sharedRabbitMQ: Result<RabbitMQServer, any Error> = Result {
         let messages = try AMQPAdmin.read(broker, "queue-check")
         #expect(messages.count == 1 && messages.first?.message_id.hasPrefix("evt_test_") == true, "\(messages)")
         #expect(messages.first?.headers["type"] == "directus.bridge.test")
+        // A full queue nacks the test event: the remedy is the queue, not the user's permission (said before).
+        try AMQPAdmin.run(["setup", broker.url(), "events-full", "queue-full", "articles.#", "--max-length", "1"])
+        _ = try check(broker.url(), exchange: "events-full", ["--send-test-event"])
+        let nacked = try check(broker.url(), exchange: "events-full", ["--send-test-event"])
+        #expect(
+            nacked.code == 1 && nacked.line.contains("nacked") && nacked.line.contains("reject-publish")
+                && !nacked.line.contains("permission"),
+            "\(nacked.line)"
+        )
 
         let missing = try check(broker.url(), exchange: "never-declared")
         #expect(
