@@ -47,7 +47,8 @@ struct AMQPBlock {
 
     /// Whether `messageID` was confirmed after its call gave up (once: the mark is removed).
     mutating func takeConfirmed(_ messageID: String) -> Bool {
-        confirmed.remove(messageID) != nil
+        // Asked for every message published: without a block behind, not even the id is hashed.
+        !confirmed.isEmpty && confirmed.remove(messageID) != nil
     }
 
     /// The error of a publish the block holds, for `url`'s broker.
