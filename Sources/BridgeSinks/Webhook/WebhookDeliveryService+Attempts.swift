@@ -1,7 +1,7 @@
-internal import BridgeEvents
 package import BridgeHTTP
 internal import BridgeSystem
 internal import Synchronization
+internal import BridgeEvents
 
 extension WebhookDeliveryService {
     /// Hands this turn's attempts (signed now, with the current secrets) to the engine in one batch; their
@@ -12,11 +12,8 @@ extension WebhookDeliveryService {
         requests.reserveCapacity(payloads.count)
         for payload in payloads {
             loop.submitted[payload.seq] = payload.eventID
-            requests.append(
-                (payload.seq, builder.request(id: payload.eventID, body: payload.body, timestamp: timestamp))
-            )
+            requests.append((payload.seq, builder.request(id: payload.eventID, body: payload.body, timestamp: timestamp)))
         }
-        engineCompletions.handedOut(requests.count)  // before the engine can answer any of them
         engine.submit(requests, to: receiver)
     }
 
@@ -36,8 +33,7 @@ extension WebhookDeliveryService {
             // another key): say what it most likely means. Retried all the same, the certificate may be fixed.
             return .failure(
                 "TLS failed, most likely the receiver's certificate is not trusted (trusted: the system store and "
-                    + "directus.tls.ca_file): \(error)"
-            )
+                    + "directus.tls.ca_file): \(error)")
         case .failure(let error):
             // Any other failure is retried, HTTP/2 stream errors (curl 92) included: libcurl 7.88 reports one when
             // a receiver answers before reading the whole body, and a retry is the safe reading of that.

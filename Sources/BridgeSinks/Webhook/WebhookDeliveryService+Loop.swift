@@ -1,5 +1,6 @@
-internal import BridgeEvents
 package import BridgeHTTP
+package import Synchronization
+internal import BridgeEvents
 package import BridgeSystem
 
 extension WebhookDeliveryService {
@@ -47,8 +48,7 @@ extension WebhookDeliveryService {
             guard !writes.isEmpty else { return }
             let ticket = writer.submit(writes)
             handedOver.append(
-                HandedOver(ticket: ticket, removed: writes.filter(\.removesRow).map(\.seq), items: uncommittedItems)
-            )
+                HandedOver(ticket: ticket, removed: writes.filter(\.removesRow).map(\.seq), items: uncommittedItems))
             writes.removeAll(keepingCapacity: true)
             uncommittedItems.removeAll(keepingCapacity: true)
             uncommittedSince = nil
@@ -75,8 +75,7 @@ extension WebhookDeliveryService {
             }
             guard !handedOver.isEmpty else { return ready.isEmpty ? due : ready + due }
             for seq in due {
-                if let hash = state.itemHash(of: seq), let waitFor = handedOver.last(where: { $0.items.contains(hash) })
-                {
+                if let hash = state.itemHash(of: seq), let waitFor = handedOver.last(where: { $0.items.contains(hash) }) {
                     parked.append((seq, waitFor.ticket))
                 } else {
                     ready.append(seq)
@@ -93,13 +92,10 @@ extension WebhookDeliveryService {
         }
 
         /// How long to sleep when nothing happens: until the next due row (when a slot is free: with every slot
-        /// taken only a finished attempt, which rings, can start the next), the next poll or the drain deadline;
-        /// at most `commitDelay` while finished attempts may wait in the inbox unrung (`outcomesHeldBack`, see
-        /// `CompletionInbox`) or outcomes wait for the writer.
-        package func waitTime(now: Int64, maxInFlight: Int, commitDelay: Duration, outcomesHeldBack: Bool) -> Duration {
+        /// taken only a finished attempt, which rings, can start the next), the next poll or the drain deadline.
+        package func waitTime(now: Int64, maxInFlight: Int, commitDelay: Duration) -> Duration {
             var wait = nextPoll - .now
             if let since = uncommittedSince { wait = min(wait, since + commitDelay - .now) }
-            if outcomesHeldBack { wait = min(wait, commitDelay) }
             if drainDeadline == nil, state.inFlightCount < maxInFlight, let due = state.nextDueAt {
                 wait = min(wait, .milliseconds(max(0, due - now)))
             }
@@ -107,4 +103,9 @@ extension WebhookDeliveryService {
             return max(wait, .zero)
         }
     }
+}
+
+/// Finished engine attempts waiting for the delivery loop (filled on the engine's driver thread).
+package final class CompletionInbox: Sendable {
+    package let list = Mutex<[DeliveryReceiver.Completion]>([])
 }

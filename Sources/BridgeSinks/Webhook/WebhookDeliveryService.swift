@@ -1,8 +1,8 @@
-internal import BridgeEvents
 package import BridgeHTTP
-internal import BridgeStore
 package import BridgeSystem
 internal import Synchronization
+internal import BridgeEvents
+internal import BridgeStore
 
 /// Delivers one webhook sink's outbox: takes the rows the sink committed from memory (`accepted`, through the
 /// sink's `OutboxHandOff`), reads pending rows from SQLite only where memory does not have them (at start, when
@@ -20,13 +20,11 @@ internal import Synchronization
 /// The loop is the only place that touches the state. Each turn hands its attempts to the sink's `DeliveryEngine`
 /// in one batch (up to 4 × `maxInFlight` out while the receiver answers, so the engine has the next ones queued
 /// when a slot frees; it sends at most `maxInFlight` at once), and the engine hands finished ones back in batches
-/// (`CompletionInbox`: they ring the doorbell when the engine runs low, an attempt failed, or `maxInFlight` wait;
-/// otherwise the loop takes them within `commitDelay`). Outcomes go to the writer in groups (group commit): when an
-/// item whose outcome is not yet handed over has its next event due, or when `commitDelay` passed since the oldest
-/// outcome not handed over, or `commitBatch` outcomes wait, or at shutdown. Nothing is sent for an item before the
-/// previous outcome of that item is committed — the row is parked until the writer's commit rings the loop — so a
-/// crash can repeat a delivery (same `webhook-id`) but never reorder an item's events, and no turn waits for the
-/// store's lock (intake's transactions).
+/// that ring the doorbell. Outcomes go to the writer in groups (group commit): when an item whose outcome is not yet
+/// handed over has its next event due, or when `commitDelay` passed since the oldest outcome not handed over, or
+/// `commitBatch` outcomes wait, or at shutdown. Nothing is sent for an item before the previous outcome of that item
+/// is committed — the row is parked until the writer's commit rings the loop — so a crash can repeat a delivery (same
+/// `webhook-id`) but never reorder an item's events, and no turn waits for the store's lock (intake's transactions).
 ///
 /// Graceful stop: no new attempts once `stop` triggers (those queued in the engine and not sent are withdrawn);
 /// attempts in flight may finish within `drainTimeout`, then they are abandoned (cancelled, not counted) and their
@@ -111,7 +109,7 @@ package final class WebhookDeliveryService: Sendable {
     /// Rows the sink committed, on their way here in memory.
     package let handOff: OutboxHandOff
     /// Finished attempts handed back by the engine, waiting for the loop's next turn.
-    package let engineCompletions: CompletionInbox
+    package let engineCompletions = CompletionInbox()
     package let receiver: DeliveryReceiver
     /// Where dead letters are filed (`SinkState.webhookDeadLetters`).
     package let deadLetters: any WebhookDeadLetterPlace
@@ -144,20 +142,14 @@ package final class WebhookDeliveryService: Sendable {
         self.depths = depths
         self.logger = logger
         handOff = OutboxHandOff(limit: settings.handOffBytes)
-        let engineCompletions = CompletionInbox(maxInFlight: settings.maxInFlight)
-        self.engineCompletions = engineCompletions
         let doorbell = Wakeup(timer: executor)
         self.doorbell = doorbell
         writer = OutboxWriter(
-            sinkID: sinkID,
-            store: store,
-            deadLetters: deadLetters,
-            depths: depths,
-            logger: logger,
-            ring: { doorbell.ring() }
-        )
-        self.receiver = DeliveryReceiver { completions in
-            if engineCompletions.file(completions) { doorbell.ring() }
+            sinkID: sinkID, store: store, deadLetters: deadLetters, depths: depths, logger: logger,
+            ring: { doorbell.ring() })
+        self.receiver = DeliveryReceiver { [engineCompletions] completions in
+            engineCompletions.list.withLock { $0.append(contentsOf: completions) }
+            doorbell.ring()
         }
     }
 
@@ -236,8 +228,7 @@ package final class WebhookDeliveryService: Sendable {
                     timeout: loop.waitTime(
                         now: Self.nowMilliseconds(),
                         maxInFlight: attemptLimit(loop),
-                        commitDelay: settings.commitDelay,
-                        outcomesHeldBack: engineCompletions.mayHoldBack
+                        commitDelay: settings.commitDelay
                     )
                 )
             }
@@ -256,7 +247,10 @@ package final class WebhookDeliveryService: Sendable {
     private func turn(_ loop: inout Loop) async -> Bool {
         let now = Self.nowMilliseconds()
         // Retry times count from the next whole millisecond, so a retry is never early by the rounding.
-        for completion in engineCompletions.take() {
+        for completion in engineCompletions.list.withLock({ list in
+            defer { list.removeAll(keepingCapacity: true) }
+            return list
+        }) {
             guard let eventID = loop.submitted.removeValue(forKey: completion.tag) else { continue }
             let attempt = FinishedAttempt(
                 seq: completion.tag,
