@@ -24,10 +24,13 @@ package final class AMQPClient {
     ///
     /// One idle for a heartbeat interval or longer is replaced first: librabbitmq sends heartbeats only from inside
     /// its calls, so an idle client sent none, and the broker closes a connection after two missed ones — a publish
-    /// on it would fail on the dead socket. Opening a new one costs a handshake after each idle spell instead.
+    /// on it would fail on the dead socket. Opening a new one costs a handshake after each idle spell instead. One
+    /// the broker blocked is kept however long: its publishes would be sent twice (`AMQPBlock`).
     package func connect() async throws(AMQPError) {
         if let connection, !connection.isBroken {
-            let idle = settings.heartbeat > .zero && ContinuousClock.now - lastUsed >= settings.heartbeat
+            let idle =
+                settings.heartbeat > .zero && ContinuousClock.now - lastUsed >= settings.heartbeat
+                && !connection.isHeld
             guard idle else { return }
             await close()
         }

@@ -24,6 +24,12 @@ final class AMQPConnection {
     /// Set after a failure: the tags on the wire can no longer be matched, so it is never used again.
     private(set) var isBroken = false
     private var isClosed = false  // by `close()`: the connection is destroyed
+    /// What the broker's `connection.blocked` holds back (a memory or disk alarm).
+    private var block = AMQPBlock()
+
+    /// Whether the broker blocks this connection, or publishes given up on while it did are unanswered: replacing
+    /// it would send them again while the broker still holds the first copies.
+    var isHeld: Bool { block.isHolding }
 
     private init(connection: amqp_connection_state_t, settings: AMQPSettings) {
         self.connection = connection
@@ -34,7 +40,7 @@ final class AMQPConnection {
     /// `BlockingExecutor.shared`, as `AMQPClient.close()`'s do, not to the dropping thread, often a cooperative one.
     deinit {
         guard !isClosed else { return }
-        let (connection, channel, polite) = (connection, channel, !isBroken)
+        let (connection, channel, polite) = (connection, channel, !isBroken && !block.isHolding)
         BlockingExecutor.shared.submit { Self.close(connection, channel: channel, polite: polite) }
     }
 
@@ -43,7 +49,8 @@ final class AMQPConnection {
     func close() {
         guard !isClosed else { return }
         isClosed = true
-        Self.close(connection, channel: channel, polite: !isBroken)
+        // A blocked broker reads nothing, the close's answer included: closing it politely would wait in vain.
+        Self.close(connection, channel: channel, polite: !isBroken && !block.isHolding)
     }
 
     private static func close(_ connection: amqp_connection_state_t, channel: amqp_channel_t, polite: Bool) {
@@ -157,7 +164,9 @@ final class AMQPConnection {
     /// Publishes `messages` (at most `maxInFlight` unconfirmed at once) and waits until each is confirmed,
     /// returned or nacked, or `timeout` passes since the last answer; one outcome per message, in order. A failure
     /// of the connection or channel breaks it: what is unanswered then fails, retriable unless the broker named a
-    /// reason retrying cannot fix (an exchange that does not exist, access refused).
+    /// reason retrying cannot fix (an exchange that does not exist, access refused). While the broker blocks the
+    /// connection (`AMQPBlock`), a timeout fails what is unanswered without breaking it, and nothing new is sent
+    /// until the broker answered those: they fail again, retriable, unsent.
     func publish(_ messages: [AMQPMessage], timeout: Duration, isCancelled: () -> Bool) -> [AMQPOutcome] {
         var outcomes = [AMQPOutcome?](repeating: nil, count: messages.count)
         var pending: [UInt64: Int] = [:]
@@ -175,9 +184,17 @@ final class AMQPConnection {
             switch event.kind {
             case CAMQP_EVENT_NONE, CAMQP_EVENT_OTHER:
                 return
+            case CAMQP_EVENT_BLOCKED:
+                block.reason = PeerText.sanitized(
+                    withUnsafeBytes(of: event.text) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+                )
+            case CAMQP_EVENT_UNBLOCKED:
+                block.reason = nil
+                lastAnswer = .now  // the broker reads what waited only now: its confirms are due from here
             case CAMQP_EVENT_ACK, CAMQP_EVENT_NACK:
                 lastAnswer = .now
                 let nacked = event.kind == CAMQP_EVENT_NACK
+                block.answered(event.tag, multiple: event.multiple != 0, nacked: nacked)
                 let tags = event.multiple != 0 ? pending.keys.filter { $0 <= event.tag } : [event.tag]
                 for tag in tags {
                     resolve(tag) { index in
@@ -198,6 +215,8 @@ final class AMQPConnection {
                     messages[$0].messageID == messageID && returned[$0] == nil
                 }) {
                     returned[index] = reason
+                } else {
+                    block.returned(messageID: messageID)
                 }
             case CAMQP_EVENT_CHANNEL_CLOSED, CAMQP_EVENT_CONNECTION_CLOSED:
                 let text = withUnsafeBytes(of: event.text) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
@@ -220,7 +239,27 @@ final class AMQPConnection {
             let error = AMQPError(kind: .retriable, message: "the connection to \(settings.url) broke")
             return messages.map { _ in .failed(error) }
         }
+        // What the broker held before: wait for its answers first, and send nothing while it still blocks.
+        while block.isHolding && failure == nil && !isCancelled() && ContinuousClock.now - lastAnswer <= timeout {
+            pump()
+        }
+        if block.isHolding && failure == nil {
+            guard block.reason == nil else {
+                let error = block.error(url: settings.url)
+                return messages.map { _ in .failed(error) }
+            }
+            // Unblocked, and still no answer for what it held: as for any missing confirm, a new connection.
+            failure = AMQPError(
+                kind: .retriable,
+                message: "no publisher confirm from \(settings.url) within \(timeout)"
+            )
+        }
         for (index, message) in messages.enumerated() where failure == nil {
+            // Confirmed after an earlier call gave up on it: stored once already.
+            if block.takeConfirmed(message.messageID) {
+                outcomes[index] = .confirmed
+                continue
+            }
             while pending.count >= settings.maxInFlight && failure == nil && !isCancelled() { pump() }
             guard failure == nil else { break }
             let status = Self.send(message, on: connection, channel: channel)
@@ -236,6 +275,12 @@ final class AMQPConnection {
         }
         while !pending.isEmpty && failure == nil {
             if isCancelled() || ContinuousClock.now - lastAnswer > timeout {
+                if block.reason != nil {
+                    // Blocked: the messages are the broker's to store once it unblocks; keep the connection.
+                    block.giveUp(pending.map { ($0.key, messages[$0.value].messageID, returned[$0.value] != nil) })
+                    let error = block.error(url: settings.url)
+                    return outcomes.map { $0 ?? .failed(error) }
+                }
                 failure = AMQPError(
                     kind: .retriable,
                     message: "no publisher confirm from \(settings.url) within \(timeout)"
@@ -249,52 +294,5 @@ final class AMQPConnection {
             return outcomes.map { $0 ?? .failed(failure) }
         }
         return outcomes.map { $0! }
-    }
-
-    private static func send(_ message: AMQPMessage, on connection: amqp_connection_state_t, channel: amqp_channel_t)
-        -> Int32
-    {
-        let headers = Array(message.headers.prefix(16))
-        var strings = [message.exchange, message.routingKey, message.messageID]
-        strings += headers.flatMap { [$0.name, $0.value] }
-        // Every string as bytes that stay put for the call (amqp_bytes_t points into them).
-        let storage = strings.map { Array($0.utf8) }
-        return withBytesArray(storage) { bytes in
-            let names = (0..<headers.count).map { bytes[3 + 2 * $0] }
-            let values = (0..<headers.count).map { bytes[4 + 2 * $0] }
-            return message.body.withUnsafeBytes { body in
-                camqp_publish(
-                    connection,
-                    channel,
-                    bytes[0],
-                    bytes[1],
-                    bytes[2],
-                    names,
-                    values,
-                    Int32(headers.count),
-                    amqp_bytes_t(len: body.count, bytes: UnsafeMutableRawPointer(mutating: body.baseAddress))
-                )
-            }
-        }
-    }
-
-    /// Runs `body` with an `amqp_bytes_t` for each of `arrays`, valid during the call.
-    private static func withBytesArray<R>(_ arrays: [[UInt8]], _ body: ([amqp_bytes_t]) -> R) -> R {
-        func step(_ index: Int, _ collected: [amqp_bytes_t]) -> R {
-            guard index < arrays.count else { return body(collected) }
-            return arrays[index].withUnsafeBytes { raw in
-                step(
-                    index + 1,
-                    collected + [
-                        amqp_bytes_t(len: raw.count, bytes: UnsafeMutableRawPointer(mutating: raw.baseAddress))
-                    ]
-                )
-            }
-        }
-        return step(0, [])
-    }
-
-    private static func statusText(_ status: Int32) -> String {
-        PeerText.string(amqp_error_string2(status))
     }
 }

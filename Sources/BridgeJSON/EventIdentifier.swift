@@ -25,6 +25,26 @@ public enum EventIdentifier: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// Lends the id's UTF-8 bytes to `body`: a live id rendered into a buffer on the stack, without a `String` (a
+    /// broker sink's `id` header for every message).
+    public func withUTF8(_ body: (UnsafeRawBufferPointer) -> Void) {
+        switch self {
+        case .text(let text):
+            if text.utf8.withContiguousStorageIfAvailable({ body(UnsafeRawBufferPointer($0)) }) == nil {
+                var text = text
+                text.withUTF8 { body(UnsafeRawBufferPointer($0)) }
+            }
+        case .live(let uuid):
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Self.liveCount) { buffer in
+                let prefix = Self.livePrefix
+                let prefixCount = prefix.utf8CodeUnitCount
+                _ = buffer.initialize(from: UnsafeBufferPointer(start: prefix.utf8Start, count: prefixCount))
+                uuid.write(into: UnsafeMutableBufferPointer(rebasing: buffer[prefixCount...]))
+                body(UnsafeRawBufferPointer(buffer))
+            }
+        }
+    }
+
     /// The id's UTF-8 length, without rendering it.
     public var utf8Count: Int {
         switch self {

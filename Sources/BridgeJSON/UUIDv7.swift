@@ -65,7 +65,7 @@ public struct UUIDv7: Sendable, Hashable, Comparable, CustomStringConvertible {
     }
 
     /// Writes the 36 bytes of canonical text to the start of `output`.
-    private func write(into output: UnsafeMutableBufferPointer<UInt8>) {
+    func write(into output: UnsafeMutableBufferPointer<UInt8>) {
         let digits: StaticString = "0123456789abcdef"
         let hex = digits.utf8Start
         var position = 0

@@ -86,7 +86,7 @@ package final class KafkaProducer {
         defer { handing.finishUnsent() }
         while !handing.isDone {
             try Task.checkCancellation()
-            if !handOver(&handing, message: { $1 = messages[$0] }, servingReports: false) {
+            if !handOver(&handing, message: { index, message, _ in message = messages[index] }, servingReports: false) {
                 await context.waitForCapacity()
             }
         }
@@ -99,16 +99,21 @@ package final class KafkaProducer {
         _ messages: [KafkaMessage],
         completion: @escaping @Sendable (KafkaDeliveryOutcomes) -> Void
     ) {
-        submitBlocking(count: messages.count, message: { $1 = messages[$0] }, completion: completion)
+        submitBlocking(
+            count: messages.count,
+            message: { index, message, _ in message = messages[index] },
+            completion: completion
+        )
     }
 
-    /// `submitBlocking` of `count` messages that `message(index, &message)` writes one at a time into the same
-    /// message, each just before it is handed over: a caller producing from its own events builds no array of
-    /// messages, and overwriting the fields in place keeps the header array from one message to the next (no
-    /// allocation per message; BENCHMARKS.md, "Kafka: the sink's per-event work").
+    /// `submitBlocking` of `count` messages that `message(index, &message, &headers)` writes one at a time into the
+    /// same message, each just before it is handed over: a caller producing from its own events builds no array of
+    /// messages, and adds the headers straight into librdkafka's list (`headers`, empty for each message; a header of
+    /// `message.headers` goes after them), without a `String` per header (BENCHMARKS.md, "Kafka: the sink's per-event
+    /// work" and "Kafka: the header list from the event's bytes").
     package func submitBlocking(
         count: Int,
-        message: (Int, inout KafkaMessage) -> Void,
+        message: (Int, inout KafkaMessage, inout KafkaHeaderList) -> Void,
         completion: @escaping @Sendable (KafkaDeliveryOutcomes) -> Void
     ) {
         precondition(!closed, "KafkaProducer.submit after close")
@@ -128,13 +133,14 @@ package final class KafkaProducer {
         }
     }
 
-    /// Hands over as many of `handing`'s messages (written by `message(index, &message)`) as the bound allows; false
+    /// Hands over as many of `handing`'s messages (written by `message(index, &message, &headers)`) as the bound
+    /// allows; false
     /// when there was no room at all (the caller waits for capacity). `servingReports`: the calling thread serves the
     /// reports that arrived after each message, as librdkafka's own producer loop does, so that their frees come
     /// between its mallocs.
     private func handOver(
         _ handing: inout Handing,
-        message: (Int, inout KafkaMessage) -> Void,
+        message: (Int, inout KafkaMessage, inout KafkaHeaderList) -> Void,
         servingReports: Bool
     ) -> Bool {
         var granted = context.reserve(upTo: handing.count - handing.next)
@@ -142,8 +148,9 @@ package final class KafkaProducer {
         while granted > 0 {
             granted -= 1
             let index = handing.next
-            message(index, &handing.message)
-            switch produce(handing.message, batch: handing.batch, index: index) {
+            var headers = KafkaHeaderList()
+            message(index, &handing.message, &headers)
+            switch produce(handing.message, headers: headers, batch: handing.batch, index: index) {
             case .handedOver:
                 handing.next += 1
                 if servingReports { serving.serveArrivedOnRunner() }
@@ -168,15 +175,25 @@ package final class KafkaProducer {
         case queueFull
     }
 
-    private func produce(_ message: KafkaMessage, batch: KafkaDeliveryBatch, index: Int) -> ProduceResult {
+    /// Produces `message` with `headers` (then `message.headers`): on success librdkafka owns the header list, on
+    /// failure it is destroyed here.
+    private func produce(
+        _ message: KafkaMessage,
+        headers list: consuming KafkaHeaderList,
+        batch: KafkaDeliveryBatch,
+        index: Int
+    ) -> ProduceResult {
+        for header in message.headers { list.add(header) }
+        let headers = list.pointer
         let topic: OpaquePointer
         switch resources.topicHandle(message.topic) {
         case .success(let handle): topic = handle
-        case .failure(let error): return .refused(error)
+        case .failure(let error):
+            if let headers { rd_kafka_headers_destroy(headers) }
+            return .refused(error)
         }
         // Where the delivery report of this message records its outcome (kafkaDeliveryReport).
         let opaque = batch.opaque(at: index)
-        let headers = Self.makeHeaders(message.headers)
         var key = message.key
         let code = key.withUTF8 { key in
             message.value.withUnsafeBytes { value in
@@ -198,24 +215,6 @@ package final class KafkaProducer {
         if let headers { rd_kafka_headers_destroy(headers) }
         if code == RD_KAFKA_RESP_ERR__QUEUE_FULL.rawValue { return .queueFull }
         return .refused(KafkaError.from(code: code, context: "topic \(message.topic)"))
-    }
-
-    /// A header list for librdkafka (which copies names and values), or nil for none. Names and values go with
-    /// their lengths: a name passed as a C string would be copied into a new NUL-terminated array first.
-    private static func makeHeaders(_ headers: [KafkaHeader]) -> OpaquePointer? {
-        guard !headers.isEmpty, let list = rd_kafka_headers_new(headers.count) else { return nil }
-        for header in headers {
-            var name = header.name
-            var value = header.value
-            _ = name.withUTF8 { name in
-                value.withUTF8 { value in
-                    name.withMemoryRebound(to: CChar.self) { name in
-                        rd_kafka_header_add(list, name.baseAddress, name.count, value.baseAddress, value.count)
-                    }
-                }
-            }
-        }
-        return list
     }
 
     // MARK: - Reports served by the producing thread

@@ -22,6 +22,8 @@ typedef enum {
     CAMQP_EVENT_CONNECTION_CLOSED = 5, ///< connection.close: code and text say why
     CAMQP_EVENT_OTHER = 6,       ///< a frame the publisher ignores (heartbeat, another method)
     CAMQP_EVENT_ERROR = 7,       ///< the connection failed: code is librabbitmq's status
+    CAMQP_EVENT_BLOCKED = 8,     ///< connection.blocked: the broker reads no more publishes (text: its reason)
+    CAMQP_EVENT_UNBLOCKED = 9,   ///< connection.unblocked: it reads them again
 } camqp_event_kind;
 
 typedef struct {
@@ -106,6 +108,15 @@ static inline void camqp_next_event(amqp_connection_state_t connection, amqp_cha
         amqp_send_method(connection, 0, AMQP_CONNECTION_CLOSE_OK_METHOD, &ok);
         return;
     }
+    case AMQP_CONNECTION_BLOCKED_METHOD: {
+        amqp_connection_blocked_t *blocked = (amqp_connection_blocked_t *)frame.payload.method.decoded;
+        event->kind = CAMQP_EVENT_BLOCKED;
+        camqp_copy(event->text, sizeof(event->text), blocked->reason);
+        return;
+    }
+    case AMQP_CONNECTION_UNBLOCKED_METHOD:
+        event->kind = CAMQP_EVENT_UNBLOCKED;
+        return;
     default:
         event->kind = CAMQP_EVENT_OTHER;
         (void)channel;
@@ -154,10 +165,23 @@ static inline int camqp_open(amqp_connection_state_t connection, amqp_socket_t *
     return status;
 }
 
-/// amqp_login (variadic in C) with SASL PLAIN, no channel limit and 128 KiB frames.
+/// amqp_login (variadic in C) with SASL PLAIN, no channel limit and 128 KiB frames, telling the broker that the
+/// client understands connection.blocked (librabbitmq merges it into its own capabilities): RabbitMQ then says when
+/// a memory or disk alarm stops it reading publishes, instead of going silent.
 static inline amqp_rpc_reply_t camqp_login_plain(amqp_connection_state_t connection, const char *vhost, int heartbeat,
                                                  const char *user, const char *password) {
-    return amqp_login(connection, vhost, 0, 131072, heartbeat, AMQP_SASL_METHOD_PLAIN, user, password);
+    amqp_table_entry_t capability;
+    capability.key = amqp_cstring_bytes("connection.blocked");
+    capability.value.kind = AMQP_FIELD_KIND_BOOLEAN;
+    capability.value.value.boolean = 1;
+    amqp_table_entry_t capabilities;
+    capabilities.key = amqp_cstring_bytes("capabilities");
+    capabilities.value.kind = AMQP_FIELD_KIND_TABLE;
+    capabilities.value.value.table.num_entries = 1;
+    capabilities.value.value.table.entries = &capability;
+    amqp_table_t properties = {1, &capabilities};
+    return amqp_login_with_properties(connection, vhost, 0, 131072, heartbeat, &properties, AMQP_SASL_METHOD_PLAIN,
+                                      user, password);
 }
 
 /// basic.publish of a persistent message with content_type application/json, message_id, and string headers

@@ -1,18 +1,20 @@
 import BridgeConfig
 import BridgeJSON
+import BridgeSinks
 import Testing
 
 @testable import BridgeCore
-import BridgeSinks
 
 /// `status` words what another process's `/metrics` says: whatever numbers it serves (NaN, infinities, values
 /// beyond any integer — a broken bridge, or another service on that port), the report is written, never trapped on.
 @Suite struct StatusReportTests {
-    static let config = load(sinks: """
-          - type: ndjson
-          - type: webhook
-            url: http://127.0.0.1:9/hook
-        """)
+    static let config = load(
+        sinks: """
+              - type: ndjson
+              - type: webhook
+                url: http://127.0.0.1:9/hook
+            """
+    )
 
     /// A config reading `articles` in activity mode, with `sinks` (YAML lines under `sinks:`).
     static func load(sinks: String) -> BridgeConfig {
@@ -28,8 +30,13 @@ import BridgeSinks
             sinks:
 
             """ + sinks
-        guard case .success(let config) = ConfigLoader.parse(
-            text: yaml, path: "bridge.yaml", environment: [:], sinkTypes: SinkCatalog.configTypes)
+        guard
+            case .success(let config) = ConfigLoader.parse(
+                text: yaml,
+                path: "bridge.yaml",
+                environment: [:],
+                sinkTypes: SinkCatalog.configTypes
+            )
         else { preconditionFailure("the test's config does not load") }
         return config
     }
@@ -38,7 +45,8 @@ import BridgeSinks
     func hostileMetricValuesAreWordedWithoutTrapping(value: String) throws {
         let ids = SinkCatalog.identities(of: Self.config.sinks)
         var series = [
-            "directus_bridge_activity_head", "directus_bridge_activity_lag_rows", "directus_bridge_activity_backfilling",
+            "directus_bridge_activity_head", "directus_bridge_activity_lag_rows",
+            "directus_bridge_activity_backfilling",
         ].map { "\($0) \(value)" }
         let sinkSeries = [
             "directus_bridge_sink_cursor", "directus_bridge_sink_lag_rows", "directus_bridge_backfill_done_events",
@@ -61,8 +69,10 @@ import BridgeSinks
         let metrics = MetricSamples(text: series.joined(separator: "\n"))
         #expect(metrics.samples.count == series.count)
         let report = StatusReport(
-            config: Self.config, stored: StoredState(),
-            service: .running(url: "http://127.0.0.1:9464", metrics: metrics, ready: true, readiness: "{}"))
+            config: Self.config,
+            stored: StoredState(),
+            service: .running(url: "http://127.0.0.1:9464", metrics: metrics, ready: true, readiness: "{}")
+        )
         let lines = report.lines
         #expect(lines.count == 3 + 1 + 2, "\(lines)")
         #expect(lines.contains { $0.contains("snapshot running") }, "\(lines)")
@@ -74,17 +84,42 @@ import BridgeSinks
         #expect((rate == .null) == notFinite, "\(String(describing: rate))")
     }
 
+    /// A snapshot whose every item was read while its sink is full (Redis at maxmemory held 28,003 of 50,003 back)
+    /// said "50003 of 50003 items (100 %)": the progress counts items read, which the line now says, and that the
+    /// rest waits for the sink.
+    @Test func aSnapshotReadToItsEndIsNotWordedAsDone() throws {
+        let id = SinkCatalog.identities(of: Self.config.sinks)[0]
+        let labels = "{subscription=\"articles\",sink=\"\(id)\"}"
+        let metrics = MetricSamples(
+            text: [
+                "directus_bridge_snapshot_running\(labels) 1", "directus_bridge_snapshot_done_items\(labels) 50003",
+                "directus_bridge_snapshot_expected_items\(labels) 50003",
+            ].joined(separator: "\n")
+        )
+        let report = StatusReport(
+            config: Self.config,
+            stored: StoredState(),
+            service: .running(url: "http://127.0.0.1:9464", metrics: metrics, ready: false, readiness: "{}")
+        )
+        let line = report.lines.first { $0.contains("snapshot running") } ?? "\(report.lines)"
+        #expect(line.contains("50003 of 50003 items read (100 %), waiting until the sink holds them all"), "\(line)")
+    }
+
     @Test func aBrokerSinksDeadLettersAreShownWhenThereAreAny() throws {
-        let config = Self.load(sinks: """
-              - type: jetstream
-                servers: ["nats://127.0.0.1:4222"]
-              - type: kafka
-                brokers: ["127.0.0.1:9092"]
-            """)
+        let config = Self.load(
+            sinks: """
+                  - type: jetstream
+                    servers: ["nats://127.0.0.1:4222"]
+                  - type: kafka
+                    brokers: ["127.0.0.1:9092"]
+                """
+        )
         let ids = SinkCatalog.identities(of: config.sinks)
         let report = StatusReport(
-            config: config, stored: StoredState(deadLetters: [ids[0]: 2]),
-            service: .unknown(reason: "http.listen is off"))
+            config: config,
+            stored: StoredState(deadLetters: [ids[0]: 2]),
+            service: .unknown(reason: "http.listen is off")
+        )
         let sinkLines = report.lines.filter { $0.hasPrefix("sink ") }
         #expect(sinkLines.count == 2, "\(report.lines)")
         #expect(sinkLines.first?.contains("dead letters 2") == true, "\(sinkLines)")

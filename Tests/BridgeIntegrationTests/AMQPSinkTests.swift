@@ -263,6 +263,15 @@ private let sharedRabbitMQ: Result<RabbitMQServer, any Error> = Result {
         let messages = try AMQPAdmin.read(broker, "queue-check")
         #expect(messages.count == 1 && messages.first?.message_id.hasPrefix("evt_test_") == true, "\(messages)")
         #expect(messages.first?.headers["type"] == "directus.bridge.test")
+        // A full queue nacks the test event: the remedy is the queue, not the user's permission (said before).
+        try AMQPAdmin.run(["setup", broker.url(), "events-full", "queue-full", "articles.#", "--max-length", "1"])
+        _ = try check(broker.url(), exchange: "events-full", ["--send-test-event"])
+        let nacked = try check(broker.url(), exchange: "events-full", ["--send-test-event"])
+        #expect(
+            nacked.code == 1 && nacked.line.contains("nacked") && nacked.line.contains("reject-publish")
+                && !nacked.line.contains("permission"),
+            "\(nacked.line)"
+        )
 
         let missing = try check(broker.url(), exchange: "never-declared")
         #expect(
@@ -302,9 +311,11 @@ private let sharedRabbitMQ: Result<RabbitMQServer, any Error> = Result {
         try broker.start()
         try emulator.createArticles(10, title: "after")
         #expect(bridge.waitUntil(timeout: 30) { $0.lines.count >= 50 }, "\(bridge.stderr.suffix(2000))")
-        let expected = Set(bridge.lines.compactMap { line in
-            (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["id"] as? String
-        })
+        let expected = Set(
+            bridge.lines.compactMap { line in
+                (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["id"] as? String
+            }
+        )
         let deadline = Date().addingTimeInterval(TestEnvironment.patient(90))
         while !expected.isSubset(of: Set(messages.map(\.message_id))) && Date() < deadline {
             usleep(500_000)
@@ -328,7 +339,8 @@ private let sharedRabbitMQ: Result<RabbitMQServer, any Error> = Result {
         defer { hostile.stop() }
         let emulator = try Emulator()
         defer { emulator.stop() }
-        let sinks = "  - type: ndjson\n    path: \"-\"\n"
+        let sinks =
+            "  - type: ndjson\n    path: \"-\"\n"
             + amqpSink("amqp://127.0.0.1:\(hostile.port)", exchange: "events", "max_in_flight: 10")
         let bridge = try BridgeProcess.run(
             config: webhookConfig(url: emulator.url, sinks: sinks, operations: true, mode: "activity")
@@ -363,23 +375,4 @@ func waitForMessages(_ broker: RabbitMQServer, _ queue: String, count: Int) thro
         messages += try AMQPAdmin.read(broker, queue)
     }
     return messages
-}
-
-/// Runs `rabbitmqctl` against `broker`'s node (its Erlang cookie is in the node's home); throws when it fails.
-func rabbitmqctl(_ broker: RabbitMQServer, _ arguments: [String]) throws {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/lib/rabbitmq/bin/rabbitmqctl")
-    process.arguments = ["-n", broker.nodeName] + arguments
-    process.environment = TestEnvironment.helperEnvironment(["HOME": broker.directory.path])
-    let output = broker.directory.appendingPathComponent("rabbitmqctl.out")
-    FileManager.default.createFile(atPath: output.path, contents: nil)
-    let handle = try FileHandle(forWritingTo: output)
-    defer { try? handle.close() }
-    process.standardOutput = handle
-    process.standardError = handle
-    try process.run()
-    guard ChildExit.wait(process, timeout: TestEnvironment.patient(120)) == 0 else {
-        let log = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
-        throw BrokerServerError.exited(name: "rabbitmqctl \(arguments.first ?? "")", log: log)
-    }
 }

@@ -216,6 +216,15 @@ import Testing
         #expect(sent.code == 0 && sent.line.contains("appended to directus.articles"), "\(sent.line)")
         let entries = try server.readStream("directus.articles")
         #expect(entries.count == 1 && entries.first?.fields["id"]?.hasPrefix("evt_test_") == true, "\(entries)")
+        // A full server refuses the append: the remedy is its memory, not the ACL (which it said before).
+        try redisCLI(server, ["CONFIG", "SET", "maxmemory-policy", "noeviction"])
+        try redisCLI(server, ["CONFIG", "SET", "maxmemory", "1"])
+        let full = try check(["--send-test-event"])
+        #expect(
+            full.code == 1 && full.line.contains("OOM") && full.line.contains("maxmemory")
+                && !full.line.contains("ACL"),
+            "\(full.line)"
+        )
         server.kill()
         let down = try check()
         #expect(down.code == 1 && down.line.hasPrefix("FAIL ") && down.line.contains("cannot connect"), "\(down.line)")

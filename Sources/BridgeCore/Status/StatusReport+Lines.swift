@@ -58,19 +58,27 @@ extension StatusReport {
         if let startsAfter = state.startsAfter { parts.append("starts after activity id \(startsAfter)") }
         switch state.snapshot {
         case .running(let progress):
-            var text = "snapshot running: \(progress.done)" + (progress.total.map { " of \($0) items" } ?? " items")
+            // Items read from Directus: a full or slow sink holds them back after the last page, so "100 %" alone
+            // would read as done while they still wait (the snapshot is done only once the sink holds them).
+            var text =
+                "snapshot running: \(progress.done)" + (progress.total.map { " of \($0) items" } ?? " items") + " read"
             // Numbers of another process: the share is computed in floating point, so no product can overflow.
             if let total = progress.total, total > 0 {
                 text += " (\(Int64(saturating: min(100, max(0, Double(progress.done) * 100 / Double(total))))) %)"
+                if progress.done >= total { text += ", waiting until the sink holds them all" }
             }
             parts.append(text + ", " + Self.pace(progress))
         // A running bridge takes a request within seconds and runs a pending snapshot after the one in progress; a
         // stopped one does both at its next start.
         case .resyncRequested:
-            parts.append("resync requested: " + (metrics == nil ? "the next start snapshots it again" : "taken within seconds"))
+            parts.append(
+                "resync requested: " + (metrics == nil ? "the next start snapshots it again" : "taken within seconds")
+            )
         case .done(let watermark): parts.append("snapshot done (watermark \(watermark))")
         case .pending(let watermark):
-            parts.append("snapshot pending (watermark \(watermark))" + (metrics == nil ? ": runs at the next start" : ""))
+            parts.append(
+                "snapshot pending (watermark \(watermark))" + (metrics == nil ? ": runs at the next start" : "")
+            )
         case .none: parts.append("no snapshot")
         case .notStarted: parts.append("not started yet")
         }

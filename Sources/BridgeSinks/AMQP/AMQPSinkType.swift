@@ -113,7 +113,11 @@ package enum AMQPSinkType: SinkType {
             return .fail(
                 check,
                 "test event not confirmed: \(AMQPBrokerClient.describe(error, exchange: exchange))",
-                remedy: "check the user's write permission in the vhost"
+                // A nack or a block is the broker's state, not a permission: a full queue or an alarm.
+                remedy: error.kind == .authentication
+                    ? "check the user's write permission in the vhost"
+                    : "the broker takes no publishes for now (a queue with reject-publish full, a memory or disk "
+                        + "alarm): see its log; events wait meanwhile"
             )
         }
     }

@@ -48,7 +48,7 @@ final class KafkaBrokerClient: BrokerClient {
             // below the count, so the address exists.
             producer.submitBlocking(
                 count: events.count,
-                message: { write(events.baseAddress.unsafelyUnwrapped + $0, into: &$1) }
+                message: { write(events.baseAddress.unsafelyUnwrapped + $0, into: &$1, headers: &$2) }
             ) { outcomes in
                 completion(
                     outcomes.allDelivered
@@ -59,28 +59,22 @@ final class KafkaBrokerClient: BrokerClient {
         }
     }
 
-    /// Writes the message of the event at `event` over `message`: the fields are replaced in place, so the header
-    /// array of the message before is reused; only the fields the message takes are read from the event.
-    private func write(_ event: UnsafePointer<EncodedEvent>, into message: inout KafkaMessage) {
+    /// Writes the message of the event at `event` over `message` (only the fields the message takes are read from
+    /// the event), and its headers into `headers`: the same as `headers(id:type:collection:event:encoder:)`'s, added
+    /// as the event's bytes (no `String` per header; a live id rendered on the stack).
+    private func write(
+        _ event: UnsafePointer<EncodedEvent>,
+        into message: inout KafkaMessage,
+        headers: inout KafkaHeaderList
+    ) {
         message.topic = topics.name(collection: event.pointee.collection, event: event.pointee.event)
         message.key = event.pointee.key
         message.value = event.pointee.body.slice  // no copy: the producer copies it
-        let expected = encoder.format == .cloudevents ? 5 : 4
-        guard message.headers.count == expected else {
-            message.headers = Self.headers(
-                id: event.pointee.id,
-                type: event.pointee.event.typeName,
-                collection: event.pointee.collection,
-                event: event.pointee.event.rawValue,
-                encoder: encoder
-            )
-            return
-        }
-        // The names, and the content type, are the same for every message.
-        message.headers[0].value = event.pointee.id
-        message.headers[1].value = event.pointee.event.typeName
-        message.headers[2].value = event.pointee.collection
-        message.headers[3].value = event.pointee.event.rawValue
+        event.pointee.identifier.withUTF8 { headers.add("id", bytes: $0) }
+        headers.add("type", event.pointee.event.typeName)
+        headers.add("collection", event.pointee.collection)
+        headers.add("event", event.pointee.event.rawValue)
+        if encoder.format == .cloudevents { headers.add("content-type", encoder.contentType) }
     }
 
     /// The headers of a message (contract: `id`, `type`, `collection`, `event`). A CloudEvent adds `content-type:

@@ -71,7 +71,7 @@ package enum RedisSinkType: SinkType {
                     }
                 }
             } catch {
-                return [.fail(check, "TYPE failed: \(RedisBrokerClient.describe(error))", remedy: "check the ACL")]
+                return [.fail(check, "TYPE failed: \(RedisBrokerClient.describe(error))", remedy: remedy(error))]
             }
         }
         let streams =
@@ -92,8 +92,20 @@ package enum RedisSinkType: SinkType {
             return [.ok(check, "test event \(test.id) appended to \(stream)")]
         } catch {
             return [
-                .fail(check, "test event not appended: \(RedisBrokerClient.describe(error))", remedy: "check the ACL")
+                .fail(check, "test event not appended: \(RedisBrokerClient.describe(error))", remedy: remedy(error))
             ]
+        }
+    }
+
+    /// What to do about a command the server did not run: its ACL when it refused the user, else the server's state
+    /// (a full server refuses every write with OOM: the sink's events would wait, not the ACL's fault).
+    private static func remedy(_ error: RedisError) -> String {
+        switch error.kind {
+        case .authentication: "check the ACL"
+        case .retriable:
+            "the server refuses writes for now (OOM: maxmemory reached under noeviction; MISCONF: its persistence "
+                + "fails; LOADING, BUSY): free memory, raise maxmemory or fix its disk; events wait meanwhile"
+        case .rejected, .configuration, .protocolViolation: "check the server and its log"
         }
     }
 }
