@@ -4,9 +4,10 @@ import BridgeSystem
 
 // Turning a subscription frame into event lines: the socket reader's work for nearly every frame.
 extension RealtimeConnectionDriver {
-    /// Appends the events of one subscription frame to `read`.
+    /// Appends the events of one subscription frame to `read`; `firstItemMember` is what its decoding noted.
     func deliver(
         _ message: DirectusServerMessage,
+        firstItemMember: JSONFirstMember?,
         bytes: UnsafeRawBufferPointer,
         route: DeliveryRoute,
         event: ChangeEvent,
@@ -21,7 +22,9 @@ extension RealtimeConnectionDriver {
         case .absent: elements = []
         }
         if event == .update, let trigger {
-            let keys = elements.compactMap { $0.member(route.primaryKey, in: bytes)?.keyString(in: bytes) }
+            let keys = elements.compactMap {
+                $0.key(named: route.primaryKey, first: firstItemMember, in: bytes)
+            }
             trigger.updateSeen(collection: route.collection, keys: keys, delivered: !route.triggers)
         }
         if route.triggers {
@@ -35,7 +38,8 @@ extension RealtimeConnectionDriver {
                 key = element.keyString(in: bytes)  // §5.3: raw keys, strings or numbers
                 data = nil
             } else {
-                key = element.member(route.primaryKey, in: bytes)?.keyString(in: bytes)
+                // From the member the decoder noted when it is the key (no second scan of the item).
+                key = element.key(named: route.primaryKey, first: firstItemMember, in: bytes)
                 data = element
             }
             guard let key else {

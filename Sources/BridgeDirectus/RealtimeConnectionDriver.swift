@@ -217,8 +217,9 @@ public final class RealtimeConnectionDriver {
     ) throws(WebSocketProtocolError) -> RealtimeInbound? {
         guard message.isText else { return .ignored(type: "binary") }
         let decoded: DirectusServerMessage
+        var firstItemMember: JSONFirstMember?
         do {
-            decoded = try DirectusServerMessage(decoding: message.bytes)
+            decoded = try DirectusServerMessage(decoding: message.bytes, firstItemMember: &firstItemMember)
         } catch {
             // The decoder stops at the first fault, which may lie before a byte that is not UTF-8.
             guard UTF8Validator.isValid(message.bytes) else { throw .invalidUTF8 }
@@ -232,6 +233,7 @@ public final class RealtimeConnectionDriver {
         if let index = machine.receivedEvent(uid: uid, now: now) {
             deliver(
                 decoded,
+                firstItemMember: firstItemMember,
                 bytes: message.bytes,
                 route: deliveryRoutes[index],
                 event: event,

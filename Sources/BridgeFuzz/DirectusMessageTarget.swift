@@ -19,7 +19,8 @@ import BridgeSystem
 /// - A frame refused for anything but invalid JSON, or accepted, is valid UTF-8 (the socket reader leaves a text
 ///   frame's UTF-8 check to this decoder).
 /// - Every item of a change event, written by `EventLineWriter` with the frame's uid as subscription, is one line of
-///   valid JSON whose `data`, `key` and `subscription` read back as the frame had them.
+///   valid JSON whose `data`, `key` and `subscription` read back as the frame had them; the key read from the member
+///   the decoder noted is the lookup's.
 /// - The state machine only names subscriptions it has, sends only valid JSON, and says it is closed exactly when
 ///   it asked to close (the driver then stops reading, and so does the target).
 enum DirectusMessageTarget {
@@ -154,10 +155,22 @@ enum DirectusMessageTarget {
         case .absent: elements = []
         }
         var timeMemo = RFC3339Memo()
+        var firstItemMember: JSONFirstMember?
+        let again = frame.withUnsafeBytes {
+            try? DirectusServerMessage(decoding: $0, firstItemMember: &firstItemMember)
+        }
+        require(again == message, "the decoding that notes the first item's member differs")
         for element in elements {
             let data = event == .delete ? nil : element
-            let keyRange = event == .delete ? element : element.member("id", in: frame)
-            guard let key = keyRange?.keyString(in: frame) else { continue }
+            let key: String?
+            if event == .delete {
+                key = element.keyString(in: frame)
+            } else {
+                // As the driver reads it: from the member the decoder noted when that is the key.
+                key = element.key(named: "id", first: firstItemMember, in: frame)
+                require(key == element.member("id", in: frame)?.keyString(in: frame), "the noted key differs")
+            }
+            guard let key else { continue }
             let fields = EventLineFields(
                 identifier: .text("evt_1"),
                 event: event,

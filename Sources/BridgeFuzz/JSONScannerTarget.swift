@@ -9,6 +9,7 @@ import Foundation
 /// - Round trip: a valid document's compact serialisation parses to an equal value and serialises to the same
 ///   bytes again.
 /// - `JSONRange` helpers (`elements`, `member`, `keyString`) agree with the tree, as the hot path relies on them;
+///   an object's skip that notes its first member agrees with the validating skip, and its key with the lookup's;
 ///   `isCompact` holds exactly when the tree serialises to the value's own bytes (REST items go into event lines
 ///   from their bytes then), and always for a serialisation.
 /// - Foundation's `JSONSerialization` agrees on validity, where the two are meant to agree: UTF-8 input without NUL
@@ -28,9 +29,11 @@ enum JSONScannerTarget {
         let range = try? validation.get()
         let value = try? JSONValue.parse(bytes)
         require((range == nil) == (value == nil), "scanner valid: \(range != nil), parser valid: \(value != nil)")
-        if case .failure(let error) = validation, isTrailingComma(error, in: bytes) {} else {
+        if case .failure(let error) = validation, isTrailingComma(error, in: bytes) {
+        } else {
             compareWithFoundation(bytes, value: value)
         }
+        checkNotingSkip(bytes)
         guard let range, let value else { return }
 
         require(range.start >= 0 && range.end <= bytes.count && range.start < range.end, "range \(range) outside")
@@ -42,7 +45,10 @@ enum JSONScannerTarget {
 
         let compact = value.serialized()
         let reparsed = try? JSONValue.parse(compact)
-        require(reparsed == value, "the serialisation \(String(decoding: compact, as: UTF8.self)) reads back differently")
+        require(
+            reparsed == value,
+            "the serialisation \(String(decoding: compact, as: UTF8.self)) reads back differently"
+        )
         require(reparsed?.serialized() == compact, "serialising twice gave different bytes")
 
         checkHelpers(range, value: value, in: bytes)
@@ -55,12 +61,17 @@ enum JSONScannerTarget {
         let isCompact = bytes.withUnsafeBytes { range.isCompact(in: $0) }
         require(isCompact == bytes[range.offsets].elementsEqual(compact), "isCompact: \(isCompact), the tree disagrees")
         let written = try? JSONScanner.validate(compact)
-        require(written.map { whole in compact.withUnsafeBytes { whole.isCompact(in: $0) } } == true,
-            "a serialisation is not compact")
+        require(
+            written.map { whole in compact.withUnsafeBytes { whole.isCompact(in: $0) } } == true,
+            "a serialisation is not compact"
+        )
         switch value {
         case .array(let elements):
             let ranges = range.elements(in: bytes)
-            require(ranges?.count == elements.count, "elements: \(ranges?.count ?? -1) ranges, \(elements.count) values")
+            require(
+                ranges?.count == elements.count,
+                "elements: \(ranges?.count ?? -1) ranges, \(elements.count) values"
+            )
             for (element, elementRange) in zip(elements, ranges ?? []) {
                 require((try? JSONValue.parse(elementRange, in: bytes)) == element, "an element range differs")
             }
@@ -74,6 +85,28 @@ enum JSONScannerTarget {
             }
         default:
             break
+        }
+    }
+
+    /// The skip that notes an object's first member agrees with the validating skip (the same range and end, or the
+    /// same error at the same offset), and the key read from the member is the lookup's.
+    static func checkNotingSkip(_ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { buffer in
+            var plain = JSONScanner(buffer)
+            plain.skipWhitespace()
+            guard plain.peek() == UInt8(ascii: "{") else { return }
+            var noting = plain
+            let expected = Result { () throws(JSONSyntaxError) in try plain.skipValue(depth: 0) }
+            let got = Result { () throws(JSONSyntaxError) in try noting.skipObjectNotingFirstMember(depth: 0) }
+            require(got.map(\.object) == expected, "noting skip \(got), validating skip \(expected)")
+            guard case .success(let (object, first)) = got else { return }
+            require(noting.position == plain.position, "the noting skip ended elsewhere")
+            guard let first else { return }
+            require((try? JSONValue.parse(first.value, in: bytes)) != nil, "the noted value is not JSON")
+            for name in [first.name.stringValue(in: buffer) ?? "", "id"] {
+                let lookup = object.member(name, in: buffer)?.keyString(in: buffer)
+                require(object.key(named: name, first: first, in: buffer) == lookup, "the noted key differs")
+            }
         }
     }
 

@@ -28,8 +28,62 @@ extension JSONScanner {
         }
     }
 
-    /// Skips an object or array whose opening bracket is at `index`.
-    private mutating func skipContainer(depth outerDepth: Int) throws(JSONSyntaxError) {
+    /// Validates and skips the object whose `{` is at `index` as ``skipValue(depth:)`` does (the same range, the same
+    /// error at the same offset), and notes its first member on the way: the event path reads an item's primary key
+    /// from it, which Directus sends first, instead of scanning the item for it again.
+    public mutating func skipObjectNotingFirstMember(
+        depth: Int
+    ) throws(JSONSyntaxError) -> (object: JSONRange, first: JSONFirstMember?) {
+        let start = index
+        // The checks of `skipContainer`, in its order, up to the end of the first member's value.
+        guard maxDepth - max(depth, 0) >= 1 else { throw JSONSyntaxError(.nestingTooDeep, at: index) }
+        index &+= 1
+        skipWhitespace()
+        guard index < count else { throw JSONSyntaxError(.unexpectedEnd, at: index) }
+        if base[index] == UInt8(ascii: "}") {
+            index &+= 1
+            return (JSONRange(start: start, end: index, kind: .object), nil)
+        }
+        guard base[index] == UInt8(ascii: "\"") else { throw JSONSyntaxError(.unexpectedByte(base[index]), at: index) }
+        let nameStart = index
+        let nameHasEscapes = try scanString()
+        let name = JSONRange(start: nameStart, end: index, kind: .string)
+        skipWhitespace()
+        try expect(UInt8(ascii: ":"))
+        skipWhitespace()
+        guard index < count else { throw JSONSyntaxError(.unexpectedEnd, at: index) }
+        let valueStart = index
+        let value: JSONRange
+        let valueIsPlainKey: Bool
+        switch base[index] {
+        case UInt8(ascii: "\""):
+            valueIsPlainKey = !(try scanString())
+            value = JSONRange(start: valueStart, end: index, kind: .string)
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            valueIsPlainKey = try scanNumber()
+            value = JSONRange(start: valueStart, end: index, kind: .number)
+        default:
+            // A literal or a container one level down: the loop's own checks, and its nesting limit, in `skipValue`.
+            value = try skipValue(depth: depth &+ 1)
+            valueIsPlainKey = false
+        }
+        try skipContainer(depth: depth, resumingAfterFirstMember: true)
+        let first = JSONFirstMember(
+            objectStart: start,
+            name: name,
+            nameHasEscapes: nameHasEscapes,
+            value: value,
+            valueIsPlainKey: valueIsPlainKey
+        )
+        return (JSONRange(start: start, end: index, kind: .object), first)
+    }
+
+    /// Skips an object or array whose opening bracket is at `index`, or, `resumingAfterFirstMember`, the rest of an
+    /// object whose first member ends at `index`.
+    private mutating func skipContainer(
+        depth outerDepth: Int,
+        resumingAfterFirstMember: Bool = false
+    ) throws(JSONSyntaxError) {
         // Bit n of `isObject` says whether the container at relative level n is an object.
         var isObject = InlineArray<8, UInt64>(repeating: 0)
         var level = 0
@@ -43,11 +97,11 @@ extension JSONScanner {
         // Open the first container. Whether the innermost container is an object is also kept in a local, read at
         // every value (from the bit stack it was a load, a shift and a mask per value); the stack is read only when a
         // container closes.
-        var inObject = base[index] == UInt8(ascii: "{")
+        var inObject = resumingAfterFirstMember || base[index] == UInt8(ascii: "{")
         if inObject { isObject[0] = 1 }
         level = 1
-        index &+= 1
-        var justOpened = true
+        if !resumingAfterFirstMember { index &+= 1 }
+        var justOpened = !resumingAfterFirstMember
 
         while true {
             skipWhitespace()

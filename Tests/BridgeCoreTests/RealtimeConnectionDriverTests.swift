@@ -134,6 +134,44 @@ import Testing
         #expect(try await driver.value == .shutdown)
     }
 
+    /// Each item's key, read from the member the decoder noted or looked up, is the lookup's: escaped and numeric
+    /// keys as the contract writes them, items without a key or with a key of the wrong kind skipped; an update's
+    /// keys reach the activity trigger the same way.
+    @Test func everyItemsKeyIsReadAsTheLookupReadsIt() async throws {
+        let rig = try await RealtimeRig(subscriptions: ["articles"])
+        let driver = try start(rig, routes: [RealtimeRig.route("articles", handling: .emit)], tokenBox: staticToken())
+        #expect(await pollUntil { rig.health.snapshot.liveSubscriptions == ["articles"] }, "\(rig.diagnosis())")
+        let items = [
+            #"{"id":"a\"b\\c\u00e9","t":1}"#, #"{"x":{"id":9},"id":-7}"#, #"{"id":1.5}"#, #"{"title":"no key"}"#,
+            #"{"id":12345678901234567890123,"y":[]}"#, #"{"\u0069d":5}"#, #"{ "id" : "plain" }"#, #"{"id":null}"#,
+        ]
+        let frames = [
+            #"{"type":"subscription","event":"create","uid":"articles","data":[\#(items.joined(separator: ","))]}"#,
+            #"{"type":"subscription","event":"create","data":{"id":"x\u00e9","n":2},"uid":"articles"}"#,
+            #"{"type":"subscription","event":"update","uid":"articles","data":[{"id":"u\"1"},{"k":1,"id":2}]}"#,
+        ]
+        for frame in frames { try rig.emulator.control("send", ["kind": "text", "text": frame]) }
+        var events: [EncodedEvent] = []
+        _ = await pollUntil(timeout: .seconds(30)) {
+            while let batch = rig.inbox.queue.take(timeout: .zero) { events += batch.events }
+            return events.count >= 8
+        }
+        #expect(
+            events.map(\.key) == [
+                "a\"b\\c\u{E9}", "-7", "12345678901234567890123", "5", "plain", "x\u{E9}", "u\"1", "2",
+            ]
+        )
+        let lines = events.map { try? JSONValue.parse($0.body.bytes) }
+        #expect(lines.map { $0?["key"]?.stringValue } == events.map(\.key))
+        let data =
+            [items[0], items[1], items[4], items[5], items[6], #"{"id":"x\u00e9","n":2}"#, #"{"id":"u\"1"}"#]
+            + [#"{"k":1,"id":2}"#]
+        #expect(lines.map { $0?["data"] } == data.map { try? JSONValue.parse($0) })
+        #expect(rig.trigger.calls.withLock { $0.updates.last?.keys } == ["u\"1", "2"])
+        rig.stop.trigger()
+        #expect(try await driver.value == .shutdown)
+    }
+
     @Test func aRenewedTokenIsSentInBandOnTheSameConnection() async throws {
         let rig = try await RealtimeRig(subscriptions: ["articles"])
         let tokenBox = staticToken()
