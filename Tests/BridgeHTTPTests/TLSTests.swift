@@ -4,7 +4,7 @@ import Foundation
 import Testing
 
 /// Certificate verification against the Python peer serving a chain from Tests/tools/certs.py.
-@Suite(.serialized, .timeLimit(.minutes(1)))
+@Suite(.serialized, .timeLimit(.minutes(3)))  // its own peers start slowly on a loaded box (docs/RELIABILITY.md)
 struct TLSTests {
     let directory: URL
     let certificates: TestCertificates
@@ -80,7 +80,7 @@ struct TLSTests {
 /// nginx reads each body before answering (`--read-body`): libcurl 7.88 fails an HTTP/2 POST with
 /// "Stream error in the HTTP/2 framing layer" (curl 92) when the server answers before reading the body and
 /// then resets the stream, a libcurl bug fixed in 8.x.
-@Suite(.serialized, .timeLimit(.minutes(1)))
+@Suite(.serialized, .timeLimit(.minutes(3)))  // its own peers start slowly on a loaded box (docs/RELIABILITY.md)
 struct HTTP2Tests {
     @Test func engineMultiplexesOverHTTP2WhenOffered() async throws {
         try #require(
