@@ -1,7 +1,7 @@
+internal import BridgeDirectus
+internal import BridgeEvents
 internal import BridgeJSON
 internal import BridgeSystem
-internal import BridgeEvents
-internal import BridgeDirectus
 
 extension ActivityReaderLoop {
     /// A snapshot to run before streaming: the subscription and the activity id read before it began.
@@ -91,7 +91,9 @@ extension ActivityReaderLoop {
     /// page is read. Without a filter on the items, each such item still gets its line, with `data` null (it is gone),
     /// in the last batch: before its delete, which the reader reads after the snapshot (`vanishedKeys`). With a
     /// filter, whether a gone item matched it cannot be known, and its delete alone says it is gone.
-    package func snapshot(_ pending: PendingSnapshot) async -> Bool {
+    ///
+    /// While it waits for the sink, a `resync` of the subscription supersedes it (`snapshot(_:)` then runs the new one).
+    package func runSnapshot(_ pending: PendingSnapshot) async -> SnapshotWait {
         let subscription = pending.subscription
         let query = subscription.query
         let watermark = pending.watermark
@@ -104,8 +106,11 @@ extension ActivityReaderLoop {
             ]
         )
         var progress = ProgressLog(
-            "snapshot progress", interval: reader.settings.progressInterval, logger: logger,
-            gauges: reader.metrics.snapshotProgress(uid: subscription.uid, sink: reader.sinkID))
+            "snapshot progress",
+            interval: reader.settings.progressInterval,
+            logger: logger,
+            gauges: reader.metrics.snapshotProgress(uid: subscription.uid, sink: reader.sinkID)
+        )
         defer { progress.finish() }
         var total: Int?
         var after: JSONValue?
@@ -117,7 +122,7 @@ extension ActivityReaderLoop {
                     "reading the snapshot failed",
                     { try await self.reader.source.itemsPage(query, after: position, limit: pageSize) }
                 )
-            else { return false }
+            else { return .stopped }
             // Keyset pages move forward: a page ending where the previous one ended (a server that ignores the
             // position answers every page from the start) would repeat forever.
             if let position, let last = page.lastKey(query.primaryKey), last == position {
@@ -125,7 +130,7 @@ extension ActivityReaderLoop {
                     "snapshot pages do not advance (the server ignores the page position); snapshot cut short",
                     metadata: [LogKey.subscriptionUID: subscription.uid, "primary_key": query.primaryKey]
                 )
-                return true
+                return .finished
             }
             if let count = page.total { total = count }
             let receivedAt = Timestamp.now()
@@ -151,12 +156,16 @@ extension ActivityReaderLoop {
             if isLast && !query.narrowsItems {
                 guard
                     let vanished = await vanishedKeys(
-                        collection: subscription.collection, watermark: watermark, held: held)
-                else { return false }
+                        collection: subscription.collection,
+                        watermark: watermark,
+                        held: held
+                    )
+                else { return .stopped }
                 if !vanished.isEmpty {
                     logger.info(
                         "snapshot items deleted before their page was read: their lines carry no data",
-                        metadata: [LogKey.subscriptionUID: subscription.uid, LogKey.count: vanished.count])
+                        metadata: [LogKey.subscriptionUID: subscription.uid, LogKey.count: vanished.count]
+                    )
                 }
                 let now = Timestamp.now()
                 for key in vanished {
@@ -166,32 +175,40 @@ extension ActivityReaderLoop {
             let done = isLast ? ActivityProgress(completedSnapshots: [subscription.uid: watermark]) : nil
             if !events.isEmpty || done != nil {
                 do {
-                    try await hand(EventBatch(events: events, progress: done))
+                    let batch = EventBatch(events: events, progress: done)
+                    if let watermark = try await hand(batch, snapshotOf: subscription.uid) {
+                        return .superseded(watermark)
+                    }
                 } catch {
-                    return false
+                    return .stopped
                 }
             }
             reader.metrics.snapshotItems.increment(by: UInt64(events.count))
             let soFar = progress.done + events.count
             progress.advance(
-                by: events.count, metadata: [LogKey.subscriptionUID: subscription.uid], total: total,
+                by: events.count,
+                metadata: [LogKey.subscriptionUID: subscription.uid],
+                total: total,
                 // The server's count: Int.min - soFar would overflow.
-                remaining: total.map { $0 > soFar ? $0 - soFar : 0 })
+                remaining: total.map { $0 > soFar ? $0 - soFar : 0 }
+            )
             if isLast { break }
             guard let last = page.lastKey(query.primaryKey) else {
                 logger.error(
                     "snapshot items carry no primary key; snapshot cut short",
                     metadata: [LogKey.subscriptionUID: subscription.uid, "primary_key": query.primaryKey]
                 )
-                return true
+                return .finished
             }
             after = last
         }
         // Every page is handed over, but the sink may still hold the last ones (full, slow or down): done only once
         // the sink's runner recorded the last page durable, which it does after every earlier page.
-        guard await reader.store.waitUntilSnapshotDone(subscription.uid, watermark: watermark, stop: stop) else {
-            return false
+        let (store, stop, uid) = (reader.store, self.stop, subscription.uid)
+        let durable = await waitSuperseding(uid, completionQueued: watermark) {
+            await store.waitUntilSnapshotDone(uid, watermark: watermark, stop: stop)
         }
+        guard case .finished = durable else { return durable }
         logger.info(
             "snapshot done",
             metadata: [
@@ -199,18 +216,26 @@ extension ActivityReaderLoop {
                 "elapsed": LogValue.seconds(progress.elapsedSeconds),
             ]
         )
-        return true
+        return .finished
     }
 
     /// One `snapshot` line of `subscription`'s collection: its id derives from the watermark.
     private func snapshotLine(
-        _ subscription: ActivitySubscription, key: String, data: [UInt8], watermark: Int64, at time: Timestamp
+        _ subscription: ActivitySubscription,
+        key: String,
+        data: [UInt8],
+        watermark: Int64,
+        at time: Timestamp
     ) -> EncodedEvent {
         let fields = EventLineFields(
             identifier: .text(
                 EventID.snapshot(
-                    collection: subscription.collection, key: key, watermark: watermark,
-                    subscriptionSuffix: subscription.idSuffix)),
+                    collection: subscription.collection,
+                    key: key,
+                    watermark: watermark,
+                    subscriptionSuffix: subscription.idSuffix
+                )
+            ),
             event: .snapshot,
             collection: subscription.collection,
             key: key,

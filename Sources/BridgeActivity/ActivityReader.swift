@@ -1,8 +1,7 @@
-internal import BridgeJSON
-internal import Synchronization
-public import BridgeSystem
-public import BridgeEvents
 internal import BridgeDirectus
+public import BridgeEvents
+internal import BridgeJSON
+public import BridgeSystem
 
 /// Settings of the activity reader.
 public struct ActivityReaderSettings: Sendable {
@@ -88,7 +87,7 @@ public final class ActivityReader: Sendable {
     /// Logs.
     package let logger: Logger
     /// Subscriptions `directus-bridge resync` asked for while the reader runs (`requestResync`).
-    private let resyncRequests = Mutex<Set<String>>([])
+    package let resyncRequests = ResyncRequests()
 
     /// Creates a reader of `subscriptions` for the sink `sinkID`.
     public init(
@@ -121,16 +120,8 @@ public final class ActivityReader: Sendable {
     package func requestResync(_ uids: Set<String>) {
         let served = uids.intersection(subscriptions.map(\.uid))
         guard !served.isEmpty else { return }
-        resyncRequests.withLock { $0.formUnion(served) }
+        resyncRequests.ask(served)
         wakeup.changeSeen(collection: "")
-    }
-
-    /// Takes what `requestResync` asked for.
-    package func takeResyncRequests() -> Set<String> {
-        resyncRequests.withLock { requests in
-            defer { requests.removeAll() }
-            return requests
-        }
     }
 
     /// Runs until `stop` is triggered (or the queue is closed).
@@ -292,8 +283,11 @@ package final class ActivityReaderLoop {
         if catchingUp && !caughtUp && backfill == nil {
             // A long backfill: count it and say how far along it is (rows up to the newest id now).
             backfill = ProgressLog(
-                "backfill progress", interval: reader.settings.progressInterval, logger: logger,
-                gauges: reader.metrics.backfillProgress(sink: reader.sinkID))
+                "backfill progress",
+                interval: reader.settings.progressInterval,
+                logger: logger,
+                gauges: reader.metrics.backfillProgress(sink: reader.sinkID)
+            )
             reader.metrics.saw(head: try await reader.source.newestActivityID())
         }
         let head = cursor.head
@@ -312,11 +306,26 @@ package final class ActivityReaderLoop {
 
     /// Puts `batch` on the sink's queue, waiting while it is full. A wait of more than a second means the sink fell
     /// behind (down, or full): what follows is read as `backfill` until this reader has caught up again.
-    package func hand(_ batch: EventBatch) async throws {
-        reader.pipelineMetrics.received(batch.events)
+    ///
+    /// A page of a snapshot of `snapshotOf` gives way to a `resync` of that subscription asked while it waits: the
+    /// batch is not queued, and the watermark of the resync taken instead is returned (`waitSuperseding`).
+    @discardableResult
+    package func hand(_ batch: EventBatch, snapshotOf uid: String? = nil) async throws -> Int64? {
         let started = ContinuousClock.now
-        guard await reader.queue.put(batch) else { throw QueueClosed() }
+        let queue = reader.queue
+        // A snapshot page that fits at once (the usual case) has no wait to give way from.
+        if let uid, !queue.offer(batch) {
+            switch await waitSuperseding(uid, { await queue.put(batch) }) {
+            case .finished: break
+            case .superseded(let watermark): return watermark
+            case .stopped: throw QueueClosed()
+            }
+        } else if uid == nil {
+            guard await queue.put(batch) else { throw QueueClosed() }
+        }
+        reader.pipelineMetrics.received(batch.events)
         if !catchingUp && ContinuousClock.now - started > .seconds(1) { startCatchingUp(reason: "the sink was behind") }
+        return nil
     }
 }
 

@@ -1,7 +1,7 @@
-internal import Synchronization
-public import BridgeSystem
-public import BridgeEvents
 internal import BridgeDirectus
+public import BridgeEvents
+public import BridgeSystem
+internal import Synchronization
 
 /// What the cursor store keeps per subscription uid.
 public struct SubscriptionCursorState: Sendable, Equatable {
@@ -17,7 +17,10 @@ public struct SubscriptionCursorState: Sendable, Equatable {
 
     /// Creates a state.
     public init(
-        startID: Int64, snapshotWatermark: Int64? = nil, snapshotDone: Bool = false, resyncRequested: Bool = false
+        startID: Int64,
+        snapshotWatermark: Int64? = nil,
+        snapshotDone: Bool = false,
+        resyncRequested: Bool = false
     ) {
         self.startID = startID
         self.snapshotWatermark = snapshotWatermark
@@ -41,6 +44,8 @@ public final class CursorStore: ProgressRecorder, Sendable {
         package var subscriptions: [String: SubscriptionCursorState]
         /// Triggered when `record` marks the subscription's snapshot done (`waitUntilSnapshotDone`).
         package var snapshotCompletions: [String: ShutdownSignal] = [:]
+        /// The completion still queued of a snapshot a `resync` superseded, by uid: recorded, it finishes nothing.
+        package var supersededCompletions: [String: Int64] = [:]
     }
 
     /// Where the progress is made durable.
@@ -51,7 +56,9 @@ public final class CursorStore: ProgressRecorder, Sendable {
 
     /// The store of `sink` in `backend`, loaded.
     package init(
-        backend: any CursorBackend, sink: String, cursor: ActivityCursor?,
+        backend: any CursorBackend,
+        sink: String,
+        cursor: ActivityCursor?,
         subscriptions: [String: SubscriptionCursorState]
     ) {
         self.backend = backend
@@ -92,10 +99,22 @@ public final class CursorStore: ProgressRecorder, Sendable {
     }
 
     /// Saves (replaces) the state of subscription `uid`; a resync request in the file stays unless `clearingResync`
-    /// (the start that acts on it).
-    public func save(_ subscription: SubscriptionCursorState, for uid: String, clearingResync: Bool = false) throws {
+    /// (the start that acts on it). `superseding`: the watermark of a snapshot of `uid` whose completion (its last
+    /// page) waits in the queue, which this state replaces — unless already recorded, that completion is recorded as
+    /// nothing, even when both watermarks are equal (no activity since).
+    public func save(
+        _ subscription: SubscriptionCursorState,
+        for uid: String,
+        clearingResync: Bool = false,
+        superseding queued: Int64? = nil
+    ) throws {
         try state.withLock { state in
             try backend.write(subscription, uid: uid, sink: sink, clearingResync: clearingResync)
+            if let queued, let saved = state.subscriptions[uid],
+                !saved.snapshotDone || saved.snapshotWatermark != queued
+            {
+                state.supersededCompletions[uid] = queued
+            }
             state.subscriptions[uid] = subscription
         }
     }
@@ -114,19 +133,32 @@ public final class CursorStore: ProgressRecorder, Sendable {
             let before = cursor
             cursor.apply(progress)
             var subscriptions = state.subscriptions
-            for (uid, watermark) in progress.completedSnapshots {
+            // A snapshot a `resync` superseded while its last page waited in the queue finishes nothing: the state
+            // holds the newer watermark, whose snapshot is still to be made durable.
+            let completed = progress.completedSnapshots.filter { uid, watermark in
+                if state.supersededCompletions[uid] == watermark {
+                    state.supersededCompletions[uid] = nil
+                    return false
+                }
+                return subscriptions[uid]?.snapshotWatermark.map { $0 <= watermark } ?? true
+            }
+            for (uid, watermark) in completed {
                 var saved = subscriptions[uid] ?? SubscriptionCursorState(startID: watermark)
                 saved.snapshotWatermark = watermark
                 saved.snapshotDone = true
                 subscriptions[uid] = saved
             }
             let changed = cursor != before || state.cursor == nil
-            let finished = progress.completedSnapshots.keys.compactMap { uid in subscriptions[uid].map { (uid, $0) } }
+            let finished = completed.keys.compactMap { uid in subscriptions[uid].map { (uid, $0) } }
             try backend.record(
-                sink: sink, cursor: changed ? cursor : nil, previous: before, subscriptions: finished)
+                sink: sink,
+                cursor: changed ? cursor : nil,
+                previous: before,
+                subscriptions: finished
+            )
             state.cursor = cursor
             state.subscriptions = subscriptions
-            return progress.completedSnapshots.keys.compactMap { state.snapshotCompletions.removeValue(forKey: $0) }
+            return completed.keys.compactMap { state.snapshotCompletions.removeValue(forKey: $0) }
         }.forEach { $0.trigger() }
     }
 

@@ -1,8 +1,9 @@
 package import BridgeSystem
 
 /// Hands `directus-bridge resync` requests written into `cursor.db` beside the running bridge to the readers of the
-/// sinks they name, which act on them between reads (`ActivityReaderLoop.runRequestedResyncs`): the contract gives
-/// a running bridge 10 seconds. The command is another process and SQLite tells no one of a commit, so the file is
+/// sinks they name, which act on them between reads (`ActivityReaderLoop.runRequestedResyncs`), or at once when a
+/// snapshot of that subscription waits for its sink (`ActivityReaderLoop.waitSuperseding`): the contract gives a
+/// running bridge 10 seconds. The command is another process and SQLite tells no one of a commit, so the file is
 /// read every `interval` — one indexed query, on the blocking pool. With shared state the active bridge watches the
 /// bucket instead (`SharedResyncRequest.mark`).
 package struct ResyncRequestWatcher: Sendable {

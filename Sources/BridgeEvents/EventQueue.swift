@@ -1,7 +1,8 @@
-internal import BridgeSystem
 internal import BridgeJSON
+internal import BridgeSystem
+
 #if canImport(Glibc)
-@preconcurrency import Glibc
+    @preconcurrency import Glibc
 #endif
 
 /// A sink's bounded buffer (its inbox) between the producers (socket reader, the sink's activity reader) and the
@@ -25,7 +26,9 @@ public final class EventQueue: @unchecked Sendable {
     private var head = 0
     private var queuedEvents = 0
     private var queuedBytes = 0
-    private var waitingProducers: [(needed: Size, resume: CheckedContinuation<Void, Never>)] = []
+    private var waitingProducers: [(id: Int, needed: Size, resume: CheckedContinuation<Void, Never>)] = []
+    /// Names each `put`'s wait, so that a cancelled one removes its own continuation.
+    private var nextProducer = 0
     private var closed = false
     /// `interruptTake` was called: the waiting (or next) `take` returns nil at once.
     private var interrupted = false
@@ -69,7 +72,8 @@ public final class EventQueue: @unchecked Sendable {
         var total = 0
         batch.events.withUnsafeBufferPointer { events in  // in place: a copy of each event retains its strings
             for index in events.indices {
-                total &+= events[index].body.count &+ MemoryLayout<EncodedEvent>.stride
+                total &+=
+                    events[index].body.count &+ MemoryLayout<EncodedEvent>.stride
                     &+ events[index].identifier.utf8Count &+ events[index].collection.utf8.count
                     &+ events[index].key.utf8.count &+ events[index].subscription.utf8.count
             }
@@ -92,7 +96,9 @@ public final class EventQueue: @unchecked Sendable {
         return accepted
     }
 
-    /// Adds `batch`, waiting (without blocking a thread) until there is room. Returns false if the queue closed.
+    /// Adds `batch`, waiting (without blocking a thread) until there is room. Returns false, with nothing queued, if
+    /// the queue closed or the task was cancelled before there was room: a snapshot page waiting at a full queue
+    /// gives way to a `resync` of its subscription (`ActivityReaderLoop.waitSuperseding`).
     public func put(_ batch: EventBatch) async -> Bool {
         let size = Size(events: batch.events.count, bytes: Self.byteCount(of: batch))
         while true {
@@ -102,19 +108,33 @@ public final class EventQueue: @unchecked Sendable {
                     append(batch, size: size)
                     return true
                 }
-                return nil
+                return Task.isCancelled ? false : nil
             }
             if let outcome {
                 if outcome { pthread_cond_signal(notEmpty) }
                 return outcome
             }
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let resumeNow = locked { () -> Bool in
-                    if closed || fits(size) { return true }
-                    waitingProducers.append((size, continuation))
-                    return false
+            let id = locked { () -> Int in
+                nextProducer += 1
+                return nextProducer
+            }
+            await withTaskCancellationHandler {
+                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                    let resumeNow = locked { () -> Bool in
+                        if closed || fits(size) || Task.isCancelled { return true }
+                        waitingProducers.append((id, size, continuation))
+                        return false
+                    }
+                    if resumeNow { continuation.resume() }
                 }
-                if resumeNow { continuation.resume() }
+            } onCancel: {
+                // The cancelled wait leaves the line; the next producer may fit where this one did not.
+                let wake = locked { () -> [CheckedContinuation<Void, Never>] in
+                    guard let index = waitingProducers.firstIndex(where: { $0.id == id }) else { return [] }
+                    let cancelled = waitingProducers.remove(at: index).resume
+                    return [cancelled] + (admitWaitingProducer().map { [$0] } ?? [])
+                }
+                for continuation in wake { continuation.resume() }
             }
         }
     }
@@ -126,7 +146,8 @@ public final class EventQueue: @unchecked Sendable {
         if head >= batches.count && !closed {
             var deadline = timespec()
             clock_gettime(CLOCK_MONOTONIC, &deadline)
-            let nanos = Int(timeout.components.seconds) * 1_000_000_000
+            let nanos =
+                Int(timeout.components.seconds) * 1_000_000_000
                 + Int(timeout.components.attoseconds / 1_000_000_000)
             let total = Int(deadline.tv_nsec) + nanos
             deadline.tv_sec += total / 1_000_000_000

@@ -1,12 +1,12 @@
-import BridgeTestSupport
 import BridgeStore
 import BridgeSystem
+import BridgeTestSupport
 import Testing
 
-@testable import BridgeCore
-@testable import BridgeEvents
-@testable import BridgeDirectus
 @testable import BridgeActivity
+@testable import BridgeCore
+@testable import BridgeDirectus
+@testable import BridgeEvents
 @testable import BridgeSinks
 
 @Suite struct CursorStoreTests {
@@ -49,17 +49,58 @@ import Testing
         try command.requestResync(of: "articles", sinks: sinks)
         try command.requestResync(of: "never-started", sinks: sinks)
         try running.record(ActivityProgress(resolvedIDs: [11], completedSnapshots: ["articles": 10]))
-        try running.save(SubscriptionCursorState(startID: 10, snapshotWatermark: 10, snapshotDone: true), for: "articles")
+        try running.save(
+            SubscriptionCursorState(startID: 10, snapshotWatermark: 10, snapshotDone: true),
+            for: "articles"
+        )
         let next = try CursorDatabase(directory: directory, sinks: sinks)
         let first = try next.store(for: "0-ndjson-a")
-        #expect(first.subscriptions["articles"] == SubscriptionCursorState(
-            startID: 10, snapshotWatermark: 10, snapshotDone: true, resyncRequested: true))
+        #expect(
+            first.subscriptions["articles"]
+                == SubscriptionCursorState(
+                    startID: 10,
+                    snapshotWatermark: 10,
+                    snapshotDone: true,
+                    resyncRequested: true
+                )
+        )
         #expect(try next.store(for: "1-webhook-b").subscriptions["articles"]?.resyncRequested == true)
         #expect(first.subscriptions["never-started"]?.resyncRequested == true)
-        try first.save(SubscriptionCursorState(startID: 20, snapshotWatermark: 20), for: "articles", clearingResync: true)
+        try first.save(
+            SubscriptionCursorState(startID: 20, snapshotWatermark: 20),
+            for: "articles",
+            clearingResync: true
+        )
         let states = try CursorDatabase.readSubscriptionStates(directory: directory)
         #expect(states["0-ndjson-a"]?["articles"]?.resyncRequested == false)
         #expect(states["1-webhook-b"]?["articles"]?.resyncRequested == true, "the other sink's start clears its own")
+    }
+
+    /// A `resync` taken while a snapshot waits for its sink supersedes it with its last page still queued: that
+    /// page's completion, recorded later, finishes nothing — neither with a newer watermark nor with the same one (no
+    /// change since) — while the new snapshot's own completion does, and a completion recorded before is kept.
+    @Test func theQueuedCompletionOfASupersededSnapshotFinishesNothing() throws {
+        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "cursor").path
+        let store = try CursorStore(directory: directory)
+        let pending = { (watermark: Int64) in SubscriptionCursorState(startID: watermark, snapshotWatermark: watermark)
+        }
+        try store.save(pending(40), for: "articles")
+        try store.save(pending(50), for: "articles", clearingResync: true, superseding: 40)
+        try store.record(ActivityProgress(completedSnapshots: ["articles": 40]))
+        #expect(store.subscriptions["articles"] == pending(50))
+
+        try store.save(pending(50), for: "articles", clearingResync: true, superseding: 50)
+        try store.record(ActivityProgress(completedSnapshots: ["articles": 50]))
+        #expect(store.subscriptions["articles"] == pending(50), "the superseded snapshot's completion")
+        try store.record(ActivityProgress(completedSnapshots: ["articles": 50]))
+        let done = SubscriptionCursorState(startID: 50, snapshotWatermark: 50, snapshotDone: true)
+        #expect(store.subscriptions["articles"] == done, "the new snapshot's completion")
+        #expect(try CursorStore(directory: directory).subscriptions["articles"] == done)
+
+        // Recorded before the resync was taken: there is no completion left to pass over.
+        try store.save(pending(50), for: "articles", clearingResync: true, superseding: 50)
+        try store.record(ActivityProgress(completedSnapshots: ["articles": 50]))
+        #expect(store.subscriptions["articles"] == done)
     }
 
     /// "Snapshot done" waits for the sink: `waitUntilSnapshotDone` returns once the runner recorded the snapshot's
@@ -109,7 +150,8 @@ import Testing
         #expect(try database.store(for: "webhook").subscriptions.isEmpty)
         #expect(
             try CursorDatabase.readCursors(directory: directory)
-                == ["ndjson": ActivityCursor(committed: 13), "webhook": ActivityCursor(committed: 11)])
+                == ["ndjson": ActivityCursor(committed: 13), "webhook": ActivityCursor(committed: 11)]
+        )
     }
 
     @Test func aNewSinkStartsFromTheSinkFurthestBehindAndARemovedSinkIsForgotten() throws {
@@ -124,7 +166,9 @@ import Testing
         let database = try CursorDatabase(directory: directory, sinks: ["ahead", "new"])
         let new = try database.store(for: "new")
         #expect(new.cursor == ActivityCursor(committed: 3, resolvedAbove: [5...5]))
-        #expect(new.subscriptions == ["s": SubscriptionCursorState(startID: 0, snapshotWatermark: 3, snapshotDone: true)])
+        #expect(
+            new.subscriptions == ["s": SubscriptionCursorState(startID: 0, snapshotWatermark: 3, snapshotDone: true)]
+        )
         #expect(Set(try CursorDatabase.readCursors(directory: directory).keys) == ["ahead", "new"])
     }
 
@@ -140,16 +184,22 @@ import Testing
             try webhook.save(SubscriptionCursorState(startID: 0, snapshotWatermark: 3, snapshotDone: true), for: "s")
         }
         let renames = SinkRenames(
-            formerIDs: ["file": "0-ndjson-a", "hook": "1-webhook-b"], configured: ["hook", "file"])
+            formerIDs: ["file": "0-ndjson-a", "hook": "1-webhook-b"],
+            configured: ["hook", "file"]
+        )
         let database = try CursorDatabase(directory: directory, sinks: ["hook", "file"], renames: renames)
         let hook = try database.store(for: "hook")
         #expect(hook.cursor == ActivityCursor(committed: 20, resolvedAbove: [22...22]))
         #expect(
-            hook.subscriptions == ["s": SubscriptionCursorState(startID: 0, snapshotWatermark: 3, snapshotDone: true)])
+            hook.subscriptions == ["s": SubscriptionCursorState(startID: 0, snapshotWatermark: 3, snapshotDone: true)]
+        )
         #expect(try database.store(for: "file").cursor == ActivityCursor(committed: 3, resolvedAbove: [5...5]))
         #expect(Set(try CursorDatabase.readCursors(directory: directory).keys) == ["hook", "file"])
         // Reordered at the next start (the positional ids change with the positions): nothing moves.
-        let moved = SinkRenames(formerIDs: ["hook": "0-webhook-b", "file": "1-ndjson-a"], configured: ["hook", "file"])
+        let moved = SinkRenames(
+            formerIDs: ["hook": "0-webhook-b", "file": "1-ndjson-a"],
+            configured: ["hook", "file"]
+        )
         let again = try CursorDatabase(directory: directory, sinks: ["hook", "file"], renames: moved)
         #expect(try again.store(for: "hook").cursor == ActivityCursor(committed: 20, resolvedAbove: [22...22]))
         #expect(try again.store(for: "file").cursor == ActivityCursor(committed: 3, resolvedAbove: [5...5]))
@@ -172,14 +222,23 @@ import Testing
                 INSERT INTO resolved_range VALUES (44, 45);
                 INSERT INTO subscription_state VALUES ('posts', 7, 9, 1);
                 PRAGMA user_version = 2;
-                """)
+                """
+            )
         }
-        #expect(try CursorDatabase.readCursors(directory: directory) == ["": ActivityCursor(committed: 42, resolvedAbove: [44...45])])
+        #expect(
+            try CursorDatabase.readCursors(directory: directory) == [
+                "": ActivityCursor(committed: 42, resolvedAbove: [44...45])
+            ]
+        )
         let database = try CursorDatabase(directory: directory, sinks: ["ndjson", "webhook"])
         for sink in ["ndjson", "webhook"] {
             let store = try database.store(for: sink)
             #expect(store.cursor == ActivityCursor(committed: 42, resolvedAbove: [44...45]))
-            #expect(store.subscriptions == ["posts": SubscriptionCursorState(startID: 7, snapshotWatermark: 9, snapshotDone: true)])
+            #expect(
+                store.subscriptions == [
+                    "posts": SubscriptionCursorState(startID: 7, snapshotWatermark: 9, snapshotDone: true)
+                ]
+            )
         }
         #expect(Set(try CursorDatabase.readCursors(directory: directory).keys) == ["ndjson", "webhook"])
     }

@@ -1,18 +1,27 @@
 import BridgeSystem
-@testable import BridgeCore
-@testable import BridgeEvents
-@testable import BridgeDirectus
-@testable import BridgeActivity
-@testable import BridgeSinks
 import Foundation
 import Synchronization
 import Testing
 
+@testable import BridgeActivity
+@testable import BridgeCore
+@testable import BridgeDirectus
+@testable import BridgeEvents
+@testable import BridgeSinks
+
 func makeEvent(_ n: Int, collection: String = "articles", event: ChangeEvent = .create) -> EncodedEvent {
     EncodedEvent(
-        id: "evt_\(n)", event: event, collection: collection, key: "\(n)", origin: .live, seq: nil,
-        time: Timestamp(microsecondsSinceEpoch: 0), receivedAt: Timestamp(microsecondsSinceEpoch: 0),
-        subscription: collection, body: Array("{\"n\":\(n)}".utf8))
+        id: "evt_\(n)",
+        event: event,
+        collection: collection,
+        key: "\(n)",
+        origin: .live,
+        seq: nil,
+        time: Timestamp(microsecondsSinceEpoch: 0),
+        receivedAt: Timestamp(microsecondsSinceEpoch: 0),
+        subscription: collection,
+        body: Array("{\"n\":\(n)}".utf8)
+    )
 }
 
 @Suite struct EventQueueTests {
@@ -54,6 +63,21 @@ func makeEvent(_ n: Int, collection: String = "articles", event: ChangeEvent = .
         #expect(queue.take(timeout: .milliseconds(10)) != nil)
         #expect(queue.isClosedAndEmpty)
     }
+
+    /// A snapshot page waiting at a full queue gives way to a `resync` (`ActivityReaderLoop.waitSuperseding`): its
+    /// cancelled put queues nothing, and the queue serves the next producer as before.
+    @Test func aCancelledPutQueuesNothing() async {
+        let queue = EventQueue(capacity: 1, maxBytes: 256 << 20)
+        #expect(queue.offer(EventBatch(events: [makeEvent(1)])))
+        let waiting = Task { await queue.put(EventBatch(events: [makeEvent(2)])) }
+        try? await Task.sleep(for: .milliseconds(20))
+        waiting.cancel()
+        #expect(await waiting.value == false)
+        #expect(queue.take(timeout: .milliseconds(10))?.events.first?.id == "evt_1")
+        #expect(queue.take(timeout: .milliseconds(10)) == nil, "the cancelled batch was not queued")
+        #expect(await queue.put(EventBatch(events: [makeEvent(3)])))
+        #expect(queue.take(timeout: .milliseconds(10))?.events.first?.id == "evt_3")
+    }
 }
 
 /// A sink that records what it accepted and can be told to fail.
@@ -85,7 +109,12 @@ final class RecordingSink: SinkConnector, @unchecked Sendable {
             let taken = min(takesWhenFull, events.count)
             accepted += events.prefix(taken).map(\.id)
             throw SinkError(
-                sink: name, message: "outbox full", isRetriable: true, isBackpressure: true, acceptedPrefix: taken)
+                sink: name,
+                message: "outbox full",
+                isRetriable: true,
+                isBackpressure: true,
+                acceptedPrefix: taken
+            )
         }
         accepted += events.map(\.id)
     }
@@ -185,7 +214,11 @@ final class RecordingRecorder: ProgressRecorder, @unchecked Sendable {
         let text = registry.render()
         #expect(text.contains("# TYPE x_total counter\nx_total{a=\"1\"} 3\nx_total{a=\"q\\\"uote\"} 1\n"))
         #expect(text.contains("g 2.5\n"))
-        #expect(text.contains("h_seconds_bucket{le=\"0.1\"} 1\nh_seconds_bucket{le=\"1\"} 2\nh_seconds_bucket{le=\"+Inf\"} 3\n"))
+        #expect(
+            text.contains(
+                "h_seconds_bucket{le=\"0.1\"} 1\nh_seconds_bucket{le=\"1\"} 2\nh_seconds_bucket{le=\"+Inf\"} 3\n"
+            )
+        )
         #expect(text.contains("h_seconds_count 3\n"))
         #expect(text.contains("f 7\n"))
         #expect(histogram.estimatedQuantile(0.5) == 1)

@@ -1,3 +1,4 @@
+import BridgeActivity
 import BridgeConfig
 import BridgeJSON
 import BridgeSinks
@@ -103,6 +104,37 @@ import Testing
         )
         let line = report.lines.first { $0.contains("snapshot running") } ?? "\(report.lines)"
         #expect(line.contains("50003 of 50003 items read (100 %), waiting until the sink holds them all"), "\(line)")
+    }
+
+    /// A `resync` beside a snapshot that waits for a full sink: until the running bridge takes it, the line says so
+    /// beside the running snapshot; once taken, the running snapshot is the new one, named by its watermark.
+    @Test func aRunningSnapshotNamesItsWatermarkAndAResyncNotTakenYet() throws {
+        let ids = SinkCatalog.identities(of: Self.config.sinks)
+        let metrics = MetricSamples(
+            text: ids.map { "directus_bridge_snapshot_running{subscription=\"articles\",sink=\"\($0)\"} 1" }
+                .joined(separator: "\n")
+        )
+        let report = { (saved: SubscriptionCursorState) in
+            StatusReport(
+                config: Self.config,
+                stored: StoredState(
+                    subscriptions: Dictionary(uniqueKeysWithValues: ids.map { ($0, ["articles": saved]) })
+                ),
+                service: .running(url: "http://127.0.0.1:9464", metrics: metrics, ready: false, readiness: "{}")
+            )
+        }
+        let line = { (report: StatusReport) in
+            report.lines.first { $0.hasPrefix("subscription  articles") } ?? "\(report.lines)"
+        }
+        let snapshotJSON = { (report: StatusReport) in report.json["subscriptions"]?[0]?["sinks"]?[0]?["snapshot"] }
+        let asked = report(SubscriptionCursorState(startID: 40, snapshotWatermark: 40, resyncRequested: true))
+        #expect(line(asked).contains("snapshot running (watermark 40): 0 items read"), "\(line(asked))")
+        #expect(line(asked).hasSuffix(", resync requested: taken within seconds"), "\(line(asked))")
+        #expect(snapshotJSON(asked)?["resync_requested"] == .bool(true))
+        let taken = report(SubscriptionCursorState(startID: 52, snapshotWatermark: 52))
+        #expect(line(taken).contains("snapshot running (watermark 52)") && !line(taken).contains("resync"))
+        #expect(snapshotJSON(taken)?["watermark"] == .number(JSONNumber(Int64(52))))
+        #expect(snapshotJSON(taken)?["resync_requested"] == .bool(false))
     }
 
     @Test func aBrokerSinksDeadLettersAreShownWhenThereAreAny() throws {

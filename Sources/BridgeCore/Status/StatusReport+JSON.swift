@@ -46,7 +46,7 @@ extension StatusReport {
             let state = subscriptionState(subscription.uid, sink: sink)
             return [
                 "sink": .string(sink), "starts_after": Self.number(state.startsAfter),
-                "snapshot": snapshotJSON(state.snapshot),
+                "snapshot": snapshotJSON(state.snapshot, resyncRequested: state.resyncRequested),
             ]
         }
         return [
@@ -54,15 +54,20 @@ extension StatusReport {
         ]
     }
 
-    private func snapshotJSON(_ snapshot: Snapshot) -> JSONValue {
-        switch snapshot {
-        case .running(let progress): ["state": "running", "watermark": .null, "progress": Self.progressJSON(progress)]
-        case .resyncRequested: ["state": "resync_requested", "watermark": .null, "progress": .null]
-        case .done(let watermark): ["state": "done", "watermark": Self.number(watermark), "progress": .null]
-        case .pending(let watermark): ["state": "pending", "watermark": Self.number(watermark), "progress": .null]
-        case .none: ["state": "none", "watermark": .null, "progress": .null]
-        case .notStarted: ["state": "not_started", "watermark": .null, "progress": .null]
-        }
+    private func snapshotJSON(_ snapshot: Snapshot, resyncRequested: Bool) -> JSONValue {
+        let (state, watermark, progress): (String, Int64?, Progress?) =
+            switch snapshot {
+            case .running(let progress, let watermark): ("running", watermark, progress)
+            case .resyncRequested: ("resync_requested", nil, nil)
+            case .done(let watermark): ("done", watermark, nil)
+            case .pending(let watermark): ("pending", watermark, nil)
+            case .none: ("none", nil, nil)
+            case .notStarted: ("not_started", nil, nil)
+            }
+        return [
+            "state": .string(state), "watermark": Self.number(watermark),
+            "progress": progress.map(Self.progressJSON) ?? .null, "resync_requested": .bool(resyncRequested),
+        ]
     }
 
     private func sinkJSON(_ index: Int) -> JSONValue {

@@ -57,17 +57,21 @@ extension StatusReport {
         var parts: [String] = []
         if let startsAfter = state.startsAfter { parts.append("starts after activity id \(startsAfter)") }
         switch state.snapshot {
-        case .running(let progress):
+        case .running(let progress, let watermark):
             // Items read from Directus: a full or slow sink holds them back after the last page, so "100 %" alone
             // would read as done while they still wait (the snapshot is done only once the sink holds them).
             var text =
-                "snapshot running: \(progress.done)" + (progress.total.map { " of \($0) items" } ?? " items") + " read"
+                "snapshot running" + (watermark.map { " (watermark \($0))" } ?? "") + ": \(progress.done)"
+                + (progress.total.map { " of \($0) items" } ?? " items") + " read"
             // Numbers of another process: the share is computed in floating point, so no product can overflow.
             if let total = progress.total, total > 0 {
                 text += " (\(Int64(saturating: min(100, max(0, Double(progress.done) * 100 / Double(total))))) %)"
                 if progress.done >= total { text += ", waiting until the sink holds them all" }
             }
             parts.append(text + ", " + Self.pace(progress))
+            // Recorded and not taken yet: the running bridge takes it within seconds, superseding this snapshot
+            // if it is of the same sink (a stopped one shows no running snapshot).
+            if state.resyncRequested { parts.append("resync requested: taken within seconds") }
         // A running bridge takes a request within seconds and runs a pending snapshot after the one in progress; a
         // stopped one does both at its next start.
         case .resyncRequested:

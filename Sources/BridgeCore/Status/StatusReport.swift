@@ -1,8 +1,8 @@
 import BridgeActivity
-import BridgeSinks
-import BridgeEvents
 package import BridgeConfig
+import BridgeEvents
 import BridgeJSON
+import BridgeSinks
 import BridgeSystem
 
 /// What `directus-bridge status` reports: the stored state (``StateReading``) and, when the service runs, what its
@@ -33,8 +33,9 @@ package struct StatusReport: Sendable {
 
     /// The snapshot of one subscription for one sink.
     package enum Snapshot: Sendable, Equatable {
-        /// Running now.
-        case running(Progress)
+        /// Running now, from `watermark` (the stored one: a `resync` taken while it waited for its sink shows as
+        /// the newer watermark).
+        case running(Progress, watermark: Int64?)
         /// `resync` asked for one; the next start takes it.
         case resyncRequested
         /// Every item of the snapshot taken at `watermark` is in the sink.
@@ -53,6 +54,8 @@ package struct StatusReport: Sendable {
         package var startsAfter: Int64?
         /// Its snapshot.
         package var snapshot: Snapshot
+        /// A `resync` is recorded and not taken yet (beside a running snapshot: `snapshot` is then `running`).
+        package var resyncRequested: Bool
     }
 
     /// Where one sink stands.
@@ -145,7 +148,10 @@ package struct StatusReport: Sendable {
                     done: metric("directus_bridge_snapshot_done_items", labels) ?? 0,
                     total: metric("directus_bridge_snapshot_expected_items", labels),
                     rate: metrics.value("directus_bridge_snapshot_rate_items_per_second", labels),
-                    eta: metrics.value("directus_bridge_snapshot_eta_seconds", labels)))
+                    eta: metrics.value("directus_bridge_snapshot_eta_seconds", labels)
+                ),
+                watermark: saved?.snapshotWatermark
+            )
         } else if let saved, saved.resyncRequested {
             snapshot = .resyncRequested
         } else if let saved, let watermark = saved.snapshotWatermark {
@@ -154,7 +160,11 @@ package struct StatusReport: Sendable {
             snapshot = saved == nil ? .notStarted : .none
         }
         let startsAfter = saved.flatMap { $0.startID > 0 ? $0.startID : nil }
-        return SubscriptionState(startsAfter: startsAfter, snapshot: snapshot)
+        return SubscriptionState(
+            startsAfter: startsAfter,
+            snapshot: snapshot,
+            resyncRequested: saved?.resyncRequested ?? false
+        )
     }
 
     /// Where the sink at `index` of `config.sinks` stands.
@@ -166,9 +176,11 @@ package struct StatusReport: Sendable {
         var backfill: Progress?
         if let metrics, metrics.value("directus_bridge_backfill_running", labels) == 1 {
             backfill = Progress(
-                done: metric("directus_bridge_backfill_done_events", labels) ?? 0, total: nil,
+                done: metric("directus_bridge_backfill_done_events", labels) ?? 0,
+                total: nil,
                 rate: metrics.value("directus_bridge_backfill_rate_events_per_second", labels),
-                eta: metrics.value("directus_bridge_backfill_eta_seconds", labels))
+                eta: metrics.value("directus_bridge_backfill_eta_seconds", labels)
+            )
         }
         let isWebhook = config.sinks[index].settings is WebhookSinkConfig
         let outbox = metrics?.value("directus_bridge_webhook_outbox_depth", labels).map { Int(saturating: $0) }
@@ -182,7 +194,8 @@ package struct StatusReport: Sendable {
             outbox: isWebhook ? outbox ?? stored.outboxDepths[id] ?? 0 : nil,
             // The service counts a webhook's letters; a broker sink's are counted in the store only.
             deadLetters: (isWebhook ? dead : nil) ?? stored.deadLetters[id] ?? 0,
-            dropped: metric("directus_bridge_sink_dropped_total", labels))
+            dropped: metric("directus_bridge_sink_dropped_total", labels)
+        )
     }
 
     /// A metric of another process as a whole number, whatever it serves (NaN, infinities: saturated, never trapped).
