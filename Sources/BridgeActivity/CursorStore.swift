@@ -135,9 +135,11 @@ public final class CursorStore: ProgressRecorder, Sendable {
             var subscriptions = state.subscriptions
             // A snapshot a `resync` superseded while its last page waited in the queue finishes nothing: the state
             // holds the newer watermark, whose snapshot is still to be made durable.
+            // Passed over for good only once this record is durable: a failed one is retried with the same batch.
+            var passedOver: [String] = []
             let completed = progress.completedSnapshots.filter { uid, watermark in
                 if state.supersededCompletions[uid] == watermark {
-                    state.supersededCompletions[uid] = nil
+                    passedOver.append(uid)
                     return false
                 }
                 return subscriptions[uid]?.snapshotWatermark.map { $0 <= watermark } ?? true
@@ -156,6 +158,7 @@ public final class CursorStore: ProgressRecorder, Sendable {
                 previous: before,
                 subscriptions: finished
             )
+            for uid in passedOver { state.supersededCompletions[uid] = nil }
             state.cursor = cursor
             state.subscriptions = subscriptions
             return completed.keys.compactMap { state.snapshotCompletions.removeValue(forKey: $0) }

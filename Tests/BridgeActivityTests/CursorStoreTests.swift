@@ -1,6 +1,7 @@
 import BridgeStore
 import BridgeSystem
 import BridgeTestSupport
+import Synchronization
 import Testing
 
 @testable import BridgeActivity
@@ -101,6 +102,24 @@ import Testing
         try store.save(pending(50), for: "articles", clearingResync: true, superseding: 50)
         try store.record(ActivityProgress(completedSnapshots: ["articles": 50]))
         #expect(store.subscriptions["articles"] == done)
+    }
+
+    /// A record that fails (a full disk) is retried by the sink's runner: the superseded snapshot's completion is still
+    /// passed over by the retry, and only the new snapshot's own completion marks it done.
+    @Test func aFailedRecordKeepsTheSupersededCompletionPassedOver() throws {
+        let backend = RecordFailingOnce()
+        let store = CursorStore(backend: backend, sink: "sink", cursor: nil, subscriptions: [:])
+        let pending = SubscriptionCursorState(startID: 50, snapshotWatermark: 50)
+        try store.save(pending, for: "articles")
+        try store.save(pending, for: "articles", clearingResync: true, superseding: 50)
+        backend.failNext()
+        #expect(throws: RecordFailingOnce.Failure.self) {
+            try store.record(ActivityProgress(completedSnapshots: ["articles": 50]))
+        }
+        try store.record(ActivityProgress(completedSnapshots: ["articles": 50]))
+        #expect(store.subscriptions["articles"] == pending, "the retried record of the superseded completion")
+        try store.record(ActivityProgress(completedSnapshots: ["articles": 50]))
+        #expect(store.subscriptions["articles"]?.snapshotDone == true, "the new snapshot's completion")
     }
 
     /// "Snapshot done" waits for the sink: `waitUntilSnapshotDone` returns once the runner recorded the snapshot's
@@ -241,5 +260,29 @@ import Testing
             )
         }
         #expect(Set(try CursorDatabase.readCursors(directory: directory).keys) == ["ndjson", "webhook"])
+    }
+}
+
+/// A cursor backend in memory whose next `record` fails when asked to (`failNext`).
+private final class RecordFailingOnce: CursorBackend, @unchecked Sendable {
+    struct Failure: Error {}
+    private let failing = Mutex(false)
+
+    func failNext() { failing.withLock { $0 = true } }
+
+    func load(sink: String) throws -> CursorDatabase.Loaded { CursorDatabase.Loaded(cursor: nil, subscriptions: [:]) }
+    func writeCursor(sink: String, committed: Int64) throws {}
+    func write(_ subscription: SubscriptionCursorState, uid: String, sink: String, clearingResync: Bool) throws {}
+    func record(
+        sink: String,
+        cursor: ActivityCursor?,
+        previous: ActivityCursor,
+        subscriptions: [(uid: String, state: SubscriptionCursorState)]
+    ) throws {
+        let fail = failing.withLock { failing in
+            defer { failing = false }
+            return failing
+        }
+        if fail { throw Failure() }
     }
 }
