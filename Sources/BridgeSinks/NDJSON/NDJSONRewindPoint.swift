@@ -27,11 +27,4 @@ struct NDJSONRewindPoint {
         _ = ftruncate(fd, offset)
         if !appends { _ = lseek(fd, offset, SEEK_SET) }
     }
-
-    /// Whether `fd` is a regular file (a pipe, terminal or device cannot be cut back).
-    static func isRegularFile(_ fd: Int32) -> Bool {
-        guard fd >= 0 else { return false }
-        var status = stat()
-        return fstat(fd, &status) == 0 && status.st_mode & S_IFMT == S_IFREG
-    }
 }

@@ -18,6 +18,8 @@ internal import BridgeConfig
 /// The bridge never writes through a file or directory another local user controls (docs/RELIABILITY.md, "Files
 /// another user controls"): the path, its links and directories are checked (`OwnedPath.resolveFile`) and the file is
 /// opened without following a link and checked on its descriptor (`PrivateFile.open`), at start and at every reopen.
+/// A file deleted while open (`rm`, not a rotation) is noticed after each write: the batch goes again into a new file
+/// at the path, instead of every later line into a file nobody can read until the next SIGHUP.
 ///
 /// `makeDurable` does nothing: lines are written and flushed when `accept` returns, and fsynced too with
 /// `fsync: always`; `interval` and `never` trade that for speed, by the user's choice.
@@ -69,7 +71,7 @@ public final class NDJSONSink: SinkConnector, @unchecked Sendable {
         self.isStdout = isStdout
         self.linesWritten = linesWritten
         self.fd = fd
-        self.rewindable = NDJSONRewindPoint.isRegularFile(fd)
+        self.rewindable = NDJSONOutputFile.isRegularFile(fd)
         buffer.reserveCapacity(1 << 16)
     }
 
@@ -92,7 +94,7 @@ public final class NDJSONSink: SinkConnector, @unchecked Sendable {
                 throw SinkError(
                     sink: name, message: "no reader on the named pipe \(path) yet; waiting for one", isRetriable: true)
             }
-            rewindable = NDJSONRewindPoint.isRegularFile(fd)
+            rewindable = NDJSONOutputFile.isRegularFile(fd)
             if rewindable { unfinished = nil }
         }
         let start = rewindable ? NDJSONRewindPoint(fd) : nil
@@ -144,6 +146,15 @@ public final class NDJSONSink: SinkConnector, @unchecked Sendable {
                 sink: name, message: "write failed: \(error)",
                 isRetriable: !(isStdout && (error.errno == EPIPE || error.errno == EBADF)))
         }
+        if !isStdout && rewindable && NDJSONOutputFile.isDeleted(fd) {
+            // Deleted while open (not rotated: nothing is left at the path or under another name). These lines went
+            // where nobody reads them, and so would every later one until a SIGHUP: write them again into a new file.
+            Glibc.close(fd)
+            self.fd = -1
+            throw SinkError(
+                sink: name, message: "\(path) was deleted while the sink wrote to it; writing into a new file there",
+                isRetriable: true)
+        }
         linesWritten?.increment(by: UInt64(events.count))
         dirty = true
         if policy == .always { try sync() }
@@ -176,7 +187,7 @@ public final class NDJSONSink: SinkConnector, @unchecked Sendable {
         }
         if fd >= 0 { Glibc.close(fd) }
         fd = newFD
-        rewindable = NDJSONRewindPoint.isRegularFile(newFD)
+        rewindable = NDJSONOutputFile.isRegularFile(newFD)
         if rewindable { unfinished = nil }  // the rest of a batch a pipe took part of belongs to that pipe only
     }
 
