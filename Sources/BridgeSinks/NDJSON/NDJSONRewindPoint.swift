@@ -12,11 +12,10 @@ struct NDJSONRewindPoint {
     private let offset: off_t
     private let appends: Bool
 
-    /// The current start of the next write to `fd`, nil when the descriptor has none (not seekable).
-    init?(_ fd: Int32) {
-        let flags = fcntl(fd, F_GETFL)
-        guard flags >= 0 else { return nil }
-        appends = flags & O_APPEND != 0
+    /// The current start of the next write to `fd`, a regular file opened with `O_APPEND` or not (`appends`); nil
+    /// when the descriptor has none.
+    init?(_ fd: Int32, appends: Bool) {
+        self.appends = appends
         offset = lseek(fd, 0, appends ? SEEK_END : SEEK_CUR)
         guard offset >= 0 else { return nil }
     }

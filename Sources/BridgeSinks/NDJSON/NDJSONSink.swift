@@ -31,8 +31,8 @@ public final class NDJSONSink: SinkConnector, @unchecked Sendable {
     private let policy: FsyncPolicy
     private var fd: Int32
     private let isStdout: Bool
-    /// Whether `fd` is a regular file, which a failed batch is cut off again (`NDJSONRewindPoint`).
-    private var rewindable: Bool
+    /// Whether `fd` is a regular file, which a failed batch is cut off again (`NDJSONRewindPoint`), or a stream.
+    private var output: NDJSONOutputFile.Kind
     /// The batch a pipe or device took part of before its write failed: the retry writes the rest.
     private var unfinished: NDJSONUnfinishedBatch?
     private var buffer: [UInt8] = []
@@ -71,7 +71,7 @@ public final class NDJSONSink: SinkConnector, @unchecked Sendable {
         self.isStdout = isStdout
         self.linesWritten = linesWritten
         self.fd = fd
-        self.rewindable = NDJSONOutputFile.isRegularFile(fd)
+        self.output = NDJSONOutputFile.kind(of: fd)
         buffer.reserveCapacity(1 << 16)
     }
 
@@ -94,10 +94,11 @@ public final class NDJSONSink: SinkConnector, @unchecked Sendable {
                 throw SinkError(
                     sink: name, message: "no reader on the named pipe \(path) yet; waiting for one", isRetriable: true)
             }
-            rewindable = NDJSONOutputFile.isRegularFile(fd)
-            if rewindable { unfinished = nil }
+            output = NDJSONOutputFile.kind(of: fd)
+            if output != .stream { unfinished = nil }
         }
-        let start = rewindable ? NDJSONRewindPoint(fd) : nil
+        var start: NDJSONRewindPoint?
+        if case .file(let appends) = output { start = NDJSONRewindPoint(fd, appends: appends) }
         let fd = fd
         let first = events[0].identifier
         let unfinished = self.unfinished
@@ -146,7 +147,7 @@ public final class NDJSONSink: SinkConnector, @unchecked Sendable {
                 sink: name, message: "write failed: \(error)",
                 isRetriable: !(isStdout && (error.errno == EPIPE || error.errno == EBADF)))
         }
-        if !isStdout && rewindable && NDJSONOutputFile.isDeleted(fd) {
+        if !isStdout && output != .stream && NDJSONOutputFile.isDeleted(fd) {
             // Deleted while open (not rotated: nothing is left at the path or under another name). These lines went
             // where nobody reads them, and so would every later one until a SIGHUP: write them again into a new file.
             Glibc.close(fd)
@@ -187,8 +188,8 @@ public final class NDJSONSink: SinkConnector, @unchecked Sendable {
         }
         if fd >= 0 { Glibc.close(fd) }
         fd = newFD
-        rewindable = NDJSONOutputFile.isRegularFile(newFD)
-        if rewindable { unfinished = nil }  // the rest of a batch a pipe took part of belongs to that pipe only
+        output = NDJSONOutputFile.kind(of: newFD)
+        if output != .stream { unfinished = nil }  // the rest of a batch a pipe took part of belongs to that pipe only
     }
 
     public func close() async throws(SinkError) {
