@@ -12,8 +12,9 @@ internal import BridgeConfig
 /// a regular file fails part-way (disk full), the file is cut back to where the batch started and the error is
 /// reported, so a retry never leaves a torn line — stdout redirected into a file (`run > events.ndjson`) included; a
 /// pipe or device cannot take back what it took, so the retry writes only the rest of the batch
-/// (`NDJSONUnfinishedBatch`). docs/RELIABILITY.md, "Careless or hostile operators". `fsync` policy: `always` (after every batch), `interval` (at least once a
-/// second, and at close), `never`. `reopen` (SIGHUP) reopens the path so logrotate can move the file.
+/// (`NDJSONUnfinishedBatch`; docs/RELIABILITY.md, "Careless or hostile operators"). `fsync` policy: `always` (after
+/// every batch), `interval` (at least once a second, and at close), `never`. `reopen` (SIGHUP) reopens the path so
+/// logrotate can move the file.
 ///
 /// The bridge never writes through a file or directory another local user controls (docs/RELIABILITY.md, "Files
 /// another user controls"): the path, its links and directories are checked (`OwnedPath.resolveFile`) and the file is
