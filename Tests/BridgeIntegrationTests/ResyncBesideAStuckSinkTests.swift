@@ -14,7 +14,10 @@ import Testing
     private func config(_ emulator: Emulator, _ receiver: WebhookReceiver, subscriptions: String) -> String {
         webhookConfig(
             url: emulator.url,
-            sinks: webhookSink(receiver.hookURL("/hook"), "max_outbox: 100\nretry_schedule: [100ms]\nmax_attempts: 1000"),
+            sinks: webhookSink(
+                receiver.hookURL("/hook"),
+                "max_outbox: 100\nretry_schedule: [100ms]\nmax_attempts: 1000"
+            ),
             maxQueue: 1,
             operations: true,
             mode: "activity"
@@ -39,7 +42,9 @@ import Testing
     }
 
     /// What the receiver holds: (id, event, collection, key) of every delivery.
-    private func delivered(_ receiver: WebhookReceiver) -> [(id: String, event: String, collection: String, key: String)] {
+    private func delivered(_ receiver: WebhookReceiver) -> [(
+        id: String, event: String, collection: String, key: String
+    )] {
         ((try? receiver.delivered()) ?? []).map {
             (
                 $0.id, $0.json["event"] as? String ?? "", $0.json["collection"] as? String ?? "",
@@ -106,8 +111,12 @@ import Testing
         #expect(bridge.waitForLog("sink full, waiting at its cursor", timeout: 30), "\(bridge.stderr.suffix(3000))")
         #expect(bridge.waitForLog("snapshot started", timeout: 10))
         try resync("comments", beside: bridge)
+        let asked = Date()
         // The watcher reads every 2 s: 10 s is the contract, the rest the patience of a loaded machine.
         #expect(bridge.waitUntil(timeout: 20) { taken($0, "comments") }, "\(bridge.stderr.suffix(3000))")
+        print(
+            "resync of another subscription beside a waiting snapshot: taken \(Date().timeIntervalSince(asked)) s after the command"
+        )
         let watermark = try emulator.newestActivityID()
         let state = try snapshotStatus(bridge, yaml: yaml, uid: "comments")
         #expect(state["state"] as? String == "pending", "\(state)")
@@ -167,7 +176,9 @@ import Testing
         }
         #expect(bridge.waitUntil(timeout: 30) { _ in queued() > 0 }, "\(bridge.stderr.suffix(3000))")
         try resync("articles", beside: bridge)
+        let asked = Date()
         #expect(bridge.waitUntil(timeout: 20) { taken($0, "articles") }, "\(bridge.stderr.suffix(3000))")
+        print("resync beside a waiting stream: taken \(Date().timeIntervalSince(asked)) s after the command")
         let watermark = try emulator.newestActivityID()
         let state = try snapshotStatus(bridge, yaml: yaml, uid: "articles")
         #expect(state["state"] as? String == "pending", "\(state)")
@@ -191,7 +202,8 @@ import Testing
         #expect(streamed.count >= 1000, "\(streamed.count) changes")
         // Per item, its queued change comes before its line of the new snapshot.
         let arrival = Dictionary(order.enumerated().map { ("\($0.element.event) \($0.element.key)", $0.offset) }) {
-            first, _ in first
+            first,
+            _ in first
         }
         let late = order.filter { streamed.contains($0.id) }.filter { change in
             (arrival["snapshot \(change.key)"] ?? -1) < (arrival["create \(change.key)"] ?? 0)
