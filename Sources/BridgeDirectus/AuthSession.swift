@@ -29,6 +29,11 @@ public actor AuthSession {
     private let logger: Logger
     private let redact: @Sendable (String, Redactor.Rotating) -> Void
     private let refreshes: Counter?
+    /// The callers waiting for the renewal in flight, nil when none runs. The actor is reentrant: without this, two
+    /// callers that found the same token stale (the socket's TOKEN_EXPIRED and the refresher's deadline at once) each
+    /// sent the same refresh token; Directus rotates it at the first use and refused the second, which logged in again
+    /// (with an `otp`, a code already used: refused, and the bridge lost its session).
+    private var renewalWaiters: [CheckedContinuation<Result<String?, DirectusError>, Never>]?
 
     /// Creates a session. `redact` is told every token and refresh token so the log handler hides them; each
     /// replaces an older one of its kind there (`Redactor.rotate`), so the list does not grow with every refresh.
@@ -74,9 +79,27 @@ public actor AuthSession {
     /// Tries the refresh token first and logs in again when Directus refuses it. A static token cannot be renewed:
     /// Directus is asked whether it still accepts it, so a token that was removed or a suspended user throws
     /// `isCredentialsRejected` like a changed password does.
+    /// Concurrent callers share one renewal: those that come while it runs wait for its outcome.
     @discardableResult
     public func renew(replacing stale: String?) async throws(DirectusError) -> String? {
         if let current = tokens?.accessToken, current != stale { return current }
+        if renewalWaiters != nil {
+            return try await withCheckedContinuation { renewalWaiters?.append($0) }.get()
+        }
+        renewalWaiters = []
+        let outcome: Result<String?, DirectusError>
+        do {
+            outcome = .success(try await renewNow())
+        } catch {
+            outcome = .failure(error)
+        }
+        let waiting = renewalWaiters ?? []
+        renewalWaiters = nil
+        for waiter in waiting { waiter.resume(returning: outcome) }
+        return try outcome.get()
+    }
+
+    private func renewNow() async throws(DirectusError) -> String? {
         switch credentials {
         case .anonymous:
             return nil

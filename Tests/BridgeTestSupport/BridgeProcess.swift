@@ -14,13 +14,16 @@ public final class BridgeProcess: @unchecked Sendable {
     /// never lose or reorder output the way pipe callbacks can, and they stay for post-mortems. With `umask`
     /// (octal text such as `"0277"`) the binary runs with that file-creation mask (through `sh -c`, which
     /// `exec`s it, so `pid` is the bridge's). With `user` (root only) it runs as that uid and gid, through
-    /// `setpriv`, which `exec`s it too.
+    /// `setpriv`, which `exec`s it too. With `fileSizeLimitBlocks` it runs under that soft `ulimit -f` (the shell's
+    /// blocks) with SIGXFSZ ignored, so a write past it fails part-way with `EFBIG` as one on a full disk does;
+    /// `prlimit(1)` lifts it later.
     public init(
         arguments: [String],
         directory: URL,
         environment: [String: String] = [:],
         umask: String? = nil,
-        user: uid_t? = nil
+        user: uid_t? = nil,
+        fileSizeLimitBlocks: Int? = nil
     ) throws {
         self.directory = directory
         var index = 0
@@ -35,10 +38,14 @@ public final class BridgeProcess: @unchecked Sendable {
             process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
             process.arguments =
                 ["--reuid=\(user)", "--regid=\(user)", "--clear-groups", TestEnvironment.bridgeBinary] + arguments
-        } else if let umask {
+        } else if umask != nil || fileSizeLimitBlocks != nil {
+            var setup: [String] = []
+            if let umask { setup.append("umask \(umask)") }
+            if let fileSizeLimitBlocks { setup.append("trap '' XFSZ && ulimit -S -f \(fileSizeLimitBlocks)") }
             process.executableURL = URL(fileURLWithPath: "/bin/sh")
             process.arguments =
-                ["-c", "umask \(umask) && exec \"$0\" \"$@\"", TestEnvironment.bridgeBinary] + arguments
+                ["-c", (setup + ["exec \"$0\" \"$@\""]).joined(separator: " && "), TestEnvironment.bridgeBinary]
+                + arguments
         } else {
             process.executableURL = URL(fileURLWithPath: TestEnvironment.bridgeBinary)
             process.arguments = arguments
@@ -71,7 +78,8 @@ public final class BridgeProcess: @unchecked Sendable {
         config yaml: String,
         in directory: URL? = nil,
         environment: [String: String] = [:],
-        umask: String? = nil
+        umask: String? = nil,
+        fileSizeLimitBlocks: Int? = nil
     ) throws -> BridgeProcess {
         let dir = try directory ?? TestEnvironment.makeTemporaryDirectory(prefix: "bridge-run")
         try yaml.write(to: dir.appendingPathComponent("bridge.yaml"), atomically: true, encoding: .utf8)
@@ -79,7 +87,8 @@ public final class BridgeProcess: @unchecked Sendable {
             arguments: ["run", "--config", "bridge.yaml"],
             directory: dir,
             environment: environment,
-            umask: umask
+            umask: umask,
+            fileSizeLimitBlocks: fileSizeLimitBlocks
         )
     }
 

@@ -8,14 +8,19 @@ internal import BridgeConfig
 
 /// Writes one event line per event to stdout (`path: "-"`) or appends to a file.
 ///
-/// A batch goes out in one `write(2)` where possible. A line is written whole or not at all: if a write to a file
-/// fails part-way (disk full), the file is truncated back to where the batch started and the error is reported, so
-/// a retry never leaves a torn line. `fsync` policy: `always` (after every batch), `interval` (at least once a
-/// second, and at close), `never`. `reopen` (SIGHUP) reopens the path so logrotate can move the file.
+/// A batch goes out in one `write(2)` where possible. A line is written whole or not at all, and once: if a write to
+/// a regular file fails part-way (disk full), the file is cut back to where the batch started and the error is
+/// reported, so a retry never leaves a torn line — stdout redirected into a file (`run > events.ndjson`) included; a
+/// pipe or device cannot take back what it took, so the retry writes only the rest of the batch
+/// (`NDJSONUnfinishedBatch`; docs/RELIABILITY.md, "Careless or hostile operators"). `fsync` policy: `always` (after
+/// every batch), `interval` (at least once a second, and at close), `never`. `reopen` (SIGHUP) reopens the path so
+/// logrotate can move the file.
 ///
 /// The bridge never writes through a file or directory another local user controls (docs/RELIABILITY.md, "Files
 /// another user controls"): the path, its links and directories are checked (`OwnedPath.resolveFile`) and the file is
 /// opened without following a link and checked on its descriptor (`PrivateFile.open`), at start and at every reopen.
+/// A file deleted while open (`rm`, not a rotation) is noticed after each write: the batch goes again into a new file
+/// at the path, instead of every later line into a file nobody can read until the next SIGHUP.
 ///
 /// `makeDurable` does nothing: lines are written and flushed when `accept` returns, and fsynced too with
 /// `fsync: always`; `interval` and `never` trade that for speed, by the user's choice.
@@ -27,6 +32,10 @@ public final class NDJSONSink: SinkConnector, @unchecked Sendable {
     private let policy: FsyncPolicy
     private var fd: Int32
     private let isStdout: Bool
+    /// Whether `fd` is a regular file, which a failed batch is cut off again (`NDJSONRewindPoint`), or a stream.
+    private var output: NDJSONOutputFile.Kind
+    /// The batch a pipe or device took part of before its write failed: the retry writes the rest.
+    private var unfinished: NDJSONUnfinishedBatch?
     private var buffer: [UInt8] = []
     private var dirty = false
     private var lastSync = ContinuousClock.now
@@ -34,22 +43,36 @@ public final class NDJSONSink: SinkConnector, @unchecked Sendable {
 
     /// Opens `path` for appending; "-" and the other names of stdout (`/dev/stdout`: a link into /proc that leads to
     /// no path when stdout is a pipe) write to descriptor 1. A file another user controls is refused for good.
-    public init(path: String, fsync policy: FsyncPolicy, linesWritten: Counter? = nil)
+    public convenience init(path: String, fsync policy: FsyncPolicy, linesWritten: Counter? = nil)
         throws(SinkError)
     {
+        if ConfiguredPath.isStandardOutput(path) {
+            self.init(path: path, fd: 1, isStdout: true, fsync: policy, linesWritten: linesWritten)
+            return
+        }
+        let fd: Int32
+        do {
+            fd = try Self.open(path)
+        } catch {
+            throw Self.failure(error, sink: "ndjson:\(path)")
+        }
+        self.init(path: path, fd: fd, isStdout: false, fsync: policy, linesWritten: linesWritten)
+    }
+
+    /// Writes to `descriptor` as to stdout (not closed by the sink; a reader gone is not retried): what `path: "-"`
+    /// does with descriptor 1, for tests with a pipe or file of their own.
+    package convenience init(standardOutput descriptor: Int32, fsync policy: FsyncPolicy) {
+        self.init(path: "-", fd: descriptor, isStdout: true, fsync: policy, linesWritten: nil)
+    }
+
+    private init(path: String, fd: Int32, isStdout: Bool, fsync policy: FsyncPolicy, linesWritten: Counter?) {
         self.path = path
         self.policy = policy
         self.name = "ndjson:\(path)"
-        self.isStdout = ConfiguredPath.isStandardOutput(path)
+        self.isStdout = isStdout
         self.linesWritten = linesWritten
-        self.fd = isStdout ? 1 : -1
-        if !isStdout {
-            do {
-                fd = try Self.open(path)
-            } catch {
-                throw Self.failure(error, sink: name)
-            }
-        }
+        self.fd = fd
+        self.output = NDJSONOutputFile.kind(of: fd)
         buffer.reserveCapacity(1 << 16)
     }
 
@@ -72,23 +95,36 @@ public final class NDJSONSink: SinkConnector, @unchecked Sendable {
                 throw SinkError(
                     sink: name, message: "no reader on the named pipe \(path) yet; waiting for one", isRetriable: true)
             }
+            output = NDJSONOutputFile.kind(of: fd)
+            if output != .stream { unfinished = nil }
         }
-        var startOffset: off_t = -1
-        if !isStdout { startOffset = lseek(fd, 0, SEEK_END) }
+        var start: NDJSONRewindPoint?
+        if case .file(let appends) = output { start = NDJSONRewindPoint(fd, appends: appends) }
         let fd = fd
+        let first = events[0].identifier
+        let unfinished = self.unfinished
+        var written = 0
         let write = { (bytes: UnsafeRawBufferPointer) -> SystemError? in
+            // A retry of the batch a pipe took part of goes on where it stopped; anything else starts at its start.
+            written = unfinished?.resumeOffset(first: first, count: events.count, length: bytes.count) ?? 0
             do throws(SystemError) {
-                try FileDescriptorWriter.write(fd: fd, bytes: bytes)
+                try FileDescriptorWriter.write(fd: fd, bytes: bytes, written: &written)
                 return nil
             } catch {
                 return error
             }
         }
+        var length = 0
         // The events are read in place: a copy of each event retained and released its id, key and body. A socket
         // read's lines are written as they lie in their one buffer; other events are gathered into `buffer`.
         let failure: SystemError?
-        if let written = events.withUnsafeBufferPointer({ EventBody.withLines(of: $0, write) }) {
-            failure = written
+        if let outcome = events.withUnsafeBufferPointer({ lines in
+            EventBody.withLines(of: lines) { bytes in
+                length = bytes.count
+                return write(bytes)
+            }
+        }) {
+            failure = outcome
         } else {
             buffer.removeAll(keepingCapacity: true)
             events.withUnsafeBufferPointer { events in
@@ -97,13 +133,29 @@ public final class NDJSONSink: SinkConnector, @unchecked Sendable {
                     buffer.append(0x0A)
                 }
             }
+            length = buffer.count
             failure = buffer.withUnsafeBytes(write)
         }
+        self.unfinished = nil
         if let error = failure {
-            if startOffset >= 0 { _ = ftruncate(fd, startOffset) }  // no torn line left behind
+            if let start {
+                start.rewind(fd)  // no torn line left behind, nothing written twice by the retry
+            } else if written > 0 {
+                self.unfinished = NDJSONUnfinishedBatch(
+                    first: first, count: events.count, length: length, written: written)
+            }
             throw SinkError(
                 sink: name, message: "write failed: \(error)",
                 isRetriable: !(isStdout && (error.errno == EPIPE || error.errno == EBADF)))
+        }
+        if !isStdout && output != .stream && NDJSONOutputFile.isDeleted(fd) {
+            // Deleted while open (not rotated: nothing is left at the path or under another name). These lines went
+            // where nobody reads them, and so would every later one until a SIGHUP: write them again into a new file.
+            Glibc.close(fd)
+            self.fd = -1
+            throw SinkError(
+                sink: name, message: "\(path) was deleted while the sink wrote to it; writing into a new file there",
+                isRetriable: true)
         }
         linesWritten?.increment(by: UInt64(events.count))
         dirty = true
@@ -137,6 +189,8 @@ public final class NDJSONSink: SinkConnector, @unchecked Sendable {
         }
         if fd >= 0 { Glibc.close(fd) }
         fd = newFD
+        output = NDJSONOutputFile.kind(of: newFD)
+        if output != .stream { unfinished = nil }  // the rest of a batch a pipe took part of belongs to that pipe only
     }
 
     public func close() async throws(SinkError) {
