@@ -1,18 +1,21 @@
 internal import BridgeEvents
 internal import BridgeSystem
 
-/// `directus-bridge resync` beside a running bridge (contract, "Commands"; README.md, "Resync"): between reads, the
-/// sink's reader snapshots the requested subscriptions again from a fresh watermark, then streams on after it —
-/// what a restart would do, without one. A snapshot of the subscription waiting for its sink (full, down) is
-/// superseded at once instead: the contract's 10 seconds hold however long the sink takes nothing. Requests reach the
-/// reader through `ActivityReader.requestResync` (the `ResyncRequestWatcher` of `cursor.db`); with shared state a
-/// request starts a new term instead, whose start-up takes it.
+/// `directus-bridge resync` beside a running bridge (contract, "Commands"; README.md, "Resync"): the sink's reader
+/// snapshots the requested subscriptions again from a fresh watermark, then streams on after it — what a restart would
+/// do, without one. The contract gives a running bridge 10 seconds however long the sink takes nothing, so a request
+/// is taken between reads and also while the reader waits for its sink (`waitTakingResyncs`): a page of the stream or
+/// of a snapshot waiting for room in the full queue, a snapshot waiting to be durable. A snapshot of the requested
+/// subscription is superseded then; the snapshot of any other one runs after the snapshot in progress
+/// (`pendingSnapshots`). Requests reach the reader through `ActivityReader.requestResync` (the
+/// `ResyncRequestWatcher`, of `cursor.db` or of the shared bucket).
 extension ActivityReaderLoop {
-    /// How a snapshot's wait for its sink ended.
+    /// How a wait for the sink ended.
     package enum SnapshotWait {
         /// What it waited for happened (the page is queued, the snapshot durable).
         case finished
-        /// A `resync` of the subscription was taken: its snapshot starts again from this watermark.
+        /// A `resync` of the subscription whose snapshot waited was taken: its snapshot starts again from this
+        /// watermark.
         case superseded(Int64)
         /// The reader stops (shutdown, the queue closed).
         case stopped
@@ -36,19 +39,38 @@ extension ActivityReaderLoop {
         }
     }
 
-    /// Runs `wait` (a snapshot page's put on the full queue, the wait until the snapshot is durable) until it
-    /// returns, or until a `resync` of `uid` is asked and taken: then the snapshot is superseded, and what it queued
-    /// stays queued (its lines are never dropped), the new snapshot's lines behind them. The cursor store records
-    /// the superseded snapshot's completion no more (`CursorStore.record`).
+    /// Runs the snapshots due (at start-up, after a loss to retention, taken requests), one after the other; false
+    /// when stopped before the end (each is saved as pending with its watermark: the next start runs it).
+    package func runPendingSnapshots() async -> Bool {
+        while !pendingSnapshots.isEmpty {
+            guard await snapshot(pendingSnapshots.removeFirst()) else { return false }
+        }
+        return true
+    }
+
+    /// Makes the snapshots of `uids` from `watermark` due after the one in progress, in place of any due before.
+    package func schedule(_ uids: Set<String>, at watermark: Int64) {
+        pendingSnapshots.removeAll { uids.contains($0.subscription.uid) }
+        for subscription in reader.subscriptions where uids.contains(subscription.uid) {
+            pendingSnapshots.append(PendingSnapshot(subscription: subscription, watermark: watermark))
+        }
+    }
+
+    /// Runs `wait` (a put on the full queue, the wait until a snapshot is durable) until it returns, taking every
+    /// `resync` asked meanwhile at once: its fresh watermark saved, the stream restarted after it, its snapshot due
+    /// (`pendingSnapshots`). `wait` is interrupted for that and run again — a cancelled put queues nothing — unless
+    /// the request is of `running`, the subscription whose snapshot waits: then that snapshot is superseded, and what
+    /// it queued stays queued (its lines are never dropped), the new snapshot's lines behind them. The cursor store
+    /// records the superseded snapshot's completion no more (`CursorStore.record`).
     ///
-    /// `queued`: the snapshot's watermark when its completion (the last page) is queued already.
-    package func waitSuperseding(
-        _ uid: String,
+    /// `queued`: the running snapshot's watermark when its completion (the last page) is queued already.
+    package func waitTakingResyncs(
+        snapshotOf running: String?,
         completionQueued queued: Int64? = nil,
         _ wait: @escaping @Sendable () async -> Bool
     ) async -> SnapshotWait {
         while true {
-            let asked = reader.resyncRequests.signal(for: uid)
+            let asked = reader.resyncRequests.signal()
             let finished = await withTaskGroup(of: Bool?.self) { group in
                 group.addTask { await wait() }
                 group.addTask {
@@ -65,40 +87,48 @@ extension ActivityReaderLoop {
             }
             if finished { return .finished }
             guard asked.isTriggered, !stop.isTriggered else { return .stopped }
-            guard reader.resyncRequests.take(uid) else { continue }
+            // Taken once, outside the retries: a failed attempt must not lose what was asked.
+            let uids = reader.resyncRequests.takeAll()
+            guard !uids.isEmpty else { continue }
+            let superseding = running.flatMap { uid in queued.map { (uid: uid, watermark: $0) } }
             guard
                 let taken = await retrying(
                     "cannot start a requested resync",
-                    { try await self.startResyncs([uid], superseding: queued) }
+                    { try await self.startResyncs(uids, superseding: superseding) }
                 )
             else { return .stopped }
-            // A request another start already took (the store holds it no more): keep waiting.
-            if taken.uids.contains(uid) { return .superseded(taken.watermark) }
+            // A request another start already took (the store holds it no more) changes nothing.
+            if let running, taken.uids.contains(running) {
+                schedule(taken.uids.subtracting([running]), at: taken.watermark)
+                return .superseded(taken.watermark)
+            }
+            schedule(taken.uids, at: taken.watermark)
         }
     }
 
-    /// Runs the resyncs requested since the last call; false when stopped before they finished (they stay
-    /// requested, or pending with their watermark, for the next start).
+    /// Takes the resyncs requested since the last call and runs every snapshot due; false when stopped before they
+    /// finished (they stay requested, or pending with their watermark, for the next start).
     package func runRequestedResyncs() async -> Bool {
         // Taken once, outside the retries: a failed attempt must not lose what was asked.
         let asked = reader.resyncRequests.takeAll()
-        guard !asked.isEmpty else { return true }
-        guard let requested = await retrying("cannot start a requested resync", { try await self.startResyncs(asked) })
-        else { return false }
-        for subscription in reader.subscriptions where requested.uids.contains(subscription.uid) {
-            guard await snapshot(PendingSnapshot(subscription: subscription, watermark: requested.watermark)) else {
-                return false
-            }
+        if !asked.isEmpty {
+            guard
+                let requested = await retrying(
+                    "cannot start a requested resync",
+                    { try await self.startResyncs(asked) }
+                )
+            else { return false }
+            schedule(requested.uids, at: requested.watermark)
         }
-        return true
+        return await runPendingSnapshots()
     }
 
     /// Takes the requests still recorded in the store (one already acted on is not repeated), saves the fresh
     /// watermark as each subscription's state (clearing its request) and restarts the stream after it.
-    /// `superseding`: the watermark of a running snapshot whose completion is queued (`CursorStore.save`).
+    /// `superseding`: the running snapshot whose completion is queued, and its watermark (`CursorStore.save`).
     func startResyncs(
         _ asked: Set<String>,
-        superseding queued: Int64? = nil
+        superseding running: (uid: String, watermark: Int64)? = nil
     ) async throws -> (uids: Set<String>, watermark: Int64) {
         let store = reader.store
         let recorded = try await BlockingExecutor.shared.perform { try store.recordedResyncRequests() }
@@ -110,6 +140,7 @@ extension ActivityReaderLoop {
         reader.metrics.saw(head: watermark)
         for uid in uids.sorted() {
             let fresh = SubscriptionCursorState(startID: watermark, snapshotWatermark: watermark)
+            let queued = running?.uid == uid ? running?.watermark : nil
             try await BlockingExecutor.shared.perform {
                 try store.save(fresh, for: uid, clearingResync: true, superseding: queued)
             }

@@ -30,9 +30,9 @@ extension ActivityReaderLoop {
 
     /// Prepares the recovery from a loss, before the batch that moves the cursor past it is handed over: reads the
     /// newest id (the snapshots' watermark, read before any of their items), saves a snapshot due at it for every
-    /// `snapshot: true` subscription (so a crash before it ran repeats it), and makes those subscriptions start after
-    /// it. Returns the watermark.
-    package func prepareSnapshotsAfterLoss() async throws -> Int64 {
+    /// `snapshot: true` subscription (so a crash before it ran repeats it), makes those subscriptions start after
+    /// it, and makes their snapshots due (`pendingSnapshots`: they run before the next read).
+    package func prepareSnapshotsAfterLoss() async throws {
         let watermark = try await reader.source.newestActivityID()
         let store = reader.store
         let snapshots = reader.subscriptions.filter(\.snapshot)
@@ -41,13 +41,17 @@ extension ActivityReaderLoop {
             let uid = subscription.uid
             try await BlockingExecutor.shared.perform { try store.save(state, for: uid) }
         }
-        builder = builder.restarting(Set(snapshots.map(\.uid)), after: watermark)
-        return watermark
+        let uids = Set(snapshots.map(\.uid))
+        builder = builder.restarting(uids, after: watermark)
+        // Due rather than run here: a `resync` taken while the batch that moves the cursor past the loss waits for
+        // the queue replaces them with a newer watermark.
+        schedule(uids, at: watermark)
     }
 
-    /// Says that `lost` is gone (error log with the id range, `directus_bridge_activity_retention_lost_total`), then
-    /// runs the snapshots prepared at `watermark`. The other subscriptions go on from the oldest row still there.
-    package func recover(from lost: [ClosedRange<Int64>], watermark: Int64) async throws {
+    /// Says that `lost` is gone (error log with the id range, `directus_bridge_activity_retention_lost_total`); the
+    /// snapshots `prepareSnapshotsAfterLoss` made due run before the next read. The other subscriptions go on from
+    /// the oldest row still there.
+    package func reportLoss(_ lost: [ClosedRange<Int64>]) {
         guard let first = lost.first, let last = lost.last else { return }
         let count = ActivityCursor.count(lost)
         reader.metrics.retentionLost.increment(by: count)
@@ -61,10 +65,5 @@ extension ActivityReaderLoop {
                 "resnapshot": snapshots.map(\.uid).joined(separator: ","),
             ]
         )
-        for subscription in snapshots {
-            guard await snapshot(PendingSnapshot(subscription: subscription, watermark: watermark)) else {
-                throw QueueClosed()
-            }
-        }
     }
 }

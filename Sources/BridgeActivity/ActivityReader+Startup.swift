@@ -205,7 +205,7 @@ extension ActivityReaderLoop {
         // Every page is handed over, but the sink may still hold the last ones (full, slow or down): done only once
         // the sink's runner recorded the last page durable, which it does after every earlier page.
         let (store, stop, uid) = (reader.store, self.stop, subscription.uid)
-        let durable = await waitSuperseding(uid, completionQueued: watermark) {
+        let durable = await waitTakingResyncs(snapshotOf: uid, completionQueued: watermark) {
             await store.waitUntilSnapshotDone(uid, watermark: watermark, stop: stop)
         }
         guard case .finished = durable else { return durable }

@@ -153,6 +153,9 @@ package final class ActivityReaderLoop {
     package var lastRefusalLog: [String: ContinuousClock.Instant] = [:]
     /// The next page, read while the previous one was processed.
     package var prefetched: (after: Int64, rows: [ActivityRow])?
+    /// Snapshots due, run in turn before the next read (`runPendingSnapshots`): at start-up, after a loss to
+    /// retention, and those of `resync` requests taken while the reader waited for its sink.
+    package var pendingSnapshots: [PendingSnapshot] = []
     /// Largest number of gap ranges checked per read (the lowest first); more are checked as those resolve.
     package static let maxGapRangesPerRead = 100
 
@@ -178,16 +181,16 @@ package final class ActivityReaderLoop {
         guard let snapshots = await retrying("cannot read the activity cursor", { try await self.prepare() }) else {
             return
         }
-        for pending in snapshots {
-            guard await snapshot(pending) else { return }
-        }
+        pendingSnapshots = snapshots
+        guard await runPendingSnapshots() else { return }
         while !stop.isTriggered {
             guard await runRequestedResyncs() else { return }
             let signal = reader.wakeup.take()
             if signal.reconnected && !catchingUp { startCatchingUp(reason: "reconnected") }
             guard let caughtUp = await retrying("reading the activity log failed", { try await self.readPage() })
             else { return }
-            if !caughtUp { continue }
+            // A snapshot due (a request taken while the page waited for the queue) runs before the next wait.
+            if !caughtUp || !pendingSnapshots.isEmpty { continue }
             if catchingUp { finishCatchingUp() }
             await reader.wakeup.wait(timeout: reader.settings.pollInterval, stop: stop)
         }
@@ -256,11 +259,10 @@ package final class ActivityReaderLoop {
         next.resolve(rows.map(\.id))
         let abandoned = gapTracker.expired(gaps: next.gaps, now: .now)
         var lost: [ClosedRange<Int64>] = []
-        var watermark: Int64 = 0
         if !abandoned.isEmpty {
             next.resolve(ranges: abandoned)
             lost = try await lostToRetention(abandoned)
-            if !lost.isEmpty { watermark = try await prepareSnapshotsAfterLoss() }
+            if !lost.isEmpty { try await prepareSnapshotsAfterLoss() }
         }
         let output = try await builder.events(
             for: rows,
@@ -277,7 +279,7 @@ package final class ActivityReaderLoop {
         }
         cursor = next
         reportAbandoned(Self.subtracting(lost, from: abandoned))
-        try await recover(from: lost, watermark: watermark)
+        reportLoss(lost)
         if let nextAfter, let rows = await nextPage { prefetched = (nextAfter, rows) }
         let caughtUp = page.count < reader.settings.pageSize
         if catchingUp && !caughtUp && backfill == nil {
@@ -307,21 +309,20 @@ package final class ActivityReaderLoop {
     /// Puts `batch` on the sink's queue, waiting while it is full. A wait of more than a second means the sink fell
     /// behind (down, or full): what follows is read as `backfill` until this reader has caught up again.
     ///
-    /// A page of a snapshot of `snapshotOf` gives way to a `resync` of that subscription asked while it waits: the
-    /// batch is not queued, and the watermark of the resync taken instead is returned (`waitSuperseding`).
+    /// A `resync` asked while the batch waits is taken at once (`waitTakingResyncs`); the batch still goes, unless it
+    /// is a page of a snapshot of `snapshotOf` and the request is of that subscription: then it is not queued, and the
+    /// watermark of the resync taken instead is returned.
     @discardableResult
     package func hand(_ batch: EventBatch, snapshotOf uid: String? = nil) async throws -> Int64? {
         let started = ContinuousClock.now
         let queue = reader.queue
-        // A snapshot page that fits at once (the usual case) has no wait to give way from.
-        if let uid, !queue.offer(batch) {
-            switch await waitSuperseding(uid, { await queue.put(batch) }) {
+        // A batch that fits at once (the usual case) has no wait to take a request in.
+        if !queue.offer(batch) {
+            switch await waitTakingResyncs(snapshotOf: uid, { await queue.put(batch) }) {
             case .finished: break
             case .superseded(let watermark): return watermark
             case .stopped: throw QueueClosed()
             }
-        } else if uid == nil {
-            guard await queue.put(batch) else { throw QueueClosed() }
         }
         reader.pipelineMetrics.received(batch.events)
         if !catchingUp && ContinuousClock.now - started > .seconds(1) { startCatchingUp(reason: "the sink was behind") }

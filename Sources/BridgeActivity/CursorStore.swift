@@ -98,10 +98,10 @@ public final class CursorStore: ProgressRecorder, Sendable {
         }
     }
 
-    /// Saves (replaces) the state of subscription `uid`; a resync request in the file stays unless `clearingResync`
-    /// (the start that acts on it). `superseding`: the watermark of a snapshot of `uid` whose completion (its last
-    /// page) waits in the queue, which this state replaces — unless already recorded, that completion is recorded as
-    /// nothing, even when both watermarks are equal (no activity since).
+    /// Saves (replaces) the state of subscription `uid`; a resync request stays unless `clearingResync` (the start
+    /// that acts on it). `superseding`: the watermark of a snapshot of `uid` whose completion (its last page) waits in
+    /// the queue, which this state replaces — unless already recorded, that completion is recorded as nothing, even
+    /// when both watermarks are equal (no activity since).
     public func save(
         _ subscription: SubscriptionCursorState,
         for uid: String,
@@ -109,12 +109,28 @@ public final class CursorStore: ProgressRecorder, Sendable {
         superseding queued: Int64? = nil
     ) throws {
         try state.withLock { state in
+            var subscription = subscription
+            // `cursor.db` keeps its own flag, which the command sets; the shared state's is written from here.
+            if !clearingResync, state.subscriptions[uid]?.resyncRequested == true { subscription.resyncRequested = true }
             try backend.write(subscription, uid: uid, sink: sink, clearingResync: clearingResync)
             if let queued, let saved = state.subscriptions[uid],
                 !saved.snapshotDone || saved.snapshotWatermark != queued
             {
                 state.supersededCompletions[uid] = queued
             }
+            state.subscriptions[uid] = subscription
+        }
+    }
+
+    /// Records a `resync` of `uid` in the subscription's state, where the reader takes it (`recordedResyncRequests`):
+    /// the shared state's request, moved out of its own key by the running bridge (`SharedCursorBackend`). Under the
+    /// lock of the store's other writes, so that no write of the same key races it.
+    package func recordResyncRequest(_ uid: String) throws {
+        try state.withLock { state in
+            var subscription = state.subscriptions[uid] ?? SubscriptionCursorState(startID: 0)
+            subscription.resyncRequested = true
+            // `clearingResync`: the flag as given.
+            try backend.write(subscription, uid: uid, sink: sink, clearingResync: true)
             state.subscriptions[uid] = subscription
         }
     }

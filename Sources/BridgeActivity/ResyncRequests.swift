@@ -1,14 +1,15 @@
 package import BridgeSystem
 internal import Synchronization
 
-/// The `resync` requests handed to a running reader (`ActivityReader.requestResync`) and not taken yet, and the
-/// snapshot that waits for its sink while one of its subscription comes: it gives way to the request
-/// (`ActivityReaderLoop.waitSuperseding`) rather than holding it for as long as the sink takes nothing.
+/// The `resync` requests handed to a running reader (`ActivityReader.requestResync`) and not taken yet, and the wait
+/// of the reader that gives way to the next one: a put on the full queue or a snapshot's wait to be durable takes
+/// the request at once (`ActivityReaderLoop.waitTakingResyncs`) rather than holding it for as long as the sink takes
+/// nothing.
 package final class ResyncRequests: Sendable {
     private struct State {
         var asked: Set<String> = []
-        /// The waiting snapshot's signal, by subscription uid.
-        var watched: [String: ShutdownSignal] = [:]
+        /// Triggered at the next request. One signal at a time: the reader's loop is the only one that waits.
+        var next: ShutdownSignal?
     }
 
     private let state = Mutex(State())
@@ -16,22 +17,24 @@ package final class ResyncRequests: Sendable {
     /// Nothing asked.
     package init() {}
 
-    /// Records `uids` as asked and interrupts the wait of a snapshot of one of them.
+    /// Records `uids` as asked and interrupts the reader's wait.
     package func ask(_ uids: Set<String>) {
+        guard !uids.isEmpty else { return }
         let interrupted = state.withLock { state in
             state.asked.formUnion(uids)
-            return uids.compactMap { state.watched.removeValue(forKey: $0) }
+            defer { state.next = nil }
+            return state.next
         }
-        for signal in interrupted { signal.trigger() }
+        interrupted?.trigger()
     }
 
-    /// A signal triggered when a resync of `uid` is asked, at once when one was asked and not taken yet.
-    package func signal(for uid: String) -> ShutdownSignal {
-        let signal = ShutdownSignal()
-        let asked = state.withLock { state in
-            if state.asked.contains(uid) { return true }
-            state.watched[uid] = signal
-            return false
+    /// A signal triggered when a resync is asked, at once when one was asked and not taken yet.
+    package func signal() -> ShutdownSignal {
+        let (signal, asked) = state.withLock { state -> (ShutdownSignal, Bool) in
+            if !state.asked.isEmpty { return (ShutdownSignal(), true) }
+            let next = state.next ?? ShutdownSignal()
+            state.next = next
+            return (next, false)
         }
         if asked { signal.trigger() }
         return signal
@@ -43,10 +46,5 @@ package final class ResyncRequests: Sendable {
             defer { state.asked.removeAll() }
             return state.asked
         }
-    }
-
-    /// Takes the request of `uid`; whether there was one.
-    package func take(_ uid: String) -> Bool {
-        state.withLock { $0.asked.remove(uid) != nil }
     }
 }

@@ -97,8 +97,8 @@ public final class EventQueue: @unchecked Sendable {
     }
 
     /// Adds `batch`, waiting (without blocking a thread) until there is room. Returns false, with nothing queued, if
-    /// the queue closed or the task was cancelled before there was room: a snapshot page waiting at a full queue
-    /// gives way to a `resync` of its subscription (`ActivityReaderLoop.waitSuperseding`).
+    /// the queue closed or the task was cancelled before there was room: a batch waiting at a full queue gives way
+    /// while a `resync` is taken (`ActivityReaderLoop.waitTakingResyncs`).
     public func put(_ batch: EventBatch) async -> Bool {
         let size = Size(events: batch.events.count, bytes: Self.byteCount(of: batch))
         while true {

@@ -72,7 +72,7 @@ struct RequestShape: Equatable {
 
     init(_ request: HTTPRequest, _ options: HTTPClientOptions, cancellable: Bool, pipeWait: Bool) {
         url = request.url
-        method = request.method.uppercased()
+        method = Self.upperCased(request.method)
         sendsBody = method != "HEAD" && (request.body != nil || method == "POST")
         connectTimeout = options.connectTimeout
         caFile = options.caFile
@@ -81,5 +81,11 @@ struct RequestShape: Equatable {
         proxy = options.proxy
         self.cancellable = cancellable
         self.pipeWait = pipeWait
+    }
+
+    /// `method` in upper case: itself when it is already (as every caller writes it), since `uppercased()` built a
+    /// new string for every request.
+    private static func upperCased(_ method: String) -> String {
+        method.utf8.contains { $0 >= UInt8(ascii: "a") && $0 <= UInt8(ascii: "z") } ? method.uppercased() : method
     }
 }

@@ -45,10 +45,11 @@ final class CurlRequestBuffers {
 
     /// Renders `headers` as curl header lines (`Name: value`, or `Name;` for an empty value, which curl sends as
     /// an empty header where `Name:` would remove it), followed by the `extra` lines as given; returns the head
-    /// of the list.
+    /// of the list, nil for no lines at all.
     func setHeaders(_ headers: [(name: String, value: String)], extra: [StaticString])
-        -> UnsafeMutablePointer<curl_slist>
+        -> UnsafeMutablePointer<curl_slist>?
     {
+        guard !headers.isEmpty || !extra.isEmpty else { return nil }
         var size = 0
         for (name, value) in headers { size += name.utf8.count + value.utf8.count + 3 }
         for line in extra { size += line.utf8CodeUnitCount + 1 }

@@ -18,9 +18,18 @@ final class DeliveryDriver {
     private let configuration: HTTPDeliveryEngine.Configuration
     private let logger: Logger
     private var idle: [CurlEasyHandle] = []
-    private var active: [UInt64: (handle: CurlEasyHandle, job: DeliveryJob)] = [:]
-    private var waiting: [DeliveryJob] = []
+    private var active: [UInt64: Transfer] = [:]
+    /// Jobs waiting for a slot from `waitingHead` on; a started job is moved out (nil), not copied.
+    private var waiting: [DeliveryJob?] = []
     private var waitingHead = 0
+
+    /// A running job: who gets its outcome. The request itself is on the handle by then (curl's options and the
+    /// handle's buffers), so the job's headers and body are let go once the transfer is prepared.
+    private struct Transfer {
+        let handle: CurlEasyHandle
+        let receiver: DeliveryReceiver
+        let tag: Int64
+    }
     /// Outcomes for receivers, handed over once per turn.
     private var answers = DeliveryAnswers()
     /// Between turns while `curl_multi_poll` keeps failing: never spin, never stall for long.
@@ -57,7 +66,7 @@ final class DeliveryDriver {
     private func run() {
         while true {
             let work = queue.takeWork()
-            if !work.jobs.isEmpty { waiting.append(contentsOf: work.jobs) }
+            if !work.jobs.isEmpty { waiting.append(contentsOf: work.jobs.lazy.map { Optional($0) }) }
             for (receiver, onlyWaiting) in work.cancelledReceivers { cancelJobs(of: receiver, onlyWaiting: onlyWaiting) }
             if work.stopping { break }
             startWaitingJobs()
@@ -72,6 +81,8 @@ final class DeliveryDriver {
             answers.flush()
             // Slots freed above go to waiting jobs now, not after the next socket event.
             if active.count < configuration.maxInFlight && waitingHead < waiting.count { continue }
+            // Jobs queued since `takeWork` did not wake this thread when it had no slot for them: take them first.
+            guard queue.mayIdle(freeSlot: active.count < configuration.maxInFlight) else { continue }
             do {
                 // curl shortens this to its own next timer (new handles start at once).
                 try multi.poll(timeoutMilliseconds: 1000)
@@ -88,9 +99,9 @@ final class DeliveryDriver {
 
     private func startWaitingJobs() {
         while active.count < configuration.maxInFlight && waitingHead < waiting.count {
-            let job = waiting[waitingHead]
+            let job = waiting[waitingHead].take()
             waitingHead += 1
-            start(job)
+            if let job { start(job) }
         }
         if waitingHead == waiting.count {
             waiting.removeAll(keepingCapacity: true)
@@ -101,12 +112,12 @@ final class DeliveryDriver {
         }
     }
 
-    private func start(_ job: DeliveryJob) {
+    private func start(_ job: consuming DeliveryJob) {
         let handle: CurlEasyHandle
         do throws(HTTPClientError) {
             if let reused = idle.popLast() { handle = reused } else { handle = try CurlEasyHandle.make() }
         } catch {
-            complete(job, .failure(error), sent: false)
+            complete(job.receiver, job.tag, .failure(error), sent: false)
             return
         }
         do throws(HTTPClientError) {
@@ -116,10 +127,10 @@ final class DeliveryDriver {
             try multi.add(handle)
         } catch {
             recycle(handle)  // never added: nothing of this request stays on it (the next prepare resets it)
-            complete(job, .failure(error), sent: false)
+            complete(job.receiver, job.tag, .failure(error), sent: false)
             return
         }
-        active[job.id] = (handle, job)
+        active[job.id] = Transfer(handle: handle, receiver: job.receiver, tag: job.tag)
     }
 
     private func finish(_ easy: UnsafeMutableRawPointer, code: CURLcode) {
@@ -128,39 +139,40 @@ final class DeliveryDriver {
         multi.remove(handle)
         let result = handle.finish(code: code)
         recycle(handle)
-        complete(entry.job, result, sent: true)
+        complete(entry.receiver, entry.tag, result, sent: true)
     }
 
-    /// Hands `job`'s outcome to its receiver with the rest of this turn's.
+    /// Hands a job's outcome to its receiver with the rest of this turn's.
     /// `sent`: the transfer was started (a cancelled job that waited for a slot never reached the server).
-    private func complete(_ job: DeliveryJob, _ result: Result<HTTPResponse, HTTPClientError>, sent: Bool) {
+    private func complete(
+        _ receiver: DeliveryReceiver, _ tag: Int64, _ result: Result<HTTPResponse, HTTPClientError>, sent: Bool
+    ) {
         queue.answered(1)
-        answers.answer(job, result, sent: sent)
+        answers.answer(receiver, tag, result, sent: sent)
     }
 
-    private func cancel(_ ids: [UInt64]) {
-        for id in ids {
-            if let entry = active.removeValue(forKey: id) {
-                multi.remove(entry.handle)  // aborts the transfer and closes its connection
-                _ = entry.handle.finish(code: CURLE_ABORTED_BY_CALLBACK)
-                recycle(entry.handle)
-                complete(entry.job, .failure(Self.cancelled(entry.job, "request cancelled")), sent: true)
-            } else if let index = waiting[waitingHead...].firstIndex(where: { $0.id == id }) {
-                let job = waiting.remove(at: index)
-                complete(job, .failure(Self.cancelled(job, "request cancelled")), sent: false)
-            }
-        }
+    /// Aborts the running transfer `id`.
+    private func abort(_ id: UInt64, _ message: String) {
+        guard let entry = active.removeValue(forKey: id) else { return }
+        multi.remove(entry.handle)  // aborts the transfer and closes its connection
+        _ = entry.handle.finish(code: CURLE_ABORTED_BY_CALLBACK)
+        let error = Self.cancelled(entry.handle.url, message)
+        recycle(entry.handle)
+        complete(entry.receiver, entry.tag, .failure(error), sent: true)
     }
 
     /// Aborts the jobs submitted to `receiver` that wait for a slot, and with `onlyWaiting` false the running ones.
     private func cancelJobs(of receiver: DeliveryReceiver, onlyWaiting: Bool) {
-        if !onlyWaiting { cancel(active.values.filter { $0.job.receiver === receiver }.map(\.job.id)) }
+        if !onlyWaiting {
+            for id in active.filter({ $0.value.receiver === receiver }).keys { abort(id, "request cancelled") }
+        }
         // One pass over the waiting jobs (cancelling them one id at a time would search the queue for each).
-        var kept: [DeliveryJob] = []
+        var kept: [DeliveryJob?] = []
         kept.reserveCapacity(waiting.count - waitingHead)
-        for job in waiting[waitingHead...] {
+        for case let job? in waiting[waitingHead...] {
             if job.receiver === receiver {
-                complete(job, .failure(Self.cancelled(job, "request cancelled")), sent: false)
+                complete(job.receiver, job.tag, .failure(Self.cancelled(job.request.url, "request cancelled")),
+                    sent: false)
             } else {
                 kept.append(job)
             }
@@ -179,14 +191,10 @@ final class DeliveryDriver {
     /// tells whoever waits for the stop.
     private func shutDown() {
         let leftovers = queue.close()  // after this nobody wakes the multi handle any more
-        for (_, entry) in active {
-            multi.remove(entry.handle)
-            _ = entry.handle.finish(code: CURLE_ABORTED_BY_CALLBACK)
-            complete(entry.job, .failure(Self.cancelled(entry.job, "delivery engine shut down")), sent: true)
-        }
-        active.removeAll()
-        for job in waiting[waitingHead...] + leftovers {
-            complete(job, .failure(Self.cancelled(job, "delivery engine shut down")), sent: false)
+        for id in Array(active.keys) { abort(id, "delivery engine shut down") }
+        for job in waiting[waitingHead...].compactMap({ $0 }) + leftovers {
+            complete(job.receiver, job.tag, .failure(Self.cancelled(job.request.url, "delivery engine shut down")),
+                sent: false)
         }
         answers.flush()
         waiting.removeAll()
@@ -194,9 +202,9 @@ final class DeliveryDriver {
         for waiter in queue.finish() { waiter.resume() }
     }
 
-    private static func cancelled(_ job: DeliveryJob, _ message: String) -> HTTPClientError {
+    private static func cancelled(_ url: String, _ message: String) -> HTTPClientError {
         HTTPClientError(kind: .cancelled, curlCode: Int(CURLE_ABORTED_BY_CALLBACK.rawValue), message: message,
-            url: job.request.url)
+            url: url)
     }
 }
 

@@ -28,9 +28,18 @@ struct DeliveryWork: Sendable {
 /// All state is behind one lock. The driver's multi handle is woken (`curl_multi_wakeup`) under the same
 /// lock and never after `markStopped()`, so the waker is never used on a freed handle; the lock's condition is
 /// signalled too, for a driver that waits on it instead (`waitForWork`, after `curl_multi_poll` failed).
+///
+/// New jobs wake the driver only when it may sleep with a free slot (`mayIdle`): a driver whose slots are all
+/// taken turns again when one of its transfers ends, and takes the queued jobs then. Waking it anyway cost a
+/// `send` on curl's wake-up socket, a `poll` that returned at once and a turn over every transfer, for jobs it
+/// had no slot for (BENCHMARKS.md, "Webhook @8: CPU per delivery").
 final class DeliveryQueue: Sendable {
     private struct State {
         var work = DeliveryWork()
+        /// The driver sleeps, or is about to, with a slot free: the next jobs must wake it.
+        var wakeForJobs = true
+        /// Wake-ups sent to the driver (`wakeUps`).
+        var wakeUps = 0
         /// The driver no longer takes work and its waker is gone.
         var closed = false
         /// The driver has freed its handles and exited.
@@ -62,15 +71,18 @@ final class DeliveryQueue: Sendable {
             if state.closed || state.work.stopping {
                 return HTTPClientError(kind: .cancelled, message: "delivery engine shut down", url: jobs[0].request.url)
             }
-            // One wake-up per batch: while jobs wait untaken, the driver has been woken already.
-            if state.work.jobs.isEmpty { wakeDriver(&state) }
+            // One wake-up per idle spell, none for a driver without a free slot (see `mayIdle`).
+            if state.wakeForJobs {
+                state.wakeForJobs = false
+                wakeDriver(&state)
+            }
             state.work.jobs.append(contentsOf: jobs)
             outstandingJobs.add(jobs.count, ordering: .relaxed)
             return nil
         }
         guard let refusal else { return }
         var answers = DeliveryAnswers()
-        for job in jobs { answers.answer(job, .failure(refusal), sent: false) }
+        for job in jobs { answers.answer(job.receiver, job.tag, .failure(refusal), sent: false) }
         answers.flush()
     }
 
@@ -109,8 +121,12 @@ final class DeliveryQueue: Sendable {
         }
     }
 
+    /// Wake-ups sent to the driver so far (tests count them).
+    var wakeUps: Int { state.withLock { $0.wakeUps } }
+
     /// Wakes the driver, in `curl_multi_poll` or in `waitForWork` (with the lock held).
     private func wakeDriver(_ locked: inout State) {
+        locked.wakeUps += 1
         locked.waker?.wakeUp()
         state.signal()
     }
@@ -123,12 +139,24 @@ final class DeliveryQueue: Sendable {
         }
     }
 
+    /// Driver, before it sleeps: false when jobs wait that it has a free slot for (take them first). Otherwise
+    /// notes whether the next jobs must wake it: only when it has a free slot; with none, the end of one of its
+    /// transfers turns it, and it asks again then. Cancellations and stops always wake it.
+    func mayIdle(freeSlot: Bool) -> Bool {
+        state.withLock { state in
+            if freeSlot && !state.work.jobs.isEmpty { return false }
+            state.wakeForJobs = freeSlot
+            return true
+        }
+    }
+
     /// Driver: takes everything queued since the last turn.
     func takeWork() -> DeliveryWork {
         state.withLock { state in
+            // Moved out, not copied and emptied in place: emptying an array the caller shares would allocate.
             let work = state.work
-            state.work.jobs.removeAll(keepingCapacity: true)
-            state.work.cancelledReceivers.removeAll(keepingCapacity: true)
+            if !work.jobs.isEmpty { state.work.jobs = [] }
+            if !work.cancelledReceivers.isEmpty { state.work.cancelledReceivers = [] }
             return work
         }
     }

@@ -39,20 +39,41 @@ public final class DeliveryReceiver: Sendable {
 
 /// Answers delivery jobs: each receiver's outcomes collected and handed over in one call by `flush()` — the one
 /// place that turns an outcome into a reply, for the driver and for refused submissions.
+///
+/// A list searched by identity, not a dictionary: an engine has one receiver per sending loop (a webhook sink's
+/// engine has one), and the lists are kept from one flush to the next instead of being allocated again each turn.
 struct DeliveryAnswers {
-    private var batches: [ObjectIdentifier: (DeliveryReceiver, [DeliveryReceiver.Completion])] = [:]
+    /// The first `used` hold this turn's outcomes; the rest keep their lists' capacity, and no receiver.
+    private var batches: [(receiver: DeliveryReceiver?, completions: [DeliveryReceiver.Completion])] = []
+    private var used = 0
 
-    /// Answers `job`; `sent`: the transfer was started (a job cancelled or refused while it waited never was).
-    mutating func answer(_ job: DeliveryJob, _ result: Result<HTTPResponse, HTTPClientError>, sent: Bool) {
-        batches[ObjectIdentifier(job.receiver), default: (job.receiver, [])].1
-            .append(DeliveryReceiver.Completion(tag: job.tag, result: result, sent: sent))
+    /// Answers the job `tag` of `receiver`; `sent`: the transfer was started (a job cancelled or refused while it
+    /// waited never was).
+    mutating func answer(
+        _ receiver: DeliveryReceiver, _ tag: Int64, _ result: Result<HTTPResponse, HTTPClientError>, sent: Bool
+    ) {
+        let completion = DeliveryReceiver.Completion(tag: tag, result: result, sent: sent)
+        for index in 0..<used where batches[index].receiver === receiver {
+            batches[index].completions.append(completion)
+            return
+        }
+        if used < batches.count {
+            batches[used].receiver = receiver
+        } else {
+            batches.append((receiver, []))
+        }
+        batches[used].completions.append(completion)
+        used += 1
     }
 
     /// Hands each receiver the outcomes collected since the last flush.
     mutating func flush() {
-        guard !batches.isEmpty else { return }
-        let ready = batches.values
-        batches.removeAll(keepingCapacity: true)
-        for (receiver, completions) in ready { receiver.deliver(completions) }
+        guard used > 0 else { return }
+        for index in 0..<used {
+            batches[index].receiver?.deliver(batches[index].completions)
+            batches[index].receiver = nil
+            batches[index].completions.removeAll(keepingCapacity: true)
+        }
+        used = 0
     }
 }

@@ -117,6 +117,10 @@ public final class HTTPDeliveryEngine: DeliveryEngine, Sendable {
         for queue in queues { queue.requestStop() }  // driver threads hold their queue and handles, never `self`
     }
 
+    /// Wake-ups sent to the driver threads so far (tests count them: a driver is woken only when it may have a free
+    /// slot, see `DeliveryQueue`).
+    var driverWakeUps: Int { queues.reduce(0) { $0 + $1.wakeUps } }
+
     private static func indexOfLeast(_ load: [Int]) -> Int {
         load.indices.min { load[$0] < load[$1] }!
     }

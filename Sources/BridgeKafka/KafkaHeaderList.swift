@@ -6,7 +6,7 @@ internal import CRdKafka
 ///
 /// Made empty by `KafkaProducer` for each message and handed to librdkafka with it (or destroyed, if librdkafka
 /// refuses the message); the list itself is made by the first header added, so a message without headers has none.
-package struct KafkaHeaderList: ~Copyable {
+package struct KafkaHeaderList: KafkaHeaderAdding, ~Copyable {
     /// The list, once a header was added; owned by the producer's `produce`, which hands it over or destroys it.
     private(set) var pointer: OpaquePointer?
 

@@ -16,8 +16,8 @@ package struct SharedStateKeys: Sendable, Equatable {
     /// `<name>.dlq`: moved by `dlq replay` and `dlq purge`, so that the active bridge reads the dead letters again.
     package var deadLettersChanged: String { name + ".dlq" }
 
-    /// `<name>.resync`: moved by `resync` after it wrote a request, so that the active bridge starts a new term,
-    /// whose takeover acts on it.
+    /// `<name>.resync`: moved by `resync` after it wrote a request, so that the active bridge takes it
+    /// (`SharedCursorBackend.resyncRequests(stores:)`).
     package var resyncRequested: String { name + ".resync" }
 
     /// `<name>.resync.<uid>`: a `resync` request, acted on by the next takeover.

@@ -31,8 +31,8 @@ package final class HMACSHA256: @unchecked Sendable {
         [UInt8](unsafeUninitializedCapacity: 32) { output, initialized in
             lock.withLock { used in
                 if used {
-                    // NULL key: start a new message with the key the context already holds.
-                    precondition(copenssl_hmac_sha256_init(handle, nil, 0) == 1, "EVP_MAC_init failed")
+                    // NULL key: start a new message with the key (and digest) the context already holds.
+                    precondition(copenssl_hmac_restart(handle) == 1, "EVP_MAC_init failed")
                 }
                 used = true
                 for part in parts where part.count > 0 {

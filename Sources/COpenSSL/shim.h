@@ -39,12 +39,17 @@ static inline long copenssl_client_modes(void) {
     return SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER;
 }
 // Keys an EVP_MAC_CTX for HMAC-SHA256 (OSSL_PARAM arrays are awkward to build from Swift).
-// A NULL key re-initialises the context with the key it already holds.
 static inline int copenssl_hmac_sha256_init(EVP_MAC_CTX *ctx, const unsigned char *key, size_t key_length) {
     OSSL_PARAM params[2];
     params[0] = OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, (char *)"SHA256", 0);
     params[1] = OSSL_PARAM_construct_end();
     return EVP_MAC_init(ctx, key, key_length, params);
+}
+
+// Starts a new message on a context keyed by copenssl_hmac_sha256_init, with the key and digest it holds. Without
+// parameters: passing the digest's name again looked the digest up in OpenSSL's method store for every message.
+static inline int copenssl_hmac_restart(EVP_MAC_CTX *ctx) {
+    return EVP_MAC_init(ctx, NULL, 0, NULL);
 }
 
 #endif

@@ -64,7 +64,7 @@ func makeEvent(_ n: Int, collection: String = "articles", event: ChangeEvent = .
         #expect(queue.isClosedAndEmpty)
     }
 
-    /// A snapshot page waiting at a full queue gives way to a `resync` (`ActivityReaderLoop.waitSuperseding`): its
+    /// A snapshot page waiting at a full queue gives way to a `resync` (`ActivityReaderLoop.waitTakingResyncs`): its
     /// cancelled put queues nothing, and the queue serves the next producer as before.
     @Test func aCancelledPutQueuesNothing() async {
         let queue = EventQueue(capacity: 1, maxBytes: 256 << 20)

@@ -266,6 +266,60 @@ struct DeliveryEngineTests {
         )
     }
 
+    /// Jobs submitted while every slot is taken do not wake the driver (it takes them when a transfer ends); a job
+    /// for a driver with a free slot does. Before, each such submission cost a wake-up: a `send` on curl's wake-up
+    /// socket, a `poll` that returned at once and a turn over every transfer (BENCHMARKS.md, "Webhook @8: CPU per
+    /// delivery").
+    @Test func jobsForAFullDriverWaitWithoutWakingIt() async throws {
+        let engine = try HTTPDeliveryEngine(configuration: .init(maxInFlight: 1))
+        let collector = CompletionCollector()
+        let receiver = DeliveryReceiver { collector.add($0) }
+        let held = CompletionCollector()
+        let holder = DeliveryReceiver { held.add($0) }
+        engine.submit([(0, HTTPRequest(url: peer.url("/hang"), timeout: .seconds(60)))], to: holder)
+        try await waitUntil { try await peer.stats().in_flight == 1 }
+        let beforeJobs = engine.driverWakeUps
+        for tag in 1...5 {
+            engine.submit([(Int64(tag), HTTPRequest(url: peer.url("/status/200")))], to: receiver)
+        }
+        #expect(engine.driverWakeUps == beforeJobs)  // the one slot is taken: nothing to wake the driver for
+        engine.cancelAll(of: holder)  // wakes it; the slot frees, and the queued jobs go one at a time, in order
+        try await waitUntil { collector.count == 5 }
+        #expect(collector.all.map(\.tag) == [1, 2, 3, 4, 5])
+        #expect(collector.all.allSatisfy { (try? $0.result.get().status) == 200 })
+        #expect(held.count == 1)
+        let idle = engine.driverWakeUps
+        engine.submit([(6, HTTPRequest(url: peer.url("/status/200")))], to: receiver)
+        try await waitUntil { collector.count == 6 }
+        #expect(engine.driverWakeUps == idle + 1)  // an idle driver with a free slot is woken for a job
+        await engine.shutdown()
+    }
+
+    /// libcurl sends `Expect: 100-continue` (and waits up to a second for an answer) for a large body (7.88: over
+    /// 1 MiB); the engine removes the header for bodies over 1 KiB and leaves the line out for smaller ones, which no
+    /// libcurl asks for (`CurlEasyHandle.largestBodyWithoutExpect`). No body reaches the server with `Expect`,
+    /// whichever side of either threshold it is on.
+    @Test func bodiesOnBothSidesOfCurlsExpectThresholdGoWithoutExpect() async throws {
+        let engine = try HTTPDeliveryEngine(configuration: .init(maxInFlight: 1))
+        for size in [0, 300, 1024, 1025, (1 << 20) + 1] {
+            let body = (0..<size).map { UInt8(ascii: "a") + UInt8($0 % 26) }
+            let echo = try HTTPPeer.decodeEcho(
+                try await engine.send(
+                    HTTPRequest(
+                        method: "POST",
+                        url: peer.url("/echo"),
+                        headers: [("content-type", "text/plain")],
+                        body: body
+                    )
+                )
+            )
+            #expect(echo.header("expect") == nil, "body of \(size) bytes")
+            #expect(echo.body == body, "body of \(size) bytes")
+            #expect(echo.header("content-type") == "text/plain")
+        }
+        await engine.shutdown()
+    }
+
     /// One easy handle serves requests of different shapes in turn (maxInFlight 1): options of one request never
     /// leak into the next — a body into a GET, a method into a POST, a header into the next request.
     @Test func aReusedHandleSendsEachRequestAsGiven() async throws {

@@ -267,7 +267,14 @@ import Testing
         let sent = try check(cluster.bootstrapServers, ["--send-test-event"])
         #expect(sent.code == 0 && sent.line.contains("delivered to \(Self.topic)"), "\(sent.line)")
         let read = try read(cluster, expected: 1)
-        #expect(read.count == 1 && read.first?.headers.first?.first == "id")
+        // The sink's headers (KafkaBrokerClientTests), names and order, with the test event's values.
+        let testID = sent.line.components(separatedBy: "test event ").last?.split(separator: " ").first.map(String.init)
+        #expect(
+            read.map(\.headers) == [
+                [["id", testID ?? "?"], ["type", "directus.bridge.test"], ["collection", "articles"], ["event", "test"]]
+            ],
+            "\(sent.line)")
+        #expect(testID?.hasPrefix("evt_test_") == true, "\(sent.line)")
         #expect(read.first?.value.contains("directus.bridge.test") == true)
         // Nothing listens there: FAIL with what to check.
         let nowhere = try check("127.0.0.1:\(try freeLoopbackPort())")

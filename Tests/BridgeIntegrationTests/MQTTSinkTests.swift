@@ -292,6 +292,24 @@ import Testing
         #expect(sent.code == 0 && sent.line.contains("published to directus/articles/test"), "\(sent.line)")
         let messages = waitForEvents(reader, count: 1)
         #expect(messages.first?.properties["id"]?.hasPrefix("evt_test_") == true, "\(messages.map(\.properties))")
+        #expect(
+            messages.first.map { [$0.properties["type"], $0.properties["collection"], $0.properties["key"]] }
+                == ["directus.bridge.test", "articles", ""],
+            "\(messages.map(\.properties))")
+        // The remedy follows the error's kind: the ACL for a user the broker does not let publish there (PUBACK
+        // 0x87), not for a message it refuses otherwise (it said "check the broker's ACL" for both).
+        let acl = try TestEnvironment.makeTemporaryDirectory(prefix: "mqtt-check-acl").appendingPathComponent("acl")
+        try "topic read #\n".write(to: acl, atomically: true, encoding: .utf8)
+        for (config, expected) in [("acl_file \(acl.path)", "ACL"), ("message_size_limit 16", "see its log")] {
+            broker.stop()
+            broker.extraConfig = config
+            try broker.start()
+            let refused = try check(["--send-test-event"])
+            #expect(
+                refused.code == 1 && refused.line.hasPrefix("FAIL ") && refused.line.contains(expected)
+                    && (expected == "ACL") == refused.line.contains("ACL"),
+                "\(config): \(refused.line)")
+        }
         broker.kill()
         let down = try check()
         #expect(down.code == 1 && down.line.hasPrefix("FAIL ") && down.line.contains("cannot connect"), "\(down.line)")

@@ -216,6 +216,13 @@ import Testing
         #expect(sent.code == 0 && sent.line.contains("appended to directus.articles"), "\(sent.line)")
         let entries = try server.readStream("directus.articles")
         #expect(entries.count == 1 && entries.first?.fields["id"]?.hasPrefix("evt_test_") == true, "\(entries)")
+        // The contract's fields, as the sink's entries have them (the test entry had only id, event and payload).
+        let fields = entries.first?.fields ?? [:]
+        #expect(Set(fields.keys) == ["id", "type", "collection", "key", "event", "payload"], "\(fields)")
+        #expect(
+            fields["type"] == "directus.bridge.test" && fields["collection"] == "articles" && fields["key"] == ""
+                && fields["event"] == "test",
+            "\(fields)")
         // A full server refuses the append: the remedy is its memory, not the ACL (which it said before).
         try redisCLI(server, ["CONFIG", "SET", "maxmemory-policy", "noeviction"])
         try redisCLI(server, ["CONFIG", "SET", "maxmemory", "1"])

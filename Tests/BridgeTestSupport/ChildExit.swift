@@ -4,47 +4,44 @@ import Foundation
     import Glibc
 #endif
 
-/// Waiting for a child process to end without trusting Foundation alone to notice.
+/// Waiting for a child process to end without trusting Foundation alone to notice it soon.
 ///
-/// swift-corelibs-foundation learns of a child's end from SIGCHLD, and when processes start and end on several
-/// threads at once it can miss one: the child stays a zombie, `isRunning` stays true and `waitUntilExit` spins
-/// forever. (Seen in CI: the AddressSanitizer unit run hung for an hour on two such zombies, a nats-server watchdog
-/// killed by one test and a `nats_admin.py` run of another.) So these waits also look at the child in /proc, and reap
-/// a zombie that Foundation has left alone for a second.
+/// swift-corelibs-foundation learns of a child's end when the child's copy of a socket pair closes, and only then
+/// reaps it (a blocking `waitpid` on its process-manager thread). Every process the child started inherits that
+/// copy, and so can a child another thread spawns at the same moment; then Foundation hears of the end only when
+/// the last of them exits: `isRunning` stays true and `waitUntilExit` waits that long. (Seen in CI: the
+/// AddressSanitizer unit run hung for an hour on two such children, a nats-server watchdog killed by one test and a
+/// `nats_admin.py` run of another.) So these waits look at the child itself with `waitid(WNOWAIT)`, which reads a
+/// zombie's status without reaping it: Foundation stays the one that reaps. (They reaped it themselves before, with
+/// `waitpid` behind Foundation's back; Foundation's later `waitpid` then got ECHILD and recorded status 0, or, had
+/// the pid been reused by another child of this process meanwhile, waited for and reaped that one.) An unreaped
+/// zombie also keeps its pid from being reused, so a signal sent to it reaches no other process.
 public enum ChildExit {
     /// Waits until `process` has ended, at most `timeout` seconds (forever when nil). Returns its exit status (the
     /// signal number when a signal ended it, as `Process.terminationStatus`), or nil when the timeout passed first.
+    /// The child is left for Foundation to reap.
     @discardableResult
     public static func wait(_ process: Process, timeout: TimeInterval? = nil) -> Int32? {
         let pid = process.processIdentifier
         let deadline = timeout.map { Date().addingTimeInterval($0) }
-        var leftSince: Date?
+        var reapedSince: Date?
         while true {
             if !process.isRunning { return process.terminationStatus }
-            switch state(of: pid) {
-            case .running:
-                leftSince = nil
-            case .zombie, .gone:
-                let since = leftSince ?? Date()
-                leftSince = since
-                if Date().timeIntervalSince(since) >= 1 {
-                    var status: Int32 = 0
-                    if waitpid(pid, &status, WNOHANG) == pid { return exitStatus(status) }
-                    // Foundation reaped it in between (its `isRunning` turns false), or it is gone unseen.
-                    if state(of: pid) == .gone && process.isRunning { return -1 }
-                }
+            var info = siginfo_t()
+            if waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 {
+                // si_pid 0: still running. Otherwise it ended and stays a zombie until Foundation reaps it.
+                if info._sifields._sigchld.si_pid == pid { return status(info) }
+                reapedSince = nil
+            } else if errno == ECHILD {
+                // Reaped, so by Foundation, which sets `isRunning` just after; if it does not within a second,
+                // something else reaped it and its status is lost.
+                let since = reapedSince ?? Date()
+                reapedSince = since
+                if Date().timeIntervalSince(since) >= 1 { return -1 }
             }
             if let deadline, Date() >= deadline { return nil }
             usleep(10_000)
         }
-    }
-
-    private enum State { case running, zombie, gone }
-
-    /// The child's state from `/proc/<pid>/stat`.
-    private static func state(of pid: Int32) -> State {
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else { return .gone }
-        return processState(inStat: stat) == "Z" ? .zombie : .running
     }
 
     /// The state letter of a process or thread in the text of its `/proc/…/stat` (the letter after the ") " that
@@ -54,9 +51,8 @@ public enum ChildExit {
         return stat[stat.index(close, offsetBy: 2)]
     }
 
-    /// `waitpid`'s status as `Process.terminationStatus` gives it: the exit code, or the number of the signal.
-    private static func exitStatus(_ status: Int32) -> Int32 {
-        let signal = status & 0x7F
-        return signal == 0 ? (status >> 8) & 0xFF : signal
+    /// `waitid`'s report as `Process.terminationStatus` gives it: the exit code, or the number of the signal.
+    private static func status(_ info: siginfo_t) -> Int32 {
+        info._sifields._sigchld.si_status
     }
 }

@@ -7,15 +7,12 @@ import Foundation
 /// `READY <port>` on stdout once it accepts connections. Everything else it prints goes to the captured log.
 /// The process is killed by `stop()` or when the object is released, so a failing test never leaks a server.
 public final class PythonServer: StoppableServer, @unchecked Sendable {
-    // @unchecked: `process` and the pipes are set once in init; `log` is guarded by `lock`.
+    // @unchecked: `process` and `output` are set once in init; `output` guards what it captured itself.
     /// The TCP port the server listens on.
     public let port: Int
     private let process: Process
-    /// The read ends of the server's stdout and stderr pipes.
-    private let outputs: [FileHandle]
-    private let lock = NSLock()
-    private var capturedLog = Data()
-    private var outputsClosed = false
+    /// The server's stdout and stderr, read on a thread of their own (`ServerOutput`).
+    private let output: ServerOutput
 
     /// Starts `script` (a path under Tests/tools) with `arguments` and waits up to `timeout` (stretched by
     /// `TestEnvironment.patience`) for `READY <port>`.
@@ -30,34 +27,31 @@ public final class PythonServer: StoppableServer, @unchecked Sendable {
         // Through run_peer.py: the server exits when this test process is gone, however the test run ended.
         process.arguments = ["-u", TestEnvironment.tool("run_peer.py"), TestEnvironment.tool(script)] + arguments
         process.environment = TestEnvironment.helperEnvironment(environment)
-        let stdout = Pipe()
-        let stderr = Pipe()
-        process.standardOutput = stdout
-        process.standardError = stderr
-        try process.run()
+        let output = try ServerOutput()
+        let childEnds = output.childEnds
+        process.standardOutput = childEnds.stdout
+        process.standardError = childEnds.stderr
+        try process.run()  // on a throw, `output` goes with its descriptors
+        // The child has its own copies: with ours closed, its exit is the pipes' end.
+        output.closeChildEnds()
         self.process = process
-        outputs = [stdout.fileHandleForReading, stderr.fileHandleForReading]
+        self.output = output
 
-        let readyLine = PythonServer.readLine(
-            from: stdout.fileHandleForReading,
-            timeout: TestEnvironment.patient(timeout)
-        )
+        let readyLine = output.readLine(timeout: TestEnvironment.patient(timeout))
         guard let line = readyLine, line.hasPrefix("READY "), let port = Int(line.dropFirst(6)) else {
-            process.terminate()
-            let errorText = String(decoding: stderr.fileHandleForReading.availableData, as: UTF8.self)
+            PythonServer.terminate(process)
+            let errorText = output.availableErrorText()
+            output.finish()
             throw PythonServerError.didNotStart(script: script, output: (readyLine ?? "") + "\n" + errorText)
         }
         self.port = port
-        let append: @Sendable (FileHandle) -> Void = { [weak self] handle in
-            let data = handle.availableData
-            guard let self, !data.isEmpty else {
-                handle.readabilityHandler = nil
-                return
-            }
-            self.lock.withLock { self.capturedLog.append(data) }
+        do {
+            try output.startReading()
+        } catch {
+            PythonServer.terminate(process)
+            output.finish()
+            throw error
         }
-        stdout.fileHandleForReading.readabilityHandler = append
-        stderr.fileHandleForReading.readabilityHandler = append
     }
 
     /// `init` on `BlockingExecutor.shared`, for async tests: the wait for `READY` (a Python start-up, seconds on a
@@ -78,11 +72,15 @@ public final class PythonServer: StoppableServer, @unchecked Sendable {
     /// waiting up to a second for the exit would hold one of its two threads.
     deinit {
         let process = process
-        BlockingExecutor.shared.submit { Self.terminate(process) }
+        let output = output
+        BlockingExecutor.shared.submit {
+            Self.terminate(process)
+            output.finish()
+        }
     }
 
     /// What the server printed after `READY` (stdout and stderr interleaved), for assertions and failure output.
-    public var log: String { lock.withLock { String(decoding: capturedLog, as: UTF8.self) } }
+    public var log: String { output.text }
 
     /// Whether the process is still running.
     public var isRunning: Bool { process.isRunning }
@@ -93,22 +91,11 @@ public final class PythonServer: StoppableServer, @unchecked Sendable {
         try await BlockingExecutor.shared.perform { self.stop() }
     }
 
-    /// Kills the server (SIGTERM, then SIGKILL after one second), waits for it, and closes the pipes of its output:
-    /// Foundation's Process keeps them open as long as it lives, and never frees some of its objects (two descriptors
-    /// per server stayed open in the test runner; `BridgeProcess.init`). Not from `deinit`, which may run on a
-    /// pipe's own handler thread, where closing the pipe traps.
+    /// Kills the server (SIGTERM, then SIGKILL after one second), waits for it, takes the rest of its output and
+    /// closes the pipes (as soon as it is stopped, not when the object goes: a test holds many servers).
     public func stop() {
         Self.terminate(process)
-        guard
-            lock.withLock({ () -> Bool in
-                defer { outputsClosed = true }
-                return !outputsClosed
-            })
-        else { return }  // stopped before: the pipes are closed
-        for output in outputs {
-            output.readabilityHandler = nil
-            try? output.close()
-        }
+        output.finish()
     }
 
     /// Kills the server (SIGTERM, then SIGKILL after one second) and waits for it.
@@ -119,23 +106,6 @@ public final class PythonServer: StoppableServer, @unchecked Sendable {
             kill(process.processIdentifier, SIGKILL)
             ChildExit.wait(process)
         }
-    }
-
-    private static func readLine(from handle: FileHandle, timeout: TimeInterval) -> String? {
-        var buffer = Data()
-        let deadline = Date().addingTimeInterval(timeout)
-        let fd = handle.fileDescriptor
-        while Date() < deadline {
-            var pollFD = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&pollFD, 1, 100)
-            if ready <= 0 { continue }
-            var byte: UInt8 = 0
-            let count = read(fd, &byte, 1)
-            if count <= 0 { return buffer.isEmpty ? nil : String(decoding: buffer, as: UTF8.self) }
-            if byte == 0x0A { return String(decoding: buffer, as: UTF8.self) }
-            buffer.append(byte)
-        }
-        return nil
     }
 }
 

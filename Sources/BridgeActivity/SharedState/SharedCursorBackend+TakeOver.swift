@@ -12,8 +12,10 @@ extension SharedCursorBackend {
     /// * the cursor and subscription keys of sinks no longer configured are deleted (their dead letters stay);
     /// * pending `resync` requests (`SharedResyncRequest`) move into the subscription states.
     package func takeOver(sinks: [String], renames: SinkRenames = SinkRenames()) throws {
+        // Read before the keys are listed: a `resync` written after this moves the mark past it, and the term takes
+        // it (`resyncRequests(stores:)`).
+        var taking = State(resyncMark: try SharedResyncRequest.mark(in: store, keys: keys))
         let allKeys = Set(try store.keys())
-        var taking = State()
         for sink in sinks {
             try takeJournal(of: sink, into: &taking)
             taking.loaded[sink] = try progress(of: sink, among: allKeys, rewriting: true, into: &taking)

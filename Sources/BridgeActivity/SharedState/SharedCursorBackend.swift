@@ -26,6 +26,8 @@ package final class SharedCursorBackend: CursorBackend, SharedTermWriter {
         var loaded: [String: CursorDatabase.Loaded] = [:]
         /// The values of the other keys `takeOver` moved (the dead-letter journals), by key.
         var takenOver: [String: [UInt8]] = [:]
+        /// The revision of `<name>.resync` when the requests were last taken (`resyncRequests(stores:)`).
+        var resyncMark: UInt64 = 0
     }
 
     let state = Mutex(State())
@@ -48,6 +50,8 @@ package final class SharedCursorBackend: CursorBackend, SharedTermWriter {
 
     // MARK: - CursorBackend
 
+    /// What `takeOver` loaded, with every subscription state written since (a `resync` request taken during the
+    /// term is read back from here: `CursorStore.recordedResyncRequests`).
     package func load(sink: String) throws -> CursorDatabase.Loaded {
         let loaded = state.withLock { $0.loaded[sink] }
         return loaded ?? CursorDatabase.Loaded(cursor: nil, subscriptions: [:])
@@ -57,8 +61,10 @@ package final class SharedCursorBackend: CursorBackend, SharedTermWriter {
         try put(keys.cursor(sink: sink), value: Self.value(of: ActivityCursor(committed: committed), holder: holder))
     }
 
+    /// The request flag is written as given: `CursorStore` keeps a request unless `clearingResync`.
     package func write(_ subscription: SubscriptionCursorState, uid: String, sink: String, clearingResync: Bool) throws {
         try put(keys.subscription(sink: sink, uid: uid), value: Self.value(of: subscription))
+        written(subscription, uid: uid, sink: sink)
     }
 
     package func record(
@@ -69,8 +75,17 @@ package final class SharedCursorBackend: CursorBackend, SharedTermWriter {
         // than losing a snapshot's completion.
         for (uid, subscription) in subscriptions {
             try put(keys.subscription(sink: sink, uid: uid), value: Self.value(of: subscription))
+            written(subscription, uid: uid, sink: sink)
         }
         if let cursor { try put(keys.cursor(sink: sink), value: Self.value(of: cursor, holder: holder)) }
+    }
+
+    /// Keeps what `load` answers in step with the bucket.
+    private func written(_ subscription: SubscriptionCursorState, uid: String, sink: String) {
+        state.withLock { state in
+            state.loaded[sink, default: CursorDatabase.Loaded(cursor: nil, subscriptions: [:])].subscriptions[uid] =
+                subscription
+        }
     }
 
     // MARK: - SharedTermWriter

@@ -4,9 +4,9 @@ internal import BridgeSystem
 
 /// `directus-bridge resync` with shared state (docs/ARCHITECTURE.md "Shared state, lease and fencing"): the request
 /// is a key of its own, `<name>.resync.<uid>`, written by the command beside the bridges — never the subscription
-/// states, which only the active bridge writes, under fencing. The next takeover (`SharedCursorBackend.takeOver`)
-/// moves it into the subscription's state for every sink and deletes it; the active bridge, which sees
-/// `<name>.resync` move, starts a new term at once for that.
+/// states, which only the active bridge writes, under fencing. The active bridge, which sees `<name>.resync` move,
+/// moves it into the subscription's state for every sink it names and deletes it within its term
+/// (`SharedCursorBackend.resyncRequests(stores:)`); with none active, the next takeover (`takeOver`) does.
 package enum SharedResyncRequest {
     /// Records a request to snapshot subscription `uid` again, for `sinks` only when given (an earlier one still
     /// waiting is replaced), then moves `<name>.resync`, which the active bridge watches (`mark`). Blocks.
@@ -28,8 +28,8 @@ package enum SharedResyncRequest {
         return Set(sinks.compactMap(\.stringValue))
     }
 
-    /// The revision of `<name>.resync` (0: never moved): a bridge that saw it move since its term started starts a
-    /// new term. Blocks.
+    /// The revision of `<name>.resync` (0: never moved): the active bridge takes the requests when it moved since
+    /// it last looked. Blocks.
     package static func mark(in store: KeyValueStore, keys: SharedStateKeys) throws -> UInt64 {
         try store.entry(keys.resyncRequested)?.revision ?? 0
     }

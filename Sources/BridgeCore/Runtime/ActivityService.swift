@@ -13,7 +13,8 @@ public struct ActivityService: Sendable {
     public let trigger: (any ActivityTrigger)?
     private let readers: [ActivityReader]
     private let stores: [String: CursorStore]
-    /// `resync` beside the running bridge, where the term's cursors take requests (`TermCursors.resyncRequests`).
+    /// `resync` beside the running bridge, read where the term's cursors take requests (`TermCursors.resyncRequests`);
+    /// nil in live mode.
     private let resyncWatcher: ResyncRequestWatcher?
     /// `cursor.db` when the term keeps its cursors there (local state), closed by `closeFiles`.
     private let cursorFile: CursorDatabase?
@@ -65,12 +66,12 @@ public struct ActivityService: Sendable {
         guard plan.mode == .activity else { return .live }
         let sinkIDs = inboxes.map(\.sinkID)
         let renames = SinkCatalog.renames(of: config.sinks)
-        let (stores, local) = try await BlockingExecutor.shared.perform {
-            () throws -> ([String: CursorStore], CursorDatabase?) in
+        let (stores, opened) = try await BlockingExecutor.shared.perform {
+            () throws -> ([String: CursorStore], TermCursors) in
             let opened = try cursors.openCursors(sinks: sinkIDs, renames: renames, logger: logger)
             let stores = try Dictionary(
                 uniqueKeysWithValues: sinkIDs.map { ($0, try CursorStore(backend: opened.backend, sink: $0)) })
-            return (stores, opened.resyncRequests)
+            return (stores, opened)
         }
         let subscriptions = routes.filter { $0.handling == .trigger }.compactMap { route -> ActivitySubscription? in
             guard let configured = config.subscriptions.first(where: { $0.uid == route.uid }) else { return nil }
@@ -116,14 +117,12 @@ public struct ActivityService: Sendable {
                     logger: logger.child(label: "activity", metadata: [LogKey.sink: inbox.sinkID])
                 ))
         }
-        let watcher = local.map { database in
-            ResyncRequestWatcher(
-                database: database, readers: Dictionary(uniqueKeysWithValues: readers.map { ($0.sinkID, $0) }),
-                logger: logger)
-        }
+        let watcher = ResyncRequestWatcher(
+            source: opened.resyncRequests, readers: Dictionary(uniqueKeysWithValues: readers.map { ($0.sinkID, $0) }),
+            stores: stores, logger: logger)
         return ActivityService(
             trigger: TriggerFanOut.of(wakeups), readers: readers, stores: stores, resyncWatcher: watcher,
-            cursorFile: local)
+            cursorFile: opened.cursorFile)
     }
 
     /// `directus_bridge_sink_cursor{sink}` and `directus_bridge_sink_lag_rows{sink}`.

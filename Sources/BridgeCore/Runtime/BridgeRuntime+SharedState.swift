@@ -96,11 +96,8 @@ extension BridgeRuntime {
                 fenced: { [keeper] reason in keeper.fenced(reason) }
             )
             sinks.begin(SharedSinkState.Term(store: store, keys: keys, writer: backend))
-            // Read before the takeover: a `resync` written after it moves the mark past this.
-            let resyncMark = try? await BlockingExecutor.shared.perform {
-                try SharedResyncRequest.mark(in: store, keys: keys)
-            }
-            // The term ends at the process's stop, when the lease is lost, or for a `resync` written meanwhile.
+            // The term ends at the process's stop or when the lease is lost; a `resync` written meanwhile is taken
+            // within it (`SharedCursorBackend.resyncRequests`).
             async let ended: Void = {
                 await keeper.waitUntilStandby(since: generation, stop: term)
                 term.trigger()
@@ -109,7 +106,6 @@ extension BridgeRuntime {
                 await Self.either(stop, term)
                 term.trigger()
             }()
-            async let resync = Self.watchResync(store: store, keys: keys, since: resyncMark, term: term)
             let outcome = await runTerm(
                 components,
                 term: SharedTermState(cursors: backend, keeper: keeper),
@@ -118,21 +114,18 @@ extension BridgeRuntime {
             term.trigger()
             await ended
             await stopped
-            let resyncRequested = await resync
             if stop.isTriggered {
                 // Stopping while the lease ran out (the state servers gone during the drain): the runners ended as
                 // they must, which is no failure of the process.
                 if case .failure = outcome, !keeper.mayDeliver() { return .cleanShutdown }
                 return outcome
             }
-            if case .cleanShutdown = outcome, resyncRequested, keeper.mayDeliver() {
-                log.info("resync requested: a new term takes the request over (the lease is kept)")
-            } else if keeper.mayDeliver() {
+            if keeper.mayDeliver() {
                 // Still the lease holder: the term ended for a reason of its own (credentials refused, a sink that
                 // failed for good, a configuration problem), which ends the process as it would without sharing.
                 return outcome
             }
-            // Back to standby, or a new term at once: fresh sinks and inboxes, around the same metrics and health.
+            // Back to standby: the next term gets fresh sinks and inboxes, around the same metrics and health.
             components.health.update { health in
                 health.shuttingDown = false
                 health.connected = false
@@ -157,31 +150,6 @@ extension BridgeRuntime {
             }
         }
         return .cleanShutdown
-    }
-
-    /// While `term` runs, reads `<name>.resync` every 2 s; when it moved past `seen` (a `resync` was written), ends
-    /// the term and returns true. Nothing to compare with when the mark could not be read at the term's start.
-    private static func watchResync(
-        store: KeyValueStore,
-        keys: SharedStateKeys,
-        since seen: UInt64?,
-        term: ShutdownSignal
-    ) async -> Bool {
-        guard let seen else { return false }
-        // A periodic read, the timer being the latency of `resync`: the request is written into the bucket by
-        // another process, possibly on another machine. Only a watch of the key (NATS's `kvStore_Watch`) could ring
-        // here, and `KeyValueStore` has none: it would need a thread of its own and its own reconnect handling, for
-        // one read every 2 s against the 10 s a running bridge is given (README.md, `resync`).
-        while await term.sleep(for: .seconds(2)) {
-            let mark = try? await BlockingExecutor.shared.perform {
-                try SharedResyncRequest.mark(in: store, keys: keys)
-            }
-            if let mark, mark != seen {
-                term.trigger()
-                return true
-            }
-        }
-        return false
     }
 
     /// Returns once `first` or `second` is triggered.

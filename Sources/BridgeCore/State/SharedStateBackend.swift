@@ -43,8 +43,8 @@ package struct SharedStateBackend: StateBackend {
         }
     }
 
-    /// The request goes into the bucket (`<name>.resync.<uid>`); the active bridge starts a new term for it within
-    /// seconds (with none active, the next one to start takes it) and snapshots the subscription again.
+    /// The request goes into the bucket (`<name>.resync.<uid>`); the active bridge takes it within seconds (with none
+    /// active, the next one to start does) and snapshots the subscription again.
     package func requestResync(
         uid: String, sinks: [String]?, named: String?, configured: [String], renames: SinkRenames
     ) async -> StateCommandOutcome {

@@ -20,11 +20,13 @@ package protocol TermState: Sendable {
 }
 
 /// The cursors of one term.
-package struct TermCursors {
+package struct TermCursors: Sendable {
     /// Where each sink's cursor is read and written.
     package var backend: any CursorBackend
-    /// A `resync` written beside the running bridge is found here (nil: the backend ends the term for it instead).
-    package var resyncRequests: CursorDatabase?
+    /// Where a `resync` written beside the running bridge is found.
+    package var resyncRequests: any ResyncRequestSource
+    /// `cursor.db` when the term keeps its cursors there (local state), closed at the term's end.
+    package var cursorFile: CursorDatabase?
 }
 
 /// `state.backend: local`: `<state_dir>/cursor.db`, one term, no lease.
@@ -38,7 +40,7 @@ package struct LocalTermState: TermState {
 
     package func openCursors(sinks: [String], renames: SinkRenames, logger: Logger) throws -> TermCursors {
         let database = try CursorDatabase(directory: stateDir, sinks: sinks, renames: renames, logger: logger)
-        return TermCursors(backend: database, resyncRequests: database)
+        return TermCursors(backend: database, resyncRequests: database, cursorFile: database)
     }
 
     /// An unwritable `delivery.state_dir`, a read-only or damaged `cursor.db`: a configuration problem (exit 78).
@@ -69,7 +71,7 @@ package struct SharedTermState: TermState {
 
     package func openCursors(sinks: [String], renames: SinkRenames, logger: Logger) throws -> TermCursors {
         try cursors.takeOver(sinks: sinks, renames: renames)
-        return TermCursors(backend: cursors, resyncRequests: nil)
+        return TermCursors(backend: cursors, resyncRequests: cursors, cursorFile: nil)
     }
 
     /// The bucket did not answer: this term ends and the bridge waits for the lease again.

@@ -67,12 +67,16 @@ package final class AMQPBrokerClient: BrokerClient {
             exchange: exchange,
             routingKey: routingKeys.name(for: event),
             messageID: event.id,
-            headers: [
-                .init("type", event.event.typeName), .init("collection", event.collection), .init("key", event.key),
-                .init("event", event.event.rawValue),
-            ],
+            headers: Self.headers(
+                type: event.event.typeName, collection: event.collection, key: event.key, event: event.event.rawValue),
             body: event.body.bytes
         )
+    }
+
+    /// The headers of an event's message (contract: `type`, `collection`, `key`, `event`, in this order; the id is its
+    /// `message_id`): the sink's messages and the probe's test event (`check --send-test-event`) both come from here.
+    static func headers(type: String, collection: String, key: String, event: String) -> [AMQPMessage.Header] {
+        [.init("type", type), .init("collection", collection), .init("key", key), .init("event", event)]
     }
 
     package var problem: String? { lastError.map { describe($0, exchange: exchange) } }

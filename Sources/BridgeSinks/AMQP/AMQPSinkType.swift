@@ -82,10 +82,8 @@ package enum AMQPSinkType: SinkType {
             exchange: exchange,
             routingKey: routingKey,
             messageID: test.id,
-            headers: [
-                .init("type", SinkTestEvent.type), .init("collection", context.testCollection), .init("key", ""),
-                .init("event", "test"),
-            ],
+            headers: AMQPBrokerClient.headers(
+                type: SinkTestEvent.type, collection: context.testCollection, key: "", event: "test"),
             body: test.body
         )
         let outcomes: [AMQPOutcome]

@@ -60,8 +60,8 @@ final class KafkaBrokerClient: BrokerClient {
     }
 
     /// Writes the message of the event at `event` over `message` (only the fields the message takes are read from
-    /// the event), and its headers into `headers`: the same as `headers(id:type:collection:event:encoder:)`'s, added
-    /// as the event's bytes (no `String` per header; a live id rendered on the stack).
+    /// the event), and its headers into `headers`, added as the event's bytes (no `String` per header; a live id
+    /// rendered on the stack).
     private func write(
         _ event: UnsafePointer<EncodedEvent>,
         into message: inout KafkaMessage,
@@ -70,27 +70,30 @@ final class KafkaBrokerClient: BrokerClient {
         message.topic = topics.name(collection: event.pointee.collection, event: event.pointee.event)
         message.key = event.pointee.key
         message.value = event.pointee.body.slice  // no copy: the producer copies it
-        event.pointee.identifier.withUTF8 { headers.add("id", bytes: $0) }
-        headers.add("type", event.pointee.event.typeName)
-        headers.add("collection", event.pointee.collection)
-        headers.add("event", event.pointee.event.rawValue)
-        if encoder.format == .cloudevents { headers.add("content-type", encoder.contentType) }
+        event.pointee.identifier.withUTF8 { id in
+            Self.addHeaders(
+                to: &headers, id: id, type: event.pointee.event.typeName, collection: event.pointee.collection,
+                event: event.pointee.event.rawValue, encoder: encoder)
+        }
     }
 
-    /// The headers of a message (contract: `id`, `type`, `collection`, `event`). A CloudEvent adds `content-type:
-    /// application/cloudevents+json`: the CloudEvents Kafka binding's structured mode requires it, and consumers'
-    /// SDKs tell structured from binary mode by it.
-    static func headers(id: String, type: String, collection: String, event: String, encoder: EventEncoder)
-        -> [KafkaHeader]
-    {
-        var headers = [
-            KafkaHeader(name: "id", value: id), KafkaHeader(name: "type", value: type),
-            KafkaHeader(name: "collection", value: collection), KafkaHeader(name: "event", value: event),
-        ]
-        if encoder.format == .cloudevents {
-            headers.append(KafkaHeader(name: "content-type", value: encoder.contentType))
-        }
-        return headers
+    /// Adds the headers of a message to `headers` (contract: `id`, `type`, `collection`, `event`, in this order). A
+    /// CloudEvent adds `content-type: application/cloudevents+json`: the CloudEvents Kafka binding's structured mode
+    /// requires it, and consumers' SDKs tell structured from binary mode by it. The one place their names and order
+    /// are written: the sink's messages and the probe's test event (`check --send-test-event`) both come here.
+    static func addHeaders<Headers: KafkaHeaderAdding & ~Copyable>(
+        to headers: inout Headers,
+        id: UnsafeRawBufferPointer,
+        type: String,
+        collection: String,
+        event: String,
+        encoder: EventEncoder
+    ) {
+        headers.add("id", bytes: id)
+        headers.add("type", type)
+        headers.add("collection", collection)
+        headers.add("event", event)
+        if encoder.format == .cloudevents { headers.add("content-type", encoder.contentType) }
     }
 
     /// A page of an activity batch would otherwise wait `linger.ms` for messages that do not come. The runner is

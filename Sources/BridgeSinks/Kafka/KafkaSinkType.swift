@@ -79,12 +79,14 @@ package enum KafkaSinkType: SinkType {
             .joined(separator: "; ")
         guard context.sendTestEvent else { return .ok(check, found) }
         let test = context.testEvent
-        let message = KafkaMessage(
-            topic: topic, key: "",
-            headers: KafkaBrokerClient.headers(
-                id: test.id, type: "directus.bridge.test", collection: context.testCollection, event: "test",
-                encoder: context.encoder),
-            value: test.body)
+        var headers: [KafkaHeader] = []
+        var id = test.id
+        id.withUTF8 { id in
+            KafkaBrokerClient.addHeaders(
+                to: &headers, id: UnsafeRawBufferPointer(id), type: "directus.bridge.test",
+                collection: context.testCollection, event: "test", encoder: context.encoder)
+        }
+        let message = KafkaMessage(topic: topic, key: "", headers: headers, value: test.body)
         let outcome = (try? await producer.send([message], within: .seconds(15)))?.first
         switch outcome {
         case .delivered(let partition, let offset):

@@ -47,6 +47,14 @@ package final class MQTTBrokerClient: BrokerClient {
             + " \(maxInFlight): at most \(limit) per round trip (mosquitto: raise max_inflight_messages)"
     }
 
+    /// The MQTT 5 user properties of an event's message (contract: `id`, `type`, `collection`, `key`, `event`, in
+    /// this order): the sink's messages and the probe's test event (`check --send-test-event`) both come from here.
+    static func userProperties(
+        id: String, type: String, collection: String, key: String, event: String
+    ) -> [MQTTMessage.UserProperty] {
+        [.init("id", id), .init("type", type), .init("collection", collection), .init("key", key), .init("event", event)]
+    }
+
     package func submit(_ events: [EncodedEvent], completion: @escaping @Sendable (BrokerOutcomes) -> Void)
         async throws(SinkError)
     {
@@ -57,11 +65,9 @@ package final class MQTTBrokerClient: BrokerClient {
                 MQTTMessage(
                     topic: topics.name(for: event),
                     payload: event.body.bytes,
-                    userProperties: [
-                        .init("id", event.id), .init("type", event.event.typeName),
-                        .init("collection", event.collection), .init("key", event.key),
-                        .init("event", event.event.rawValue),
-                    ]
+                    userProperties: Self.userProperties(
+                        id: event.id, type: event.event.typeName, collection: event.collection, key: event.key,
+                        event: event.event.rawValue)
                 )
             )
             if let stateTopic {

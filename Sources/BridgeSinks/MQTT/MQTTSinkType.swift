@@ -69,22 +69,33 @@ package enum MQTTSinkType: SinkType {
         let message = MQTTMessage(
             topic: topic,
             payload: test.body,
-            userProperties: [
-                .init("id", test.id), .init("type", "directus.bridge.test"),
-                .init("collection", context.testCollection), .init("key", ""), .init("event", "test"),
-            ]
+            userProperties: MQTTBrokerClient.userProperties(
+                id: test.id, type: SinkTestEvent.type, collection: context.testCollection, key: "", event: "test")
         )
         let outcome = await client.publish([message], timeout: MQTTBrokerClient.acknowledgementTimeout).first
         await client.close()
         if let error = outcome?.error {
             return [
                 .fail(
-                    check,
-                    "test event not acknowledged: \(MQTTBrokerClient.describe(error))",
-                    remedy: "check the broker's ACL for \(topic)"
-                )
+                    check, "test event not acknowledged: \(MQTTBrokerClient.describe(error))",
+                    remedy: publishRemedy(error, topic: topic))
             ]
         }
         return [.ok(check, "test event \(test.id) published to \(topic), acknowledged (QoS \(settings.qos))")]
+    }
+
+    /// What to do about a test event the broker did not acknowledge, by the error's kind: the ACL only when the broker
+    /// refused the user the topic (it said "check the broker's ACL" for any error, a message too large or a broker
+    /// that went away too).
+    static func publishRemedy(_ error: MQTTError, topic: String) -> String {
+        switch error.kind {
+        case .authentication: "check the broker's ACL for \(topic): the user may not publish there"
+        case .rejected, .configuration:
+            "the broker refuses this message (larger than its message_size_limit, or a topic it does not take): "
+                + "see its log"
+        case .retriable:
+            "the broker took no publish for now (it went away, its quota is exceeded, or it did not answer in time): "
+                + "check that it runs and see its log"
+        }
     }
 }

@@ -31,6 +31,17 @@ package final class RedisBrokerClient: BrokerClient {
         }
     }
 
+    /// The fields of an event's stream entry (contract: `id`, `type`, `collection`, `key`, `event`, `payload`, in
+    /// this order): the sink's entries and the probe's test event (`check --send-test-event`) both come from here.
+    static func fields(
+        id: String, type: String, collection: String, key: String, event: String, payload: [UInt8]
+    ) -> [RedisStreamEntry.Field] {
+        [
+            .init("id", Array(id.utf8)), .init("type", Array(type.utf8)), .init("collection", Array(collection.utf8)),
+            .init("key", Array(key.utf8)), .init("event", Array(event.utf8)), .init("payload", payload),
+        ]
+    }
+
     package func submit(_ events: [EncodedEvent], completion: @escaping @Sendable (BrokerOutcomes) -> Void)
         async throws(SinkError)
     {
@@ -38,11 +49,9 @@ package final class RedisBrokerClient: BrokerClient {
             RedisStreamEntry(
                 stream: streams.name(for: event),
                 dedupID: event.id,
-                fields: [
-                    .init("id", Array(event.id.utf8)), .init("type", Array(event.event.typeName.utf8)),
-                    .init("collection", Array(event.collection.utf8)), .init("key", Array(event.key.utf8)),
-                    .init("event", Array(event.event.rawValue.utf8)), .init("payload", event.body.bytes),
-                ]
+                fields: Self.fields(
+                    id: event.id, type: event.event.typeName, collection: event.collection, key: event.key,
+                    event: event.event.rawValue, payload: event.body.bytes)
             )
         }
         do {

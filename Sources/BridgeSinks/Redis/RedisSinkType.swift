@@ -82,7 +82,9 @@ package enum RedisSinkType: SinkType {
         let entry = RedisStreamEntry(
             stream: stream,
             dedupID: test.id,
-            fields: [.init("id", Array(test.id.utf8)), .init("event", Array("test".utf8)), .init("payload", test.body)]
+            fields: RedisBrokerClient.fields(
+                id: test.id, type: SinkTestEvent.type, collection: context.testCollection, key: "", event: "test",
+                payload: test.body)
         )
         do {
             let outcome = try await client.append([entry], settings: settings.streamSettings).first

@@ -35,6 +35,8 @@ extension WebhookDeliveryService {
         package var receiverFailing = false
         /// Event ids of attempts handed to the engine's batch interface, by outbox row.
         package var submitted: [Int64: String] = [:]
+        /// An empty list with capacity, traded for the engine's finished attempts each turn (`turn`).
+        package var spareCompletions: [DeliveryReceiver.Completion] = []
 
         /// One hand-over to the writer: its ticket, the rows it removes and the items it frees.
         package struct HandedOver {

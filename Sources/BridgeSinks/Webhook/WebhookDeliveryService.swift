@@ -247,10 +247,15 @@ package final class WebhookDeliveryService: Sendable {
     private func turn(_ loop: inout Loop) async -> Bool {
         let now = Self.nowMilliseconds()
         // Retry times count from the next whole millisecond, so a retry is never early by the rounding.
-        for completion in engineCompletions.list.withLock({ list in
-            defer { list.removeAll(keepingCapacity: true) }
-            return list
-        }) {
+        // The inbox's list and the loop's spare trade places: neither is copied nor allocated again per turn.
+        var finished: [DeliveryReceiver.Completion] = []
+        swap(&finished, &loop.spareCompletions)
+        engineCompletions.list.withLock { swap(&$0, &finished) }
+        defer {
+            finished.removeAll(keepingCapacity: true)
+            loop.spareCompletions = finished
+        }
+        for completion in finished {
             guard let eventID = loop.submitted.removeValue(forKey: completion.tag) else { continue }
             let attempt = FinishedAttempt(
                 seq: completion.tag,

@@ -40,8 +40,15 @@ package struct WebhookSigner: Sendable {
     /// The `webhook-signature` value for one attempt, or nil without secrets.
     package func signature(id: String, timestamp: Int64, body: [UInt8]) -> String? {
         guard !keys.isEmpty else { return nil }
-        let prefix = Array("\(id).\(timestamp).".utf8)
+        // Built in place, each once: `"\(id).\(timestamp)."` and a header grown by `+=` allocated a string per step.
+        var prefix: [UInt8] = []
+        prefix.reserveCapacity(id.utf8.count + 22)
+        prefix.append(contentsOf: id.utf8)
+        prefix.append(UInt8(ascii: "."))
+        prefix.append(contentsOf: String(timestamp).utf8)
+        prefix.append(UInt8(ascii: "."))
         var header = ""
+        header.reserveCapacity(keys.count * 48)
         prefix.withUnsafeBytes { prefixBytes in
             body.withUnsafeBytes { bodyBytes in
                 for (index, key) in keys.enumerated() {

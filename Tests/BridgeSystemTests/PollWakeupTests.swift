@@ -1,4 +1,3 @@
-import BridgeMQTT
 import BridgeSystem
 import BridgeTestSupport
 import Testing
@@ -7,7 +6,7 @@ import Testing
     @preconcurrency import Glibc
 #endif
 
-/// The wake-up the MQTT client's network thread polls beside its socket (`PollWakeup`).
+/// The wake-up a polling thread polls beside its descriptors (`PollWakeup`): the MQTT client's network thread's.
 @Suite struct PollWakeupTests {
     /// Whether `wakeup`'s descriptor is readable now (a poll that does not wait).
     func isReadable(_ wakeup: PollWakeup) -> Bool {

@@ -1,14 +1,13 @@
-package import BridgeSystem
-
 #if canImport(Glibc)
     @preconcurrency import Glibc
 #endif
 
-/// Wakes a thread that waits in `poll(2)` on its socket: a pipe whose read end it polls beside the socket
+/// Wakes a thread that waits in `poll(2)` on its descriptors: a pipe whose read end it polls beside them
 /// (`descriptor`, readable after a ring until `drain`). Rings from any thread before the drain count once.
 ///
-/// `Wakeup` is for a waiting task and `ConditionLock` for a thread that waits on nothing else; this is for the MQTT
-/// client's network thread, which must also wake for its socket. It lives here while that thread is its one user.
+/// `Wakeup` is for a waiting task and `ConditionLock` for a thread that waits on nothing else; this is for a thread
+/// that must also wake for its descriptors: the MQTT client's network thread (its socket) and the tests' helper
+/// servers' output reader (their pipes, `ServerOutput` in Tests/BridgeTestSupport).
 package final class PollWakeup: Sendable {
     /// The read end, to poll for `POLLIN`. Both ends are owned: closed in deinit.
     package let descriptor: Int32

@@ -1,0 +1,90 @@
+import BridgeJSON
+import Testing
+
+@testable import BridgeActivity
+@testable import BridgeEvents
+
+/// A `resync` asked while the reader waits for its sink (nobody takes from the queue) is taken at once — the fresh
+/// watermark saved, the request cleared — whatever the reader waits in (contract, "Commands": 10 seconds), and what
+/// waited is still queued before the new snapshot's lines.
+@Suite struct ResyncWhileWaitingTests {
+    /// Records the request as `directus-bridge resync` does and hands it to the running reader, as the watcher does.
+    private func requestResync(_ uid: String, _ harness: ReaderHarness) throws {
+        try CursorDatabase(directory: harness.directory, sinks: ["default"]).requestResync(of: uid, sinks: ["default"])
+        harness.reader.requestResync([uid])
+    }
+
+    /// The snapshot of `articles` waits to queue a page; a request of `comments` is taken, and its snapshot follows
+    /// the articles' once the sink takes again (before, the request waited for the articles' snapshot to be durable).
+    @Test func aResyncOfAnotherSubscriptionIsTakenWhileASnapshotPageWaits() async throws {
+        let directus = FakeDirectus()
+        for id in 1...6 { directus.seed("articles", "\(id)", article(id)) }
+        for id in 1...2 { directus.seed("comments", "\(id)", ["id": JSONValue(Int64(id))]) }
+        directus.commit(1, "update", "articles", "1", item: article(1))
+        let harness = try ReaderHarness(
+            directus: directus,
+            subscriptions: [subscription(snapshot: true), subscription("comments")],
+            snapshotPageSize: 2,
+            capacity: 1
+        )
+        harness.start()
+        // The first page is queued; the second waits for room.
+        try await harness.wait { harness.queue.depth > 0 }
+        directus.commit(2, "update", "comments", "1", item: ["id": JSONValue(Int64(1)), "text": .string("changed")])
+        try requestResync("comments", harness)
+        try await harness.wait {
+            harness.store.subscriptions["comments"] == SubscriptionCursorState(startID: 2, snapshotWatermark: 2)
+        }
+        #expect(
+            harness.store.subscriptions["comments"] == SubscriptionCursorState(startID: 2, snapshotWatermark: 2),
+            "\(String(describing: harness.store.subscriptions["comments"]))"
+        )
+        #expect(harness.store.subscriptions["articles"]?.snapshotDone == false)
+
+        let events = try await harness.collect(8)
+        #expect(
+            events.map(\.id)
+                == (1...6).map { "snap_articles_\($0)_1" } + (1...2).map { "snap_comments_\($0)_2" },
+            "the change at 2 is in the snapshot, not streamed"
+        )
+        try await harness.wait { harness.store.subscriptions["comments"]?.snapshotDone == true }
+        #expect(harness.store.subscriptions["articles"]?.snapshotDone == true)
+        #expect(harness.store.subscriptions["comments"]?.snapshotDone == true)
+        await harness.halt()
+    }
+
+    /// The stream waits to queue a page of changes; a request of `articles` is taken, the page is still queued, and
+    /// the snapshot follows it (before, the request waited until the page was queued).
+    @Test func aResyncIsTakenWhileTheStreamWaitsForTheQueue() async throws {
+        let directus = FakeDirectus()
+        for id in 1...6 { directus.commit(Int64(id), "create", "articles", "\(id)", item: article(id)) }
+        let harness = try ReaderHarness(
+            directus: directus,
+            subscriptions: [subscription()],
+            directory: try ReaderHarness.stateFromTheStart(),
+            pageSize: 2,
+            capacity: 1
+        )
+        harness.start()
+        // The first page is queued and the second read: the reader hands it over, and waits for room.
+        try await harness.wait { harness.registry.render().contains("directus_bridge_activity_reads_total 2\n") }
+        #expect(harness.queue.depth == 2)
+        try requestResync("articles", harness)
+        try await harness.wait {
+            harness.store.subscriptions["articles"] == SubscriptionCursorState(startID: 6, snapshotWatermark: 6)
+        }
+        #expect(
+            harness.store.subscriptions["articles"] == SubscriptionCursorState(startID: 6, snapshotWatermark: 6),
+            "\(String(describing: harness.store.subscriptions["articles"]))"
+        )
+
+        let events = try await harness.collect(10)
+        #expect(
+            events.map(\.id) == ["act_1", "act_2", "act_3", "act_4"] + (1...6).map { "snap_articles_\($0)_6" },
+            "the waiting page is queued, the rest is in the snapshot"
+        )
+        try await harness.wait { harness.store.subscriptions["articles"]?.snapshotDone == true }
+        #expect(harness.store.subscriptions["articles"]?.snapshotDone == true)
+        await harness.halt()
+    }
+}
