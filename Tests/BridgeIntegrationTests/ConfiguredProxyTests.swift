@@ -99,6 +99,8 @@ import Testing
             bridge.waitUntil(timeout: 30) { _ in ((try? receiver.requests()) ?? []).contains(where: \.delivered) },
             "\(bridge.stderr.suffix(3000))\n\(proxy.log)")
         let receiverOrigin = "127.0.0.1:\(URL(string: receiver.hookURL())!.port!)"
+        // The proxy prints a tunnel's line after it forwarded the first bytes, so the delivery can be seen first.
+        _ = bridge.waitUntil(timeout: 10) { _ in proxy.log.contains("TUNNEL \(receiverOrigin) user=hooks first=") }
         let tunnels = proxy.log.split(separator: "\n").filter { $0.hasPrefix("TUNNEL ") }
         #expect(
             tunnels.contains { $0.hasPrefix("TUNNEL \(receiverOrigin) user=hooks first=POST /hook") }, "\(proxy.log)")
