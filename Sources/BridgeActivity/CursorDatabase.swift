@@ -76,6 +76,8 @@ public final class CursorDatabase: Sendable {
     let database: Mutex<SQLiteDatabase>
     /// The database file.
     public let path: String
+    /// Says when the file was deleted while open and copied anew (`renewIfGone`).
+    private let logger: Logger
 
     /// What `load` reads for one sink.
     package struct Loaded {
@@ -100,6 +102,7 @@ public final class CursorDatabase: Sendable {
         try Self.rename(renames, in: database, logger: logger)
         try Self.adopt(sinks, in: database, logger: logger)
         self.path = path
+        self.logger = logger
         self.database = Mutex(database)
     }
 
@@ -240,12 +243,20 @@ public final class CursorDatabase: Sendable {
     // MARK: - Writing (called by `CursorStore` under its own lock)
 
     package func writeCursor(sink: String, committed: Int64) throws {
-        try database.withLock { database in try Self.upsertCursor(sink: sink, committed: committed, in: database) }
+        try writing { database in try Self.upsertCursor(sink: sink, committed: committed, in: database) }
     }
 
     package func write(_ subscription: SubscriptionCursorState, uid: String, sink: String, clearingResync: Bool) throws {
-        try database.withLock { database in
+        try writing { database in
             try Self.write(subscription, uid: uid, sink: sink, clearingResync: clearingResync, to: database)
+        }
+    }
+
+    /// Runs a write under the lock, then makes sure it is in the file at `path` (`renewIfGone`).
+    private func writing(_ body: (SQLiteDatabase) throws -> Void) throws {
+        try database.withLock { database in
+            try body(database)
+            try Self.renewIfGone(&database, path: path, logger: logger)
         }
     }
 
@@ -255,7 +266,7 @@ public final class CursorDatabase: Sendable {
         sink: String, cursor: ActivityCursor?, previous: ActivityCursor,
         subscriptions: [(uid: String, state: SubscriptionCursorState)]
     ) throws {
-        try database.withLock { database in
+        try writing { database in
             try database.transaction {
                 if let cursor {
                     try Self.upsertCursor(sink: sink, committed: cursor.committed, in: database)

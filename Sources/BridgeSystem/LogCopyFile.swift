@@ -11,11 +11,19 @@ import Synchronization
 /// link); one `write(2)` per line, which `O_APPEND` keeps whole between threads and processes. After a SIGHUP
 /// (logrotate moved the file) the next line reopens the path the same way first, so no line written after the
 /// signal was delivered goes to the moved file.
+///
+/// A line is whole or absent: a write that fails part-way (a full disk, a file size limit) is cut back to where the
+/// line began (`FileRewindPoint`), where before it left a torn line that the next line was glued to. A copy deleted
+/// while open (`rm`, not a rotation) is noticed before each line (`DeletedFile`) and the line goes to a new file at
+/// the path, made as the first; before, every later line went into the deleted file until the next SIGHUP
+/// (docs/RELIABILITY.md, "Careless or hostile operators").
 public final class LogCopyFile: Sendable {
     private struct State {
         var fd: Int32
         /// The count of SIGHUPs when `fd` was opened, or when a reopen last failed.
         var seen: Int
+        /// A reopen of the deleted copy failed and was said: the next lines try again without saying it again.
+        var deletedReopenFailed = false
     }
 
     /// The path, for error messages.
@@ -39,17 +47,30 @@ public final class LogCopyFile: Sendable {
         state.withLock { state in
             var failure: (any Error)?
             let requested = hangUps.current
-            if requested != state.seen {
+            // A deleted copy is reopened whatever the signals say, tried again at every line while it fails (said
+            // once): its lines reach nobody meanwhile.
+            let deleted = requested == state.seen && DeletedFile.isDeleted(state.fd)
+            if requested != state.seen || deleted {
                 state.seen = requested
                 do {
                     let reopened = try PrivateFile.open(path, flags: O_WRONLY | O_APPEND)
                     close(state.fd)
                     state.fd = reopened
+                    state.deletedReopenFailed = false
                 } catch {
-                    failure = error
+                    if !(deleted && state.deletedReopenFailed) { failure = error }
+                    if deleted { state.deletedReopenFailed = true }
                 }
             }
-            FileDescriptorWriter.writeAll(fd: state.fd, bytes: bytes)
+            let fd = state.fd
+            let start = FileRewindPoint(fd, appends: true)
+            bytes.withUnsafeBytes { buffer in
+                do throws(SystemError) {
+                    try FileDescriptorWriter.write(fd: fd, bytes: buffer)
+                } catch {
+                    start?.rewind(fd)  // no torn line for the next one to be glued to
+                }
+            }
             return failure
         }
     }

@@ -19,11 +19,4 @@ enum NDJSONOutputFile {
         let flags = fcntl(fd, F_GETFL)
         return .file(appends: flags >= 0 && flags & O_APPEND != 0)
     }
-
-    /// Whether the file open at `fd` has no name left (`rm` of the output while the bridge runs): what is written to
-    /// it reaches nobody, and nothing but a reopen would ever end that.
-    static func isDeleted(_ fd: Int32) -> Bool {
-        var status = stat()
-        return fstat(fd, &status) == 0 && status.st_mode & S_IFMT == S_IFREG && status.st_nlink == 0
-    }
 }

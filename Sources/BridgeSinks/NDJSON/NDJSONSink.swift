@@ -32,7 +32,7 @@ public final class NDJSONSink: SinkConnector, @unchecked Sendable {
     private let policy: FsyncPolicy
     private var fd: Int32
     private let isStdout: Bool
-    /// Whether `fd` is a regular file, which a failed batch is cut off again (`NDJSONRewindPoint`), or a stream.
+    /// Whether `fd` is a regular file, which a failed batch is cut off again (`FileRewindPoint`), or a stream.
     private var output: NDJSONOutputFile.Kind
     /// The batch a pipe or device took part of before its write failed: the retry writes the rest.
     private var unfinished: NDJSONUnfinishedBatch?
@@ -98,8 +98,8 @@ public final class NDJSONSink: SinkConnector, @unchecked Sendable {
             output = NDJSONOutputFile.kind(of: fd)
             if output != .stream { unfinished = nil }
         }
-        var start: NDJSONRewindPoint?
-        if case .file(let appends) = output { start = NDJSONRewindPoint(fd, appends: appends) }
+        var start: FileRewindPoint?
+        if case .file(let appends) = output { start = FileRewindPoint(fd, appends: appends) }
         let fd = fd
         let first = events[0].identifier
         let unfinished = self.unfinished
@@ -148,7 +148,7 @@ public final class NDJSONSink: SinkConnector, @unchecked Sendable {
                 sink: name, message: "write failed: \(error)",
                 isRetriable: !(isStdout && (error.errno == EPIPE || error.errno == EBADF)))
         }
-        if !isStdout && output != .stream && NDJSONOutputFile.isDeleted(fd) {
+        if !isStdout && output != .stream && DeletedFile.isDeleted(fd) {
             // Deleted while open (not rotated: nothing is left at the path or under another name). These lines went
             // where nobody reads them, and so would every later one until a SIGHUP: write them again into a new file.
             Glibc.close(fd)

@@ -3,7 +3,7 @@ internal import BridgeJSON
 /// The part of a batch that a pipe (or a device) took before its write failed (a FIFO's reader gone, an I/O error of
 /// a terminal). What a pipe took cannot be taken back: writing the whole batch again would put a torn line and a
 /// second copy of every line before it into the stream, so the runner's retry of the same batch writes only the
-/// rest. A regular file is cut back instead (`NDJSONRewindPoint`).
+/// rest. A regular file is cut back instead (`FileRewindPoint`).
 struct NDJSONUnfinishedBatch {
     /// The batch's first event.
     let first: EventIdentifier
