@@ -39,7 +39,9 @@ extension ActivityReaderLoop {
                 default: break
                 }
             }
-            guard rows.count == pageSize, let last = rows.last, last.id > position else { break }
+            // Up to `newest`, not until a short page: a server (or a gateway before it) may cap every answer below
+            // our `limit` while rows after it are still there.
+            guard let last = rows.last, last.id > position else { break }
             after = last.id
         }
         return vanished
