@@ -149,7 +149,7 @@ extension ActivityReaderLoop {
                     key = tooLarge.keyString
                 }
                 guard let key else { continue }
-                held.insert(key.hashValue)
+                held.insert(ItemKey(key).hashValue)  // by bytes, as the vanished scan looks keys up
                 events.append(snapshotLine(subscription, key: key, data: data, watermark: watermark, at: receivedAt))
             }
             let isLast = page.entries.count < pageSize

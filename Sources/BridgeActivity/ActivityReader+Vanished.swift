@@ -17,8 +17,8 @@ extension ActivityReaderLoop {
                 "reading the activity log failed", { try await self.reader.source.newestActivityID() })
         else { return nil }
         let pageSize = reader.settings.pageSize
-        var createdAbove = Set<String>()
-        var listed = Set<String>()
+        var createdAbove = Set<ItemKey>()  // by bytes (ItemKey), as Directus tells keys apart
+        var listed = Set<ItemKey>()
         var vanished: [String] = []
         var after = watermark
         while after < newest {
@@ -31,9 +31,11 @@ extension ActivityReaderLoop {
             for row in rows where row.id <= newest && row.collection == collection {
                 guard let key = row.item else { continue }
                 switch row.action {
-                case "create": createdAbove.insert(key)
+                case "create": createdAbove.insert(ItemKey(key))
                 case "delete":
-                    if !createdAbove.contains(key), !held.contains(key.hashValue), listed.insert(key).inserted {
+                    if !createdAbove.contains(ItemKey(key)), !held.contains(ItemKey(key).hashValue),
+                        listed.insert(ItemKey(key)).inserted
+                    {
                         vanished.append(key)
                     }
                 default: break

@@ -40,25 +40,26 @@ extension DirectusActivitySource {
     public func items(_ query: ItemQuery, keys: [String]) async throws(DirectusError) -> ItemRead {
         let path = itemsPath(query)
         let read = try await keyed(
-            keys, kind: Self.itemsKind(query), operation: "GET " + path,
-            returned: { Set($0.items.compactMap(query.key(of:))) }
-        ) { (chunk: [String], limit: Int) async throws(DirectusError) -> DirectusAnswer in
-            try await self.api.get(path, query: query.parameters(keys: chunk), maxResponseBytes: limit)
+            keys.map(ItemKey.init), kind: Self.itemsKind(query), operation: "GET " + path,
+            returned: { Set($0.items.compactMap(query.key(of:)).map(ItemKey.init)) }
+        ) { (chunk: [ItemKey], limit: Int) async throws(DirectusError) -> DirectusAnswer in
+            try await self.api.get(path, query: query.parameters(keys: chunk.map(\.text)), maxResponseBytes: limit)
         }
-        if !read.tooLarge.isEmpty { omitted("data", collection: query.collection, keys: read.tooLarge) }
-        return ItemRead(items: read.answers.flatMap(\.items), tooLarge: Set(read.tooLarge))
+        let tooLarge = read.tooLarge.map(\.text)
+        if !tooLarge.isEmpty { omitted("data", collection: query.collection, keys: tooLarge) }
+        return ItemRead(items: read.answers.flatMap(\.items), tooLarge: Set(tooLarge))
     }
 
-    public func existingKeys(_ query: ItemQuery, keys: [String]) async throws(DirectusError) -> Set<String> {
-        var found: Set<String> = []
+    public func existingKeys(_ query: ItemQuery, keys: [String]) async throws(DirectusError) -> Set<ItemKey> {
+        var found: Set<ItemKey> = []
         var pending = Self.batches(of: keys, at: api.rowLimit.capped(Self.keysPerRequest))
         while let chunk = pending.popLast() {
             // Primary keys only: an answer of at most 500 of them is far below any limit.
             let answer = try await api.get(
                 itemsPath(query), query: query.existenceParameters(keys: chunk), maxResponseBytes: sizer.limits.normal)
-            let returned = Set(answer.items.compactMap(query.key(of:)))
+            let returned = Set(answer.items.compactMap(query.key(of:)).map(ItemKey.init))
             found.formUnion(returned)
-            if let rest = Self.cutShort(chunk, returned: returned) { pending.append(rest) }
+            if let rest = Self.cutShort(chunk.map(ItemKey.init), returned: returned) { pending.append(rest.map(\.text)) }
         }
         return found
     }
