@@ -1,5 +1,6 @@
 import BridgeCore
 import BridgeEvents
+import BridgeSinks
 import BridgeSystem
 import BridgeTestSupport
 import Foundation
@@ -110,6 +111,32 @@ import Testing
             return
         }
         #expect(message.contains("pid \(getpid())"), "\(message)")
+    }
+
+    /// `rm -r state` under a running bridge: the keeper's check makes the directory again with the lock (the same
+    /// checked open as at start), and the outbox's copy then finds it: nothing of what waited is lost.
+    @Test func aStateDirectoryRemovedWholeIsMadeAgainWithItsFiles() throws {
+        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "state-lock").path + "/state"
+        let lock = try StateDirectoryLock(directory: directory)
+        let store = try OutboxStore.open(stateDir: directory)
+        #expect(try store.insert([outboxEvent("evt_1")], sink: "0-webhook-a", now: 1, limit: 10).inserted == 1)
+        try FileManager.default.removeItem(atPath: directory)
+        let keeper = StateDirectoryKeeper(lock: lock, stop: ShutdownSignal(), logger: .silent)
+        keeper.check(
+            files: [(OutboxStore.fileName, { try store.keepAtPath() })],
+            now: .now + StateDirectoryKeeper.interval)
+        #expect(keeper.lostClaim == nil)
+        #expect(FileManager.default.fileExists(atPath: lock.path), "no lock file in the directory made again")
+        #expect(throws: StateDirectoryLock.Failure.self) { _ = try StateDirectoryLock(directory: directory) }
+        try store.close()
+        #expect(try OutboxStore(path: store.path).outboxCount(sink: "0-webhook-a") == 1)
+    }
+
+    private func outboxEvent(_ id: String) -> EncodedEvent {
+        EncodedEvent(
+            id: id, event: .update, collection: "articles", key: "1", origin: .live, seq: nil,
+            time: Timestamp(microsecondsSinceEpoch: 0), receivedAt: Timestamp(microsecondsSinceEpoch: 0),
+            subscription: "articles", body: Array(#"{"id":"\#(id)"}"#.utf8))
     }
 
     @Test func anUnusableDirectoryIsASystemFailure() throws {
