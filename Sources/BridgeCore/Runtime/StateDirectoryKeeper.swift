@@ -80,7 +80,8 @@ package final class StateDirectoryKeeper: Sendable {
             passed(StateDirectoryLock.fileName)
             return true
         } catch .system(let error) {
-            // The directory gone or unusable: nobody else can hold the lock there either. Tried again each time.
+            // The directory cannot be made again or used (a file in its place, a parent gone read-only): no other
+            // bridge can lock the path either. Said once, tried again at each check.
             failed(
                 StateDirectoryLock.fileName,
                 "bridge.lock was deleted or replaced while the bridge ran, and it cannot be locked again at its path: "
