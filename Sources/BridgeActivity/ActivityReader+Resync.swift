@@ -34,7 +34,7 @@ extension ActivityReaderLoop {
                     "snapshot superseded by a resync while it waited for the sink; what it queued is still delivered",
                     metadata: [LogKey.subscriptionUID: pending.subscription.uid, "watermark": pending.watermark]
                 )
-                pending.watermark = watermark
+                pending = PendingSnapshot(subscription: pending.subscription, watermark: watermark)
             }
         }
     }

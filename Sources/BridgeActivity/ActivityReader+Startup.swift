@@ -1,13 +1,18 @@
 internal import BridgeDirectus
 internal import BridgeEvents
-internal import BridgeJSON
+package import BridgeJSON
 internal import BridgeSystem
 
 extension ActivityReaderLoop {
-    /// A snapshot to run before streaming: the subscription and the activity id read before it began.
+    /// A snapshot to run before streaming: the subscription and the activity id read before it began, and where a
+    /// snapshot that an earlier run began resumes.
     package struct PendingSnapshot {
         package var subscription: ActivitySubscription
         package var watermark: Int64
+        /// The last key of the last page the sink made durable (nil: from the first page).
+        package var after: JSONValue? = nil
+        /// The snapshot's lines durable in the sink up to `after`.
+        package var lines: Int64 = 0
     }
 
     /// Loads the cursor and the subscription states, saves what is new (the first cursor, new subscriptions,
@@ -65,7 +70,12 @@ extension ActivityReaderLoop {
             }
             guard let state else { continue }
             if state.snapshotPending, let watermark = state.snapshotWatermark {
-                pending.append(PendingSnapshot(subscription: subscription, watermark: watermark))
+                // A resume point that does not parse (damage) starts the snapshot over: a repeat, not a loss.
+                let after = state.snapshotAfter.flatMap { try? JSONValue.parse($0) }
+                pending.append(
+                    PendingSnapshot(
+                        subscription: subscription, watermark: watermark, after: after,
+                        lines: after == nil ? 0 : state.snapshotLines))
             }
             targets.append(.init(subscription: subscription, startID: state.startID))
         }
@@ -87,6 +97,11 @@ extension ActivityReaderLoop {
     /// Ids derive from the watermark, so a snapshot repeated after a crash gives the same ids. Returns false when
     /// stopped before the end.
     ///
+    /// Every other page carries its last key (`SnapshotPosition`), which the sink's runner records once the page is
+    /// durable, after every page before it: a snapshot that a stop cut resumes after the last page its sink holds
+    /// (`pending.after`), at the same watermark, so a clean stop repeats no line (contract, "The delivery guarantee,
+    /// per mode"); a crash repeats at most the pages after the last one recorded.
+    ///
     /// The pages are read as the sink takes them, so an item that existed at the watermark may be deleted before its
     /// page is read. Without a filter on the items, each such item still gets its line, with `data` null (it is gone),
     /// in the last batch: before its delete, which the reader reads after the snapshot (`vanishedKeys`). With a
@@ -98,13 +113,23 @@ extension ActivityReaderLoop {
         let query = subscription.query
         let watermark = pending.watermark
         let pageSize = reader.settings.snapshotPageSize
-        logger.info(
-            "snapshot started",
-            metadata: [
-                LogKey.subscriptionUID: subscription.uid, LogKey.collection: subscription.collection,
-                "watermark": watermark,
-            ]
-        )
+        if let resumed = pending.after {
+            logger.info(
+                "snapshot resumed after the last page its sink holds",
+                metadata: [
+                    LogKey.subscriptionUID: subscription.uid, LogKey.collection: subscription.collection,
+                    "watermark": watermark, "after": resumed.serializedString(), "lines_before": pending.lines,
+                ]
+            )
+        } else {
+            logger.info(
+                "snapshot started",
+                metadata: [
+                    LogKey.subscriptionUID: subscription.uid, LogKey.collection: subscription.collection,
+                    "watermark": watermark,
+                ]
+            )
+        }
         var progress = ProgressLog(
             "snapshot progress",
             interval: reader.settings.progressInterval,
@@ -113,8 +138,10 @@ extension ActivityReaderLoop {
         )
         defer { progress.finish() }
         var total: Int?
-        var after: JSONValue?
+        var after = pending.after
         var held = Set<Int>()
+        var lines = pending.lines
+        let run = reader.store.snapshotRun(subscription.uid)
         while true {
             let position = after
             guard
@@ -158,7 +185,8 @@ extension ActivityReaderLoop {
                     let vanished = await vanishedKeys(
                         collection: subscription.collection,
                         watermark: watermark,
-                        held: held
+                        held: held,
+                        heldEarlierUpTo: pending.after
                     )
                 else { return .stopped }
                 if !vanished.isEmpty {
@@ -172,7 +200,17 @@ extension ActivityReaderLoop {
                     events.append(snapshotLine(subscription, key: key, data: [], watermark: watermark, at: now))
                 }
             }
-            let done = isLast ? ActivityProgress(completedSnapshots: [subscription.uid: watermark]) : nil
+            lines += Int64(events.count)
+            let done: ActivityProgress?
+            if isLast {
+                done = ActivityProgress(completedSnapshots: [subscription.uid: watermark])
+            } else if let last = page.lastKey(query.primaryKey) {
+                let position = SnapshotPosition(
+                    watermark: watermark, after: last.serializedString(), lines: lines, run: run)
+                done = ActivityProgress(snapshotPositions: [subscription.uid: position])
+            } else {
+                done = nil
+            }
             if !events.isEmpty || done != nil {
                 do {
                     let batch = EventBatch(events: events, progress: done)

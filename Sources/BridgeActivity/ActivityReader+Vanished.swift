@@ -1,5 +1,6 @@
 internal import BridgeSystem
 internal import BridgeEvents
+internal import BridgeJSON
 
 extension ActivityReaderLoop {
     /// The keys of items that existed at a snapshot's watermark but that no page of it held: deleted after the
@@ -11,7 +12,13 @@ extension ActivityReaderLoop {
     ///
     /// `held` is the hash of every key the pages held (the keys of a million-item snapshot as `Int`s take about
     /// 12 MB until the snapshot ends, where the keys themselves could take several times that).
-    func vanishedKeys(collection: String, watermark: Int64, held: Set<Int>) async -> [String]? {
+    ///
+    /// `heldEarlierUpTo`: the resume key of a snapshot an earlier run began. Its pages, durable in the sink, held
+    /// every item up to that key that still existed when they were read, so a key at or before it
+    /// (`SnapshotKeyOrder`) is not vanished here: an item deleted after its page was read already has its line.
+    func vanishedKeys(
+        collection: String, watermark: Int64, held: Set<Int>, heldEarlierUpTo resumeKey: JSONValue? = nil
+    ) async -> [String]? {
         guard
             let newest = await retrying(
                 "reading the activity log failed", { try await self.reader.source.newestActivityID() })
@@ -33,7 +40,10 @@ extension ActivityReaderLoop {
                 switch row.action {
                 case "create": createdAbove.insert(key)
                 case "delete":
-                    if !createdAbove.contains(key), !held.contains(key.hashValue), listed.insert(key).inserted {
+                    let heldEarlier = resumeKey.map { SnapshotKeyOrder.key(key, isAtOrBefore: $0) } ?? false
+                    if !createdAbove.contains(key), !held.contains(key.hashValue), !heldEarlier,
+                        listed.insert(key).inserted
+                    {
                         vanished.append(key)
                     }
                 default: break

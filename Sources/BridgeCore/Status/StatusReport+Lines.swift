@@ -79,9 +79,12 @@ extension StatusReport {
                 "resync requested: " + (metrics == nil ? "the next start snapshots it again" : "taken within seconds")
             )
         case .done(let watermark): parts.append("snapshot done (watermark \(watermark))")
-        case .pending(let watermark):
+        case .pending(let watermark, let lines, let after):
+            // A stopped snapshot says how far its sink got: the next start resumes after that key.
+            let resume = after.map { " after key \($0) (\(lines) lines in the sink)" } ?? ""
             parts.append(
-                "snapshot pending (watermark \(watermark))" + (metrics == nil ? ": runs at the next start" : "")
+                "snapshot pending (watermark \(watermark))"
+                    + (metrics == nil ? ": runs at the next start" + (after == nil ? "" : ", resuming" + resume) : "")
             )
         case .none: parts.append("no snapshot")
         case .notStarted: parts.append("not started yet")
