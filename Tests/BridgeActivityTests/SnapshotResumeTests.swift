@@ -93,4 +93,24 @@ import Testing
         await second.halt()
         #expect(all.map(\.id) == (1...5).map { "snap_articles_\($0)_12" })
     }
+
+    /// The sibling checked: a backfill cut by a stop goes on after the last batch its sink made durable (each batch
+    /// carries its progress), repeating nothing.
+    @Test func aStoppedBackfillGoesOnAfterItsLastDurableBatch() async throws {
+        let directus = FakeDirectus()
+        let directory = try ReaderHarness.stateFromTheStart()
+        for id in 1...5 { directus.commit(Int64(id), "create", "articles", "\(id)", item: article(id)) }
+        let first = try ReaderHarness(
+            directus: directus, subscriptions: [subscription()], directory: directory, pageSize: 2, capacity: 1)
+        first.start()
+        let taken = [try await first.next(timeout: .seconds(10)), try await first.next(timeout: .seconds(10))]
+        await first.halt()
+        #expect(taken.flatMap { $0?.events.map(\.id) ?? [] } == ["act_1", "act_2", "act_3", "act_4"])
+        let second = try ReaderHarness(
+            directus: directus, subscriptions: [subscription()], directory: directory, pageSize: 2)
+        second.start()
+        let rest = try await second.collect(1)
+        await second.halt()
+        #expect(rest.map(\.id) == ["act_5"])
+    }
 }
