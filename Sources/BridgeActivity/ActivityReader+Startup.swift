@@ -103,9 +103,11 @@ extension ActivityReaderLoop {
     /// per mode"); a crash repeats at most the pages after the last one recorded.
     ///
     /// The pages are read as the sink takes them, so an item that existed at the watermark may be deleted before its
-    /// page is read. Without a filter on the items, each such item still gets its line, with `data` null (it is gone),
-    /// in the last batch: before its delete, which the reader reads after the snapshot (`vanishedKeys`). With a
-    /// filter, whether a gone item matched it cannot be known, and its delete alone says it is gone.
+    /// page is read. Without a filter on the items, each such item still gets its line, with `data` null (it is gone):
+    /// with the first page after whose read the log shows its delete and whose last key is at or after its own
+    /// (`vanishedUpTo`), else in the last batch (`vanishedKeys`) — before its delete either way, which the reader
+    /// reads after the snapshot. With a filter, whether a gone item matched it cannot be known, and its delete alone
+    /// says it is gone.
     ///
     /// While it waits for the sink, a `resync` of the subscription supersedes it (`snapshot(_:)` then runs the new one).
     package func runSnapshot(_ pending: PendingSnapshot) async -> SnapshotWait {
@@ -142,6 +144,10 @@ extension ActivityReaderLoop {
         var held = Set<Int>()
         var lines = pending.lines
         let run = reader.store.snapshotRun(subscription.uid)
+        var deletions = SnapshotDeletions(watermark: watermark)
+        // The keys given a `data: null` line before the last page: a later page holding one again (a key deleted,
+        // then created anew) gives no second line; its create comes after the snapshot.
+        var gone = Set<String>()
         while true {
             let position = after
             guard
@@ -175,11 +181,30 @@ extension ActivityReaderLoop {
                 case .tooLarge(let tooLarge):
                     key = tooLarge.keyString
                 }
-                guard let key else { continue }
+                guard let key, !gone.contains(key) else { continue }
                 held.insert(key.hashValue)
                 events.append(snapshotLine(subscription, key: key, data: data, watermark: watermark, at: receivedAt))
             }
             let isLast = page.entries.count < pageSize
+            if !isLast && !query.narrowsItems, let last = page.lastKey(query.primaryKey) {
+                guard
+                    let vanished = await vanishedUpTo(
+                        last, deletions: &deletions, collection: subscription.collection, held: held,
+                        heldEarlierUpTo: pending.after)
+                else { return .stopped }
+                if !vanished.isEmpty {
+                    logger.info(
+                        "snapshot items deleted before their page was read: their lines carry no data",
+                        metadata: [LogKey.subscriptionUID: subscription.uid, LogKey.count: vanished.count]
+                    )
+                }
+                let now = Timestamp.now()
+                for key in vanished {
+                    held.insert(key.hashValue)
+                    gone.insert(key)
+                    events.append(snapshotLine(subscription, key: key, data: [], watermark: watermark, at: now))
+                }
+            }
             if isLast && !query.narrowsItems {
                 guard
                     let vanished = await vanishedKeys(

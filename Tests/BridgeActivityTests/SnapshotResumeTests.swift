@@ -113,4 +113,31 @@ import Testing
         await second.halt()
         #expect(rest.map(\.id) == ["act_5"])
     }
+
+    /// An item deleted after the watermark but before the stopped run read its page, with a key below the resume key,
+    /// gets its `data: null` line with the first page read after its delete that reaches its key — so the resume point
+    /// covers it — and no second one after the restart. Before: the line was due only with the last page, which the
+    /// stopped run never read, and the resumed run counted the key as held by the earlier pages: item 3 got no
+    /// snapshot line at all, only its delete.
+    @Test func anItemDeletedBeforeItsPageInTheStoppedRunGetsItsLineBeforeTheResumePoint() async throws {
+        let directus = FakeDirectus()
+        for id in 1...6 { directus.seed("articles", "\(id)", article(id)) }
+        directus.commit(9, "create", "comments", "1", item: ["id": 1])
+        directus.state.withLock { $0.beforePage[2] = [(id: 10, action: "delete", collection: "articles", key: "3")] }
+        let first = try ReaderHarness(
+            directus: directus, subscriptions: [subscription(snapshot: true)], snapshotPageSize: 2, capacity: 1)
+        first.start()
+        let pages = [try await first.next(timeout: .seconds(10)), try await first.next(timeout: .seconds(10))]
+        await first.halt()
+        let ids = pages.map { $0?.events.map(\.id) ?? [] }
+        #expect(ids == [["snap_articles_1_9", "snap_articles_2_9"], ["snap_articles_4_9", "snap_articles_5_9", "snap_articles_3_9"]])
+        #expect(pages.last??.events.last?.json["data"] == .null)
+        #expect(first.store.subscriptions["articles"]?.snapshotAfter == "5")
+
+        let second = try restart(directus, in: first)
+        let rest = try await second.collect(2)
+        try await second.wait { second.store.subscriptions["articles"]?.snapshotDone == true }
+        await second.halt()
+        #expect(rest.map(\.id) == ["snap_articles_6_9", "act_10"])
+    }
 }
