@@ -80,11 +80,10 @@ extension StatusReport {
             )
         case .done(let watermark): parts.append("snapshot done (watermark \(watermark))")
         case .pending(let watermark, let lines, let after):
-            // A stopped snapshot says how far its sink got: the next start resumes after that key.
-            let resume = after.map { " after key \($0) (\(lines) lines in the sink)" } ?? ""
+            // A stopped snapshot says how far its sink got: it resumes after that key.
+            let resume = after.map { ", resuming after key \($0) (\(lines) lines in the sink)" } ?? ""
             parts.append(
-                "snapshot pending (watermark \(watermark))"
-                    + (metrics == nil ? ": runs at the next start" + (after == nil ? "" : ", resuming" + resume) : "")
+                "snapshot pending (watermark \(watermark))" + (metrics == nil ? ": runs at the next start" : "") + resume
             )
         case .none: parts.append("no snapshot")
         case .notStarted: parts.append("not started yet")
