@@ -148,14 +148,23 @@ extension ActivityReaderLoop {
         // The keys given a `data: null` line before the last page: a later page holding one again (a key deleted,
         // then created anew) gives no second line; its create comes after the snapshot.
         var gone = Set<String>()
+        // The next page, read while the log was read after the previous one.
+        var prefetched: (after: JSONValue, page: ItemsPage)?
         while true {
             let position = after
-            guard
-                let page = await retrying(
-                    "reading the snapshot failed",
-                    { try await self.reader.source.itemsPage(query, after: position, limit: pageSize) }
-                )
-            else { return .stopped }
+            let page: ItemsPage
+            if let ready = prefetched, ready.after == position {
+                page = ready.page
+            } else {
+                guard
+                    let read = await retrying(
+                        "reading the snapshot failed",
+                        { try await self.reader.source.itemsPage(query, after: position, limit: pageSize) }
+                    )
+                else { return .stopped }
+                page = read
+            }
+            prefetched = nil
             // Keyset pages move forward: a page ending where the previous one ended (a server that ignores the
             // position answers every page from the start) would repeat forever.
             if let position, let last = page.lastKey(query.primaryKey), last == position {
@@ -187,11 +196,14 @@ extension ActivityReaderLoop {
             }
             let isLast = page.entries.count < pageSize
             if !isLast && !query.narrowsItems, let last = page.lastKey(query.primaryKey) {
-                guard
-                    let vanished = await vanishedUpTo(
-                        last, deletions: &deletions, collection: subscription.collection, held: held,
-                        heldEarlierUpTo: pending.after)
-                else { return .stopped }
+                // The next page is read meanwhile: the log's read costs the snapshot no time of its own.
+                let source = reader.source
+                async let next = Self.prefetchPage(source, query, after: last, limit: pageSize)
+                let found = await vanishedUpTo(
+                    last, deletions: &deletions, collection: subscription.collection, held: held,
+                    heldEarlierUpTo: pending.after)
+                if let nextPage = await next { prefetched = (last, nextPage) }
+                guard let vanished = found else { return .stopped }
                 if !vanished.isEmpty {
                     logger.info(
                         "snapshot items deleted before their page was read: their lines carry no data",
@@ -280,6 +292,13 @@ extension ActivityReaderLoop {
             ]
         )
         return .finished
+    }
+
+    /// The snapshot page after `after` (nil when the read fails: it is read again, with retries).
+    private static func prefetchPage(_ source: any ActivitySource, _ query: ItemQuery, after: JSONValue, limit: Int)
+        async -> ItemsPage?
+    {
+        try? await source.itemsPage(query, after: after, limit: limit)
     }
 
     /// One `snapshot` line of `subscription`'s collection: its id derives from the watermark.
