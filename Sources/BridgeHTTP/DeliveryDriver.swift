@@ -134,6 +134,9 @@ final class DeliveryDriver {
             let limit = sockets.millisecondsToTimer(limit: configuration.longestSleepMilliseconds)
             try sockets.poll.wait(timeoutMilliseconds: limit) { socket, events in
                 if socket == wakeup.descriptor { return wakeup.drain() }
+                // An idle connection's socket, kept in the set between transfers, turned up ready: the server closed it
+                // (most likely). Curl checks the connection before reusing it; the set drops it here.
+                guard sockets.isWatched(socket) else { return }
                 do throws(HTTPClientError) {
                     try multi.socketAction(socket, events)
                 } catch {
@@ -182,6 +185,7 @@ final class DeliveryDriver {
         do throws(HTTPClientError) {
             try handle.prepare(job.request, options: options, cancellation: nil,
                 waitForMultiplexing: configuration.multiplex)
+            try handle.setSocketCallbacks(sockets)
             handle.transferID = job.id
             try multi.add(handle)
         } catch {
