@@ -2,17 +2,11 @@ import CCurl
 
 /// Owner of one libcurl multi handle (`CURLM *`): many transfers driven from one thread.
 ///
-/// Driven one of two ways: `perform` and `poll` (curl polls every socket of every transfer each time: `CurlTransfer`,
-/// one transfer at a time), or, after `driveSockets`, `socketAction` and `runTimeouts` on the sockets and timer that
-/// curl reports to a `CurlSocketEvents` (the delivery driver, many transfers: see `CurlMultiHandle+Sockets.swift`).
 /// Confined to the thread that drives it; only `waker` may be used elsewhere. Every easy handle added
 /// must be removed before this object is released.
 final class CurlMultiHandle {
     /// The C handle, freed in deinit.
     let raw: UnsafeMutableRawPointer
-    /// The context of curl's socket and timer callbacks, held here so that it outlives `curl_multi_cleanup` (which
-    /// still reports the sockets it closes).
-    var socketEvents: CurlSocketEvents?
 
     private init(raw: UnsafeMutableRawPointer) {
         self.raw = raw
@@ -73,8 +67,7 @@ final class CurlMultiHandle {
         return nil
     }
 
-    /// Throws curl's text for a failed multi call.
-    func check(_ code: CURLMcode, _ operation: String) throws(HTTPClientError) {
+    private func check(_ code: CURLMcode, _ operation: String) throws(HTTPClientError) {
         guard code != CURLM_OK else { return }
         let text = curl_multi_strerror(code).map { String(cString: $0) } ?? "unknown"
         throw HTTPClientError(kind: .other, curlCode: Int(code.rawValue), message: "\(operation): \(text)", url: "")

@@ -8,15 +8,11 @@ import CCurl
 /// The delivery engine's driver: owns the multi handle and every easy handle, and runs on its own thread.
 ///
 /// Each turn: take new jobs and cancellations from the queue, start waiting jobs while fewer than
-/// `maxInFlight` run, run curl's timer when it is due (new transfers start there), hand finished ones back to
-/// their receivers, then sleep in `epoll_wait` until a socket curl watches is ready (curl acts on that socket alone,
-/// `curl_multi_socket_action`), curl's timer is due, or the queue rings the wake-up beside the sockets. Receivers get
-/// each turn's outcomes in one call, so the driver never waits on a caller.
+/// `maxInFlight` run, let curl move every transfer forward (`curl_multi_perform`), hand finished ones back to
+/// their receivers, then sleep in `curl_multi_poll` until a socket is ready, a curl timer fires, or the queue
+/// wakes it. Receivers get each turn's outcomes in one call, so the driver never waits on a caller.
 final class DeliveryDriver {
     private let multi: CurlMultiHandle
-    /// Curl's sockets and timer (held by `multi` too, which outlives its callbacks), and the queue's wake-up.
-    private let sockets: CurlSocketEvents
-    private let wakeup: PollWakeup
     private let queue: DeliveryQueue
     private let options: HTTPClientOptions
     private let configuration: HTTPDeliveryEngine.Configuration
@@ -36,48 +32,18 @@ final class DeliveryDriver {
     }
     /// Outcomes for receivers, handed over once per turn.
     private var answers = DeliveryAnswers()
-    /// Between turns while `epoll_wait` keeps failing: never spin, never stall for long.
+    /// Between turns while `curl_multi_poll` keeps failing: never spin, never stall for long.
     private var pollFailures = Backoff(initialDelay: .milliseconds(10), maxDelay: .seconds(1))
-    /// The socket set's last failure that was logged (each new one is logged once).
-    private var loggedSocketFailure: SystemError?
 
-    /// Makes a driver with its multi handle (set up with `configuration`'s connection limits), its epoll set and the
-    /// queue that feeds it; nothing runs until `start()`. Throws `HTTPClientError` when curl cannot be set up and
-    /// the `SystemError` of an epoll set or eventfd the process has no descriptor for.
-    static func make(
-        options: HTTPClientOptions,
-        configuration: HTTPDeliveryEngine.Configuration,
-        logger: Logger
-    ) throws -> (DeliveryDriver, DeliveryQueue) {
-        let multi = try CurlMultiHandle.make()
-        try multi.setOption(CURLMOPT_MAX_TOTAL_CONNECTIONS, configuration.maxTotalConnections)
-        try multi.setOption(CURLMOPT_MAX_HOST_CONNECTIONS, configuration.maxHostConnections)
-        try multi.setOption(CURLMOPT_PIPELINING, configuration.multiplex ? CURLPIPE_MULTIPLEX : 0)
-        // curl's default cache holds 4 connections per easy handle *currently added*: whenever fewer transfers
-        // ran for a moment, it closed idle keep-alive connections that the next burst had to open again.
-        try multi.setOption(CURLMOPT_MAXCONNECTS, max(configuration.maxInFlight, 4))
-        let sockets = try CurlSocketEvents()
-        try multi.driveSockets(sockets)
-        let wakeup = try PollWakeup()
-        try sockets.poll.add(wakeup.descriptor, .readable)
-        let queue = DeliveryQueue(wakeup: wakeup)
-        let driver = DeliveryDriver(multi: multi, sockets: sockets, wakeup: wakeup, queue: queue, options: options,
-            configuration: configuration, logger: logger)
-        return (driver, queue)
-    }
-
-    private init(
+    /// Takes ownership of `multi`; nothing runs until `start()`.
+    init(
         multi: CurlMultiHandle,
-        sockets: CurlSocketEvents,
-        wakeup: PollWakeup,
         queue: DeliveryQueue,
         options: HTTPClientOptions,
         configuration: HTTPDeliveryEngine.Configuration,
         logger: Logger
     ) {
         self.multi = multi
-        self.sockets = sockets
-        self.wakeup = wakeup
         self.queue = queue
         self.options = options
         self.configuration = configuration
@@ -104,57 +70,29 @@ final class DeliveryDriver {
             for (receiver, onlyWaiting) in work.cancelledReceivers { cancelJobs(of: receiver, onlyWaiting: onlyWaiting) }
             if work.stopping { break }
             startWaitingJobs()
-            // Adding a transfer sets curl's timer to now: the new ones start here, before the sleep.
-            if sockets.takeDueTimer() {
-                do throws(HTTPClientError) {
-                    try multi.runTimeouts()
-                } catch {
-                    logger.debug("curl_multi_socket_action failed", metadata: [LogKey.error: error.message])
-                }
+            do {
+                try multi.perform()
+            } catch {
+                logger.debug("curl_multi_perform failed", metadata: [LogKey.error: error.message])
             }
             while let completion = multi.nextCompletion() {
                 finish(completion.easy, code: completion.code)
             }
             answers.flush()
-            logSocketFailure()
             // Slots freed above go to waiting jobs now, not after the next socket event.
             if active.count < configuration.maxInFlight && waitingHead < waiting.count { continue }
             // Jobs queued since `takeWork` did not wake this thread when it had no slot for them: take them first.
             guard queue.mayIdle(freeSlot: active.count < configuration.maxInFlight) else { continue }
-            waitForSockets()
+            do {
+                // curl shortens this to its own next timer (new handles start at once).
+                try multi.poll(timeoutMilliseconds: 1000)
+                pollFailures.reset()
+            } catch {
+                logger.debug("curl_multi_poll failed", metadata: [LogKey.error: error.message])
+                queue.waitForWork(timeout: pollFailures.nextDelay())
+            }
         }
         shutDown()
-    }
-
-    /// Sleeps until a socket curl watches is ready, curl's timer is due, the queue rings, or (a safety net) the
-    /// configuration's longest sleep passed, and
-    /// lets curl act on each ready socket.
-    private func waitForSockets() {
-        do throws(SystemError) {
-            let limit = sockets.millisecondsToTimer(limit: configuration.longestSleepMilliseconds)
-            try sockets.poll.wait(timeoutMilliseconds: limit) { socket, events in
-                if socket == wakeup.descriptor { return wakeup.drain() }
-                // An idle connection's socket, kept in the set between transfers, turned up ready: the server closed it
-                // (most likely). Curl checks the connection before reusing it; the set drops it here.
-                guard sockets.isWatched(socket) else { return }
-                do throws(HTTPClientError) {
-                    try multi.socketAction(socket, events)
-                } catch {
-                    logger.debug("curl_multi_socket_action failed", metadata: [LogKey.error: error.message])
-                }
-            }
-            pollFailures.reset()
-        } catch {
-            logger.debug("epoll_wait failed", metadata: [LogKey.error: error.description])
-            queue.waitForWork(timeout: pollFailures.nextDelay())
-        }
-    }
-
-    /// Logs a socket curl asked to watch that the epoll set could not take (its transfer ends on its timeout).
-    private func logSocketFailure() {
-        guard let failure = sockets.lastFailure, failure != loggedSocketFailure else { return }
-        loggedSocketFailure = failure
-        logger.info("a socket could not be watched", metadata: [LogKey.error: failure.description])
     }
 
     // MARK: - Jobs
@@ -185,7 +123,6 @@ final class DeliveryDriver {
         do throws(HTTPClientError) {
             try handle.prepare(job.request, options: options, cancellation: nil,
                 waitForMultiplexing: configuration.multiplex)
-            try handle.setSocketCallbacks(sockets)
             handle.transferID = job.id
             try multi.add(handle)
         } catch {
@@ -253,7 +190,7 @@ final class DeliveryDriver {
     /// Aborts and fails every job, frees every handle (easy handles leave the multi handle first), and
     /// tells whoever waits for the stop.
     private func shutDown() {
-        let leftovers = queue.close()  // after this nobody rings the wake-up any more
+        let leftovers = queue.close()  // after this nobody wakes the multi handle any more
         for id in Array(active.keys) { abort(id, "delivery engine shut down") }
         for job in waiting[waitingHead...].compactMap({ $0 }) + leftovers {
             complete(job.receiver, job.tag, .failure(Self.cancelled(job.request.url, "delivery engine shut down")),

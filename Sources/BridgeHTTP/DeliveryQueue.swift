@@ -25,14 +25,14 @@ struct DeliveryWork: Sendable {
 
 /// The hand-over point between calling tasks and the driver thread: new jobs, cancellations, stop.
 ///
-/// All state is behind one lock. The driver is woken by ringing its wake-up (an eventfd in the driver's epoll set,
-/// `PollWakeup`) under the same lock, never after `close()`; the lock's condition is signalled too, for a driver that
-/// waits on it instead (`waitForWork`, after `epoll_wait` failed).
+/// All state is behind one lock. The driver's multi handle is woken (`curl_multi_wakeup`) under the same
+/// lock and never after `markStopped()`, so the waker is never used on a freed handle; the lock's condition is
+/// signalled too, for a driver that waits on it instead (`waitForWork`, after `curl_multi_poll` failed).
 ///
 /// New jobs wake the driver only when it may sleep with a free slot (`mayIdle`): a driver whose slots are all
 /// taken turns again when one of its transfers ends, and takes the queued jobs then. Waking it anyway cost a
-/// `write` on the wake-up, a wait that returned at once and a turn, for jobs it had no slot for (BENCHMARKS.md,
-/// "Webhook @8: CPU per delivery").
+/// `send` on curl's wake-up socket, a `poll` that returned at once and a turn over every transfer, for jobs it
+/// had no slot for (BENCHMARKS.md, "Webhook @8: CPU per delivery").
 final class DeliveryQueue: Sendable {
     private struct State {
         var work = DeliveryWork()
@@ -40,11 +40,11 @@ final class DeliveryQueue: Sendable {
         var wakeForJobs = true
         /// Wake-ups sent to the driver (`wakeUps`).
         var wakeUps = 0
-        /// The driver no longer takes work and is not woken any more.
+        /// The driver no longer takes work and its waker is gone.
         var closed = false
         /// The driver has freed its handles and exited.
         var finished = false
-        var wakeup: PollWakeup?
+        var waker: CurlMultiWaker?
         var exitWaiters: [CheckedContinuation<Void, Never>] = []
     }
 
@@ -59,9 +59,9 @@ final class DeliveryQueue: Sendable {
         outstandingJobs.subtract(count, ordering: .relaxed)
     }
 
-    /// Creates the queue for the driver that watches `wakeup`.
-    init(wakeup: PollWakeup) {
-        state = ConditionLock(State(wakeup: wakeup))
+    /// Creates the queue for the driver whose multi handle `waker` wakes.
+    init(waker: CurlMultiWaker) {
+        state = ConditionLock(State(waker: waker))
     }
 
     /// Queues `jobs` (in order), or fails them at once when the engine is stopping.
@@ -124,14 +124,14 @@ final class DeliveryQueue: Sendable {
     /// Wake-ups sent to the driver so far (tests count them).
     var wakeUps: Int { state.withLock { $0.wakeUps } }
 
-    /// Wakes the driver, in `epoll_wait` or in `waitForWork` (with the lock held).
+    /// Wakes the driver, in `curl_multi_poll` or in `waitForWork` (with the lock held).
     private func wakeDriver(_ locked: inout State) {
         locked.wakeUps += 1
-        locked.wakeup?.ring()
+        locked.waker?.wakeUp()
         state.signal()
     }
 
-    /// Driver, after `epoll_wait` failed (its wake-up cannot be relied on then): waits up to `timeout`,
+    /// Driver, after `curl_multi_poll` failed (its wake-up cannot be relied on then): waits up to `timeout`,
     /// returning early when jobs, a cancellation or a stop arrive.
     func waitForWork(timeout: Duration) {
         _ = state.wait(until: .now + timeout) { state in
@@ -161,12 +161,12 @@ final class DeliveryQueue: Sendable {
         }
     }
 
-    /// Driver, before freeing its handles: forgets the wake-up, refuses new jobs, and returns the jobs that
-    /// arrived after the last `takeWork()`.
+    /// Driver, before freeing the multi handle: forgets the waker, refuses new jobs, and returns the jobs
+    /// that arrived after the last `takeWork()`.
     func close() -> [DeliveryJob] {
         state.withLock { state in
             state.closed = true
-            state.wakeup = nil
+            state.waker = nil
             let leftovers = state.work.jobs
             state.work = DeliveryWork()
             return leftovers

@@ -1,4 +1,5 @@
 public import BridgeSystem
+import CCurl
 import Synchronization
 
 #if canImport(Glibc)
@@ -33,10 +34,6 @@ public final class HTTPDeliveryEngine: DeliveryEngine, Sendable {
         /// Driver threads, each with its own multi handle and connections; at most `maxInFlight` and at most a
         /// connection limit that is set. Default: 1.
         public var drivers: Int
-        /// The longest a driver sleeps without a socket event, a curl timer or a wake-up: a safety net, since curl's
-        /// timer is the wait's limit whenever curl has one. Tests raise it, so that only the event they expect can
-        /// end a sleep. Default: 1000.
-        var longestSleepMilliseconds: Int32 = 1000
 
         /// Creates a configuration; every parameter has the documented default.
         public init(
@@ -85,8 +82,8 @@ public final class HTTPDeliveryEngine: DeliveryEngine, Sendable {
     private let nextID = Atomic<UInt64>(1)
 
     /// Creates the engine and starts its driver threads (with `threadStarter`). Throws `HTTPClientError` when curl
-    /// cannot be set up, the `SystemError` of a driver's epoll set or wake-up the process has no descriptor for, and
-    /// that of a driver thread that could not be started (every driver started before it stops again).
+    /// cannot be set up and the `SystemError` of a driver thread that could not be started (every driver started
+    /// before it stops again).
     public init(
         options: HTTPClientOptions = HTTPClientOptions(),
         configuration: Configuration = Configuration(),
@@ -99,7 +96,16 @@ public final class HTTPDeliveryEngine: DeliveryEngine, Sendable {
         var drivers: [(DeliveryDriver, DeliveryQueue)] = []
         for index in 0..<configuration.effectiveDrivers {
             let share = configuration.share(index)
-            drivers.append(try DeliveryDriver.make(options: options, configuration: share, logger: logger))
+            let multi = try CurlMultiHandle.make()
+            try multi.setOption(CURLMOPT_MAX_TOTAL_CONNECTIONS, share.maxTotalConnections)
+            try multi.setOption(CURLMOPT_MAX_HOST_CONNECTIONS, share.maxHostConnections)
+            try multi.setOption(CURLMOPT_PIPELINING, share.multiplex ? CURLPIPE_MULTIPLEX : 0)
+            // curl's default cache holds 4 connections per easy handle *currently added*: whenever fewer transfers
+            // ran for a moment, it closed idle keep-alive connections that the next burst had to open again.
+            try multi.setOption(CURLMOPT_MAXCONNECTS, max(share.maxInFlight, 4))
+            let queue = DeliveryQueue(waker: multi.waker)
+            drivers.append((DeliveryDriver(multi: multi, queue: queue, options: options, configuration: share,
+                logger: logger), queue))
         }
         queues = drivers.map(\.1)
         // Only once every handle was made: a throw above starts none. A driver that cannot start throws here, and

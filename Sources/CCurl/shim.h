@@ -65,30 +65,5 @@ static inline const char *ccurl_version_capath(void) {
 static inline CURLMcode ccurl_multi_setopt_long(CURLM *handle, CURLMoption option, long value) {
     return curl_multi_setopt(handle, option, value);
 }
-/// curl_multi_socket_action's socket for "a timer expired" (a macro of a macro, which Swift does not import).
-static const curl_socket_t ccurl_socket_timeout = CURL_SOCKET_TIMEOUT;
-typedef int (*ccurl_socket_callback)(CURL *easy, curl_socket_t socket, int what, void *userp, void *socketp);
-typedef int (*ccurl_timer_callback)(CURLM *multi, long timeout_ms, void *userp);
-/// CURLMOPT_SOCKETFUNCTION and CURLMOPT_SOCKETDATA together.
-static inline CURLMcode ccurl_multi_set_socket_callback(CURLM *handle, ccurl_socket_callback callback, void *userp) {
-    CURLMcode code = curl_multi_setopt(handle, CURLMOPT_SOCKETFUNCTION, callback);
-    return code != CURLM_OK ? code : curl_multi_setopt(handle, CURLMOPT_SOCKETDATA, userp);
-}
-typedef curl_socket_t (*ccurl_opensocket_callback)(void *clientp, curlsocktype purpose,
-                                                   struct curl_sockaddr *address);
-typedef int (*ccurl_closesocket_callback)(void *clientp, curl_socket_t socket);
-/// CURLOPT_OPENSOCKETFUNCTION, CURLOPT_CLOSESOCKETFUNCTION and their data (one pointer for both).
-static inline CURLcode ccurl_easy_set_socket_callbacks(CURL *handle, ccurl_opensocket_callback open,
-                                                       ccurl_closesocket_callback close, void *clientp) {
-    CURLcode code = curl_easy_setopt(handle, CURLOPT_OPENSOCKETFUNCTION, open);
-    if (code == CURLE_OK) code = curl_easy_setopt(handle, CURLOPT_OPENSOCKETDATA, clientp);
-    if (code == CURLE_OK) code = curl_easy_setopt(handle, CURLOPT_CLOSESOCKETFUNCTION, close);
-    return code != CURLE_OK ? code : curl_easy_setopt(handle, CURLOPT_CLOSESOCKETDATA, clientp);
-}
-/// CURLMOPT_TIMERFUNCTION and CURLMOPT_TIMERDATA together.
-static inline CURLMcode ccurl_multi_set_timer_callback(CURLM *handle, ccurl_timer_callback callback, void *userp) {
-    CURLMcode code = curl_multi_setopt(handle, CURLMOPT_TIMERFUNCTION, callback);
-    return code != CURLM_OK ? code : curl_multi_setopt(handle, CURLMOPT_TIMERDATA, userp);
-}
 
 #endif

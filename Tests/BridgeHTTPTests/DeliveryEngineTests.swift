@@ -386,7 +386,7 @@ struct DeliveryEngineTests {
 }
 
 /// Collects what a `DeliveryReceiver` is handed, from the driver thread.
-final class CompletionCollector: Sendable {
+private final class CompletionCollector: Sendable {
     private let state = Mutex<(completions: [DeliveryReceiver.Completion], batches: Int)>(([], 0))
 
     func add(_ completions: [DeliveryReceiver.Completion]) {
