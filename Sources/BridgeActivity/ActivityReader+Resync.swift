@@ -9,7 +9,7 @@ internal import BridgeSystem
 /// snapshot made due (`pendingSnapshots`); it runs once the reader has read up to the watermark (`isDue`), so the
 /// changes between where the reader stood and the watermark reach the sink first, as change lines (a delete there is
 /// in no snapshot), then the snapshot, then the changes after it: per item, the order Directus made them
-/// (docs/ARCHITECTURE.md "Resync"). A snapshot of the requested subscription in progress is superseded; the
+/// (docs/ARCHITECTURE.md "State"). A snapshot of the requested subscription in progress is superseded; the
 /// snapshot of any other one runs after it. Requests reach the reader through `ActivityReader.requestResync` (the
 /// `ResyncRequestWatcher`, of `cursor.db` or of the shared bucket).
 extension ActivityReaderLoop {

@@ -63,8 +63,10 @@ import Testing
             directory: bridge.directory
         )
         #expect(resync.waitForExit() == 0, "\(resync.stderr)")
+        let asked = Date()
         // The watcher reads every 2 s: 10 s is the contract, the rest the patience of a loaded machine.
         #expect(bridge.waitUntil(timeout: 20) { taken($0) }, "\(bridge.stderr.suffix(3000))")
+        print("resync beside a sink that is down: taken \(Date().timeIntervalSince(asked)) s after the command")
         let watermark = try emulator.newestActivityID()
         // After the watermark: an item the gap changed changes again, and one more goes.
         let left = try keys(emulator).sorted { Int($0) ?? 0 < Int($1) ?? 0 }
@@ -76,11 +78,13 @@ import Testing
         let expected = Set(recorded.map { "act_\($0.id)" })
 
         try receiver.up()
+        let back = Date()
         let hook = { ((try? receiver.delivered()) ?? []).compactMap { DeliveredEvent(json: $0.json) } }
         #expect(
             bridge.waitUntil(timeout: 120) { _ in expected.isSubset(of: Set(hook().map(\.id))) },
             "\(expected.subtracting(hook().map(\.id)).count) of \(expected.count) changes missing: \(bridge.stderr.suffix(3000))"
         )
+        print("resync beside a sink that is down: every change delivered \(Date().timeIntervalSince(back)) s after the receiver was back")
         #expect(bridge.waitForLog("snapshot done", timeout: 60), "\(bridge.stderr.suffix(3000))")
         if ndjson {
             #expect(bridge.waitUntil(timeout: 60) { expected.isSubset(of: Set($0.eventIDs)) }, "\(bridge.stderr.suffix(3000))")
