@@ -73,10 +73,11 @@ extension ActivityReaderLoop {
     }
 
     /// Runs `wait` (a put on the full queue, the wait until a snapshot is durable) until it returns, taking every
-    /// `resync` asked meanwhile at once: its fresh watermark saved, its snapshot due (`pendingSnapshots`). `wait` is interrupted for that and run again — a cancelled put queues nothing — unless
-    /// the request is of `running`, the subscription whose snapshot waits: then that snapshot is superseded, and what
-    /// it queued stays queued (its lines are never dropped), the new snapshot's lines behind them. The cursor store
-    /// records the superseded snapshot's completion no more (`CursorStore.record`).
+    /// `resync` asked meanwhile at once: its fresh watermark saved, its snapshot due (`pendingSnapshots`). `wait` is
+    /// interrupted for that and run again — a cancelled put queues nothing — unless the request is of `running`, the
+    /// subscription whose snapshot waits: then that snapshot is superseded, and what it queued stays queued (its
+    /// lines are never dropped), the new snapshot's lines behind them. The cursor store records the superseded
+    /// snapshot's completion no more (`CursorStore.record`).
     ///
     /// `queued`: the running snapshot's watermark when its completion (the last page) is queued already.
     package func waitTakingResyncs(

@@ -51,8 +51,8 @@ extension ActivityReaderLoop {
     }
 
     /// Says that `lost` is gone (error log with the id range, `directus_bridge_activity_retention_lost_total`); the
-    /// snapshots `prepareSnapshotsAfterLoss` made due run once the reader has read up to their watermark. The other subscriptions go on from
-    /// the oldest row still there.
+    /// snapshots `prepareSnapshotsAfterLoss` made due run once the reader has read up to their watermark. The other
+    /// subscriptions go on from the oldest row still there.
     package func reportLoss(_ lost: [ClosedRange<Int64>]) {
         guard let first = lost.first, let last = lost.last else { return }
         let count = ActivityCursor.count(lost)

@@ -80,7 +80,10 @@ import Testing
         let second = try ReaderHarness(directus: directus, subscriptions: [subscription()], directory: first.directory)
         second.start()
         let events = try await second.collect(4)
-        #expect(events.map(\.id) == ["act_4", "act_5", "snap_articles_1_5", "snap_articles_3_5"], "\(events.map(\.id))")
+        #expect(
+            events.map(\.id) == ["act_4", "act_5", "snap_articles_1_5", "snap_articles_3_5"],
+            "\(events.map(\.id))"
+        )
         try await second.wait { second.store.subscriptions["articles"]?.snapshotDone == true }
         #expect(
             second.store.subscriptions["articles"]
@@ -116,7 +119,10 @@ import Testing
         let second = try ReaderHarness(directus: directus, subscriptions: [subscription()], directory: first.directory)
         second.start()
         let events = try await second.collect(4)
-        #expect(events.map(\.id) == ["act_4", "act_5", "snap_articles_1_5", "snap_articles_3_5"], "\(events.map(\.id))")
+        #expect(
+            events.map(\.id) == ["act_4", "act_5", "snap_articles_1_5", "snap_articles_3_5"],
+            "\(events.map(\.id))"
+        )
         await second.halt()
     }
 
@@ -143,7 +149,8 @@ import Testing
         let events = try await harness.collect(8)
         #expect(
             events.map(\.id)
-                == ["snap_articles_1_1", "snap_articles_2_1", "act_2"] + [1, 3, 4, 5, 6].map { "snap_articles_\($0)_2" },
+                == ["snap_articles_1_1", "snap_articles_2_1", "act_2"]
+                + [1, 3, 4, 5, 6].map { "snap_articles_\($0)_2" },
             "\(events.map(\.id))"
         )
         try await harness.wait { harness.store.subscriptions["articles"]?.snapshotDone == true }
@@ -172,7 +179,9 @@ import Testing
         try await harness.waitUntilCaughtUp()
         // Retention deletes rows 2 and 3 before the reader gets to them; row 10 deletes an article the sink has.
         var rows: [(id: Int64, action: String, collection: String, key: String, item: JSONValue)] = []
-        for id in Int64(2)...11 where id != 10 { rows.append((id, "create", "comments", "\(id)", ["id": JSONValue(id)])) }
+        for id in Int64(2)...11 where id != 10 {
+            rows.append((id, "create", "comments", "\(id)", ["id": JSONValue(id)]))
+        }
         rows.append((10, "delete", "articles", "2", .null))
         directus.commit(rows.sorted { $0.id < $1.id }, thenRetainFrom: 4)
         harness.wakeup.changeSeen(collection: "comments")

@@ -71,7 +71,8 @@ import Testing
         // After the watermark: an item the gap changed changes again, and one more goes.
         let left = try keys(emulator).sorted { Int($0) ?? 0 < Int($1) ?? 0 }
         let changedInGap = try #require(
-            try emulator.recordedChanges(after: start).last { $0.action == "update" && left.contains($0.key) }?.key)
+            try emulator.recordedChanges(after: start).last { $0.action == "update" && left.contains($0.key) }?.key
+        )
         try emulator.rest("PATCH", "/items/articles/\(changedInGap)", ["title": "after the watermark"])
         try emulator.rest("DELETE", "/items/articles/\(try #require(left.last { $0 != changedInGap }))")
         let recorded = try emulator.recordedChanges(after: start)
@@ -84,10 +85,15 @@ import Testing
             bridge.waitUntil(timeout: 120) { _ in expected.isSubset(of: Set(hook().map(\.id))) },
             "\(expected.subtracting(hook().map(\.id)).count) of \(expected.count) changes missing: \(bridge.stderr.suffix(3000))"
         )
-        print("resync beside a sink that is down: every change delivered \(Date().timeIntervalSince(back)) s after the receiver was back")
+        print(
+            "resync beside a sink that is down: every change delivered \(Date().timeIntervalSince(back)) s after the receiver was back"
+        )
         #expect(bridge.waitForLog("snapshot done", timeout: 60), "\(bridge.stderr.suffix(3000))")
         if ndjson {
-            #expect(bridge.waitUntil(timeout: 60) { expected.isSubset(of: Set($0.eventIDs)) }, "\(bridge.stderr.suffix(3000))")
+            #expect(
+                bridge.waitUntil(timeout: 60) { expected.isSubset(of: Set($0.eventIDs)) },
+                "\(bridge.stderr.suffix(3000))"
+            )
         }
         let archive = ndjson ? bridge.events.compactMap { DeliveredEvent(json: $0) } : []
         bridge.send(SIGTERM)
