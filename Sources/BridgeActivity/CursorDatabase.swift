@@ -77,7 +77,7 @@ public final class CursorDatabase: Sendable {
     /// The database file.
     public let path: String
     /// Says when the file was deleted while open and copied anew (`renewIfGone`).
-    private let logger: Logger
+    let logger: Logger
 
     /// What `load` reads for one sink.
     package struct Loaded {
@@ -107,9 +107,14 @@ public final class CursorDatabase: Sendable {
     }
 
     /// Closes the file now (`SQLiteDatabase.close()`): the end of a run checkpoints and removes `cursor.db-wal`
-    /// whoever still holds this object; a later read or write throws.
+    /// whoever still holds this object; a later read or write throws. A file deleted since the last write is copied
+    /// to its path first (`renewIfGone`): a bridge stopped soon after an `rm` keeps its progress.
     package func close() throws {
-        try database.withLock { try $0.close() }
+        try database.withLock { database in
+            defer { try? database.close() }
+            try Self.renewIfGone(&database, logger: logger)
+            try database.close()
+        }
     }
 
     /// The store of one configured sink.
@@ -256,7 +261,7 @@ public final class CursorDatabase: Sendable {
     private func writing(_ body: (SQLiteDatabase) throws -> Void) throws {
         try database.withLock { database in
             try body(database)
-            try Self.renewIfGone(&database, path: path, logger: logger)
+            try Self.renewIfGone(&database, logger: logger)
         }
     }
 

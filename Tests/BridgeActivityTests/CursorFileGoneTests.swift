@@ -54,6 +54,23 @@ import Testing
         try Self.expectEverythingAtThePath(directory)
     }
 
+    /// An idle bridge writes nothing after the `rm`: its progress must reach the path without another write — at
+    /// the state directory's periodic check (`keepAtPath`), at the latest when the run closes the file. Was: the
+    /// next start found no file and took every snapshot again.
+    @Test func progressOfAFileDeletedWithoutALaterWriteIsAtThePathAfterClose() throws {
+        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "cursor-gone").path
+        let database = try CursorDatabase(directory: directory, sinks: Self.sinks)
+        let store = try database.store(for: Self.sinks[0])
+        try store.startIfNew(at: 100)
+        try store.record(ActivityProgress(resolvedIDs: [101]))
+        for suffix in ["", "-wal", "-shm"] { unlink(database.path + suffix) }
+        try database.keepAtPath()
+        #expect(try CursorDatabase.readCursors(directory: directory)[Self.sinks[0]] == ActivityCursor(committed: 101))
+        try #require(rename(database.path, database.path + ".old") == 0)
+        try database.close()
+        #expect(try CursorDatabase.readCursors(directory: directory)[Self.sinks[0]] == ActivityCursor(committed: 101))
+    }
+
     @Test func progressRecordedAfterTheFileWasRenamedIsInANewFileAtThePath() throws {
         let directory = try Self.record { path in
             try #require(rename(path, path + ".old") == 0)

@@ -88,7 +88,8 @@ import Testing
 }
 
 /// `webhooks.db` deleted or renamed while the bridge runs (an operator cleaning up, a script gone wrong): SQLite
-/// goes on committing into the unlinked file, which is gone at exit. What a sink calls durable there must not be.
+/// goes on committing into the unlinked file, which is gone at exit. What it holds is copied into a new file at the
+/// path (`OutboxStore.keepAtPath`, docs/RELIABILITY.md "Careless or hostile operators").
 @Suite struct OutboxFileGoneTests {
     func letter(_ n: Int) -> RefusedLetter {
         RefusedLetter(
@@ -97,21 +98,45 @@ import Testing
             replay: nil)
     }
 
-    @Test(arguments: [false, true]) func aLetterFiledIntoAFileNoLongerThereIsAnError(renamed: Bool) throws {
+    /// Deletes (or renames) `webhooks.db` and its `-wal` and `-shm` under the open `store`.
+    func remove(_ store: OutboxStore, renamed: Bool) {
+        for suffix in ["", "-wal", "-shm"] {
+            if renamed { rename(store.path + suffix, store.path + suffix + ".old") } else { unlink(store.path + suffix) }
+        }
+    }
+
+    /// Was (first session): filed and logged as stored, the cursor moved past the event, and the letter was gone at
+    /// exit; then (the session after) an error at every sync until a restart, which found an empty outbox. Now the
+    /// file is copied to its path at the sync that makes the letter durable: every letter is there.
+    @Test(arguments: [false, true]) func aLetterFiledIntoAFileNoLongerThereIsInANewFileAtThePath(renamed: Bool) throws {
         let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "outbox-gone").path
         let store = try OutboxStore.open(stateDir: directory)
         let letters = LocalBrokerDeadLetters(store: store, sink: "1-kafka-abcd")
         try letters.file([letter(1)])
-        try store.syncToDisk()
-        let path = directory + "/" + OutboxStore.fileName
-        for suffix in ["", "-wal", "-shm"] {
-            if renamed { rename(path + suffix, path + suffix + ".old") } else { unlink(path + suffix) }
-        }
-        // Was: filed and logged as stored, the cursor moved past the event, and the letter was gone at exit.
-        let error = #expect(throws: (any Error).self) { try letters.file([letter(2)]) }
-        #expect("\(error.map { "\($0)" } ?? "")".contains("deleted or moved"), "\(String(describing: error))")
-        // The webhook sink's `makeDurable` (rows in the outbox before its cursor moves) syncs the same way.
-        #expect(throws: (any Error).self) { try store.syncToDisk() }
+        remove(store, renamed: renamed)
+        try letters.file([letter(2)])
+        try letters.file([letter(3)])
+        try store.close()
+        let reopened = try OutboxStore(path: store.path)
+        #expect(try reopened.deadLetters(matching: DeadLetterFilter()).map(\.eventID) == ["evt_1", "evt_2", "evt_3"])
+        let attributes = try FileManager.default.attributesOfItem(atPath: store.path)
+        #expect((attributes[.posixPermissions] as? Int ?? -1) & 0o777 == 0o600)
+    }
+
+    /// A webhook whose receiver is down writes nothing new: its undelivered rows must reach a file at the path
+    /// without another write — at the periodic check (`keepAtPath`) or at the latest when the run closes the file.
+    /// Was: the next start found no file, and the rows were never delivered.
+    @Test func undeliveredRowsOfADeletedFileAreCopiedWithoutAnotherWrite() throws {
+        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "outbox-gone").path
+        let store = try OutboxStore.open(stateDir: directory)
+        #expect(try store.insert((1...3).map { webhookEvent($0) }, sink: "0-webhook-a", now: 1, limit: 100).inserted == 3)
+        remove(store, renamed: false)
+        try store.keepAtPath()
+        #expect(FileManager.default.fileExists(atPath: store.path), "no file at the path after the periodic check")
+        #expect(try OutboxStore(path: store.path).outboxCount(sink: "0-webhook-a") == 3)
+        remove(store, renamed: true)
+        try store.close()
+        #expect(try OutboxStore(path: store.path).outboxCount(sink: "0-webhook-a") == 3, "nothing at the path after close")
     }
 }
 

@@ -34,6 +34,11 @@ public struct ActivityService: Sendable {
     public static let live = ActivityService(
         trigger: nil, readers: [], stores: [:], resyncWatcher: nil, cursorFile: nil)
 
+    /// Keeps `cursor.db` at its path (`CursorDatabase.keepAtPath`), for the state directory's periodic check.
+    package func keepCursorFileAtPath() throws {
+        try cursorFile?.keepAtPath()
+    }
+
     /// Closes `cursor.db` at the end of the term, once the readers and the sinks' runners stopped recording: a
     /// checkpoint and no `-wal` left, whatever thread still holds a reference when the process exits
     /// (`SQLiteDatabase.close()`).

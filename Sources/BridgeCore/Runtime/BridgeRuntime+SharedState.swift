@@ -143,7 +143,8 @@ extension BridgeRuntime {
                     logger: logger,
                     registry: first.registry,
                     health: first.health,
-                    sinkState: sinks
+                    sinkState: sinks,
+                    stateKeeper: first.stateKeeper
                 )
             } catch {
                 return error

@@ -49,18 +49,17 @@ public final class BridgeRuntime: Sendable {
             return .failure("cannot start the signal handling thread: \(error)")
         }
         defer { signals.cancel() }
-        let stateLock: StateDirectoryLock?
+        let stateKeeper: StateDirectoryKeeper?
         do {
-            stateLock = try claimStateDirectory()
+            stateKeeper = try claimStateDirectory().map { StateDirectoryKeeper(lock: $0, stop: stop, logger: logger) }
         } catch {
             return .configurationProblem(error.description)
         }
-        defer { withExtendedLifetime(stateLock) {} }
         let components: RuntimeComponents
         do {
             components = try await RuntimeComponents.build(
                 config: config, version: version, commit: commit, logHandler: logHandler,
-                reopenRequests: reopenRequests, logger: logger, sinkState: state.sinks)
+                reopenRequests: reopenRequests, logger: logger, sinkState: state.sinks, stateKeeper: stateKeeper)
         } catch {
             return error
         }
@@ -101,7 +100,8 @@ public final class BridgeRuntime: Sendable {
             return outcome
         }
         await server?.close()
-        return outcome
+        // Another bridge took the state directory: this one stopped as on SIGTERM, and exits as its start would have.
+        return stateKeeper?.lostClaim ?? outcome
     }
 
     /// Claims `delivery.state_dir` when this run keeps state there: cursors (activity mode, or `auto`, which may
@@ -266,11 +266,18 @@ public final class BridgeRuntime: Sendable {
         -> ClosureService
     {
         let inboxes = components.inboxes
+        let housekeeping: @Sendable () -> Void = {
+            components.stateKeeper?.check(files: [
+                (CursorDatabase.fileName, { try activity.keepCursorFileAtPath() }),
+                (OutboxStore.fileName, { try components.outbox?.keepAtPath() }),
+            ])
+        }
         let runners = zip(components.sinks, inboxes.inboxes).map { sink, inbox in
             SinkRunner(
                 sink: sink, inbox: inbox, recorder: activity.recorder(for: sink.id),
                 metrics: components.pipelineMetrics, health: components.health,
-                reopenRequests: components.reopenRequests, logger: logger.child(label: "pipeline"), permit: permit)
+                reopenRequests: components.reopenRequests, logger: logger.child(label: "pipeline"), permit: permit,
+                housekeeping: housekeeping)
         }
         return ClosureService("pipeline") { shutdown in
             try await withThrowingTaskGroup(of: Bool.self) { group in

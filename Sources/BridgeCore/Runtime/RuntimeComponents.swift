@@ -28,6 +28,11 @@ package struct RuntimeComponents: Sendable {
     package let stats: StatsReporter
     /// What the sinks share (`webhooks.db` among it), closed by `closeFiles()`.
     private let sinkResources: SinkResources
+    /// The watch over `delivery.state_dir` when this run claimed it (the same for every term).
+    package let stateKeeper: StateDirectoryKeeper?
+
+    /// `webhooks.db`, once a sink opened it.
+    package var outbox: OutboxStore? { sinkResources.existing(OutboxFile.self)?.store }
 
     /// Builds the components, the sinks over `sinkState` (`StateBackend.sinks`); a later term of an active bridge
     /// (shared state) passes the process's `registry` and `health`, which the operations endpoint serves, to build
@@ -35,9 +40,10 @@ package struct RuntimeComponents: Sendable {
     package init(
         config: BridgeConfig, version: String, commit: String, logHandler: StderrLogHandler,
         reopenRequests: ReopenRequests, logger: Logger, registry: MetricsRegistry? = nil, health: HealthState? = nil,
-        sinkState: any SinkState
+        sinkState: any SinkState, stateKeeper: StateDirectoryKeeper? = nil
     ) throws(RuntimeOutcome) {
         self.reopenRequests = reopenRequests
+        self.stateKeeper = stateKeeper
         let registry = registry ?? MetricsRegistry()
         self.registry = registry
         pipelineMetrics = PipelineMetrics(registry: registry)
@@ -130,14 +136,14 @@ package struct RuntimeComponents: Sendable {
     package static func build(
         config: BridgeConfig, version: String, commit: String, logHandler: StderrLogHandler,
         reopenRequests: ReopenRequests, logger: Logger, registry: MetricsRegistry? = nil, health: HealthState? = nil,
-        sinkState: any SinkState
+        sinkState: any SinkState, stateKeeper: StateDirectoryKeeper? = nil
     ) async throws(RuntimeOutcome) -> RuntimeComponents {
         do {
             return try await BlockingExecutor.shared.perform { () throws(RuntimeOutcome) -> RuntimeComponents in
                 try RuntimeComponents(
                     config: config, version: version, commit: commit, logHandler: logHandler,
                     reopenRequests: reopenRequests, logger: logger, registry: registry, health: health,
-                    sinkState: sinkState)
+                    sinkState: sinkState, stateKeeper: stateKeeper)
             }
         } catch let outcome as RuntimeOutcome {
             throw outcome

@@ -16,7 +16,7 @@ package final class OutboxFile: Sendable {
 
     /// Opens the outbox under `stateDir`.
     package init(stateDir: String, logger: Logger) throws {
-        store = try OutboxStore.open(stateDir: stateDir)
+        store = try OutboxStore.open(stateDir: stateDir, logger: logger)
         self.logger = logger
     }
 

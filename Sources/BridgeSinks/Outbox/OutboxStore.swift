@@ -1,4 +1,4 @@
-internal import BridgeSystem
+package import BridgeSystem
 private import Synchronization
 package import BridgeStore
 internal import BridgeEvents
@@ -29,7 +29,8 @@ package final class OutboxStore: @unchecked Sendable {
     package static let fileName = "webhooks.db"
 
     package struct State {
-        package let database: SQLiteDatabase
+        /// Replaced by a connection to a new file when the file was deleted or moved (`keepAtPath`).
+        package internal(set) var database: SQLiteDatabase
         /// Rows in the outbox per sink as this process knows them (exact for its own writes; recounted on each
         /// delivery poll to take in rows that `dlq replay` added).
         package let depth: OutboxDepths
@@ -44,13 +45,17 @@ package final class OutboxStore: @unchecked Sendable {
     private let depths: OutboxDepths
     /// The database file.
     package let path: String
+    /// Says when the file was deleted while open and copied anew (`keepAtPath`).
+    private let logger: Logger
 
     /// The connection settings the bridge uses (see "Durability" above).
     package static let defaultOptions = SQLiteDatabase.Options(synchronous: .normal)
 
     /// Opens (creating if needed) the store at `path` and brings its schema up to date. Read-only (`dlq list` of a
     /// file it may not write), the schema must already be current.
-    package init(path: String, options: SQLiteDatabase.Options = OutboxStore.defaultOptions) throws {
+    package init(path: String, options: SQLiteDatabase.Options = OutboxStore.defaultOptions, logger: Logger = .silent)
+        throws
+    {
         let database = try SQLiteDatabase(path: path, options: options)
         if options.readOnly {
             let current = Self.migrations.last?.version ?? 0
@@ -64,6 +69,7 @@ package final class OutboxStore: @unchecked Sendable {
             try database.migrate(Self.migrations)
         }
         self.path = path
+        self.logger = logger
         let depths = OutboxDepths()
         self.depths = depths
         self.state = State(database: database, depth: depths)
@@ -75,11 +81,11 @@ package final class OutboxStore: @unchecked Sendable {
     }
 
     /// Opens `<stateDir>/webhooks.db`, creating the directory (and parents, 0700) when missing.
-    package static func open(stateDir: String, options: SQLiteDatabase.Options = OutboxStore.defaultOptions) throws
-        -> OutboxStore
-    {
+    package static func open(
+        stateDir: String, options: SQLiteDatabase.Options = OutboxStore.defaultOptions, logger: Logger = .silent
+    ) throws -> OutboxStore {
         try StateDirectory.prepare(stateDir)
-        return try OutboxStore(path: stateDir + "/" + fileName, options: options)
+        return try OutboxStore(path: stateDir + "/" + fileName, options: options, logger: logger)
     }
 
     /// The path of the store under `stateDir` when the file exists (the `dlq` commands do not create it).
@@ -94,17 +100,12 @@ package final class OutboxStore: @unchecked Sendable {
     /// go on meanwhile; only the check below (one `stat`) takes it. A missing log (nothing written since the last
     /// checkpoint removed it) has nothing to sync.
     ///
-    /// Throws when `webhooks.db` was deleted or renamed while the bridge runs: every commit still succeeds then,
-    /// into a file that is gone when the process exits, so what a sink calls durable here (an outbox row, a broker's
-    /// dead letter) would be lost after its cursor moved past it. The sink retries (its cursor waits, `/readyz`
-    /// shows it) until a restart opens the file anew.
+    /// When `webhooks.db` was deleted or renamed while the bridge runs, every commit still succeeds, into a file
+    /// that is gone when the process exits: what a sink calls durable here (an outbox row, a broker's dead letter)
+    /// would be lost after its cursor moved past it. So the file is first kept at its path (`keepAtPath`), and a
+    /// copy that cannot be made throws: the sink retries with its cursor where it was (`/readyz` shows it).
     package func syncToDisk() throws {
-        if try withState({ $0.database.fileHasMoved }) {
-            throw SQLiteError(
-                resultCode: 10,
-                message: "\(path) was deleted or moved while the bridge runs: what is written now would be lost; "
-                    + "restart the bridge")
-        }
+        try keepAtPath()
         let walPath = path + "-wal"
         // Never through a link: SQLite's log is a regular file (docs/RELIABILITY.md, "Files another user controls").
         let descriptor = Glibc.open(walPath, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
@@ -121,9 +122,33 @@ package final class OutboxStore: @unchecked Sendable {
     }
 
     /// Closes the file now (`SQLiteDatabase.close()`): the end of a run checkpoints and removes `webhooks.db-wal`
-    /// whoever still holds the store; a later call throws.
+    /// whoever still holds the store; a later call throws. A file deleted since the last check is copied to its path
+    /// first (`keepAtPath`): a bridge stopped soon after an `rm` keeps what waits in it.
     package func close() throws {
-        try withState { try $0.database.close() }
+        try withState { state in
+            defer { try? state.database.close() }
+            try renewIfMoved(&state)
+            try state.database.close()
+        }
+    }
+
+    /// When `webhooks.db` was deleted or renamed while open (`rm state/webhooks.db*`, a clean-up script), copies it
+    /// whole — the undelivered rows and the dead letters of every sink — into a new file at its path and goes on
+    /// with that one (`SQLiteDatabase.renewIfMoved`, shared with `cursor.db`; docs/RELIABILITY.md, "Careless or
+    /// hostile operators"). Called before each sync to disk, at close, and by the state directory's periodic check
+    /// (`StateDirectoryKeeper`), since a webhook whose receiver is down writes nothing new for as long as it likes.
+    /// One `stat` when the file is where it was; throws when a copy cannot be made.
+    package func keepAtPath() throws {
+        try withState { state in try renewIfMoved(&state) }
+    }
+
+    /// A read-only store (`dlq list`) never writes a copy.
+    private func renewIfMoved(_ state: inout State) throws {
+        guard !state.database.options.readOnly, try SQLiteDatabase.renewIfMoved(&state.database) else { return }
+        logger.warning(
+            "webhooks.db was deleted or moved while the bridge ran; the outbox and the dead letters were copied into "
+                + "a new file at its path, and nothing is repeated or lost",
+            metadata: [LogKey.path: path])
     }
 
     /// Runs `body` with the connection under the lock. `body` must not call back into the store.

@@ -17,6 +17,7 @@ package final class SinkRunner: Sendable {
     package let inbox: SinkInbox
     private let recorder: (any ProgressRecorder)?
     private let permit: (any DeliveryPermit)?
+    private let housekeeping: @Sendable () -> Void
     private let metrics: PipelineMetrics
     private let health: HealthState
     private let logger: Logger
@@ -30,6 +31,8 @@ package final class SinkRunner: Sendable {
 
     /// Creates the runner; `recorder` keeps the sink's activity cursor (nil in live mode); `permit` (shared state) is
     /// asked before every attempt to deliver or record, and ends `run` with `FencedError` once it refuses.
+    /// `housekeeping` is the process's work that rides on the runners' attempts and ticks, at least once a second
+    /// (`StateDirectoryKeeper.check`: it limits itself however many runners call it).
     package init(
         sink: ConfiguredSink,
         inbox: SinkInbox,
@@ -39,9 +42,11 @@ package final class SinkRunner: Sendable {
         reopenRequests: ReopenRequests = ReopenRequests(),
         logger: Logger,
         stuckAfter: Duration = .seconds(30),
-        permit: (any DeliveryPermit)? = nil
+        permit: (any DeliveryPermit)? = nil,
+        housekeeping: @escaping @Sendable () -> Void = {}
     ) {
         self.permit = permit
+        self.housekeeping = housekeeping
         self.sink = sink
         self.inbox = inbox
         self.recorder = recorder
@@ -164,7 +169,9 @@ package final class SinkRunner: Sendable {
         var dropped: String?
         // With shared state the lease is asked before every attempt: a bridge that lost it delivers nothing more.
         let permit = self.permit
+        let housekeeping = self.housekeeping
         let attempt = { () async throws -> Void in
+            housekeeping()  // on this runner's thread: it may block on the state directory's files
             if let permit, !permit.mayDeliver() { throw FencedError(reason: "the lease is no longer held") }
             try await body()
         }
