@@ -46,8 +46,12 @@ extension ActivityReaderLoop {
         for subscription in reader.subscriptions {
             var state = saved[subscription.uid]
             if let requested = state, requested.resyncRequested {
-                // `directus-bridge resync`: a fresh watermark, a snapshot from it, then the stream after it.
-                let fresh = SubscriptionCursorState(startID: start, snapshotWatermark: start)
+                // `directus-bridge resync`: a fresh watermark and a snapshot from it, which runs once the changes up
+                // to it that the sink has not had (those since its cursor: while the bridge was stopped, say) are
+                // streamed. The start is kept; a request for a subscription this sink never ran has 0 there
+                // (`CursorDatabase.requestResync`): its changes since the sink's cursor come too, before the
+                // snapshot — more than a new subscription gets, never less.
+                let fresh = SubscriptionCursorState(startID: requested.startID, snapshotWatermark: start)
                 let uid = subscription.uid
                 try await BlockingExecutor.shared.perform { try store.save(fresh, for: uid, clearingResync: true) }
                 logger.info(

@@ -5,8 +5,9 @@ internal import Synchronization
 
 /// What the cursor store keeps per subscription uid.
 public struct SubscriptionCursorState: Sendable, Equatable {
-    /// Activity rows at or below this id are not emitted for the subscription (it did not exist then, or its
-    /// snapshot already covers them).
+    /// Activity rows at or below this id are not emitted for the subscription (it did not exist then: the newest id
+    /// at its first start). A `resync` or a snapshot after a loss to retention keeps it: the changes below the new
+    /// snapshot's watermark that the sink has not had yet are still streamed, before the snapshot.
     public var startID: Int64
     /// The activity id read before the subscription's snapshot began, when it has one.
     public var snapshotWatermark: Int64?
