@@ -39,15 +39,9 @@ public struct ActivityEventBuilder: Sendable {
         self.byCollection = byCollection
     }
 
-    /// The same targets, those of the subscriptions in `uids` starting after `startID` (a new snapshot covers
-    /// everything up to it).
-    public func restarting(_ uids: Set<String>, after startID: Int64) -> ActivityEventBuilder {
-        ActivityEventBuilder(
-            targets: targets.map { target in
-                guard uids.contains(target.subscription.uid) else { return target }
-                return Target(subscription: target.subscription, startID: startID)
-            }
-        )
+    /// The activity id subscription `uid` starts after, nil when it is not a target.
+    public func startID(of uid: String) -> Int64? {
+        targets.first { $0.subscription.uid == uid }?.startID
     }
 
     /// Whether `row` is of interest to any target (the rest are only resolved).

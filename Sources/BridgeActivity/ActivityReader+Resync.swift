@@ -2,12 +2,15 @@ internal import BridgeEvents
 internal import BridgeSystem
 
 /// `directus-bridge resync` beside a running bridge (contract, "Commands"; README.md, "Resync"): the sink's reader
-/// snapshots the requested subscriptions again from a fresh watermark, then streams on after it — what a restart would
-/// do, without one. The contract gives a running bridge 10 seconds however long the sink takes nothing, so a request
-/// is taken between reads and also while the reader waits for its sink (`waitTakingResyncs`): a page of the stream or
-/// of a snapshot waiting for room in the full queue, a snapshot waiting to be durable. A snapshot of the requested
-/// subscription is superseded then; the snapshot of any other one runs after the snapshot in progress
-/// (`pendingSnapshots`). Requests reach the reader through `ActivityReader.requestResync` (the
+/// snapshots the requested subscriptions again from a fresh watermark — what a restart would do, without one. The
+/// contract gives a running bridge 10 seconds however long the sink takes nothing, so a request is taken between
+/// reads and also while the reader waits for its sink (`waitTakingResyncs`): a page of the stream or of a snapshot
+/// waiting for room in the full queue, a snapshot waiting to be durable. Taken, the watermark is saved and the
+/// snapshot made due (`pendingSnapshots`); it runs once the reader has read up to the watermark (`isDue`), so the
+/// changes between where the reader stood and the watermark reach the sink first, as change lines (a delete there is
+/// in no snapshot), then the snapshot, then the changes after it: per item, the order Directus made them
+/// (docs/ARCHITECTURE.md "State"). A snapshot of the requested subscription in progress is superseded; the
+/// snapshot of any other one runs after it. Requests reach the reader through `ActivityReader.requestResync` (the
 /// `ResyncRequestWatcher`, of `cursor.db` or of the shared bucket).
 extension ActivityReaderLoop {
     /// How a wait for the sink ended.
@@ -21,31 +24,44 @@ extension ActivityReaderLoop {
         case stopped
     }
 
-    /// Runs the snapshot `pending`, again from a fresh watermark whenever a `resync` of its subscription supersedes
-    /// it; false when stopped before the end.
+    /// Runs the snapshot `pending`; a `resync` of its subscription that supersedes it makes a new one due from the
+    /// fresh watermark (it runs once the reader has read up to it). False when stopped before the end.
     package func snapshot(_ pending: PendingSnapshot) async -> Bool {
-        var pending = pending
-        while true {
-            switch await runSnapshot(pending) {
-            case .finished: return true
-            case .stopped: return false
-            case .superseded(let watermark):
-                logger.info(
-                    "snapshot superseded by a resync while it waited for the sink; what it queued is still delivered",
-                    metadata: [LogKey.subscriptionUID: pending.subscription.uid, "watermark": pending.watermark]
-                )
-                pending.watermark = watermark
-            }
+        switch await runSnapshot(pending) {
+        case .finished: return true
+        case .stopped: return false
+        case .superseded(let watermark):
+            logger.info(
+                "snapshot superseded by a resync while it waited for the sink; what it queued is still delivered",
+                metadata: [LogKey.subscriptionUID: pending.subscription.uid, "watermark": pending.watermark]
+            )
+            schedule([pending.subscription.uid], at: watermark)
+            return true
         }
     }
 
-    /// Runs the snapshots due (at start-up, after a loss to retention, taken requests), one after the other; false
-    /// when stopped before the end (each is saved as pending with its watermark: the next start runs it).
+    /// Runs the snapshots that are due (`isDue`), one after the other; false when stopped before the end (each is
+    /// saved as pending with its watermark: the next start runs it). Those not due yet stay in `pendingSnapshots`.
     package func runPendingSnapshots() async -> Bool {
-        while !pendingSnapshots.isEmpty {
-            guard await snapshot(pendingSnapshots.removeFirst()) else { return false }
+        while let index = pendingSnapshots.firstIndex(where: isDue) {
+            guard await snapshot(pendingSnapshots.remove(at: index)) else { return false }
         }
         return true
+    }
+
+    /// Whether `pending` may run now: the reader has read every row up to its watermark, so every change below it
+    /// is queued before the snapshot's first line (per item, Directus's order: those changes, the snapshot line, the
+    /// changes after the watermark) — or the subscription starts at or after the watermark (new: no change below it
+    /// is streamed).
+    package func isDue(_ pending: PendingSnapshot) -> Bool {
+        let watermark = pending.watermark
+        return watermark <= max(cursor.head, readThrough)
+            || (builder.startID(of: pending.subscription.uid) ?? .max) >= watermark
+    }
+
+    /// Where reads stop while snapshots wait for the reader (`readPage`): the lowest watermark of those not due.
+    package var readLimit: Int64? {
+        pendingSnapshots.filter { !isDue($0) }.map(\.watermark).min()
     }
 
     /// Makes the snapshots of `uids` from `watermark` due after the one in progress, in place of any due before.
@@ -57,11 +73,11 @@ extension ActivityReaderLoop {
     }
 
     /// Runs `wait` (a put on the full queue, the wait until a snapshot is durable) until it returns, taking every
-    /// `resync` asked meanwhile at once: its fresh watermark saved, the stream restarted after it, its snapshot due
-    /// (`pendingSnapshots`). `wait` is interrupted for that and run again — a cancelled put queues nothing — unless
-    /// the request is of `running`, the subscription whose snapshot waits: then that snapshot is superseded, and what
-    /// it queued stays queued (its lines are never dropped), the new snapshot's lines behind them. The cursor store
-    /// records the superseded snapshot's completion no more (`CursorStore.record`).
+    /// `resync` asked meanwhile at once: its fresh watermark saved, its snapshot due (`pendingSnapshots`). `wait` is
+    /// interrupted for that and run again — a cancelled put queues nothing — unless the request is of `running`, the
+    /// subscription whose snapshot waits: then that snapshot is superseded, and what it queued stays queued (its
+    /// lines are never dropped), the new snapshot's lines behind them. The cursor store records the superseded
+    /// snapshot's completion no more (`CursorStore.record`).
     ///
     /// `queued`: the running snapshot's watermark when its completion (the last page) is queued already.
     package func waitTakingResyncs(
@@ -123,9 +139,11 @@ extension ActivityReaderLoop {
         return await runPendingSnapshots()
     }
 
-    /// Takes the requests still recorded in the store (one already acted on is not repeated), saves the fresh
-    /// watermark as each subscription's state (clearing its request) and restarts the stream after it.
-    /// `superseding`: the running snapshot whose completion is queued, and its watermark (`CursorStore.save`).
+    /// Takes the requests still recorded in the store (one already acted on is not repeated) and saves the fresh
+    /// watermark in each subscription's state (clearing its request). The subscription keeps its start: the changes
+    /// up to the watermark that the sink has not had yet are still streamed, before the snapshot — after a crash
+    /// too, from the sink's durable cursor. `superseding`: the running snapshot whose completion is queued, and its
+    /// watermark (`CursorStore.save`).
     func startResyncs(
         _ asked: Set<String>,
         superseding running: (uid: String, watermark: Int64)? = nil
@@ -139,7 +157,10 @@ extension ActivityReaderLoop {
         let watermark = try await reader.source.newestActivityID()
         reader.metrics.saw(head: watermark)
         for uid in uids.sorted() {
-            let fresh = SubscriptionCursorState(startID: watermark, snapshotWatermark: watermark)
+            let fresh = SubscriptionCursorState(
+                startID: builder.startID(of: uid) ?? watermark,
+                snapshotWatermark: watermark
+            )
             let queued = running?.uid == uid ? running?.watermark : nil
             try await BlockingExecutor.shared.perform {
                 try store.save(fresh, for: uid, clearingResync: true, superseding: queued)
@@ -149,7 +170,6 @@ extension ActivityReaderLoop {
                 metadata: [LogKey.subscriptionUID: uid, "watermark": watermark]
             )
         }
-        builder = builder.restarting(uids, after: watermark)
         return (uids, watermark)
     }
 }

@@ -30,27 +30,29 @@ extension ActivityReaderLoop {
 
     /// Prepares the recovery from a loss, before the batch that moves the cursor past it is handed over: reads the
     /// newest id (the snapshots' watermark, read before any of their items), saves a snapshot due at it for every
-    /// `snapshot: true` subscription (so a crash before it ran repeats it), makes those subscriptions start after
-    /// it, and makes their snapshots due (`pendingSnapshots`: they run before the next read).
+    /// `snapshot: true` subscription (so a crash before it ran repeats it) and makes their snapshots due
+    /// (`pendingSnapshots`). The subscriptions keep their start: what is lost is lost, but the rows still readable
+    /// between the reader's position and the watermark are streamed before the snapshots (`isDue`).
     package func prepareSnapshotsAfterLoss() async throws {
         let watermark = try await reader.source.newestActivityID()
         let store = reader.store
         let snapshots = reader.subscriptions.filter(\.snapshot)
         for subscription in snapshots {
-            let state = SubscriptionCursorState(startID: watermark, snapshotWatermark: watermark)
             let uid = subscription.uid
+            let state = SubscriptionCursorState(
+                startID: builder.startID(of: uid) ?? watermark,
+                snapshotWatermark: watermark
+            )
             try await BlockingExecutor.shared.perform { try store.save(state, for: uid) }
         }
-        let uids = Set(snapshots.map(\.uid))
-        builder = builder.restarting(uids, after: watermark)
         // Due rather than run here: a `resync` taken while the batch that moves the cursor past the loss waits for
         // the queue replaces them with a newer watermark.
-        schedule(uids, at: watermark)
+        schedule(Set(snapshots.map(\.uid)), at: watermark)
     }
 
     /// Says that `lost` is gone (error log with the id range, `directus_bridge_activity_retention_lost_total`); the
-    /// snapshots `prepareSnapshotsAfterLoss` made due run before the next read. The other subscriptions go on from
-    /// the oldest row still there.
+    /// snapshots `prepareSnapshotsAfterLoss` made due run once the reader has read up to their watermark. The other
+    /// subscriptions go on from the oldest row still there.
     package func reportLoss(_ lost: [ClosedRange<Int64>]) {
         guard let first = lost.first, let last = lost.last else { return }
         let count = ActivityCursor.count(lost)

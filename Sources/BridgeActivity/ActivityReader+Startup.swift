@@ -1,13 +1,18 @@
 internal import BridgeDirectus
 internal import BridgeEvents
-internal import BridgeJSON
+package import BridgeJSON
 internal import BridgeSystem
 
 extension ActivityReaderLoop {
-    /// A snapshot to run before streaming: the subscription and the activity id read before it began.
+    /// A snapshot to run before streaming: the subscription and the activity id read before it began, and where a
+    /// snapshot that an earlier run began resumes.
     package struct PendingSnapshot {
         package var subscription: ActivitySubscription
         package var watermark: Int64
+        /// The last key of the last page the sink made durable (nil: from the first page).
+        package var after: JSONValue? = nil
+        /// The snapshot's lines durable in the sink up to `after`.
+        package var lines: Int64 = 0
     }
 
     /// Loads the cursor and the subscription states, saves what is new (the first cursor, new subscriptions,
@@ -41,8 +46,12 @@ extension ActivityReaderLoop {
         for subscription in reader.subscriptions {
             var state = saved[subscription.uid]
             if let requested = state, requested.resyncRequested {
-                // `directus-bridge resync`: a fresh watermark, a snapshot from it, then the stream after it.
-                let fresh = SubscriptionCursorState(startID: start, snapshotWatermark: start)
+                // `directus-bridge resync`: a fresh watermark and a snapshot from it, which runs once the changes up
+                // to it that the sink has not had (those since its cursor: while the bridge was stopped, say) are
+                // streamed. The start is kept; a request for a subscription this sink never ran has 0 there
+                // (`CursorDatabase.requestResync`): its changes since the sink's cursor come too, before the
+                // snapshot — more than a new subscription gets, never less.
+                let fresh = SubscriptionCursorState(startID: requested.startID, snapshotWatermark: start)
                 let uid = subscription.uid
                 try await BlockingExecutor.shared.perform { try store.save(fresh, for: uid, clearingResync: true) }
                 logger.info(
@@ -65,7 +74,12 @@ extension ActivityReaderLoop {
             }
             guard let state else { continue }
             if state.snapshotPending, let watermark = state.snapshotWatermark {
-                pending.append(PendingSnapshot(subscription: subscription, watermark: watermark))
+                // A resume point that does not parse (damage) starts the snapshot over: a repeat, not a loss.
+                let after = state.snapshotAfter.flatMap { try? JSONValue.parse($0) }
+                pending.append(
+                    PendingSnapshot(
+                        subscription: subscription, watermark: watermark, after: after,
+                        lines: after == nil ? 0 : state.snapshotLines))
             }
             targets.append(.init(subscription: subscription, startID: state.startID))
         }
@@ -87,10 +101,17 @@ extension ActivityReaderLoop {
     /// Ids derive from the watermark, so a snapshot repeated after a crash gives the same ids. Returns false when
     /// stopped before the end.
     ///
+    /// Every other page carries its last key (`SnapshotPosition`), which the sink's runner records once the page is
+    /// durable, after every page before it: a snapshot that a stop cut resumes after the last page its sink holds
+    /// (`pending.after`), at the same watermark, so a clean stop repeats no line (contract, "The delivery guarantee,
+    /// per mode"); a crash repeats at most the pages after the last one recorded.
+    ///
     /// The pages are read as the sink takes them, so an item that existed at the watermark may be deleted before its
-    /// page is read. Without a filter on the items, each such item still gets its line, with `data` null (it is gone),
-    /// in the last batch: before its delete, which the reader reads after the snapshot (`vanishedKeys`). With a
-    /// filter, whether a gone item matched it cannot be known, and its delete alone says it is gone.
+    /// page is read. Without a filter on the items, each such item still gets its line, with `data` null (it is gone):
+    /// with the first page after whose read the log shows its delete and whose last key is at or after its own
+    /// (`vanishedUpTo`), else in the last batch (`vanishedKeys`) — before its delete either way, which the reader
+    /// reads after the snapshot. With a filter, whether a gone item matched it cannot be known, and its delete alone
+    /// says it is gone.
     ///
     /// While it waits for the sink, a `resync` of the subscription supersedes it (`snapshot(_:)` then runs the new one).
     package func runSnapshot(_ pending: PendingSnapshot) async -> SnapshotWait {
@@ -98,13 +119,23 @@ extension ActivityReaderLoop {
         let query = subscription.query
         let watermark = pending.watermark
         let pageSize = reader.settings.snapshotPageSize
-        logger.info(
-            "snapshot started",
-            metadata: [
-                LogKey.subscriptionUID: subscription.uid, LogKey.collection: subscription.collection,
-                "watermark": watermark,
-            ]
-        )
+        if let resumed = pending.after {
+            logger.info(
+                "snapshot resumed after the last page its sink holds",
+                metadata: [
+                    LogKey.subscriptionUID: subscription.uid, LogKey.collection: subscription.collection,
+                    "watermark": watermark, "after": resumed.serializedString(), "lines_before": pending.lines,
+                ]
+            )
+        } else {
+            logger.info(
+                "snapshot started",
+                metadata: [
+                    LogKey.subscriptionUID: subscription.uid, LogKey.collection: subscription.collection,
+                    "watermark": watermark,
+                ]
+            )
+        }
         var progress = ProgressLog(
             "snapshot progress",
             interval: reader.settings.progressInterval,
@@ -113,16 +144,31 @@ extension ActivityReaderLoop {
         )
         defer { progress.finish() }
         var total: Int?
-        var after: JSONValue?
+        var after = pending.after
         var held = Set<Int>()
+        var lines = pending.lines
+        let run = reader.store.snapshotRun(subscription.uid)
+        var deletions = SnapshotDeletions(watermark: watermark)
+        // The keys given a `data: null` line before the last page: a later page holding one again (a key deleted,
+        // then created anew) gives no second line; its create comes after the snapshot.
+        var gone = Set<String>()
+        // The next page, read while the log was read after the previous one.
+        var prefetched: (after: JSONValue, page: ItemsPage)?
         while true {
             let position = after
-            guard
-                let page = await retrying(
-                    "reading the snapshot failed",
-                    { try await self.reader.source.itemsPage(query, after: position, limit: pageSize) }
-                )
-            else { return .stopped }
+            let page: ItemsPage
+            if let ready = prefetched, ready.after == position {
+                page = ready.page
+            } else {
+                guard
+                    let read = await retrying(
+                        "reading the snapshot failed",
+                        { try await self.reader.source.itemsPage(query, after: position, limit: pageSize) }
+                    )
+                else { return .stopped }
+                page = read
+            }
+            prefetched = nil
             // Keyset pages move forward: a page ending where the previous one ended (a server that ignores the
             // position answers every page from the start) would repeat forever.
             if let position, let last = page.lastKey(query.primaryKey), last == position {
@@ -148,17 +194,40 @@ extension ActivityReaderLoop {
                 case .tooLarge(let tooLarge):
                     key = tooLarge.keyString
                 }
-                guard let key else { continue }
+                guard let key, !gone.contains(key) else { continue }
                 held.insert(ItemKey(key).hashValue)  // by bytes, as the vanished scan looks keys up
                 events.append(snapshotLine(subscription, key: key, data: data, watermark: watermark, at: receivedAt))
             }
             let isLast = page.entries.count < pageSize
+            if !isLast && !query.narrowsItems, let last = page.lastKey(query.primaryKey) {
+                // The next page is read meanwhile: the log's read costs the snapshot no time of its own.
+                let source = reader.source
+                async let next = Self.prefetchPage(source, query, after: last, limit: pageSize)
+                let found = await vanishedUpTo(
+                    last, deletions: &deletions, collection: subscription.collection, held: held,
+                    heldEarlierUpTo: pending.after)
+                if let nextPage = await next { prefetched = (last, nextPage) }
+                guard let vanished = found else { return .stopped }
+                if !vanished.isEmpty {
+                    logger.info(
+                        "snapshot items deleted before their page was read: their lines carry no data",
+                        metadata: [LogKey.subscriptionUID: subscription.uid, LogKey.count: vanished.count]
+                    )
+                }
+                let now = Timestamp.now()
+                for key in vanished {
+                    held.insert(ItemKey(key).hashValue)
+                    gone.insert(key)
+                    events.append(snapshotLine(subscription, key: key, data: [], watermark: watermark, at: now))
+                }
+            }
             if isLast && !query.narrowsItems {
                 guard
                     let vanished = await vanishedKeys(
                         collection: subscription.collection,
                         watermark: watermark,
-                        held: held
+                        held: held,
+                        heldEarlierUpTo: pending.after
                     )
                 else { return .stopped }
                 if !vanished.isEmpty {
@@ -172,7 +241,17 @@ extension ActivityReaderLoop {
                     events.append(snapshotLine(subscription, key: key, data: [], watermark: watermark, at: now))
                 }
             }
-            let done = isLast ? ActivityProgress(completedSnapshots: [subscription.uid: watermark]) : nil
+            lines += Int64(events.count)
+            let done: ActivityProgress?
+            if isLast {
+                done = ActivityProgress(completedSnapshots: [subscription.uid: watermark])
+            } else if let last = page.lastKey(query.primaryKey) {
+                let position = SnapshotPosition(
+                    watermark: watermark, after: last.serializedString(), lines: lines, run: run)
+                done = ActivityProgress(snapshotPositions: [subscription.uid: position])
+            } else {
+                done = nil
+            }
             if !events.isEmpty || done != nil {
                 do {
                     let batch = EventBatch(events: events, progress: done)
@@ -217,6 +296,13 @@ extension ActivityReaderLoop {
             ]
         )
         return .finished
+    }
+
+    /// The snapshot page after `after` (nil when the read fails: it is read again, with retries).
+    private static func prefetchPage(_ source: any ActivitySource, _ query: ItemQuery, after: JSONValue, limit: Int)
+        async -> ItemsPage?
+    {
+        try? await source.itemsPage(query, after: after, limit: limit)
     }
 
     /// One `snapshot` line of `subscription`'s collection: its id derives from the watermark.

@@ -53,7 +53,8 @@ public struct ActivityReaderSettings: Sendable {
 /// the other sinks go on. Readers that are level share their reads (`SharedActivitySource`).
 ///
 /// * Start-up: the cursor comes from the cursor store; the first start begins at the newest activity id (no
-///   history replay), and so does a subscription new to the store. Snapshots that are due run first.
+///   history replay), and so does a subscription new to the store. Snapshots that are due run once the reader has
+///   read up to their watermark (at once at a first start).
 /// * A read asks for every row after the highest id seen (all collections, so that an id missing below it can
 ///   only be an uncommitted transaction — a *gap*) and for the open gaps by id; gaps older than the gap timeout
 ///   are abandoned. Rows of other collections or actions are resolved without output.
@@ -153,9 +154,14 @@ package final class ActivityReaderLoop {
     package var lastRefusalLog: [String: ContinuousClock.Instant] = [:]
     /// The next page, read while the previous one was processed.
     package var prefetched: (after: Int64, rows: [ActivityRow])?
-    /// Snapshots due, run in turn before the next read (`runPendingSnapshots`): at start-up, after a loss to
-    /// retention, and those of `resync` requests taken while the reader waited for its sink.
+    /// Snapshots due, run in turn between reads (`runPendingSnapshots`): at start-up, after a loss to retention, and
+    /// those of `resync` requests. Each runs once the reader has read every row up to its watermark (`isDue`):
+    /// until then reads stop at the lowest such watermark (`readPage`), so the changes below it reach the sink as
+    /// change lines before the snapshot's first line.
     package var pendingSnapshots: [PendingSnapshot] = []
+    /// Every row at or below this id that was visible has been read (`readPage` reached a pending snapshot's
+    /// watermark, with rows above it or none left), though `cursor.head` may stand lower (no row of its own there).
+    package var readThrough: Int64 = 0
     /// Largest number of gap ranges checked per read (the lowest first); more are checked as those resolve.
     package static let maxGapRangesPerRead = 100
 
@@ -241,11 +247,15 @@ package final class ActivityReaderLoop {
             page = try await source.activity(after: cursor.head, limit: pageSize)
         }
         prefetched = nil
+        // A snapshot waits for the rows up to its watermark: nothing above it is read before the snapshot ran.
+        let limit = readLimit
+        let kept = limit.map { limit in page.filter { $0.id <= limit } } ?? page
+        let cut = kept.count < page.count
         // While this page's items are read and handed over, the next page is read (backfill: Directus and the
         // bridge work at the same time). Its rows are checked against the cursor when it is used.
-        let nextAfter = page.count == pageSize ? page.last?.id : nil
+        let nextAfter = page.count == pageSize && !cut ? page.last?.id : nil
         async let nextPage = Self.prefetch(source, after: nextAfter, limit: pageSize)
-        var rows = page
+        var rows = kept
         let gaps = cursor.gaps
         if !gaps.isEmpty {
             rows += try await source.activity(in: Array(gaps.prefix(Self.maxGapRangesPerRead)), limit: pageSize)
@@ -282,6 +292,8 @@ package final class ActivityReaderLoop {
         reportLoss(lost)
         if let nextAfter, let rows = await nextPage { prefetched = (nextAfter, rows) }
         let caughtUp = page.count < reader.settings.pageSize
+        // Rows above the limit, or no full page: every visible row up to it is read.
+        if let limit, cut || caughtUp { readThrough = max(readThrough, limit) }
         if catchingUp && !caughtUp && backfill == nil {
             // A long backfill: count it and say how far along it is (rows up to the newest id now).
             backfill = ProgressLog(

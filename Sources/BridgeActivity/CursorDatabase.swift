@@ -71,6 +71,16 @@ public final class CursorDatabase: Sendable {
             version: 4,
             sql: "ALTER TABLE sink_subscription_state ADD COLUMN resync_requested INTEGER NOT NULL DEFAULT 0;"
         ),
+        // Where a snapshot a clean stop cut resumes (`SubscriptionCursorState.snapshotAfter`): the last key of the
+        // last page durable in the sink, as JSON text, and the snapshot's lines so far (docs/RELIABILITY.md,
+        // "Careless or hostile operators"). A snapshot pending in an older file has neither: it starts over.
+        SQLiteMigration(
+            version: 5,
+            sql: """
+                ALTER TABLE sink_subscription_state ADD COLUMN snapshot_after TEXT;
+                ALTER TABLE sink_subscription_state ADD COLUMN snapshot_lines INTEGER NOT NULL DEFAULT 0;
+                """
+        ),
     ]
 
     let database: Mutex<SQLiteDatabase>
@@ -161,15 +171,16 @@ public final class CursorDatabase: Sendable {
                 }
             }
             let rows = try database.query(
-                "SELECT uid, start_id, snapshot_watermark, snapshot_done, resync_requested FROM sink_subscription_state "
-                    + "WHERE sink = ?",
+                "SELECT uid, start_id, snapshot_watermark, snapshot_done, resync_requested, snapshot_after, "
+                    + "snapshot_lines FROM sink_subscription_state WHERE sink = ?",
                 [.text(sink)]
             ) { row in
                 (
                     row.string(at: 0),
                     SubscriptionCursorState(
                         startID: row.int64(at: 1), snapshotWatermark: row.optionalInt64(at: 2),
-                        snapshotDone: row.int64(at: 3) != 0, resyncRequested: row.int64(at: 4) != 0)
+                        snapshotDone: row.int64(at: 3) != 0, resyncRequested: row.int64(at: 4) != 0,
+                        snapshotAfter: row.optionalString(at: 5), snapshotLines: row.int64(at: 6))
                 )
             }
             return Loaded(cursor: cursor, subscriptions: Dictionary(rows, uniquingKeysWith: { first, _ in first }))
@@ -217,11 +228,13 @@ public final class CursorDatabase: Sendable {
                         "INSERT INTO sink_resolved_range (sink, low, high) "
                             + "SELECT ?, low, high FROM sink_resolved_range WHERE sink = ?",
                         [.text(sink), .text(origin.0)])
-                    // OR IGNORE: a sink that never started may already hold a `resync` request of its own.
+                    // OR IGNORE: a sink that never started may already hold a `resync` request of its own. Without
+                    // the resume point: none of a pending snapshot's pages is in this sink (`adopted`).
                     try database.run(
                         "INSERT OR IGNORE INTO sink_subscription_state "
-                            + "(sink, uid, start_id, snapshot_watermark, snapshot_done, resync_requested) "
-                            + "SELECT ?, uid, start_id, snapshot_watermark, snapshot_done, resync_requested "
+                            + "(sink, uid, start_id, snapshot_watermark, snapshot_done, resync_requested, "
+                            + "snapshot_after, snapshot_lines) "
+                            + "SELECT ?, uid, start_id, snapshot_watermark, snapshot_done, resync_requested, NULL, 0 "
                             + "FROM sink_subscription_state WHERE sink = ?",
                         [.text(sink), .text(origin.0)])
                 }
@@ -315,16 +328,19 @@ public final class CursorDatabase: Sendable {
     ) throws {
         try database.run(
             """
-            INSERT INTO sink_subscription_state (sink, uid, start_id, snapshot_watermark, snapshot_done, resync_requested)
-            VALUES (?, ?, ?, ?, ?, ?)
+            INSERT INTO sink_subscription_state (sink, uid, start_id, snapshot_watermark, snapshot_done, resync_requested,
+                snapshot_after, snapshot_lines)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT (sink, uid) DO UPDATE SET start_id = excluded.start_id,
                 snapshot_watermark = excluded.snapshot_watermark, snapshot_done = excluded.snapshot_done,
-                resync_requested = CASE WHEN ? THEN excluded.resync_requested ELSE resync_requested END
+                resync_requested = CASE WHEN ? THEN excluded.resync_requested ELSE resync_requested END,
+                snapshot_after = excluded.snapshot_after, snapshot_lines = excluded.snapshot_lines
             """,
             [
                 .text(sink), .text(uid), .integer(subscription.startID),
                 subscription.snapshotWatermark.map(SQLiteValue.integer) ?? .null,
                 .integer(subscription.snapshotDone ? 1 : 0), .integer(subscription.resyncRequested ? 1 : 0),
+                subscription.snapshotAfter.map(SQLiteValue.text) ?? .null, .integer(subscription.snapshotLines),
                 .integer(clearingResync ? 1 : 0),
             ])
     }

@@ -5,8 +5,9 @@ internal import Synchronization
 
 /// What the cursor store keeps per subscription uid.
 public struct SubscriptionCursorState: Sendable, Equatable {
-    /// Activity rows at or below this id are not emitted for the subscription (it did not exist then, or its
-    /// snapshot already covers them).
+    /// Activity rows at or below this id are not emitted for the subscription (it did not exist then: the newest id
+    /// at its first start). A `resync` or a snapshot after a loss to retention keeps it: the changes below the new
+    /// snapshot's watermark that the sink has not had yet are still streamed, before the snapshot.
     public var startID: Int64
     /// The activity id read before the subscription's snapshot began, when it has one.
     public var snapshotWatermark: Int64?
@@ -14,22 +15,41 @@ public struct SubscriptionCursorState: Sendable, Equatable {
     public var snapshotDone: Bool
     /// `directus-bridge resync` asked for a new snapshot: the next start takes a fresh watermark and snapshots.
     public var resyncRequested: Bool
+    /// Where a snapshot not done resumes: the last key (JSON text) of the last page the sink made durable, every
+    /// item up to it in the sink (`SnapshotPosition`); nil when no page is durable yet.
+    public var snapshotAfter: String?
+    /// The snapshot's lines durable in the sink up to `snapshotAfter`.
+    public var snapshotLines: Int64
 
     /// Creates a state.
     public init(
         startID: Int64,
         snapshotWatermark: Int64? = nil,
         snapshotDone: Bool = false,
-        resyncRequested: Bool = false
+        resyncRequested: Bool = false,
+        snapshotAfter: String? = nil,
+        snapshotLines: Int64 = 0
     ) {
         self.startID = startID
         self.snapshotWatermark = snapshotWatermark
         self.snapshotDone = snapshotDone
         self.resyncRequested = resyncRequested
+        self.snapshotAfter = snapshotAfter
+        self.snapshotLines = snapshotLines
     }
 
-    /// A snapshot was started (the watermark is saved) but not finished: it must run again with the same watermark.
+    /// A snapshot was started (the watermark is saved) but not finished: it must run again with the same watermark,
+    /// after `snapshotAfter`.
     public var snapshotPending: Bool { snapshotWatermark != nil && !snapshotDone }
+
+    /// The state as another sink takes it over (a sink new to the state starts from the one furthest behind): a
+    /// snapshot not done starts from its first page there, since none of its pages is in the new sink.
+    public var adopted: SubscriptionCursorState {
+        var state = self
+        state.snapshotAfter = nil
+        state.snapshotLines = 0
+        return state
+    }
 }
 
 /// One sink's durable activity progress — in `<state_dir>/cursor.db` (`CursorDatabase`) or in the shared bucket
@@ -46,6 +66,9 @@ public final class CursorStore: ProgressRecorder, Sendable {
         package var snapshotCompletions: [String: ShutdownSignal] = [:]
         /// The completion still queued of a snapshot a `resync` superseded, by uid: recorded, it finishes nothing.
         package var supersededCompletions: [String: Int64] = [:]
+        /// Counts the saves of each uid's state: a snapshot's pages carry the count at its start
+        /// (`SnapshotPosition.run`), and those of a snapshot a later save replaced record nothing.
+        package var snapshotRuns: [String: UInt64] = [:]
     }
 
     /// Where the progress is made durable.
@@ -80,6 +103,9 @@ public final class CursorStore: ProgressRecorder, Sendable {
     /// Every saved subscription state by uid.
     public var subscriptions: [String: SubscriptionCursorState] { state.withLock { $0.subscriptions } }
 
+    /// What the pages of a snapshot of `uid` started now carry as `SnapshotPosition.run`.
+    public func snapshotRun(_ uid: String) -> UInt64 { state.withLock { $0.snapshotRuns[uid, default: 0] } }
+
     /// The store of `sink` in `backend`, loaded from it.
     package convenience init(backend: any CursorBackend, sink: String) throws {
         let loaded = try backend.load(sink: sink)
@@ -113,6 +139,7 @@ public final class CursorStore: ProgressRecorder, Sendable {
             // `cursor.db` keeps its own flag, which the command sets; the shared state's is written from here.
             if !clearingResync, state.subscriptions[uid]?.resyncRequested == true { subscription.resyncRequested = true }
             try backend.write(subscription, uid: uid, sink: sink, clearingResync: clearingResync)
+            state.snapshotRuns[uid, default: 0] &+= 1
             if let queued, let saved = state.subscriptions[uid],
                 !saved.snapshotDone || saved.snapshotWatermark != queued
             {
@@ -141,7 +168,8 @@ public final class CursorStore: ProgressRecorder, Sendable {
         Set(try backend.load(sink: sink).subscriptions.filter(\.value.resyncRequested).keys)
     }
 
-    /// Makes a batch's progress durable in one transaction: resolved and abandoned ids, finished snapshots.
+    /// Makes a batch's progress durable in one transaction: resolved and abandoned ids, finished snapshots, and how
+    /// far running snapshots got (a position of a snapshot no longer the subscription's records nothing).
     public func record(_ progress: ActivityProgress) throws {
         guard !progress.isEmpty else { return }
         try state.withLock { state -> [ShutdownSignal] in
@@ -164,10 +192,24 @@ public final class CursorStore: ProgressRecorder, Sendable {
                 var saved = subscriptions[uid] ?? SubscriptionCursorState(startID: watermark)
                 saved.snapshotWatermark = watermark
                 saved.snapshotDone = true
+                saved.snapshotAfter = nil
+                saved.snapshotLines = 0
                 subscriptions[uid] = saved
             }
+            var advanced: [String] = []
+            for (uid, position) in progress.snapshotPositions where completed[uid] == nil {
+                guard var saved = subscriptions[uid], state.snapshotRuns[uid, default: 0] == position.run,
+                    saved.snapshotWatermark == position.watermark, !saved.snapshotDone
+                else { continue }
+                saved.snapshotAfter = position.after
+                saved.snapshotLines = position.lines
+                subscriptions[uid] = saved
+                advanced.append(uid)
+            }
             let changed = cursor != before || state.cursor == nil
-            let finished = completed.keys.compactMap { uid in subscriptions[uid].map { (uid, $0) } }
+            let finished = (completed.keys.sorted() + advanced.sorted()).compactMap { uid in
+                subscriptions[uid].map { (uid, $0) }
+            }
             try backend.record(
                 sink: sink,
                 cursor: changed ? cursor : nil,

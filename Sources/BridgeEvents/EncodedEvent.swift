@@ -129,7 +129,7 @@ public struct EventBatch: Sendable {
     public var receivedAt: ContinuousClock.Instant
     /// Whether a sink that is full may drop the batch (counted and logged) instead of waiting at its cursor: only
     /// what the socket reader *offers* in live mode. Everything an activity reader hands over — backfill, live
-    /// changes it confirms, and every page of a snapshot or resync, which carry no progress until the last — must
+    /// changes it confirms, and every page of a snapshot or resync, whose progress is only its place in the snapshot — must
     /// wait (contract, "The delivery guarantee, per mode"). Explicit, never inferred from `progress`: a snapshot
     /// page without progress once passed for a live batch and was dropped.
     public var mayDrop: Bool

@@ -32,6 +32,9 @@ final class FakeDirectus: ActivitySource {
         /// keyset position (answering every page from the start).
         var reportedTotal: Int?
         var ignoresPagePosition = false
+        /// Rows committed just before the snapshot page of that number (1 for the first) is read: a write racing a
+        /// snapshot held back by its sink.
+        var beforePage: [Int: [(id: Int64, action: String, collection: String, key: String)]] = [:]
     }
 
     let state = Mutex(State())
@@ -200,6 +203,10 @@ final class FakeDirectus: ActivitySource {
         try maybeFail()
         return state.withLock { state in
             state.pageReads += 1
+            for row in state.beforePage.removeValue(forKey: state.pageReads) ?? [] {
+                Self.commit(
+                    row.id, row.action, row.collection, row.key, item: nil, delta: nil, user: "user-1", in: &state)
+            }
             let matches = state.matches[query.collection] ?? { _ in true }
             let all = (state.items[query.collection] ?? [:]).values.filter(matches).sorted {
                 ($0[query.primaryKey]?.int64Value ?? 0) < ($1[query.primaryKey]?.int64Value ?? 0)

@@ -6,7 +6,7 @@ import Testing
 
 /// A `resync` asked while the reader waits for its sink (nobody takes from the queue) is taken at once — the fresh
 /// watermark saved, the request cleared — whatever the reader waits in (contract, "Commands": 10 seconds), and what
-/// waited is still queued before the new snapshot's lines.
+/// waited is still queued before the new snapshot's lines, with the changes up to its watermark.
 @Suite struct ResyncWhileWaitingTests {
     /// Records the request as `directus-bridge resync` does and hands it to the running reader, as the watcher does.
     private func requestResync(_ uid: String, _ harness: ReaderHarness) throws {
@@ -33,21 +33,26 @@ import Testing
         directus.commit(2, "update", "comments", "1", item: ["id": JSONValue(Int64(1)), "text": .string("changed")])
         try requestResync("comments", harness)
         try await harness.wait {
-            harness.store.subscriptions["comments"] == SubscriptionCursorState(startID: 2, snapshotWatermark: 2)
+            harness.store.subscriptions["comments"] == SubscriptionCursorState(startID: 1, snapshotWatermark: 2)
         }
         #expect(
-            harness.store.subscriptions["comments"] == SubscriptionCursorState(startID: 2, snapshotWatermark: 2),
+            harness.store.subscriptions["comments"] == SubscriptionCursorState(startID: 1, snapshotWatermark: 2),
             "\(String(describing: harness.store.subscriptions["comments"]))"
         )
         #expect(harness.store.subscriptions["articles"]?.snapshotDone == false)
 
-        let events = try await harness.collect(8)
+        let events = try await harness.collect(9)
         #expect(
             events.map(\.id)
-                == (1...6).map { "snap_articles_\($0)_1" } + (1...2).map { "snap_comments_\($0)_2" },
-            "the change at 2 is in the snapshot, not streamed"
+                == (1...6).map { "snap_articles_\($0)_1" } + ["act_2"] + (1...2).map { "snap_comments_\($0)_2" },
+            "the change at 2 is streamed before the comments' snapshot (ResyncGapTests)"
         )
-        try await harness.wait { harness.store.subscriptions["comments"]?.snapshotDone == true }
+        // The comments' last page is empty (2 items, pages of 2): its completion comes in a batch of its own, which
+        // `collect`'s short settle can miss on a loaded machine (failed so at load 21), so it is taken here.
+        let deadline = ContinuousClock.now + .seconds(10)
+        while harness.store.subscriptions["comments"]?.snapshotDone != true && ContinuousClock.now < deadline {
+            _ = try await harness.next(timeout: .milliseconds(50))
+        }
         #expect(harness.store.subscriptions["articles"]?.snapshotDone == true)
         #expect(harness.store.subscriptions["comments"]?.snapshotDone == true)
         await harness.halt()
@@ -71,17 +76,17 @@ import Testing
         #expect(harness.queue.depth == 2)
         try requestResync("articles", harness)
         try await harness.wait {
-            harness.store.subscriptions["articles"] == SubscriptionCursorState(startID: 6, snapshotWatermark: 6)
+            harness.store.subscriptions["articles"] == SubscriptionCursorState(startID: 0, snapshotWatermark: 6)
         }
         #expect(
-            harness.store.subscriptions["articles"] == SubscriptionCursorState(startID: 6, snapshotWatermark: 6),
+            harness.store.subscriptions["articles"] == SubscriptionCursorState(startID: 0, snapshotWatermark: 6),
             "\(String(describing: harness.store.subscriptions["articles"]))"
         )
 
-        let events = try await harness.collect(10)
+        let events = try await harness.collect(12)
         #expect(
-            events.map(\.id) == ["act_1", "act_2", "act_3", "act_4"] + (1...6).map { "snap_articles_\($0)_6" },
-            "the waiting page is queued, the rest is in the snapshot"
+            events.map(\.id) == (1...6).map { "act_\($0)" } + (1...6).map { "snap_articles_\($0)_6" },
+            "the waiting page is queued, the changes up to the watermark follow, then the snapshot (ResyncGapTests)"
         )
         try await harness.wait { harness.store.subscriptions["articles"]?.snapshotDone == true }
         #expect(harness.store.subscriptions["articles"]?.snapshotDone == true)

@@ -64,6 +64,44 @@ import Testing
         await connection.close()
     }
 
+    /// Shared state: a snapshot's resume point goes into the subscription's key with its state, fenced like the
+    /// rest; the bridge that takes over resumes there, while a sink new to the bucket starts the snapshot from its
+    /// first page (none of its pages is in that sink).
+    @Test func aSnapshotsResumePointIsSharedAndFenced() async throws {
+        let (server, connection, store) = try await openBucket("resume")
+        defer { withExtendedLifetime(server) {} }
+        let keys = SharedStateKeys(name: "orders")
+        let backend: @Sendable (String) -> SharedCursorBackend = { holder in
+            SharedCursorBackend(store: store, keys: keys, holder: holder, logger: .silent) { _ in }
+        }
+        try await BlockingExecutor.shared.perform {
+            let first = backend("a")
+            try first.takeOver(sinks: ["0-ndjson"])
+            let running = try CursorStore(backend: first, sink: "0-ndjson")
+            try running.startIfNew(at: 100)
+            try running.save(SubscriptionCursorState(startID: 100, snapshotWatermark: 100), for: "articles")
+            let position = SnapshotPosition(
+                watermark: 100, after: "\"b-500\"", lines: 500, run: running.snapshotRun("articles"))
+            try running.record(ActivityProgress(snapshotPositions: ["articles": position]))
+
+            let second = backend("b")
+            try second.takeOver(sinks: ["0-ndjson", "1-webhook"])
+            let resumed = try CursorStore(backend: second, sink: "0-ndjson").subscriptions["articles"]
+            #expect(resumed?.snapshotAfter == "\"b-500\"" && resumed?.snapshotLines == 500, "\(String(describing: resumed))")
+            let adopted = try CursorStore(backend: second, sink: "1-webhook").subscriptions["articles"]
+            #expect(adopted == SubscriptionCursorState(startID: 100, snapshotWatermark: 100))
+            // The first bridge's next page is fenced: its position is not written.
+            let next = SnapshotPosition(watermark: 100, after: "\"b-999\"", lines: 1000, run: position.run)
+            #expect(throws: FencedError.self) {
+                try running.record(ActivityProgress(snapshotPositions: ["articles": next]))
+            }
+            let third = backend("c")
+            try third.takeOver(sinks: ["0-ndjson", "1-webhook"])
+            #expect(try third.load(sink: "0-ndjson").subscriptions["articles"]?.snapshotAfter == "\"b-500\"")
+        }
+        await connection.close()
+    }
+
     /// A name added to a sink that had none (docs/configuration.md, "Sink names"): the name takes the progress of its
     /// positional id (also when the entries moved in the same edit), not that of the sink furthest behind, and the
     /// positional id's cursor keys are removed.

@@ -79,6 +79,9 @@ import Testing
         #expect(harness.store.subscriptions["articles"]?.snapshotDone != true)
     }
 
+    /// A crash before the sink made the first page durable (its progress never recorded): the next start takes the
+    /// snapshot again from its first page, with the same ids. (A page recorded durable is not read again:
+    /// `SnapshotResumeTests`.)
     @Test func aSnapshotCutShortRunsAgainWithTheSameIds() async throws {
         let directus = FakeDirectus()
         for id in 1...5 { directus.seed("articles", "\(id)", article(id)) }
@@ -89,7 +92,7 @@ import Testing
             snapshotPageSize: 2
         )
         first.start()
-        let partial = try #require(try await first.next(timeout: .seconds(10)))
+        let partial = try #require(try await first.next(accept: false, timeout: .seconds(10)))
         await first.halt()
         #expect(partial.events.map(\.id) == ["snap_articles_1_9", "snap_articles_2_9"])
         #expect(first.store.subscriptions["articles"]?.snapshotPending == true)

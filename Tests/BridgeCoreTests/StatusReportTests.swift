@@ -157,4 +157,38 @@ import Testing
         #expect(sinkLines.first?.contains("dead letters 2") == true, "\(sinkLines)")
         #expect(sinkLines.last?.contains("dead letters") == false, "\(sinkLines)")
     }
+
+    /// A snapshot a clean stop cut says where it resumes: after the last key its sink holds, with the lines there
+    /// (docs/RELIABILITY.md, "Careless or hostile operators"); one without a resume point starts from its first page.
+    @Test func aStoppedSnapshotSaysWhereItResumes() throws {
+        let ids = SinkCatalog.identities(of: Self.config.sinks)
+        var resumed = SubscriptionCursorState(startID: 40, snapshotWatermark: 40)
+        resumed.snapshotAfter = #""b-500""#
+        resumed.snapshotLines = 500
+        let report = StatusReport(
+            config: Self.config,
+            stored: StoredState(
+                subscriptions: [
+                    ids[0]: ["articles": resumed],
+                    ids[1]: ["articles": SubscriptionCursorState(startID: 40, snapshotWatermark: 40)],
+                ]
+            ),
+            service: .unknown(reason: "http.listen is off")
+        )
+        let line = report.lines.first { $0.hasPrefix("subscription  articles") } ?? "\(report.lines)"
+        #expect(
+            line.contains(
+                "sink \(ids[0]): starts after activity id 40, snapshot pending (watermark 40): runs at the next start, "
+                    + "resuming after key \"b-500\" "
+                    + "(500 lines in the sink)"),
+            "\(line)")
+        #expect(
+            line.hasSuffix("sink \(ids[1]): starts after activity id 40, snapshot pending (watermark 40): runs at the next start"),
+            "\(line)")
+        let sinks = report.json["subscriptions"]?[0]?["sinks"]
+        #expect(sinks?[0]?["snapshot"]?["resume_after"] == .string("b-500"))
+        #expect(sinks?[0]?["snapshot"]?["lines_in_sink"] == .number(JSONNumber(Int64(500))))
+        #expect(sinks?[1]?["snapshot"]?["resume_after"] == .null)
+        #expect(sinks?[1]?["snapshot"]?["state"] == .string("pending"))
+    }
 }

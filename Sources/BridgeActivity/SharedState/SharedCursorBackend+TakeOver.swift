@@ -92,7 +92,9 @@ extension SharedCursorBackend {
                 cursorKey, value: Self.value(of: origin.cursor, holder: holder),
                 expecting: try revision(of: cursorKey, in: taking))
             var subscriptions = taking.loaded[sink]?.subscriptions ?? [:]
-            for (uid, subscription) in origin.subscriptions where subscriptions[uid] == nil {
+            for (uid, stored) in origin.subscriptions where subscriptions[uid] == nil {
+                // Its own progress under a new name keeps a snapshot's resume point; another sink's does not.
+                let subscription = former != nil ? stored : stored.adopted
                 let key = keys.subscription(sink: sink, uid: uid)
                 taking.revisions[key] = try write(
                     key, value: Self.value(of: subscription), expecting: try revision(of: key, in: taking))

@@ -154,15 +154,21 @@ package final class SharedCursorBackend: CursorBackend, SharedTermWriter {
             "snapshot_watermark": subscription.snapshotWatermark.map { JSONValue($0) } ?? .null,
             "snapshot_done": .bool(subscription.snapshotDone),
             "resync_requested": .bool(subscription.resyncRequested),
+            // The resume key as the key itself (a number or a string), as Directus answered it.
+            "snapshot_after": subscription.snapshotAfter.flatMap { try? JSONValue.parse($0) } ?? .null,
+            "snapshot_lines": JSONValue(subscription.snapshotLines),
         ]
         return object.serialized()
     }
 
     package static func subscription(from bytes: [UInt8]) -> SubscriptionCursorState? {
         guard let object = try? JSONValue.parse(bytes), let start = object["start_id"]?.int64Value else { return nil }
+        // Written by an older bridge: no resume point, the pending snapshot starts over.
+        let after = object["snapshot_after"].flatMap { $0 == .null ? nil : $0.serializedString() }
         return SubscriptionCursorState(
             startID: start, snapshotWatermark: object["snapshot_watermark"]?.int64Value,
             snapshotDone: object["snapshot_done"]?.boolValue ?? false,
-            resyncRequested: object["resync_requested"]?.boolValue ?? false)
+            resyncRequested: object["resync_requested"]?.boolValue ?? false,
+            snapshotAfter: after, snapshotLines: object["snapshot_lines"]?.int64Value ?? 0)
     }
 }

@@ -60,14 +60,20 @@ extension StatusReport {
             case .running(let progress, let watermark): ("running", watermark, progress)
             case .resyncRequested: ("resync_requested", nil, nil)
             case .done(let watermark): ("done", watermark, nil)
-            case .pending(let watermark): ("pending", watermark, nil)
+            case .pending(let watermark, _, _): ("pending", watermark, nil)
             case .none: ("none", nil, nil)
             case .notStarted: ("not_started", nil, nil)
             }
-        return [
+        var object: JSONObject = [
             "state": .string(state), "watermark": Self.number(watermark),
             "progress": progress.map(Self.progressJSON) ?? .null, "resync_requested": .bool(resyncRequested),
         ]
+        if case .pending(_, let lines, let after) = snapshot {
+            // Where the next start resumes: the key as Directus answered it (null: from the first page).
+            object["resume_after"] = after.flatMap { try? JSONValue.parse($0) } ?? .null
+            object["lines_in_sink"] = Self.number(lines)
+        }
+        return .object(object)
     }
 
     private func sinkJSON(_ index: Int) -> JSONValue {

@@ -79,9 +79,11 @@ extension StatusReport {
                 "resync requested: " + (metrics == nil ? "the next start snapshots it again" : "taken within seconds")
             )
         case .done(let watermark): parts.append("snapshot done (watermark \(watermark))")
-        case .pending(let watermark):
+        case .pending(let watermark, let lines, let after):
+            // A stopped snapshot says how far its sink got: it resumes after that key.
+            let resume = after.map { ", resuming after key \($0) (\(lines) lines in the sink)" } ?? ""
             parts.append(
-                "snapshot pending (watermark \(watermark))" + (metrics == nil ? ": runs at the next start" : "")
+                "snapshot pending (watermark \(watermark))" + (metrics == nil ? ": runs at the next start" : "") + resume
             )
         case .none: parts.append("no snapshot")
         case .notStarted: parts.append("not started yet")

@@ -40,8 +40,9 @@ package struct StatusReport: Sendable {
         case resyncRequested
         /// Every item of the snapshot taken at `watermark` is in the sink.
         case done(watermark: Int64)
-        /// Taken at `watermark` but not finished: runs at the next start.
-        case pending(watermark: Int64)
+        /// Taken at `watermark` but not finished: runs at the next start, after `after` (the last key of the last
+        /// page the sink holds, JSON text; nil: from the first page), `lines` of it in the sink.
+        case pending(watermark: Int64, lines: Int64, after: String?)
         /// The subscription started without one.
         case none
         /// Nothing stored for it yet.
@@ -155,7 +156,10 @@ package struct StatusReport: Sendable {
         } else if let saved, saved.resyncRequested {
             snapshot = .resyncRequested
         } else if let saved, let watermark = saved.snapshotWatermark {
-            snapshot = saved.snapshotDone ? .done(watermark: watermark) : .pending(watermark: watermark)
+            snapshot =
+                saved.snapshotDone
+                ? .done(watermark: watermark)
+                : .pending(watermark: watermark, lines: saved.snapshotLines, after: saved.snapshotAfter)
         } else {
             snapshot = saved == nil ? .notStarted : .none
         }

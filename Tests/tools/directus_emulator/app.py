@@ -111,7 +111,7 @@ class Emulator:
                                            self.hostile_answers.middleware],
                               client_max_size=self.settings.max_payload)
         SystemRoutes(self.db, self.auth, self.reader, self.settings).register(app)
-        ItemRoutes(self.reader, self.writer).register(app)
+        ItemRoutes(self.reader, self.writer, lambda: self.settings.sorted_page_delay_ms).register(app)
         UtilsRoutes(self.db, self.writer).register(app)
         self.control.register(app)
         return app

@@ -35,6 +35,7 @@ class Settings:
     websocket_path: str = "/websocket"       # WEBSOCKETS_REST_PATH
     messenger: str = "local"                 # the bus between instances: local (in-process) or redis (§14.2)
     silent: bool = False                     # a hung server: no frame and no close on any socket; upgrades work
+    sorted_page_delay_ms: int = 0            # a slow database: each sorted `GET /items` (a snapshot page) waits this long
 
     def update(self, changes: dict[str, Any]) -> None:
         """Applies a partial update; raises ValueError naming the bad key or value."""
