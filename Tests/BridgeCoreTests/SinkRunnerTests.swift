@@ -105,6 +105,48 @@ import Testing
         #expect(harness.metric(#"directus_bridge_sink_dropped_total{sink="id-webhook"} 0"#))
     }
 
+    /// A snapshot page's position is recorded once what the sink took is durable, but not page by page while more
+    /// pages wait in the inbox (a `makeDurable` and a `cursor.db` transaction each): the last one is, before the sink
+    /// is closed (DeferredSnapshotPositions).
+    @Test func snapshotPagesQueuedBehindEachOtherRecordTheirLastPositionOnce() async throws {
+        let sink = RecordingSink(name: "pages")
+        let recorder = RecordingRecorder()
+        let harness = Harness(sink, recorder: recorder)
+        let positions = (1...3).map { SnapshotPosition(watermark: 40, after: "\($0 * 2)", lines: Int64($0 * 2), run: 1) }
+        for (page, position) in positions.enumerated() {
+            harness.inbox.offer(
+                EventBatch(
+                    events: [makeEvent(page * 2 + 1), makeEvent(page * 2 + 2)],
+                    progress: ActivityProgress(snapshotPositions: ["articles": position])))
+        }
+        harness.inbox.queue.close()
+        try await harness.runner.runOnOwnThread()
+        #expect(sink.accepted.count == 6)
+        #expect(recorder.recorded == [ActivityProgress(snapshotPositions: ["articles": positions[2]])])
+        #expect(sink.durableCalls == 1)
+    }
+
+    /// Positions held while pages followed go with the next progress that is recorded, after its `makeDurable`; the
+    /// batch's own position would win over a held one of the same subscription.
+    @Test func heldSnapshotPositionsAreRecordedWithTheNextProgress() async throws {
+        let sink = RecordingSink(name: "pages")
+        let recorder = RecordingRecorder()
+        let harness = Harness(sink, recorder: recorder)
+        let first = SnapshotPosition(watermark: 40, after: "2", lines: 2, run: 1)
+        let second = SnapshotPosition(watermark: 40, after: "4", lines: 4, run: 1)
+        harness.inbox.offer(
+            EventBatch(events: [makeEvent(1)], progress: ActivityProgress(snapshotPositions: ["articles": first])))
+        harness.inbox.offer(
+            EventBatch(events: [makeEvent(2)], progress: ActivityProgress(snapshotPositions: ["articles": second])))
+        harness.inbox.offer(EventBatch(events: [makeEvent(3)], progress: ActivityProgress(resolvedIDs: [41])))
+        harness.inbox.queue.close()
+        try await harness.runner.runOnOwnThread()
+        #expect(
+            recorder.recorded == [ActivityProgress(resolvedIDs: [41], snapshotPositions: ["articles": second])],
+            "\(recorder.recorded)")
+        #expect(sink.durableCalls == 1)
+    }
+
     /// A sink that fills up inside a batch (the webhook outbox reaching `max_outbox`) keeps what it took: a live
     /// batch drops only the rest, an activity batch offers only the rest again, so nothing is taken twice.
     @Test func aSinkFullInsideABatchKeepsItsPrefixAndGetsOrDropsOnlyTheRest() async throws {

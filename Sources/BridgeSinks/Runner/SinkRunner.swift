@@ -86,6 +86,7 @@ package final class SinkRunner: Sendable {
             try await retrying { try await sink.connector.connect() }
             let queue = inbox.queue
             reopenRequests.wake(queue)
+            var deferred = DeferredSnapshotPositions()
             while true {
                 // A second at most between ticks (`fsync: interval`); a closed and drained inbox ends the loop.
                 // SIGHUP interrupts the wait, so that an idle sink lets go of the rotated file too; a sink that is
@@ -93,11 +94,13 @@ package final class SinkRunner: Sendable {
                 let batch = queue.take(timeout: .seconds(1))
                 await reopenIfRequested()
                 guard let batch else {
+                    // Nothing behind the held positions: recorded now, and before the sink is closed.
+                    try await recordDeferred(&deferred)
                     if queue.isClosedAndEmpty { break }
                     try await tick()
                     continue
                 }
-                try await deliver(batch)
+                try await deliver(batch, deferred: &deferred)
                 try await tick()
             }
         } catch {
@@ -112,7 +115,7 @@ package final class SinkRunner: Sendable {
         if reopenSeen.exchange(requested, ordering: .relaxed) != requested { await reopen() }
     }
 
-    private func deliver(_ batch: EventBatch) async throws {
+    private func deliver(_ batch: EventBatch, deferred: inout DeferredSnapshotPositions) async throws {
         let filter = sink.filter
         let events = filter.passesEverything ? batch.events : batch.events.filter(filter.matches)
         if !events.isEmpty {
@@ -150,13 +153,28 @@ package final class SinkRunner: Sendable {
             metrics.emitted(events, now: Timestamp.now())
         }
         if let progress = batch.progress, !progress.isEmpty, let recorder {
-            // The cursor may only move past events that are on disk in the sink, or acknowledged by it.
-            if !events.isEmpty {
+            // A snapshot page's position waits while more pages follow (`DeferredSnapshotPositions`).
+            if deferred.hold(progress, moreQueued: inbox.queue.depth > 0, now: ContinuousClock.now) {
+                metrics.observeLatency(since: batch.receivedAt)
+                return
+            }
+            // The cursor may only move past events that are on disk in the sink, or acknowledged by it: those of the
+            // batches whose positions were held too.
+            if !events.isEmpty || !deferred.isEmpty {
                 try await retrying { try await sink.connector.makeDurable() }
             }
-            try await retrying { try recorder.record(progress) }
+            let recorded = deferred.taking(into: progress)
+            try await retrying { try recorder.record(recorded) }
         }
         metrics.observeLatency(since: batch.receivedAt)
+    }
+
+    /// Records the held snapshot positions once what their pages' sink accepted is durable.
+    private func recordDeferred(_ deferred: inout DeferredSnapshotPositions) async throws {
+        guard !deferred.isEmpty, let recorder else { return }
+        try await retrying { try await sink.connector.makeDurable() }
+        let recorded = deferred.taking(into: ActivityProgress())
+        try await retrying { try recorder.record(recorded) }
     }
 
     /// Runs `body` until it succeeds (nil) through the bridge's one retry loop; retriable failures pause with
