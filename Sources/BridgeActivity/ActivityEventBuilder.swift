@@ -78,11 +78,11 @@ public struct ActivityEventBuilder: Sendable {
         let ordered = rows.sorted { $0.id < $1.id }
         var work: [(row: ActivityRow, target: Int)] = []
         var wantedKeys: [Int: [String]] = [:]
-        var seenKeys: [Int: Set<String>] = [:]
+        var seenKeys: [Int: Set<ItemKey>] = [:]  // by bytes, as Directus tells keys apart (ItemKey)
         for row in ordered {
             for index in pairs(for: row) {
                 work.append((row, index))
-                if row.change != .delete, let key = row.item, seenKeys[index, default: []].insert(key).inserted {
+                if row.change != .delete, let key = row.item, seenKeys[index, default: []].insert(ItemKey(key)).inserted {
                     wantedKeys[index, default: []].append(key)
                 }
             }
@@ -90,26 +90,27 @@ public struct ActivityEventBuilder: Sendable {
         guard !work.isEmpty else { return Output(events: [], refused: [:]) }
 
         // Items now, per subscription; then which missing ones still exist (filtered out) or are gone.
-        var current: [Int: [String: AnswerItem]] = [:]
-        var tooLarge: [Int: Set<String>] = [:]
-        var gone: [Int: Set<String>] = [:]
+        var current: [Int: [ItemKey: AnswerItem]] = [:]
+        var tooLarge: [Int: Set<ItemKey>] = [:]
+        var gone: [Int: Set<ItemKey>] = [:]
         var refused: [Int: DirectusError] = [:]
         for (index, keys) in wantedKeys.sorted(by: { $0.key < $1.key }) {
             let query = targets[index].subscription.query
             do throws(DirectusError) {
-                var found: [String: AnswerItem] = [:]
+                var found: [ItemKey: AnswerItem] = [:]
                 let read = try await source.items(query, keys: keys)
                 for item in read.items {
-                    if let key = query.key(of: item) { found[key] = item }
+                    if let key = query.key(of: item) { found[ItemKey(key)] = item }
                 }
                 current[index] = found
-                tooLarge[index] = read.tooLarge
-                let missing = keys.filter { found[$0] == nil && !read.tooLarge.contains($0) }
+                let large = Set(read.tooLarge.map(ItemKey.init))
+                tooLarge[index] = large
+                let missing = keys.filter { found[ItemKey($0)] == nil && !large.contains(ItemKey($0)) }
                 if !missing.isEmpty && !query.narrowsItems {
-                    gone[index] = Set(missing)
+                    gone[index] = Set(missing.map(ItemKey.init))
                 } else if !missing.isEmpty {
                     let existing = try await source.existingKeys(query, keys: missing)
-                    gone[index] = Set(missing.filter { !existing.contains($0) })
+                    gone[index] = Set(missing.map(ItemKey.init).filter { !existing.contains($0) })
                 }
             } catch  where error.isForbidden || (error.kind == .rejected && error.status == 400) {
                 // Forbidden collection or fields, invalid query: the socket refused this subscription too. Reading
@@ -119,7 +120,7 @@ public struct ActivityEventBuilder: Sendable {
         }
         var snapshotIDs: [Int64] = []
         for (row, index) in work where row.change != .delete {
-            if let key = row.item, gone[index]?.contains(key) == true { snapshotIDs.append(row.id) }
+            if let key = row.item, gone[index]?.contains(ItemKey(key)) == true { snapshotIDs.append(row.id) }
         }
         let snapshots = snapshotIDs.isEmpty ? [:] : try await source.revisionSnapshots(activityIDs: snapshotIDs)
 
@@ -131,11 +132,11 @@ public struct ActivityEventBuilder: Sendable {
             // `data` as compact JSON: the item from its answer's bytes, a revision's snapshot from its small tree.
             var data: [UInt8] = []
             if change != .delete {
-                if let item = current[index]?[key] {
+                if let item = current[index]?[ItemKey(key)] {
                     subscription.query.appendShaped(item, to: &data)
-                } else if tooLarge[index]?.contains(key) == true {
+                } else if tooLarge[index]?.contains(ItemKey(key)) == true {
                     // too large to read even alone: `null`, the line says what is known (the source logged it)
-                } else if gone[index]?.contains(key) == true {
+                } else if gone[index]?.contains(ItemKey(key)) == true {
                     snapshots[row.id].map(subscription.query.project)?.serialize(into: &data)
                 } else {
                     continue  // still exists but no longer matches the filter: no line, like Directus's socket

@@ -195,7 +195,7 @@ extension ActivityReaderLoop {
                     key = tooLarge.keyString
                 }
                 guard let key, !gone.contains(key) else { continue }
-                held.insert(key.hashValue)
+                held.insert(ItemKey(key).hashValue)  // by bytes, as the vanished scan looks keys up
                 events.append(snapshotLine(subscription, key: key, data: data, watermark: watermark, at: receivedAt))
             }
             let isLast = page.entries.count < pageSize
@@ -216,7 +216,7 @@ extension ActivityReaderLoop {
                 }
                 let now = Timestamp.now()
                 for key in vanished {
-                    held.insert(key.hashValue)
+                    held.insert(ItemKey(key).hashValue)
                     gone.insert(key)
                     events.append(snapshotLine(subscription, key: key, data: [], watermark: watermark, at: now))
                 }

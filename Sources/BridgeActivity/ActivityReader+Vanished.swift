@@ -9,10 +9,10 @@ struct SnapshotDeletions {
     /// The highest activity id read.
     var position: Int64
     /// Keys created above the watermark (their deletes are of items newer than the snapshot).
-    var createdAbove = Set<String>()
+    var createdAbove = Set<ItemKey>()  // by bytes (ItemKey), as Directus tells keys apart
     /// The keys deleted, in activity order.
     var keys: [String] = []
-    private var listed = Set<String>()
+    private var listed = Set<ItemKey>()
 
     /// A scan from `watermark`.
     init(watermark: Int64) { position = watermark }
@@ -23,9 +23,9 @@ struct SnapshotDeletions {
             position = max(position, row.id)
             guard row.collection == collection, let key = row.item else { continue }
             switch row.action {
-            case "create": createdAbove.insert(key)
+            case "create": createdAbove.insert(ItemKey(key))
             case "delete":
-                if !createdAbove.contains(key), listed.insert(key).inserted { keys.append(key) }
+                if !createdAbove.contains(ItemKey(key)), listed.insert(ItemKey(key)).inserted { keys.append(key) }
             default: break
             }
         }
@@ -49,7 +49,9 @@ extension ActivityReaderLoop {
                     { try await self.reader.source.activity(after: position, limit: pageSize) })
             else { return false }
             deletions.take(rows, of: collection, upTo: newest)
-            guard rows.count == pageSize, let last = rows.last, last.id > position else { break }
+            // Up to `newest`, not until a short page: a server (or a gateway before it) may cap every answer below
+            // our `limit` while rows after it are still there.
+            guard let last = rows.last, last.id > position else { break }
             // A page may end below `newest`'s rows of this page (take stops at newest): go on from its last row.
             deletions.position = max(deletions.position, min(last.id, newest))
         }
@@ -76,7 +78,7 @@ extension ActivityReaderLoop {
         var deletions = SnapshotDeletions(watermark: watermark)
         guard await scan(&deletions, collection: collection) else { return nil }
         return deletions.keys.filter { key in
-            !held.contains(key.hashValue)
+            !held.contains(ItemKey(key).hashValue)
                 && !(resumeKey.map { SnapshotKeyOrder.key(key, isAtOrBefore: $0) } ?? false)
         }
     }
@@ -93,7 +95,7 @@ extension ActivityReaderLoop {
     ) async -> [String]? {
         guard await scan(&deletions, collection: collection) else { return nil }
         return deletions.keys.filter { key in
-            !held.contains(key.hashValue) && SnapshotKeyOrder.key(key, isAtOrBefore: last)
+            !held.contains(ItemKey(key).hashValue) && SnapshotKeyOrder.key(key, isAtOrBefore: last)
                 && !(resumeKey.map { SnapshotKeyOrder.key(key, isAtOrBefore: $0) } ?? false)
         }
     }

@@ -19,7 +19,7 @@ public protocol ActivitySource: Sendable {
     /// was too large to read.
     func items(_ query: ItemQuery, keys: [String]) async throws(DirectusError) -> ItemRead
     /// The keys among `keys` that exist, whatever the filter.
-    func existingKeys(_ query: ItemQuery, keys: [String]) async throws(DirectusError) -> Set<String>
+    func existingKeys(_ query: ItemQuery, keys: [String]) async throws(DirectusError) -> Set<ItemKey>
     /// A snapshot page: up to `limit` matching items with a primary key after `after`, in key order (fewer only at
     /// the end), and the number of matching items when the server says (first page).
     func itemsPage(_ query: ItemQuery, after: JSONValue?, limit: Int) async throws(DirectusError) -> ItemsPage

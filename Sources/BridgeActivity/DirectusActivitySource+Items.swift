@@ -5,8 +5,10 @@ public import BridgeDirectus
 extension DirectusActivitySource {
     public func revisionSnapshots(activityIDs: [Int64]) async throws(DirectusError) -> [Int64: JSONValue] {
         guard revisionsReadable else { return [:] }
-        let read = try await keyed(activityIDs, kind: "revisions", operation: "GET /activity") {
-            (chunk: [Int64], limit: Int) async throws(DirectusError) -> DirectusAnswer in
+        let read = try await keyed(
+            activityIDs, kind: "revisions", operation: "GET /activity",
+            returned: { Set($0.items.compactMap { $0["id"]?.int64Value }) }
+        ) { (chunk: [Int64], limit: Int) async throws(DirectusError) -> DirectusAnswer in
             let ids = chunk.map(String.init).joined(separator: ",")
             return try await self.api.get(
                 "/activity",
@@ -37,23 +39,27 @@ extension DirectusActivitySource {
 
     public func items(_ query: ItemQuery, keys: [String]) async throws(DirectusError) -> ItemRead {
         let path = itemsPath(query)
-        let read = try await keyed(keys, kind: Self.itemsKind(query), operation: "GET " + path) {
-            (chunk: [String], limit: Int) async throws(DirectusError) -> DirectusAnswer in
-            try await self.api.get(path, query: query.parameters(keys: chunk), maxResponseBytes: limit)
+        let read = try await keyed(
+            keys.map(ItemKey.init), kind: Self.itemsKind(query), operation: "GET " + path,
+            returned: { Set($0.items.compactMap(query.key(of:)).map(ItemKey.init)) }
+        ) { (chunk: [ItemKey], limit: Int) async throws(DirectusError) -> DirectusAnswer in
+            try await self.api.get(path, query: query.parameters(keys: chunk.map(\.text)), maxResponseBytes: limit)
         }
-        if !read.tooLarge.isEmpty { omitted("data", collection: query.collection, keys: read.tooLarge) }
-        return ItemRead(items: read.answers.flatMap(\.items), tooLarge: Set(read.tooLarge))
+        let tooLarge = read.tooLarge.map(\.text)
+        if !tooLarge.isEmpty { omitted("data", collection: query.collection, keys: tooLarge) }
+        return ItemRead(items: read.answers.flatMap(\.items), tooLarge: Set(tooLarge))
     }
 
-    public func existingKeys(_ query: ItemQuery, keys: [String]) async throws(DirectusError) -> Set<String> {
-        var found: Set<String> = []
-        for chunk in Self.batches(of: keys) {
+    public func existingKeys(_ query: ItemQuery, keys: [String]) async throws(DirectusError) -> Set<ItemKey> {
+        var found: Set<ItemKey> = []
+        var pending = Self.batches(of: keys, at: api.rowLimit.capped(Self.keysPerRequest))
+        while let chunk = pending.popLast() {
             // Primary keys only: an answer of at most 500 of them is far below any limit.
             let answer = try await api.get(
                 itemsPath(query), query: query.existenceParameters(keys: chunk), maxResponseBytes: sizer.limits.normal)
-            for item in answer.items {
-                if let key = query.key(of: item) { found.insert(key) }
-            }
+            let returned = Set(answer.items.compactMap(query.key(of:)).map(ItemKey.init))
+            found.formUnion(returned)
+            if let rest = Self.cutShort(chunk.map(ItemKey.init), returned: returned) { pending.append(rest.map(\.text)) }
         }
         return found
     }
@@ -65,7 +71,7 @@ extension DirectusActivitySource {
         var page = ItemsPage(entries: [])
         var position = after
         while page.entries.count < limit {
-            let count = min(limit - page.entries.count, sizer.keysPerRequest(kind, maximum: limit))
+            let count = min(limit - page.entries.count, sizer.keysPerRequest(kind, maximum: api.rowLimit.capped(limit)))
             let parameters = query.pageParameters(after: position, limit: count)
             let answer: DirectusAnswer
             do {
@@ -92,7 +98,9 @@ extension DirectusActivitySource {
             if position == nil, let total = answer.value(at: "meta", "filter_count")?.intValue { page.total = total }
             let items = answer.items
             page.entries += items.map(ItemsPage.Entry.item)
-            guard items.count == count, let last = items.last?[query.primaryKey] else { break }
+            // Only an empty answer ends the collection: one shorter than asked may be a server (or a gateway before
+            // it) that caps every answer below our `limit`, and the items after it are still there.
+            guard let last = items.last?[query.primaryKey], last != position else { break }
             position = last
         }
         return page
@@ -106,23 +114,31 @@ extension DirectusActivitySource {
     /// Reads `keys` in requests whose answers fit the normal limit: batches of at most `keysPerRequest` keys and
     /// `keyBytesPerRequest` URL bytes, fewer as the sizer learns; an answer over the limit is asked for again in
     /// halves; a key over it alone is asked for with the single limit, else returned in `tooLarge`.
-    package func keyed<Key: Sendable>(
+    ///
+    /// `returned` names the keys an answer holds: the keys of a chunk that an answer holding some of them left out are
+    /// asked for again (`cutShort`), since a server or a gateway before it may cap every answer below our `limit`;
+    /// only an answer that holds none of the keys asked for says that they are not there (or not matching).
+    package func keyed<Key: Hashable & Sendable>(
         _ keys: [Key],
         kind: String,
         operation: String,
+        returned: (DirectusAnswer) -> Set<Key>,
         read: ([Key], Int) async throws(DirectusError) -> DirectusAnswer
     ) async throws(DirectusError) -> (answers: [DirectusAnswer], tooLarge: [Key]) {
         let limits = sizer.limits
         var answers: [DirectusAnswer] = []
         var tooLarge: [Key] = []
+        var keys = keys
         var start = 0
         while start < keys.count {
-            let count = Self.batchLength(keys[start...], at: sizer.keysPerRequest(kind, maximum: Self.keysPerRequest))
+            let maximum = sizer.keysPerRequest(kind, maximum: api.rowLimit.capped(Self.keysPerRequest))
+            let count = Self.batchLength(keys[start...], at: maximum)
             let chunk = Array(keys[start..<start + count])
             do {
                 let answer = try await read(chunk, limits.normal)
                 sizer.record(kind, bytes: answer.bytes, keys: count)
                 answers.append(answer)
+                if let rest = Self.cutShort(chunk, returned: returned(answer)) { keys += rest }
             } catch where error.kind == .tooLarge && count > 1 {
                 sizer.tooLarge(kind, keys: count)
                 report(.split(operation: operation, keys: count))
@@ -137,6 +153,13 @@ extension DirectusActivitySource {
             start += count
         }
         return (answers, tooLarge)
+    }
+
+    /// The keys of `chunk` to ask for again: those an answer that held some (but not all) of them left out. Nil when
+    /// it held all, or none (then the rest are not there). Each retry asks for fewer keys, so it ends.
+    package static func cutShort<Key: Hashable>(_ chunk: [Key], returned: Set<Key>) -> [Key]? {
+        let rest = chunk.filter { !returned.contains($0) }
+        return rest.isEmpty || rest.count == chunk.count ? nil : rest
     }
 
     /// How many of `keys` go into the next request: at most `maximum`, and (for text keys) at most
@@ -155,11 +178,11 @@ extension DirectusActivitySource {
     }
 
     /// Splits `keys` into requests of at most `keysPerRequest` keys and `keyBytesPerRequest` encoded bytes.
-    package static func batches(of keys: [String]) -> [[String]] {
+    package static func batches(of keys: [String], at maximum: Int = keysPerRequest) -> [[String]] {
         var batches: [[String]] = []
         var start = 0
         while start < keys.count {
-            let count = batchLength(keys[start...], at: keysPerRequest)
+            let count = batchLength(keys[start...], at: maximum)
             batches.append(Array(keys[start..<start + count]))
             start += count
         }

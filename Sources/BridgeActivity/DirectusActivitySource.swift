@@ -94,7 +94,8 @@ public final class DirectusActivitySource: ActivitySource {
         var rows: [ActivityRow] = []
         var after: Int64?
         while rows.count < limit {
-            let count = min(limit - rows.count, sizer.keysPerRequest(Self.activityKind, maximum: limit))
+            let maximum = api.rowLimit.capped(limit)
+            let count = min(limit - rows.count, sizer.keysPerRequest(Self.activityKind, maximum: maximum))
             guard let parameters = query(after, count) else { break }
             let page: [ActivityRow]
             do {
@@ -107,7 +108,9 @@ public final class DirectusActivitySource: ActivitySource {
                 page = try await oversizedRow(parameters)
             }
             rows += page
-            guard page.count == count, let last = page.last?.id else { break }
+            // A full answer is as many rows as were sent for: fewer when Directus's QUERY_LIMIT_MAX was learned from
+            // its refusal of this very request, which `api` then sent again within it.
+            guard page.count == api.rowLimit.capped(count), let last = page.last?.id else { break }
             after = last
         }
         return rows

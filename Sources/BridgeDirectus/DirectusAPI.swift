@@ -9,6 +9,8 @@ public final class DirectusAPI: Sendable {
     public let client: DirectusClient
     /// The authentication session.
     public let auth: AuthSession
+    /// Directus's `QUERY_LIMIT_MAX`, once known: every `limit` sent is held to it.
+    public let rowLimit = RowLimit()
 
     /// Creates the API over `client` with `auth`.
     public init(client: DirectusClient, auth: AuthSession) {
@@ -37,6 +39,20 @@ public final class DirectusAPI: Sendable {
     }
 
     private func exchange(
+        _ method: String, _ path: String, query: [(String, String)], body: JSONValue?, maxResponseBytes: Int?
+    ) async throws(DirectusError) -> DirectusAnswer {
+        do {
+            return try await exchangeWithToken(
+                method, path, query: rowLimit.apply(to: query), body: body, maxResponseBytes: maxResponseBytes)
+        } catch where error.code == "INVALID_QUERY" && rowLimit.learn(refusal: error) != nil {
+            // Directus's QUERY_LIMIT_MAX, not known before: asked again within it. The answer may hold fewer rows
+            // than the caller asked for; every reader goes on after a short answer that is not empty.
+            return try await exchangeWithToken(
+                method, path, query: rowLimit.apply(to: query), body: body, maxResponseBytes: maxResponseBytes)
+        }
+    }
+
+    private func exchangeWithToken(
         _ method: String, _ path: String, query: [(String, String)], body: JSONValue?, maxResponseBytes: Int?
     ) async throws(DirectusError) -> DirectusAnswer {
         let token = await auth.accessToken()

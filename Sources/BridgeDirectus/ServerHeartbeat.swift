@@ -62,15 +62,6 @@ public enum ServerHeartbeat: Sendable, Equatable {
         return max(Self.shortestDeadline, min(bridgeHeartbeat, interval) * 2)
     }
 
-    /// Reads `/server/info` once (a failure is `unknown`: the bridge then keeps its own rule).
-    public static func read(from api: DirectusAPI) async -> ServerHeartbeat {
-        do {
-            return ServerHeartbeat(info: try await api.get("/server/info")["data"])
-        } catch {
-            return .unknown
-        }
-    }
-
     /// Logs how the heartbeat runs: a warning when Node ignores the server's configured period.
     public func log(bridgeHeartbeat: Duration, to logger: Logger) {
         let deadAfter = deadAfter(bridgeHeartbeat: bridgeHeartbeat)

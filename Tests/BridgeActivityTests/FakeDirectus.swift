@@ -192,10 +192,10 @@ final class FakeDirectus: ActivitySource {
         return .object(selected)
     }
 
-    func existingKeys(_ query: ItemQuery, keys: [String]) async throws(DirectusError) -> Set<String> {
+    func existingKeys(_ query: ItemQuery, keys: [String]) async throws(DirectusError) -> Set<ItemKey> {
         state.withLock { state in
             state.existenceReads += 1
-            return Set(keys.filter { state.items[query.collection]?[$0] != nil })
+            return Set(keys.filter { state.items[query.collection]?[$0] != nil }.map(ItemKey.init))
         }
     }
 

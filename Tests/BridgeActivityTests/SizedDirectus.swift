@@ -29,7 +29,17 @@ final class SizedDirectus: HTTPTransport {
     /// The limit of a request that names none (the client's `maxResponseBytes`).
     let defaultLimit: Int
 
-    init(defaultLimit: Int) { self.defaultLimit = defaultLimit }
+    /// At most this many rows an answer, whatever its `limit` (a gateway capping page sizes), when set.
+    let cap: Int?
+
+    /// Directus's `QUERY_LIMIT_MAX`, when set: a `limit` above it is refused with 400 `INVALID_QUERY`.
+    let queryLimitMax: Int?
+
+    init(defaultLimit: Int, cap: Int? = nil, queryLimitMax: Int? = nil) {
+        self.defaultLimit = defaultLimit
+        self.cap = cap
+        self.queryLimitMax = queryLimitMax
+    }
 
     /// An article whose `body` is `size` bytes long, created (activity `id`) with that body as its delta.
     func create(_ id: Int64, key: Int, size: Int) {
@@ -55,6 +65,15 @@ final class SizedDirectus: HTTPTransport {
         let path = url?.path ?? ""
         var query: [String: String] = [:]
         for item in url?.queryItems ?? [] { query[item.name] = item.value ?? "" }
+        if let queryLimitMax, let asked = query["limit"].flatMap({ Int($0) }), asked > queryLimitMax {
+            let message = "Invalid query. \"limit\" must be less than or equal to \(queryLimitMax)."
+            let refusal: JSONValue = [
+                "errors": [["message": .string(message), "extensions": ["code": "INVALID_QUERY"]]]
+            ]
+            state.withLock { $0.requests["refused", default: 0] += 1 }
+            return HTTPResponse(status: 400, body: refusal.serialized())
+        }
+        if let cap, let asked = query["limit"].flatMap({ Int($0) }), asked > cap { query["limit"] = String(cap) }
         let answer = state.withLock { state -> JSONValue in
             state.requests[path, default: 0] += 1
             return path == "/activity" ? Self.activity(query, state) : Self.items(query, state)

@@ -176,7 +176,9 @@ func moves(_ events: [EncodedEvent]) -> [String] {
         let events = try await harness.nextBatch()
         await harness.halt()
         #expect(moves(events) == ["1:2"])
-        #expect(harness.orderReads == 2, "the start and the one real move; the title change cost one small read")
+        // Two reads of the order, at the start and for the one real move, each a page and the empty page that ends
+        // it (a short page is not the end: a server may cap its answers); the title change cost one small read.
+        #expect(harness.orderReads == 4)
     }
 
     @Test func activityModeLeavesWhatTheLogRecordsToTheReader() async throws {

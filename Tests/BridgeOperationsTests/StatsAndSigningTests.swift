@@ -1,5 +1,6 @@
 import BridgeJSON
 import BridgeSystem
+import Synchronization
 import Testing
 
 @testable import BridgeCore
@@ -57,9 +58,28 @@ import Testing
         #expect(StatsReporter.roundedRate(1234.56) == 1234.6)
     }
 
-    @Test func zeroIntervalReturnsAtOnce() async {
-        let reporter = StatsReporter(interval: .zero, lag: Histogram(buckets: buckets), logger: .silent)
-        await reporter.run(stop: ShutdownSignal())  // would hang forever if it looped
+    /// `log.stats_interval: 0s` (off) logs nothing, and the reporter still runs until it is stopped: `run`'s service
+    /// group takes a service that ends by itself for a failure. It returned at once, and `run` exited 1 ("stats:
+    /// stopped on its own") right after starting, with every `stats_interval: 0s` configuration.
+    @Test func aZeroIntervalLogsNothingAndEndsOnlyWhenStopped() async {
+        let lines = CountingLogHandler()
+        let reporter = StatsReporter(
+            interval: .zero, lag: Histogram(buckets: buckets), logger: Logger(label: "stats", handler: lines))
+        let stop = ShutdownSignal()
+        let ended = Atomic<Bool>(false)
+        async let running: Void = {
+            await reporter.run(stop: stop)
+            ended.store(true, ordering: .releasing)
+        }()
+        _ = await ShutdownSignal().sleep(for: .milliseconds(300))  // long enough for a reporter that returns at once
+        let endedEarly = ended.load(ordering: .acquiring)
+        #expect(!endedEarly, "returned before it was stopped")
+        stop.trigger()
+        await running
+        let endedAtStop = ended.load(ordering: .acquiring)
+        #expect(endedAtStop)
+        let logged = lines.count.load(ordering: .relaxed)
+        #expect(logged == 0)
     }
 
     @Test func runStopsWhenSignalled() async {
@@ -68,6 +88,15 @@ import Testing
         async let running: Void = reporter.run(stop: stop)
         stop.trigger()
         await running
+    }
+}
+
+/// Counts the records logged through it.
+private final class CountingLogHandler: LogHandler {
+    let count = Atomic<Int>(0)
+    let minimumLevel: LogLevel = .trace
+    func log(level: LogLevel, message: String, metadata: LogFields, label: String) {
+        count.add(1, ordering: .relaxed)
     }
 }
 

@@ -108,3 +108,40 @@ def test_tls_front_pipes_https_and_wss_and_counts_refusals(emulator):
         finally:
             front.terminate()
             assert front.wait(5) == 0
+
+
+def test_limit_cap_cuts_every_read_short(run):
+    async def check(api):
+        try:
+            await api.control("settings", {"limit_cap": 2})
+            _, page = await api.call("GET", "/items/articles", ADMIN_TOKEN, limit="500", sort="id")
+            assert [row["id"] for row in page["data"]] == [1, 2]
+            _, rest = await api.call("GET", "/items/articles", ADMIN_TOKEN, limit="-1",
+                                     filter=json.dumps({"id": {"_gt": 2}}))
+            assert [row["id"] for row in rest["data"]] == [3]
+            _, keyed = await api.call("GET", "/items/articles", ADMIN_TOKEN, limit="3",
+                                      filter=json.dumps({"id": {"_in": [1, 2, 3]}}))
+            assert len(keyed["data"]) == 2
+        finally:
+            await api.control("settings", {"limit_cap": 0})
+        _, whole = await api.call("GET", "/items/articles", ADMIN_TOKEN, limit="500")
+        assert len(whole["data"]) >= 3
+    run(check)
+
+
+def test_query_limit_max_refuses_a_larger_limit_as_directus_does(run):
+    async def check(api):
+        try:
+            await api.control("settings", {"query_limit_max": 2})
+            status, refused = await api.call("GET", "/items/articles", ADMIN_TOKEN, limit="3")
+            assert status == 400 and refused["errors"][0]["extensions"]["code"] == "INVALID_QUERY"
+            assert '"limit" must be less than or equal to 2' in refused["errors"][0]["message"]
+            _, held = await api.call("GET", "/items/articles", ADMIN_TOKEN, limit="-1")
+            assert len(held["data"]) == 2
+            _, info = await api.call("GET", "/server/info", ADMIN_TOKEN)
+            assert info["data"]["queryLimit"]["max"] == 2
+        finally:
+            await api.control("settings", {"query_limit_max": -1})
+        _, whole = await api.call("GET", "/items/articles", ADMIN_TOKEN, limit="-1")
+        assert len(whole["data"]) >= 3
+    run(check)

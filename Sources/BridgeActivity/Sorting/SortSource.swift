@@ -53,16 +53,30 @@ public struct DirectusSortSource: SortSource {
     {
         var found: Set<String> = []
         for chunk in DirectusActivitySource.batches(of: keys) {
-            let filter: JSONValue = [
-                "_and": [
-                    ["collection": ["_eq": .string(collection)]], ["item": ["_in": .array(chunk.map { .string($0) })]],
-                    ["id": ["_gt": JSONValue(after)]], ["action": ["_in": ["create", "update"]]],
+            // In pages by id until an empty one: `limit=-1` is held to Directus's QUERY_LIMIT_MAX (and a gateway may
+            // cap any answer), and a key left out would be emitted again as a sort.
+            var position = after
+            while true {
+                let filter: JSONValue = [
+                    "_and": [
+                        ["collection": ["_eq": .string(collection)]],
+                        ["item": ["_in": .array(chunk.map { .string($0) })]],
+                        ["id": ["_gt": JSONValue(position)]], ["action": ["_in": ["create", "update"]]],
+                    ]
                 ]
-            ]
-            let answer = try await api.get(
-                "/activity", query: [("filter", filter.serializedString()), ("fields", "item"), ("limit", "-1")])
-            for row in answer["data"]?.arrayValue ?? [] {
-                if let key = row["item"]?.keyString { found.insert(key) }
+                let limit = api.rowLimit.capped(DirectusActivitySource.keysPerRequest)
+                let answer = try await api.get(
+                    "/activity",
+                    query: [
+                        ("filter", filter.serializedString()), ("fields", "id,item"), ("sort", "id"),
+                        ("limit", String(limit)),
+                    ])
+                let rows = answer["data"]?.arrayValue ?? []
+                for row in rows {
+                    if let key = row["item"]?.keyString { found.insert(key) }
+                }
+                guard let last = rows.last?["id"]?.int64Value, last > position else { break }
+                position = last
             }
         }
         return found

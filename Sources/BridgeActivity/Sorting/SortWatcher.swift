@@ -177,8 +177,9 @@ package final class SortWatcherLoop {
                 order.append(key: key, value: item[collection.sortField]?.serializedString() ?? "null")
             }
             if order.count > watcher.maxItems { return nil }
-            // A short page is the last; a page that does not move past `after` would repeat forever.
-            guard page.count >= watcher.pageSize, let last = page.last?[collection.primaryKey], last != after else {
+            // An empty page is the last (not a short one: a server, or a gateway before it, may cap every answer
+            // below our `limit`); a page that does not move past `after` would repeat forever.
+            guard let last = page.last?[collection.primaryKey], last != after else {
                 return order
             }
             after = last

@@ -118,6 +118,14 @@ public final class BridgeRuntime: Sendable {
         let permit = term.permit
         // Start-up: authenticate (retrying while Directus is unreachable; exit 77 when it refuses us).
         if let outcome = await authenticate(components, stop: stop) { return outcome }
+        // What Directus says of itself: its QUERY_LIMIT_MAX before the first read that sends a `limit`, and its
+        // heartbeat below. Unreadable (an old server), both stay unknown.
+        let info = try? await components.api.get("/server/info")["data"]
+        if let maximum = components.api.rowLimit.learn(info: info) {
+            logger.info(
+                "Directus answers a read with at most this many rows (QUERY_LIMIT_MAX); the bridge asks for no more",
+                metadata: ["directus.query_limit_max": maximum])
+        }
         // Activity or live delivery (Activity/DeliveryModeResolver.swift): exit 77 for `activity` without access.
         let delivery: DeliveryPlan
         switch await DeliveryModeResolver.resolve(
@@ -162,7 +170,7 @@ public final class BridgeRuntime: Sendable {
         else { return .cleanShutdown }
 
         // The interval Directus really pings at decides when a silent connection is dead (§14.4).
-        let heartbeat = await ServerHeartbeat.read(from: components.api)
+        let heartbeat = ServerHeartbeat(info: info)
         heartbeat.log(bridgeHeartbeat: config.directus.heartbeat, to: logger)
         var realtime = components.supervisorSettings
         realtime.deadAfter = heartbeat.deadAfter(bridgeHeartbeat: config.directus.heartbeat)

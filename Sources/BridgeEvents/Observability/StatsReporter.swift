@@ -54,9 +54,10 @@ public final class StatsReporter: Sendable {
         gauges.withLock { $0.append((key, read)) }
     }
 
-    /// Logs a line every `interval` until `stop` is triggered (returns at once when the interval is zero).
+    /// Logs a line every `interval` until `stop` is triggered; with a zero interval (`0s`: off) it logs nothing and
+    /// still waits for `stop`: `run`'s service group counts a service that ends before it was asked to as failed.
     public func run(stop: ShutdownSignal) async {
-        guard interval > .zero else { return }
+        guard interval > .zero else { return await stop.wait() }
         while await stop.sleep(for: interval) {  // the line's period: a real timer
             logger.info("stats", metadata: takeLine())
         }

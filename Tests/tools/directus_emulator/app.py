@@ -40,7 +40,8 @@ class Emulator:
         self.db = Database()
         seed.load(self.db, seed_name, settings.activity_access)
         self.auth = Auth(self.db, settings)
-        self.reader = Reader(self.db, lambda: self.settings.query_limit_default)
+        self.reader = Reader(self.db, lambda: self.settings.query_limit_default, lambda: self.settings.limit_cap,
+                             lambda: self.settings.query_limit_max)
         self.writer = Writer(self.db)
         self.ws = self._socket_server()  # instance 0's sockets
         self.instances = InstanceSet(self.ws, self._socket_server, lambda: self.settings.messenger)

@@ -39,9 +39,12 @@ def _sort_key(name: str) -> Callable[[Row], Any]:
 class Reader:
     """Runs sanitized queries against the database as a given caller."""
 
-    def __init__(self, db: Database, default_limit: Callable[[], int] = lambda: 100):
+    def __init__(self, db: Database, default_limit: Callable[[], int] = lambda: 100,
+                 limit_cap: Callable[[], int] = lambda: 0, limit_max: Callable[[], int] = lambda: -1):
         self.db = db
         self.default_limit = default_limit
+        self.limit_cap = limit_cap
+        self.limit_max = limit_max
 
     # Public entry points --------------------------------------------------------------------------------------
 
@@ -64,11 +67,20 @@ class Reader:
             predicate = self._with_search(collection, query.search, predicate)
         sort = self._sort(collection, query.sort)
 
+        maximum = self.limit_max()
+        if maximum >= 0 and query.limit is not None and query.limit > maximum:
+            # validate-query.ts: Joi's `limit` schema is `.max(QUERY_LIMIT_MAX)` when it is set.
+            raise errors.invalid_query(f'"limit" must be less than or equal to {maximum}')
         if limit is None and use_limit:
             if keys is not None and query.limit is None:
                 limit = len(keys)
             else:
                 limit = effective_limit(query, self.default_limit())
+                if maximum >= 0 and (limit is None or limit > maximum):
+                    limit = maximum  # sanitize-query.ts: `limit=-1` and the default are held to QUERY_LIMIT_MAX
+        cap = self.limit_cap()
+        if cap > 0 and (limit is None or limit > cap):
+            limit = cap  # the `limit_cap` setting: a gateway or extension cutting every answer short, silently
         offset = effective_offset(query, limit)
         need_all = bool(query.aggregate) or "filter_count" in query.meta
         matched, window = self._select(collection, combined, predicate, sort, limit, offset, need_all)

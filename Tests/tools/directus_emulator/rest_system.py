@@ -64,7 +64,7 @@ class SystemRoutes:
             # §8.6: the websocket block only for an authenticated user; `false` when websockets are off.
             data["rateLimit"] = {"points": s.rate_limit_points, "duration": s.rate_limit_duration} \
                 if s.rate_limit_points > 0 else False
-            data["queryLimit"] = {"default": s.query_limit_default, "max": -1}
+            data["queryLimit"] = {"default": s.query_limit_default, "max": s.query_limit_max}
             data["websocket"] = {
                 "rest": {"authentication": s.auth_mode, "path": s.websocket_path},
                 "graphql": False,  # the emulator has no GraphQL socket

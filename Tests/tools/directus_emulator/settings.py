@@ -26,6 +26,8 @@ class Settings:
     rate_limit_points: int = 0               # RATE_LIMITER_POINTS per socket; 0 = RATE_LIMITER_ENABLED=false
     rate_limit_duration: float = 1.0         # RATE_LIMITER_DURATION, seconds
     query_limit_default: int = 100           # QUERY_LIMIT_DEFAULT
+    query_limit_max: int = -1                # QUERY_LIMIT_MAX: a larger `limit` is refused (400); -1 = none
+    limit_cap: int = 0                       # rows per read at most, whatever `limit` asks; 0 = off (not Directus's)
     max_payload: int = 100 * 1024 * 1024     # ws default maxPayload (Directus sets none, §1.3)
     login_stall_ms: int = 0                  # LOGIN_STALL_TIME (Directus: 500) — failed logins last at least this
     handshake_delay_ms: int = 20             # simulated async auth work; frames arriving meanwhile are lost (§2.2)
