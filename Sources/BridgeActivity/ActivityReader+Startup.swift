@@ -150,8 +150,9 @@ extension ActivityReaderLoop {
         let run = reader.store.snapshotRun(subscription.uid)
         var deletions = SnapshotDeletions(watermark: watermark)
         // The keys given a `data: null` line before the last page: a later page holding one again (a key deleted,
-        // then created anew) gives no second line; its create comes after the snapshot.
-        var gone = Set<String>()
+        // then created anew) gives no second line; its create comes after the snapshot. By bytes (`ItemKey`): two
+        // keys Swift holds equal are two items to Directus.
+        var gone = Set<ItemKey>()
         // The next page, read while the log was read after the previous one.
         var prefetched: (after: JSONValue, page: ItemsPage)?
         while true {
@@ -194,7 +195,7 @@ extension ActivityReaderLoop {
                 case .tooLarge(let tooLarge):
                     key = tooLarge.keyString
                 }
-                guard let key, !gone.contains(key) else { continue }
+                guard let key, !gone.contains(ItemKey(key)) else { continue }
                 held.insert(ItemKey(key).hashValue)  // by bytes, as the vanished scan looks keys up
                 events.append(snapshotLine(subscription, key: key, data: data, watermark: watermark, at: receivedAt))
             }
@@ -217,7 +218,7 @@ extension ActivityReaderLoop {
                 let now = Timestamp.now()
                 for key in vanished {
                     held.insert(ItemKey(key).hashValue)
-                    gone.insert(key)
+                    gone.insert(ItemKey(key))
                     events.append(snapshotLine(subscription, key: key, data: [], watermark: watermark, at: now))
                 }
             }
