@@ -150,6 +150,13 @@ final class ReaderHarness: @unchecked Sendable {
             while !condition() && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(2)) }
         }
     }
+
+    /// Records a `resync` of `uid` as `directus-bridge resync` does and hands it to the running reader, as the
+    /// watcher does.
+    func requestResync(_ uid: String) throws {
+        try CursorDatabase(directory: directory, sinks: ["default"]).requestResync(of: uid, sinks: ["default"])
+        reader.requestResync([uid])
+    }
 }
 
 extension EncodedEvent {

@@ -10,10 +10,17 @@ import Testing
 /// no snapshot (the item is gone at the watermark), and the vanished scan looks above the watermark only
 /// (contract, "The delivery guarantee, per mode": every change, whatever its origin; per item, in order).
 @Suite struct ResyncGapTests {
-    /// Records the request as `directus-bridge resync` does and hands it to the running reader, as the watcher does.
-    private func requestResync(_ uid: String, _ harness: ReaderHarness) throws {
-        try CursorDatabase(directory: harness.directory, sinks: ["default"]).requestResync(of: uid, sinks: ["default"])
-        harness.reader.requestResync([uid])
+    /// A reader from the start of the log that has handed over the creates of articles 1–3 (activity ids 1–3).
+    private func startAfterThreeCreates(_ directus: FakeDirectus) async throws -> ReaderHarness {
+        for id in 1...3 { directus.commit(Int64(id), "create", "articles", "\(id)", item: article(id)) }
+        let harness = try ReaderHarness(
+            directus: directus,
+            subscriptions: [subscription()],
+            directory: try ReaderHarness.stateFromTheStart()
+        )
+        harness.start()
+        #expect(try await harness.collect(3).map(\.id) == ["act_1", "act_2", "act_3"])
+        return harness
     }
 
     /// The stream waits to queue a page (the sink takes nothing); a request is taken at watermark 6 with rows 5 and 6
@@ -34,7 +41,7 @@ import Testing
         harness.start()
         // The first page is queued and the second read: the reader hands it over, and waits for room.
         try await harness.wait { harness.registry.render().contains("directus_bridge_activity_reads_total 2\n") }
-        try requestResync("articles", harness)
+        try harness.requestResync("articles")
         try await harness.wait { harness.store.subscriptions["articles"]?.snapshotWatermark == 6 }
         #expect(
             harness.store.subscriptions["articles"] == SubscriptionCursorState(startID: 0, snapshotWatermark: 6),
@@ -61,14 +68,7 @@ import Testing
     /// Before, the start skipped them: the delete of 2 never came.
     @Test func aResyncOfAStoppedBridgeStreamsTheChangesBetweenTheCursorAndTheWatermarkFirst() async throws {
         let directus = FakeDirectus()
-        for id in 1...3 { directus.commit(Int64(id), "create", "articles", "\(id)", item: article(id)) }
-        let first = try ReaderHarness(
-            directus: directus,
-            subscriptions: [subscription()],
-            directory: try ReaderHarness.stateFromTheStart()
-        )
-        first.start()
-        #expect(try await first.collect(3).map(\.id) == ["act_1", "act_2", "act_3"])
+        let first = try await startAfterThreeCreates(directus)
         await first.halt()
 
         directus.commit(4, "update", "articles", "1", item: article(1, title: "while stopped"))
@@ -97,20 +97,13 @@ import Testing
     /// the saved state started the stream after the watermark: the restart gave the snapshot only.
     @Test func aCrashAfterAResyncRepeatsTheChangesBelowItsWatermarkThatWereNotDurable() async throws {
         let directus = FakeDirectus()
-        for id in 1...3 { directus.commit(Int64(id), "create", "articles", "\(id)", item: article(id)) }
-        let first = try ReaderHarness(
-            directus: directus,
-            subscriptions: [subscription()],
-            directory: try ReaderHarness.stateFromTheStart()
-        )
-        first.start()
-        #expect(try await first.collect(3).map(\.id) == ["act_1", "act_2", "act_3"])
+        let first = try await startAfterThreeCreates(directus)
         try await first.waitUntilCaughtUp()
         directus.commit(4, "update", "articles", "1", item: article(1, title: "not durable"))
         directus.commit(5, "delete", "articles", "2")
         first.wakeup.changeSeen(collection: "articles")
         try await first.wait { first.queue.depth == 2 }
-        try requestResync("articles", first)
+        try first.requestResync("articles")
         try await first.wait { first.store.subscriptions["articles"]?.snapshotWatermark == 5 }
         try await first.wait { first.queue.depth == 4 }
         await first.halt()  // nothing taken since act_3: the sink made none of it durable
@@ -143,7 +136,7 @@ import Testing
         // The first page (1 and 2) is queued; the second waits for room.
         try await harness.wait { harness.queue.depth > 0 }
         directus.commit(2, "delete", "articles", "2")
-        try requestResync("articles", harness)
+        try harness.requestResync("articles")
         try await harness.wait { harness.store.subscriptions["articles"]?.snapshotWatermark == 2 }
 
         let events = try await harness.collect(8)

@@ -8,12 +8,6 @@ import Testing
 /// watermark saved, the request cleared — whatever the reader waits in (contract, "Commands": 10 seconds), and what
 /// waited is still queued before the new snapshot's lines, with the changes up to its watermark.
 @Suite struct ResyncWhileWaitingTests {
-    /// Records the request as `directus-bridge resync` does and hands it to the running reader, as the watcher does.
-    private func requestResync(_ uid: String, _ harness: ReaderHarness) throws {
-        try CursorDatabase(directory: harness.directory, sinks: ["default"]).requestResync(of: uid, sinks: ["default"])
-        harness.reader.requestResync([uid])
-    }
-
     /// The snapshot of `articles` waits to queue a page; a request of `comments` is taken, and its snapshot follows
     /// the articles' once the sink takes again (before, the request waited for the articles' snapshot to be durable).
     @Test func aResyncOfAnotherSubscriptionIsTakenWhileASnapshotPageWaits() async throws {
@@ -31,7 +25,7 @@ import Testing
         // The first page is queued; the second waits for room.
         try await harness.wait { harness.queue.depth > 0 }
         directus.commit(2, "update", "comments", "1", item: ["id": JSONValue(Int64(1)), "text": .string("changed")])
-        try requestResync("comments", harness)
+        try harness.requestResync("comments")
         try await harness.wait {
             harness.store.subscriptions["comments"] == SubscriptionCursorState(startID: 1, snapshotWatermark: 2)
         }
@@ -74,7 +68,7 @@ import Testing
         // The first page is queued and the second read: the reader hands it over, and waits for room.
         try await harness.wait { harness.registry.render().contains("directus_bridge_activity_reads_total 2\n") }
         #expect(harness.queue.depth == 2)
-        try requestResync("articles", harness)
+        try harness.requestResync("articles")
         try await harness.wait {
             harness.store.subscriptions["articles"] == SubscriptionCursorState(startID: 0, snapshotWatermark: 6)
         }
