@@ -1,4 +1,5 @@
 import BridgeSystem
+internal import CSQLite
 
 #if canImport(Glibc)
     @preconcurrency import Glibc
@@ -24,7 +25,7 @@ extension SQLiteDatabase {
             try syncToDisk(path)
         } catch {
             throw SQLiteError(
-                resultCode: 10,
+                resultCode: SQLITE_IOERR,
                 message: "\(path) was deleted or moved while the bridge runs, and what it holds could not be copied "
                     + "into a new file there (\(error)): the sinks wait and retry; make the directory writable "
                     + "again (a restart now would start without it)")

@@ -47,15 +47,18 @@ package final class StateDirectoryKeeper: Sendable {
 
     /// Checks the lock, then `files` (each a name and the call that keeps it at its path), unless the last check was
     /// less than `interval` ago. Blocking (a few `stat`s; a copy when a file was deleted): call it on a thread of
-    /// its own, as the sinks' runners are.
-    package func check(files: [(name: String, keep: () throws -> Void)], now: ContinuousClock.Instant = .now) {
+    /// its own, as the sinks' runners are. `files` is built only when a check is due: the runners call this before
+    /// every attempt, once per batch.
+    package func check(
+        files: @autoclosure () -> [(name: String, keep: () throws -> Void)], now: ContinuousClock.Instant = .now
+    ) {
         let due = state.withLock { state -> Bool in
             guard state.lost == nil, now >= state.nextCheck else { return false }
             state.nextCheck = now + Self.interval
             return true
         }
         guard due, keepLock() else { return }
-        for file in files {
+        for file in files() {
             do {
                 try file.keep()
                 passed(file.name)
