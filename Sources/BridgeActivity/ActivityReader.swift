@@ -240,15 +240,18 @@ package final class ActivityReaderLoop {
         let receivedAt = Timestamp.now()
         let source = reader.source
         let pageSize = reader.settings.pageSize
+        // A snapshot waits for the rows up to its watermark: nothing above it is read before the snapshot ran.
+        let limit = readLimit
         let page: [ActivityRow]
-        if let prefetched, prefetched.after == cursor.head {
+        // A page read ahead is used when it is full, or when no snapshot waits. A short one says where the log ended
+        // when it was read, which may be before the watermark was taken: it cannot show the rows up to it are read
+        // (a snapshot run on its word came before changes below its watermark).
+        if let prefetched, prefetched.after == cursor.head, limit == nil || prefetched.rows.count == pageSize {
             page = prefetched.rows
         } else {
             page = try await source.activity(after: cursor.head, limit: pageSize)
         }
         prefetched = nil
-        // A snapshot waits for the rows up to its watermark: nothing above it is read before the snapshot ran.
-        let limit = readLimit
         let kept = limit.map { limit in page.filter { $0.id <= limit } } ?? page
         let cut = kept.count < page.count
         // While this page's items are read and handed over, the next page is read (backfill: Directus and the

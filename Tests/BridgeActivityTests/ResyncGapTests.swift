@@ -63,6 +63,37 @@ import Testing
         await harness.halt()
     }
 
+    /// As above, but rows 5 and 6 are committed after the reader read ahead past row 4 (an empty page: nothing was
+    /// there yet) and while it waits to queue rows 3–4. That empty page says nothing about the rows up to the
+    /// watermark taken later. Before, it counted as "read up to the watermark": the snapshot ran before rows 5 and 6,
+    /// and their lines came after it (found by the CI, `ResyncBesideAStuckSinkTests`, 1,000 creates late).
+    @Test func aPageReadAheadBeforeTheRequestDoesNotCountAsReadUpToItsWatermark() async throws {
+        let directus = FakeDirectus()
+        for id in 1...4 { directus.commit(Int64(id), "create", "articles", "\(id)", item: article(id)) }
+        let harness = try ReaderHarness(
+            directus: directus,
+            subscriptions: [subscription()],
+            directory: try ReaderHarness.stateFromTheStart(),
+            pageSize: 2,
+            capacity: 1
+        )
+        harness.start()
+        // Rows 1–2 are queued, rows 3–4 read and waiting for room, the page after 4 read ahead (empty).
+        try await harness.wait { harness.registry.render().contains("directus_bridge_activity_reads_total 2\n") }
+        try await harness.wait { directus.state.withLock { $0.activityReads } >= 3 }
+        directus.commit(5, "update", "articles", "1", item: article(1, title: "in the gap"))
+        directus.commit(6, "delete", "articles", "2")
+        try harness.requestResync("articles")
+        try await harness.wait { harness.store.subscriptions["articles"]?.snapshotWatermark == 6 }
+
+        let events = try await harness.collect(9)
+        #expect(
+            events.map(\.id) == (1...6).map { "act_\($0)" } + [1, 3, 4].map { "snap_articles_\($0)_6" },
+            "\(events.map(\.id))"
+        )
+        await harness.halt()
+    }
+
     /// A `resync` of a stopped bridge: the next start takes the watermark at the newest id, while the sink's saved
     /// cursor is below it (changes made while the bridge was stopped). They are streamed before the snapshot.
     /// Before, the start skipped them: the delete of 2 never came.
