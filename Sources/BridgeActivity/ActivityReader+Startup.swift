@@ -74,12 +74,10 @@ extension ActivityReaderLoop {
             }
             guard let state else { continue }
             if state.snapshotPending, let watermark = state.snapshotWatermark {
-                // A resume point that does not parse (damage) starts the snapshot over: a repeat, not a loss.
-                let after = state.snapshotAfter.flatMap { try? JSONValue.parse($0) }
+                // A damaged resume point starts the snapshot over, with a warning: a repeat, not a loss.
                 pending.append(
-                    PendingSnapshot(
-                        subscription: subscription, watermark: watermark, after: after,
-                        lines: after == nil ? 0 : state.snapshotLines))
+                    resumable(
+                        PendingSnapshot(subscription: subscription, watermark: watermark), point: state.resumePoint))
             }
             targets.append(.init(subscription: subscription, startID: state.startID))
         }
@@ -114,7 +112,8 @@ extension ActivityReaderLoop {
     /// says it is gone.
     ///
     /// While it waits for the sink, a `resync` of the subscription supersedes it (`snapshot(_:)` then runs the new one).
-    package func runSnapshot(_ pending: PendingSnapshot) async -> SnapshotWait {
+    package func runSnapshot(_ given: PendingSnapshot) async -> SnapshotWait {
+        guard let pending = await checkingResumeKey(given) else { return .stopped }
         let subscription = pending.subscription
         let query = subscription.query
         let watermark = pending.watermark
