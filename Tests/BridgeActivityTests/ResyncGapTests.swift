@@ -151,6 +151,40 @@ import Testing
         await harness.halt()
     }
 
+    /// Directus fails every read for a while (5xx, a restart) just as a request is taken: the watermark's read, the
+    /// reads up to it and the snapshot's pages are retried, and nothing comes out of order or twice: the change below
+    /// the watermark, then the snapshot, then the change after it. Then the reads fail again mid-snapshot (pages of
+    /// one): the snapshot goes on where it was.
+    @Test func aResyncWhileDirectusReadsFailIsTakenAndRunsInOrder() async throws {
+        let directus = FakeDirectus()
+        for id in 1...3 { directus.commit(Int64(id), "create", "articles", "\(id)", item: article(id)) }
+        let harness = try ReaderHarness(
+            directus: directus,
+            subscriptions: [subscription()],
+            directory: try ReaderHarness.stateFromTheStart(),
+            snapshotPageSize: 1
+        )
+        harness.start()
+        #expect(try await harness.collect(3).map(\.id) == ["act_1", "act_2", "act_3"])
+        directus.commit(4, "update", "articles", "2", item: article(2, title: "below the watermark"))
+        directus.failNext(4)
+        try harness.requestResync("articles")
+        try await harness.wait { harness.store.subscriptions["articles"]?.snapshotWatermark == 4 }
+        let first = try #require(try await harness.next(timeout: .seconds(30)))
+        directus.failNext(3)
+        directus.commit(5, "delete", "articles", "3")
+        harness.wakeup.changeSeen(collection: "articles")
+        let rest = try await harness.collect(4, timeout: .seconds(30))
+        let events = first.events + rest
+        #expect(
+            events.map(\.id) == ["act_4"] + [1, 2, 3].map { "snap_articles_\($0)_4" } + ["act_5"],
+            "\(events.map(\.id))"
+        )
+        #expect(!harness.registry.render().contains("directus_bridge_activity_read_failures_total 0\n"))
+        try await harness.wait { harness.store.subscriptions["articles"]?.snapshotDone == true }
+        await harness.halt()
+    }
+
     /// A `resync` of a stopped bridge: the next start takes the watermark at the newest id, while the sink's saved
     /// cursor is below it (changes made while the bridge was stopped). They are streamed before the snapshot.
     /// Before, the start skipped them: the delete of 2 never came.
