@@ -1,4 +1,5 @@
 import BridgeJSON
+import BridgeTestSupport
 import Testing
 
 @testable import BridgeActivity
@@ -99,6 +100,7 @@ import Testing
     /// waits for the gap; row 3, committed later, comes before it (per item: act_2, act_3, its snapshot line).
     /// Before, the snapshot ran at once and act_3 came after article 2's snapshot line.
     @Test func aSnapshotWaitsForAGapBelowItsWatermark() async throws {
+        let log = RecordingLogHandler()
         let directus = FakeDirectus()
         directus.commit(1, "create", "articles", "1", item: article(1))
         directus.commit(2, "create", "articles", "2", item: article(2))
@@ -108,7 +110,8 @@ import Testing
             subscriptions: [subscription()],
             directory: try ReaderHarness.stateFromTheStart(),
             gapTimeout: .seconds(3600),  // never given up on here, however slow the machine
-            pollInterval: .milliseconds(20)
+            pollInterval: .milliseconds(20),
+            logger: log.logger()
         )
         harness.start()
         #expect(try await harness.collect(3).map(\.id) == ["act_1", "act_2", "act_4"])
@@ -118,6 +121,8 @@ import Testing
         let gapReads = directus.state.withLock { $0.gapReads }
         try await harness.wait { directus.state.withLock { $0.gapReads } >= gapReads + 3 }
         #expect(try await harness.next(timeout: .milliseconds(100)) == nil, "nothing before row 3")
+        let waits = log.all.filter { $0.message.hasPrefix("snapshot waits for activity rows below its watermark") }
+        #expect(waits.map(\.metadata) == [["watermark": "4", "gaps": "1"]], "said once, while it polls")
         directus.commit(3, "update", "articles", "2", item: article(2, title: "in the gap"))
 
         let events = try await harness.collect(3)
