@@ -73,6 +73,19 @@ extension ActivityReaderLoop {
                 state = fresh
             }
             guard let state else { continue }
+            if state.startID > start {
+                // Saved as the newest id of the subscription's first run, so never above the log's end: damage, an
+                // edit, or another Directus database. Its changes wait until the ids pass it, as the cursor's do.
+                logger.warning(
+                    "the subscription starts after an activity id above the newest activity id (a damaged or edited "
+                        + "cursor.db, another Directus database?); its changes are delivered once the log's ids pass "
+                        + "it; `directus-bridge resync` of the subscription snapshots it again from the newest id",
+                    metadata: [
+                        LogKey.subscriptionUID: subscription.uid, "starts_after": state.startID,
+                        "activity.newest": start,
+                    ]
+                )
+            }
             if state.snapshotPending, let watermark = state.snapshotWatermark {
                 // A damaged resume point starts the snapshot over, with a warning: a repeat, not a loss.
                 pending.append(
