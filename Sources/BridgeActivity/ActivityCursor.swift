@@ -35,6 +35,9 @@ public struct ActivityCursor: Sendable, Equatable {
     /// Ids below `head` that are not resolved, as ascending ranges.
     public var gaps: [ClosedRange<Int64>] { unresolved(below: head) }
 
+    /// Whether a gap lies at or below `id`. The lowest gap, when there is one, starts right above `committed`.
+    public func hasGap(atOrBelow id: Int64) -> Bool { !resolvedAbove.isEmpty && committed < id }
+
     /// Ids above `committed` and below `limit` that are not resolved, as ascending ranges: the gaps below `limit`,
     /// and the ids between `head` and `limit` when `limit` is above it.
     public func unresolved(below limit: Int64) -> [ClosedRange<Int64>] {

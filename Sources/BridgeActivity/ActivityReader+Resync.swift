@@ -52,16 +52,24 @@ extension ActivityReaderLoop {
     /// Whether `pending` may run now: the reader has read every row up to its watermark, so every change below it
     /// is queued before the snapshot's first line (per item, Directus's order: those changes, the snapshot line, the
     /// changes after the watermark) — or the subscription starts at or after the watermark (new: no change below it
-    /// is streamed).
+    /// is streamed). A gap at or below the watermark (a row of a transaction still open when the reader passed it)
+    /// holds the snapshot until the row comes or the gap is given up on (`gapTimeout`): its change is below the
+    /// watermark too.
     package func isDue(_ pending: PendingSnapshot) -> Bool {
         let watermark = pending.watermark
-        return watermark <= max(cursor.head, readThrough)
-            || (builder.startID(of: pending.subscription.uid) ?? .max) >= watermark
+        let readUpTo = watermark <= max(cursor.head, readThrough) && !cursor.hasGap(atOrBelow: watermark)
+        return readUpTo || (builder.startID(of: pending.subscription.uid) ?? .max) >= watermark
     }
 
     /// Where reads stop while snapshots wait for the reader (`readPage`): the lowest watermark of those not due.
     package var readLimit: Int64? {
         pendingSnapshots.filter { !isDue($0) }.map(\.watermark).min()
+    }
+
+    /// Whether the reader has read every row up to `readLimit`: what is left to read is above it, for after the
+    /// snapshots that wait.
+    package var readUpToLimit: Bool {
+        readLimit.map { $0 <= max(cursor.head, readThrough) } ?? false
     }
 
     /// Makes the snapshots of `uids` from `watermark` due after the one in progress, in place of any due before.

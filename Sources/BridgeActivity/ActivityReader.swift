@@ -195,9 +195,12 @@ package final class ActivityReaderLoop {
             if signal.reconnected && !catchingUp { startCatchingUp(reason: "reconnected") }
             guard let caughtUp = await retrying("reading the activity log failed", { try await self.readPage() })
             else { return }
-            // A snapshot due (a request taken while the page waited for the queue) runs before the next wait.
-            if !caughtUp || !pendingSnapshots.isEmpty { continue }
-            if catchingUp { finishCatchingUp() }
+            // A snapshot due (a request taken while the page waited for the queue) runs before the next wait. One
+            // that waits for a gap below its watermark, read up to, waits with the reader: the gap is read again at
+            // each poll, and the rows above the watermark after the snapshot.
+            if pendingSnapshots.contains(where: isDue) { continue }
+            if !caughtUp && !readUpToLimit { continue }
+            if catchingUp && caughtUp { finishCatchingUp() }
             await reader.wakeup.wait(timeout: reader.settings.pollInterval, stop: stop)
         }
     }

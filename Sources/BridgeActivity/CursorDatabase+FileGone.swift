@@ -14,10 +14,9 @@ extension CursorDatabase {
     /// A copy that fails (the directory gone too, another file already at the path) throws: the sink's runner
     /// retries the batch with its cursor where it was and says why, as for `webhooks.db`.
     static func renewIfGone(_ database: inout SQLiteDatabase, logger: Logger) throws {
-        guard try SQLiteDatabase.renewIfMoved(&database) else { return }
+        guard let renewal = try SQLiteDatabase.renewIfMoved(&database) else { return }
         logger.warning(
-            "cursor.db was deleted or moved while the bridge ran; every sink's progress was copied into a new file at"
-                + " its path, and nothing is repeated or lost",
+            "\(renewal.warning("cursor.db", "every sink's progress was"))",
             metadata: [LogKey.path: database.path])
     }
 

@@ -71,6 +71,23 @@ import Testing
         #expect(try CursorDatabase.readCursors(directory: directory)[Self.sinks[0]] == ActivityCursor(committed: 101))
     }
 
+    /// `rm state/cursor.db-wal` alone: progress recorded after it went into the unlinked log, which a crash lost (the
+    /// file alone held none of it). Now the write that records it first writes the log into the file.
+    @Test func progressRecordedAfterTheLogAloneWasDeletedIsInTheFileItself() throws {
+        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "cursor-log-gone").path
+        let database = try CursorDatabase(directory: directory, sinks: Self.sinks)
+        let store = try database.store(for: Self.sinks[0])
+        try store.startIfNew(at: 100)
+        try store.record(ActivityProgress(resolvedIDs: [101]))
+        #expect(unlink(database.path + "-wal") == 0)
+        try store.record(ActivityProgress(resolvedIDs: [102]))
+        // What a crash now leaves at the path: the file, without the log the process held.
+        let crashed = try TestEnvironment.makeTemporaryDirectory(prefix: "cursor-log-gone-copy").path
+        try FileManager.default.copyItem(atPath: database.path, toPath: crashed + "/" + CursorDatabase.fileName)
+        #expect(try CursorDatabase.readCursors(directory: crashed)[Self.sinks[0]] == ActivityCursor(committed: 102))
+        try database.close()
+    }
+
     @Test func progressRecordedAfterTheFileWasRenamedIsInANewFileAtThePath() throws {
         let directory = try Self.record { path in
             try #require(rename(path, path + ".old") == 0)

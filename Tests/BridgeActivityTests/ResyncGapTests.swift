@@ -94,6 +94,97 @@ import Testing
         await harness.halt()
     }
 
+    /// Row 3 (an update of article 2) is still in an open transaction when the request is taken at watermark 4: the
+    /// reader has read rows 1, 2 and 4, so its head is at the watermark, but row 3 is a gap below it. The snapshot
+    /// waits for the gap; row 3, committed later, comes before it (per item: act_2, act_3, its snapshot line).
+    /// Before, the snapshot ran at once and act_3 came after article 2's snapshot line.
+    @Test func aSnapshotWaitsForAGapBelowItsWatermark() async throws {
+        let directus = FakeDirectus()
+        directus.commit(1, "create", "articles", "1", item: article(1))
+        directus.commit(2, "create", "articles", "2", item: article(2))
+        directus.commit(4, "update", "articles", "1", item: article(1, title: "after the gap"))
+        let harness = try ReaderHarness(
+            directus: directus,
+            subscriptions: [subscription()],
+            directory: try ReaderHarness.stateFromTheStart(),
+            gapTimeout: .seconds(3600),  // never given up on here, however slow the machine
+            pollInterval: .milliseconds(20)
+        )
+        harness.start()
+        #expect(try await harness.collect(3).map(\.id) == ["act_1", "act_2", "act_4"])
+        try harness.requestResync("articles")
+        try await harness.wait { harness.store.subscriptions["articles"]?.snapshotWatermark == 4 }
+        // The reader polls meanwhile (every 20 ms): the gap is read again, the snapshot still waits.
+        let gapReads = directus.state.withLock { $0.gapReads }
+        try await harness.wait { directus.state.withLock { $0.gapReads } >= gapReads + 3 }
+        #expect(try await harness.next(timeout: .milliseconds(100)) == nil, "nothing before row 3")
+        directus.commit(3, "update", "articles", "2", item: article(2, title: "in the gap"))
+
+        let events = try await harness.collect(3)
+        #expect(
+            events.map(\.id) == ["act_3", "snap_articles_1_4", "snap_articles_2_4"],
+            "\(events.map(\.id))"
+        )
+        await harness.halt()
+    }
+
+    /// The same gap is never committed (a rolled-back transaction): the reader gives up on it after the gap timeout,
+    /// and the snapshot runs then. The wait for a gap is bounded.
+    @Test func aSnapshotRunsOnceAGapBelowItsWatermarkIsGivenUp() async throws {
+        let directus = FakeDirectus()
+        directus.commit(1, "create", "articles", "1", item: article(1))
+        directus.commit(2, "create", "articles", "2", item: article(2))
+        directus.commit(4, "update", "articles", "1", item: article(1, title: "after the gap"))
+        let harness = try ReaderHarness(
+            directus: directus,
+            subscriptions: [subscription()],
+            directory: try ReaderHarness.stateFromTheStart(),
+            gapTimeout: .seconds(1),
+            pollInterval: .milliseconds(20)
+        )
+        harness.start()
+        #expect(try await harness.collect(3).map(\.id) == ["act_1", "act_2", "act_4"])
+        try harness.requestResync("articles")
+        let events = try await harness.collect(2, timeout: .seconds(60))
+        #expect(events.map(\.id) == ["snap_articles_1_4", "snap_articles_2_4"], "\(events.map(\.id))")
+        #expect(harness.registry.render().contains("directus_bridge_activity_gaps_abandoned_total 1"))
+        await harness.halt()
+    }
+
+    /// Directus fails every read for a while (5xx, a restart) just as a request is taken: the watermark's read, the
+    /// reads up to it and the snapshot's pages are retried, and nothing comes out of order or twice: the change below
+    /// the watermark, then the snapshot, then the change after it. Then the reads fail again mid-snapshot (pages of
+    /// one): the snapshot goes on where it was.
+    @Test func aResyncWhileDirectusReadsFailIsTakenAndRunsInOrder() async throws {
+        let directus = FakeDirectus()
+        for id in 1...3 { directus.commit(Int64(id), "create", "articles", "\(id)", item: article(id)) }
+        let harness = try ReaderHarness(
+            directus: directus,
+            subscriptions: [subscription()],
+            directory: try ReaderHarness.stateFromTheStart(),
+            snapshotPageSize: 1
+        )
+        harness.start()
+        #expect(try await harness.collect(3).map(\.id) == ["act_1", "act_2", "act_3"])
+        directus.commit(4, "update", "articles", "2", item: article(2, title: "below the watermark"))
+        directus.failNext(4)
+        try harness.requestResync("articles")
+        try await harness.wait { harness.store.subscriptions["articles"]?.snapshotWatermark == 4 }
+        let first = try #require(try await harness.next(timeout: .seconds(30)))
+        directus.failNext(3)
+        directus.commit(5, "delete", "articles", "3")
+        harness.wakeup.changeSeen(collection: "articles")
+        let rest = try await harness.collect(4, timeout: .seconds(30))
+        let events = first.events + rest
+        #expect(
+            events.map(\.id) == ["act_4"] + [1, 2, 3].map { "snap_articles_\($0)_4" } + ["act_5"],
+            "\(events.map(\.id))"
+        )
+        #expect(!harness.registry.render().contains("directus_bridge_activity_read_failures_total 0\n"))
+        try await harness.wait { harness.store.subscriptions["articles"]?.snapshotDone == true }
+        await harness.halt()
+    }
+
     /// A `resync` of a stopped bridge: the next start takes the watermark at the newest id, while the sink's saved
     /// cursor is below it (changes made while the bridge was stopped). They are streamed before the snapshot.
     /// Before, the start skipped them: the delete of 2 never came.

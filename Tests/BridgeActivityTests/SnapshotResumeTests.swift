@@ -86,12 +86,14 @@ import Testing
         let first = try await stoppedAfterTwoPages(directus)
         try CursorDatabase(directory: first.directory, sinks: ["default"]).requestResync(
             of: "articles", sinks: ["default"])
-        directus.commit(12, "create", "comments", "3", item: ["id": 3])
+        // Row 10, next to the cursor's 9: ids 10 and 11 left out would be a gap below the watermark, which holds the
+        // snapshot until it fills or the gap timeout gives it up (ResyncGapTests).
+        directus.commit(10, "create", "comments", "3", item: ["id": 3])
         let second = try restart(directus, in: first)
         let all = try await second.collect(5)
         try await second.wait { second.store.subscriptions["articles"]?.snapshotDone == true }
         await second.halt()
-        #expect(all.map(\.id) == (1...5).map { "snap_articles_\($0)_12" })
+        #expect(all.map(\.id) == (1...5).map { "snap_articles_\($0)_10" })
     }
 
     /// The sibling checked: a backfill cut by a stop goes on after the last batch its sink made durable (each batch

@@ -138,6 +138,24 @@ import Testing
         try store.close()
         #expect(try OutboxStore(path: store.path).outboxCount(sink: "0-webhook-a") == 3, "nothing at the path after close")
     }
+
+    /// `rm state/webhooks.db-wal` alone (taken for a leftover): SQLite went on committing into the unlinked log, the
+    /// sync found no log at the path and synced nothing, and a crash then lost every letter called stored since —
+    /// the file alone held none. Now the sync that makes a letter durable first writes the log into the file.
+    @Test func aLetterFiledAfterTheLogAloneWasDeletedIsInTheFileItself() throws {
+        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "outbox-log-gone").path
+        let store = try OutboxStore.open(stateDir: directory)
+        let letters = LocalBrokerDeadLetters(store: store, sink: "1-kafka-abcd")
+        try letters.file([letter(1)])
+        #expect(unlink(store.path + "-wal") == 0)
+        try letters.file([letter(2)])
+        // What a crash now leaves at the path: the file, without the log the process held.
+        let alone = directory + "/alone.db"
+        try FileManager.default.copyItem(atPath: store.path, toPath: alone)
+        #expect(try OutboxStore(path: alone).deadLetters(matching: DeadLetterFilter()).map(\.eventID) == ["evt_1", "evt_2"])
+        #expect(FileManager.default.fileExists(atPath: store.path + "-wal"), "a new log at the path")
+        try store.close()
+    }
 }
 
 /// What a broker sink asks of `webhooks.db` over and over goes through an index: an oversized import makes thousands

@@ -97,8 +97,10 @@ package final class OutboxStore: @unchecked Sendable {
     /// Forces every committed transaction to disk: fsync of the write-ahead log, where WAL-mode commits land.
     ///
     /// The fsync runs outside the lock (it syncs the file, whichever descriptor names it), so deliveries and inserts
-    /// go on meanwhile; only the check below (one `stat`) takes it. A missing log (nothing written since the last
-    /// checkpoint removed it) has nothing to sync.
+    /// go on meanwhile; only the check below (a `stat` and an `lstat`) takes it. The log is at its path while the
+    /// store is open (SQLite removes it when the last connection closes): one deleted by hand is found by that check,
+    /// which writes its commits into the file and starts a new log; one deleted between the check and the `open`
+    /// fails the sync, and the retry's check finds it.
     ///
     /// When `webhooks.db` was deleted or renamed while the bridge runs, every commit still succeeds, into a file
     /// that is gone when the process exits: what a sink calls durable here (an outbox row, a broker's dead letter)
@@ -111,13 +113,14 @@ package final class OutboxStore: @unchecked Sendable {
         let descriptor = Glibc.open(walPath, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
         if descriptor < 0 {
             let code = errno
-            if code == ENOENT { return }
-            throw SQLiteError(resultCode: 10, message: "open \(walPath): \(String(cString: strerror(code)))")
+            throw SQLiteError(
+                resultCode: 10 /* SQLITE_IOERR */, message: "open \(walPath): \(String(cString: strerror(code)))")
         }
         defer { Glibc.close(descriptor) }
         if fsync(descriptor) != 0 {
             let code = errno
-            throw SQLiteError(resultCode: 10, message: "fsync \(walPath): \(String(cString: strerror(code)))")
+            throw SQLiteError(
+                resultCode: 10 /* SQLITE_IOERR */, message: "fsync \(walPath): \(String(cString: strerror(code)))")
         }
     }
 
@@ -144,10 +147,10 @@ package final class OutboxStore: @unchecked Sendable {
 
     /// A read-only store (`dlq list`) never writes a copy.
     private func renewIfMoved(_ state: inout State) throws {
-        guard !state.database.options.readOnly, try SQLiteDatabase.renewIfMoved(&state.database) else { return }
+        guard !state.database.options.readOnly, let renewal = try SQLiteDatabase.renewIfMoved(&state.database)
+        else { return }
         logger.warning(
-            "webhooks.db was deleted or moved while the bridge ran; the outbox and the dead letters were copied into "
-                + "a new file at its path, and nothing is repeated or lost",
+            "\(renewal.warning("webhooks.db", "the outbox and the dead letters were"))",
             metadata: [LogKey.path: path])
     }
 
