@@ -79,14 +79,16 @@ import Synchronization
     @Test func aWallClockSetBackDoesNotHoldARetry() async throws {
         let store = try makeStore()
         let step = Atomic<Int64>(0)  // what the wall clock was set by (ms)
-        let engine = FakeEngine { _, attempt in HTTPResponse(status: attempt < 2 ? 503 : 200) }
+        // 503 until the step (however long the loaded machine takes to see the retry time written), 200 after it.
+        let engine = FakeEngine { _, _ in HTTPResponse(status: step.load(ordering: .relaxed) == 0 ? 503 : 200) }
         let service = try makeService(
-            store: store, engine: engine, schedule: [.seconds(1)],
+            store: store, engine: engine, schedule: [.seconds(1)], maxAttempts: 1000,
             wall: { Timestamp.now().unixMilliseconds + step.load(ordering: .relaxed) })
         try await whileRunning(service) { _ in
             try enqueue([webhookEvent(1)], into: store, for: service)
             // The 503 is concluded and its retry time written; then the wall clock goes back an hour.
-            #expect(try await eventually { try store.pending(sink: "s", after: 0, limit: 10).first?.attempts == 1 })
+            #expect(
+                try await eventually { try store.pending(sink: "s", after: 0, limit: 10).first?.attempts ?? 0 >= 1 })
             step.subtract(3_600_000, ordering: .relaxed)
             // The same item's next event, stamped by the wall clock after the step (as intake stamped rows).
             _ = try store.insert(
@@ -95,7 +97,8 @@ import Synchronization
             service.outboxChanged()
             #expect(try await eventually { try store.outboxCount(sink: "s") == 0 })
         }
-        #expect(engine.sent.map(\.id) == ["evt_1", "evt_1", "evt_2", "evt_2"])  // each retried once
+        let ids = engine.sent.map(\.id)
+        #expect(ids.count >= 3 && ids.dropLast().allSatisfy { $0 == "evt_1" } && ids.last == "evt_2", "\(ids)")
         #expect(engine.overlaps == 0)
     }
 
