@@ -72,6 +72,23 @@ extension ActivityReaderLoop {
         readLimit.map { $0 <= max(cursor.head, readThrough) } ?? false
     }
 
+    /// Says once per watermark that a snapshot read up to its watermark waits for rows below it that are not there
+    /// yet (a transaction still open, or rolled back): else `status` shows it pending for up to the gap timeout
+    /// without a word.
+    package func reportWaitForGaps() {
+        guard let limit = readLimit, gapWaitsReported.insert(limit).inserted else { return }
+        var ids: Int64 = 0
+        for gap in cursor.gaps where gap.lowerBound <= limit {
+            let (sum, overflow) = ids.addingReportingOverflow(min(gap.upperBound, limit) - gap.lowerBound + 1)
+            ids = overflow ? .max : sum
+        }
+        logger.info(
+            "snapshot waits for activity rows below its watermark that are not committed yet; it runs once they come "
+                + "or are given up on",
+            metadata: ["watermark": limit, "gaps": ids]
+        )
+    }
+
     /// Makes the snapshots of `uids` from `watermark` due after the one in progress, in place of any due before.
     package func schedule(_ uids: Set<String>, at watermark: Int64) {
         pendingSnapshots.removeAll { uids.contains($0.subscription.uid) }

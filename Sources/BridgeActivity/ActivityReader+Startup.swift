@@ -73,13 +73,24 @@ extension ActivityReaderLoop {
                 state = fresh
             }
             guard let state else { continue }
+            if state.startID > start {
+                // Saved as the newest id of the subscription's first run, so never above the log's end: damage, an
+                // edit, or another Directus database. Its changes wait until the ids pass it, as the cursor's do.
+                logger.warning(
+                    "the subscription starts after an activity id above the newest activity id (a damaged or edited "
+                        + "cursor.db, another Directus database?); its changes are delivered once the log's ids pass "
+                        + "it; `directus-bridge resync` of the subscription snapshots it again from the newest id",
+                    metadata: [
+                        LogKey.subscriptionUID: subscription.uid, "starts_after": state.startID,
+                        "activity.newest": start,
+                    ]
+                )
+            }
             if state.snapshotPending, let watermark = state.snapshotWatermark {
-                // A resume point that does not parse (damage) starts the snapshot over: a repeat, not a loss.
-                let after = state.snapshotAfter.flatMap { try? JSONValue.parse($0) }
+                // A damaged resume point starts the snapshot over, with a warning: a repeat, not a loss.
                 pending.append(
-                    PendingSnapshot(
-                        subscription: subscription, watermark: watermark, after: after,
-                        lines: after == nil ? 0 : state.snapshotLines))
+                    resumable(
+                        PendingSnapshot(subscription: subscription, watermark: watermark), point: state.resumePoint))
             }
             targets.append(.init(subscription: subscription, startID: state.startID))
         }
@@ -114,7 +125,8 @@ extension ActivityReaderLoop {
     /// says it is gone.
     ///
     /// While it waits for the sink, a `resync` of the subscription supersedes it (`snapshot(_:)` then runs the new one).
-    package func runSnapshot(_ pending: PendingSnapshot) async -> SnapshotWait {
+    package func runSnapshot(_ given: PendingSnapshot) async -> SnapshotWait {
+        guard let pending = await checkingResumeKey(given) else { return .stopped }
         let subscription = pending.subscription
         let query = subscription.query
         let watermark = pending.watermark

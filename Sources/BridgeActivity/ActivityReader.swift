@@ -162,6 +162,8 @@ package final class ActivityReaderLoop {
     /// Every row at or below this id that was visible has been read (`readPage` reached a pending snapshot's
     /// watermark, with rows above it or none left), though `cursor.head` may stand lower (no row of its own there).
     package var readThrough: Int64 = 0
+    /// The watermarks whose wait for a gap below them was logged (`reportWaitForGaps`).
+    package var gapWaitsReported: Set<Int64> = []
     /// Largest number of gap ranges checked per read (the lowest first); more are checked as those resolve.
     package static let maxGapRangesPerRead = 100
 
@@ -199,7 +201,7 @@ package final class ActivityReaderLoop {
             // that waits for a gap below its watermark, read up to, waits with the reader: the gap is read again at
             // each poll, and the rows above the watermark after the snapshot.
             if pendingSnapshots.contains(where: isDue) { continue }
-            if !caughtUp && !readUpToLimit { continue }
+            if readUpToLimit { reportWaitForGaps() } else if !caughtUp { continue }
             if catchingUp && caughtUp { finishCatchingUp() }
             await reader.wakeup.wait(timeout: reader.settings.pollInterval, stop: stop)
         }

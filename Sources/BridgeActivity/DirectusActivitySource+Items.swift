@@ -169,7 +169,9 @@ extension DirectusActivitySource {
         var count = 0
         var bytes = 0
         for key in keys.prefix(max(1, maximum)) {
-            let cost = (key as? String).map { $0.utf8.count * 3 + 9 } ?? 0
+            // Text keys come as `String`s or as `ItemKey`s (the items of a batch of changes).
+            let text = (key as? String) ?? (key as? ItemKey)?.text
+            let cost = text.map { $0.utf8.count * 3 + 9 } ?? 0
             if count > 0 && bytes + cost > keyBytesPerRequest { break }
             count += 1
             bytes += cost

@@ -84,7 +84,7 @@ import Testing
         directus.commit(3, "delete", "articles", "2")  // gone after its create: the create's snapshot
         directus.commit(4, "update", "articles", "5", item: article(5))
         directus.state.withLock { state in  // gone, and Directus kept no revision for it
-            state.items["articles"]?["5"] = nil
+            state.items["articles"]?[ItemKey("5")] = nil
             state.snapshots[4] = nil
         }
         let output = try await build(

@@ -10,10 +10,14 @@ import Synchronization
 
 /// An in-memory Directus for the activity reader: visible activity rows, items per collection, revision snapshots,
 /// and a filter per collection standing in for the subscription's `query.filter`.
+///
+/// Items are kept by their key's bytes (`ItemKey`) and snapshot pages ordered as a SQL database orders primary keys
+/// (`keyOrder`): integer keys by value, text keys byte for byte, so a collection may hold "é" and "e\u{301}" as two
+/// items, as Directus does.
 final class FakeDirectus: ActivitySource {
     struct State {
         var rows: [Int64: ActivityRow] = [:]
-        var items: [String: [String: JSONValue]] = [:]
+        var items: [String: [ItemKey: JSONValue]] = [:]
         var snapshots: [Int64: JSONValue] = [:]
         var matches: [String: @Sendable (JSONValue) -> Bool] = [:]
         var failNextReads = 0
@@ -98,16 +102,16 @@ final class FakeDirectus: ActivitySource {
             delta: delta
         )
         if action == "delete" {
-            state.items[collection]?[key] = nil
+            state.items[collection]?[ItemKey(key)] = nil
         } else if let item {
-            state.items[collection, default: [:]][key] = item
+            state.items[collection, default: [:]][ItemKey(key)] = item
             state.snapshots[id] = item
         }
     }
 
     /// Puts an item in place without activity (seed data, untracked writes).
     func seed(_ collection: String, _ key: String, _ item: JSONValue) {
-        state.withLock { $0.items[collection, default: [:]][key] = item }
+        state.withLock { $0.items[collection, default: [:]][ItemKey(key)] = item }
     }
 
     func setFilter(_ collection: String, _ matches: @escaping @Sendable (JSONValue) -> Bool) {
@@ -179,7 +183,7 @@ final class FakeDirectus: ActivitySource {
         return state.withLock { state in
             state.itemReads += 1
             let matches = state.matches[query.collection] ?? { _ in true }
-            let found = keys.compactMap { state.items[query.collection]?[$0] }.filter(matches)
+            let found = keys.compactMap { state.items[query.collection]?[ItemKey($0)] }.filter(matches)
             return ItemRead(items: found.map { Self.select(query, $0) })
         }
     }
@@ -195,12 +199,18 @@ final class FakeDirectus: ActivitySource {
     func existingKeys(_ query: ItemQuery, keys: [String]) async throws(DirectusError) -> Set<ItemKey> {
         state.withLock { state in
             state.existenceReads += 1
-            return Set(keys.filter { state.items[query.collection]?[$0] != nil }.map(ItemKey.init))
+            return Set(keys.map(ItemKey.init).filter { state.items[query.collection]?[$0] != nil })
         }
     }
 
     func itemsPage(_ query: ItemQuery, after: JSONValue?, limit: Int) async throws(DirectusError) -> ItemsPage {
         try maybeFail()
+        if let after, Self.keyOrder(after, after) == nil {
+            // Directus refuses a filter value it cannot compare a key with (an object, an array, a boolean).
+            throw DirectusError(
+                kind: .rejected, status: 400, code: "INVALID_QUERY", message: "Invalid query. Invalid filter value.",
+                operation: "GET /items/\(query.collection)")
+        }
         return state.withLock { state in
             state.pageReads += 1
             for row in state.beforePage.removeValue(forKey: state.pageReads) ?? [] {
@@ -209,12 +219,31 @@ final class FakeDirectus: ActivitySource {
             }
             let matches = state.matches[query.collection] ?? { _ in true }
             let all = (state.items[query.collection] ?? [:]).values.filter(matches).sorted {
-                ($0[query.primaryKey]?.int64Value ?? 0) < ($1[query.primaryKey]?.int64Value ?? 0)
+                Self.keyOrder($0[query.primaryKey] ?? .null, $1[query.primaryKey] ?? .null) ?? false
             }
-            let start = state.ignoresPagePosition ? Int64.min : after?.int64Value ?? Int64.min
-            let page = all.filter { ($0[query.primaryKey]?.int64Value ?? 0) > start }.prefix(limit)
+            let start = state.ignoresPagePosition ? nil : after
+            let page = all.filter { item in
+                start.map { Self.keyOrder($0, item[query.primaryKey] ?? .null) ?? false } ?? true
+            }.prefix(limit)
             let total = state.reportedTotal ?? (after == nil ? all.count : nil)
             return ItemsPage(items: page.map { Self.select(query, $0) }, total: total)
+        }
+    }
+
+    /// Whether primary key `left` sorts before `right` as a SQL database compares them (`filter[pk][_gt]`, `sort=pk`):
+    /// numbers by value, text byte for byte (UTF-8, a binary collation), any number before any text (SQLite's order
+    /// of mixed types); false against `null` (SQL's `NULL` compares as unknown); nil for values no key is compared
+    /// with (objects, arrays, booleans).
+    static func keyOrder(_ left: JSONValue, _ right: JSONValue) -> Bool? {
+        switch (left, right) {
+        case (.number(let a), .number(let b)):
+            if let a = a.int64Value, let b = b.int64Value { return a < b }
+            return a.doubleValue < b.doubleValue
+        case (.string(let a), .string(let b)): return a.utf8.lexicographicallyPrecedes(b.utf8)
+        case (.number, .string): return true
+        case (.string, .number): return false
+        case (.null, .number), (.null, .string), (.number, .null), (.string, .null), (.null, .null): return false
+        default: return nil
         }
     }
 }

@@ -1,4 +1,6 @@
 import BridgeJSON
+import BridgeSystem
+import BridgeTestSupport
 import Testing
 
 @testable import BridgeActivity
@@ -94,12 +96,11 @@ import Testing
         await harness.halt()
     }
 
-    /// Row 3 (an update of article 2) is still in an open transaction when the request is taken at watermark 4: the
-    /// reader has read rows 1, 2 and 4, so its head is at the watermark, but row 3 is a gap below it. The snapshot
-    /// waits for the gap; row 3, committed later, comes before it (per item: act_2, act_3, its snapshot line).
-    /// Before, the snapshot ran at once and act_3 came after article 2's snapshot line.
-    @Test func aSnapshotWaitsForAGapBelowItsWatermark() async throws {
-        let directus = FakeDirectus()
+    /// A reader polling every 20 ms that has handed over rows 1, 2 (creates of articles 1 and 2) and 4 (an update of
+    /// 1), row 3 not committed.
+    private func readPastAGapAt3(
+        _ directus: FakeDirectus, gapTimeout: Duration, logger: Logger = .silent
+    ) async throws -> ReaderHarness {
         directus.commit(1, "create", "articles", "1", item: article(1))
         directus.commit(2, "create", "articles", "2", item: article(2))
         directus.commit(4, "update", "articles", "1", item: article(1, title: "after the gap"))
@@ -107,17 +108,32 @@ import Testing
             directus: directus,
             subscriptions: [subscription()],
             directory: try ReaderHarness.stateFromTheStart(),
-            gapTimeout: .seconds(3600),  // never given up on here, however slow the machine
-            pollInterval: .milliseconds(20)
+            gapTimeout: gapTimeout,
+            pollInterval: .milliseconds(20),
+            logger: logger
         )
         harness.start()
         #expect(try await harness.collect(3).map(\.id) == ["act_1", "act_2", "act_4"])
+        return harness
+    }
+
+    /// Row 3 (an update of article 2) is still in an open transaction when the request is taken at watermark 4: the
+    /// reader has read rows 1, 2 and 4, so its head is at the watermark, but row 3 is a gap below it. The snapshot
+    /// waits for the gap; row 3, committed later, comes before it (per item: act_2, act_3, its snapshot line).
+    /// Before, the snapshot ran at once and act_3 came after article 2's snapshot line.
+    @Test func aSnapshotWaitsForAGapBelowItsWatermark() async throws {
+        let log = RecordingLogHandler()
+        let directus = FakeDirectus()
+        // The gap is never given up on here, however slow the machine.
+        let harness = try await readPastAGapAt3(directus, gapTimeout: .seconds(3600), logger: log.logger())
         try harness.requestResync("articles")
         try await harness.wait { harness.store.subscriptions["articles"]?.snapshotWatermark == 4 }
         // The reader polls meanwhile (every 20 ms): the gap is read again, the snapshot still waits.
         let gapReads = directus.state.withLock { $0.gapReads }
         try await harness.wait { directus.state.withLock { $0.gapReads } >= gapReads + 3 }
         #expect(try await harness.next(timeout: .milliseconds(100)) == nil, "nothing before row 3")
+        let waits = log.all.filter { $0.message.hasPrefix("snapshot waits for activity rows below its watermark") }
+        #expect(waits.map(\.metadata) == [["watermark": "4", "gaps": "1"]], "said once, while it polls")
         directus.commit(3, "update", "articles", "2", item: article(2, title: "in the gap"))
 
         let events = try await harness.collect(3)
@@ -131,19 +147,7 @@ import Testing
     /// The same gap is never committed (a rolled-back transaction): the reader gives up on it after the gap timeout,
     /// and the snapshot runs then. The wait for a gap is bounded.
     @Test func aSnapshotRunsOnceAGapBelowItsWatermarkIsGivenUp() async throws {
-        let directus = FakeDirectus()
-        directus.commit(1, "create", "articles", "1", item: article(1))
-        directus.commit(2, "create", "articles", "2", item: article(2))
-        directus.commit(4, "update", "articles", "1", item: article(1, title: "after the gap"))
-        let harness = try ReaderHarness(
-            directus: directus,
-            subscriptions: [subscription()],
-            directory: try ReaderHarness.stateFromTheStart(),
-            gapTimeout: .seconds(1),
-            pollInterval: .milliseconds(20)
-        )
-        harness.start()
-        #expect(try await harness.collect(3).map(\.id) == ["act_1", "act_2", "act_4"])
+        let harness = try await readPastAGapAt3(FakeDirectus(), gapTimeout: .seconds(1))
         try harness.requestResync("articles")
         let events = try await harness.collect(2, timeout: .seconds(60))
         #expect(events.map(\.id) == ["snap_articles_1_4", "snap_articles_2_4"], "\(events.map(\.id))")

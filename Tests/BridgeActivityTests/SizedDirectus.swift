@@ -23,6 +23,8 @@ final class SizedDirectus: HTTPTransport {
         var truncated: [String: Int] = [:]
         /// Requests, by path.
         var requests: [String: Int] = [:]
+        /// The longest request URL, in bytes (Node refuses a request head over 16 KiB).
+        var longestURL = 0
     }
 
     let state = Mutex(State())
@@ -35,10 +37,15 @@ final class SizedDirectus: HTTPTransport {
     /// Directus's `QUERY_LIMIT_MAX`, when set: a `limit` above it is refused with 400 `INVALID_QUERY`.
     let queryLimitMax: Int?
 
-    init(defaultLimit: Int, cap: Int? = nil, queryLimitMax: Int? = nil) {
+    /// What a refusal of a `limit` over `queryLimitMax` says, when set (a server that names another number than it
+    /// holds to, or none); Directus's own words otherwise.
+    let refusalMessage: String?
+
+    init(defaultLimit: Int, cap: Int? = nil, queryLimitMax: Int? = nil, refusalMessage: String? = nil) {
         self.defaultLimit = defaultLimit
         self.cap = cap
         self.queryLimitMax = queryLimitMax
+        self.refusalMessage = refusalMessage
     }
 
     /// An article whose `body` is `size` bytes long, created (activity `id`) with that body as its delta.
@@ -61,12 +68,13 @@ final class SizedDirectus: HTTPTransport {
     }
 
     func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        state.withLock { $0.longestURL = max($0.longestURL, request.url.utf8.count) }
         let url = URLComponents(string: request.url)
         let path = url?.path ?? ""
         var query: [String: String] = [:]
         for item in url?.queryItems ?? [] { query[item.name] = item.value ?? "" }
         if let queryLimitMax, let asked = query["limit"].flatMap({ Int($0) }), asked > queryLimitMax {
-            let message = "Invalid query. \"limit\" must be less than or equal to \(queryLimitMax)."
+            let message = refusalMessage ?? "Invalid query. \"limit\" must be less than or equal to \(queryLimitMax)."
             let refusal: JSONValue = [
                 "errors": [["message": .string(message), "extensions": ["code": "INVALID_QUERY"]]]
             ]

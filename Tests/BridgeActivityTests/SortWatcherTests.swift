@@ -15,15 +15,18 @@ extension FakeDirectus: SortSource {
         async throws(DirectusError) -> [JSONValue]
     {
         try await itemsPageIgnoringFilter(collection, primaryKey: primaryKey, fields: [primaryKey, sortField])
-            .filter { sortOrderIgnoresCursor || after == nil || ($0[primaryKey]?.int64Value ?? 0) > after!.int64Value! }
+            .filter { item in
+                sortOrderIgnoresCursor || after.map { Self.keyOrder($0, item[primaryKey] ?? .null) ?? false } ?? true
+            }
             .prefix(limit).map { $0 }
     }
 
-    func recordedKeys(collection: String, keys: [String], after: Int64) async throws(DirectusError) -> Set<String> {
+    func recordedKeys(collection: String, keys: [String], after: Int64) async throws(DirectusError) -> Set<ItemKey> {
         state.withLock { state in
-            Set(state.rows.values.filter {
+            let asked = Set(keys.map(ItemKey.init))
+            return Set(state.rows.values.filter {
                 $0.collection == collection && $0.id > after && ($0.action == "create" || $0.action == "update")
-            }.compactMap(\.item).filter(keys.contains))
+            }.compactMap(\.item).map(ItemKey.init).filter(asked.contains))
         }
     }
 
@@ -34,7 +37,7 @@ extension FakeDirectus: SortSource {
         state.withLock { state in
             state.orderReads += 1
             return (state.items[collection] ?? [:]).values.sorted {
-                ($0[primaryKey]?.int64Value ?? 0) < ($1[primaryKey]?.int64Value ?? 0)
+                Self.keyOrder($0[primaryKey] ?? .null, $1[primaryKey] ?? .null) ?? false
             }.map { item in
                 guard case .object(let object) = item else { return item }
                 var selected = JSONObject()
@@ -193,6 +196,42 @@ func moves(_ events: [EncodedEvent]) -> [String] {
         let events = try await harness.nextBatch()
         await harness.halt()
         #expect(moves(events) == ["1:2", "2:1"], "the dragged item too: the log has nothing for it")
+    }
+
+    /// Two items whose keys Swift holds equal, "é" (U+00E9) and "e\u{301}" — two items to Directus: a tracked update
+    /// of "é" (the activity reader delivers it) and an untracked sort of "e\u{301}". Before: the log's record of "é"
+    /// was taken for "e\u{301}" too (the recorded keys were a `Set<String>`, as were the socket's delivered ones), and
+    /// the moved item got no line.
+    @Test func anItemWhoseKeyEqualsARecordedOnesAsAStringStillGetsItsSortLine() async throws {
+        let harness = SortHarness(fromActivityLog: true, chapters: 1)
+        let (composed, decomposed) = ("\u{E9}", "e\u{301}")
+        harness.directus.seed("chapters", composed, ["id": .string(composed), "sort": 2])
+        harness.directus.seed("chapters", decomposed, ["id": .string(decomposed), "sort": 3])
+        harness.start()
+        try await harness.waitForOrderReads(1)
+        harness.directus.commit(1, "update", "chapters", composed, item: ["id": .string(composed), "sort": 9])
+        harness.directus.seed("chapters", decomposed, ["id": .string(decomposed), "sort": 5])
+        harness.wakeup.updateSeen(collection: "chapters", keys: [composed], delivered: false)
+        let events = try await harness.nextBatch()
+        await harness.halt()
+        #expect(events.map { Array($0.key.utf8) } == [Array(decomposed.utf8)], "\(moves(events))")
+    }
+
+    /// The same in live mode: the socket delivered "é"'s update itself; "e\u{301}", sorted without an event, still gets
+    /// its line. Before: the delivered keys (a `Set<String>`) took it for "é".
+    @Test func anItemWhoseKeyEqualsADeliveredOnesAsAStringStillGetsItsSortLine() async throws {
+        let harness = SortHarness(chapters: 1)
+        let (composed, decomposed) = ("\u{E9}", "e\u{301}")
+        harness.directus.seed("chapters", composed, ["id": .string(composed), "sort": 2])
+        harness.directus.seed("chapters", decomposed, ["id": .string(decomposed), "sort": 3])
+        harness.start()
+        try await harness.waitForOrderReads(1)
+        harness.directus.seed("chapters", composed, ["id": .string(composed), "sort": 9])
+        harness.directus.seed("chapters", decomposed, ["id": .string(decomposed), "sort": 5])
+        harness.wakeup.updateSeen(collection: "chapters", keys: [composed], delivered: true)
+        let events = try await harness.nextBatch()
+        await harness.halt()
+        #expect(events.map { Array($0.key.utf8) } == [Array(decomposed.utf8)], "\(moves(events))")
     }
 
     @Test func aReconnectChecksEverythingAsBackfill() async throws {

@@ -92,6 +92,10 @@ final class RecordingSink: SinkConnector, @unchecked Sendable {
     /// How many events of a batch it still takes when it answers "full" (`SinkError.acceptedPrefix`).
     var takesWhenFull = 0
     var permanentFailure = false
+    /// Answers "full" at every other call, taking nothing then: a sink slower than its input, full at the first try
+    /// of each batch.
+    var fullEveryOtherCall = false
+    private var answeredFull = false
 
     init(name: String, filter: EventFilter = EventFilter()) {
         self.name = name
@@ -103,6 +107,12 @@ final class RecordingSink: SinkConnector, @unchecked Sendable {
         if failuresLeft > 0 {
             failuresLeft -= 1
             throw SinkError(sink: name, message: "busy", isRetriable: true)
+        }
+        if fullEveryOtherCall {
+            answeredFull.toggle()
+            if answeredFull {
+                throw SinkError(sink: name, message: "outbox full", isRetriable: true, isBackpressure: true)
+            }
         }
         if fullLeft > 0 {
             fullLeft -= 1

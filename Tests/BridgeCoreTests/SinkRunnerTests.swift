@@ -1,4 +1,5 @@
 import BridgeSystem
+import BridgeTestSupport
 @testable import BridgeCore
 @testable import BridgeEvents
 @testable import BridgeDirectus
@@ -15,14 +16,16 @@ import Testing
         let inbox: SinkInbox
         let runner: SinkRunner
 
-        init(_ sink: RecordingSink, recorder: RecordingRecorder? = nil, capacity: Int = 100) {
+        init(
+            _ sink: RecordingSink, recorder: RecordingRecorder? = nil, capacity: Int = 100, logger: Logger = .silent
+        ) {
             metrics = PipelineMetrics(registry: registry)
             inbox = SinkInbox(
                 sinkID: "id-" + sink.name, capacity: capacity, maxBytes: 256 << 20,
                 registry: registry, pipelineMetrics: metrics, logger: .silent)
             runner = SinkRunner(
                 sink: ConfiguredSink(id: "id-" + sink.name, connector: sink, filter: sink.filter), inbox: inbox,
-                recorder: recorder, metrics: metrics, health: HealthState(expectedSubscriptions: []), logger: .silent)
+                recorder: recorder, metrics: metrics, health: HealthState(expectedSubscriptions: []), logger: logger)
         }
 
         func metric(_ line: String) -> Bool { registry.render().contains(line + "\n") }
@@ -40,6 +43,39 @@ import Testing
         #expect(flaky.durableCalls == 1 && flaky.connects == 1)
         #expect(recorder.recorded == [ActivityProgress(resolvedIDs: [7])])
         #expect(harness.metric(#"directus_bridge_sink_events_total{sink="id-flaky"} 2"#))
+    }
+
+    /// A sink slower than its input is full at every batch. Was: a warning and an "accepting again" per batch (139
+    /// warnings in 80 s from one slow webhook in a scale run). Now the first wait warns, and the next ones are counted
+    /// into the next warning, at most once a minute; every batch still waits and is taken.
+    @Test func aSinkFullAtEveryBatchWarnsOnceAMinute() async throws {
+        let slow = RecordingSink(name: "webhook")
+        slow.fullEveryOtherCall = true
+        let log = RecordingLogHandler()
+        let recorder = RecordingRecorder()
+        let harness = Harness(slow, recorder: recorder, logger: log.logger())
+        for n in 1...5 {
+            harness.inbox.offer(
+                EventBatch(events: [makeEvent(n)], progress: ActivityProgress(resolvedIDs: [Int64(n)])))
+        }
+        harness.inbox.queue.close()
+        try await harness.runner.runOnOwnThread()
+        #expect(slow.accepted == (1...5).map { "evt_\($0)" })
+        #expect(recorder.recorded.count == 5)
+        let messages = log.all.map(\.message)
+        #expect(messages.filter { $0 == "sink full, waiting at its cursor" }.count == 1, "\(messages)")
+        #expect(messages.filter { $0 == "sink accepting again" }.count == 1, "\(messages)")
+    }
+
+    @Test func aFullSinkIsReportedAgainAfterAMinuteWithTheWaitsNotLogged() {
+        var report = SinkFullReport()
+        let start = ContinuousClock.now
+        #expect(report.waitStarts(at: start) == 0)
+        #expect(report.waitStarts(at: start + .seconds(1)) == nil)
+        #expect(report.waitStarts(at: start + .seconds(59)) == nil)
+        #expect(report.waitStarts(at: start + .seconds(61)) == 2)
+        #expect(report.waitStarts(at: start + .seconds(62)) == nil)
+        #expect(report.waitStarts(at: start + .seconds(200)) == 1)
     }
 
     @Test func takesOnlyWhatItsFilterPasses() async throws {

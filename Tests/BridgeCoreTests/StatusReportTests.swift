@@ -191,4 +191,24 @@ import Testing
         #expect(sinks?[1]?["snapshot"]?["resume_after"] == .null)
         #expect(sinks?[1]?["snapshot"]?["state"] == .string("pending"))
     }
+
+    /// A resume point the next start will not use (damaged: `SnapshotResumePoint`) is not shown as one: the line and
+    /// `status --json` say what the start will do, from the first page. Before: `status` printed the saved text as the
+    /// key, 10 MB of it for a key of 10 MB, with a negative or any other line count.
+    @Test func aDamagedResumePointIsShownAsAStartFromTheFirstPage() throws {
+        let ids = SinkCatalog.identities(of: Self.config.sinks)
+        for (after, lines) in [("\"" + String(repeating: "k", count: 10 << 20) + "\"", Int64(4)), ("{4", 4), ("4", -1)] {
+            var damaged = SubscriptionCursorState(startID: 40, snapshotWatermark: 40)
+            damaged.snapshotAfter = after
+            damaged.snapshotLines = lines
+            let report = StatusReport(
+                config: Self.config, stored: StoredState(subscriptions: [ids[0]: ["articles": damaged]]),
+                service: .unknown(reason: "http.listen is off"))
+            let line = report.lines.first { $0.hasPrefix("subscription  articles") } ?? "\(report.lines)"
+            #expect(line.contains("snapshot pending (watermark 40): runs at the next start") && !line.contains("resuming"))
+            #expect(line.utf8.count < 1000)
+            let snapshot = report.json["subscriptions"]?[0]?["sinks"]?[0]?["snapshot"]
+            #expect(snapshot?["resume_after"] == .null && snapshot?["lines_in_sink"] == .number(JSONNumber(Int64(0))))
+        }
+    }
 }

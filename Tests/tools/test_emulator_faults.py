@@ -145,3 +145,20 @@ def test_query_limit_max_refuses_a_larger_limit_as_directus_does(run):
         _, whole = await api.call("GET", "/items/articles", ADMIN_TOKEN, limit="-1")
         assert len(whole["data"]) >= 3
     run(check)
+
+
+def test_server_info_and_the_refusal_can_name_another_query_limit_max(run):
+    async def check(api):
+        try:
+            await api.control("settings", {"query_limit_max": 2, "info_query_limit_max": "1e300",
+                                           "limit_refusal_names": "1e+300"})
+            _, info = await api.call("GET", "/server/info", ADMIN_TOKEN)
+            assert info["data"]["queryLimit"]["max"] == 1e300
+            status, refused = await api.call("GET", "/items/articles", ADMIN_TOKEN, limit="3")
+            assert status == 400 and '"limit" must be less than or equal to 1e+300' in refused["errors"][0]["message"]
+        finally:
+            await api.control("settings", {"query_limit_max": -1, "info_query_limit_max": "",
+                                           "limit_refusal_names": ""})
+        _, info = await api.call("GET", "/server/info", ADMIN_TOKEN)
+        assert info["data"]["queryLimit"]["max"] == -1
+    run(check)

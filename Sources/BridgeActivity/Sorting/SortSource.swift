@@ -12,8 +12,9 @@ public protocol SortSource: Sendable {
     func items(_ query: ItemQuery, keys: [String]) async throws(DirectusError) -> ItemRead
     /// The newest activity id (0 when the log is empty).
     func newestActivityID() async throws(DirectusError) -> Int64
-    /// The keys among `keys` with a create or update activity row in `collection` above activity id `after`.
-    func recordedKeys(collection: String, keys: [String], after: Int64) async throws(DirectusError) -> Set<String>
+    /// The keys among `keys` with a create or update activity row in `collection` above activity id `after`, by
+    /// bytes (`ItemKey`): two keys Swift holds equal are two items to Directus.
+    func recordedKeys(collection: String, keys: [String], after: Int64) async throws(DirectusError) -> Set<ItemKey>
 }
 
 /// `SortSource` over Directus's REST API (docs/directus-protocol.md §8.7, §8.8).
@@ -49,9 +50,9 @@ public struct DirectusSortSource: SortSource {
     }
 
     public func recordedKeys(collection: String, keys: [String], after: Int64) async throws(DirectusError)
-        -> Set<String>
+        -> Set<ItemKey>
     {
-        var found: Set<String> = []
+        var found: Set<ItemKey> = []
         for chunk in DirectusActivitySource.batches(of: keys) {
             // In pages by id until an empty one: `limit=-1` is held to Directus's QUERY_LIMIT_MAX (and a gateway may
             // cap any answer), and a key left out would be emitted again as a sort.
@@ -73,7 +74,7 @@ public struct DirectusSortSource: SortSource {
                     ])
                 let rows = answer["data"]?.arrayValue ?? []
                 for row in rows {
-                    if let key = row["item"]?.keyString { found.insert(key) }
+                    if let key = row["item"]?.keyString { found.insert(ItemKey(key)) }
                 }
                 guard let last = rows.last?["id"]?.int64Value, last > position else { break }
                 position = last

@@ -8,10 +8,10 @@ public import BridgeDirectus
 public final class SortWakeup: ActivityTrigger, Sendable {
     /// What the socket reported about one collection since the watcher last looked.
     package struct Updates: Sendable, Equatable {
-        /// Keys named by update events.
-        package var keys: Set<String> = []
+        /// Keys named by update events, by bytes (`ItemKey`): two keys Swift holds equal are two items to Directus.
+        package var keys: Set<ItemKey> = []
         /// Keys the socket reader turned into event lines itself (live mode): already delivered.
-        package var delivered: Set<String> = []
+        package var delivered: Set<ItemKey> = []
         /// An update event that named no usable key (its query leaves the primary key out).
         package var unnamed = false
     }
@@ -27,8 +27,8 @@ public final class SortWakeup: ActivityTrigger, Sendable {
     public func updateSeen(collection: String, keys: [String], delivered: Bool) {
         updates.withLock { pending in
             var entry = pending[collection] ?? Updates()
-            entry.keys.formUnion(keys)
-            if delivered { entry.delivered.formUnion(keys) }
+            entry.keys.formUnion(keys.map(ItemKey.init))
+            if delivered { entry.delivered.formUnion(keys.map(ItemKey.init)) }
             if keys.isEmpty { entry.unnamed = true }
             pending[collection] = entry
         }

@@ -193,7 +193,7 @@ package final class SortWatcherLoop {
         guard let previous = baselines[collection.name] else { return }
         if !full && !updates.unnamed {
             // Cheap first: only a named item whose sort value changed can be a sort's dragged item.
-            let named = try await watcher.source.items(sortQuery(collection), keys: Array(updates.keys)).items
+            let named = try await watcher.source.items(sortQuery(collection), keys: updates.keys.map(\.text)).items
             let changed = named.contains { item in
                 guard let key = item[collection.primaryKey]?.keyString, let old = previous.order.value(of: key)
                 else { return false }
@@ -205,10 +205,10 @@ package final class SortWatcherLoop {
             baselines[collection.name] = nil
             return
         }
-        var moved = previous.order.moved(to: next.order).filter { !updates.delivered.contains($0) }
+        var moved = previous.order.moved(to: next.order).filter { !updates.delivered.contains(ItemKey($0)) }
         if let since = previous.activityHead, !moved.isEmpty {
             let recorded = try await watcher.source.recordedKeys(collection: collection.name, keys: moved, after: since)
-            moved.removeAll { recorded.contains($0) }
+            moved.removeAll { recorded.contains(ItemKey($0)) }
         }
         logger.debug("checked manual sort order", metadata: [LogKey.collection: collection.name, "moved": moved.count])
         if !moved.isEmpty {

@@ -156,10 +156,16 @@ package struct StatusReport: Sendable {
         } else if let saved, saved.resyncRequested {
             snapshot = .resyncRequested
         } else if let saved, let watermark = saved.snapshotWatermark {
+            // Where the next start resumes as it will judge the saved point: a damaged one, from the first page.
+            let resume: (lines: Int64, after: String?) =
+                switch saved.resumePoint {
+                case .after(let key, let lines): (lines, key.serializedString())
+                case .none, .damaged: (0, nil)
+                }
             snapshot =
                 saved.snapshotDone
                 ? .done(watermark: watermark)
-                : .pending(watermark: watermark, lines: saved.snapshotLines, after: saved.snapshotAfter)
+                : .pending(watermark: watermark, lines: resume.lines, after: resume.after)
         } else {
             snapshot = saved == nil ? .notStarted : .none
         }

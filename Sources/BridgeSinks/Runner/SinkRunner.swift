@@ -28,6 +28,8 @@ package final class SinkRunner: Sendable {
     private let reopenSeen = Atomic<Int>(0)
     /// Whether the last live batch was dropped because the sink was full (touched only by the runner's thread).
     private let dropping = Atomic<Bool>(false)
+    /// When a wait for room in the full sink was last logged (touched only by the runner's thread).
+    private let fullReport = Mutex(SinkFullReport())
 
     /// Creates the runner; `recorder` keeps the sink's activity cursor (nil in live mode); `permit` (shared state) is
     /// asked before every attempt to deliver or record, and ends `run` with `FencedError` once it refuses.
@@ -184,6 +186,7 @@ package final class SinkRunner: Sendable {
     private func retrying(dropWhenFull: Bool = false, _ body: () async throws -> Void) async throws -> String? {
         var backoff = Backoff(initialDelay: .milliseconds(100), maxDelay: .seconds(5))
         var failingSince: ContinuousClock.Instant?
+        var logged = false
         var dropped: String?
         // With shared state the lease is asked before every attempt: a bridge that lost it delivers nothing more.
         let permit = self.permit
@@ -210,13 +213,14 @@ package final class SinkRunner: Sendable {
             let now = ContinuousClock.now
             if failingSince == nil {
                 failingSince = now
-                if full {
-                    logger.warning(
-                        "sink full, waiting at its cursor",
-                        metadata: [LogKey.sink: sink.id, LogKey.error: reason]
-                    )
-                } else {
+                if !full {
+                    logged = true
                     logger.error("sink failed, retrying", metadata: [LogKey.sink: sink.id, LogKey.error: reason])
+                } else if let unlogged = fullReport.withLock({ $0.waitStarts(at: now) }) {
+                    logged = true
+                    var metadata: LogMetadata = [LogKey.sink: sink.id, LogKey.error: reason]
+                    if unlogged > 0 { metadata["waits_unlogged"] = unlogged }
+                    logger.warning("sink full, waiting at its cursor", metadata: metadata)
                 }
             }
             if let since = failingSince, now - since >= stuckAfter {
@@ -229,7 +233,7 @@ package final class SinkRunner: Sendable {
         if let dropped { return dropped }
         guard succeeded != nil else { throw Abandoned() }
         if failingSince != nil {
-            logger.info("sink accepting again", metadata: [LogKey.sink: sink.id])
+            if logged { logger.info("sink accepting again", metadata: [LogKey.sink: sink.id]) }
             health.update { $0.stuckSinks[sink.id] = nil }
         }
         return nil

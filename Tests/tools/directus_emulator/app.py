@@ -41,7 +41,7 @@ class Emulator:
         seed.load(self.db, seed_name, settings.activity_access)
         self.auth = Auth(self.db, settings)
         self.reader = Reader(self.db, lambda: self.settings.query_limit_default, lambda: self.settings.limit_cap,
-                             lambda: self.settings.query_limit_max)
+                             lambda: self.settings.query_limit_max, lambda: self.settings.limit_refusal_names)
         self.writer = Writer(self.db)
         self.ws = self._socket_server()  # instance 0's sockets
         self.instances = InstanceSet(self.ws, self._socket_server, lambda: self.settings.messenger)

@@ -40,11 +40,13 @@ class Reader:
     """Runs sanitized queries against the database as a given caller."""
 
     def __init__(self, db: Database, default_limit: Callable[[], int] = lambda: 100,
-                 limit_cap: Callable[[], int] = lambda: 0, limit_max: Callable[[], int] = lambda: -1):
+                 limit_cap: Callable[[], int] = lambda: 0, limit_max: Callable[[], int] = lambda: -1,
+                 limit_named: Callable[[], str] = lambda: ""):
         self.db = db
         self.default_limit = default_limit
         self.limit_cap = limit_cap
         self.limit_max = limit_max
+        self.limit_named = limit_named
 
     # Public entry points --------------------------------------------------------------------------------------
 
@@ -70,7 +72,8 @@ class Reader:
         maximum = self.limit_max()
         if maximum >= 0 and query.limit is not None and query.limit > maximum:
             # validate-query.ts: Joi's `limit` schema is `.max(QUERY_LIMIT_MAX)` when it is set.
-            raise errors.invalid_query(f'"limit" must be less than or equal to {maximum}')
+            # `limit_refusal_names`: a server that names another number (or text) than the one it holds to.
+            raise errors.invalid_query(f'"limit" must be less than or equal to {self.limit_named() or maximum}')
         if limit is None and use_limit:
             if keys is not None and query.limit is None:
                 limit = len(keys)

@@ -7,7 +7,7 @@ from typing import Any
 
 from aiohttp import web
 
-from . import errors
+from . import errors, jsonutil
 from .auth import Auth
 from .database import USERS, Database
 from .permissions import permission, permissions_me
@@ -16,6 +16,9 @@ from .rest_support import caller, json_response, read_body, request_query
 from .settings import Settings
 
 VERSION = "11.14.1"  # the Directus release whose behaviour directus-protocol.md was cross-checked against
+
+
+_RAW_MAX = "__info_query_limit_max__"
 
 
 def _number(value: float) -> int | float:
@@ -64,7 +67,9 @@ class SystemRoutes:
             # §8.6: the websocket block only for an authenticated user; `false` when websockets are off.
             data["rateLimit"] = {"points": s.rate_limit_points, "duration": s.rate_limit_duration} \
                 if s.rate_limit_points > 0 else False
-            data["queryLimit"] = {"default": s.query_limit_default, "max": s.query_limit_max}
+            # `info_query_limit_max`: raw text in place of the number (a broken proxy or a hostile server), set below.
+            data["queryLimit"] = {"default": s.query_limit_default,
+                                  "max": _RAW_MAX if s.info_query_limit_max else s.query_limit_max}
             data["websocket"] = {
                 "rest": {"authentication": s.auth_mode, "path": s.websocket_path},
                 "graphql": False,  # the emulator has no GraphQL socket
@@ -72,6 +77,9 @@ class SystemRoutes:
                 "logs": False,
             } if s.websockets_enabled else False
             data["version"] = VERSION
+        if s.info_query_limit_max and acc.user is not None:
+            body = jsonutil.dumpb({"data": data}).replace(jsonutil.dumpb(_RAW_MAX), s.info_query_limit_max.encode())
+            return web.Response(body=body, content_type="application/json")
         return json_response({"data": data})
 
     # Auth --------------------------------------------------------------------------------------------------

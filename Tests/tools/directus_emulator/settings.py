@@ -28,6 +28,8 @@ class Settings:
     query_limit_default: int = 100           # QUERY_LIMIT_DEFAULT
     query_limit_max: int = -1                # QUERY_LIMIT_MAX: a larger `limit` is refused (400); -1 = none
     limit_cap: int = 0                       # rows per read at most, whatever `limit` asks; 0 = off (not Directus's)
+    info_query_limit_max: str = ""           # raw JSON `/server/info` shows as queryLimit.max; "" = query_limit_max (not Directus's)
+    limit_refusal_names: str = ""            # the text a refusal of a too-large `limit` names; "" = query_limit_max (not Directus's)
     max_payload: int = 100 * 1024 * 1024     # ws default maxPayload (Directus sets none, §1.3)
     login_stall_ms: int = 0                  # LOGIN_STALL_TIME (Directus: 500) — failed logins last at least this
     handshake_delay_ms: int = 20             # simulated async auth work; frames arriving meanwhile are lost (§2.2)
@@ -65,7 +67,7 @@ def _convert(key: str, value: Any, current: Any) -> Any:
         return value
     if key == "conn_limit":
         return None if value in (None, "", 0) else int(value)
-    if key == "websocket_path":
+    if key in ("websocket_path", "info_query_limit_max", "limit_refusal_names"):
         return str(value)
     if isinstance(current, bool):
         if isinstance(value, str):
