@@ -59,7 +59,8 @@ package struct MessageAssembler: Sendable {
             }
             if header.payloadLength > maxMessageSize - message.count {
                 guard skipsOversized else { throw .messageTooBig(limit: maxMessageSize) }
-                skipping = message.count + header.payloadLength  // both within the limit: no overflow
+                let (size, overflow) = message.count.addingReportingOverflow(header.payloadLength)
+                skipping = overflow ? Int.max : size  // a peer's length may be anything up to 2^63 - 1
                 message = []
                 return
             }

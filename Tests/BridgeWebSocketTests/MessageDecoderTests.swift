@@ -106,6 +106,9 @@ import Testing
         #expect(try decode(byteByByte(stream), maxMessageSize: 100, skipsOversized: true) == expected)
         // Without skipping, the same stream is a 1009 as before.
         #expect(decodeError([stream], maxMessageSize: 100)?.closeCode == 1009)
+        // A continuation claiming 2^63 - 1 bytes after a fragment within the limit: counted without overflowing.
+        let claim = serverFrame(0x1, [0x61], fin: false) + [0x80, 127, 0x7F, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF]
+        #expect(try decode([claim], maxMessageSize: 100, skipsOversized: true) == [])
     }
 
     @Test func stopsAtTheMessageLimitAndResumes() throws {
