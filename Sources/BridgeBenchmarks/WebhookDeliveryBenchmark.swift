@@ -151,6 +151,7 @@ enum WebhookDeliveryBenchmark {
             maxOutbox: 10_000_000,
             metrics: nil,
             logger: .silent,
+            clock: service.clock,
             committed: { service.accepted($0) }
         )
         // The events are made beforehand: building event lines is the JSON hot path's job, measured elsewhere.

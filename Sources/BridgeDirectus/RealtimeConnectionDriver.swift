@@ -76,6 +76,8 @@ public final class RealtimeConnectionDriver {
     private var lineEnds: [Int] = []
     /// The events of the last read, reserved for the next.
     private var eventsPerRead = 1
+    /// The connection's count of messages skipped for their size, as last handed to the state machine.
+    private var oversizedSeen = 0
 
     /// Prepares a driver for an open connection.
     package init(
@@ -198,6 +200,11 @@ public final class RealtimeConnectionDriver {
                 return other == nil
             }
             if receivedAt != nil { eventsPerRead = max(1, read.events.count) }
+        }
+        let oversized = connection.skippedMessages
+        if oversized > oversizedSeen {
+            oversizedSeen = oversized
+            if let end = try perform(machine.received(.oversized, now: now)) { return end }
         }
         guard let other else { return nil }
         return try perform(machine.received(other, now: now))

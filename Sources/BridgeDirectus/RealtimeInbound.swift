@@ -28,6 +28,8 @@ package enum RealtimeInbound: Sendable, Equatable {
     case otherError(type: String, code: String, message: String)
     /// A valid message of a type we do not use (ignored, but it is traffic).
     case ignored(type: String)
+    /// A message over the socket's size limit, read past unread (`WebSocketOptions.skipsOversizedMessages`).
+    case oversized
 }
 
 /// The change events (create, update, delete from Directus; snapshot from the bridge). One definition, shared with

@@ -109,6 +109,8 @@ package struct RealtimeSessionStateMachine: Sendable {
             return receivedAuthError(code: code, message: errorMessage)
         case .subscriptionInit(let uid):
             return receivedInit(uid: uid)
+        case .oversized:
+            return receivedOversized()
         case .subscriptionEvent(let uid, let event):
             guard let index = receivedEvent(uid: uid, now: now) else { return [] }
             return [.deliverEvent(index: index, event: event)]
@@ -271,6 +273,18 @@ package struct RealtimeSessionStateMachine: Sendable {
             return [.subscriptionLive(index: next)] + subscribe(from: next + 1, session)
         default:
             return []
+        }
+    }
+
+    /// A message too large to read while a subscribe is in flight: most likely that subscription's `init` (Directus
+    /// sends it at once, with the first 100 items, §5.3), so it counts as one; else the subscription would wait for an
+    /// `init` that never comes, and the subscribes after it would never be sent. Out of a subscribe it changes
+    /// nothing (the connection logged it).
+    private mutating func receivedOversized() -> [Action] {
+        switch state {
+        case .resubscribing(let index, _): return receivedInit(uid: subscriptions[index].uid)
+        case .subscribing(let next, _) where next < subscriptions.count: return receivedInit(uid: subscriptions[next].uid)
+        default: return []
         }
     }
 

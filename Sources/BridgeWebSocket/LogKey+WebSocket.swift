@@ -5,4 +5,8 @@ extension LogKey {
     public static let webSocketAddress = "websocket.address"
     /// The WebSocket URL, with any query (which may carry a token) elided.
     public static let webSocketURL = "websocket.url"
+    /// The size of a message skipped for its size, in bytes.
+    public static let webSocketMessageBytes = "websocket.message_bytes"
+    /// The largest message a connection takes, in bytes.
+    public static let webSocketMessageLimit = "websocket.message_limit"
 }

@@ -17,6 +17,8 @@ package struct MessageAssembler: Sendable {
         case message(WebSocketMessage)
         /// A complete control frame.
         case control(ControlFrame)
+        /// A data message over the limit was read past without being kept (`skipsOversized`): its size in bytes.
+        case skipped(Int)
     }
 
     /// The largest message accepted, in bytes.
@@ -28,10 +30,16 @@ package struct MessageAssembler: Sendable {
     private var message: [UInt8] = []
     private var utf8 = UTF8Validator()
     private var control: [UInt8] = []
+    /// Whether a message over the limit is read past (`.skipped`) instead of failing with 1009.
+    private let skipsOversized: Bool
+    /// The size so far of the message being read past, nil when none is.
+    private var skipping: Int?
 
-    /// Creates an assembler with a message size limit.
-    package init(maxMessageSize: Int) {
+    /// Creates an assembler with a message size limit; `skipsOversized` reads past a bigger message instead of
+    /// failing with 1009.
+    package init(maxMessageSize: Int, skipsOversized: Bool = false) {
         self.maxMessageSize = maxMessageSize
+        self.skipsOversized = skipsOversized
     }
 
     /// Whether no message is half-assembled.
@@ -45,7 +53,17 @@ package struct MessageAssembler: Sendable {
             control.removeAll(keepingCapacity: true)
         case .continuation:
             guard messageOpcode != nil else { throw .protocolError("continuation frame without a message to continue") }
-            if header.payloadLength > maxMessageSize - message.count { throw .messageTooBig(limit: maxMessageSize) }
+            if let size = skipping {
+                skipping = size > Int.max - header.payloadLength ? Int.max : size + header.payloadLength
+                return
+            }
+            if header.payloadLength > maxMessageSize - message.count {
+                guard skipsOversized else { throw .messageTooBig(limit: maxMessageSize) }
+                let (size, overflow) = message.count.addingReportingOverflow(header.payloadLength)
+                skipping = overflow ? Int.max : size  // a peer's length may be anything up to 2^63 - 1
+                message = []
+                return
+            }
             // Grow geometrically: reserving the exact size for every fragment would reallocate (and copy the
             // message so far) once per fragment. A fragmented message is the one case where the assembled bytes may
             // move again, amortised O(1) per byte, because its total size is unknown until the last fragment.
@@ -53,7 +71,10 @@ package struct MessageAssembler: Sendable {
             if needed > message.capacity { message.reserveCapacity(max(needed, message.capacity * 2)) }
         case .text, .binary:
             guard messageOpcode == nil else { throw .protocolError("new message started before the last one ended") }
-            if header.payloadLength > maxMessageSize { throw .messageTooBig(limit: maxMessageSize) }
+            if header.payloadLength > maxMessageSize {
+                guard skipsOversized else { throw .messageTooBig(limit: maxMessageSize) }
+                skipping = header.payloadLength
+            }
             messageOpcode = header.opcode
             message = []  // reserved by the first piece that is not the whole message (`receivedPayload`)
             utf8.reset()
@@ -73,6 +94,12 @@ package struct MessageAssembler: Sendable {
         if frame.opcode.isControl {
             control.append(contentsOf: bytes)
             return isFrameEnd ? .control(ControlFrame(opcode: frame.opcode, payload: control)) : nil
+        }
+        if let size = skipping {
+            guard isFrameEnd && frame.fin else { return nil }
+            skipping = nil
+            messageOpcode = nil
+            return .skipped(size)
         }
         let isText = messageOpcode == .text
         let isWhole = message.isEmpty && frame.opcode != .continuation && isFrameEnd && frame.fin

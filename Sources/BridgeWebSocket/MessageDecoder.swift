@@ -4,9 +4,10 @@ package struct MessageDecoder: Sendable {
     private var parser = FrameParser()
     private var assembler: MessageAssembler
 
-    /// Creates a decoder with a message size limit (bytes).
-    package init(maxMessageSize: Int) {
-        assembler = MessageAssembler(maxMessageSize: maxMessageSize)
+    /// Creates a decoder with a message size limit (bytes); `skipsOversized` reads past a bigger data message
+    /// (reported to `decode`'s `skipped`) instead of failing with 1009.
+    package init(maxMessageSize: Int, skipsOversized: Bool = false) {
+        assembler = MessageAssembler(maxMessageSize: maxMessageSize, skipsOversized: skipsOversized)
     }
 
     /// Decodes `input[offset...]`, lending each complete message to `visit` (see `BorrowedMessage`: a message that
@@ -16,6 +17,8 @@ package struct MessageDecoder: Sendable {
     /// (the rest of the input is left for the next call), or when a control frame completes (returned, so the caller
     /// can answer a ping or a close before going on).
     ///
+    /// A data message over the limit of a decoder that skips them is read past and its size given to `skipped`.
+    ///
     /// `checksWholeText` false lends a text message that was one frame in `input` before its UTF-8 is checked:
     /// `visit` must check it and throw (`.invalidUTF8`) when it is not UTF-8. Whatever `visit` throws ends the decode
     /// as the decoder's own errors do.
@@ -24,6 +27,7 @@ package struct MessageDecoder: Sendable {
         offset: inout Int,
         limit: Int = .max,
         checksWholeText: Bool = true,
+        skipped: (Int) -> Void = { _ in },
         visit: (BorrowedMessage) throws(WebSocketProtocolError) -> Bool
     ) throws(WebSocketProtocolError) -> ControlFrame? {
         var visited = 0
@@ -51,6 +55,7 @@ package struct MessageDecoder: Sendable {
                     }
                     if !goOn { return nil }
                 case .control(let frame): return frame
+                case .skipped(let size): skipped(size)
                 case nil: break
                 }
             }

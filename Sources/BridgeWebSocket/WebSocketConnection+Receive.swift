@@ -131,7 +131,8 @@ extension WebSocketConnection {
                     readable,
                     offset: &offset,
                     limit: lent.limit - lent.count,
-                    checksWholeText: lender.checksWholeText
+                    checksWholeText: lender.checksWholeText,
+                    skipped: { size in skippedMessage(size: size) }
                 ) { (message) throws(WebSocketProtocolError) in
                     let wantsMore = try lender.body(message)
                     lent.count += 1  // not a message `body` refused: the receive throws at once when it is the first
@@ -151,6 +152,16 @@ extension WebSocketConnection {
                 if let error = machine.withLock({ $0.state == .closed ? $0.terminalError : nil }) { throw error }
             }
         }
+    }
+
+    /// A data message over `maxMessageSize` was read past: counted and said at error level, since what it carried
+    /// (a subscription's `init`, events) is lost to this connection.
+    private func skippedMessage(size: Int) {
+        skipped.add(1, ordering: .relaxed)
+        logger.error(
+            "skipped a WebSocket message over the size limit; what it carried is lost (activity mode still reads "
+                + "the changes from the activity log, live mode loses them)",
+            metadata: [LogKey.webSocketMessageBytes: size, LogKey.webSocketMessageLimit: options.maxMessageSize])
     }
 
     /// The stream ended or failed without a close frame.

@@ -23,8 +23,11 @@ public final class WebSocketConnection: Sendable {
     let options: WebSocketOptions
     /// The transport (plain TCP or TLS); supports one reader and one writer at a time.
     let stream: any ByteStream
-    /// Receives debug lines (failed pongs and close frames); never message contents.
+    /// Receives debug lines (failed pongs and close frames) and an error line per message skipped for its size;
+    /// never message contents.
     let logger: Logger
+    /// Data messages read past for their size (`WebSocketOptions.skipsOversizedMessages`).
+    let skipped = Atomic<Int>(0)
     /// Read buffer and decoder: held for a whole receive.
     let reader: Mutex<ReaderState>
     /// Encoder and frame buffer: held for a whole frame, so frames never interleave.
@@ -50,13 +53,18 @@ public final class WebSocketConnection: Sendable {
         self.logger = logger
         let buffer = ReadBuffer(capacity: max(options.readBufferSize, 4096))
         buffer.append(leftover)
-        reader = Mutex(ReaderState(buffer: buffer, decoder: MessageDecoder(maxMessageSize: options.maxMessageSize)))
+        let decoder = MessageDecoder(
+            maxMessageSize: options.maxMessageSize, skipsOversized: options.skipsOversizedMessages)
+        reader = Mutex(ReaderState(buffer: buffer, decoder: decoder))
         writer = Mutex(FrameWriter())
     }
 
     deinit {
         stream.shutdown()
     }
+
+    /// Data messages read past for their size so far (`WebSocketOptions.skipsOversizedMessages`).
+    public var skippedMessages: Int { skipped.load(ordering: .relaxed) }
 
     /// Whether the connection is open for sending (no close sent or received, no failure).
     public var isOpen: Bool { machine.withLock { $0.state == .open } }

@@ -15,8 +15,13 @@ public struct WebSocketOptions: Sendable {
     /// Extra request headers for the upgrade (`Authorization`, `Cookie`, `User-Agent`, …). Names and values
     /// must not contain line breaks. Default: none.
     public var headers: [(String, String)]
-    /// The largest message accepted; a bigger one closes the connection with 1009. Default: 16 MiB.
+    /// The largest message accepted; a bigger one closes the connection with 1009, or is skipped with
+    /// `skipsOversizedMessages`. Default: 16 MiB.
     public var maxMessageSize: Int
+    /// A data message over `maxMessageSize` is read past without being kept, logged at error level and counted
+    /// (`WebSocketConnection.skippedMessages`), and the connection goes on. For a peer that sends the same oversized
+    /// message again after every reconnect (Directus's subscription `init`). Default: false (1009).
+    public var skipsOversizedMessages: Bool
     /// Size of the read buffer; each read asks the kernel (or TLS) for up to this much. Default: 64 KiB.
     public var readBufferSize: Int
     /// TCP keep-alive idle time (first probe after this much silence; the kernel gives up after three more
@@ -35,6 +40,7 @@ public struct WebSocketOptions: Sendable {
         tls: TLSConfiguration = TLSConfiguration(),
         headers: [(String, String)] = [],
         maxMessageSize: Int = 16 << 20,
+        skipsOversizedMessages: Bool = false,
         readBufferSize: Int = 64 << 10,
         tcpKeepAlive: Duration? = .seconds(30),
         proxy: HTTPProxy? = nil
@@ -45,6 +51,7 @@ public struct WebSocketOptions: Sendable {
         self.tls = tls
         self.headers = headers
         self.maxMessageSize = maxMessageSize
+        self.skipsOversizedMessages = skipsOversizedMessages
         self.readBufferSize = readBufferSize
         self.tcpKeepAlive = tcpKeepAlive
         self.proxy = proxy

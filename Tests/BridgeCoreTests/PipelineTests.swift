@@ -271,4 +271,18 @@ final class RecordingRecorder: ProgressRecorder, @unchecked Sendable {
         #expect(text.contains(#"\#(series){collection="articles",event="update",origin="live"} 1"#))
         #expect(text.contains(#"\#(series){collection="pages",event="update",origin="live"} 1"#))
     }
+
+    /// The age of the last event is elapsed time: a wall clock stepped an hour forward or back between an emission and
+    /// a scrape leaves it near 0. From wall-clock times it read 3,600 (an alert on "no events for an hour") and -3,600.
+    @Test(arguments: [-3_600, 3_600])
+    func theLastEventsAgeIgnoresAWallClockStep(stepSeconds: Int64) throws {
+        let registry = MetricsRegistry()
+        let metrics = PipelineMetrics(registry: registry)
+        let emittedAt = Timestamp.now().microsecondsSinceEpoch - stepSeconds * 1_000_000  // the clock before the step
+        metrics.emitted([makeEvent(1)], now: Timestamp(microsecondsSinceEpoch: emittedAt))
+        let line = try #require(
+            registry.render().split(separator: "\n").first { $0.hasPrefix("directus_bridge_last_event_age_seconds ") })
+        let age = try #require(Double(line.split(separator: " ")[1]))
+        #expect(age >= 0 && age < 60, "\(line)")
+    }
 }

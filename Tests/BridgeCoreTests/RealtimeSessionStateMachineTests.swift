@@ -45,6 +45,20 @@ import Testing
         #expect(sm.liveSubscriptions == [1])
     }
 
+    /// A message read past for its size while a subscribe is in flight is that subscription's `init` (one item over
+    /// the socket's limit among the first 100): the subscription is live and the next subscribe goes out; its real
+    /// `init`, should one come later, changes nothing, and so does a skipped message once established. Without this
+    /// the first subscription waited for an `init` forever and the second was never sent.
+    @Test func aMessageSkippedForItsSizeDuringASubscribeCountsAsItsInit() {
+        var sm = machine(.strict)
+        _ = sm.connected(accessToken: nil, now: start)
+        #expect(sm.received(.oversized, now: start) == [.subscriptionLive(index: 0), .send("SUB-T")])
+        #expect(sm.received(.subscriptionInit(uid: "a"), now: start) == [])
+        #expect(sm.received(.subscriptionInit(uid: "t"), now: start) == [.subscriptionLive(index: 1), .established])
+        #expect(sm.received(.oversized, now: start) == [])
+        #expect(sm.liveSubscriptions == [0, 1])
+    }
+
     @Test func answersEveryPingAtOnceAndSendsItsOwnHeartbeat() {
         var sm = machine(.strict)
         _ = sm.connected(accessToken: nil, now: start)

@@ -102,12 +102,13 @@ import Testing
         try emulator.control("send", ["kind": "json", "message": ["type": "subscription", "event": "create"]])
         try emulator.control("send", ["kind": "invalid_utf8"])
         #expect(bridge.waitUntilConnected(times: 2), "no reconnect after invalid UTF-8: \(bridge.stderr)")
+        // A message over the limit is read past on the same connection (OversizedSocketMessageTests).
         try emulator.control("send", ["kind": "oversize", "size": 17 * 1024 * 1024])
-        #expect(bridge.waitUntilConnected(times: 3), "no reconnect after an oversize frame: \(bridge.stderr)")
+        #expect(bridge.waitUntil { _ in bridge.stderr.contains("skipped a WebSocket message") }, "\(bridge.stderr)")
         try emulator.create("articles", ["title": "still here"])
         #expect(bridge.waitUntil { $0.events.count == 1 })
         #expect(bridge.isRunning)
-        #expect(bridge.stderr.contains("1007") && bridge.stderr.contains("1009"))
+        #expect(bridge.stderr.contains("1007") && !bridge.stderr.contains("1009"))
         bridge.send(SIGTERM)
         #expect(bridge.waitForExit() == 0)
     }

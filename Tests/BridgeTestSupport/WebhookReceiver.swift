@@ -181,4 +181,21 @@ public enum OutboxProbe {
         ChildExit.wait(process)
         return String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
     }
+
+    /// Runs `sql` on the outbox of a stopped bridge (what a bridge with another clock would have written); throws
+    /// when it fails.
+    public static func execute(stateDir: URL, _ sql: String) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: TestEnvironment.python)
+        process.arguments = [
+            "-c",
+            "import sqlite3, sys; c = sqlite3.connect(sys.argv[1], timeout=5); c.execute(sys.argv[2]); c.commit()",
+            stateDir.appendingPathComponent("webhooks.db").path, sql,
+        ]
+        try process.run()
+        ChildExit.wait(process)
+        guard process.terminationStatus == 0 else {
+            throw EmulatorError(message: "outbox probe: \(sql) exited \(process.terminationStatus)")
+        }
+    }
 }

@@ -31,6 +31,8 @@ func serverFrame(
 enum Decoded: Equatable {
     case message(WebSocketMessage)
     case control(ControlFrame)
+    /// A data message over the limit, read past (its size).
+    case skipped(Int)
 
     static func text(_ text: String) -> Decoded { .message(.text(Array(text.utf8))) }
     static func binary(_ bytes: [UInt8]) -> Decoded { .message(.binary(bytes)) }
@@ -38,17 +40,17 @@ enum Decoded: Equatable {
 }
 
 /// Runs `chunks` through one `MessageDecoder`, as successive socket reads would.
-func decode(_ chunks: [[UInt8]], maxMessageSize: Int = 1 << 20) throws -> [Decoded] {
-    var decoder = MessageDecoder(maxMessageSize: maxMessageSize)
+func decode(_ chunks: [[UInt8]], maxMessageSize: Int = 1 << 20, skipsOversized: Bool = false) throws -> [Decoded] {
+    var decoder = MessageDecoder(maxMessageSize: maxMessageSize, skipsOversized: skipsOversized)
     var output: [Decoded] = []
     for chunk in chunks {
-        var messages: [WebSocketMessage] = []
         try chunk.withUnsafeBytes { bytes in
             var offset = 0
             while true {
-                let before = messages.count
-                let control = try decoder.decode(bytes, offset: &offset, into: &messages)
-                output += messages[before...].map(Decoded.message)
+                let control = try decoder.decode(bytes, offset: &offset, skipped: { output.append(.skipped($0)) }) {
+                    output.append(.message($0.copied()))
+                    return true
+                }
                 guard let control else { break }
                 output.append(.control(control))
             }

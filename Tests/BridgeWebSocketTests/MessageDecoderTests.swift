@@ -86,6 +86,31 @@ import Testing
         #expect(decodeError([fragments], maxMessageSize: 100)?.closeCode == 1009)
     }
 
+    /// A decoder that skips oversized messages (the Directus connection's: a subscription's `init` over the limit
+    /// came again after every reconnect, so the 1009 closed the socket for good) reads past them whole, fragments,
+    /// control frames between them and every split of the input included, keeps none of their bytes, and goes on.
+    @Test func oversizedMessagesAreReadPastWhenSkipping() throws {
+        let big = [UInt8](repeating: 0x61, count: 150)
+        let stream =
+            serverFrame(0x1, [0x31]) + serverFrame(0x1, big) + serverFrame(0x1, [0x32])
+            + serverFrame(0x2, Array(big.prefix(60)), fin: false) + serverFrame(0x9, [7])
+            + serverFrame(0x0, Array(big.prefix(41)), fin: false) + serverFrame(0x0, [], fin: false)
+            + serverFrame(0x0, [0xFF]) + serverFrame(0x1, [0x33])
+        let expected: [Decoded] = [.text("1"), .skipped(150), .text("2"), .ping([7]), .skipped(102), .text("3")]
+        #expect(try decode([stream], maxMessageSize: 100, skipsOversized: true) == expected)
+        for offset in 0...stream.count {
+            #expect(
+                try decode(split(stream, at: offset), maxMessageSize: 100, skipsOversized: true) == expected,
+                "split at \(offset)")
+        }
+        #expect(try decode(byteByByte(stream), maxMessageSize: 100, skipsOversized: true) == expected)
+        // Without skipping, the same stream is a 1009 as before.
+        #expect(decodeError([stream], maxMessageSize: 100)?.closeCode == 1009)
+        // A continuation claiming 2^63 - 1 bytes after a fragment within the limit: counted without overflowing.
+        let claim = serverFrame(0x1, [0x61], fin: false) + [0x80, 127, 0x7F, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF]
+        #expect(try decode([claim], maxMessageSize: 100, skipsOversized: true) == [])
+    }
+
     @Test func stopsAtTheMessageLimitAndResumes() throws {
         let stream = serverFrame(0x1, [0x61]) + serverFrame(0x1, [0x62]) + serverFrame(0x1, [0x63])
         var decoder = MessageDecoder(maxMessageSize: 100)

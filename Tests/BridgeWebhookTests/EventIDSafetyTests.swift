@@ -62,7 +62,7 @@ import Testing
         let sink = WebhookSink(
             sinkID: "a", name: "webhook:http://127.0.0.1:1", store: store, maxOutbox: 10,
             metrics: WebhookMetrics(registry: registry, sink: "a", depths: WebhookDepths()),
-            logger: log.logger(), committed: { _ in })
+            logger: log.logger(), clock: DeliveryClock(wall: 0), committed: { _ in })
         try await sink.accept([webhookEvent(1), sameIDOtherSubscription(1)])
         #expect(registry.render().contains(#"directus_bridge_webhook_id_conflicts_total{sink="a"} 1"#))
         let records = log.all

@@ -299,6 +299,7 @@ func makeStore() throws -> OutboxStore {
             maxOutbox: 2,
             metrics: nil,
             logger: .silent,
+            clock: DeliveryClock(wall: 0),
             committed: { _ in woken.increment() }
         )
         try await sink.accept([webhookEvent(1)])

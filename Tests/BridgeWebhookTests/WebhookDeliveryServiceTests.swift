@@ -3,6 +3,7 @@ import BridgeSystem
 import BridgeTestSupport
 import Foundation
 import Testing
+import Synchronization
 
 @testable import BridgeCore
 @testable import BridgeEvents
@@ -53,9 +54,10 @@ import Testing
         #expect(sent.count == 3)
         #expect(Set(sent.map(\.id)) == ["evt_1"])
         #expect(Set(sent.map { $0.request.body ?? [] }) == [webhookEvent(1).body.bytes])
-        // The schedule runs on whole wall-clock milliseconds (outbox times outlive the process) and counts from the
-        // next whole millisecond; the engine stamps sends with the monotonic clock. Unloaded runs here measured the
-        // second gap 0.3-0.8 ms short of 300 ms (3 of 3, cause not found): the test holds the schedule to 1 ms.
+        // The schedule runs on whole milliseconds of the delivery clock (`DeliveryClock`: monotonic since the service
+        // was made) and counts from the next whole millisecond; the engine stamps sends with the monotonic clock.
+        // While the schedule ran on the wall clock, unloaded runs here measured the second gap 0.3-0.8 ms short of
+        // 300 ms (3 of 3; NTP slews the wall clock): the test holds the schedule to 1 ms.
         #expect((sent[1].at - sent[0].at) >= .milliseconds(149))
         #expect((sent[2].at - sent[1].at) >= .milliseconds(299))
         let text = registry.render()
@@ -69,6 +71,35 @@ import Testing
         #expect(text.contains(#"directus_bridge_webhook_outbox_depth{sink="s"} 0"#))
         #expect(text.contains(#"directus_bridge_webhook_dead_letter_depth{sink="s"} 0"#))
         #expect(text.contains(#"directus_bridge_webhook_delivery_latency_seconds_count{sink="s"} 1"#))
+    }
+
+    /// A wall clock set back while a row waits for its retry (an NTP step, `date -s`, a VM restored from a snapshot)
+    /// does not hold the retry for the size of the step: the loop counts elapsed time (`DeliveryClock`). It counted
+    /// wall-clock milliseconds: set back an hour, the retry (and every later event of its item) waited an hour.
+    @Test func aWallClockSetBackDoesNotHoldARetry() async throws {
+        let store = try makeStore()
+        let step = Atomic<Int64>(0)  // what the wall clock was set by (ms)
+        // 503 until the step (however long the loaded machine takes to see the retry time written), 200 after it.
+        let engine = FakeEngine { _, _ in HTTPResponse(status: step.load(ordering: .relaxed) == 0 ? 503 : 200) }
+        let service = try makeService(
+            store: store, engine: engine, schedule: [.seconds(1)], maxAttempts: 1000,
+            wall: { Timestamp.now().unixMilliseconds + step.load(ordering: .relaxed) })
+        try await whileRunning(service) { _ in
+            try enqueue([webhookEvent(1)], into: store, for: service)
+            // The 503 is concluded and its retry time written; then the wall clock goes back an hour.
+            #expect(
+                try await eventually { try store.pending(sink: "s", after: 0, limit: 10).first?.attempts ?? 0 >= 1 })
+            step.subtract(3_600_000, ordering: .relaxed)
+            // The same item's next event, stamped by the wall clock after the step (as intake stamped rows).
+            _ = try store.insert(
+                [webhookEvent(2, key: "1")], sink: "s", now: Timestamp.now().unixMilliseconds - 3_600_000,
+                limit: 1_000_000)
+            service.outboxChanged()
+            #expect(try await eventually { try store.outboxCount(sink: "s") == 0 })
+        }
+        let ids = engine.sent.map(\.id)
+        #expect(ids.count >= 3 && ids.dropLast().allSatisfy { $0 == "evt_1" } && ids.last == "evt_2", "\(ids)")
+        #expect(engine.overlaps == 0)
     }
 
     @Test func randomAnswersKeepEachItemInOrderWithinTheInFlightLimit() async throws {

@@ -26,7 +26,7 @@ import Testing
         state.keepAside([record(1), record(2)])
         #expect(state.heldBytes == 2 * cost)
         // Row 2 is gone by the time the read runs: its body is dropped once the read passed it.
-        #expect(state.load([entry(1, key: "k1"), entry(3, key: "k3")]) == 1)
+        #expect(state.load([entry(1, key: "k1"), entry(3, key: "k3")], now: 0) == 1)
         state.dropAside(through: 3)
         #expect(state.heldBytes == cost)
         #expect(state.payload(of: 1)?.eventID == "evt_1")
@@ -44,7 +44,7 @@ import Testing
 
     @Test func oneItemAtATimeInOrderAndItemsInParallelUpToTheLimit() {
         var state = WebhookDeliveryState(policy: policy)
-        state.load([entry(1, key: "a"), entry(2, key: "a"), entry(3, key: "b"), entry(4, key: "c")])
+        state.load([entry(1, key: "a"), entry(2, key: "a"), entry(3, key: "b"), entry(4, key: "c")], now: 0)
         #expect(state.takeDue(now: 0, limit: 2) == [1, 3])
         #expect(state.takeDue(now: 0, limit: 5) == [4])  // "a" is busy: its second event waits
         #expect(state.inFlightCount == 3)
@@ -56,7 +56,7 @@ import Testing
 
     @Test func retriesFollowTheScheduleAndBlockOnlyTheirItem() throws {
         var state = WebhookDeliveryState(policy: policy)
-        state.load([entry(1, key: "a"), entry(2, key: "a"), entry(3, key: "b")])
+        state.load([entry(1, key: "a"), entry(2, key: "a"), entry(3, key: "b")], now: 0)
         #expect(state.takeDue(now: 0, limit: 10) == [1, 3])
         let firstResult = state.attemptEnded(
             seq: 1,
@@ -91,7 +91,7 @@ import Testing
 
     @Test func aLongerRetryAfterReplacesTheScheduledDelay() {
         var state = WebhookDeliveryState(policy: policy)
-        state.load([entry(1, key: "a")])
+        state.load([entry(1, key: "a")], now: 0)
         _ = state.takeDue(now: 0, limit: 1)
         let outcome = AttemptOutcome.response(status: 429, retryAfter: .seconds(5), body: [])
         let ended3 = state.attemptEnded(seq: 1, outcome: outcome, now: 0, jitter: 1)
@@ -101,7 +101,7 @@ import Testing
 
     @Test func otherStatusesAreDeadLetteredAtOnceWithTheFirstKiBOfTheAnswer() throws {
         var state = WebhookDeliveryState(policy: policy)
-        state.load([entry(1, key: "a", attempts: 0), entry(2, key: "a")])
+        state.load([entry(1, key: "a", attempts: 0), entry(2, key: "a")], now: 0)
         _ = state.takeDue(now: 0, limit: 1)
         let body = [UInt8](repeating: 65, count: 3000)
         let conclusionResult = state.attemptEnded(
@@ -127,7 +127,7 @@ import Testing
 
     @Test func attemptsCountFromTheStoredNumber() throws {
         var state = WebhookDeliveryState(policy: policy)
-        state.load([entry(1, key: "a", attempts: 2)])  // two attempts before a restart
+        state.load([entry(1, key: "a", attempts: 2)], now: 0)  // two attempts before a restart
         _ = state.takeDue(now: 0, limit: 1)
         let conclusionResult = state.attemptEnded(seq: 1, outcome: .failure("refused"), now: 0, jitter: 1)
         let conclusion = try #require(conclusionResult)
@@ -136,7 +136,7 @@ import Testing
 
     @Test func cancelledAttemptsDoNotCountAndReleasedOrMissingRowsAreHandled() throws {
         var state = WebhookDeliveryState(policy: policy)
-        state.load([entry(1, key: "a"), entry(2, key: "a"), entry(3, key: "b")])
+        state.load([entry(1, key: "a"), entry(2, key: "a"), entry(3, key: "b")], now: 0)
         #expect(state.takeDue(now: 0, limit: 10) == [1, 3])
         let cancelledResult = state.attemptEnded(seq: 1, outcome: .cancelled, now: 50, jitter: 1)
         let cancelled = try #require(cancelledResult)
@@ -153,10 +153,28 @@ import Testing
         #expect(ended5 == nil)
     }
 
+    /// Times in the outbox were written by another clock reading: an earlier run, `dlq replay`, a bridge whose wall
+    /// clock was a day ahead and has since been set back. A row not attempted yet is due at once, a retried one within
+    /// the longest wait the policy gives (10 s × 1.2 here); taken as written, both waited the day.
+    @Test func rowTimesFromAClockAheadAreHeldToWhatThePolicyCanAskFor() {
+        var state = WebhookDeliveryState(policy: policy)
+        let now: Int64 = 1_000_000
+        let dayAhead = now + 86_400_000
+        state.load([entry(1, key: "a", at: dayAhead, attempts: 2), entry(2, key: "b", at: dayAhead)], now: now)
+        #expect(state.takeDue(now: now, limit: 10) == [2])
+        #expect(state.takeDue(now: now + 11_999, limit: 10) == [])
+        #expect(state.takeDue(now: now + 12_000, limit: 10) == [1])
+        // Times already within the bounds are kept.
+        state.load([entry(3, key: "c", at: now + 5_000, attempts: 1), entry(4, key: "d", at: now - 5)], now: now)
+        #expect(state.takeDue(now: now, limit: 10) == [4])
+        #expect(state.takeDue(now: now + 4_999, limit: 10) == [])
+        #expect(state.takeDue(now: now + 5_000, limit: 10) == [3])
+    }
+
     @Test func loadingTheSameRowsAgainAddsNothing() {
         var state = WebhookDeliveryState(policy: policy)
-        state.load([entry(1, key: "a"), entry(2, key: "b")])
-        state.load([entry(2, key: "b"), entry(5, key: "b", at: 100)])
+        state.load([entry(1, key: "a"), entry(2, key: "b")], now: 0)
+        state.load([entry(2, key: "b"), entry(5, key: "b", at: 100)], now: 0)
         #expect(state.pendingCount == 3)
         #expect(state.takeDue(now: 100, limit: 10) == [1, 2])
     }
@@ -171,7 +189,7 @@ import Testing
         #expect(state.attemptEnded(seq: 1, outcome: ok(), now: 1, jitter: 1)?.write == .delivered(seq: 1))
         #expect(state.heldBytes == OutboxHandOff.cost(of: records[1].payload))
         // Row 1's removal is not committed yet, so SQLite still has it; row 2 is known; row 3 is new.
-        state.load([entry(1, key: "k1"), entry(2, key: "k2"), entry(3, key: "k3")], finished: [1])
+        state.load([entry(1, key: "k1"), entry(2, key: "k2"), entry(3, key: "k3")], finished: [1], now: 0)
         #expect(state.pendingCount == 2)
         #expect(state.payload(of: 3) == nil)
         #expect(state.takeDue(now: 0, limit: 10) == [3])

@@ -23,6 +23,7 @@ func makeService(
     depths: WebhookDepths = WebhookDepths(),
     url: String = "http://receiver.test/hook",
     timeout: Duration = .seconds(5),
+    wall: @escaping @Sendable () -> Int64 = { Timestamp.now().unixMilliseconds },
     logger: Logger = .silent
 ) throws -> WebhookDeliveryService {
     WebhookDeliveryService(
@@ -42,7 +43,8 @@ func makeService(
             pollInterval: pollInterval,
             handOffBytes: handOffBytes,
             commitDelay: commitDelay,
-            jitter: { 1 }
+            jitter: { 1 },
+            wall: wall
         ),
         metrics: metrics,
         depths: depths,

@@ -116,7 +116,7 @@ import Testing
         let service = try makeService(store: store, engine: engine, pollInterval: .seconds(3600))
         let sink = WebhookSink(
             sinkID: "s", name: "webhook:http://receiver.test:80", store: store, maxOutbox: 1_000_000, metrics: nil,
-            logger: .silent,
+            logger: .silent, clock: service.clock,
             committed: { records in
                 let before = service.reads.snapshot.bodiesRead
                 service.outboxChanged()
@@ -232,5 +232,5 @@ func markStoredBodies(_ store: OutboxStore) throws {
 func webhookSink(for service: WebhookDeliveryService, store: OutboxStore) -> WebhookSink {
     WebhookSink(
         sinkID: "s", name: "webhook:http://receiver.test:80", store: store, maxOutbox: 1_000_000, metrics: nil,
-        logger: .silent, committed: { service.accepted($0) })
+        logger: .silent, clock: service.clock, committed: { service.accepted($0) })
 }

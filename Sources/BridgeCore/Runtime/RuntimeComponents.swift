@@ -111,6 +111,10 @@ package struct RuntimeComponents: Sendable {
             options: WebSocketOptions(
                 connectTimeout: directus.connectTimeout,
                 tls: TLSConfiguration(caFile: directus.tls.caFile, insecureSkipVerify: directus.tls.insecureSkipVerify),
+                // Directus answers every subscribe with an `init` of the first 100 items: one item over the limit
+                // there would close the socket with 1009 again after every reconnect, for good (docs/RELIABILITY.md,
+                // "Careless or hostile operators").
+                skipsOversizedMessages: true,
                 proxy: directus.proxy),
             heartbeat: directus.heartbeat, initialDelay: directus.reconnect.initialDelay,
             maxDelay: directus.reconnect.maxDelay, resetAfter: directus.reconnect.resetAfter)

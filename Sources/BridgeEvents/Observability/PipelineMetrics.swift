@@ -24,6 +24,10 @@ public final class PipelineMetrics: Sendable {
     private let lag: Histogram
     private let pipelineLatency: Histogram
     private let lastEventTime: Gauge
+    /// When the last event was emitted, in nanoseconds after `started` (the monotonic clock): its age is elapsed
+    /// time, whatever the wall clock did meanwhile.
+    private let lastEmitted = Atomic<Int64>(0)
+    private let started = ContinuousClock.now
     private let sinkRetries: Counter
     private let droppedQueueFull: Counter
 
@@ -46,15 +50,12 @@ public final class PipelineMetrics: Sendable {
         droppedQueueFull = registry.counter(
             "directus_bridge_events_dropped_total", help: "Live-mode events dropped because a sink or its queue was full (never snapshot, resync or activity events); per sink: directus_bridge_sink_dropped_total.",
             labels: [("reason", "queue_full")])
-        let startTime = Timestamp.now()
+        // Counted on the monotonic clock: from wall-clock times, a clock set back an hour made the age -3600 and one
+        // set forward raised a "no events for an hour" alert (docs/RELIABILITY.md, "Careless or hostile operators").
         registry.gaugeFunction(
             "directus_bridge_last_event_age_seconds",
             help: "Seconds since the last event was emitted (since start before the first).",
-            read: { [lastEventTime] in
-                let last = lastEventTime.value
-                let now = Double(Timestamp.now().microsecondsSinceEpoch) / 1e6
-                return now - (last > 0 ? last : Double(startTime.microsecondsSinceEpoch) / 1e6)
-            })
+            read: { [weak self] in self?.lastEventAge ?? 0 })
     }
 
     /// Creates the received and emitted series of `collections` at zero, for every event and origin a change can
@@ -102,6 +103,19 @@ public final class PipelineMetrics: Sendable {
             }
         }
         lastEventTime.set(Double(now.microsecondsSinceEpoch) / 1e6)
+        lastEmitted.store(Self.nanoseconds(ContinuousClock.now - started), ordering: .relaxed)
+    }
+
+    /// Seconds since the last event was emitted (since this object was made before the first).
+    private var lastEventAge: Double {
+        Double(Self.nanoseconds(ContinuousClock.now - started) - lastEmitted.load(ordering: .relaxed)) / 1e9
+    }
+
+    /// Whole nanoseconds of a non-negative elapsed time (saturating: 292 years).
+    private static func nanoseconds(_ elapsed: Duration) -> Int64 {
+        let (seconds, attoseconds) = elapsed.components
+        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        return overflow ? Int64.max : whole &+ attoseconds / 1_000_000_000
     }
 
     /// Records how long a batch took from arrival to acceptance.

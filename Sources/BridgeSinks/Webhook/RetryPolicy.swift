@@ -28,6 +28,13 @@ package struct RetryPolicy: Sendable, Equatable {
     /// no answer can park a row longer than the sink's own schedule would.
     package let longestScheduledDelay: Duration
 
+    /// The longest wait `decide` can ask for: the longest scheduled delay at the largest jitter (a clamped
+    /// `Retry-After` is never longer).
+    package var longestWait: Duration { longestScheduledDelay * Self.largestJitter }
+
+    /// The largest jitter factor (`randomJitter`'s upper end).
+    package static let largestJitter = 1.2
+
     /// Creates a policy.
     package init(schedule: [Duration], maxAttempts: Int) {
         precondition(maxAttempts >= 1, "max_attempts is validated to be at least 1")
@@ -67,5 +74,5 @@ package struct RetryPolicy: Sendable, Equatable {
     }
 
     /// A random jitter factor in [0.8, 1.2].
-    package static func randomJitter() -> Double { Double.random(in: 0.8...1.2) }
+    package static func randomJitter() -> Double { Double.random(in: 0.8...largestJitter) }
 }

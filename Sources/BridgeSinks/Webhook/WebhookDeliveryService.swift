@@ -48,6 +48,9 @@ package final class WebhookDeliveryService: Sendable {
         package var commitBatch: Int
         /// The retry delay's random factor, in [0.8, 1.2]. Default: `RetryPolicy.randomJitter`.
         package var jitter: @Sendable () -> Double
+        /// The wall clock (Unix ms), read once when the service is made: its `DeliveryClock` counts on from there.
+        /// Default: `Timestamp.now`.
+        package var wall: @Sendable () -> Int64
 
         /// Creates settings.
         package init(
@@ -57,7 +60,8 @@ package final class WebhookDeliveryService: Sendable {
             loadBatch: Int = 10_000,
             commitDelay: Duration = .milliseconds(2),
             commitBatch: Int = 256,
-            jitter: @escaping @Sendable () -> Double = RetryPolicy.randomJitter
+            jitter: @escaping @Sendable () -> Double = RetryPolicy.randomJitter,
+            wall: @escaping @Sendable () -> Int64 = { Timestamp.now().unixMilliseconds }
         ) {
             precondition(maxInFlight > 0 && loadBatch > 0 && commitBatch > 0, "limits must be positive")
             self.maxInFlight = maxInFlight
@@ -67,6 +71,7 @@ package final class WebhookDeliveryService: Sendable {
             self.commitDelay = commitDelay
             self.commitBatch = commitBatch
             self.jitter = jitter
+            self.wall = wall
         }
     }
 
@@ -103,6 +108,8 @@ package final class WebhookDeliveryService: Sendable {
     /// The outbox and dead-letter counts after the latest turn.
     package let depths: WebhookDepths
     package let logger: Logger
+    /// Due times, retry times and intake's times: elapsed time, not the wall clock's steps.
+    package let clock: DeliveryClock
     package let executor = DedicatedThreadExecutor(name: "webhook")
     package let doorbell: Wakeup
     private let newRows = Atomic<Bool>(false)
@@ -141,6 +148,7 @@ package final class WebhookDeliveryService: Sendable {
         self.metrics = metrics
         self.depths = depths
         self.logger = logger
+        clock = DeliveryClock(wall: settings.wall())
         handOff = OutboxHandOff(limit: settings.handOffBytes)
         let doorbell = Wakeup(timer: executor)
         self.doorbell = doorbell
@@ -193,7 +201,7 @@ package final class WebhookDeliveryService: Sendable {
                 if loop.drainDeadline == nil && stop.isTriggered {
                     loop.drainDeadline = .now + drainTimeout
                     engine.cancelWaiting(of: receiver)  // queued ahead, not sent: they stay in the outbox
-                    loop.state.release(loop.parked.map(\.seq), dueAt: Self.nowMilliseconds())
+                    loop.state.release(loop.parked.map(\.seq), dueAt: clock.now())
                     loop.parked.removeAll()
                     if loop.state.inFlightCount > 0 {
                         logger.info(
@@ -226,7 +234,7 @@ package final class WebhookDeliveryService: Sendable {
                 }
                 await doorbell.wait(
                     timeout: loop.waitTime(
-                        now: Self.nowMilliseconds(),
+                        now: clock.now(),
                         maxInFlight: attemptLimit(loop),
                         commitDelay: settings.commitDelay
                     )
@@ -245,7 +253,7 @@ package final class WebhookDeliveryService: Sendable {
     /// In steady state a turn touches no lock that intake holds: outcomes go to the writer without waiting, bodies
     /// come from memory, and the depth gauge from the counts.
     private func turn(_ loop: inout Loop) async -> Bool {
-        let now = Self.nowMilliseconds()
+        let now = clock.now()
         // Retry times count from the next whole millisecond, so a retry is never early by the rounding.
         // The inbox's list and the loop's spare trade places: neither is copied nor allocated again per turn.
         var finished: [DeliveryReceiver.Completion] = []
@@ -329,7 +337,8 @@ package final class WebhookDeliveryService: Sendable {
             }
             loop.recount = false
             // Rows whose attempts ended but whose removal is not committed yet are still in the outbox: not new.
-            let fromAside = loop.state.load(step.loaded, finished: step.loaded.isEmpty ? [] : loop.finishedRows)
+            let fromAside = loop.state.load(
+                step.loaded, finished: step.loaded.isEmpty ? [] : loop.finishedRows, now: now)
             if fromAside > 0 { reads.tookBodiesFromHandOff(fromAside) }
             if let last = step.loaded.last?.seq { loop.scannedSeq = max(loop.scannedSeq, last) }
             loop.state.dropAside(through: loop.scannedSeq)
@@ -359,7 +368,4 @@ package final class WebhookDeliveryService: Sendable {
             return false
         }
     }
-
-    /// Unix milliseconds now, rounded down (outbox times survive restarts, so they are wall-clock times).
-    package static func nowMilliseconds() -> Int64 { Timestamp.now().unixMilliseconds }
 }

@@ -66,10 +66,18 @@ package struct WebhookDeliveryState: Sendable {
     /// Adds rows read from the outbox (in `seq` order), except those known already and those in `finished`
     /// (attempts ended, their outbox writes not committed yet). A row whose payload was kept aside takes it; returns
     /// how many did.
+    ///
+    /// A row's time was written by another clock reading (an earlier run, `dlq replay`, a bridge whose wall clock
+    /// was ahead and has since been set back), so it is held to what the policy can ask for at `now`: a row not yet
+    /// attempted (intake, a replay) is due at once, a retried one within the longest delay the policy gives. Taken
+    /// as written, a time from a clock a day ahead held the row, and every later event of its item, for that day.
     @discardableResult
-    package mutating func load(_ entries: [OutboxEntry], finished: Set<Int64> = []) -> Int {
+    package mutating func load(_ entries: [OutboxEntry], finished: Set<Int64> = [], now: Int64) -> Int {
         var fromAside = 0
-        for entry in entries where rows[entry.seq] == nil && !finished.contains(entry.seq) {
+        let latestRetry = now.addingReportingOverflow(Self.milliseconds(policy.longestWait))
+        for var entry in entries where rows[entry.seq] == nil && !finished.contains(entry.seq) {
+            let latest = entry.attempts == 0 ? now : (latestRetry.overflow ? Int64.max : latestRetry.partialValue)
+            entry.nextAttemptAt = min(entry.nextAttemptAt, latest)
             let payload = aside.isEmpty ? nil : aside.removeValue(forKey: entry.seq)
             if payload != nil { fromAside += 1 }
             add(entry, payload: payload)

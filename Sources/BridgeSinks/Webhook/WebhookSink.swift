@@ -20,13 +20,17 @@ public final class WebhookSink: SinkConnector, @unchecked Sendable {
     private let metrics: WebhookMetrics?
     private let logger: Logger
     private let committed: @Sendable ([OutboxRecord]) -> Void
+    /// The delivery service's clock (`WebhookDeliveryService.clock`): a row is due at its intake time on that clock.
+    private let clock: DeliveryClock
     private let background: (@Sendable (ShutdownSignal) async -> Void)?
     private let progressAfterDelivery: Bool
     private let outboxEmptied: Wakeup?
     private var unsynced = false
     private var lastSync = ContinuousClock.now
 
-    /// Creates the sink for outbox id `sinkID`, shown as `name` (`WebhookSinkConfig.summary`); `committed` receives
+    /// Creates the sink for outbox id `sinkID`, shown as `name` (`WebhookSinkConfig.summary`), stamping rows with
+    /// `clock`, the delivery service's (a row stamped by the wall clock after a step forward would wait for the
+    /// step); `committed` receives
     /// the rows of every batch that added some, once they are committed and while the store's lock is still held
     /// (it must not call the store), and `background` (the delivery service)
     /// runs as the connector's background work. With `progressAfterDelivery` (shared state) `makeDurable` returns
@@ -39,6 +43,7 @@ public final class WebhookSink: SinkConnector, @unchecked Sendable {
         maxOutbox: Int,
         metrics: WebhookMetrics?,
         logger: Logger,
+        clock: DeliveryClock,
         committed: @escaping @Sendable ([OutboxRecord]) -> Void,
         progressAfterDelivery: Bool = false,
         outboxEmptied: Wakeup? = nil,
@@ -53,6 +58,7 @@ public final class WebhookSink: SinkConnector, @unchecked Sendable {
         self.metrics = metrics
         self.logger = logger
         self.committed = committed
+        self.clock = clock
         self.background = background
     }
 
@@ -69,7 +75,7 @@ public final class WebhookSink: SinkConnector, @unchecked Sendable {
             insertion = try store.insert(
                 events,
                 sink: sinkID,
-                now: Timestamp.now().unixMilliseconds,
+                now: clock.now(),
                 limit: maxOutbox,
                 handOver: committed
             )

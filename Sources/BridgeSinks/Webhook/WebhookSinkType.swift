@@ -81,6 +81,7 @@ package enum WebhookSinkType: SinkType {
             maxOutbox: settings.maxOutbox,
             metrics: metrics,
             logger: context.logger.child(label: "webhook", metadata: [LogKey.sink: context.sinkID]),
+            clock: service.clock,
             committed: { [service] in service.accepted($0) },
             progressAfterDelivery: context.state.progressWaitsForDelivery,
             outboxEmptied: depths.outboxEmptied,
