@@ -207,7 +207,8 @@ extension ActivityReaderLoop {
                 case .tooLarge(let tooLarge):
                     key = tooLarge.keyString
                 }
-                guard let key, !gone.contains(ItemKey(key)) else { continue }
+                // `gone` is empty unless a delete raced the snapshot: no key is hashed for it then.
+                guard let key, gone.isEmpty || !gone.contains(ItemKey(key)) else { continue }
                 held.insert(ItemKey(key).hashValue)  // by bytes, as the vanished scan looks keys up
                 events.append(snapshotLine(subscription, key: key, data: data, watermark: watermark, at: receivedAt))
             }

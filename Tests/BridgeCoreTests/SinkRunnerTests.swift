@@ -162,6 +162,30 @@ import Testing
         #expect(sink.durableCalls == 1)
     }
 
+    /// A snapshot page's position is held when the inbox is empty too (a sink that keeps up with the snapshot, as
+    /// NDJSON does, finds it empty at almost every page), and the runner's wait for its next batch is cut to when the
+    /// oldest held position is a second old: then it is recorded, batch or not. Before: a page delivered to an empty
+    /// inbox was recorded at once, a `cursor.db` transaction per page (BENCHMARKS.md, "Snapshot CPU against the
+    /// pre-resume binary").
+    @Test func aPositionIsHeldWhenTheInboxIsEmptyAndRecordedWithinASecond() {
+        var deferred = DeferredSnapshotPositions()
+        let start = ContinuousClock.now
+        func page(_ after: String) -> ActivityProgress {
+            ActivityProgress(snapshotPositions: ["articles": SnapshotPosition(watermark: 40, after: after, lines: 2, run: 1)])
+        }
+        #expect(deferred.longestWait(.seconds(1), now: start) == .seconds(1), "nothing held")
+        let first = deferred.hold(page("2"), now: start)
+        #expect(first, "held with the inbox empty")
+        #expect(deferred.longestWait(.seconds(1), now: start + .milliseconds(400)) == .milliseconds(600))
+        let second = deferred.hold(page("4"), now: start + .milliseconds(900))
+        let third = deferred.hold(page("6"), now: start + .seconds(1))
+        #expect(second && !third, "the oldest held position is a second old")
+        #expect(deferred.longestWait(.seconds(1), now: start + .seconds(2)) == .zero)
+        let recorded = deferred.taking(into: ActivityProgress())
+        #expect(recorded.snapshotPositions["articles"]?.after == "4")
+        #expect(deferred.isEmpty && deferred.longestWait(.seconds(1), now: start) == .seconds(1))
+    }
+
     /// Positions held while pages followed go with the next progress that is recorded, after its `makeDurable`; the
     /// batch's own position would win over a held one of the same subscription.
     @Test func heldSnapshotPositionsAreRecordedWithTheNextProgress() async throws {

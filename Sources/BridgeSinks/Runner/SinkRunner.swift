@@ -90,13 +90,14 @@ package final class SinkRunner: Sendable {
             reopenRequests.wake(queue)
             var deferred = DeferredSnapshotPositions()
             while true {
-                // A second at most between ticks (`fsync: interval`); a closed and drained inbox ends the loop.
-                // SIGHUP interrupts the wait, so that an idle sink lets go of the rotated file too; a sink that is
-                // writing checks before every attempt (`deliver`).
-                let batch = queue.take(timeout: .seconds(1))
+                // A second at most between ticks (`fsync: interval`), and held snapshot positions recorded at most a
+                // second after they were held; a closed and drained inbox ends the loop. SIGHUP interrupts the wait,
+                // so that an idle sink lets go of the rotated file too; a sink that is writing checks before every
+                // attempt (`deliver`).
+                let batch = queue.take(timeout: deferred.longestWait(.seconds(1), now: ContinuousClock.now))
                 await reopenIfRequested()
                 guard let batch else {
-                    // Nothing behind the held positions: recorded now, and before the sink is closed.
+                    // No batch within the wait: the held positions are recorded now, and before the sink is closed.
                     try await recordDeferred(&deferred)
                     if queue.isClosedAndEmpty { break }
                     try await tick()
@@ -155,8 +156,8 @@ package final class SinkRunner: Sendable {
             metrics.emitted(events, now: Timestamp.now())
         }
         if let progress = batch.progress, !progress.isEmpty, let recorder {
-            // A snapshot page's position waits while more pages follow (`DeferredSnapshotPositions`).
-            if deferred.hold(progress, moreQueued: inbox.queue.depth > 0, now: ContinuousClock.now) {
+            // A snapshot page's position waits up to a second for the next ones (`DeferredSnapshotPositions`).
+            if deferred.hold(progress, now: ContinuousClock.now) {
                 metrics.observeLatency(since: batch.receivedAt)
                 return
             }
