@@ -165,6 +165,9 @@ extension ActivityReaderLoop {
         // then created anew) gives no second line; its create comes after the snapshot. By bytes (`ItemKey`): two
         // keys Swift holds equal are two items to Directus.
         var gone = Set<ItemKey>()
+        // Said once, when the snapshot is done: on a busy table nearly every page has some (a scale run logged 160
+        // lines for six snapshots when it was said per page).
+        var vanishedLines = 0
         // The next page, read while the log was read after the previous one.
         var prefetched: (after: JSONValue, page: ItemsPage)?
         while true {
@@ -222,12 +225,7 @@ extension ActivityReaderLoop {
                     heldEarlierUpTo: pending.after)
                 if let nextPage = await next { prefetched = (last, nextPage) }
                 guard let vanished = found else { return .stopped }
-                if !vanished.isEmpty {
-                    logger.info(
-                        "snapshot items deleted before their page was read: their lines carry no data",
-                        metadata: [LogKey.subscriptionUID: subscription.uid, LogKey.count: vanished.count]
-                    )
-                }
+                vanishedLines += vanished.count
                 let now = Timestamp.now()
                 for key in vanished {
                     held.insert(ItemKey(key).hashValue)
@@ -244,12 +242,7 @@ extension ActivityReaderLoop {
                         heldEarlierUpTo: pending.after
                     )
                 else { return .stopped }
-                if !vanished.isEmpty {
-                    logger.info(
-                        "snapshot items deleted before their page was read: their lines carry no data",
-                        metadata: [LogKey.subscriptionUID: subscription.uid, LogKey.count: vanished.count]
-                    )
-                }
+                vanishedLines += vanished.count
                 let now = Timestamp.now()
                 for key in vanished {
                     events.append(snapshotLine(subscription, key: key, data: [], watermark: watermark, at: now))
@@ -302,6 +295,12 @@ extension ActivityReaderLoop {
             await store.waitUntilSnapshotDone(uid, watermark: watermark, stop: stop)
         }
         guard case .finished = durable else { return durable }
+        if vanishedLines > 0 {
+            logger.info(
+                "snapshot items deleted before their page was read: their lines carry no data",
+                metadata: [LogKey.subscriptionUID: subscription.uid, LogKey.count: vanishedLines]
+            )
+        }
         logger.info(
             "snapshot done",
             metadata: [

@@ -1,4 +1,5 @@
 import BridgeJSON
+import BridgeTestSupport
 import Testing
 
 @testable import BridgeActivity
@@ -141,5 +142,31 @@ import Testing
         try await second.wait { second.store.subscriptions["articles"]?.snapshotDone == true }
         await second.halt()
         #expect(rest.map(\.id) == ["snap_articles_6_9", "act_10"])
+    }
+}
+
+/// What an operator reads about items deleted before their snapshot page: one line per snapshot with the total, not
+/// one per page (a scale run: 160 such lines for six snapshots of a busy table).
+@Suite struct SnapshotVanishedLogTests {
+    @Test func itemsDeletedBeforeTheirPagesAreSaidOnceWithTheTotal() async throws {
+        let log = RecordingLogHandler()
+        let directus = FakeDirectus()
+        for id in 1...8 { directus.seed("articles", "\(id)", article(id)) }
+        directus.commit(9, "create", "comments", "1", item: ["id": 1])
+        directus.state.withLock {
+            $0.beforePage[2] = [(id: 10, action: "delete", collection: "articles", key: "3")]
+            $0.beforePage[3] = [(id: 11, action: "delete", collection: "articles", key: "6")]
+        }
+        let harness = try ReaderHarness(
+            directus: directus, subscriptions: [subscription(snapshot: true)], snapshotPageSize: 2,
+            logger: log.logger())
+        harness.start()
+        let events = try await harness.collect(10)
+        try await harness.wait { harness.store.subscriptions["articles"]?.snapshotDone == true }
+        try await harness.wait { log.contains("snapshot done") }
+        await harness.halt()
+        #expect(events.filter { $0.id.hasPrefix("snap_") && $0.json["data"] == .null }.count == 2, "\(events.map(\.id))")
+        let said = log.all.filter { $0.message.hasPrefix("snapshot items deleted before their page was read") }
+        #expect(said.map { $0.metadata["count"] } == ["2"], "\(said.map(\.metadata))")
     }
 }
