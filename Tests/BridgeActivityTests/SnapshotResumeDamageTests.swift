@@ -10,21 +10,6 @@ import Testing
 /// "Files another user controls"): the snapshot starts from its first page — lines the sink holds come again, none is
 /// lost — and the start says why; it never traps, never retries a read that cannot succeed, and never skips items.
 @Suite struct SnapshotResumeDamageTests {
-    /// Five articles in pages of two; the first run's two pages are durable when it stops (resume point `4`, 4 lines).
-    private func stoppedAfterTwoPages(_ directus: FakeDirectus) async throws -> ReaderHarness {
-        for id in 1...5 { directus.seed("articles", "\(id)", article(id)) }
-        directus.commit(9, "create", "comments", "1", item: ["id": 1])
-        let first = try ReaderHarness(
-            directus: directus, subscriptions: [subscription(snapshot: true)], snapshotPageSize: 2, capacity: 1)
-        first.start()
-        _ = try await first.next(timeout: .seconds(10))
-        _ = try await first.next(timeout: .seconds(10))
-        await first.halt()
-        let state = first.store.subscriptions["articles"]
-        #expect(state?.snapshotAfter == "4" && state?.snapshotLines == 4, "\(String(describing: state))")
-        return first
-    }
-
     /// Writes the resume point into `cursor.db` by hand, as damage or an operator's edit would.
     private func damage(_ directory: String, after: String, lines: Int64) throws {
         let database = try SQLiteDatabase(path: directory + "/cursor.db")
@@ -58,7 +43,7 @@ import Testing
         async throws
     {
         let directus = FakeDirectus()
-        let first = try await stoppedAfterTwoPages(directus)
+        let first = try await snapshotStoppedAfterTwoPages(directus)
         try damage(first.directory, after: after, lines: lines)
         let logs = RecordingLogHandler()
         let second = try ReaderHarness(

@@ -8,20 +8,25 @@ import Testing
 /// A snapshot that a stop cut resumes after the last page its sink made durable, at the same watermark: a clean stop
 /// repeats no line and loses none (contract, "The delivery guarantee, per mode"; docs/RELIABILITY.md, "Careless or
 /// hostile operators"). The harness records a batch's progress as the sink's runner does once the batch is durable.
+/// Five articles in pages of two (watermark 9); the first run's two pages are durable when it stops (resume point `4`,
+/// 4 lines). Shared with `SnapshotResumeDamageTests`.
+func snapshotStoppedAfterTwoPages(_ directus: FakeDirectus) async throws -> ReaderHarness {
+    for id in 1...5 { directus.seed("articles", "\(id)", article(id)) }
+    directus.commit(9, "create", "comments", "1", item: ["id": 1])
+    let first = try ReaderHarness(
+        directus: directus, subscriptions: [subscription(snapshot: true)], snapshotPageSize: 2, capacity: 1)
+    first.start()
+    let pages = [try await first.next(timeout: .seconds(10)), try await first.next(timeout: .seconds(10))]
+    await first.halt()
+    #expect(pages.map { $0?.events.map(\.id) ?? [] } == [[1, 2], [3, 4]].map { $0.map { "snap_articles_\($0)_9" } })
+    let state = first.store.subscriptions["articles"]
+    #expect(state?.snapshotPending == true && state?.snapshotAfter == "4" && state?.snapshotLines == 4)
+    return first
+}
+
 @Suite struct SnapshotResumeTests {
-    /// Five items in pages of two; the first run's two pages are durable when it stops.
     private func stoppedAfterTwoPages(_ directus: FakeDirectus) async throws -> ReaderHarness {
-        for id in 1...5 { directus.seed("articles", "\(id)", article(id)) }
-        directus.commit(9, "create", "comments", "1", item: ["id": 1])
-        let first = try ReaderHarness(
-            directus: directus, subscriptions: [subscription(snapshot: true)], snapshotPageSize: 2, capacity: 1)
-        first.start()
-        let pages = [try await first.next(timeout: .seconds(10)), try await first.next(timeout: .seconds(10))]
-        await first.halt()
-        #expect(pages.map { $0?.events.map(\.id) ?? [] } == [[1, 2], [3, 4]].map { $0.map { "snap_articles_\($0)_9" } })
-        let state = first.store.subscriptions["articles"]
-        #expect(state?.snapshotPending == true && state?.snapshotAfter == "4" && state?.snapshotLines == 4)
-        return first
+        try await snapshotStoppedAfterTwoPages(directus)
     }
 
     private func restart(_ directus: FakeDirectus, in first: ReaderHarness) throws -> ReaderHarness {
