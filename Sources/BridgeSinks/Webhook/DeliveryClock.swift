@@ -1,3 +1,5 @@
+internal import BridgeSystem
+
 /// The webhook delivery loop's clock: Unix milliseconds that advance with elapsed time only. It reads the wall clock
 /// once, when it is made, and adds the monotonic time since; so a wall clock set back or forward while the bridge runs
 /// (an NTP step, `date -s`, a VM restored from a snapshot) neither holds a retry back for the size of the step nor
@@ -16,16 +18,10 @@ package struct DeliveryClock: Sendable {
         start = .now
     }
 
-    /// Unix milliseconds now: the wall clock's reading at the start plus the whole milliseconds elapsed since.
+    /// Unix milliseconds now: the wall clock's reading at the start plus the whole milliseconds elapsed since
+    /// (`Duration.wholeMilliseconds`, saturating).
     package func now() -> Int64 {
-        let (sum, overflow) = startWall.addingReportingOverflow(Self.wholeMilliseconds(ContinuousClock.now - start))
+        let (sum, overflow) = startWall.addingReportingOverflow((ContinuousClock.now - start).wholeMilliseconds)
         return overflow ? Int64.max : sum
-    }
-
-    /// Whole milliseconds of a non-negative elapsed time, rounded down (a monotonic clock never goes back).
-    private static func wholeMilliseconds(_ elapsed: Duration) -> Int64 {
-        let (seconds, attoseconds) = elapsed.components
-        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1000)
-        return overflow ? Int64.max : whole + attoseconds / 1_000_000_000_000_000
     }
 }
