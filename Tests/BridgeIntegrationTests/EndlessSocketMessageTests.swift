@@ -25,9 +25,14 @@ import Testing
         // Cut by the dead-peer rule (4 s after the last complete message) and connected again (100 ms backoff).
         #expect(bridge.waitUntilConnected(times: 2, timeout: 20), "\(shape) at \(rate): \(bridge.stderr.suffix(3000))")
         let reconnected = Date().timeIntervalSince(started)
-        let streams = try emulator.controlGet("endless")["streams"] as? [[String: Any]] ?? []
+        var streams: [[String: Any]] = []
+        // The feeder sees the socket gone at its next write.
+        #expect(
+            bridge.waitUntil { _ in
+                streams = (try? emulator.controlGet("endless")["streams"] as? [[String: Any]]) ?? []
+                return streams.first?["ended"] as? Bool == true
+            }, "the bridge closed the fed socket: \(streams)")
         let written = streams.first?["bytes"] as? Int ?? 0
-        #expect(streams.first?["ended"] as? Bool == true, "the bridge closed the fed socket: \(streams)")
         let peak = bridge.peakResidentBytes ?? 0
         print("endless \(shape) at \(rate == 0 ? "speed" : "\(rate) B/s"): \(written) bytes written, reconnected "
             + "after \(String(format: "%.1f", reconnected)) s, RSS before \(before >> 20) MiB, peak \(peak >> 20) MiB")
