@@ -10,8 +10,8 @@ internal import CSQLite
 /// (`renewIfMoved`, at most a second later) writes the log into the file and starts a new one. A connection opened
 /// meanwhile found no log and started one of its own at the path, beside the other's `-shm` index: its reads failed
 /// ("disk I/O error": the index points into a log the new file does not hold), a write would have gone into the wrong
-/// log, and the new file hid the deletion from the writer's check, whose commits then stayed in the unlinked log — lost
-/// at a crash.
+/// log, and the new file hid the deletion from the writer's check, whose commits then stayed in the unlinked log:
+/// lost at a crash.
 extension SQLiteDatabase {
     /// A file's identity (device and inode): a log at the path may be another file than the one a connection writes.
     struct FileIdentity: Equatable {

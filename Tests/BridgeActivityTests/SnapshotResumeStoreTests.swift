@@ -106,8 +106,8 @@ import Testing
         let older = Array(#"{"start_id":40,"snapshot_watermark":40,"snapshot_done":false}"#.utf8)
         #expect(SharedCursorBackend.subscription(from: older) == Self.pending(40))
         // A value with a resume key and no collection (written before the collection was kept): not used.
-        let noCollection = Array(
-            #"{"start_id":40,"snapshot_watermark":40,"snapshot_done":false,"snapshot_after":4,"snapshot_lines":4}"#.utf8)
+        let value = #"{"start_id":40,"snapshot_watermark":40,"snapshot_done":false,"snapshot_after":4,"#
+        let noCollection = Array((value + #""snapshot_lines":4}"#).utf8)
         let state = try #require(SharedCursorBackend.subscription(from: noCollection))
         guard case .damaged = state.resumePoint(of: "articles") else {
             Issue.record("a shared resume point without its collection is used")
@@ -182,9 +182,8 @@ import Testing
         let recorded = try #require(try CursorStore(directory: directory).subscriptions["articles"])
         #expect(recorded.snapshotCollection == "articles")
         #expect(recorded.resumePoint(of: "articles") == .after(JSONValue(Int64(1000)), lines: 1000))
-        #expect(
-            recorded.resumePoint(of: "comments")
-                == .damaged("the resume point was recorded for collection articles, the subscription now reads comments"))
+        let moved = "the resume point was recorded for collection articles, the subscription now reads comments"
+        #expect(recorded.resumePoint(of: "comments") == .damaged(moved))
         #expect(try CursorDatabase.readSubscriptionStates(directory: directory)["default"]?["articles"] == recorded)
         // Adopted by a new sink: no point, no collection.
         #expect(recorded.adopted == Self.pending(40))

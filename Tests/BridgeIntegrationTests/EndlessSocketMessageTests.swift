@@ -10,14 +10,15 @@ import Testing
 /// SIGTERM during the message stops the bridge promptly.
 @Suite(.serialized) struct EndlessSocketMessageTests {
     /// Before (main's binary of 206fc7a): cut and connected again 4.1 s after the message began, as now, and memory as
-    /// now (+0 MiB for the header, +16 MiB for fragments, which are kept up to the limit); but SIGTERM took 7.0–7.3 s,
-    /// past the 5 s `shutdown_timeout` ("graceful shutdown took too long"): after the 2 s wait for unsubscribe answers
-    /// that never came, the close waited its 5 s for a close frame the peer cannot send inside its message.
+    /// now (+0 MiB for the header, +16 MiB for fragments, which are kept up to the limit); but SIGTERM took 7.0 to
+    /// 7.3 s, past the 5 s `shutdown_timeout` ("graceful shutdown took too long"): after the 2 s wait for unsubscribe
+    /// answers that never came, the close waited its 5 s for a close frame the peer cannot send inside its message.
     @Test(arguments: [("header", 0.0), ("fragments", 0.0), ("header", 1.0), ("fragments", 1.0)])
     func anEndlessMessageIsCutByTheDeadPeerRuleAndSIGTERMStillStopsTheBridge(shape: String, rate: Double) throws {
         let emulator = try Emulator()
         defer { emulator.stop() }
-        let bridge = try BridgeProcess.run(config: liveConfig(url: emulator.url, subscriptions: "  - collection: comments"))
+        let bridge = try BridgeProcess.run(
+            config: liveConfig(url: emulator.url, subscriptions: "  - collection: comments"))
         #expect(bridge.waitUntilConnected(timeout: 30), "\(bridge.stderr.suffix(2000))")
         let before = try #require(bridge.residentBytes)
         let started = Date()
@@ -50,7 +51,8 @@ import Testing
         #expect(bridge.sendAndWaitUntilTaken(SIGTERM))
         #expect(bridge.waitForExit(timeout: 20) == 0, "\(bridge.stderr.suffix(2000))")
         let took = Date().timeIntervalSince(stopping)
-        print("endless \(shape) at \(rate == 0 ? "speed" : "\(rate) B/s"): SIGTERM to exit \(String(format: "%.1f", took)) s")
+        let pace = rate == 0 ? "speed" : "\(rate) B/s"
+        print("endless \(shape) at \(pace): SIGTERM to exit \(String(format: "%.1f", took)) s")
         #expect(!bridge.stderr.contains("graceful shutdown took too long"), "\(bridge.stderr.suffix(2000))")
     }
 }

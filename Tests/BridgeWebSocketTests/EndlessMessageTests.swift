@@ -32,7 +32,8 @@ struct EndlessMessageTests {
             return pending.withLock { pending in
                 // Continuation frames without FIN of 125 bytes each, or plain payload.
                 let more: [UInt8] =
-                    fragments ? [0x00, 0x7D] + [UInt8](repeating: 0x78, count: 125) : [UInt8](repeating: 0x78, count: 4096)
+                    fragments
+                    ? [0x00, 0x7D] + [UInt8](repeating: 0x78, count: 125) : [UInt8](repeating: 0x78, count: 4096)
                 while pending.count < buffer.count { pending += more }
                 let count = buffer.count
                 buffer.copyBytes(from: pending[..<count])
