@@ -162,6 +162,8 @@ package final class ActivityReaderLoop {
     /// Every row at or below this id that was visible has been read (`readPage` reached a pending snapshot's
     /// watermark, with rows above it or none left), though `cursor.head` may stand lower (no row of its own there).
     package var readThrough: Int64 = 0
+    /// Whether the last page read after the head was short (`readPage`'s answer when it reads the gaps alone).
+    package var lastPageCaughtUp = false
     /// The watermarks whose wait for a gap below them was logged (`reportWaitForGaps`).
     package var gapWaitsReported: Set<Int64> = []
     /// Largest number of gap ranges checked per read (the lowest first); more are checked as those resolve.
@@ -247,11 +249,17 @@ package final class ActivityReaderLoop {
         let pageSize = reader.settings.pageSize
         // A snapshot waits for the rows up to its watermark: nothing above it is read before the snapshot ran.
         let limit = readLimit
+        // Read up to the watermark of a snapshot that waits for gaps below it (`isDue`): only the gaps are read. The
+        // rows above it are for after the snapshot; a page of them read at every wake-up would be set aside each time,
+        // a read of Directus per poll for as long as the gap stays open.
+        let gapsAlone = readUpToLimit
         let page: [ActivityRow]
         // A page read ahead is used when it is full, or when no snapshot waits. A short one says where the log ended
         // when it was read, which may be before the watermark was taken: it cannot show the rows up to it are read
         // (a snapshot run on its word came before changes below its watermark).
-        if let prefetched, prefetched.after == cursor.head, limit == nil || prefetched.rows.count == pageSize {
+        if gapsAlone {
+            page = []
+        } else if let prefetched, prefetched.after == cursor.head, limit == nil || prefetched.rows.count == pageSize {
             page = prefetched.rows
         } else {
             page = try await source.activity(after: cursor.head, limit: pageSize)
@@ -299,7 +307,9 @@ package final class ActivityReaderLoop {
         reportAbandoned(Self.subtracting(lost, from: abandoned))
         reportLoss(lost)
         if let nextAfter, let rows = await nextPage { prefetched = (nextAfter, rows) }
-        let caughtUp = page.count < reader.settings.pageSize
+        // Reading the gaps alone says nothing of the rows above: what the last page said stands.
+        let caughtUp = gapsAlone ? lastPageCaughtUp : page.count < reader.settings.pageSize
+        lastPageCaughtUp = caughtUp
         // Rows above the limit, or no full page: every visible row up to it is read.
         if let limit, cut || caughtUp { readThrough = max(readThrough, limit) }
         if catchingUp && !caughtUp && backfill == nil {

@@ -144,6 +144,32 @@ import Testing
         await harness.halt()
     }
 
+    /// While the snapshot waits for the gap below its watermark, each poll reads the gap alone: the rows above the
+    /// watermark (a busy table's) are for after the snapshot, so reading a page of them at every wake-up, only to set
+    /// it aside, would cost Directus a read per poll for as long as the gap stays open (up to the gap timeout).
+    /// Before, every poll read the page after the head too.
+    @Test func aSnapshotWaitingForAGapReadsTheGapAlone() async throws {
+        let directus = FakeDirectus()
+        let harness = try await readPastAGapAt3(directus, gapTimeout: .seconds(3600))
+        try harness.requestResync("articles")
+        try await harness.wait { harness.store.subscriptions["articles"]?.snapshotWatermark == 4 }
+        directus.commit(5, "update", "articles", "1", item: article(1, title: "above the watermark"))
+        let pageReads = directus.state.withLock { $0.activityReads }
+        let gapReads = directus.state.withLock { $0.gapReads }
+        try await harness.wait { directus.state.withLock { $0.gapReads } >= gapReads + 5 }
+        // One page may have been read before the reader saw it stood at the watermark; none after.
+        let pagesDuringTheWait = directus.state.withLock { $0.activityReads } - pageReads
+        #expect(pagesDuringTheWait <= 1, "\(pagesDuringTheWait) pages above the watermark read while it waited")
+        directus.commit(3, "update", "articles", "2", item: article(2, title: "in the gap"))
+
+        let events = try await harness.collect(4)
+        #expect(
+            events.map(\.id) == ["act_3", "snap_articles_1_4", "snap_articles_2_4", "act_5"],
+            "\(events.map(\.id))"
+        )
+        await harness.halt()
+    }
+
     /// The same gap is never committed (a rolled-back transaction): the reader gives up on it after the gap timeout,
     /// and the snapshot runs then. The wait for a gap is bounded.
     @Test func aSnapshotRunsOnceAGapBelowItsWatermarkIsGivenUp() async throws {
