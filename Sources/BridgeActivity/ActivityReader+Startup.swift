@@ -87,10 +87,12 @@ extension ActivityReaderLoop {
                 )
             }
             if state.snapshotPending, let watermark = state.snapshotWatermark {
-                // A damaged resume point starts the snapshot over, with a warning: a repeat, not a loss.
+                // A damaged resume point, or one of another collection, starts the snapshot over, with a warning: a
+                // repeat, not a loss.
                 pending.append(
                     resumable(
-                        PendingSnapshot(subscription: subscription, watermark: watermark), point: state.resumePoint))
+                        PendingSnapshot(subscription: subscription, watermark: watermark),
+                        point: state.resumePoint(of: subscription.collection)))
             }
             targets.append(.init(subscription: subscription, startID: state.startID))
         }
