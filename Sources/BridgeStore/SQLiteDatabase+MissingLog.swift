@@ -32,7 +32,9 @@ extension SQLiteDatabase {
     static let missingLogWait: Duration = .seconds(5)
 
     /// Waits while `path`'s log is missing beside an index another process holds open; throws a retriable error
-    /// (`SQLITE_BUSY`) when it is still missing after `missingLogWait`, so that nothing is opened against it.
+    /// (`SQLITE_BUSY`) when it is still missing after `missingLogWait`, so that nothing is opened against it. It looks
+    /// again every 50 ms: what it waits for is another process's check, which no wake-up of this process hears (the
+    /// new log appears only at that connection's next transaction, so a watch for the file could wait for nothing).
     static func waitForAMissingLog(of path: String) throws {
         let deadline = ContinuousClock.now + missingLogWait
         while logIsMissingBesideAnIndexInUse(path) {
