@@ -87,10 +87,12 @@ extension ActivityReaderLoop {
                 )
             }
             if state.snapshotPending, let watermark = state.snapshotWatermark {
-                // A damaged resume point starts the snapshot over, with a warning: a repeat, not a loss.
+                // A damaged resume point, or one of another collection, starts the snapshot over, with a warning: a
+                // repeat, not a loss.
                 pending.append(
                     resumable(
-                        PendingSnapshot(subscription: subscription, watermark: watermark), point: state.resumePoint))
+                        PendingSnapshot(subscription: subscription, watermark: watermark),
+                        point: state.resumePoint(of: subscription.collection)))
             }
             targets.append(.init(subscription: subscription, startID: state.startID))
         }
@@ -112,17 +114,21 @@ extension ActivityReaderLoop {
     /// Ids derive from the watermark, so a snapshot repeated after a crash gives the same ids. Returns false when
     /// stopped before the end.
     ///
-    /// Every other page carries its last key (`SnapshotPosition`), which the sink's runner records once the page is
-    /// durable, after every page before it: a snapshot that a stop cut resumes after the last page its sink holds
-    /// (`pending.after`), at the same watermark, so a clean stop repeats no line (contract, "The delivery guarantee,
-    /// per mode"); a crash repeats at most the pages after the last one recorded.
+    /// A page after which the log was read (below) carries its last key (`SnapshotPosition`), which the sink's runner
+    /// records once the page is durable, after every page before it: a snapshot that a stop cut resumes after the
+    /// last page its sink holds (`pending.after`), at the same watermark. A clean stop reads the log once more and
+    /// hands the position of the last page handed (`handPositionAtStop`), so it repeats no line (contract, "The
+    /// delivery guarantee, per mode"); a crash repeats at most the pages after the last position recorded.
     ///
     /// The pages are read as the sink takes them, so an item that existed at the watermark may be deleted before its
     /// page is read. Without a filter on the items, each such item still gets its line, with `data` null (it is gone):
     /// with the first page after whose read the log shows its delete and whose last key is at or after its own
     /// (`vanishedUpTo`), else in the last batch (`vanishedKeys`) — before its delete either way, which the reader
-    /// reads after the snapshot. With a filter, whether a gone item matched it cannot be known, and its delete alone
-    /// says it is gone.
+    /// reads after the snapshot — and always before a position past its key. The log is read after a page at most
+    /// once per `snapshotLogInterval` (a request or two per page was most of what resume added to a snapshot's CPU,
+    /// BENCHMARKS.md "Snapshot CPU, the log read once a second"), and the pages in between carry no position: a
+    /// position is only ever recorded after the read that gave every item up to it its line. With a filter, whether a
+    /// gone item matched it cannot be known, and its delete alone says it is gone; every page carries its position.
     ///
     /// While it waits for the sink, a `resync` of the subscription supersedes it (`snapshot(_:)` then runs the new one).
     package func runSnapshot(_ given: PendingSnapshot) async -> SnapshotWait {
@@ -170,6 +176,19 @@ extension ActivityReaderLoop {
         var vanishedLines = 0
         // The next page, read while the log was read after the previous one.
         var prefetched: (after: JSONValue, page: ItemsPage)?
+        let logInterval = reader.settings.snapshotLogInterval
+        var lastLogRead = ContinuousClock.now
+        // The last key of the pages handed since the last one with a position: a clean stop hands its position.
+        var unmarked: JSONValue?
+        // Stopped mid-snapshot: the pages handed without a position get it, if the log can be read once more.
+        func stopped() async -> SnapshotWait {
+            if let unmarked {
+                await handPositionAtStop(
+                    unmarked, of: subscription, watermark: watermark, deletions: &deletions, held: held,
+                    heldEarlierUpTo: pending.after, lines: lines, run: run)
+            }
+            return .stopped
+        }
         while true {
             let position = after
             let page: ItemsPage
@@ -181,7 +200,7 @@ extension ActivityReaderLoop {
                         "reading the snapshot failed",
                         { try await self.reader.source.itemsPage(query, after: position, limit: pageSize) }
                     )
-                else { return .stopped }
+                else { return await stopped() }
                 page = read
             }
             prefetched = nil
@@ -216,7 +235,8 @@ extension ActivityReaderLoop {
                 events.append(snapshotLine(subscription, key: key, data: data, watermark: watermark, at: receivedAt))
             }
             let isLast = page.entries.count < pageSize
-            if !isLast && !query.narrowsItems, let last = page.lastKey(query.primaryKey) {
+            let readsLog = !isLast && !query.narrowsItems && ContinuousClock.now - lastLogRead >= logInterval
+            if readsLog, let last = page.lastKey(query.primaryKey) {
                 // The next page is read meanwhile: the log's read costs the snapshot no time of its own.
                 let source = reader.source
                 async let next = Self.prefetchPage(source, query, after: last, limit: pageSize)
@@ -224,7 +244,8 @@ extension ActivityReaderLoop {
                     last, deletions: &deletions, collection: subscription.collection, held: held,
                     heldEarlierUpTo: pending.after)
                 if let nextPage = await next { prefetched = (last, nextPage) }
-                guard let vanished = found else { return .stopped }
+                guard let vanished = found else { return await stopped() }
+                lastLogRead = ContinuousClock.now
                 vanishedLines += vanished.count
                 let now = Timestamp.now()
                 for key in vanished {
@@ -241,7 +262,7 @@ extension ActivityReaderLoop {
                         held: held,
                         heldEarlierUpTo: pending.after
                     )
-                else { return .stopped }
+                else { return await stopped() }
                 vanishedLines += vanished.count
                 let now = Timestamp.now()
                 for key in vanished {
@@ -252,7 +273,7 @@ extension ActivityReaderLoop {
             let done: ActivityProgress?
             if isLast {
                 done = ActivityProgress(completedSnapshots: [subscription.uid: watermark])
-            } else if let last = page.lastKey(query.primaryKey) {
+            } else if readsLog || query.narrowsItems, let last = page.lastKey(query.primaryKey) {
                 let position = SnapshotPosition(
                     watermark: watermark, after: last.serializedString(), lines: lines, run: run)
                 done = ActivityProgress(snapshotPositions: [subscription.uid: position])
@@ -266,9 +287,10 @@ extension ActivityReaderLoop {
                         return .superseded(watermark)
                     }
                 } catch {
-                    return .stopped
+                    return .stopped  // the queue is closed: nothing more can be handed
                 }
             }
+            unmarked = done == nil ? page.lastKey(query.primaryKey) ?? unmarked : nil
             reader.metrics.snapshotItems.increment(by: UInt64(events.count))
             let soFar = progress.done + events.count
             progress.advance(
@@ -319,7 +341,7 @@ extension ActivityReaderLoop {
     }
 
     /// One `snapshot` line of `subscription`'s collection: its id derives from the watermark.
-    private func snapshotLine(
+    func snapshotLine(
         _ subscription: ActivitySubscription,
         key: String,
         data: [UInt8],

@@ -34,19 +34,17 @@ struct SnapshotDeletions {
 
 extension ActivityReaderLoop {
     /// Reads the activity log after `deletions.position` up to the newest row at the time of this call into
-    /// `deletions`; false when the bridge stops first.
-    func scan(_ deletions: inout SnapshotDeletions, collection: String) async -> Bool {
-        guard
-            let newest = await retrying(
-                "reading the activity log failed", { try await self.reader.source.newestActivityID() })
-        else { return false }
+    /// `deletions`; false when the bridge stops first. `stopping`: the bridge is stopping, each read is tried once
+    /// (`retrying` tries none once the stop triggered); false when one fails.
+    func scan(_ deletions: inout SnapshotDeletions, collection: String, stopping: Bool = false) async -> Bool {
+        func read<T>(_ body: () async throws -> T) async -> T? {
+            stopping ? try? await body() : await retrying("reading the activity log failed", body)
+        }
+        guard let newest = await read({ try await self.reader.source.newestActivityID() }) else { return false }
         let pageSize = reader.settings.pageSize
         while deletions.position < newest {
             let position = deletions.position
-            guard
-                let rows = await retrying(
-                    "reading the activity log failed",
-                    { try await self.reader.source.activity(after: position, limit: pageSize) })
+            guard let rows = await read({ try await self.reader.source.activity(after: position, limit: pageSize) })
             else { return false }
             deletions.take(rows, of: collection, upTo: newest)
             // Up to `newest`, not until a short page: a server (or a gateway before it) may cap every answer below
@@ -88,12 +86,13 @@ extension ActivityReaderLoop {
     /// that have no line yet: they get theirs with this page, so that the page's position, once durable, covers
     /// them too and a restart after it owes them nothing (`heldEarlierUpTo`). `deletions` goes on from where the
     /// last page's read stopped; a delete committed below that position after it was read is only found by the
-    /// last page's full read (`vanishedKeys`). Nil when the bridge stops first.
+    /// last page's full read (`vanishedKeys`). Nil when the bridge stops first (`stopping`: when a read fails, see
+    /// `scan`).
     func vanishedUpTo(
         _ last: JSONValue, deletions: inout SnapshotDeletions, collection: String, held: Set<Int>,
-        heldEarlierUpTo resumeKey: JSONValue?
+        heldEarlierUpTo resumeKey: JSONValue?, stopping: Bool = false
     ) async -> [String]? {
-        guard await scan(&deletions, collection: collection) else { return nil }
+        guard await scan(&deletions, collection: collection, stopping: stopping) else { return nil }
         return deletions.keys.filter { key in
             !held.contains(ItemKey(key).hashValue) && SnapshotKeyOrder.key(key, isAtOrBefore: last)
                 && !(resumeKey.map { SnapshotKeyOrder.key(key, isAtOrBefore: $0) } ?? false)

@@ -20,6 +20,9 @@ public struct ActivityReaderSettings: Sendable {
     public var maxRetryDelay: Duration
     /// Interval of progress lines during long backfills and snapshots.
     public var progressInterval: Duration
+    /// The least time between two reads of the activity log during a snapshot, whose pages in between carry no
+    /// resume position (`runSnapshot`); the log is read also after the last page and at a clean stop.
+    public var snapshotLogInterval: Duration
 
     /// The gap timeout: far longer than any commit takes, short enough that a rolled-back id does not hold the
     /// durable cursor (and the list of gap ids re-checked on every read) for long.
@@ -33,7 +36,8 @@ public struct ActivityReaderSettings: Sendable {
         gapTimeout: Duration = ActivityReaderSettings.defaultGapTimeout,
         retryDelay: Duration = .milliseconds(500),
         maxRetryDelay: Duration = .seconds(30),
-        progressInterval: Duration = .seconds(5)
+        progressInterval: Duration = .seconds(5),
+        snapshotLogInterval: Duration = .seconds(1)
     ) {
         self.pollInterval = pollInterval
         self.pageSize = max(1, pageSize)
@@ -42,6 +46,7 @@ public struct ActivityReaderSettings: Sendable {
         self.retryDelay = retryDelay
         self.maxRetryDelay = maxRetryDelay
         self.progressInterval = progressInterval
+        self.snapshotLogInterval = snapshotLogInterval
     }
 }
 
@@ -109,6 +114,7 @@ public final class ActivityReader: Sendable {
         self.subscriptions = subscriptions
         self.source = source
         self.store = store
+        store.reads(subscriptions)
         self.queue = queue
         self.wakeup = wakeup
         self.health = health

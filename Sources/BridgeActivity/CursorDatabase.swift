@@ -81,6 +81,14 @@ public final class CursorDatabase: Sendable {
                 ALTER TABLE sink_subscription_state ADD COLUMN snapshot_lines INTEGER NOT NULL DEFAULT 0;
                 """
         ),
+        // The collection a resume point is a key of (`SubscriptionCursorState.snapshotCollection`): a subscription's
+        // `uid` moved to another collection would otherwise resume there, skipping every item up to a key of the old
+        // one. A point of an older file has none and is not used: its snapshot starts from its first page (a repeat,
+        // never a skip; docs/RELIABILITY.md, "Files another user controls").
+        SQLiteMigration(
+            version: 6,
+            sql: "ALTER TABLE sink_subscription_state ADD COLUMN snapshot_collection TEXT;"
+        ),
     ]
 
     let database: Mutex<SQLiteDatabase>
@@ -172,7 +180,7 @@ public final class CursorDatabase: Sendable {
             }
             let rows = try database.query(
                 "SELECT uid, start_id, snapshot_watermark, snapshot_done, resync_requested, snapshot_after, "
-                    + "snapshot_lines FROM sink_subscription_state WHERE sink = ?",
+                    + "snapshot_lines, snapshot_collection FROM sink_subscription_state WHERE sink = ?",
                 [.text(sink)]
             ) { row in
                 (
@@ -180,7 +188,8 @@ public final class CursorDatabase: Sendable {
                     SubscriptionCursorState(
                         startID: row.int64(at: 1), snapshotWatermark: row.optionalInt64(at: 2),
                         snapshotDone: row.int64(at: 3) != 0, resyncRequested: row.int64(at: 4) != 0,
-                        snapshotAfter: row.optionalString(at: 5), snapshotLines: row.int64(at: 6))
+                        snapshotAfter: row.optionalString(at: 5), snapshotLines: row.int64(at: 6),
+                        snapshotCollection: row.optionalString(at: 7))
                 )
             }
             return Loaded(cursor: cursor, subscriptions: Dictionary(rows, uniquingKeysWith: { first, _ in first }))
@@ -233,8 +242,9 @@ public final class CursorDatabase: Sendable {
                     try database.run(
                         "INSERT OR IGNORE INTO sink_subscription_state "
                             + "(sink, uid, start_id, snapshot_watermark, snapshot_done, resync_requested, "
-                            + "snapshot_after, snapshot_lines) "
-                            + "SELECT ?, uid, start_id, snapshot_watermark, snapshot_done, resync_requested, NULL, 0 "
+                            + "snapshot_after, snapshot_lines, snapshot_collection) "
+                            + "SELECT ?, uid, start_id, snapshot_watermark, snapshot_done, resync_requested, NULL, 0, "
+                            + "NULL "
                             + "FROM sink_subscription_state WHERE sink = ?",
                         [.text(sink), .text(origin.0)])
                 }
@@ -329,19 +339,20 @@ public final class CursorDatabase: Sendable {
         try database.run(
             """
             INSERT INTO sink_subscription_state (sink, uid, start_id, snapshot_watermark, snapshot_done, resync_requested,
-                snapshot_after, snapshot_lines)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                snapshot_after, snapshot_lines, snapshot_collection)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT (sink, uid) DO UPDATE SET start_id = excluded.start_id,
                 snapshot_watermark = excluded.snapshot_watermark, snapshot_done = excluded.snapshot_done,
                 resync_requested = CASE WHEN ? THEN excluded.resync_requested ELSE resync_requested END,
-                snapshot_after = excluded.snapshot_after, snapshot_lines = excluded.snapshot_lines
+                snapshot_after = excluded.snapshot_after, snapshot_lines = excluded.snapshot_lines,
+                snapshot_collection = excluded.snapshot_collection
             """,
             [
                 .text(sink), .text(uid), .integer(subscription.startID),
                 subscription.snapshotWatermark.map(SQLiteValue.integer) ?? .null,
                 .integer(subscription.snapshotDone ? 1 : 0), .integer(subscription.resyncRequested ? 1 : 0),
                 subscription.snapshotAfter.map(SQLiteValue.text) ?? .null, .integer(subscription.snapshotLines),
-                .integer(clearingResync ? 1 : 0),
+                subscription.snapshotCollection.map(SQLiteValue.text) ?? .null, .integer(clearingResync ? 1 : 0),
             ])
     }
 }

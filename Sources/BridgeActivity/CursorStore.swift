@@ -20,6 +20,10 @@ public struct SubscriptionCursorState: Sendable, Equatable {
     public var snapshotAfter: String?
     /// The snapshot's lines durable in the sink up to `snapshotAfter`.
     public var snapshotLines: Int64
+    /// The collection whose pages `snapshotAfter` is a key of (nil: not known, written before `cursor.db` version 6).
+    /// A subscription's `uid` may be moved to another collection between runs: a key of the old one is no place to
+    /// resume the new one's snapshot (`resumePoint(of:)`).
+    public var snapshotCollection: String?
 
     /// Creates a state.
     public init(
@@ -28,7 +32,8 @@ public struct SubscriptionCursorState: Sendable, Equatable {
         snapshotDone: Bool = false,
         resyncRequested: Bool = false,
         snapshotAfter: String? = nil,
-        snapshotLines: Int64 = 0
+        snapshotLines: Int64 = 0,
+        snapshotCollection: String? = nil
     ) {
         self.startID = startID
         self.snapshotWatermark = snapshotWatermark
@@ -36,6 +41,7 @@ public struct SubscriptionCursorState: Sendable, Equatable {
         self.resyncRequested = resyncRequested
         self.snapshotAfter = snapshotAfter
         self.snapshotLines = snapshotLines
+        self.snapshotCollection = snapshotCollection
     }
 
     /// A snapshot was started (the watermark is saved) but not finished: it must run again with the same watermark,
@@ -48,6 +54,7 @@ public struct SubscriptionCursorState: Sendable, Equatable {
         var state = self
         state.snapshotAfter = nil
         state.snapshotLines = 0
+        state.snapshotCollection = nil
         return state
     }
 }
@@ -69,6 +76,9 @@ public final class CursorStore: ProgressRecorder, Sendable {
         /// Counts the saves of each uid's state: a snapshot's pages carry the count at its start
         /// (`SnapshotPosition.run`), and those of a snapshot a later save replaced record nothing.
         package var snapshotRuns: [String: UInt64] = [:]
+        /// The collection each subscription uid reads in this run (`reads(_:)`), recorded with a snapshot's resume
+        /// point.
+        package var collections: [String: String] = [:]
     }
 
     /// Where the progress is made durable.
@@ -102,6 +112,14 @@ public final class CursorStore: ProgressRecorder, Sendable {
 
     /// Every saved subscription state by uid.
     public var subscriptions: [String: SubscriptionCursorState] { state.withLock { $0.subscriptions } }
+
+    /// Tells the store which collection each subscription reads in this run (its reader, at start): a snapshot's
+    /// resume point is recorded with it, and dropped at a start where the uid reads another collection.
+    public func reads(_ subscriptions: [ActivitySubscription]) {
+        state.withLock { state in
+            for subscription in subscriptions { state.collections[subscription.uid] = subscription.collection }
+        }
+    }
 
     /// What the pages of a snapshot of `uid` started now carry as `SnapshotPosition.run`.
     public func snapshotRun(_ uid: String) -> UInt64 { state.withLock { $0.snapshotRuns[uid, default: 0] } }
@@ -194,6 +212,7 @@ public final class CursorStore: ProgressRecorder, Sendable {
                 saved.snapshotDone = true
                 saved.snapshotAfter = nil
                 saved.snapshotLines = 0
+                saved.snapshotCollection = nil
                 subscriptions[uid] = saved
             }
             var advanced: [String] = []
@@ -203,6 +222,7 @@ public final class CursorStore: ProgressRecorder, Sendable {
                 else { continue }
                 saved.snapshotAfter = position.after
                 saved.snapshotLines = position.lines
+                saved.snapshotCollection = state.collections[uid]
                 subscriptions[uid] = saved
                 advanced.append(uid)
             }

@@ -68,6 +68,21 @@ public enum SnapshotResumePoint: Sendable, Equatable {
 }
 
 extension SubscriptionCursorState {
-    /// Where a pending snapshot of this state resumes, checked (`SnapshotResumePoint`).
-    public var resumePoint: SnapshotResumePoint { SnapshotResumePoint(after: snapshotAfter, lines: snapshotLines) }
+    /// Where a pending snapshot of this state resumes when the subscription reads `collection`, checked
+    /// (`SnapshotResumePoint`). A point recorded for another collection — the subscription's `uid` moved to another
+    /// one between runs — or for one not known (written before `cursor.db` version 6, or by an older bridge into the
+    /// shared bucket) is `damaged`: its key may match keys of the same kind here and skip every item up to it.
+    public func resumePoint(of collection: String) -> SnapshotResumePoint {
+        let point = SnapshotResumePoint(after: snapshotAfter, lines: snapshotLines)
+        guard case .after = point else { return point }
+        guard let recorded = snapshotCollection else {
+            return .damaged("the resume point was recorded without its collection (by an older bridge)")
+        }
+        guard recorded == collection else {
+            // Directus's collection names are at most 64 characters; one longer was written by hand and is not shown.
+            let name = recorded.utf8.count <= 64 ? "collection \(recorded)" : "another collection"
+            return .damaged("the resume point was recorded for \(name), the subscription now reads \(collection)")
+        }
+        return point
+    }
 }

@@ -154,8 +154,16 @@ struct BenchServer {
     }
 }
 
-/// The CPU time so far (user + system, from /proc) of child process `pid`, 0 when it cannot be read.
+/// The CPU time so far (user + system) of child process `pid`, every thread's including those that ended, 0 when it
+/// cannot be read. From the process's CPU clock (`clock_getcpuclockid`: nanoseconds, the scheduler's own sum, which
+/// Linux lets any process read), else from /proc/PID/stat in clock ticks (10 ms: a 0.3 s snapshot is 30 of them, too
+/// coarse to see 5 %, BENCHMARKS.md "Snapshot CPU against the pre-resume binary").
 func childCPUSeconds(_ pid: Int32) -> Double {
+    var clock = clockid_t()
+    var time = timespec()
+    if clock_getcpuclockid(pid, &clock) == 0, clock_gettime(clock, &time) == 0 {
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+    }
     guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
         let end = text.lastIndex(of: ")")
     else { return 0 }

@@ -43,10 +43,7 @@ extension RealtimeConnectionDriver {
                 data = element
             }
             guard let key else {
-                logger.warning(
-                    "event item without a usable primary key skipped",
-                    metadata: [LogKey.collection: route.collection, "primary_key": route.primaryKey]
-                )
+                lostItemWithoutKey(route)
                 continue
             }
             let identifier = EventIdentifier.live(read.ids.next(at: receivedAt))

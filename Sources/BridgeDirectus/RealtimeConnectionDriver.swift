@@ -78,6 +78,11 @@ public final class RealtimeConnectionDriver {
     private var eventsPerRead = 1
     /// The connection's count of messages skipped for their size, as last handed to the state machine.
     private var oversizedSeen = 0
+    /// Whether socket events become event lines (live mode), so a message read past loses events.
+    private let emitsEvents: Bool
+    static let lostMessageReason =
+        "a WebSocket message from Directus over the size limit was read past: its events were not parsed, "
+        + "and count as one"
 
     /// Prepares a driver for an open connection.
     package init(
@@ -98,6 +103,7 @@ public final class RealtimeConnectionDriver {
         self.connection = connection
         self.routes = routes
         self.deliveryRoutes = routes.map(DeliveryRoute.init)
+        self.emitsEvents = routes.contains { $0.handling == .emit }
         self.machine = RealtimeSessionStateMachine(
             subscriptions: routes.map {
                 .init(uid: $0.uid, collection: $0.collection, subscribeMessage: $0.subscribeMessage)
@@ -202,8 +208,9 @@ public final class RealtimeConnectionDriver {
             if receivedAt != nil { eventsPerRead = max(1, read.events.count) }
         }
         let oversized = connection.skippedMessages
-        if oversized > oversizedSeen {
-            oversizedSeen = oversized
+        while oversizedSeen < oversized {
+            // One at a time: each may be the `init` of the subscribe in flight, then of the next one.
+            oversizedSeen += 1
             if let end = try perform(machine.received(.oversized, now: now)) { return end }
         }
         guard let other else { return nil }
@@ -297,6 +304,18 @@ public final class RealtimeConnectionDriver {
 
     // MARK: - Actions
 
+    /// A live event item without a usable primary key (a broken or hostile peer: Directus always sends it) cannot be
+    /// a line: it is lost for every sink, so it is counted and logged at error level as every dropped live event is
+    /// (contract, "The delivery guarantee, per mode"). Before it was a warning alone.
+    func lostItemWithoutKey(_ route: DeliveryRoute) {
+        logger.error(
+            "event item without a usable primary key skipped; its event is lost for every sink",
+            metadata: [LogKey.collection: route.collection, "primary_key": route.primaryKey]
+        )
+        metrics.droppedWithoutKey(1)
+        sinks.lost(1, reason: "an event item from Directus without a usable primary key")
+    }
+
     private func perform(_ actions: [RealtimeSessionStateMachine.Action]) throws -> End? {
         for action in actions {
             switch action {
@@ -320,6 +339,13 @@ public final class RealtimeConnectionDriver {
                 )
             case .deliverEvent:
                 break  // events are delivered with the frame's bytes in `handleInPlace`
+            case .messageLost:
+                // Live mode lost what it carried, for every sink: counted where an operator's alert on drops looks
+                // (the connection logged the skip). Activity mode reads the changes from the log: nothing lost.
+                if emitsEvents {
+                    metrics.droppedTooLarge(1)
+                    sinks.lost(1, reason: Self.lostMessageReason)
+                }
             case .established:
                 health.update { $0.connected = true }
                 trigger?.socketReconnected()
@@ -345,6 +371,11 @@ public final class RealtimeConnectionDriver {
         switch reason {
         case .shutdown:
             _ = connection.close(code: 1000, reason: "")
+            return .shutdown
+        case .shutdownUnanswered:
+            // Waiting `closeTimeout` (5 s) for a close answer on top of the 2 s unsubscribe wait took SIGTERM past a
+            // 5 s `shutdown_timeout` against an endless message (docs/RELIABILITY.md, "Wire numbers and traps: audit").
+            connection.abort()
             return .shutdown
         case .heartbeatTimeout:
             connection.abort()

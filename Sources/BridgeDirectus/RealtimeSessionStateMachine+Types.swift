@@ -47,14 +47,21 @@ extension RealtimeSessionStateMachine {
         case reauthenticated
         /// Close the connection (with 1000 when `clean`) and report `reason`.
         case close(reason: CloseReason)
+        /// A message over the socket's size limit was read past outside a subscribe: the events it carried are lost
+        /// (live mode: counted for every sink; activity mode reads them from the activity log).
+        case messageLost
         /// Something worth a log line that changes nothing (an unexpected error envelope).
         case logUnexpected(type: String, code: String, message: String)
     }
 
     /// Why the state machine ends a connection.
     package enum CloseReason: Sendable, Equatable {
-        /// Shutdown completed (unsubscribed, or the wait for acks ran out).
+        /// Shutdown completed: every subscription unsubscribed.
         case shutdown
+        /// Shutdown, and the peer did not acknowledge the unsubscribes in time: it will not answer a close either (a
+        /// peer that stopped answering, or one inside an endless message, where its close frame cannot come), so
+        /// the connection is ended without waiting for one.
+        case shutdownUnanswered
         /// No traffic for `deadAfter`.
         case heartbeatTimeout
         /// The handshake `auth` was refused (credentials or token no longer valid).

@@ -145,7 +145,7 @@ package struct RealtimeSessionStateMachine: Sendable {
         case .unsubscribing(_, let deadline):
             if now >= deadline {
                 state = .closed
-                return [.close(reason: .shutdown)]
+                return [.close(reason: .shutdownUnanswered)]
             }
             return []
         case .authenticating, .subscribing, .established, .resubscribing:
@@ -284,7 +284,8 @@ package struct RealtimeSessionStateMachine: Sendable {
         switch state {
         case .resubscribing(let index, _): return receivedInit(uid: subscriptions[index].uid)
         case .subscribing(let next, _) where next < subscriptions.count: return receivedInit(uid: subscriptions[next].uid)
-        default: return []
+        // Anything else read past was a message of events (Directus sends nothing else that large): lost.
+        default: return [.messageLost]
         }
     }
 

@@ -99,11 +99,17 @@ extension SQLiteDatabase {
     }
 
     /// Whether the write-ahead log is gone from beside the open file: a connection that writes keeps it there (SQLite
-    /// removes it only when the last connection closes).
+    /// removes it only when the last connection closes). Another file at its path counts as gone: another process
+    /// that opened the database while the log was missing started one of its own there (`SQLiteDatabase+MissingLog`),
+    /// and this connection still writes the unlinked one.
     var logWasDeleted: Bool {
         guard !isClosed, !options.readOnly, path != ":memory:", !path.isEmpty else { return false }
-        var status = stat()
-        return lstat(path + "-wal", &status) != 0 && errno == ENOENT
+        guard let found = FileIdentity(of: path + "-wal") else { return errno == ENOENT }
+        guard let logIdentity else {
+            logIdentity = found  // the log did not exist yet when the connection opened
+            return false
+        }
+        return found != logIdentity
     }
 
     /// `VACUUM INTO` and a checkpoint do not fsync what they wrote: the file must be on disk before anything counts

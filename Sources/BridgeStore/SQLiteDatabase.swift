@@ -59,6 +59,9 @@ public final class SQLiteDatabase {
     /// The settings the connection was opened with.
     public let options: Options
     private var cache: [String: SQLiteStatement] = [:]
+    /// The write-ahead log this connection writes (a writer's, once it exists): another file at its path is not it
+    /// (`logWasDeleted`).
+    var logIdentity: FileIdentity?
 
     /// Opens (creating if needed, unless read-only) the database at `path`, switches it to WAL and applies
     /// `options`. The directory must exist. `":memory:"` opens a private in-memory database. A file created here
@@ -76,6 +79,8 @@ public final class SQLiteDatabase {
         if isFile { try Self.refuseSpecialFiles(path) }
         if !options.readOnly && isFile { try Self.takeOwnership(of: path) }
         if isFile { try Self.refuseForeignHeader(path) }  // after a writer's checks: a link is named as a link
+        // Not beside another process's index whose log was deleted (`SQLiteDatabase+MissingLog`).
+        if isFile { try Self.waitForAMissingLog(of: path) }
         var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
         flags |= options.readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
         var handle: OpaquePointer?
@@ -104,6 +109,7 @@ public final class SQLiteDatabase {
             // Reading the schema reads the header and the first page: "not a database" shows here, not later.
             _ = try pragmaText("PRAGMA schema_version")
             if options.checkAtOpen { try checkPages() }
+            if !options.readOnly && isFile { logIdentity = FileIdentity(of: path + "-wal") }
         } catch let error as SQLiteError where isFile && error.isCorrupt {
             throw UnusableFile.damaged(path, error)
         } catch let error as SQLiteError where isFile && error.resultCode == SQLITE_CANTOPEN {

@@ -82,6 +82,7 @@ extension WebSocketConnection {
     ) throws -> Int {
         if let error = state.pendingError { throw error }
         var lent = Lending(limit: maxMessages)
+        var hasRead = false
         while true {
             if !state.buffer.isEmpty {
                 do {
@@ -98,6 +99,11 @@ extension WebSocketConnection {
                 state.pendingError = error
                 throw error
             }
+            // Bytes that complete no message (one endless message, read past or not) must not hold the caller past
+            // its deadline: it has a dead peer to find and a stop to see (docs/RELIABILITY.md, "Wire numbers and
+            // traps: audit"). A read that finds bytes waiting returns them whatever the deadline, so the loop read on
+            // for as long as the peer kept sending. After one read, so that a zero timeout still reads what is there.
+            if hasRead && ContinuousClock.now >= deadline { return 0 }
             let buffer = state.buffer
             buffer.start = 0
             buffer.end = 0
@@ -107,6 +113,7 @@ extension WebSocketConnection {
             } catch {
                 throw dropped(state: &state, underlying: WebSocketError.transport(error, while: "reading"))
             }
+            hasRead = true
             switch result {
             case .read(let count): buffer.end = count
             case .timedOut: return 0

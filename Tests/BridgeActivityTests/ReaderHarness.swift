@@ -21,6 +21,8 @@ final class ReaderHarness: @unchecked Sendable {
     let wakeup = ActivityWakeup()
     let health = HealthState(expectedSubscriptions: [])
     let stop = ShutdownSignal()
+    /// Triggered once the reader returned.
+    let ended = ShutdownSignal()
     let reader: ActivityReader
     let registry = MetricsRegistry()
     private var task: Task<Void, Never>?
@@ -34,6 +36,9 @@ final class ReaderHarness: @unchecked Sendable {
         gapTimeout: Duration = .seconds(30),
         pollInterval: Duration = .seconds(60),
         progressInterval: Duration = .milliseconds(1),
+        // The log read after every snapshot page, so that every page carries its position (the bridge's 1 s, tried
+        // in `SnapshotLogIntervalTests`, would leave a test's few pages without one).
+        snapshotLogInterval: Duration = .zero,
         capacity: Int = 100_000,
         maxBytes: Int = 256 << 20,
         source: (any ActivitySource)? = nil,
@@ -53,7 +58,8 @@ final class ReaderHarness: @unchecked Sendable {
                 gapTimeout: gapTimeout,
                 retryDelay: .milliseconds(5),
                 maxRetryDelay: .milliseconds(20),
-                progressInterval: progressInterval
+                progressInterval: progressInterval,
+                snapshotLogInterval: snapshotLogInterval
             ),
             sinkID: "default",
             subscriptions: subscriptions,
@@ -85,8 +91,11 @@ final class ReaderHarness: @unchecked Sendable {
 
     func start() {
         let reader = self.reader
-        let stop = self.stop
-        task = Task(executorPreference: Self.executor) { await reader.run(stop: stop) }
+        let (stop, ended) = (self.stop, self.ended)
+        task = Task(executorPreference: Self.executor) {
+            await reader.run(stop: stop)
+            ended.trigger()
+        }
     }
 
     /// Stops the reader and waits for it (a crash, as far as the cursor store can tell).
@@ -94,6 +103,21 @@ final class ReaderHarness: @unchecked Sendable {
         stop.trigger()
         queue.close()
         await task?.value
+    }
+
+    /// Stops the reader as `run` does at SIGTERM: the queue stays open until the reader returned (the sink's runner
+    /// drains it, here the harness takes and records every batch), then it is closed. Returns the batches taken.
+    func stopCleanly(timeout: Duration = .seconds(10)) async throws -> [EventBatch] {
+        stop.trigger()
+        var taken: [EventBatch] = []
+        let deadline = ContinuousClock.now + timeout
+        while !ended.isTriggered && ContinuousClock.now < deadline {
+            if let batch = try await next(timeout: .milliseconds(20)) { taken.append(batch) }
+        }
+        while let batch = try await next(timeout: .milliseconds(20)) { taken.append(batch) }
+        queue.close()
+        await task?.value
+        return taken
     }
 
     /// Takes the next batch within `timeout`, recording its progress when `accept`.

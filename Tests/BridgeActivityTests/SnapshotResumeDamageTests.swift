@@ -60,6 +60,37 @@ import Testing
         #expect(!logs.contains("snapshot resumed after the last page its sink holds"), "\(what)")
     }
 
+    /// A snapshot of `collection` under the uid `articles` (pages of two), stopped once its first two pages were
+    /// taken: its resume point is a key of `collection`.
+    private func snapshotUnderTheUIDArticlesStopped(_ directus: FakeDirectus, collection: String) async throws
+        -> ReaderHarness
+    {
+        let first = try ReaderHarness(
+            directus: directus, subscriptions: [subscription(collection, uid: "articles", snapshot: true)],
+            snapshotPageSize: 2, capacity: 1)
+        first.start()
+        _ = try await first.next(timeout: .seconds(10))
+        _ = try await first.next(timeout: .seconds(10))
+        await first.halt()
+        return first
+    }
+
+    /// The uid `articles`, now reading `articles`, started again on `directory`'s state until its five lines and the
+    /// snapshot's completion.
+    private func articlesSnapshottedAgain(_ directus: FakeDirectus, directory: String) async throws
+        -> (lines: [EncodedEvent], logs: RecordingLogHandler)
+    {
+        let logs = RecordingLogHandler()
+        let second = try ReaderHarness(
+            directus: directus, subscriptions: [subscription(snapshot: true)], directory: directory,
+            snapshotPageSize: 2, logger: logs.logger())
+        second.start()
+        let lines = try await second.collect(5)
+        try await second.wait { second.store.subscriptions["articles"]?.snapshotDone == true }
+        await second.halt()
+        return (lines, logs)
+    }
+
     /// A subscription's `uid` moved from a collection with text keys to one with integer keys while its snapshot was
     /// cut (the state is the uid's): the text resume key matches no integer key. Before: the snapshot of `articles`
     /// ended at once with none of its five items, and said "snapshot done".
@@ -68,25 +99,29 @@ import Testing
         for key in ["a", "b", "c", "d", "e"] { directus.seed("tags", key, ["id": .string(key)]) }
         for id in 1...5 { directus.seed("articles", "\(id)", article(id)) }
         directus.commit(9, "create", "comments", "1", item: ["id": 1])
-        let first = try ReaderHarness(
-            directus: directus, subscriptions: [subscription("tags", uid: "articles", snapshot: true)],
-            snapshotPageSize: 2, capacity: 1)
-        first.start()
-        _ = try await first.next(timeout: .seconds(10))
-        _ = try await first.next(timeout: .seconds(10))
-        await first.halt()
+        let first = try await snapshotUnderTheUIDArticlesStopped(directus, collection: "tags")
         #expect(first.store.subscriptions["articles"]?.snapshotAfter == #""d""#)
 
-        let logs = RecordingLogHandler()
-        let second = try ReaderHarness(
-            directus: directus, subscriptions: [subscription(snapshot: true)], directory: first.directory,
-            snapshotPageSize: 2, logger: logs.logger())
-        second.start()
-        let lines = try await second.collect(5)
-        try await second.wait { second.store.subscriptions["articles"]?.snapshotDone == true }
-        await second.halt()
+        let (lines, logs) = try await articlesSnapshottedAgain(directus, directory: first.directory)
         #expect(lines.map(\.id) == (1...5).map { "snap_articles_\($0)_9" })
         #expect(logs.all.contains { $0.level == .warning && $0.message.contains("resume point") })
+    }
+
+    /// A subscription's `uid` moved to another collection with keys of the same kind while its snapshot was cut (the
+    /// state is the uid's): the resume key is one of the other collection's. Before: the snapshot of `articles`
+    /// resumed after `comments`' key 4 and sent item 5 alone — items 1 to 4 skipped, "snapshot done".
+    @Test func aResumeKeyRecordedForAnotherCollectionStartsFromTheFirstPage() async throws {
+        let directus = FakeDirectus()
+        for id in 1...5 { directus.seed("comments", "\(id)", ["id": JSONValue(Int64(id))]) }
+        for id in 1...5 { directus.seed("articles", "\(id)", article(id)) }
+        directus.commit(9, "create", "comments", "1", item: ["id": 1])
+        let first = try await snapshotUnderTheUIDArticlesStopped(directus, collection: "comments")
+        #expect(first.store.subscriptions["articles"]?.snapshotAfter == "4")
+
+        let (lines, logs) = try await articlesSnapshottedAgain(directus, directory: first.directory)
+        #expect(lines.map(\.id) == (1...5).map { "snap_articles_\($0)_9" })
+        let warning = logs.all.first { $0.level == .warning && $0.message.contains("resume point") }
+        #expect(warning?.metadata["reason"]?.description.contains("comments") == true, "\(logs.all.map(\.message))")
     }
 
     /// What is checked, for `cursor.db`'s text and the shared bucket's value alike (the bucket keeps the key as JSON:
@@ -110,23 +145,23 @@ import Testing
                 continue
             }
         }
-        // The bucket's value, as `SharedCursorBackend` reads it back.
+        // The bucket's value, as `SharedCursorBackend` reads it back (of the collection the subscription reads).
+        let stem = #"{"start_id":40,"snapshot_watermark":40,"snapshot_done":false,"snapshot_collection":"articles","#
         for value in [
-            #"{"start_id":40,"snapshot_watermark":40,"snapshot_done":false,"snapshot_after":{"id":4},"snapshot_lines":4}"#,
-            #"{"start_id":40,"snapshot_watermark":40,"snapshot_done":false,"snapshot_after":true,"snapshot_lines":4}"#,
-            #"{"start_id":40,"snapshot_watermark":40,"snapshot_done":false,"snapshot_after":4,"snapshot_lines":-4}"#,
-            #"{"start_id":40,"snapshot_watermark":40,"snapshot_done":false,"snapshot_after":4,"#
-                + #""snapshot_lines":9223372036854775807}"#,
+            stem + #""snapshot_after":{"id":4},"snapshot_lines":4}"#,
+            stem + #""snapshot_after":true,"snapshot_lines":4}"#,
+            stem + #""snapshot_after":4,"snapshot_lines":-4}"#,
+            stem + #""snapshot_after":4,"snapshot_lines":9223372036854775807}"#,
         ] {
             let state = try #require(SharedCursorBackend.subscription(from: Array(value.utf8)))
-            guard case .damaged = state.resumePoint else {
+            guard case .damaged = state.resumePoint(of: "articles") else {
                 Issue.record("taken: \(value)")
                 continue
             }
         }
-        let huge = #"{"start_id":40,"snapshot_watermark":40,"snapshot_after":""#
-            + String(repeating: "k", count: 10 << 20) + #"","snapshot_lines":4}"#
+        let huge = stem + #""snapshot_after":""# + String(repeating: "k", count: 10 << 20) + #"","snapshot_lines":4}"#
         let state = try #require(SharedCursorBackend.subscription(from: Array(huge.utf8)))
-        #expect(state.resumePoint == .damaged("a key of 10485762 bytes, more than a request can carry (4096)"))
+        let reason = "a key of 10485762 bytes, more than a request can carry (4096)"
+        #expect(state.resumePoint(of: "articles") == .damaged(reason))
     }
 }

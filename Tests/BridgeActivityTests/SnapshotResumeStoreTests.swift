@@ -92,18 +92,27 @@ import Testing
         #expect(try database.store(for: "0-ndjson").subscriptions["articles"]?.snapshotAfter == "500")
     }
 
-    /// The shared bucket keeps the resume key as the key itself (a number or a string); a value an older bridge
-    /// wrote has none.
+    /// The shared bucket keeps the resume key as the key itself (a number or a string), with its collection; a value
+    /// an older bridge wrote has none, or a key without its collection, which is not used.
     @Test func theSharedStateKeepsTheResumeKey() throws {
         for after in ["1000", "\"7f3c2a9e-0000-4000-8000-000000000001\"", nil] {
             var state = Self.pending(40)
             state.snapshotAfter = after
             state.snapshotLines = after == nil ? 0 : 1000
+            state.snapshotCollection = after == nil ? nil : "articles"
             let bytes = SharedCursorBackend.value(of: state)
             #expect(SharedCursorBackend.subscription(from: bytes) == state, "\(String(decoding: bytes, as: UTF8.self))")
         }
         let older = Array(#"{"start_id":40,"snapshot_watermark":40,"snapshot_done":false}"#.utf8)
         #expect(SharedCursorBackend.subscription(from: older) == Self.pending(40))
+        // A value with a resume key and no collection (written before the collection was kept): not used.
+        let value = #"{"start_id":40,"snapshot_watermark":40,"snapshot_done":false,"snapshot_after":4,"#
+        let noCollection = Array((value + #""snapshot_lines":4}"#).utf8)
+        let state = try #require(SharedCursorBackend.subscription(from: noCollection))
+        guard case .damaged = state.resumePoint(of: "articles") else {
+            Issue.record("a shared resume point without its collection is used")
+            return
+        }
     }
 
     /// A file of schema version 4 (a pending snapshot, no resume point) opens with none, and keeps its states.
@@ -131,6 +140,55 @@ import Testing
         #expect(store.subscriptions["articles"] == Self.pending(40))
         try store.record(Self.position("500", lines: 500, run: store.snapshotRun("articles")))
         #expect(try CursorStore(directory: directory).subscriptions["articles"]?.snapshotAfter == "500")
+    }
+
+    /// A file of schema version 5 (a resume point without its collection) opens with the point kept but not used — it
+    /// may be a key of another collection, so the pending snapshot starts from its first page — and the next recorded
+    /// page stores the collection the store's reader reads with it (version 6).
+    @Test func aResumePointOfVersion5IsNotUsedAndTheNextPageRecordsItsCollection() throws {
+        let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "cursor").path
+        do {
+            let database = try SQLiteDatabase(path: directory + "/cursor.db", options: .init(synchronous: .full))
+            try database.execute(
+                """
+                CREATE TABLE sink_cursor (sink TEXT PRIMARY KEY, committed INTEGER NOT NULL);
+                CREATE TABLE sink_resolved_range (
+                    sink TEXT NOT NULL, low INTEGER NOT NULL, high INTEGER NOT NULL, PRIMARY KEY (sink, low));
+                CREATE TABLE sink_subscription_state (
+                    sink TEXT NOT NULL, uid TEXT NOT NULL, start_id INTEGER NOT NULL, snapshot_watermark INTEGER,
+                    snapshot_done INTEGER NOT NULL DEFAULT 0, resync_requested INTEGER NOT NULL DEFAULT 0,
+                    snapshot_after TEXT, snapshot_lines INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (sink, uid));
+                INSERT INTO sink_cursor VALUES ('default', 40);
+                INSERT INTO sink_subscription_state VALUES ('default', 'articles', 40, 40, 0, 0, '500', 500);
+                PRAGMA user_version = 5;
+                """
+            )
+        }
+        var older = Self.pending(40)
+        older.snapshotAfter = "500"
+        older.snapshotLines = 500
+        // `status` reads a file `run` has not migrated yet.
+        #expect(try CursorDatabase.readSubscriptionStates(directory: directory)["default"]?["articles"] == older)
+        let store = try CursorStore(directory: directory)
+        #expect(store.subscriptions["articles"] == older)
+        guard case .damaged(let reason) = older.resumePoint(of: "articles") else {
+            Issue.record("a point without its collection is used")
+            return
+        }
+        #expect(reason.contains("without its collection"))
+
+        store.reads([subscription("articles")])
+        try store.record(Self.position("1000", lines: 1000, run: store.snapshotRun("articles")))
+        let recorded = try #require(try CursorStore(directory: directory).subscriptions["articles"])
+        #expect(recorded.snapshotCollection == "articles")
+        #expect(recorded.resumePoint(of: "articles") == .after(JSONValue(Int64(1000)), lines: 1000))
+        let moved = "the resume point was recorded for collection articles, the subscription now reads comments"
+        #expect(recorded.resumePoint(of: "comments") == .damaged(moved))
+        #expect(try CursorDatabase.readSubscriptionStates(directory: directory)["default"]?["articles"] == recorded)
+        // Adopted by a new sink: no point, no collection.
+        #expect(recorded.adopted == Self.pending(40))
+        try store.record(ActivityProgress(completedSnapshots: ["articles": 40]))
+        #expect(try CursorStore(directory: directory).subscriptions["articles"]?.snapshotCollection == nil)
     }
 
     /// The order a resumed snapshot judges deleted keys by: numbers as numbers, text byte for byte.

@@ -135,8 +135,10 @@ import Testing
     }
 
     /// Each item's key, read from the member the decoder noted or looked up, is the lookup's: escaped and numeric
-    /// keys as the contract writes them, items without a key or with a key of the wrong kind skipped; an update's
-    /// keys reach the activity trigger the same way.
+    /// keys as the contract writes them, items without a key or with a key of the wrong kind skipped — and, lost for
+    /// every sink, counted as dropped (`directus_bridge_sink_dropped_total`, `…events_dropped_total{reason=
+    /// "no_primary_key"}`; before: a warning alone, nothing counted); an update's keys reach the activity trigger the
+    /// same way.
     @Test func everyItemsKeyIsReadAsTheLookupReadsIt() async throws {
         let rig = try await RealtimeRig(subscriptions: ["articles"])
         let driver = try start(rig, routes: [RealtimeRig.route("articles", handling: .emit)], tokenBox: staticToken())
@@ -168,6 +170,10 @@ import Testing
             + [#"{"k":1,"id":2}"#]
         #expect(lines.map { $0?["data"] } == data.map { try? JSONValue.parse($0) })
         #expect(rig.trigger.calls.withLock { $0.updates.last?.keys } == ["u\"1", "2"])
+        #expect(rig.inbox.metrics.droppedTotal == 3, "1.5, no key, null")
+        #expect(
+            rig.registry.render().contains(#"directus_bridge_events_dropped_total{reason="no_primary_key"} 3"#),
+            "\(rig.registry.render())")
         rig.stop.trigger()
         #expect(try await driver.value == .shutdown)
     }

@@ -165,6 +165,7 @@ import Testing
         var resumed = SubscriptionCursorState(startID: 40, snapshotWatermark: 40)
         resumed.snapshotAfter = #""b-500""#
         resumed.snapshotLines = 500
+        resumed.snapshotCollection = "articles"
         let report = StatusReport(
             config: Self.config,
             stored: StoredState(
@@ -201,12 +202,35 @@ import Testing
             var damaged = SubscriptionCursorState(startID: 40, snapshotWatermark: 40)
             damaged.snapshotAfter = after
             damaged.snapshotLines = lines
+            damaged.snapshotCollection = "articles"
             let report = StatusReport(
                 config: Self.config, stored: StoredState(subscriptions: [ids[0]: ["articles": damaged]]),
                 service: .unknown(reason: "http.listen is off"))
             let line = report.lines.first { $0.hasPrefix("subscription  articles") } ?? "\(report.lines)"
             #expect(line.contains("snapshot pending (watermark 40): runs at the next start") && !line.contains("resuming"))
             #expect(line.utf8.count < 1000)
+            let snapshot = report.json["subscriptions"]?[0]?["sinks"]?[0]?["snapshot"]
+            #expect(snapshot?["resume_after"] == .null && snapshot?["lines_in_sink"] == .number(JSONNumber(Int64(0))))
+        }
+    }
+
+    /// A resume point recorded for another collection (the subscription's `uid` moved to it since) or without its
+    /// collection (an older bridge's), which the next start does not use, is shown as a start from the first page.
+    /// Before: "resuming after key 4" for a key of `comments` where the subscription now reads `articles`.
+    @Test func aResumePointOfAnotherCollectionIsShownAsAStartFromTheFirstPage() throws {
+        let ids = SinkCatalog.identities(of: Self.config.sinks)
+        for recorded in ["comments", nil] {
+            var moved = SubscriptionCursorState(startID: 40, snapshotWatermark: 40)
+            moved.snapshotAfter = "4"
+            moved.snapshotLines = 4
+            moved.snapshotCollection = recorded
+            let report = StatusReport(
+                config: Self.config, stored: StoredState(subscriptions: [ids[0]: ["articles": moved]]),
+                service: .unknown(reason: "http.listen is off"))
+            let line = report.lines.first { $0.hasPrefix("subscription  articles") } ?? "\(report.lines)"
+            #expect(
+                line.contains("snapshot pending (watermark 40): runs at the next start") && !line.contains("resuming"),
+                "\(String(describing: recorded)): \(line)")
             let snapshot = report.json["subscriptions"]?[0]?["sinks"]?[0]?["snapshot"]
             #expect(snapshot?["resume_after"] == .null && snapshot?["lines_in_sink"] == .number(JSONNumber(Int64(0))))
         }

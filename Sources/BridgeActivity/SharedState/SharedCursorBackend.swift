@@ -157,18 +157,22 @@ package final class SharedCursorBackend: CursorBackend, SharedTermWriter {
             // The resume key as the key itself (a number or a string), as Directus answered it.
             "snapshot_after": subscription.snapshotAfter.flatMap { try? JSONValue.parse($0) } ?? .null,
             "snapshot_lines": JSONValue(subscription.snapshotLines),
+            // The collection the resume key is a key of (`SubscriptionCursorState.snapshotCollection`).
+            "snapshot_collection": subscription.snapshotCollection.map(JSONValue.string) ?? .null,
         ]
         return object.serialized()
     }
 
     package static func subscription(from bytes: [UInt8]) -> SubscriptionCursorState? {
         guard let object = try? JSONValue.parse(bytes), let start = object["start_id"]?.int64Value else { return nil }
-        // Written by an older bridge: no resume point, the pending snapshot starts over.
+        // Written by an older bridge: no resume point, or one without its collection; the pending snapshot starts
+        // over either way (`resumePoint(of:)`).
         let after = object["snapshot_after"].flatMap { $0 == .null ? nil : $0.serializedString() }
         return SubscriptionCursorState(
             startID: start, snapshotWatermark: object["snapshot_watermark"]?.int64Value,
             snapshotDone: object["snapshot_done"]?.boolValue ?? false,
             resyncRequested: object["resync_requested"]?.boolValue ?? false,
-            snapshotAfter: after, snapshotLines: object["snapshot_lines"]?.int64Value ?? 0)
+            snapshotAfter: after, snapshotLines: object["snapshot_lines"]?.int64Value ?? 0,
+            snapshotCollection: object["snapshot_collection"]?.stringValue)
     }
 }

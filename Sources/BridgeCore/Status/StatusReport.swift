@@ -156,9 +156,11 @@ package struct StatusReport: Sendable {
         } else if let saved, saved.resyncRequested {
             snapshot = .resyncRequested
         } else if let saved, let watermark = saved.snapshotWatermark {
-            // Where the next start resumes as it will judge the saved point: a damaged one, from the first page.
+            // Where the next start resumes as it will judge the saved point: a damaged one, or one recorded for
+            // another collection than the subscription's now, from the first page.
+            let collection = config.subscriptions.first { $0.uid == uid }?.collection ?? ""
             let resume: (lines: Int64, after: String?) =
-                switch saved.resumePoint {
+                switch saved.resumePoint(of: collection) {
                 case .after(let key, let lines): (lines, key.serializedString())
                 case .none, .damaged: (0, nil)
                 }

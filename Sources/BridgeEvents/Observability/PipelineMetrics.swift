@@ -30,6 +30,8 @@ public final class PipelineMetrics: Sendable {
     private let started = ContinuousClock.now
     private let sinkRetries: Counter
     private let droppedQueueFull: Counter
+    private let droppedTooLarge: Counter
+    private let droppedWithoutKey: Counter
 
     /// Registers the pipeline metrics in `registry`.
     public init(registry: MetricsRegistry) {
@@ -47,9 +49,17 @@ public final class PipelineMetrics: Sendable {
             help: "Unix time of the last event emitted to the sinks (0 before the first).")
         sinkRetries = registry.counter(
             "directus_bridge_sink_retries_total", help: "Failed sink writes that were retried.")
+        let droppedHelp =
+            "Live-mode events dropped (never snapshot, resync or activity events): a sink or its queue was full "
+            + "(queue_full, once per sink), or a socket message over the size limit was read past "
+            + "(message_too_large, one per message), or an event item came without its primary key (no_primary_key); "
+            + "per sink: directus_bridge_sink_dropped_total."
         droppedQueueFull = registry.counter(
-            "directus_bridge_events_dropped_total", help: "Live-mode events dropped because a sink or its queue was full (never snapshot, resync or activity events); per sink: directus_bridge_sink_dropped_total.",
-            labels: [("reason", "queue_full")])
+            "directus_bridge_events_dropped_total", help: droppedHelp, labels: [("reason", "queue_full")])
+        droppedTooLarge = registry.counter(
+            "directus_bridge_events_dropped_total", help: droppedHelp, labels: [("reason", "message_too_large")])
+        droppedWithoutKey = registry.counter(
+            "directus_bridge_events_dropped_total", help: droppedHelp, labels: [("reason", "no_primary_key")])
         // Counted on the monotonic clock: from wall-clock times, a clock set back an hour made the age -3600 and one
         // set forward raised a "no events for an hour" alert (docs/RELIABILITY.md, "Careless or hostile operators").
         registry.gaugeFunction(
@@ -130,6 +140,13 @@ public final class PipelineMetrics: Sendable {
 
     /// Counts live events dropped at a full queue.
     public func dropped(_ count: Int) { droppedQueueFull.increment(by: UInt64(count)) }
+
+    /// Counts socket messages over the size limit read past in live mode, one event each (their events are never
+    /// parsed: at least one was lost).
+    public func droppedTooLarge(_ count: Int) { droppedTooLarge.increment(by: UInt64(count)) }
+
+    /// Counts live event items that came without a usable primary key (no line can be made of them).
+    public func droppedWithoutKey(_ count: Int) { droppedWithoutKey.increment(by: UInt64(count)) }
 
     /// The end-to-end lag histogram (for the periodic stats line).
     public var lagHistogram: Histogram { lag }

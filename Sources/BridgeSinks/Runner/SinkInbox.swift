@@ -47,6 +47,17 @@ package final class SinkInbox: Sendable {
     package func dropped(_ count: Int, reason: String) {
         guard count > 0 else { return }
         pipelineMetrics.dropped(count)
+        counted(count, reason: reason)
+    }
+
+    /// Counts and logs live events every sink lost before they could be offered (`EventIntake.lost`); the reader
+    /// counts them once in `directus_bridge_events_dropped_total`.
+    package func lost(_ count: Int, reason: String) {
+        guard count > 0 else { return }
+        counted(count, reason: reason)
+    }
+
+    private func counted(_ count: Int, reason: String) {
         if metrics.dropped(count) {
             logger.error(
                 "dropping live events for this sink; the other sinks still get them",
@@ -72,6 +83,11 @@ package final class SinkFanOut: EventIntake {
     /// Offers `batch` to every sink's inbox (never waits).
     public func offer(_ batch: EventBatch) {
         for inbox in inboxes { inbox.offer(batch) }
+    }
+
+    /// Counts and logs `count` live events lost for every sink.
+    public func lost(_ count: Int, reason: String) {
+        for inbox in inboxes { inbox.lost(count, reason: reason) }
     }
 
     /// Events waiting in the fullest inbox.

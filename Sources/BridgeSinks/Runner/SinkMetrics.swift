@@ -15,7 +15,8 @@ package final class SinkMetrics: Sendable {
             "directus_bridge_sink_events_total", help: "Events a sink accepted.", labels: [("sink", sink)])
         droppedCounter = registry.counter(
             "directus_bridge_sink_dropped_total",
-            help: "Live events a sink dropped because it or its queue was full (the other sinks still got them).",
+            help: "Live events a sink dropped: it or its queue was full (the other sinks still got them), or a "
+                + "socket message over the size limit was read past (every sink lost it; counted as one event).",
             labels: [("sink", sink)])
         registry.gaugeFunction(
             "directus_bridge_sink_queue_depth", help: "Events waiting in a sink's queue.", labels: [("sink", sink)]

@@ -14,6 +14,7 @@ from .blast import blast
 from .control_realworld import RealWorldControl
 from .control_support import ControlError, Route, json_body, ok as _ok, wrap
 from .database import ACTIVITY, REVISIONS
+from .endless import EndlessMessages
 from .generator import ChangeGenerator, GeneratorJob
 from .permissions import CRUD
 from .rest_support import json_response
@@ -33,6 +34,7 @@ class Control:
         self.last_blast: dict[str, Any] | None = None
         self.blast_task: asyncio.Task | None = None
         self.background: set[asyncio.Task] = set()
+        self.endless = EndlessMessages(self._connections)
 
     def register(self, app: web.Application) -> None:
         routes: list[tuple[str, str, Route]] = [
@@ -53,6 +55,7 @@ class Control:
         ]
         routes += RealWorldControl(self.emulator).routes()
         routes += self.emulator.hostile_answers.routes()
+        routes += self.endless.routes()
         for method, path, handler in routes:
             app.router.add_route(method, f"/_emulator/{path}", wrap(handler))
 
