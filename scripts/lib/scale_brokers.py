@@ -1,7 +1,7 @@
 """The broker sinks at scale (docs/RELIABILITY.md, "The broker sinks at scale").
 
     python scripts/lib/scale_brokers.py --bridge PATH --work DIR [--items 20000] [--interval-ms 10]
-                                        [--fault-seconds 40]
+                                        [--fault-seconds 40] [--kill-at-lines 6000]
 
 An operator's run of the release binary against the bundled Directus emulator and real servers started here on
 loopback ports of their own: `articles` grown to ITEMS items with `snapshot: true`, the emulator's generator making
@@ -9,8 +9,8 @@ changes to `articles` every INTERVAL ms (and to `comments` every 50 ms), `max_qu
 type (Kafka on librdkafka's mock cluster as the tests start it, JetStream, Redis, AMQP, MQTT) beside an NDJSON file
 as the reference. Then, in order, each for FAULT seconds unless said:
 
-1. SIGKILL of the bridge once the file holds 6,000 lines (`--kill-at-lines`) (mid-snapshot); what each sink held then is read back (a
-   repeat of one of those ids later is a repeat across the crash); the bridge is started again.
+1. SIGKILL of the bridge once the file holds 6,000 lines (`--kill-at-lines`: mid-snapshot); what each sink held then
+   is read back (a repeat of one of those ids later is a repeat across the crash); the bridge is started again.
 2. redis-server hung (SIGSTOP, then SIGCONT) and every Kafka broker down (the mock refuses connections).
 3. nats-server killed (SIGKILL, started again on its store) and mosquitto hung (SIGSTOP): the MQTT sink's inflight
    window (the broker's Receive Maximum, 10 here) fills.
