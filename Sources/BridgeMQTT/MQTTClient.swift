@@ -52,9 +52,16 @@ package final class MQTTClient {
     /// goes to `BlockingExecutor.shared`, as `close()`'s does, not to the dropping thread, often a cooperative one.
     deinit {
         guard !closed else { return }
-        let (network, bound) = (network, settings.connectTimeout)
-        BlockingExecutor.shared.submit { Self.shutDown(network, waiting: bound) }
+        let (network, bound, core) = (network, settings.connectTimeout, core)
+        BlockingExecutor.shared.submit {
+            Self.shutDown(network, waiting: bound)
+            core.abandonAll(error: Self.closedBeforeAcknowledgement)
+        }
     }
+
+    /// What a publish still unacknowledged when the client closes fails with.
+    private static let closedBeforeAcknowledgement = MQTTError(
+        kind: .retriable, message: "the client closed before the broker acknowledged the publish")
 
     /// libmosquitto's global state, set up once per process.
     private static let library: Void = { _ = mosquitto_lib_init() }()
@@ -193,7 +200,8 @@ package final class MQTTClient {
 
     /// Publishes `messages` with the settings' QoS and waits up to `timeout` for every acknowledgement; one
     /// outcome per message, in order. Unacknowledged by then: failed, retriable (libmosquitto still holds and
-    /// resends them: a retry may deliver a message twice, which QoS 1 allows).
+    /// resends them: a retry may deliver a message twice, which QoS 1 allows). For a one-off publish (`check
+    /// --send-test-event`); a sink uses `publish(_:completion:)`.
     ///
     /// The batch crosses to the network thread once, which publishes it there and matches the acknowledgements;
     /// the task waits suspended.
@@ -204,18 +212,32 @@ package final class MQTTClient {
         return await core.outcomes(of: batch, timeout: timeout)
     }
 
+    /// Publishes `messages` with the settings' QoS and returns; `completion` gets one outcome per message, in order,
+    /// on the network thread, once each has one: its acknowledgement, its publish failed, or the client closed
+    /// (retriable). No timeout: libmosquitto holds an unacknowledged publish however long the broker takes, through
+    /// a reconnect (it resends it with its packet id), so publishing it again beside that would deliver it twice
+    /// (with QoS 2 too) — as a hung broker did, once per timeout (docs/RELIABILITY.md, "The broker sinks at scale").
+    /// The caller bounds what it has outstanding and tells a stalled broker by the time its outcomes take.
+    package func publish(_ messages: [MQTTMessage], completion: @escaping @Sendable ([MQTTOutcome]) -> Void) {
+        guard !messages.isEmpty else { return completion([]) }
+        let batch = core.openBatch(count: messages.count, completion: completion)
+        network.loop.submit(batch: batch, messages: messages)
+    }
+
     /// The connection's health.
     package var status: MQTTConnectionStatus { core.status }
 
     // MARK: - Closing
 
-    /// Disconnects (a normal DISCONNECT: the session stays on the broker) and ends the network thread.
+    /// Disconnects (a normal DISCONNECT: the session stays on the broker) and ends the network thread; publishes
+    /// still unacknowledged then fail as retriable.
     package func close() async {
         guard !closed else { return }
         closed = true
         let network = self.network
         let bound = settings.connectTimeout
         _ = try? await BlockingExecutor.shared.perform { Self.shutDown(network, waiting: bound) }
+        core.abandonAll(error: Self.closedBeforeAcknowledgement)
     }
 
     /// Stops the network thread (it sends DISCONNECT as it ends) and waits for it, at most `bound` (the connect

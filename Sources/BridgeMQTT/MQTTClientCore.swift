@@ -13,6 +13,9 @@ package struct MQTTConnectionStatus: Sendable {
     package var lastError: MQTTError?
     /// How many times the connection was lost.
     package var disconnects: Int
+    /// Why the last CONNACK refused the credentials, until one accepts them: the disconnect that follows a refusal
+    /// replaces `lastError`, and a sink must still tell that the credentials are the problem.
+    package var credentialsRefused: MQTTError? = nil
     /// The Receive Maximum of the broker's last accepted CONNACK (MQTT 5): how many QoS 1 and 2 publishes it takes
     /// unacknowledged at a time, which libmosquitto keeps to whatever `max_in_flight` says (mosquitto's default: 20).
     /// nil: no limit below 65,535, or MQTT 3.1.1.
@@ -30,7 +33,12 @@ final class MQTTClientCore: Sendable {
         var outcomes: [MQTTOutcome?]
         var remaining: Int
         var waiter: CheckedContinuation<[MQTTOutcome], Never>?
+        /// Called with the outcomes instead of a waiter (`openBatch(count:completion:)`): a batch without a timeout.
+        var completion: (@Sendable ([MQTTOutcome]) -> Void)?
     }
+
+    /// Whoever gets a finished batch's outcomes (its waiter or its completion), called outside the lock.
+    private typealias Finish = (deliver: @Sendable ([MQTTOutcome]) -> Void, outcomes: [MQTTOutcome])
 
     private struct State {
         var status: MQTTConnectionStatus
@@ -119,6 +127,11 @@ final class MQTTClientCore: Sendable {
             }
             state.status.connected = code == 0
             state.status.lastError = code == 0 ? nil : error
+            if code == 0 {
+                state.status.credentialsRefused = nil
+            } else if error?.kind == .authentication {
+                state.status.credentialsRefused = error
+            }
             if code == 0 { state.status.receiveMaximum = receiveMaximum }
             defer { state.connackWaiter = nil }
             return state.connackWaiter
@@ -171,14 +184,34 @@ final class MQTTClientCore: Sendable {
 
     // MARK: - Publishes
 
-    /// Opens a batch of `count` publishes.
-    func openBatch(count: Int) -> Int {
+    /// Opens a batch of `count` publishes; with `completion`, the batch ends only when every publish has its
+    /// outcome (an acknowledgement, a failed publish, or `abandonAll`), and `completion` gets them.
+    func openBatch(count: Int, completion: (@Sendable ([MQTTOutcome]) -> Void)? = nil) -> Int {
         state.withLock { state in
             let id = state.nextBatch
             state.nextBatch += 1
-            state.batches[id] = Batch(outcomes: Array(repeating: nil, count: count), remaining: count, waiter: nil)
+            state.batches[id] = Batch(
+                outcomes: Array(repeating: nil, count: count), remaining: count, waiter: nil, completion: completion)
             return id
         }
+    }
+
+    /// Ends every open batch: each publish without an outcome yet fails with `error` (the client is closing, and
+    /// libmosquitto's messages go with it). A late acknowledgement is then ignored.
+    func abandonAll(error: MQTTError) {
+        let finished = state.withLock { state -> [Finish] in
+            state.pending.removeAll()
+            var finished: [Finish] = []
+            for (batch, entry) in state.batches {
+                for index in entry.outcomes.indices where entry.outcomes[index] == nil {
+                    if let finish = Self.record(.failed(error), batch: batch, index: index, in: &state) {
+                        finished.append(finish)
+                    }
+                }
+            }
+            return finished
+        }
+        for finish in finished { finish.deliver(finish.outcomes) }
     }
 
     /// Whether `batch` still waits for outcomes (its timeout has not ended the wait).
@@ -196,17 +229,17 @@ final class MQTTClientCore: Sendable {
 
     /// Publish `index` of `batch` was never sent.
     func failed(batch: Int, index: Int, error: MQTTError) {
-        let waiter = state.withLock { Self.record(.failed(error), batch: batch, index: index, in: &$0) }
-        waiter.map { $0.0.resume(returning: $0.1) }
+        let finish = state.withLock { Self.record(.failed(error), batch: batch, index: index, in: &$0) }
+        finish.map { $0.deliver($0.outcomes) }
     }
 
     /// The broker acknowledged packet `mid` (PUBACK or PUBCOMP) with `reasonCode` (the network thread).
     func acknowledged(mid: Int32, reasonCode: Int32) {
-        let waiter = state.withLock { state -> (CheckedContinuation<[MQTTOutcome], Never>, [MQTTOutcome])? in
+        let finish = state.withLock { state -> Finish? in
             guard let (batch, index) = state.pending.removeValue(forKey: mid) else { return nil }
             return Self.record(Self.outcome(reasonCode: reasonCode), batch: batch, index: index, in: &state)
         }
-        waiter.map { $0.0.resume(returning: $0.1) }
+        finish.map { $0.deliver($0.outcomes) }
     }
 
     /// Waits until every publish of `batch` has its outcome, or `timeout` passed: those still unacknowledged then,
@@ -234,18 +267,18 @@ final class MQTTClientCore: Sendable {
             }
             var outcomes = await group.next() ?? nil
             let late = MQTTError(kind: .retriable, message: "no acknowledgement within \(timeout)")
-            let waiter = state.withLock { state -> (CheckedContinuation<[MQTTOutcome], Never>, [MQTTOutcome])? in
+            let finish = state.withLock { state -> Finish? in
                 for (mid, entry) in state.pending where entry.batch == batch {
                     state.pending.removeValue(forKey: mid)
                 }
                 guard let recorded = state.batches[batch]?.outcomes else { return nil }
-                var result: (CheckedContinuation<[MQTTOutcome], Never>, [MQTTOutcome])?
+                var result: Finish?
                 for index in recorded.indices where recorded[index] == nil {
                     result = Self.record(.failed(late), batch: batch, index: index, in: &state) ?? result
                 }
                 return result
             }
-            waiter.map { $0.0.resume(returning: $0.1) }
+            finish.map { $0.deliver($0.outcomes) }
             group.cancelAll()
             for await result in group where outcomes == nil { outcomes = result }
             return outcomes ?? []
@@ -257,13 +290,21 @@ final class MQTTClientCore: Sendable {
         batch: Int,
         index: Int,
         in state: inout State
-    ) -> (CheckedContinuation<[MQTTOutcome], Never>, [MQTTOutcome])? {
+    ) -> Finish? {
         guard state.batches[batch]?.outcomes[index] == nil else { return nil }
         state.batches[batch]?.outcomes[index] = outcome
         state.batches[batch]?.remaining -= 1
-        guard let entry = state.batches[batch], entry.remaining == 0, let waiter = entry.waiter else { return nil }
+        guard let entry = state.batches[batch], entry.remaining == 0 else { return nil }
+        let deliver: @Sendable ([MQTTOutcome]) -> Void
+        if let completion = entry.completion {
+            deliver = completion
+        } else if let waiter = entry.waiter {
+            deliver = { waiter.resume(returning: $0) }
+        } else {
+            return nil  // `outcomes(of:timeout:)` has not registered yet: it finds the batch done
+        }
         state.batches.removeValue(forKey: batch)
-        return (waiter, entry.outcomes.map { $0! })
+        return (deliver, entry.outcomes.map { $0! })
     }
 
     /// A PUBACK/PUBCOMP reason code as an outcome: below 0x80 is success (0x10: no subscriber matched, still

@@ -166,6 +166,39 @@ import Testing
         #expect(bridge.waitForExit(timeout: 30) == 0, "\(bridge.stderr.suffix(2000))")
     }
 
+    /// A broker that hangs (SIGSTOP: the connection stays open, nothing is acknowledged) for longer than two of
+    /// the sink's acknowledgement timeouts (10 s), then runs on: libmosquitto holds every unacknowledged publish and
+    /// the broker takes them when it runs again, so each event arrives once. Before, each timeout failed the batch
+    /// and the sink published it again beside the one libmosquitto held: the scale run's 351 events came 4 times
+    /// each (docs/RELIABILITY.md, "The broker sinks at scale").
+    @Test func aHungBrokerGetsEachEventOnce() throws {
+        let broker = try startedBroker("mqtt-sink-hung")
+        let reader = try broker.followReader(topic: "directus/#")
+        let emulator = try Emulator()
+        defer { emulator.stop() }
+        let bridge = try BridgeProcess.run(
+            config: webhookConfig(url: emulator.url, sinks: sinks(broker.url()), mode: "activity")
+        )
+        defer { broker.resume() }
+        #expect(bridge.waitForLog("reading the activity log", timeout: 20), "\(bridge.stderr)")
+        var keys = try emulator.createArticles(5, title: "before")
+        #expect(Set(waitForEvents(reader, count: 5).compactMap { $0.properties["id"] }).count == 5)
+        broker.pause()
+        keys += try emulator.createArticles(10, title: "while hung")
+        #expect(bridge.waitUntil(timeout: 30) { $0.lines.count >= 15 }, "the NDJSON sink stalled: \(bridge.stderr)")
+        // Two acknowledgement timeouts and a half, within libmosquitto's keep-alive (30 s without a packet sent
+        // before it pings): the connection stays up throughout.
+        sleep(25)
+        broker.resume()
+        let messages = waitForEvents(reader, count: 15)
+        sleep(3)  // what would come more than once
+        let ids = receivedMQTTMessages(reader).compactMap { $0.properties["id"] }
+        #expect(Set(messages.compactMap { $0.properties["key"] }) == Set(keys), "\(bridge.stderr.suffix(3000))")
+        #expect(ids.count == 15, "\(ids.count) messages for 15 events: \(bridge.stderr.suffix(3000))")
+        bridge.send(SIGTERM)
+        #expect(bridge.waitForExit(timeout: 30) == 0, "\(bridge.stderr.suffix(2000))")
+    }
+
     /// The broker comes back with another password: the sink's connection is refused (error log, `/readyz` 503
     /// naming the sink after the stuck threshold); once the password is back, the waiting event arrives and the
     /// bridge is ready again.

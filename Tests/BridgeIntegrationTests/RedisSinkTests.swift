@@ -153,6 +153,43 @@ import Testing
         #expect(bridge.waitForExit(timeout: 30) == 0, "\(bridge.stderr.suffix(2000))")
     }
 
+    /// A server that is gone while events wait: `directus_bridge_broker_healthy` says 0 for the sink while it fails,
+    /// and 1 again once the server is back and the events are appended. Before, the gauge was set only when the
+    /// runner ticked between batches (never during a failing streak, which retries one batch) and read 1 with no
+    /// client at all: it said 1 throughout (docs/RELIABILITY.md, "The broker sinks at scale").
+    @Test func aServerThatIsGoneShowsInTheHealthGauge() throws {
+        let server = try RedisServer(in: try TestEnvironment.makeTemporaryDirectory(prefix: "redis-sink-gone"))
+        try server.start()
+        let emulator = try Emulator()
+        defer { emulator.stop() }
+        let bridge = try BridgeProcess.run(
+            config: webhookConfig(url: emulator.url, sinks: sinks(server), operations: true, mode: "activity")
+        )
+        let base = try #require(bridge.operationsURL(), "\(bridge.stderr)")
+        #expect(bridge.waitUntilConnected(), "\(bridge.stderr)")
+        let healthy = { () -> Double? in
+            guard let text = try? HTTPFetch.get(base + "/metrics").text else { return nil }
+            return try? ParsedMetrics(parsing: text).value("directus_bridge_broker_healthy", ["sink": "cache"])
+        }
+        try emulator.createArticles(2, title: "before")
+        #expect(try waitForEntries(server, "directus.articles", count: 2).count == 2)
+        #expect(bridge.waitUntil(timeout: 30) { _ in healthy() == 1 }, "\(bridge.stderr.suffix(2000))")
+
+        server.kill()
+        try emulator.createArticles(3, title: "while gone")
+        #expect(bridge.waitForLog("sink failed, retrying", timeout: 60), "\(bridge.stderr.suffix(2000))")
+        #expect(
+            bridge.waitUntil(timeout: 30) { _ in healthy() == 0 },
+            "broker_healthy \(String(describing: healthy())): \(bridge.stderr.suffix(2000))"
+        )
+
+        try server.start()
+        #expect(try waitForEntries(server, "directus.articles", count: 5).count == 5, "\(bridge.stderr.suffix(2000))")
+        #expect(bridge.waitUntil(timeout: 30) { _ in healthy() == 1 }, "\(bridge.stderr.suffix(2000))")
+        bridge.send(SIGTERM)
+        #expect(bridge.waitForExit(timeout: 30) == 0, "\(bridge.stderr.suffix(2000))")
+    }
+
     /// The password changes under a running bridge: the sink's next connection is refused (error log, `/readyz`
     /// 503 naming the sink after the stuck threshold); once the password is back, the waiting event arrives and the
     /// bridge is ready again.

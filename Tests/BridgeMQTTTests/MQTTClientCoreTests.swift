@@ -57,4 +57,34 @@ import Testing
         let answer = try await firstConnack(refused, until: ContinuousClock.now + .seconds(3_600), within: .seconds(60))
         #expect(answer == .some(135))
     }
+
+    /// A batch with a completion has no timeout: its outcomes come as the acknowledgements do, however late; a close
+    /// (`abandonAll`) fails what is still unacknowledged as retriable, and an acknowledgement after that is ignored.
+    /// A credentials refusal outlives the disconnect that follows it, until a CONNACK accepts the connection.
+    @Test func aCompletionBatchEndsOnItsAcknowledgementsOrTheClose() {
+        let core = MQTTClientCore(protocolVersion: 5)
+        let delivered = Mutex<[[MQTTOutcome]]>([])
+        let first = core.openBatch(count: 2) { outcomes in delivered.withLock { $0.append(outcomes) } }
+        core.sent(mid: 1, batch: first, index: 0)
+        core.sent(mid: 2, batch: first, index: 1)
+        core.acknowledged(mid: 2, reasonCode: 0)
+        #expect(delivered.withLock { $0.isEmpty })
+        core.acknowledged(mid: 1, reasonCode: 0)
+        #expect(delivered.withLock { $0.count == 1 && $0[0].allSatisfy { $0.error == nil } })
+
+        let second = core.openBatch(count: 2) { outcomes in delivered.withLock { $0.append(outcomes) } }
+        core.sent(mid: 3, batch: second, index: 0)
+        core.sent(mid: 4, batch: second, index: 1)
+        core.acknowledged(mid: 3, reasonCode: 0)
+        core.abandonAll(error: MQTTError(kind: .retriable, message: "closed"))
+        core.acknowledged(mid: 4, reasonCode: 0)
+        let outcomes = delivered.withLock { $0.count == 2 ? $0[1] : [] }
+        #expect(outcomes.count == 2 && outcomes[0].error == nil && outcomes[1].error?.kind == .retriable)
+
+        core.connected(code: 135, error: MQTTError(kind: .authentication, message: "refused"))
+        core.disconnected(error: MQTTError(kind: .retriable, message: "lost"))
+        #expect(core.status.credentialsRefused?.kind == .authentication && core.status.lastError?.kind == .retriable)
+        core.connected(code: 0, error: nil)
+        #expect(core.status.credentialsRefused == nil)
+    }
 }

@@ -122,6 +122,26 @@ public final class MosquittoServer: @unchecked Sendable {
         server = nil
     }
 
+    /// Freezes the broker (SIGSTOP): connections stay open, nothing is read or acknowledged (a hung broker).
+    /// mosquitto runs one thread; `kill` only queues the stop, so this waits until /proc says it stopped (10 s,
+    /// stretched).
+    public func pause() {
+        guard let pid = server?.pid else { return }
+        Foundation.kill(pid, SIGSTOP)
+        let deadline = ContinuousClock.now + .seconds(TestEnvironment.patient(10))
+        while !isStopped(pid) && ContinuousClock.now < deadline { usleep(2_000) }
+    }
+
+    /// Lets a paused broker run again (SIGCONT).
+    public func resume() {
+        if let pid = server?.pid { Foundation.kill(pid, SIGCONT) }
+    }
+
+    private func isStopped(_ pid: Int32) -> Bool {
+        let data = try? FileHandle(forReadingFrom: URL(fileURLWithPath: "/proc/\(pid)/stat")).readToEnd()
+        return ChildExit.processState(inStat: String(decoding: (data ?? nil) ?? Data(), as: UTF8.self)) == "T"
+    }
+
     /// The broker's log, for failure messages.
     public var log: String { BrokerServerLog.tail(of: directory.appendingPathComponent("mosquitto.log")) }
 }

@@ -166,7 +166,7 @@ package final class BrokerSink: SinkConnector, @unchecked Sendable {
     /// be sent again (so readiness shows it in live mode too).
     package func tick(now: ContinuousClock.Instant) async throws(SinkError) {
         defer { handOutcomesBack() }
-        metrics?.healthy.set(client?.problem == nil ? 1 : 0)
+        noteHealth()
         try await feed()
         try storeDeadLetters()
         try await takeReplays(now: now)
@@ -225,16 +225,30 @@ package final class BrokerSink: SinkConnector, @unchecked Sendable {
             await broken.close(drainTimeout: .zero)
             client = nil
         }
-        let opened = try await open()
+        let opened: any BrokerClient
+        do {
+            opened = try await open()
+        } catch {
+            noteHealth()  // no client: not healthy
+            throw error
+        }
         client = opened
         metrics?.healthy.set(1)
         return opened
+    }
+
+    /// `directus_bridge_broker_healthy`: 1 while a client is open and reports no problem. Noted at every call of the
+    /// runner (`feed`, `tick`): the runner ticks only between batches, and a failing streak retries one batch for as
+    /// long as it fails, so a gauge set at ticks alone said 1 through a whole outage.
+    private func noteHealth() {
+        metrics?.healthy.set(client.map { $0.problem == nil } ?? false ? 1 : 0)
     }
 
     /// Sends again what failed (when its backoff is due), then hands waiting events to the client while it has
     /// room.
     func feed() async throws(SinkError) {
         let client = try await currentClient()
+        noteHealth()
         if tracker.redoCount > 0, ContinuousClock.now >= resendAt {
             let reason = tracker.redoReason ?? ""
             let again = tracker.takeRedo()

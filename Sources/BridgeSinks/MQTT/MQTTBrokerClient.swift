@@ -2,18 +2,23 @@ package import BridgeEvents
 import BridgeJSON
 package import BridgeMQTT
 import BridgeSystem
+import Synchronization
 
 /// An MQTT sink's client: one libmosquitto client with a persistent session (it reconnects and resends by itself;
-/// after a failed batch while disconnected the sink opens a new one). Each batch is published at once, each event
+/// after a failed publish while disconnected the sink opens a new one). Each batch is published at once, each event
 /// to its topic with the contract's user properties and, with a state topic, as its item's retained state; an event
-/// is delivered when every message of it is acknowledged (PUBACK or PUBCOMP).
+/// is delivered when every message of it is acknowledged (PUBACK or PUBCOMP). An unacknowledged event is never
+/// published again while this client holds it (`MQTTClient.publish(_:completion:)`): the sink's stall report says
+/// when the broker takes too long.
 package final class MQTTBrokerClient: BrokerClient {
     private let client: MQTTClient
     private let topics: EventNameTemplate.Cache
     private let stateTopic: MQTTStateTopic?
-    private var failed = false
+    /// Whether a publish failed (set on the network thread, read by the sink's runner).
+    private let failed = FailedFlag()
 
-    /// How long a batch may wait for its acknowledgements before its events are sent again.
+    /// How long `check --send-test-event` waits for its acknowledgement; the sink reports a broker that
+    /// acknowledges nothing for twice this as stalled.
     static let acknowledgementTimeout: Duration = .seconds(10)
 
     private init(client: MQTTClient, config: MQTTSinkConfig) {
@@ -81,13 +86,15 @@ package final class MQTTBrokerClient: BrokerClient {
                 )
             }
         }
-        let outcomes = await client.publish(messages, timeout: Self.acknowledgementTimeout)
         let perEvent = stateTopic == nil ? 1 : 2
-        let results = events.indices.map { index in
-            Self.outcome(outcomes[(index * perEvent)..<((index + 1) * perEvent)])
+        let failed = self.failed
+        client.publish(messages) { outcomes in
+            let results = events.indices.map { index in
+                Self.outcome(outcomes[(index * perEvent)..<((index + 1) * perEvent)])
+            }
+            if results.contains(where: { if case .retry = $0 { true } else { false } }) { failed.set() }
+            completion(BrokerOutcomes(results))
         }
-        failed = results.contains { if case .retry = $0 { true } else { false } }
-        completion(BrokerOutcomes(results))
     }
 
     /// An event's outcome from its messages': delivered when all were acknowledged; refused for good when the
@@ -103,13 +110,16 @@ package final class MQTTBrokerClient: BrokerClient {
     package var problem: String? {
         let status = client.status
         guard !status.connected else { return nil }
-        return status.lastError.map(Self.describe) ?? "not connected to the broker"
+        return (status.credentialsRefused ?? status.lastError).map(Self.describe) ?? "not connected to the broker"
     }
 
-    /// Broken after a batch failed while the connection was down: the sink opens a new client, which resumes the
-    /// same session and whose connect says why the broker refuses it (the credentials), where the old client's
-    /// network thread only retries with backoff.
-    package var isBroken: Bool { failed && !client.status.connected }
+    /// Broken while the connection is down after a publish failed or the broker refused the credentials: the sink
+    /// opens a new client, which resumes the same session and whose connect says why the broker refuses it, where
+    /// the old client's network thread only retries with backoff. What the old one held is sent again on it.
+    package var isBroken: Bool {
+        let status = client.status
+        return !status.connected && (failed.isSet || status.credentialsRefused != nil)
+    }
 
     package func close(drainTimeout: Duration) async {
         await client.close()
@@ -121,4 +131,13 @@ package final class MQTTBrokerClient: BrokerClient {
             ? "\(error) (check the user and password in the sink's url, the broker's ACL, and ca_file)"
             : "\(error)"
     }
+}
+
+/// A flag set once, from any thread.
+private final class FailedFlag: Sendable {
+    private let flag = Atomic<Bool>(false)
+
+    func set() { flag.store(true, ordering: .releasing) }
+
+    var isSet: Bool { flag.load(ordering: .acquiring) }
 }

@@ -24,7 +24,8 @@ package enum MQTTSinkType: SinkType {
         let name = settings.summary
         let logger = context.logger.child(label: "mqtt", metadata: [LogKey.sink: context.sinkID])
         let clientID = clientID(sinkID: context.sinkID)
-        // No acknowledgement for two timeouts: the batch in flight failed and was sent again at least once.
+        // No acknowledgement for twice the test event's wait: the broker is down or hung (reported; nothing is
+        // published again while the client holds it).
         return try BrokerSink.make(
             name: name,
             context: context,
