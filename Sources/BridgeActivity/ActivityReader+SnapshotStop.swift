@@ -31,7 +31,8 @@ extension ActivityReaderLoop {
             snapshotLine(subscription, key: key, data: [], watermark: watermark, at: now)
         }
         let position = SnapshotPosition(
-            watermark: watermark, after: last.serializedString(), lines: lines + Int64(events.count), run: run)
+            watermark: watermark, after: last.serializedString(), lines: lines + Int64(events.count), run: run,
+            collection: subscription.collection)
         let progress = ActivityProgress(snapshotPositions: [subscription.uid: position])
         // A resync taken meanwhile changes nothing here: the reader returns either way.
         _ = try? await hand(EventBatch(events: events, progress: progress), snapshotOf: subscription.uid)

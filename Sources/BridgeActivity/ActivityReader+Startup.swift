@@ -275,7 +275,8 @@ extension ActivityReaderLoop {
                 done = ActivityProgress(completedSnapshots: [subscription.uid: watermark])
             } else if readsLog || query.narrowsItems, let last = page.lastKey(query.primaryKey) {
                 let position = SnapshotPosition(
-                    watermark: watermark, after: last.serializedString(), lines: lines, run: run)
+                    watermark: watermark, after: last.serializedString(), lines: lines, run: run,
+                    collection: subscription.collection)
                 done = ActivityProgress(snapshotPositions: [subscription.uid: position])
             } else {
                 done = nil

@@ -114,7 +114,6 @@ public final class ActivityReader: Sendable {
         self.subscriptions = subscriptions
         self.source = source
         self.store = store
-        store.reads(subscriptions)
         self.queue = queue
         self.wakeup = wakeup
         self.health = health

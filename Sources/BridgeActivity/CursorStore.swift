@@ -76,9 +76,6 @@ public final class CursorStore: ProgressRecorder, Sendable {
         /// Counts the saves of each uid's state: a snapshot's pages carry the count at its start
         /// (`SnapshotPosition.run`), and those of a snapshot a later save replaced record nothing.
         package var snapshotRuns: [String: UInt64] = [:]
-        /// The collection each subscription uid reads in this run (`reads(_:)`), recorded with a snapshot's resume
-        /// point.
-        package var collections: [String: String] = [:]
     }
 
     /// Where the progress is made durable.
@@ -112,14 +109,6 @@ public final class CursorStore: ProgressRecorder, Sendable {
 
     /// Every saved subscription state by uid.
     public var subscriptions: [String: SubscriptionCursorState] { state.withLock { $0.subscriptions } }
-
-    /// Tells the store which collection each subscription reads in this run (its reader, at start): a snapshot's
-    /// resume point is recorded with it, and dropped at a start where the uid reads another collection.
-    public func reads(_ subscriptions: [ActivitySubscription]) {
-        state.withLock { state in
-            for subscription in subscriptions { state.collections[subscription.uid] = subscription.collection }
-        }
-    }
 
     /// What the pages of a snapshot of `uid` started now carry as `SnapshotPosition.run`.
     public func snapshotRun(_ uid: String) -> UInt64 { state.withLock { $0.snapshotRuns[uid, default: 0] } }
@@ -222,7 +211,7 @@ public final class CursorStore: ProgressRecorder, Sendable {
                 else { continue }
                 saved.snapshotAfter = position.after
                 saved.snapshotLines = position.lines
-                saved.snapshotCollection = state.collections[uid]
+                saved.snapshotCollection = position.collection
                 subscriptions[uid] = saved
                 advanced.append(uid)
             }

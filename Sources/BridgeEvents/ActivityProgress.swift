@@ -45,12 +45,16 @@ public struct SnapshotPosition: Sendable, Equatable {
     /// Which start of the snapshot the page belongs to (`CursorStore.snapshotRun`): a page still queued from a
     /// snapshot that a `resync` replaced records nothing, even at the same watermark.
     public var run: UInt64
+    /// The collection `after` is a key of: recorded with it, so that a subscription `uid` moved to another collection
+    /// between runs does not resume there (`SubscriptionCursorState.snapshotCollection`).
+    public var collection: String
 
     /// Creates a position.
-    public init(watermark: Int64, after: String, lines: Int64, run: UInt64) {
+    public init(watermark: Int64, after: String, lines: Int64, run: UInt64, collection: String) {
         self.watermark = watermark
         self.after = after
         self.lines = lines
         self.run = run
+        self.collection = collection
     }
 }

@@ -81,7 +81,8 @@ import Testing
             try running.startIfNew(at: 100)
             try running.save(SubscriptionCursorState(startID: 100, snapshotWatermark: 100), for: "articles")
             let position = SnapshotPosition(
-                watermark: 100, after: "\"b-500\"", lines: 500, run: running.snapshotRun("articles"))
+                watermark: 100, after: "\"b-500\"", lines: 500, run: running.snapshotRun("articles"),
+                collection: "articles")
             try running.record(ActivityProgress(snapshotPositions: ["articles": position]))
 
             let second = backend("b")
@@ -91,7 +92,8 @@ import Testing
             let adopted = try CursorStore(backend: second, sink: "1-webhook").subscriptions["articles"]
             #expect(adopted == SubscriptionCursorState(startID: 100, snapshotWatermark: 100))
             // The first bridge's next page is fenced: its position is not written.
-            let next = SnapshotPosition(watermark: 100, after: "\"b-999\"", lines: 1000, run: position.run)
+            let next = SnapshotPosition(
+                watermark: 100, after: "\"b-999\"", lines: 1000, run: position.run, collection: "articles")
             #expect(throws: FencedError.self) {
                 try running.record(ActivityProgress(snapshotPositions: ["articles": next]))
             }

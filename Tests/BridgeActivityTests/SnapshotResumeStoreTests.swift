@@ -18,7 +18,7 @@ import Testing
         -> ActivityProgress
     {
         ActivityProgress(
-            snapshotPositions: ["articles": SnapshotPosition(watermark: watermark, after: after, lines: lines, run: run)]
+            snapshotPositions: ["articles": SnapshotPosition(watermark: watermark, after: after, lines: lines, run: run, collection: "articles")]
         )
     }
 
@@ -33,6 +33,7 @@ import Testing
         var resumed = Self.pending(40)
         resumed.snapshotAfter = "1000"
         resumed.snapshotLines = 1000
+        resumed.snapshotCollection = "articles"
         #expect(store.subscriptions["articles"] == resumed)
         #expect(try CursorStore(directory: directory).subscriptions["articles"] == resumed)
         #expect(try CursorDatabase.readSubscriptionStates(directory: directory)["default"]?["articles"] == resumed)
@@ -177,7 +178,6 @@ import Testing
         }
         #expect(reason.contains("without its collection"))
 
-        store.reads([subscription("articles")])
         try store.record(Self.position("1000", lines: 1000, run: store.snapshotRun("articles")))
         let recorded = try #require(try CursorStore(directory: directory).subscriptions["articles"])
         #expect(recorded.snapshotCollection == "articles")

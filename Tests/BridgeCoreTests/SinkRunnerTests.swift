@@ -148,7 +148,9 @@ import Testing
         let sink = RecordingSink(name: "pages")
         let recorder = RecordingRecorder()
         let harness = Harness(sink, recorder: recorder)
-        let positions = (1...3).map { SnapshotPosition(watermark: 40, after: "\($0 * 2)", lines: Int64($0 * 2), run: 1) }
+        let positions = (1...3).map {
+            SnapshotPosition(watermark: 40, after: "\($0 * 2)", lines: Int64($0 * 2), run: 1, collection: "articles")
+        }
         for (page, position) in positions.enumerated() {
             harness.inbox.offer(
                 EventBatch(
@@ -171,7 +173,9 @@ import Testing
         var deferred = DeferredSnapshotPositions()
         let start = ContinuousClock.now
         func page(_ after: String) -> ActivityProgress {
-            ActivityProgress(snapshotPositions: ["articles": SnapshotPosition(watermark: 40, after: after, lines: 2, run: 1)])
+            ActivityProgress(snapshotPositions: [
+                "articles": SnapshotPosition(watermark: 40, after: after, lines: 2, run: 1, collection: "articles")
+            ])
         }
         #expect(deferred.longestWait(.seconds(1), now: start) == .seconds(1), "nothing held")
         let first = deferred.hold(page("2"), now: start)
@@ -192,8 +196,8 @@ import Testing
         let sink = RecordingSink(name: "pages")
         let recorder = RecordingRecorder()
         let harness = Harness(sink, recorder: recorder)
-        let first = SnapshotPosition(watermark: 40, after: "2", lines: 2, run: 1)
-        let second = SnapshotPosition(watermark: 40, after: "4", lines: 4, run: 1)
+        let first = SnapshotPosition(watermark: 40, after: "2", lines: 2, run: 1, collection: "articles")
+        let second = SnapshotPosition(watermark: 40, after: "4", lines: 4, run: 1, collection: "articles")
         harness.inbox.offer(
             EventBatch(events: [makeEvent(1)], progress: ActivityProgress(snapshotPositions: ["articles": first])))
         harness.inbox.offer(
