@@ -5,7 +5,8 @@ public protocol EventIntake: Sendable {
     func offer(_ batch: EventBatch)
 
     /// Counts (`directus_bridge_sink_dropped_total{sink}`) and logs, for every sink, `count` live events lost before
-    /// they could be offered: a socket message over the size limit, read past without its events being parsed
-    /// (contract, "The delivery guarantee, per mode": every dropped event is counted and logged at error level).
+    /// they could be offered: a socket message over the size limit, read past without its events being parsed, or an
+    /// event item without its primary key (contract, "The delivery guarantee, per mode": every dropped event is counted
+    /// and logged at error level).
     func lost(_ count: Int, reason: String)
 }

@@ -47,20 +47,21 @@ package final class SinkInbox: Sendable {
     package func dropped(_ count: Int, reason: String) {
         guard count > 0 else { return }
         pipelineMetrics.dropped(count)
-        counted(count, reason: reason)
+        counted(count, reason: reason, others: "the other sinks still get them")
     }
 
     /// Counts and logs live events every sink lost before they could be offered (`EventIntake.lost`); the reader
     /// counts them once in `directus_bridge_events_dropped_total`.
     package func lost(_ count: Int, reason: String) {
         guard count > 0 else { return }
-        counted(count, reason: reason)
+        counted(count, reason: reason, others: "no sink gets them")
     }
 
-    private func counted(_ count: Int, reason: String) {
+    /// `others`: what became of the events for the other sinks, as the error line says it.
+    private func counted(_ count: Int, reason: String, others: String) {
         if metrics.dropped(count) {
             logger.error(
-                "dropping live events for this sink; the other sinks still get them",
+                "dropping live events for this sink; \(others)",
                 metadata: [
                     LogKey.sink: sinkID, LogKey.reason: reason, LogKey.count: count,
                     "dropped_total": metrics.droppedTotal,
