@@ -1,6 +1,5 @@
 public import BridgeSystem
 import BridgeTLS
-import Synchronization
 
 #if canImport(Glibc)
     @preconcurrency import Glibc
@@ -20,7 +19,7 @@ extension WebSocketConnection {
         options: WebSocketOptions = WebSocketOptions(),
         logger: Logger
     ) async throws -> WebSocketConnection {
-        let cancelled = CancellationFlag()
+        let cancelled = SetOnceFlag()
         return try await withTaskCancellationHandler {
             try await BlockingExecutor.shared.perform {
                 try connectBlocking(to: url, options: options, logger: logger, isCancelled: { cancelled.isSet })
@@ -206,13 +205,4 @@ extension WebSocketConnection {
     private static func mapped(_ error: any Error, operation: String) -> WebSocketError {
         WebSocketError.transport(error, while: operation)
     }
-}
-
-/// A flag set by a cancellation handler and read by blocking code on another thread.
-final class CancellationFlag: Sendable {
-    private let flag = Atomic(false)
-    /// Whether the task was cancelled.
-    var isSet: Bool { flag.load(ordering: .relaxed) }
-    /// Marks the task cancelled (from the cancellation handler).
-    func set() { flag.store(true, ordering: .relaxed) }
 }

@@ -2,7 +2,6 @@ package import BridgeEvents
 import BridgeJSON
 package import BridgeMQTT
 import BridgeSystem
-import Synchronization
 
 /// An MQTT sink's client: one libmosquitto client with a persistent session (it reconnects and resends by itself;
 /// after a failed publish while disconnected the sink opens a new one). Each batch is published at once, each event
@@ -15,7 +14,7 @@ package final class MQTTBrokerClient: BrokerClient {
     private let topics: EventNameTemplate.Cache
     private let stateTopic: MQTTStateTopic?
     /// Whether a publish failed (set on the network thread, read by the sink's runner).
-    private let failed = FailedFlag()
+    private let failed = SetOnceFlag()
 
     /// How long `check --send-test-event` waits for its acknowledgement; the sink reports a broker that
     /// acknowledges nothing for twice this as stalled.
@@ -131,13 +130,4 @@ package final class MQTTBrokerClient: BrokerClient {
             ? "\(error) (check the user and password in the sink's url, the broker's ACL, and ca_file)"
             : "\(error)"
     }
-}
-
-/// A flag set once, from any thread.
-private final class FailedFlag: Sendable {
-    private let flag = Atomic<Bool>(false)
-
-    func set() { flag.store(true, ordering: .releasing) }
-
-    var isSet: Bool { flag.load(ordering: .acquiring) }
 }
