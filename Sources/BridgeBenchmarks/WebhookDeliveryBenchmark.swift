@@ -12,8 +12,10 @@ import Foundation
 /// committed rows handed over in memory) → delivery service (per-item scheduler; SQLite read back only for rows the
 /// hand-off did not bring, all of them with `prefill`) → Standard Webhooks signing → `HTTPDeliveryEngine`
 /// → a local nginx answering 204 → the outcome committed (row deleted), at 1, 8 and 64 in flight; against a
-/// Python aiohttp sender POSTing the same number of bodies at the same concurrency in the same run, and against the
-/// ceiling of any libcurl sender: libcurl's multi interface alone in C (`http-libcurl-peer`, see `HTTPMultiBenchmark`).
+/// Python aiohttp sender POSTing the same number of bodies at the same concurrency in the same run, against the
+/// ceiling of any libcurl sender: libcurl's multi interface alone in C (`http-libcurl-peer`, see `HTTPMultiBenchmark`),
+/// and against the floor of this design: the same durable work in C with none of the bridge's code
+/// (`webhook-outbox-floor`, Benchmarks/webhook_outbox_floor.c: SQLite write-ahead outbox, signing, libcurl, deletes).
 ///
 ///     swift run -c release bridge-benchmarks webhook-delivery [TOTAL [LEVELS [FLAGS]]]
 ///
@@ -38,6 +40,8 @@ enum WebhookDeliveryBenchmark {
             var peerRates: [Double] = []
             var ceilingRates: [Double] = []
             var ceilingCPU: [Double] = []
+            var floorRates: [Double] = []
+            var floorCPU: [Double] = []
             for _ in 0..<runs {
                 let ours = try await measure(
                     url: url,
@@ -58,6 +62,9 @@ enum WebhookDeliveryBenchmark {
                     )
                     ceilingRates.append(ceiling.rate)
                     ceilingCPU.append(ceiling.cpuSeconds / Double(count) * 1e6)
+                    let floor = try measureFloor(url: url, concurrency: concurrency, total: count)
+                    floorRates.append(floor.rate)
+                    floorCPU.append(floor.cpuSeconds / Double(count) * 1e6)
                 }
             }
             let what = flags.contains("prefill") ? "outbox filled first" : "outbox insert to row deleted"
@@ -68,6 +75,7 @@ enum WebhookDeliveryBenchmark {
                 : [
                     ("python-aiohttp (POST only)", Self.median(peerRates)),
                     (HTTPMultiBenchmark.libcurlPeerName, Self.median(ceilingRates)),
+                    (Self.floorPeerName, Self.median(floorRates)),
                 ]
             for (peer, peerValue) in peers {
                 BenchmarkResult(
@@ -79,29 +87,52 @@ enum WebhookDeliveryBenchmark {
                     peerValue: peerValue
                 ).emit()
             }
-            // The ceiling's CPU is its own process's: nginx answers both and is in neither.
-            BenchmarkResult(
-                benchmark: "webhook-delivery",
-                metric: "process CPU per delivery @\(concurrency) in flight\(median)",
-                value: Self.median(cpu),
-                unit: "us",
-                peer: ceilingCPU.isEmpty ? nil : HTTPMultiBenchmark.libcurlPeerName,
-                peerValue: ceilingCPU.isEmpty ? nil : Self.median(ceilingCPU)
-            ).emit()
+            // The peers' CPU is their own processes': nginx answers every side and is in none.
+            let cpuPeers: [(name: String?, cpu: [Double])] =
+                ceilingCPU.isEmpty
+                ? [(nil, [])] : [(HTTPMultiBenchmark.libcurlPeerName, ceilingCPU), (Self.floorPeerName, floorCPU)]
+            for (peer, peerCPU) in cpuPeers {
+                BenchmarkResult(
+                    benchmark: "webhook-delivery",
+                    metric: "process CPU per delivery @\(concurrency) in flight\(median)",
+                    value: Self.median(cpu),
+                    unit: "us",
+                    peer: peer,
+                    peerValue: peerCPU.isEmpty ? nil : Self.median(peerCPU)
+                ).emit()
+            }
             if runs > 1 {
                 let each = rates.indices.map { index in
                     String(format: "%.0f", rates[index])
                         + (index < peerRates.count
-                            ? String(format: "/%.0f/%.0f", peerRates[index], ceilingRates[index]) : "")
+                            ? String(format: "/%.0f/%.0f/%.0f", peerRates[index], ceilingRates[index], floorRates[index])
+                            : "")
                 }
                 FileHandle.standardError.write(
                     Data(
-                        "webhook-delivery @\(concurrency): runs (ours/aiohttp/libcurl) \(each.joined(separator: " "))\n"
+                        "webhook-delivery @\(concurrency): runs (ours/aiohttp/libcurl/floor) \(each.joined(separator: " "))\n"
                             .utf8
                     )
                 )
             }
         }
+    }
+
+    static let floorPeerName = "C libcurl + SQLite outbox + signing (the design's floor)"
+
+    /// Runs `webhook-outbox-floor` (built by Benchmarks/run next to this executable) with the same load and a fresh
+    /// outbox; returns its deliveries/s and its process's CPU seconds over them.
+    static func measureFloor(url: String, concurrency: Int, total: Int) throws -> (rate: Double, cpuSeconds: Double) {
+        let program = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+            .appendingPathComponent("webhook-outbox-floor").path
+        let directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("bench-floor-\(UUID().uuidString.prefix(8))").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        return try BrokerBenchmarks.peerResult(
+            output: try HelperProcess.runToEnd(
+                executable: program, arguments: [url, "\(concurrency)", "\(total)", directory])
+        )
     }
 
     private static func median(_ values: [Double]) -> Double {
