@@ -184,7 +184,8 @@ extension ActivityReaderLoop {
         for uid in uids.sorted() {
             let fresh = SubscriptionCursorState(
                 startID: builder.startID(of: uid) ?? watermark,
-                snapshotWatermark: watermark
+                snapshotWatermark: watermark,
+                collection: reader.subscriptions.first { $0.uid == uid }?.collection
             )
             let queued = running?.uid == uid ? running?.watermark : nil
             try await BlockingExecutor.shared.perform {

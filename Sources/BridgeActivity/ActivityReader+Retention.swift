@@ -41,7 +41,8 @@ extension ActivityReaderLoop {
             let uid = subscription.uid
             let state = SubscriptionCursorState(
                 startID: builder.startID(of: uid) ?? watermark,
-                snapshotWatermark: watermark
+                snapshotWatermark: watermark,
+                collection: subscription.collection
             )
             try await BlockingExecutor.shared.perform { try store.save(state, for: uid) }
         }

@@ -45,13 +45,27 @@ extension ActivityReaderLoop {
         var pending: [PendingSnapshot] = []
         for subscription in reader.subscriptions {
             var state = saved[subscription.uid]
+            if let moved = state, let recorded = moved.collection, recorded != subscription.collection {
+                // bridge.yaml points the uid at another collection: the saved state is the old collection's (a
+                // snapshot done there is none of the new one's items), so the subscription starts as a new one.
+                logger.warning(
+                    "the subscription now reads another collection than its saved state was made for; it starts as a "
+                        + "new subscription at the newest activity id (with its snapshot when it has one)",
+                    metadata: [
+                        LogKey.subscriptionUID: subscription.uid, LogKey.collection: subscription.collection,
+                        "directus.collection.saved": recorded,
+                    ])
+                // A `resync` asked for meanwhile still stands: it snapshots the new collection from a fresh watermark.
+                state = moved.resyncRequested ? SubscriptionCursorState(startID: start, resyncRequested: true) : nil
+            }
             if let requested = state, requested.resyncRequested {
                 // `directus-bridge resync`: a fresh watermark and a snapshot from it, which runs once the changes up
                 // to it that the sink has not had (those since its cursor: while the bridge was stopped, say) are
                 // streamed. The start is kept; a request for a subscription this sink never ran has 0 there
                 // (`CursorDatabase.requestResync`): its changes since the sink's cursor come too, before the
                 // snapshot — more than a new subscription gets, never less.
-                let fresh = SubscriptionCursorState(startID: requested.startID, snapshotWatermark: start)
+                let fresh = SubscriptionCursorState(
+                    startID: requested.startID, snapshotWatermark: start, collection: subscription.collection)
                 let uid = subscription.uid
                 try await BlockingExecutor.shared.perform { try store.save(fresh, for: uid, clearingResync: true) }
                 logger.info(
@@ -60,10 +74,9 @@ extension ActivityReaderLoop {
                 )
                 state = fresh
             } else if state == nil {
-                let fresh =
-                    subscription.snapshot
-                    ? SubscriptionCursorState(startID: start, snapshotWatermark: start)
-                    : SubscriptionCursorState(startID: start)
+                let fresh = SubscriptionCursorState(
+                    startID: start, snapshotWatermark: subscription.snapshot ? start : nil,
+                    collection: subscription.collection)
                 let uid = subscription.uid
                 try await BlockingExecutor.shared.perform { try store.save(fresh, for: uid) }
                 logger.info(
@@ -72,7 +85,14 @@ extension ActivityReaderLoop {
                 )
                 state = fresh
             }
-            guard let state else { continue }
+            guard var state else { continue }
+            if state.collection == nil {
+                // Saved before states named their collection (cursor.db version 7): it is taken to be this one, and
+                // recorded, so that a later move to another collection is seen.
+                state.collection = subscription.collection
+                let (uid, recorded) = (subscription.uid, state)
+                try await BlockingExecutor.shared.perform { try store.save(recorded, for: uid) }
+            }
             if state.startID > start {
                 // Saved as the newest id of the subscription's first run, so never above the log's end: damage, an
                 // edit, or another Directus database. Its changes wait until the ids pass it, as the cursor's do.

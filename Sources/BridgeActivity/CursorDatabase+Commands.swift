@@ -53,19 +53,23 @@ extension CursorDatabase {
         let table = version >= 3 ? "sink_subscription_state" : "subscription_state"
         let sink = version >= 3 ? "sink" : "''"
         // Before version 4 (written by an older bridge, not migrated yet) there are no resync requests, before 5 no
-        // resume points, before 6 no collection of a resume point (which the next start does not use).
+        // resume points, before 6 no collection of a resume point (which the next start does not use), before 7 no
+        // collection of the state (which the next start records).
         let resync = version >= 4 ? "resync_requested" : "0"
         let resume =
             version >= 6
             ? "snapshot_after, snapshot_lines, snapshot_collection"
             : version >= 5 ? "snapshot_after, snapshot_lines, NULL" : "NULL, 0, NULL"
-        let sql = "SELECT \(sink), uid, start_id, snapshot_watermark, snapshot_done, \(resync), \(resume) FROM \(table)"
+        let collection = version >= 7 ? "collection" : "NULL"
+        let sql =
+            "SELECT \(sink), uid, start_id, snapshot_watermark, snapshot_done, \(resync), \(resume), \(collection) "
+            + "FROM \(table)"
         let rows: [(String, String, SubscriptionCursorState)] = try database.query(sql) { row in
             let state = SubscriptionCursorState(
                 startID: row.int64(at: 2), snapshotWatermark: row.optionalInt64(at: 3),
                 snapshotDone: row.int64(at: 4) != 0, resyncRequested: row.int64(at: 5) != 0,
                 snapshotAfter: row.optionalString(at: 6), snapshotLines: row.int64(at: 7),
-                snapshotCollection: row.optionalString(at: 8))
+                snapshotCollection: row.optionalString(at: 8), collection: row.optionalString(at: 9))
             return (row.string(at: 0), row.string(at: 1), state)
         }
         var states: [String: [String: SubscriptionCursorState]] = [:]

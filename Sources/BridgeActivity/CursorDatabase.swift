@@ -89,6 +89,14 @@ public final class CursorDatabase: Sendable {
             version: 6,
             sql: "ALTER TABLE sink_subscription_state ADD COLUMN snapshot_collection TEXT;"
         ),
+        // The collection a subscription's state is of (`SubscriptionCursorState.collection`): a `uid` moved to
+        // another collection kept the old one's state, so a snapshot done there meant none of the new one's items
+        // (docs/RELIABILITY.md, "A subscription moved to another collection"). A state of an older file has none; the
+        // next start records it.
+        SQLiteMigration(
+            version: 7,
+            sql: "ALTER TABLE sink_subscription_state ADD COLUMN collection TEXT;"
+        ),
     ]
 
     let database: Mutex<SQLiteDatabase>
@@ -180,7 +188,7 @@ public final class CursorDatabase: Sendable {
             }
             let rows = try database.query(
                 "SELECT uid, start_id, snapshot_watermark, snapshot_done, resync_requested, snapshot_after, "
-                    + "snapshot_lines, snapshot_collection FROM sink_subscription_state WHERE sink = ?",
+                    + "snapshot_lines, snapshot_collection, collection FROM sink_subscription_state WHERE sink = ?",
                 [.text(sink)]
             ) { row in
                 (
@@ -189,7 +197,7 @@ public final class CursorDatabase: Sendable {
                         startID: row.int64(at: 1), snapshotWatermark: row.optionalInt64(at: 2),
                         snapshotDone: row.int64(at: 3) != 0, resyncRequested: row.int64(at: 4) != 0,
                         snapshotAfter: row.optionalString(at: 5), snapshotLines: row.int64(at: 6),
-                        snapshotCollection: row.optionalString(at: 7))
+                        snapshotCollection: row.optionalString(at: 7), collection: row.optionalString(at: 8))
                 )
             }
             return Loaded(cursor: cursor, subscriptions: Dictionary(rows, uniquingKeysWith: { first, _ in first }))
@@ -242,9 +250,9 @@ public final class CursorDatabase: Sendable {
                     try database.run(
                         "INSERT OR IGNORE INTO sink_subscription_state "
                             + "(sink, uid, start_id, snapshot_watermark, snapshot_done, resync_requested, "
-                            + "snapshot_after, snapshot_lines, snapshot_collection) "
+                            + "snapshot_after, snapshot_lines, snapshot_collection, collection) "
                             + "SELECT ?, uid, start_id, snapshot_watermark, snapshot_done, resync_requested, NULL, 0, "
-                            + "NULL "
+                            + "NULL, collection "
                             + "FROM sink_subscription_state WHERE sink = ?",
                         [.text(sink), .text(origin.0)])
                 }
@@ -339,20 +347,22 @@ public final class CursorDatabase: Sendable {
         try database.run(
             """
             INSERT INTO sink_subscription_state (sink, uid, start_id, snapshot_watermark, snapshot_done, resync_requested,
-                snapshot_after, snapshot_lines, snapshot_collection)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                snapshot_after, snapshot_lines, snapshot_collection, collection)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT (sink, uid) DO UPDATE SET start_id = excluded.start_id,
                 snapshot_watermark = excluded.snapshot_watermark, snapshot_done = excluded.snapshot_done,
                 resync_requested = CASE WHEN ? THEN excluded.resync_requested ELSE resync_requested END,
                 snapshot_after = excluded.snapshot_after, snapshot_lines = excluded.snapshot_lines,
-                snapshot_collection = excluded.snapshot_collection
+                snapshot_collection = excluded.snapshot_collection,
+                collection = excluded.collection
             """,
             [
                 .text(sink), .text(uid), .integer(subscription.startID),
                 subscription.snapshotWatermark.map(SQLiteValue.integer) ?? .null,
                 .integer(subscription.snapshotDone ? 1 : 0), .integer(subscription.resyncRequested ? 1 : 0),
                 subscription.snapshotAfter.map(SQLiteValue.text) ?? .null, .integer(subscription.snapshotLines),
-                subscription.snapshotCollection.map(SQLiteValue.text) ?? .null, .integer(clearingResync ? 1 : 0),
+                subscription.snapshotCollection.map(SQLiteValue.text) ?? .null,
+                subscription.collection.map(SQLiteValue.text) ?? .null, .integer(clearingResync ? 1 : 0),
             ])
     }
 }

@@ -24,6 +24,10 @@ public struct SubscriptionCursorState: Sendable, Equatable {
     /// A subscription's `uid` may be moved to another collection between runs: a key of the old one is no place to
     /// resume the new one's snapshot (`resumePoint(of:)`).
     public var snapshotCollection: String?
+    /// The collection the subscription read when this state was made (nil: not known, written before `cursor.db`
+    /// version 7 or by an older bridge into the shared bucket). A `uid` moved to another collection in bridge.yaml
+    /// is a new subscription in all but name: the next start begins it afresh (`ActivityReaderLoop.prepare`).
+    public var collection: String?
 
     /// Creates a state.
     public init(
@@ -33,7 +37,8 @@ public struct SubscriptionCursorState: Sendable, Equatable {
         resyncRequested: Bool = false,
         snapshotAfter: String? = nil,
         snapshotLines: Int64 = 0,
-        snapshotCollection: String? = nil
+        snapshotCollection: String? = nil,
+        collection: String? = nil
     ) {
         self.startID = startID
         self.snapshotWatermark = snapshotWatermark
@@ -42,6 +47,7 @@ public struct SubscriptionCursorState: Sendable, Equatable {
         self.snapshotAfter = snapshotAfter
         self.snapshotLines = snapshotLines
         self.snapshotCollection = snapshotCollection
+        self.collection = collection
     }
 
     /// A snapshot was started (the watermark is saved) but not finished: it must run again with the same watermark,

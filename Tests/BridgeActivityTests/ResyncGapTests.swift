@@ -46,7 +46,8 @@ import Testing
         try harness.requestResync("articles")
         try await harness.wait { harness.store.subscriptions["articles"]?.snapshotWatermark == 6 }
         #expect(
-            harness.store.subscriptions["articles"] == SubscriptionCursorState(startID: 0, snapshotWatermark: 6),
+            harness.store.subscriptions["articles"]
+                == SubscriptionCursorState(startID: 0, snapshotWatermark: 6, collection: "articles"),
             "the stream of articles still starts where it did: \(String(describing: harness.store.subscriptions))"
         )
         directus.commit(7, "update", "articles", "1", item: article(1, title: "after the watermark"))
@@ -239,7 +240,7 @@ import Testing
         try await second.wait { second.store.subscriptions["articles"]?.snapshotDone == true }
         #expect(
             second.store.subscriptions["articles"]
-                == SubscriptionCursorState(startID: 0, snapshotWatermark: 5, snapshotDone: true)
+                == SubscriptionCursorState(startID: 0, snapshotWatermark: 5, snapshotDone: true, collection: "articles")
         )
         await second.halt()
     }

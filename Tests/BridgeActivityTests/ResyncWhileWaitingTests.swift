@@ -30,7 +30,8 @@ import Testing
             harness.store.subscriptions["comments"] == SubscriptionCursorState(startID: 1, snapshotWatermark: 2)
         }
         #expect(
-            harness.store.subscriptions["comments"] == SubscriptionCursorState(startID: 1, snapshotWatermark: 2),
+            harness.store.subscriptions["comments"]
+                == SubscriptionCursorState(startID: 1, snapshotWatermark: 2, collection: "comments"),
             "\(String(describing: harness.store.subscriptions["comments"]))"
         )
         #expect(harness.store.subscriptions["articles"]?.snapshotDone == false)
@@ -73,7 +74,8 @@ import Testing
             harness.store.subscriptions["articles"] == SubscriptionCursorState(startID: 0, snapshotWatermark: 6)
         }
         #expect(
-            harness.store.subscriptions["articles"] == SubscriptionCursorState(startID: 0, snapshotWatermark: 6),
+            harness.store.subscriptions["articles"]
+                == SubscriptionCursorState(startID: 0, snapshotWatermark: 6, collection: "articles"),
             "\(String(describing: harness.store.subscriptions["articles"]))"
         )
 

@@ -101,6 +101,7 @@ import Testing
             state.snapshotAfter = after
             state.snapshotLines = after == nil ? 0 : 1000
             state.snapshotCollection = after == nil ? nil : "articles"
+            state.collection = after == nil ? nil : "articles"
             let bytes = SharedCursorBackend.value(of: state)
             #expect(SharedCursorBackend.subscription(from: bytes) == state, "\(String(decoding: bytes, as: UTF8.self))")
         }

@@ -29,7 +29,8 @@ import Testing
                 == SubscriptionCursorState(
                     startID: 1,
                     snapshotWatermark: 1,
-                    snapshotDone: true
+                    snapshotDone: true,
+                    collection: "articles"
                 )
         )
 

@@ -235,4 +235,30 @@ import Testing
             #expect(snapshot?["resume_after"] == .null && snapshot?["lines_in_sink"] == .number(JSONNumber(Int64(0))))
         }
     }
+
+    /// A state made for another collection than the uid reads now is begun afresh at the next start: `status` says
+    /// the subscription has not started, not that the new collection's snapshot is done (a `resync` waiting across
+    /// the move still shows).
+    @Test func aStateOfAnotherCollectionIsShownAsNotStarted() throws {
+        let ids = SinkCatalog.identities(of: Self.config.sinks)
+        let moved = SubscriptionCursorState(
+            startID: 40, snapshotWatermark: 40, snapshotDone: true, collection: "comments")
+        let report = StatusReport(
+            config: Self.config, stored: StoredState(subscriptions: [ids[0]: ["articles": moved]]),
+            service: .unknown(reason: "http.listen is off"))
+        let line = report.lines.first { $0.hasPrefix("subscription  articles") } ?? "\(report.lines)"
+        #expect(line.contains("not started yet") && !line.contains("snapshot done"), "\(line)")
+        var same = moved
+        same.collection = "articles"
+        let kept = StatusReport(
+            config: Self.config, stored: StoredState(subscriptions: [ids[0]: ["articles": same]]),
+            service: .unknown(reason: "http.listen is off"))
+        #expect(kept.lines.contains { $0.hasPrefix("subscription  articles") && $0.contains("snapshot done") })
+        var asked = moved
+        asked.resyncRequested = true
+        let resync = StatusReport(
+            config: Self.config, stored: StoredState(subscriptions: [ids[0]: ["articles": asked]]),
+            service: .unknown(reason: "http.listen is off"))
+        #expect(resync.lines.contains { $0.hasPrefix("subscription  articles") && $0.contains("resync requested") })
+    }
 }

@@ -159,6 +159,8 @@ package final class SharedCursorBackend: CursorBackend, SharedTermWriter {
             "snapshot_lines": JSONValue(subscription.snapshotLines),
             // The collection the resume key is a key of (`SubscriptionCursorState.snapshotCollection`).
             "snapshot_collection": subscription.snapshotCollection.map(JSONValue.string) ?? .null,
+            // The collection the state is of (`SubscriptionCursorState.collection`).
+            "collection": subscription.collection.map(JSONValue.string) ?? .null,
         ]
         return object.serialized()
     }
@@ -173,6 +175,7 @@ package final class SharedCursorBackend: CursorBackend, SharedTermWriter {
             snapshotDone: object["snapshot_done"]?.boolValue ?? false,
             resyncRequested: object["resync_requested"]?.boolValue ?? false,
             snapshotAfter: after, snapshotLines: object["snapshot_lines"]?.int64Value ?? 0,
-            snapshotCollection: object["snapshot_collection"]?.stringValue)
+            snapshotCollection: object["snapshot_collection"]?.stringValue,
+            collection: object["collection"]?.stringValue)
     }
 }

@@ -140,7 +140,13 @@ package struct StatusReport: Sendable {
 
     /// Where `uid` stands for sink `sink`.
     func subscriptionState(_ uid: String, sink: String) -> SubscriptionState {
-        let saved = stored.subscription(uid, sink: sink)
+        let collection = config.subscriptions.first { $0.uid == uid }?.collection ?? ""
+        var saved = stored.subscription(uid, sink: sink)
+        // A state made for another collection than the one the uid reads now: the next start begins the subscription
+        // as a new one (docs/RELIABILITY.md, "A subscription moved to another collection"), unless a `resync` waits.
+        if let moved = saved, let recorded = moved.collection, recorded != collection, !moved.resyncRequested {
+            saved = nil
+        }
         let labels = ["subscription": uid, "sink": sink]
         let snapshot: Snapshot
         if let metrics, metrics.value("directus_bridge_snapshot_running", labels) == 1 {
@@ -158,7 +164,6 @@ package struct StatusReport: Sendable {
         } else if let saved, let watermark = saved.snapshotWatermark {
             // Where the next start resumes as it will judge the saved point: a damaged one, or one recorded for
             // another collection than the subscription's now, from the first page.
-            let collection = config.subscriptions.first { $0.uid == uid }?.collection ?? ""
             let resume: (lines: Int64, after: String?) =
                 switch saved.resumePoint(of: collection) {
                 case .after(let key, let lines): (lines, key.serializedString())

@@ -1,0 +1,129 @@
+import BridgeJSON
+import BridgeStore
+import BridgeTestSupport
+import Testing
+
+@testable import BridgeActivity
+@testable import BridgeEvents
+
+/// A subscription's `uid` that bridge.yaml points at another collection between two runs (docs/RELIABILITY.md, "A
+/// subscription moved to another collection"): its saved state is the old collection's, so the next start begins it
+/// as a new subscription — with its snapshot — and says so, instead of carrying on as if the new collection had
+/// been snapshotted.
+@Suite struct SubscriptionMovedTests {
+    /// Directus with three comments, five articles and activity up to id 9.
+    private func directus() -> FakeDirectus {
+        let directus = FakeDirectus()
+        for id in 1...3 { directus.seed("comments", "\(id)", ["id": JSONValue(Int64(id))]) }
+        for id in 1...5 { directus.seed("articles", "\(id)", article(id)) }
+        directus.commit(9, "create", "comments", "1", item: ["id": 1])
+        return directus
+    }
+
+    /// The uid `articles` reading `comments`, run until its snapshot is done.
+    private func commentsSnapshottedUnderTheUIDArticles(_ directus: FakeDirectus) async throws -> String {
+        let first = try ReaderHarness(
+            directus: directus, subscriptions: [subscription("comments", uid: "articles", snapshot: true)])
+        first.start()
+        let lines = try await first.collect(3)
+        try await first.wait { first.store.subscriptions["articles"]?.snapshotDone == true }
+        await first.halt()
+        #expect(lines.map(\.id) == (1...3).map { "snap_comments_\($0)_9" })
+        #expect(first.store.subscriptions["articles"]?.collection == "comments")
+        return first.directory
+    }
+
+    /// Before: the restart on `articles` sent nothing — the state said the snapshot was done, so none of the five
+    /// articles reached the sink, and no line said why.
+    @Test func aSubscriptionMovedAfterItsSnapshotIsSnapshottedAgainAsANewOne() async throws {
+        let directus = directus()
+        let directory = try await commentsSnapshottedUnderTheUIDArticles(directus)
+
+        let logs = RecordingLogHandler()
+        let second = try ReaderHarness(
+            directus: directus, subscriptions: [subscription(snapshot: true)], directory: directory,
+            logger: logs.logger())
+        second.start()
+        let lines = try await second.collect(5)
+        try await second.wait { second.store.subscriptions["articles"]?.snapshotDone == true }
+        await second.halt()
+        #expect(lines.map(\.id) == (1...5).map { "snap_articles_\($0)_9" })
+        let state = second.store.subscriptions["articles"]
+        #expect(state?.collection == "articles")
+        #expect(state?.snapshotDone == true)
+        let warning = logs.all.first { $0.level == .warning && $0.message.contains("another collection") }
+        #expect(warning?.metadata["directus.subscription.uid"] == "articles", "\(logs.all.map(\.message))")
+        #expect(warning?.metadata["directus.collection.saved"] == "comments")
+    }
+
+    /// Moved to a collection without a snapshot: no snapshot, but the changes from the newest id on, and none of
+    /// the old collection's start.
+    @Test func aSubscriptionMovedWithoutASnapshotStartsAtTheNewestActivityID() async throws {
+        let directus = directus()
+        let directory = try await commentsSnapshottedUnderTheUIDArticles(directus)
+
+        let second = try ReaderHarness(
+            directus: directus, subscriptions: [subscription()], directory: directory)
+        second.start()
+        try await second.waitUntilCaughtUp()
+        directus.commit(10, "update", "articles", "2", item: article(2, title: "new"))
+        second.wakeup.changeSeen(collection: "articles")
+        let lines = try await second.collect(1)
+        await second.halt()
+        #expect(lines.map(\.event) == [.update])
+        #expect(lines.map(\.key) == ["2"])
+        let state = second.store.subscriptions["articles"]
+        #expect(state?.collection == "articles")
+        #expect(state?.startID == 9)
+        #expect(state?.snapshotWatermark == nil)
+    }
+
+    /// A `resync` asked for while the uid was moved still stands: the new collection is snapshotted from a fresh
+    /// watermark, once, and the request is taken.
+    @Test func aResyncAskedForAcrossTheMoveSnapshotsTheNewCollectionOnce() async throws {
+        let directus = directus()
+        let directory = try await commentsSnapshottedUnderTheUIDArticles(directus)
+        try CursorDatabase(directory: directory, sinks: ["default"]).requestResync(of: "articles", sinks: ["default"])
+
+        let second = try ReaderHarness(
+            directus: directus, subscriptions: [subscription()], directory: directory)
+        second.start()
+        let lines = try await second.collect(5)
+        try await second.wait { second.store.subscriptions["articles"]?.snapshotDone == true }
+        await second.halt()
+        #expect(lines.map(\.id) == (1...5).map { "snap_articles_\($0)_9" })
+        #expect(second.store.subscriptions["articles"]?.resyncRequested == false)
+        #expect(try second.store.recordedResyncRequests().isEmpty)
+    }
+
+    /// A state saved before states named their collection (`cursor.db` version 6) is taken to be the configured
+    /// collection's — its snapshot is not run again — and the start records the collection, so that a later move is
+    /// seen.
+    @Test func aStateWithoutItsCollectionIsTakenAsTheConfiguredOnesAndRecordsIt() async throws {
+        let directus = directus()
+        let first = try ReaderHarness(directus: directus, subscriptions: [subscription(snapshot: true)])
+        first.start()
+        _ = try await first.collect(5)
+        try await first.wait { first.store.subscriptions["articles"]?.snapshotDone == true }
+        await first.halt()
+        let database = try SQLiteDatabase(path: first.directory + "/cursor.db")
+        _ = try database.run("UPDATE sink_subscription_state SET collection = NULL WHERE uid = 'articles'")
+        try database.close()
+        #expect(try CursorStore(directory: first.directory).subscriptions["articles"]?.collection == nil)
+
+        let logs = RecordingLogHandler()
+        let second = try ReaderHarness(
+            directus: directus, subscriptions: [subscription(snapshot: true)], directory: first.directory,
+            logger: logs.logger())
+        second.start()
+        try await second.waitUntilCaughtUp()
+        directus.commit(10, "update", "articles", "2", item: article(2, title: "new"))
+        second.wakeup.changeSeen(collection: "articles")
+        let lines = try await second.collect(1)
+        await second.halt()
+        #expect(lines.map(\.key) == ["2"])
+        #expect(!lines.contains { $0.origin == .snapshot }, "no snapshot line: \(lines.map(\.id))")
+        #expect(!logs.all.contains { $0.message.contains("another collection") })
+        #expect(try CursorStore(directory: first.directory).subscriptions["articles"]?.collection == "articles")
+    }
+}
