@@ -182,10 +182,12 @@ extension ActivityReaderLoop {
         let watermark = try await reader.source.newestActivityID()
         reader.metrics.saw(head: watermark)
         for uid in uids.sorted() {
+            let subscription = reader.subscriptions.first { $0.uid == uid }
             let fresh = SubscriptionCursorState(
                 startID: builder.startID(of: uid) ?? watermark,
                 snapshotWatermark: watermark,
-                collection: reader.subscriptions.first { $0.uid == uid }?.collection
+                collection: subscription?.collection,
+                snapshotQuery: subscription?.query.fingerprint
             )
             let queued = running?.uid == uid ? running?.watermark : nil
             try await BlockingExecutor.shared.perform {

@@ -42,7 +42,8 @@ extension ActivityReaderLoop {
             let state = SubscriptionCursorState(
                 startID: builder.startID(of: uid) ?? watermark,
                 snapshotWatermark: watermark,
-                collection: subscription.collection
+                collection: subscription.collection,
+                snapshotQuery: subscription.query.fingerprint
             )
             try await BlockingExecutor.shared.perform { try store.save(state, for: uid) }
         }

@@ -65,7 +65,8 @@ extension ActivityReaderLoop {
                 // (`CursorDatabase.requestResync`): its changes since the sink's cursor come too, before the
                 // snapshot — more than a new subscription gets, never less.
                 let fresh = SubscriptionCursorState(
-                    startID: requested.startID, snapshotWatermark: start, collection: subscription.collection)
+                    startID: requested.startID, snapshotWatermark: start, collection: subscription.collection,
+                    snapshotQuery: subscription.query.fingerprint)
                 let uid = subscription.uid
                 try await BlockingExecutor.shared.perform { try store.save(fresh, for: uid, clearingResync: true) }
                 logger.info(
@@ -76,7 +77,8 @@ extension ActivityReaderLoop {
             } else if state == nil {
                 let fresh = SubscriptionCursorState(
                     startID: start, snapshotWatermark: subscription.snapshot ? start : nil,
-                    collection: subscription.collection)
+                    collection: subscription.collection,
+                    snapshotQuery: subscription.snapshot ? subscription.query.fingerprint : nil)
                 let uid = subscription.uid
                 try await BlockingExecutor.shared.perform { try store.save(fresh, for: uid) }
                 logger.info(
@@ -92,6 +94,13 @@ extension ActivityReaderLoop {
                 state.collection = subscription.collection
                 let (uid, recorded) = (subscription.uid, state)
                 try await BlockingExecutor.shared.perform { try store.save(recorded, for: uid) }
+            }
+            if state.snapshotWatermark != nil, let taken = state.snapshotQuery, taken != subscription.query.fingerprint {
+                // Said at every start until a new snapshot is taken: the sink's copy may lack items (or fields).
+                logger.warning(
+                    "the subscription's query is not the one its snapshot was taken with: items it matches now and did "
+                        + "not then are in no snapshot; `directus-bridge resync` of the subscription takes a new one",
+                    metadata: [LogKey.subscriptionUID: subscription.uid, LogKey.collection: subscription.collection])
             }
             if state.startID > start {
                 // Saved as the newest id of the subscription's first run, so never above the log's end: damage, an

@@ -60,7 +60,7 @@ extension CursorDatabase {
             version >= 6
             ? "snapshot_after, snapshot_lines, snapshot_collection"
             : version >= 5 ? "snapshot_after, snapshot_lines, NULL" : "NULL, 0, NULL"
-        let collection = version >= 7 ? "collection" : "NULL"
+        let collection = version >= 7 ? "collection, snapshot_query" : "NULL, NULL"
         let sql =
             "SELECT \(sink), uid, start_id, snapshot_watermark, snapshot_done, \(resync), \(resume), \(collection) "
             + "FROM \(table)"
@@ -69,7 +69,8 @@ extension CursorDatabase {
                 startID: row.int64(at: 2), snapshotWatermark: row.optionalInt64(at: 3),
                 snapshotDone: row.int64(at: 4) != 0, resyncRequested: row.int64(at: 5) != 0,
                 snapshotAfter: row.optionalString(at: 6), snapshotLines: row.int64(at: 7),
-                snapshotCollection: row.optionalString(at: 8), collection: row.optionalString(at: 9))
+                snapshotCollection: row.optionalString(at: 8), collection: row.optionalString(at: 9),
+                snapshotQuery: row.optionalString(at: 10))
             return (row.string(at: 0), row.string(at: 1), state)
         }
         var states: [String: [String: SubscriptionCursorState]] = [:]

@@ -92,10 +92,13 @@ public final class CursorDatabase: Sendable {
         // The collection a subscription's state is of (`SubscriptionCursorState.collection`): a `uid` moved to
         // another collection kept the old one's state, so a snapshot done there meant none of the new one's items
         // (docs/RELIABILITY.md, "A subscription moved to another collection"). A state of an older file has none; the
-        // next start records it.
+        // next start records it. And the query its snapshot was taken with (`snapshotQuery`), unknown in an older file.
         SQLiteMigration(
             version: 7,
-            sql: "ALTER TABLE sink_subscription_state ADD COLUMN collection TEXT;"
+            sql: """
+                ALTER TABLE sink_subscription_state ADD COLUMN collection TEXT;
+                ALTER TABLE sink_subscription_state ADD COLUMN snapshot_query TEXT;
+                """
         ),
     ]
 
@@ -188,7 +191,8 @@ public final class CursorDatabase: Sendable {
             }
             let rows = try database.query(
                 "SELECT uid, start_id, snapshot_watermark, snapshot_done, resync_requested, snapshot_after, "
-                    + "snapshot_lines, snapshot_collection, collection FROM sink_subscription_state WHERE sink = ?",
+                    + "snapshot_lines, snapshot_collection, collection, snapshot_query FROM sink_subscription_state "
+                    + "WHERE sink = ?",
                 [.text(sink)]
             ) { row in
                 (
@@ -197,7 +201,8 @@ public final class CursorDatabase: Sendable {
                         startID: row.int64(at: 1), snapshotWatermark: row.optionalInt64(at: 2),
                         snapshotDone: row.int64(at: 3) != 0, resyncRequested: row.int64(at: 4) != 0,
                         snapshotAfter: row.optionalString(at: 5), snapshotLines: row.int64(at: 6),
-                        snapshotCollection: row.optionalString(at: 7), collection: row.optionalString(at: 8))
+                        snapshotCollection: row.optionalString(at: 7), collection: row.optionalString(at: 8),
+                        snapshotQuery: row.optionalString(at: 9))
                 )
             }
             return Loaded(cursor: cursor, subscriptions: Dictionary(rows, uniquingKeysWith: { first, _ in first }))
@@ -250,9 +255,9 @@ public final class CursorDatabase: Sendable {
                     try database.run(
                         "INSERT OR IGNORE INTO sink_subscription_state "
                             + "(sink, uid, start_id, snapshot_watermark, snapshot_done, resync_requested, "
-                            + "snapshot_after, snapshot_lines, snapshot_collection, collection) "
+                            + "snapshot_after, snapshot_lines, snapshot_collection, collection, snapshot_query) "
                             + "SELECT ?, uid, start_id, snapshot_watermark, snapshot_done, resync_requested, NULL, 0, "
-                            + "NULL, collection "
+                            + "NULL, collection, snapshot_query "
                             + "FROM sink_subscription_state WHERE sink = ?",
                         [.text(sink), .text(origin.0)])
                 }
@@ -347,14 +352,14 @@ public final class CursorDatabase: Sendable {
         try database.run(
             """
             INSERT INTO sink_subscription_state (sink, uid, start_id, snapshot_watermark, snapshot_done, resync_requested,
-                snapshot_after, snapshot_lines, snapshot_collection, collection)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                snapshot_after, snapshot_lines, snapshot_collection, collection, snapshot_query)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT (sink, uid) DO UPDATE SET start_id = excluded.start_id,
                 snapshot_watermark = excluded.snapshot_watermark, snapshot_done = excluded.snapshot_done,
                 resync_requested = CASE WHEN ? THEN excluded.resync_requested ELSE resync_requested END,
                 snapshot_after = excluded.snapshot_after, snapshot_lines = excluded.snapshot_lines,
                 snapshot_collection = excluded.snapshot_collection,
-                collection = excluded.collection
+                collection = excluded.collection, snapshot_query = excluded.snapshot_query
             """,
             [
                 .text(sink), .text(uid), .integer(subscription.startID),
@@ -362,7 +367,8 @@ public final class CursorDatabase: Sendable {
                 .integer(subscription.snapshotDone ? 1 : 0), .integer(subscription.resyncRequested ? 1 : 0),
                 subscription.snapshotAfter.map(SQLiteValue.text) ?? .null, .integer(subscription.snapshotLines),
                 subscription.snapshotCollection.map(SQLiteValue.text) ?? .null,
-                subscription.collection.map(SQLiteValue.text) ?? .null, .integer(clearingResync ? 1 : 0),
+                subscription.collection.map(SQLiteValue.text) ?? .null,
+                subscription.snapshotQuery.map(SQLiteValue.text) ?? .null, .integer(clearingResync ? 1 : 0),
             ])
     }
 }

@@ -28,6 +28,10 @@ public struct SubscriptionCursorState: Sendable, Equatable {
     /// version 7 or by an older bridge into the shared bucket). A `uid` moved to another collection in bridge.yaml
     /// is a new subscription in all but name: the next start begins it afresh (`ActivityReaderLoop.prepare`).
     public var collection: String?
+    /// The subscription's query (`ItemQuery.fingerprint`) when its snapshot was taken (nil: no snapshot, or not
+    /// known: taken before `cursor.db` version 7). A start whose query differs says so: the items the new query
+    /// matches and the old one did not were in no snapshot (`resync` takes one).
+    public var snapshotQuery: String?
 
     /// Creates a state.
     public init(
@@ -38,7 +42,8 @@ public struct SubscriptionCursorState: Sendable, Equatable {
         snapshotAfter: String? = nil,
         snapshotLines: Int64 = 0,
         snapshotCollection: String? = nil,
-        collection: String? = nil
+        collection: String? = nil,
+        snapshotQuery: String? = nil
     ) {
         self.startID = startID
         self.snapshotWatermark = snapshotWatermark
@@ -48,6 +53,7 @@ public struct SubscriptionCursorState: Sendable, Equatable {
         self.snapshotLines = snapshotLines
         self.snapshotCollection = snapshotCollection
         self.collection = collection
+        self.snapshotQuery = snapshotQuery
     }
 
     /// A snapshot was started (the watermark is saved) but not finished: it must run again with the same watermark,

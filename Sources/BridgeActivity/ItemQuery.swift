@@ -60,6 +60,20 @@ public struct ItemQuery: Sendable, Equatable {
         self.passthrough = passthrough
     }
 
+    /// What decides which items a snapshot reads and what their lines hold, as one text: the configured `fields`,
+    /// `filter`, `deep`, `alias` and `search` in a fixed order (the members of a filter as configured). A subscription
+    /// state keeps it for its snapshot (`SubscriptionCursorState.snapshotQuery`), so that a start can tell the query
+    /// was changed since.
+    public var fingerprint: String {
+        var members: [(String, JSONValue)] = []
+        if let listed = primaryKeyAdded ? fields.map({ Array($0.dropLast()) }) : fields {
+            members.append(("fields", .array(listed.map { .string($0) })))
+        }
+        if let filter { members.append(("filter", filter)) }
+        for parameter in passthrough { members.append((parameter.name, .string(parameter.value))) }
+        return JSONValue.object(JSONObject(members)).serializedString()
+    }
+
     /// Whether the query can leave out items that exist (a filter or a search); without one, a key missing from
     /// an answer is an item that is gone.
     public var narrowsItems: Bool { filter != nil || passthrough.contains { $0.name == "search" } }

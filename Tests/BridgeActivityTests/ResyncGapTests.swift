@@ -47,7 +47,8 @@ import Testing
         try await harness.wait { harness.store.subscriptions["articles"]?.snapshotWatermark == 6 }
         #expect(
             harness.store.subscriptions["articles"]
-                == SubscriptionCursorState(startID: 0, snapshotWatermark: 6, collection: "articles"),
+                == SubscriptionCursorState(startID: 0, snapshotWatermark: 6,
+                    collection: "articles", snapshotQuery: "{}"),
             "the stream of articles still starts where it did: \(String(describing: harness.store.subscriptions))"
         )
         directus.commit(7, "update", "articles", "1", item: article(1, title: "after the watermark"))
@@ -240,7 +241,8 @@ import Testing
         try await second.wait { second.store.subscriptions["articles"]?.snapshotDone == true }
         #expect(
             second.store.subscriptions["articles"]
-                == SubscriptionCursorState(startID: 0, snapshotWatermark: 5, snapshotDone: true, collection: "articles")
+                == SubscriptionCursorState(startID: 0, snapshotWatermark: 5, snapshotDone: true,
+                    collection: "articles", snapshotQuery: "{}")
         )
         await second.halt()
     }

@@ -31,7 +31,8 @@ import Testing
         }
         #expect(
             harness.store.subscriptions["comments"]
-                == SubscriptionCursorState(startID: 1, snapshotWatermark: 2, collection: "comments"),
+                == SubscriptionCursorState(startID: 1, snapshotWatermark: 2,
+                    collection: "comments", snapshotQuery: "{}"),
             "\(String(describing: harness.store.subscriptions["comments"]))"
         )
         #expect(harness.store.subscriptions["articles"]?.snapshotDone == false)
@@ -75,7 +76,8 @@ import Testing
         }
         #expect(
             harness.store.subscriptions["articles"]
-                == SubscriptionCursorState(startID: 0, snapshotWatermark: 6, collection: "articles"),
+                == SubscriptionCursorState(startID: 0, snapshotWatermark: 6,
+                    collection: "articles", snapshotQuery: "{}"),
             "\(String(describing: harness.store.subscriptions["articles"]))"
         )
 

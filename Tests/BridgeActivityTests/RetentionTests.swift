@@ -55,7 +55,8 @@ import Testing
         #expect(snapshot.first?.json["data"]?["title"] == "changed")
         #expect(
             second.store.subscriptions["articles"]
-                == SubscriptionCursorState(startID: 0, snapshotWatermark: 6, snapshotDone: true, collection: "articles"),
+                == SubscriptionCursorState(startID: 0, snapshotWatermark: 6, snapshotDone: true,
+                    collection: "articles", snapshotQuery: "{}"),
             "the start of the first run stays: only the snapshot is new"
         )
         #expect(second.store.cursor == ActivityCursor(committed: 6))

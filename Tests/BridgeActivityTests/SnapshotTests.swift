@@ -30,7 +30,8 @@ import Testing
                     startID: 1,
                     snapshotWatermark: 1,
                     snapshotDone: true,
-                    collection: "articles"
+                    collection: "articles",
+                    snapshotQuery: #"{"filter":{"status":{"_eq":"published"}}}"#
                 )
         )
 

@@ -6,10 +6,10 @@ import Testing
 @testable import BridgeActivity
 @testable import BridgeEvents
 
-/// A subscription's `uid` that bridge.yaml points at another collection between two runs (docs/RELIABILITY.md, "A
-/// subscription moved to another collection"): its saved state is the old collection's, so the next start begins it
-/// as a new subscription — with its snapshot — and says so, instead of carrying on as if the new collection had
-/// been snapshotted.
+/// A subscription changed in bridge.yaml between two runs (docs/RELIABILITY.md, "A subscription moved to another
+/// collection"). A `uid` pointed at another collection: its saved state is the old collection's, so the next start
+/// begins it as a new subscription — with its snapshot — and says so, instead of carrying on as if the new collection
+/// had been snapshotted. A query changed since the snapshot: each start says so until a `resync` takes a new one.
 @Suite struct SubscriptionMovedTests {
     /// Directus with three comments, five articles and activity up to id 9.
     private func directus() -> FakeDirectus {
@@ -125,5 +125,56 @@ import Testing
         #expect(!lines.contains { $0.origin == .snapshot }, "no snapshot line: \(lines.map(\.id))")
         #expect(!logs.all.contains { $0.message.contains("another collection") })
         #expect(try CursorStore(directory: first.directory).subscriptions["articles"]?.collection == "articles")
+    }
+
+    /// The query's text as the state keeps it: the configured fields, not the primary key the reader adds.
+    @Test func theQuerysFingerprintIsTheConfiguredQuery() {
+        #expect(subscription().query.fingerprint == "{}")
+        #expect(subscription(fields: ["title"]).query.fingerprint == #"{"fields":["title"]}"#)
+        #expect(subscription(fields: ["id", "title"]).query.fingerprint == #"{"fields":["id","title"]}"#)
+        #expect(subscription(fields: ["title"]).query.fingerprint != subscription(fields: ["status"]).query.fingerprint)
+    }
+
+    /// Before: a query changed after the snapshot went unsaid — the sink held the old query's items (and fields)
+    /// and nothing pointed at `resync`.
+    @Test func aQueryChangedSinceTheSnapshotIsSaidAtEachStartUntilAResyncTakesANewOne() async throws {
+        let directus = directus()
+        let first = try ReaderHarness(directus: directus, subscriptions: [subscription(snapshot: true)])
+        first.start()
+        _ = try await first.collect(5)
+        try await first.wait { first.store.subscriptions["articles"]?.snapshotDone == true }
+        await first.halt()
+        let directory = first.directory
+        let warning = "the subscription's query is not the one its snapshot was taken with"
+
+        func started(_ subscription: ActivitySubscription, lines: Int) async throws -> (
+            lines: [EncodedEvent], logs: RecordingLogHandler
+        ) {
+            let logs = RecordingLogHandler()
+            let harness = try ReaderHarness(
+                directus: directus, subscriptions: [subscription], directory: directory, logger: logs.logger())
+            harness.start()
+            try await harness.waitUntilCaughtUp()
+            let taken = try await harness.collect(lines)
+            await harness.halt()
+            return (taken, logs)
+        }
+        let same = try await started(subscription(snapshot: true), lines: 0)
+        #expect(!same.logs.all.contains { $0.message.contains(warning) })
+
+        let narrowed = subscription(fields: ["title"], snapshot: true)
+        for _ in 0..<2 {
+            let changed = try await started(narrowed, lines: 0)
+            #expect(changed.lines.isEmpty, "no snapshot again by itself: \(changed.lines.map(\.id))")
+            let said = changed.logs.all.first { $0.level == .warning && $0.message.contains(warning) }
+            #expect(said?.metadata["directus.subscription.uid"] == "articles", "\(changed.logs.all.map(\.message))")
+        }
+
+        try CursorDatabase(directory: directory, sinks: ["default"]).requestResync(of: "articles", sinks: ["default"])
+        let resynced = try await started(narrowed, lines: 5)
+        #expect(resynced.lines.filter { $0.origin == .snapshot }.count == 5)
+        #expect(!resynced.logs.all.contains { $0.message.contains(warning) })
+        let after = try await started(narrowed, lines: 0)
+        #expect(!after.logs.all.contains { $0.message.contains(warning) })
     }
 }

@@ -161,6 +161,8 @@ package final class SharedCursorBackend: CursorBackend, SharedTermWriter {
             "snapshot_collection": subscription.snapshotCollection.map(JSONValue.string) ?? .null,
             // The collection the state is of (`SubscriptionCursorState.collection`).
             "collection": subscription.collection.map(JSONValue.string) ?? .null,
+            // The query its snapshot was taken with (`SubscriptionCursorState.snapshotQuery`).
+            "snapshot_query": subscription.snapshotQuery.map(JSONValue.string) ?? .null,
         ]
         return object.serialized()
     }
@@ -176,6 +178,6 @@ package final class SharedCursorBackend: CursorBackend, SharedTermWriter {
             resyncRequested: object["resync_requested"]?.boolValue ?? false,
             snapshotAfter: after, snapshotLines: object["snapshot_lines"]?.int64Value ?? 0,
             snapshotCollection: object["snapshot_collection"]?.stringValue,
-            collection: object["collection"]?.stringValue)
+            collection: object["collection"]?.stringValue, snapshotQuery: object["snapshot_query"]?.stringValue)
     }
 }
