@@ -102,6 +102,7 @@ import Testing
             state.snapshotLines = after == nil ? 0 : 1000
             state.snapshotCollection = after == nil ? nil : "articles"
             state.collection = after == nil ? nil : "articles"
+            state.snapshotQuery = after == nil ? nil : #"{"fields":["title"]}"#
             let bytes = SharedCursorBackend.value(of: state)
             #expect(SharedCursorBackend.subscription(from: bytes) == state, "\(String(decoding: bytes, as: UTF8.self))")
         }
