@@ -20,17 +20,38 @@ import Testing
         return directus
     }
 
-    /// The uid `articles` reading `comments`, run until its snapshot is done.
-    private func commentsSnapshottedUnderTheUIDArticles(_ directus: FakeDirectus) async throws -> String {
+    /// The uid `articles` reading `collection` (`count` items), run until its snapshot is done; returns its state
+    /// directory.
+    private func snapshotUnderTheUIDArticles(_ directus: FakeDirectus, collection: String, count: Int) async throws
+        -> String
+    {
         let first = try ReaderHarness(
-            directus: directus, subscriptions: [subscription("comments", uid: "articles", snapshot: true)])
+            directus: directus, subscriptions: [subscription(collection, uid: "articles", snapshot: true)])
         first.start()
-        let lines = try await first.collect(3)
+        let lines = try await first.collect(count)
         try await first.wait { first.store.subscriptions["articles"]?.snapshotDone == true }
         await first.halt()
-        #expect(lines.map(\.id) == (1...3).map { "snap_comments_\($0)_9" })
-        #expect(first.store.subscriptions["articles"]?.collection == "comments")
+        #expect(lines.map(\.id) == (1...count).map { "snap_\(collection)_\($0)_9" })
+        #expect(first.store.subscriptions["articles"]?.collection == collection)
         return first.directory
+    }
+
+    /// Starts `harness`, updates article 2 once it caught up, and returns what it sent until that update came.
+    private static func linesAfterAnUpdate(_ harness: ReaderHarness, _ directus: FakeDirectus) async throws
+        -> [EncodedEvent]
+    {
+        harness.start()
+        try await harness.waitUntilCaughtUp()
+        directus.commit(10, "update", "articles", "2", item: article(2, title: "new"))
+        harness.wakeup.changeSeen(collection: "articles")
+        let lines = try await harness.collect(1)
+        await harness.halt()
+        return lines
+    }
+
+    /// The uid `articles` reading `comments`, run until its snapshot is done.
+    private func commentsSnapshottedUnderTheUIDArticles(_ directus: FakeDirectus) async throws -> String {
+        try await snapshotUnderTheUIDArticles(directus, collection: "comments", count: 3)
     }
 
     /// Before: the restart on `articles` sent nothing — the state said the snapshot was done, so none of the five
@@ -64,12 +85,7 @@ import Testing
 
         let second = try ReaderHarness(
             directus: directus, subscriptions: [subscription()], directory: directory)
-        second.start()
-        try await second.waitUntilCaughtUp()
-        directus.commit(10, "update", "articles", "2", item: article(2, title: "new"))
-        second.wakeup.changeSeen(collection: "articles")
-        let lines = try await second.collect(1)
-        await second.halt()
+        let lines = try await Self.linesAfterAnUpdate(second, directus)
         #expect(lines.map(\.event) == [.update])
         #expect(lines.map(\.key) == ["2"])
         let state = second.store.subscriptions["articles"]
@@ -101,30 +117,21 @@ import Testing
     /// seen.
     @Test func aStateWithoutItsCollectionIsTakenAsTheConfiguredOnesAndRecordsIt() async throws {
         let directus = directus()
-        let first = try ReaderHarness(directus: directus, subscriptions: [subscription(snapshot: true)])
-        first.start()
-        _ = try await first.collect(5)
-        try await first.wait { first.store.subscriptions["articles"]?.snapshotDone == true }
-        await first.halt()
-        let database = try SQLiteDatabase(path: first.directory + "/cursor.db")
+        let directory = try await snapshotUnderTheUIDArticles(directus, collection: "articles", count: 5)
+        let database = try SQLiteDatabase(path: directory + "/cursor.db")
         _ = try database.run("UPDATE sink_subscription_state SET collection = NULL WHERE uid = 'articles'")
         try database.close()
-        #expect(try CursorStore(directory: first.directory).subscriptions["articles"]?.collection == nil)
+        #expect(try CursorStore(directory: directory).subscriptions["articles"]?.collection == nil)
 
         let logs = RecordingLogHandler()
         let second = try ReaderHarness(
-            directus: directus, subscriptions: [subscription(snapshot: true)], directory: first.directory,
+            directus: directus, subscriptions: [subscription(snapshot: true)], directory: directory,
             logger: logs.logger())
-        second.start()
-        try await second.waitUntilCaughtUp()
-        directus.commit(10, "update", "articles", "2", item: article(2, title: "new"))
-        second.wakeup.changeSeen(collection: "articles")
-        let lines = try await second.collect(1)
-        await second.halt()
+        let lines = try await Self.linesAfterAnUpdate(second, directus)
         #expect(lines.map(\.key) == ["2"])
         #expect(!lines.contains { $0.origin == .snapshot }, "no snapshot line: \(lines.map(\.id))")
         #expect(!logs.all.contains { $0.message.contains("another collection") })
-        #expect(try CursorStore(directory: first.directory).subscriptions["articles"]?.collection == "articles")
+        #expect(try CursorStore(directory: directory).subscriptions["articles"]?.collection == "articles")
     }
 
     /// The query's text as the state keeps it: the configured fields, not the primary key the reader adds.
@@ -139,12 +146,7 @@ import Testing
     /// and nothing pointed at `resync`.
     @Test func aQueryChangedSinceTheSnapshotIsSaidAtEachStartUntilAResyncTakesANewOne() async throws {
         let directus = directus()
-        let first = try ReaderHarness(directus: directus, subscriptions: [subscription(snapshot: true)])
-        first.start()
-        _ = try await first.collect(5)
-        try await first.wait { first.store.subscriptions["articles"]?.snapshotDone == true }
-        await first.halt()
-        let directory = first.directory
+        let directory = try await snapshotUnderTheUIDArticles(directus, collection: "articles", count: 5)
         let warning = "the subscription's query is not the one its snapshot was taken with"
 
         func started(_ subscription: ActivitySubscription, lines: Int) async throws -> (
