@@ -53,7 +53,7 @@ extension ActivityReaderLoop {
                         + "new subscription at the newest activity id (with its snapshot when it has one)",
                     metadata: [
                         LogKey.subscriptionUID: subscription.uid, LogKey.collection: subscription.collection,
-                        "directus.collection.saved": recorded,
+                        "saved_collection": recorded,
                     ])
                 // A `resync` asked for meanwhile still stands: it snapshots the new collection from a fresh watermark.
                 state = moved.resyncRequested ? SubscriptionCursorState(startID: start, resyncRequested: true) : nil

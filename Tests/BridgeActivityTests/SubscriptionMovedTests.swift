@@ -74,7 +74,7 @@ import Testing
         #expect(state?.snapshotDone == true)
         let warning = logs.all.first { $0.level == .warning && $0.message.contains("another collection") }
         #expect(warning?.metadata["directus.subscription.uid"] == "articles", "\(logs.all.map(\.message))")
-        #expect(warning?.metadata["directus.collection.saved"] == "comments")
+        #expect(warning?.metadata["saved_collection"] == "comments")
     }
 
     /// Moved to a collection without a snapshot: no snapshot, but the changes from the newest id on, and none of
