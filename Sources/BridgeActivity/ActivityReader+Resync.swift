@@ -182,13 +182,9 @@ extension ActivityReaderLoop {
         let watermark = try await reader.source.newestActivityID()
         reader.metrics.saw(head: watermark)
         for uid in uids.sorted() {
-            let subscription = reader.subscriptions.first { $0.uid == uid }
             let fresh = SubscriptionCursorState(
-                startID: builder.startID(of: uid) ?? watermark,
-                snapshotWatermark: watermark,
-                collection: subscription?.collection,
-                snapshotQuery: subscription?.query.fingerprint
-            )
+                startID: builder.startID(of: uid) ?? watermark, snapshotAt: watermark,
+                of: reader.subscriptions.first { $0.uid == uid })
             let queued = running?.uid == uid ? running?.watermark : nil
             try await BlockingExecutor.shared.perform {
                 try store.save(fresh, for: uid, clearingResync: true, superseding: queued)

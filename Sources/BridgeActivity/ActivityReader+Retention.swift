@@ -40,11 +40,7 @@ extension ActivityReaderLoop {
         for subscription in snapshots {
             let uid = subscription.uid
             let state = SubscriptionCursorState(
-                startID: builder.startID(of: uid) ?? watermark,
-                snapshotWatermark: watermark,
-                collection: subscription.collection,
-                snapshotQuery: subscription.query.fingerprint
-            )
+                startID: builder.startID(of: uid) ?? watermark, snapshotAt: watermark, of: subscription)
             try await BlockingExecutor.shared.perform { try store.save(state, for: uid) }
         }
         // Due rather than run here: a `resync` taken while the batch that moves the cursor past the loss waits for

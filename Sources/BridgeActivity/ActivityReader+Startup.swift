@@ -64,9 +64,7 @@ extension ActivityReaderLoop {
                 // streamed. The start is kept; a request for a subscription this sink never ran has 0 there
                 // (`CursorDatabase.requestResync`): its changes since the sink's cursor come too, before the
                 // snapshot — more than a new subscription gets, never less.
-                let fresh = SubscriptionCursorState(
-                    startID: requested.startID, snapshotWatermark: start, collection: subscription.collection,
-                    snapshotQuery: subscription.query.fingerprint)
+                let fresh = SubscriptionCursorState(startID: requested.startID, snapshotAt: start, of: subscription)
                 let uid = subscription.uid
                 try await BlockingExecutor.shared.perform { try store.save(fresh, for: uid, clearingResync: true) }
                 logger.info(
@@ -76,9 +74,7 @@ extension ActivityReaderLoop {
                 state = fresh
             } else if state == nil {
                 let fresh = SubscriptionCursorState(
-                    startID: start, snapshotWatermark: subscription.snapshot ? start : nil,
-                    collection: subscription.collection,
-                    snapshotQuery: subscription.snapshot ? subscription.query.fingerprint : nil)
+                    startID: start, snapshotAt: subscription.snapshot ? start : nil, of: subscription)
                 let uid = subscription.uid
                 try await BlockingExecutor.shared.perform { try store.save(fresh, for: uid) }
                 logger.info(

@@ -45,3 +45,13 @@ public struct ActivitySubscription: Sendable, Equatable {
         )
     }
 }
+
+extension SubscriptionCursorState {
+    /// A fresh state of `subscription`: its changes after `startID`, a snapshot due at `watermark` (nil: none), and
+    /// what a later start compares — the collection, and the query that snapshot is taken with.
+    init(startID: Int64, snapshotAt watermark: Int64?, of subscription: ActivitySubscription?) {
+        self.init(
+            startID: startID, snapshotWatermark: watermark, collection: subscription?.collection,
+            snapshotQuery: watermark == nil ? nil : subscription?.query.fingerprint)
+    }
+}
