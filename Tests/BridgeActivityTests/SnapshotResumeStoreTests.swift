@@ -118,6 +118,19 @@ import Testing
         }
     }
 
+    /// A damaged or hand-written `collection` or `snapshot_query` in the shared value: not a string is not known
+    /// (nil), and any string — empty, or a mebibyte — is kept as it is, to be compared at the next start (another
+    /// collection starts the subscription afresh: a repeat, never a loss). Nothing traps.
+    @Test func aHostileCollectionOrQueryInTheSharedValueIsReadSafely() throws {
+        let big = String(repeating: "c", count: 1 << 20)
+        let base = #"{"start_id":40,"snapshot_watermark":40,"snapshot_done":true,"#
+        for (member, expected) in [("42", nil), ("null", nil), ("[1]", nil), (#""""#, ""), ("\"\(big)\"", big)] {
+            let value = Array((base + #""collection":\#(member),"snapshot_query":\#(member)}"#).utf8)
+            let state = try #require(SharedCursorBackend.subscription(from: value), "\(member.prefix(20))")
+            #expect(state.collection == expected && state.snapshotQuery == expected, "\(member.prefix(20))")
+        }
+    }
+
     /// A file of schema version 4 (a pending snapshot, no resume point) opens with none, and keeps its states.
     @Test func aFileOfTheVersionBeforeOpensWithoutAResumePoint() throws {
         let directory = try TestEnvironment.makeTemporaryDirectory(prefix: "cursor").path
