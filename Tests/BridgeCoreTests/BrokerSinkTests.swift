@@ -208,6 +208,28 @@ final class MemoryDeadLetters: BrokerDeadLetters {
         #expect(text.contains(#"directus_bridge_broker_delivered_total{sink="0-test"} 4"#))
     }
 
+    /// A broker that stays connected and answers nothing (a SIGSTOPped redis-server or mosquitto): its client has no
+    /// problem to report, yet nothing is confirmed. `directus_bridge_broker_healthy` says 0 once events have waited the
+    /// sink's stall time, and 1 again when confirmations come. Before, it said 1 throughout: it looked only at the
+    /// client's problem (docs/RELIABILITY.md, "The broker sinks at scale").
+    @Test func aBrokerThatConfirmsNothingShowsInTheHealthGauge() async throws {
+        let clients = OpenedClients()
+        let (sink, registry) = makeSink(clients: clients)
+        let healthy = { registry.render().contains(#"directus_bridge_broker_healthy{sink="0-test"} 1"#) }
+        try await sink.connect()
+        let client = try #require(clients.list.withLock { $0.first })
+        try await sink.accept(events(0..<2))
+        try await sink.tick(now: ContinuousClock.now)
+        #expect(healthy(), "waiting less than the stall time is not a problem")
+        try await Task.sleep(for: .milliseconds(400))  // past the stall time (300 ms), nothing confirmed
+        try await sink.tick(now: ContinuousClock.now)
+        #expect(!healthy(), "\(registry.render())")
+        client.answerAll()
+        try await sink.tick(now: ContinuousClock.now)
+        #expect(healthy())
+        try await sink.makeDurable()
+    }
+
     @Test func aBrokenClientIsReplacedAndWhatItHeldIsSentOnTheNewOne() async throws {
         let clients = OpenedClients()
         let (sink, _) = makeSink(limit: 100, clients: clients)

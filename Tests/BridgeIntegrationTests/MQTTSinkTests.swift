@@ -171,30 +171,51 @@ import Testing
     /// the broker takes them when it runs again, so each event arrives once. Before, each timeout failed the batch
     /// and the sink published it again beside the one libmosquitto held: the scale run's 351 events came 4 times
     /// each (docs/RELIABILITY.md, "The broker sinks at scale").
+    ///
+    /// Meanwhile `directus_bridge_broker_healthy` says 0: the client keeps its connection and has no problem to
+    /// report, but nothing was confirmed for the sink's stall time. Before, the gauge said 1 throughout.
     @Test func aHungBrokerGetsEachEventOnce() throws {
         let broker = try startedBroker("mqtt-sink-hung")
         let reader = try broker.followReader(topic: "directus/#")
         let emulator = try Emulator()
         defer { emulator.stop() }
         let bridge = try BridgeProcess.run(
-            config: webhookConfig(url: emulator.url, sinks: sinks(broker.url()), mode: "activity")
+            config: webhookConfig(url: emulator.url, sinks: sinks(broker.url()), operations: true, mode: "activity")
         )
         defer { broker.resume() }
+        let base = try #require(bridge.operationsURL(), "\(bridge.stderr)")
+        let healthy = { () -> Double? in
+            guard let text = try? HTTPFetch.get(base + "/metrics").text else { return nil }
+            return try? ParsedMetrics(parsing: text).value("directus_bridge_broker_healthy", ["sink": "devices"])
+        }
         #expect(bridge.waitForLog("reading the activity log", timeout: 20), "\(bridge.stderr)")
         var keys = try emulator.createArticles(5, title: "before")
         #expect(Set(waitForEvents(reader, count: 5).compactMap { $0.properties["id"] }).count == 5)
+        #expect(bridge.waitUntil(timeout: 30) { _ in healthy() == 1 }, "\(bridge.stderr.suffix(2000))")
         broker.pause()
+        let pausedAt = ContinuousClock.now
         keys += try emulator.createArticles(10, title: "while hung")
         #expect(bridge.waitUntil(timeout: 30) { $0.lines.count >= 15 }, "the NDJSON sink stalled: \(bridge.stderr)")
-        // Two acknowledgement timeouts and a half, within libmosquitto's keep-alive (30 s without a packet sent
-        // before it pings): the connection stays up throughout.
-        sleep(25)
+        // Two acknowledgement timeouts (the stall time) pass before the gauge says 0, well before libmosquitto's
+        // keep-alive gives up on the connection: that was the only 0 before the change, 60 s after the pause.
+        #expect(
+            bridge.waitUntil(timeout: 40) { _ in healthy() == 0 },
+            "broker_healthy \(String(describing: healthy())): \(bridge.stderr.suffix(2000))"
+        )
+        // The wait above is stretched on a loaded machine: the time itself tells the stall from the keep-alive.
+        let untilUnhealthy = ContinuousClock.now - pausedAt
+        #expect(untilUnhealthy < .seconds(50), "the gauge said 0 only \(untilUnhealthy) after the broker hung")
+        // Two acknowledgement timeouts and a half at least, within libmosquitto's keep-alive (30 s without a packet
+        // sent before it pings): the connection stays up throughout.
+        let hung = ContinuousClock.now - pausedAt
+        if hung < .seconds(25) { Thread.sleep(forTimeInterval: Double((.seconds(25) - hung).components.seconds) + 1) }
         broker.resume()
         let messages = waitForEvents(reader, count: 15)
         sleep(3)  // what would come more than once
         let ids = receivedMQTTMessages(reader).compactMap { $0.properties["id"] }
         #expect(Set(messages.compactMap { $0.properties["key"] }) == Set(keys), "\(bridge.stderr.suffix(3000))")
         #expect(ids.count == 15, "\(ids.count) messages for 15 events: \(bridge.stderr.suffix(3000))")
+        #expect(bridge.waitUntil(timeout: 30) { _ in healthy() == 1 }, "\(bridge.stderr.suffix(2000))")
         bridge.send(SIGTERM)
         #expect(bridge.waitForExit(timeout: 30) == 0, "\(bridge.stderr.suffix(2000))")
     }

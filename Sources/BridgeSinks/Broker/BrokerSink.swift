@@ -237,11 +237,14 @@ package final class BrokerSink: SinkConnector, @unchecked Sendable {
         return opened
     }
 
-    /// `directus_bridge_broker_healthy`: 1 while a client is open and reports no problem. Noted at every call of the
-    /// runner (`feed`, `tick`): the runner ticks only between batches, and a failing streak retries one batch for as
-    /// long as it fails, so a gauge set at ticks alone said 1 through a whole outage.
+    /// `directus_bridge_broker_healthy`: 1 while a client is open, reports no problem, and has not left events
+    /// unconfirmed for the stall time. A broker that keeps its connections and answers nothing (a stopped process, a
+    /// full disk it waits on) gives its client no problem to report: only the silence says it, as `makeDurable` does.
+    /// Noted at every call of the runner (`feed`, `tick`): the runner ticks only between batches, and a failing streak
+    /// retries one batch for as long as it fails, so a gauge set at ticks alone said 1 through a whole outage.
     private func noteHealth() {
-        metrics?.healthy.set(client.map { $0.problem == nil } ?? false ? 1 : 0)
+        let healthy = client.map { $0.problem == nil } ?? false && !tracker.isStalled(after: settings.stallAfter)
+        metrics?.healthy.set(healthy ? 1 : 0)
     }
 
     /// Sends again what failed (when its backoff is due), then hands waiting events to the client while it has
