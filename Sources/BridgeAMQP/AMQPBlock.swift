@@ -1,7 +1,8 @@
 internal import BridgeSystem
 
-/// What a broker's `connection.blocked` holds back on one connection: RabbitMQ sends it when a memory or disk alarm
-/// stops it reading publishes, and reads them again (and confirms them) once the alarm clears.
+/// What a broker holds back on one connection: RabbitMQ's `connection.blocked` (sent when a memory or disk alarm
+/// stops it reading publishes; it reads and confirms them once the alarm clears), or a broker that stopped answering
+/// without a word (a hung process) while the connection's heartbeat has not declared it dead.
 ///
 /// Publishes sent before the block stay in the connection's socket until then. Given up on and sent again on a new
 /// connection, they would be stored twice once the broker reads both; so a publish call that times out while the
@@ -51,12 +52,19 @@ struct AMQPBlock {
         !confirmed.isEmpty && confirmed.remove(messageID) != nil
     }
 
-    /// The error of a publish the block holds, for `url`'s broker.
-    func error(url: ServiceURL) -> AMQPError {
-        let why = reason.map { "blocks publishing (\($0))" } ?? "has not confirmed what it read after a block"
+    /// The error of a publish the block holds, for `url`'s broker; `timeout`: the confirm timeout that passed.
+    func error(url: ServiceURL, timeout: Duration) -> AMQPError {
+        guard let reason else {
+            return AMQPError(
+                kind: .retriable,
+                message: "no publisher confirm from \(url) within \(timeout): the broker holds \(unanswered.count) "
+                    + "messages sent on this connection (it hangs, or its alarm just cleared); they wait on it, and "
+                    + "nothing more is sent until it answers them or misses two heartbeats"
+            )
+        }
         return AMQPError(
             kind: .retriable,
-            message: "the broker at \(url) \(why): a RabbitMQ memory or disk alarm; "
+            message: "the broker at \(url) blocks publishing (\(reason)): a RabbitMQ memory or disk alarm; "
                 + "\(unanswered.count) messages sent before wait on this connection, nothing more is sent until it clears"
         )
     }

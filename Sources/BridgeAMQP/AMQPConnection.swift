@@ -27,9 +27,17 @@ final class AMQPConnection {
     /// What the broker's `connection.blocked` holds back (a memory or disk alarm).
     private var block = AMQPBlock()
 
-    /// Whether the broker blocks this connection, or publishes given up on while it did are unanswered: replacing
-    /// it would send them again while the broker still holds the first copies.
+    /// Whether the broker blocks this connection, or publishes given up on are unanswered: replacing it would send
+    /// them again while the broker still holds the first copies.
     var isHeld: Bool { block.isHolding }
+
+    /// Whether a confirm timeout keeps the connection instead of breaking it. A broker that stops answering (a hung
+    /// process, a stalled disk) still has the publishes in its socket and stores them when it runs again: given up on
+    /// and sent again on a new connection, each would be stored twice (a SIGSTOPped RabbitMQ for 25 s: 10 of 10 twice,
+    /// `AMQPSinkTests.aHungBrokerGetsEachEventOnce`). With heartbeats, librabbitmq declares a connection dead after two
+    /// missed ones (`AMQP_STATUS_HEARTBEAT_TIMEOUT`, a failure that breaks it), so a dead peer is still replaced;
+    /// without them nothing could tell it from a silent broker, and a timeout breaks the connection as before.
+    private var holdsOnSilence: Bool { settings.heartbeat > .zero }
 
     private init(connection: amqp_connection_state_t, settings: AMQPSettings) {
         self.connection = connection
@@ -244,11 +252,11 @@ final class AMQPConnection {
             pump()
         }
         if block.isHolding && failure == nil {
-            guard block.reason == nil else {
-                let error = block.error(url: settings.url)
+            guard block.reason == nil && !holdsOnSilence else {
+                let error = block.error(url: settings.url, timeout: timeout)
                 return messages.map { _ in .failed(error) }
             }
-            // Unblocked, and still no answer for what it held: as for any missing confirm, a new connection.
+            // No heartbeat to tell a dead connection from a silent broker: as for any missing confirm, a new one.
             failure = AMQPError(
                 kind: .retriable,
                 message: "no publisher confirm from \(settings.url) within \(timeout)"
@@ -275,10 +283,11 @@ final class AMQPConnection {
         }
         while !pending.isEmpty && failure == nil {
             if isCancelled() || ContinuousClock.now - lastAnswer > timeout {
-                if block.reason != nil {
-                    // Blocked: the messages are the broker's to store once it unblocks; keep the connection.
+                if block.reason != nil || holdsOnSilence {
+                    // Blocked, or silent on a connection its heartbeat has not declared dead: the messages are the
+                    // broker's to store once it reads them; keep the connection (`AMQPBlock`).
                     block.giveUp(pending.map { ($0.key, messages[$0.value].messageID, returned[$0.value] != nil) })
-                    let error = block.error(url: settings.url)
+                    let error = block.error(url: settings.url, timeout: timeout)
                     return outcomes.map { $0 ?? .failed(error) }
                 }
                 failure = AMQPError(

@@ -288,6 +288,42 @@ private let sharedRabbitMQ: Result<RabbitMQServer, any Error> = Result {
         #expect(down.code == 1 && down.line.hasPrefix("FAIL ") && down.line.contains("cannot connect"), "\(down.line)")
     }
 
+    /// A broker that hangs (SIGSTOP of the Erlang VM: the connection stays open, nothing is read or confirmed) for
+    /// longer than the sink's confirm timeout (10 s) and shorter than two heartbeats (60 s), then runs on: the
+    /// publishes waiting in the connection's socket are the broker's to store, so the sink keeps the connection and
+    /// waits for their confirms, and each event is stored once.
+    @Test func aHungBrokerGetsEachEventOnce() throws {
+        let broker = try sharedRabbitMQ.get()
+        try AMQPAdmin.run(["setup", broker.url(), "events-hung", "queue-hung", "#"])
+        let emulator = try Emulator()
+        defer { emulator.stop() }
+        let bridge = try BridgeProcess.run(
+            config: webhookConfig(
+                url: emulator.url,
+                sinks: "  - type: ndjson\n    path: \"-\"\n" + amqpSink(broker.url(), exchange: "events-hung"),
+                mode: "activity"
+            )
+        )
+        defer { broker.resume() }
+        #expect(bridge.waitForLog("reading the activity log", timeout: 20), "\(bridge.stderr)")
+        try emulator.createArticles(5, title: "before")
+        var messages = try waitForMessages(broker, "queue-hung", count: 5)
+        #expect(messages.count == 5, "\(bridge.stderr.suffix(2000))")
+        broker.pause()
+        try emulator.createArticles(10, title: "while hung")
+        #expect(bridge.waitUntil(timeout: 30) { $0.lines.count >= 15 }, "the NDJSON sink stalled: \(bridge.stderr)")
+        sleep(25)  // two confirm timeouts and a half, within two heartbeats
+        broker.resume()
+        messages += try waitForMessages(broker, "queue-hung", count: 10)
+        sleep(3)  // what would come more than once
+        messages += try AMQPAdmin.read(broker, "queue-hung")
+        let ids = messages.map(\.message_id)
+        #expect(Set(ids).count == 15, "\(Set(ids).count) distinct events: \(bridge.stderr.suffix(3000))")
+        #expect(ids.count == 15, "\(ids.count) messages for 15 events: \(bridge.stderr.suffix(3000))")
+        bridge.send(SIGTERM)
+        #expect(bridge.waitForExit(timeout: 30) == 0, "\(bridge.stderr.suffix(2000))")
+    }
+
     /// The suite's node is killed (SIGKILL) while changes happen and started again: every change reaches the durable
     /// queue (a message published but not confirmed before the crash may come twice, with the same id).
     @Test func aBrokerRestartMidStreamLosesNothing() throws {

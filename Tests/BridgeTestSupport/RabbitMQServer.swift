@@ -119,6 +119,23 @@ public final class RabbitMQServer: @unchecked Sendable {
         server.stop(signal: SIGKILL)
     }
 
+    /// Freezes the node (SIGSTOP of the Erlang VM): connections stay open, nothing is read, confirmed or sent, no
+    /// heartbeat either (a hung broker). `resume()` thaws it.
+    public func pause() {
+        if let vm = vmPID { Foundation.kill(vm, SIGSTOP) }
+    }
+
+    /// Thaws a node `pause()` froze.
+    public func resume() {
+        if let vm = vmPID { Foundation.kill(vm, SIGCONT) }
+    }
+
+    /// The Erlang VM's pid, from the node's pid file.
+    private var vmPID: Int32? {
+        (try? String(contentsOf: directory.appendingPathComponent("node.pid"), encoding: .utf8))
+            .flatMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+    }
+
     /// The node's log, for failure messages.
     public var log: String { BrokerServerLog.tail(of: directory.appendingPathComponent("log/\(nodeName).log")) }
 }
