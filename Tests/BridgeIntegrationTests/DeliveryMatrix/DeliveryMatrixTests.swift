@@ -16,6 +16,17 @@ import Testing
         try MatrixRun(point).run()
     }
 
+    /// A point named by hand (`BRIDGE_MATRIX_POINT`, as a failed run prints it) that is none of the space would
+    /// select nothing, and the run would pass without checking anything: a misspelt value fails here instead.
+    @Test func aPointNamedByHandIsOneOfTheSpace() {
+        guard let named = ProcessInfo.processInfo.environment["BRIDGE_MATRIX_POINT"] else { return }
+        let values = [
+            MatrixCase.Origin.allCases.map(\.rawValue), MatrixCase.Sink.allCases.map(\.rawValue),
+            MatrixCase.Fault.allCases.map(\.rawValue), MatrixCase.Mode.allCases.map(\.rawValue),
+        ]
+        #expect(MatrixCase.selected.count == 1, "BRIDGE_MATRIX_POINT=\(named) names no point (origin,sink,fault,mode of \(values))")
+    }
+
     @Test func theDefaultSelectionCoversEveryValueOfEveryAxis() {
         let selected = MatrixCase.drawn(seed: 1).prefix(MatrixCase.coveringCount(seed: 1))
         #expect(Set(selected.map(\.origin)) == Set(MatrixCase.Origin.allCases))
