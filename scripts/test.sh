@@ -185,8 +185,11 @@ integration_tests() {
         status=$?
     unset BRIDGE_LOG_COLLECTOR
     echo "== every log line of the integration tests against docs/configuration.md \"Log fields\"" >&2
-    BRIDGE_LOG_COLLECTED="$collected" swift test --skip-build "${build_flags[@]}" \
-        --filter 'LogSchemaTests/everyLoggedLineFitsTheSchema' || status=$?
+    # Counted like the suites: a filter that matched nothing (the test renamed) would pass with nothing checked.
+    export BRIDGE_LOG_COLLECTED="$collected"
+    counted_swift_test log-schema "${build_flags[@]}" --filter 'LogSchemaTests/everyLoggedLineFitsTheSchema' ||
+        status=$?
+    unset BRIDGE_LOG_COLLECTED
     return "$status"
 }
 

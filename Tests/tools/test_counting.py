@@ -116,3 +116,16 @@ def test_a_suite_without_a_floor_fails(run, tmp_path):
     result = run(summary(3), junit(["a()", "b()", "c()"], []), ci=False)
     assert result.returncode == 1
     assert "no floor for unit" in result.stderr
+
+
+def test_every_swift_test_a_ci_stage_runs_is_counted():
+    """The suites CI runs (scripts/test.sh's `unit_tests` and `integration_tests`) each go through
+    `counted_swift_test`: a raw `swift test` whose filter matched nothing would exit 0, and its stage would pass
+    having checked nothing (the log schema check ran that way until 2026-12-07)."""
+    text = (REPOSITORY / "scripts" / "test.sh").read_text()
+    for function in ("unit_tests", "integration_tests"):
+        start = text.index(f"\n{function}() {{")
+        body = text[start:text.index("\n}\n", start)]
+        commands = [line.split("#")[0] for line in body.splitlines()[1:]]
+        raw = [line.strip() for line in commands if "swift test" in line and "echo" not in line]
+        assert raw == [], f"{function} runs swift test without counting it: {raw}"
