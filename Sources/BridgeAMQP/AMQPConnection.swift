@@ -24,7 +24,7 @@ final class AMQPConnection {
     /// Set after a failure: the tags on the wire can no longer be matched, so it is never used again.
     private(set) var isBroken = false
     private var isClosed = false  // by `close()`: the connection is destroyed
-    /// What the broker's `connection.blocked` holds back (a memory or disk alarm).
+    /// What the broker holds back: after its `connection.blocked` (a memory or disk alarm), or while it is silent.
     private var block = AMQPBlock()
 
     /// Whether the broker blocks this connection, or publishes given up on are unanswered: replacing it would send

@@ -111,27 +111,23 @@ public final class RabbitMQServer: @unchecked Sendable {
     private static func stop(_ server: WatchedServer?, directory: URL) {
         guard let server else { return }
         // The VM is the script's child (exec'd); kill it by its pid file too, in case it was re-parented.
-        if let text = try? String(contentsOf: directory.appendingPathComponent("node.pid"), encoding: .utf8),
-            let vm = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines))
-        {
-            Foundation.kill(vm, SIGKILL)
-        }
+        if let vm = vmPID(in: directory) { Foundation.kill(vm, SIGKILL) }
         server.stop(signal: SIGKILL)
     }
 
     /// Freezes the node (SIGSTOP of the Erlang VM): connections stay open, nothing is read, confirmed or sent, no
     /// heartbeat either (a hung broker). `resume()` thaws it.
     public func pause() {
-        if let vm = vmPID { Foundation.kill(vm, SIGSTOP) }
+        if let vm = Self.vmPID(in: directory) { Foundation.kill(vm, SIGSTOP) }
     }
 
     /// Thaws a node `pause()` froze.
     public func resume() {
-        if let vm = vmPID { Foundation.kill(vm, SIGCONT) }
+        if let vm = Self.vmPID(in: directory) { Foundation.kill(vm, SIGCONT) }
     }
 
-    /// The Erlang VM's pid, from the node's pid file.
-    private var vmPID: Int32? {
+    /// The Erlang VM's pid, from the pid file of the node in `directory`.
+    private static func vmPID(in directory: URL) -> Int32? {
         (try? String(contentsOf: directory.appendingPathComponent("node.pid"), encoding: .utf8))
             .flatMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
     }

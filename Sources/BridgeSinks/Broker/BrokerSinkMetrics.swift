@@ -40,7 +40,9 @@ package final class BrokerSinkMetrics: Sendable {
         resent = registry.counter(
             "directus_bridge_broker_resent_total", help: "Events sent again after a failed delivery.", labels: labels)
         healthy = registry.gauge(
-            "directus_bridge_broker_healthy", help: "1 while the broker client is connected, reports no problem and confirms within the stall time.", labels: labels)
+            "directus_bridge_broker_healthy",
+            help: "1 while the broker client is connected, reports no problem and confirms within the stall time.",
+            labels: labels)
     }
 
     /// Registers the gauge of events handed to the broker and not confirmed yet, read by `outstanding`.
