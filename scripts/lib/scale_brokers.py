@@ -11,7 +11,8 @@ as the reference. Then, in order, each for FAULT seconds unless said:
 
 1. SIGKILL of the bridge once the file holds 6,000 lines (`--kill-at-lines`: mid-snapshot); what each sink held then
    is read back (a repeat of one of those ids later is a repeat across the crash); the bridge is started again.
-2. redis-server hung (SIGSTOP, then SIGCONT) and every Kafka broker down (the mock refuses connections).
+2. redis-server and RabbitMQ's Erlang VM hung (SIGSTOP, then SIGCONT; shorter than two AMQP heartbeats, so the
+   connection outlives the hang) and every Kafka broker down (the mock refuses connections).
 3. nats-server killed (SIGKILL, started again on its store) and mosquitto hung (SIGSTOP): the MQTT sink's inflight
    window (the broker's Receive Maximum, 10 here) fills.
 4. rabbitmq-server stopped (SIGTERM); two `resync articles` 20 s apart while it is down, each right after the
@@ -393,6 +394,7 @@ def main() -> int:
     bridge: subprocess.Popen | None = None
     reader: MQTTReader | None = None
     watcher: Watcher | None = None
+    hung_vms: list[int] = []  # processes SIGSTOPped outside `servers` (RabbitMQ's VM), continued however the run ends
     try:
         for server in servers:
             server.start()
@@ -465,14 +467,19 @@ def main() -> int:
 
         begin = time.monotonic() - START
         os.kill(redis.pid, signal.SIGSTOP)
+        rabbit_vm = int(amqp.pid_file.read_text().strip())
+        os.kill(rabbit_vm, signal.SIGSTOP)
+        hung_vms.append(rabbit_vm)
         for broker in range(1, KAFKA_BROKERS + 1):
             kafka.command(f"down {broker}")
-        log("redis-server SIGSTOPped, every Kafka broker down")
+        log("redis-server and rabbitmq's VM SIGSTOPped, every Kafka broker down")
         wait(fault)
         os.kill(redis.pid, signal.SIGCONT)
+        os.kill(rabbit_vm, signal.SIGCONT)
+        hung_vms.remove(rabbit_vm)
         for broker in range(1, KAFKA_BROKERS + 1):
             kafka.command(f"up {broker}")
-        phase("redis hung (SIGSTOP), kafka down", begin)
+        phase("redis and rabbitmq hung (SIGSTOP), kafka down", begin)
         wait(5)
 
         begin = time.monotonic() - START
@@ -581,6 +588,8 @@ def main() -> int:
         if bridge is not None:
             stop(bridge)
         stop(emulator)
+        for vm in hung_vms:
+            os.kill(vm, signal.SIGCONT)
         for server in servers:
             if server.wrapper is not None:  # a hung one must run again to stop
                 os.kill(server.pid, signal.SIGCONT)
