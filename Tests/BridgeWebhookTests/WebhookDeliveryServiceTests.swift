@@ -279,6 +279,32 @@ import Synchronization
         #expect(try store.deadLetterCount(sink: "s") == 0)
     }
 
+    /// A success held in the completion inbox (`CompletionInbox`: many attempts outstanding, fewer than a batch
+    /// answered) while every other attempt hangs is still seen: at the loop's next poll, and the item's next event
+    /// follows it.
+    @Test func aSuccessHeldWhileTheOthersHangIsSeenAndItsItemGoesOn() async throws {
+        let store = try makeStore()
+        let gate = ShutdownSignal()  // holds every answer but evt_0's and evt_40's until the test opens it
+        let engine = FakeEngine(maxInFlight: 8) { request, _ in
+            let id = request.header("webhook-id") ?? ""
+            if id != "evt_0" && id != "evt_40" { await gate.wait() }
+            return HTTPResponse(status: 204)
+        }
+        let service = try makeService(store: store, engine: engine, maxInFlight: 8, pollInterval: .milliseconds(200))
+        try await whileRunning(service) { _ in
+            // 40 items, then evt_40 for evt_0's item: 32 attempts go out (4 × max_in_flight), evt_0's answer is the
+            // only one, with 31 outstanding, so nothing rings for it.
+            try enqueue((0..<40).map { webhookEvent($0) } + [webhookEvent(40, key: "0")], into: store, for: service)
+            #expect(try await eventually { try store.outboxCount(sink: "s") == 40 })
+            gate.trigger()
+            #expect(try await eventually { try store.outboxCount(sink: "s") == 0 })
+        }
+        let ids = engine.sent.map(\.id)
+        #expect(ids.count == 41)
+        #expect(ids.firstIndex(of: "evt_0")! < ids.firstIndex(of: "evt_40")!)
+        #expect(engine.overlaps == 0)
+    }
+
     @Test func stoppingLetsAttemptsInFlightFinish() async throws {
         let store = try makeStore()
         let gate = ShutdownSignal()  // holds every answer until the test opens it

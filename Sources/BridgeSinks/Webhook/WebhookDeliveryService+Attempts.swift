@@ -14,6 +14,7 @@ extension WebhookDeliveryService {
             loop.submitted[payload.seq] = payload.eventID
             requests.append((payload.seq, builder.request(id: payload.eventID, body: payload.body, timestamp: timestamp)))
         }
+        engineCompletions.submitted(requests.count)
         engine.submit(requests, to: receiver)
     }
 

@@ -106,8 +106,3 @@ extension WebhookDeliveryService {
         }
     }
 }
-
-/// Finished engine attempts waiting for the delivery loop (filled on the engine's driver thread).
-package final class CompletionInbox: Sendable {
-    package let list = Mutex<[DeliveryReceiver.Completion]>([])
-}

@@ -20,7 +20,8 @@ internal import BridgeStore
 /// The loop is the only place that touches the state. Each turn hands its attempts to the sink's `DeliveryEngine`
 /// in one batch (up to 4 × `maxInFlight` out while the receiver answers, so the engine has the next ones queued
 /// when a slot frees; it sends at most `maxInFlight` at once), and the engine hands finished ones back in batches
-/// that ring the doorbell. Outcomes go to the writer in groups (group commit): when an item whose outcome is not yet
+/// that ring the doorbell (plain successes only once 2 × `maxInFlight` of them wait while more are outstanding:
+/// `CompletionInbox`). Outcomes go to the writer in groups (group commit): when an item whose outcome is not yet
 /// handed over has its next event due, or when `commitDelay` passed since the oldest outcome not handed over, or
 /// `commitBatch` outcomes wait, or at shutdown. Nothing is sent for an item before the previous outcome of that item
 /// is committed — the row is parked until the writer's commit rings the loop — so a crash can repeat a delivery (same
@@ -116,7 +117,7 @@ package final class WebhookDeliveryService: Sendable {
     /// Rows the sink committed, on their way here in memory.
     package let handOff: OutboxHandOff
     /// Finished attempts handed back by the engine, waiting for the loop's next turn.
-    package let engineCompletions = CompletionInbox()
+    package let engineCompletions: CompletionInbox
     package let receiver: DeliveryReceiver
     /// Where dead letters are filed (`SinkState.webhookDeadLetters`).
     package let deadLetters: any WebhookDeadLetterPlace
@@ -155,9 +156,12 @@ package final class WebhookDeliveryService: Sendable {
         writer = OutboxWriter(
             sinkID: sinkID, store: store, deadLetters: deadLetters, depths: depths, logger: logger,
             ring: { doorbell.ring() })
-        self.receiver = DeliveryReceiver { [engineCompletions] completions in
-            engineCompletions.list.withLock { $0.append(contentsOf: completions) }
-            doorbell.ring()
+        // Held answers ring in batches of two slots' worth, while more than that many attempts are outstanding.
+        let engineCompletions = CompletionInbox(
+            batch: settings.maxInFlight * 2, lowWater: settings.maxInFlight * 2, holdLimit: settings.commitDelay)
+        self.engineCompletions = engineCompletions
+        self.receiver = DeliveryReceiver { completions in
+            if engineCompletions.answered(completions, now: .now) { doorbell.ring() }
         }
     }
 
@@ -232,6 +236,8 @@ package final class WebhookDeliveryService: Sendable {
                     writer.ringAfterCommit()
                     if writer.committed >= ticket { continue }
                 }
+                // Answers that came during the turn and were held (`CompletionInbox`) are taken now, not after a sleep.
+                if engineCompletions.isHolding { continue }
                 await doorbell.wait(
                     timeout: loop.waitTime(
                         now: clock.now(),
@@ -258,7 +264,7 @@ package final class WebhookDeliveryService: Sendable {
         // The inbox's list and the loop's spare trade places: neither is copied nor allocated again per turn.
         var finished: [DeliveryReceiver.Completion] = []
         swap(&finished, &loop.spareCompletions)
-        engineCompletions.list.withLock { swap(&$0, &finished) }
+        engineCompletions.take(into: &finished)
         defer {
             finished.removeAll(keepingCapacity: true)
             loop.spareCompletions = finished
