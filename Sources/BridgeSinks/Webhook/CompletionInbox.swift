@@ -5,7 +5,7 @@ internal import Synchronization
 ///
 /// The engine's driver hands answers over once per turn, on its own thread. Ringing a sleeping loop costs the driver
 /// a futex wake, and the woken loop takes a core from the driver or the receiver right when they are busiest
-/// (docs/BENCHMARKS.md, "Webhook @8: the loop rung per batch of answers"). So while enough attempts are outstanding
+/// (BENCHMARKS.md, "Webhook @8: the loop rung once per batch of answers"). So while enough attempts are outstanding
 /// that the engine cannot run dry, plain successes are held and the loop is rung once per batch of them:
 /// - any answer that is not a sent 2xx rings at once (a failing receiver stops the queued attempts promptly);
 /// - so does every answer once no more than `lowWater` attempts are outstanding (the engine needs its next ones;
