@@ -156,7 +156,7 @@ package final class WebhookDeliveryService: Sendable {
         writer = OutboxWriter(
             sinkID: sinkID, store: store, deadLetters: deadLetters, depths: depths, logger: logger,
             ring: { doorbell.ring() })
-        // Held answers ring in batches of two slots' worth, while more than that many attempts are outstanding.
+        // 2xx answers ring once 2 × max_in_flight of them wait, while more than that many attempts are outstanding.
         let engineCompletions = CompletionInbox(
             batch: settings.maxInFlight * 2, lowWater: settings.maxInFlight * 2, holdLimit: settings.commitDelay)
         self.engineCompletions = engineCompletions
