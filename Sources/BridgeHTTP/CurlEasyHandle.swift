@@ -298,18 +298,8 @@ final class CurlEasyHandle {
         swap(&response.body, &body)
         response.bodyTruncated = bodyTruncated
         response.httpVersion = Self.versionText(version)
-        response.totalTime = microseconds(CURLINFO_TOTAL_TIME_T)
-        response.connectTime = microseconds(CURLINFO_APPCONNECT_TIME_T)
-        if response.connectTime == .zero { response.connectTime = microseconds(CURLINFO_CONNECT_TIME_T) }
-        response.startTransferTime = microseconds(CURLINFO_STARTTRANSFER_TIME_T)
         response.reusedConnection = connects == 0
         return response
-    }
-
-    private func microseconds(_ info: CURLINFO) -> Duration {
-        var value: curl_off_t = 0
-        _ = ccurl_easy_getinfo_off_t(raw, info, &value)
-        return .microseconds(value)
     }
 
     private static func versionText(_ version: Int) -> String {

@@ -1,4 +1,4 @@
-/// A complete HTTP response: status, headers, body and transfer timing.
+/// A complete HTTP response: status, headers, body, and how it came (HTTP version, connection reused).
 public struct HTTPResponse: Sendable {
     /// The status code of the final response (3xx included: redirects are not followed).
     public var status: Int
@@ -11,12 +11,6 @@ public struct HTTPResponse: Sendable {
     public var bodyTruncated: Bool
     /// The HTTP version used: `1.0`, `1.1`, `2`, or `0` when unknown.
     public var httpVersion: String
-    /// Time from the start of the request to the end of the transfer.
-    public var totalTime: Duration
-    /// Time until the TCP (and TLS) connection was ready; zero when a connection was reused.
-    public var connectTime: Duration
-    /// Time until the first response byte arrived.
-    public var startTransferTime: Duration
     /// Whether this request reused an open connection (curl reported no new connection).
     public var reusedConnection: Bool
 
@@ -27,9 +21,6 @@ public struct HTTPResponse: Sendable {
         body: [UInt8] = [],
         bodyTruncated: Bool = false,
         httpVersion: String = "1.1",
-        totalTime: Duration = .zero,
-        connectTime: Duration = .zero,
-        startTransferTime: Duration = .zero,
         reusedConnection: Bool = false
     ) {
         self.status = status
@@ -37,9 +28,6 @@ public struct HTTPResponse: Sendable {
         self.body = body
         self.bodyTruncated = bodyTruncated
         self.httpVersion = httpVersion
-        self.totalTime = totalTime
-        self.connectTime = connectTime
-        self.startTransferTime = startTransferTime
         self.reusedConnection = reusedConnection
     }
 

@@ -37,16 +37,7 @@ static inline CURLcode ccurl_easy_setopt_xferinfo_callback(CURL *handle, ccurl_x
 static inline CURLcode ccurl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value) {
     return curl_easy_getinfo(handle, info, value);
 }
-static inline CURLcode ccurl_easy_getinfo_double(CURL *handle, CURLINFO info, double *value) {
-    return curl_easy_getinfo(handle, info, value);
-}
 static inline CURLcode ccurl_easy_getinfo_pointer(CURL *handle, CURLINFO info, void **value) {
-    return curl_easy_getinfo(handle, info, value);
-}
-static inline CURLcode ccurl_easy_getinfo_string(CURL *handle, CURLINFO info, char **value) {
-    return curl_easy_getinfo(handle, info, value);
-}
-static inline CURLcode ccurl_easy_getinfo_off_t(CURL *handle, CURLINFO info, curl_off_t *value) {
     return curl_easy_getinfo(handle, info, value);
 }
 /// The CURLcode of a CURLMSG_DONE message (a union member Swift cannot name portably).
