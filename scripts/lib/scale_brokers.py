@@ -394,7 +394,6 @@ def main() -> int:
     bridge: subprocess.Popen | None = None
     reader: MQTTReader | None = None
     watcher: Watcher | None = None
-    hung_vms: list[int] = []  # processes SIGSTOPped outside `servers` (RabbitMQ's VM), continued however the run ends
     try:
         for server in servers:
             server.start()
@@ -467,16 +466,13 @@ def main() -> int:
 
         begin = time.monotonic() - START
         os.kill(redis.pid, signal.SIGSTOP)
-        rabbit_vm = int(amqp.pid_file.read_text().strip())
-        os.kill(rabbit_vm, signal.SIGSTOP)
-        hung_vms.append(rabbit_vm)
+        amqp.pause()
         for broker in range(1, KAFKA_BROKERS + 1):
             kafka.command(f"down {broker}")
         log("redis-server and rabbitmq's VM SIGSTOPped, every Kafka broker down")
         wait(fault)
         os.kill(redis.pid, signal.SIGCONT)
-        os.kill(rabbit_vm, signal.SIGCONT)
-        hung_vms.remove(rabbit_vm)
+        amqp.resume()
         for broker in range(1, KAFKA_BROKERS + 1):
             kafka.command(f"up {broker}")
         phase("redis and rabbitmq hung (SIGSTOP), kafka down", begin)
@@ -588,8 +584,7 @@ def main() -> int:
         if bridge is not None:
             stop(bridge)
         stop(emulator)
-        for vm in hung_vms:
-            os.kill(vm, signal.SIGCONT)
+        amqp.resume()  # its VM, if a failed run left it hung (the wrapper script below is another process)
         for server in servers:
             if server.wrapper is not None:  # a hung one must run again to stop
                 os.kill(server.pid, signal.SIGCONT)

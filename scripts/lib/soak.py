@@ -274,11 +274,32 @@ class RabbitMQServer(RestartableServer):
         super().__init__("rabbitmq-server", ["env", *(f"{name}={value}" for name, value in environment.items()),
                                              "/usr/lib/rabbitmq/bin/rabbitmq-server"], port, log_file)
 
-    def stop(self, sig: int = signal.SIGTERM) -> None:
+    @property
+    def vm_pid(self) -> int:
+        """The Erlang VM's pid from the node's pid file, 0 when there is none (the one reader of that file)."""
         try:
-            vm = int(self.pid_file.read_text().strip())
+            return int(self.pid_file.read_text().strip())
         except (OSError, ValueError):
-            vm = 0
+            return 0
+
+    def pause(self) -> None:
+        """Freezes the node (SIGSTOP of the VM): connections stay open, nothing is read, confirmed or sent."""
+        self._signal_vm(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        """Thaws a node `pause()` froze; harmless on one that runs or is gone."""
+        self._signal_vm(signal.SIGCONT)
+
+    def _signal_vm(self, sig: int) -> None:
+        vm = self.vm_pid
+        if vm:
+            try:
+                os.kill(vm, sig)
+            except ProcessLookupError:
+                pass
+
+    def stop(self, sig: int = signal.SIGTERM) -> None:
+        vm = self.vm_pid
         super().stop(sig)
         # The watchdog kills what is left of the script's process group (the VM) once the script is gone; the VM must
         # be gone too before a start takes its port again.

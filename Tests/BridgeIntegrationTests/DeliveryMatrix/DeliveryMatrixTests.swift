@@ -24,7 +24,9 @@ import Testing
             MatrixCase.Origin.allCases.map(\.rawValue), MatrixCase.Sink.allCases.map(\.rawValue),
             MatrixCase.Fault.allCases.map(\.rawValue), MatrixCase.Mode.allCases.map(\.rawValue),
         ]
-        #expect(MatrixCase.selected.count == 1, "BRIDGE_MATRIX_POINT=\(named) names no point (origin,sink,fault,mode of \(values))")
+        #expect(
+            MatrixCase.selected.count == 1,
+            "BRIDGE_MATRIX_POINT=\(named) names no point (origin,sink,fault,mode of \(values))")
     }
 
     @Test func theDefaultSelectionCoversEveryValueOfEveryAxis() {
