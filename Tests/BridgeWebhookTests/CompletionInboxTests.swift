@@ -41,6 +41,19 @@ import Testing
         #expect(inbox.answered([answer(6), failure], now: start))
     }
 
+    /// The status is the receiver's number: whatever it sends, only 200...299 may wait for a batch.
+    @Test(arguments: [0, -1, 1, 100, 199, 300, 302, 404, 999, 1000, Int.max, Int.min])
+    func aStatusOutside2xxRingsAtOnce(status: Int) {
+        let inbox = inbox(outstanding: 64)
+        #expect(inbox.answered([answer(1, status: status)], now: start))
+    }
+
+    @Test(arguments: [200, 204, 299])
+    func a2xxStatusIsHeld(status: Int) {
+        let inbox = inbox(outstanding: 64)
+        #expect(!inbox.answered([answer(1, status: status)], now: start))
+    }
+
     @Test func everyAnswerRingsOnceFewAreOutstanding() {
         let inbox = inbox(outstanding: 18)
         #expect(!inbox.answered([answer(1)], now: start))  // 17 outstanding
