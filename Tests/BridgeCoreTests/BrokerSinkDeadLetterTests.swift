@@ -1,5 +1,6 @@
 import BridgeEvents
 import BridgeSystem
+import BridgeTestSupport
 import Foundation
 import Testing
 
@@ -65,6 +66,29 @@ import Testing
         #expect(text.contains(#"directus_bridge_broker_rejected_total{sink="0-test"} 1"#), "\(text)")
         #expect(text.contains(#"directus_bridge_broker_dead_letters_total{sink="0-test"} 1"#), "\(text)")
         #expect(text.contains(#"directus_bridge_broker_delivered_total{sink="0-test"} 2"#))
+    }
+
+    @Test func aStreamOfRefusalsLogsTenLinesAndThenATotal() async throws {
+        let clients = OpenedClients()
+        let letters = MemoryDeadLetters()
+        let logs = RecordingLogHandler()
+        let (sink, _) = base.makeSink(limit: 100, clients: clients, deadLetters: letters, logger: logs.logger())
+        try await sink.connect()
+        let client = try #require(clients.list.withLock { $0.first })
+        try await sink.accept(base.events(0..<25))
+        client.answerOldest { _ in .rejected("invalid subject") }
+        let start = ContinuousClock.now
+        try await sink.tick(now: start)
+        #expect(letters.filed.withLock { $0.count } == 25, "every refusal is a dead letter, logged or not")
+        let lines = { logs.all.filter { $0.message.contains("dead letter") } }
+        #expect(lines().count == 10, "\(lines().map(\.message))")
+        #expect(lines().allSatisfy { $0.level == .error && $0.metadata[LogKey.eventID] != nil })
+        try await sink.tick(now: start + .seconds(5))
+        #expect(lines().count == 10, "the window has not ended")
+        try await sink.tick(now: start + .seconds(10))
+        let total = try #require(lines().last)
+        #expect(lines().count == 11 && total.message.contains("than logged one by one"), "\(total.message)")
+        #expect(total.level == .error && total.fields[LogKey.count] == .integer(15), "\(total.metadata)")
     }
 
     @Test func aTickStoresRefusalsWhenNoCursorWaits() async throws {

@@ -107,7 +107,8 @@ final class MemoryDeadLetters: BrokerDeadLetters {
         limit: Int = 4,
         stallAfter: Duration = .milliseconds(300),
         clients: OpenedClients,
-        deadLetters: MemoryDeadLetters = MemoryDeadLetters()
+        deadLetters: MemoryDeadLetters = MemoryDeadLetters(),
+        logger: Logger = .silent
     ) -> (BrokerSink, MetricsRegistry) {
         let registry = MetricsRegistry()
         let metrics = BrokerSinkMetrics(registry: registry, sink: "0-test")
@@ -124,7 +125,7 @@ final class MemoryDeadLetters: BrokerDeadLetters {
             tracker: tracker,
             deadLetters: deadLetters,
             metrics: metrics,
-            logger: .silent
+            logger: logger
         ) { () async throws(SinkError) in
             let client = ScriptedBrokerClient()
             clients.list.withLock { $0.append(client) }

@@ -161,6 +161,35 @@ func dlq(_ arguments: [String], in directory: URL) throws -> (Int32?, [String], 
         #expect(bridge.waitForExit() == 0)
     }
 
+    /// A receiver that answers 410 to everything dead-letters every event within a second: the log has ten lines
+    /// with their ids and then one total per 10 s, not a line per event (`dlq list` has each).
+    @Test func aReceiverRefusingEverythingLogsTenDeadLettersAndThenATotal() throws {
+        let emulator = try Emulator()
+        let receiver = try WebhookReceiver()
+        defer {
+            emulator.stop()
+            receiver.stop()
+        }
+        try receiver.script(defaultStep: ["status": 410])
+        let bridge = try BridgeProcess.run(
+            config: webhookConfig(url: emulator.url, sinks: webhookSink(receiver.hookURL(), "max_in_flight: 8"))
+        )
+        #expect(bridge.waitUntilConnected(), "\(bridge.stderr)")
+        try emulator.createArticles(40, title: "gone")
+        let total = "more webhook deliveries dead-lettered than logged one by one"
+        #expect(bridge.waitForLog(total, timeout: TestEnvironment.patient(30)), "\(bridge.stderr.suffix(3000))")
+        let lines = bridge.stderr.split(separator: "\n")
+        let logged = lines.filter { $0.contains("webhook delivery dead-lettered") }
+        let totals = lines.filter { $0.contains(total) }.compactMap { line in
+            line.split(separator: " ").first { $0.hasPrefix("count=") }.flatMap { Int($0.dropFirst(6)) }
+        }
+        #expect(logged.count == 10 && totals == [30], "\(logged.count) lines, totals \(totals)")
+        let (status, letters, errors) = try dlq(["list", "--json"], in: bridge.directory)
+        #expect(status == 0 && letters.count == 40, "\(letters.count) dead letters \(errors)")
+        bridge.send(SIGTERM)
+        #expect(bridge.waitForExit() == 0, "\(bridge.stderr.suffix(2000))")
+    }
+
     @Test func aRejectedEventIsDeadLetteredListedAndReplayed() throws {
         let emulator = try Emulator()
         let receiver = try WebhookReceiver()

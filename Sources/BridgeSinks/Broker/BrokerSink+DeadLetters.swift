@@ -7,7 +7,8 @@ extension BrokerSink {
     /// Stores what the broker refused as dead letters (a failure is retriable: the refusals wait, and so does the
     /// cursor), and removes the replayed letters it delivered from the store (a failure only logs: such a letter is
     /// sent once more, with its id, by a later run).
-    func storeDeadLetters() throws(SinkError) {
+    func storeDeadLetters(now: ContinuousClock.Instant) throws(SinkError) {
+        defer { deadLetterLog.flush(now: now) { logDeadLettersHeldBack($0) } }
         let refused = tracker.refusals
         if !refused.isEmpty {
             let deadAt = Timestamp.now().unixMilliseconds
@@ -28,13 +29,15 @@ extension BrokerSink {
             tracker.dropRefusals(refused.count)
             metrics?.deadLetters.increment(by: UInt64(refused.count))
             for refusal in refused {
-                logger.error(
-                    "the broker refused an event for good; stored as a dead letter (directus-bridge dlq replay sends "
-                        + "it again)",
-                    metadata: [
-                        LogKey.eventID: refusal.event.id, LogKey.collection: refusal.event.collection,
-                        LogKey.error: refusal.reason,
-                    ])
+                deadLetterLog.log(now: now) {
+                    logger.error(
+                        "the broker refused an event for good; stored as a dead letter (directus-bridge dlq replay "
+                            + "sends it again)",
+                        metadata: [
+                            LogKey.eventID: refusal.event.id, LogKey.collection: refusal.event.collection,
+                            LogKey.error: refusal.reason,
+                        ])
+                } total: { logDeadLettersHeldBack($0) }
             }
         }
         let delivered = tracker.deliveredReplays
@@ -48,6 +51,14 @@ extension BrokerSink {
                 metadata: [LogKey.count: delivered.count, LogKey.error: "\(error)"])
         }
         tracker.dropDeliveredReplays(delivered.count)
+    }
+
+    /// The total of dead letters `deadLetterLog` kept from the log in a window.
+    func logDeadLettersHeldBack(_ count: Int) {
+        logger.error(
+            "more events the broker refused were stored as dead letters than logged one by one (directus-bridge dlq "
+                + "list shows each)",
+            metadata: [LogKey.count: count])
     }
 
     /// Every `replayPoll`, while nothing waits to be sent (again): hands the letters `dlq replay` gave back to the

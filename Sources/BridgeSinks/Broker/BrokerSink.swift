@@ -47,6 +47,8 @@ package final class BrokerSink: SinkConnector, @unchecked Sendable {
     var replayPollAt = ContinuousClock.now
     /// Whether the last look for replayed letters failed (logged once until one succeeds).
     var replaysFailing = false
+    /// A line per dead letter, up to 10 in 10 s; the rest as a total (a broker refusing a stream of events).
+    var deadLetterLog = LogBurstLimit()
 
     /// How the sink bounds and waits.
     package struct Settings: Sendable {
@@ -148,7 +150,7 @@ package final class BrokerSink: SinkConnector, @unchecked Sendable {
             try await feed()
             if waiting.isEmpty && tracker.pending == 0 {
                 // What the broker refused is a dead letter before the cursor may move past it.
-                try storeDeadLetters()
+                try storeDeadLetters(now: .now)
                 if let reason = tracker.redoReason {
                     throw SinkError(sink: name, message: "events to send again: \(reason)", isRetriable: true)
                 }
@@ -168,7 +170,7 @@ package final class BrokerSink: SinkConnector, @unchecked Sendable {
         defer { handOutcomesBack() }
         noteHealth()
         try await feed()
-        try storeDeadLetters()
+        try storeDeadLetters(now: now)
         try await takeReplays(now: now)
         if let reason = tracker.redoReason {
             throw SinkError(sink: name, message: "events to send again: \(reason)", isRetriable: true)
@@ -188,8 +190,9 @@ package final class BrokerSink: SinkConnector, @unchecked Sendable {
         handOutcomesBack()
         await client?.close(drainTimeout: max(.zero, deadline - ContinuousClock.now))
         client = nil
+        defer { deadLetterLog.finish { logDeadLettersHeldBack($0) } }
         do {
-            try storeDeadLetters()
+            try storeDeadLetters(now: .now)
         } catch {
             logger.error(
                 "events the broker refused could not be stored as dead letters at shutdown (activity mode sends "

@@ -82,10 +82,19 @@ extension WebhookDeliveryService {
             }
         case .deadLetter(let reason):
             metrics?.attempted(.deadLetter, status: status)
-            var metadata = logMetadata(attempt, attempt: conclusion.attempt, status: status)
-            metadata[LogKey.reason] = reason
-            logger.error("webhook delivery dead-lettered", metadata: metadata)  // as a broker sink's dead letters
+            loop.deadLetterLog.log(now: .now) {
+                var metadata = logMetadata(attempt, attempt: conclusion.attempt, status: status)
+                metadata[LogKey.reason] = reason
+                logger.error("webhook delivery dead-lettered", metadata: metadata)  // as a broker sink's dead letters
+            } total: { logDeadLettersHeldBack($0) }
         }
+    }
+
+    /// The total of dead letters `Loop.deadLetterLog` kept from the log in a window.
+    func logDeadLettersHeldBack(_ count: Int) {
+        logger.error(
+            "more webhook deliveries dead-lettered than logged one by one (directus-bridge dlq list shows each)",
+            metadata: [LogKey.sink: sinkID, LogKey.count: count])
     }
 
     private func logMetadata(_ finished: FinishedAttempt, attempt: Int, status: Int?) -> LogMetadata {

@@ -33,6 +33,8 @@ extension WebhookDeliveryService {
         /// (a new row or a finished attempt still rings the loop sooner).
         package var storeRetries = Backoff(initialDelay: .seconds(1), maxDelay: .seconds(10))
         package var receiverFailing = false
+        /// A line per dead letter, up to 10 in 10 s; the rest as a total (a receiver answering 410 to everything).
+        package var deadLetterLog = LogBurstLimit()
         /// Event ids of attempts handed to the engine's batch interface, by outbox row.
         package var submitted: [Int64: String] = [:]
         /// An empty list with capacity, traded for the engine's finished attempts each turn (`turn`).

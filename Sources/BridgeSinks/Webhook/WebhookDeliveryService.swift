@@ -246,6 +246,7 @@ package final class WebhookDeliveryService: Sendable {
                     )
                 )
             }
+            loop.deadLetterLog.finish { logDeadLettersHeldBack($0) }
             // Every outcome is handed over by now: the writer commits them before the store closes (a clean stop
             // sends nothing twice), giving up 2 s past the drain deadline while the store keeps failing.
             writer.finish(by: (loop.drainDeadline ?? .now) + .seconds(2))
@@ -295,6 +296,7 @@ package final class WebhookDeliveryService: Sendable {
             loop.recount = true
             loop.nextPoll = .now + settings.pollInterval
             writer.askForReplays()
+            loop.deadLetterLog.flush(now: .now) { logDeadLettersHeldBack($0) }
         }
         takeHandOff(&loop)
         let due =
