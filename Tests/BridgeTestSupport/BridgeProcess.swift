@@ -32,8 +32,9 @@ public final class BridgeProcess: @unchecked Sendable {
         }
         stdoutPath = directory.appendingPathComponent("stdout.\(index).log")
         stderrPath = directory.appendingPathComponent("stderr.\(index).log")
-        FileManager.default.createFile(atPath: stdoutPath.path, contents: nil)
-        FileManager.default.createFile(atPath: stderrPath.path, contents: nil)
+        // A file that could not be made fails the FileHandle(forWritingTo:) below, with its reason.
+        _ = FileManager.default.createFile(atPath: stdoutPath.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: stderrPath.path, contents: nil)
         if let user {
             process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
             process.arguments =
