@@ -51,9 +51,12 @@ use_sanitizer() {
     reports="$ROOT/$build/sanitizer-reports"
     rm -rf "$reports"
     mkdir -p "$reports"
-    # Swift's crash backtracer reads the stack in a way AddressSanitizer reports as a stack-buffer-underflow.
+    # Swift's crash backtracer reads the stack in a way AddressSanitizer reports as a stack-buffer-underflow. Without
+    # it a Swift trap that prints nothing (an arithmetic overflow) ended a test runner with "signal code 4" and no
+    # stack (the clean-clone CI of da712e8): handle_sigill makes AddressSanitizer report it, with the stack, as any
+    # other of its reports (check_reports).
     export SWIFT_BACKTRACE=enable=no
-    export ASAN_OPTIONS="log_path=$reports/asan:detect_leaks=1:strict_string_checks=1:check_initialization_order=1"
+    export ASAN_OPTIONS="log_path=$reports/asan:detect_leaks=1:strict_string_checks=1:check_initialization_order=1:handle_sigill=1"
     export LSAN_OPTIONS="suppressions=$ROOT/Tests/sanitizers/lsan.supp:print_suppressions=0"
     export TSAN_OPTIONS="log_path=$reports/tsan:suppressions=$ROOT/Tests/sanitizers/tsan.supp:print_suppressions=0"
 }

@@ -218,11 +218,13 @@ struct AMQPRestartTests {
     @Test func aBrokerRestartMidStreamLosesNothing() async throws {
         let broker = try RabbitMQServer(in: try TestEnvironment.makeTemporaryDirectory(prefix: "rabbitmq-restart"))
         try await broker.start()
-        try await amqpAdmin(["setup", broker.url(), "events-r", "queue-r", "#"])
+        let setup = ["setup", broker.url(), "events-r", "queue-r", "#"]
+        try await amqpAdmin(setup)
         let client = AMQPClient(settings: try AMQPSettings(url: broker.url(), maxInFlight: 200, heartbeat: .zero))
         let messages = amqpMessages(count: 3_000, exchange: "events-r")
         var next = 0
         var failures = 0
+        var returned = false
         var restart: Duration?
         while next < messages.count {
             if next >= 1_000 && restart == nil {
@@ -239,11 +241,20 @@ struct AMQPRestartTests {
                     next += batch.count
                 } else {
                     failures += 1
+                    returned = outcomes.contains { if case .returned = $0 { true } else { false } }
                 }
             } catch {
                 #expect(error.isRetriable, "\(error)")
                 failures += 1
                 try await Task.sleep(for: .milliseconds(200))
+            }
+            // RabbitMQ 3.10 can come back from a crash without the binding's route (docs/RELIABILITY.md, "RabbitMQ
+            // back from a crash without a binding's route"): what it returned is bound again and sent again (sent
+            // again alone, it would come back until the time limit).
+            if returned {
+                print("AMQPRestartTests: messages returned after the restart; bound again")
+                try await amqpAdmin(setup)
+                returned = false
             }
         }
         #expect(failures >= 1, "the restart (\(restart.map { "\($0)" } ?? "none")) was never noticed")
