@@ -224,7 +224,6 @@ struct AMQPRestartTests {
         let messages = amqpMessages(count: 3_000, exchange: "events-r")
         var next = 0
         var failures = 0
-        var returned = false
         var restart: Duration?
         while next < messages.count {
             if next >= 1_000 && restart == nil {
@@ -235,6 +234,7 @@ struct AMQPRestartTests {
                 }
             }
             let batch = Array(messages[next..<min(messages.count, next + 250)])
+            var returned = false
             do {
                 let outcomes = try await client.publish(batch, timeout: .seconds(10))
                 if outcomes.allSatisfy({ $0.isConfirmed }) {
@@ -254,7 +254,6 @@ struct AMQPRestartTests {
             if returned {
                 print("AMQPRestartTests: messages returned after the restart; bound again")
                 try await amqpAdmin(setup)
-                returned = false
             }
         }
         #expect(failures >= 1, "the restart (\(restart.map { "\($0)" } ?? "none")) was never noticed")
