@@ -145,6 +145,14 @@ check_reports() {
     if compgen -G "$reports/*" >/dev/null; then
         echo "test.sh: sanitizer reports in $reports:" >&2
         cat "$reports"/* >&2
+        # Each report's first lines again, last: the error and the stack of the thread it stopped, which a log cut
+        # to its head and tail (CI's) lost in the middle of a long report (the clean-clone CI of ebaf82f).
+        local report
+        for report in "$reports"/*; do
+            echo "test.sh: the start of $(basename "$report"):" >&2
+            awk '/^==[0-9]+==(ERROR|WARNING)/ { found = 1 } found && shown < 40 { print; shown++ }
+                END { if (!found) exit 1 }' "$report" >&2 || head -40 "$report" >&2
+        done
         exit 1
     fi
     ((status == 0)) || exit "$status"
