@@ -120,8 +120,7 @@ import Testing
             process.standardError = output
             try process.run()
             let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
-            #expect(process.terminationStatus == 0, "promtool \(arguments.joined(separator: " ")): \(text)")
+            #expect(ChildExit.wait(process) == 0, "promtool \(arguments.joined(separator: " ")): \(text)")
             #expect(text.contains("SUCCESS"), "\(text)")
         }
     }

@@ -16,6 +16,12 @@ import Foundation
 /// `waitpid` behind Foundation's back; Foundation's later `waitpid` then got ECHILD and recorded status 0, or, had
 /// the pid been reused by another child of this process meanwhile, waited for and reaped that one.) An unreaped
 /// zombie also keeps its pid from being reused, so a signal sent to it reaches no other process.
+///
+/// So the status these waits return is the only one to read: when they return, Foundation may still say the child
+/// runs, and `Process.terminationStatus` then stops the whole test process with SIGILL and no message (its
+/// "task still running" precondition, compiled without its text). An outbox probe that read it after `wait` ended
+/// two CI runs of the integration suite that way (docs/RELIABILITY.md, "The integration runner's SIGILL, found");
+/// `ChildExitTests` keeps every other reading of it out of the tests.
 public enum ChildExit {
     /// Waits until `process` has ended, at most `timeout` seconds (forever when nil). Returns its exit status (the
     /// signal number when a signal ended it, as `Process.terminationStatus`), or nil when the timeout passed first.

@@ -61,7 +61,6 @@ public final class UnwritablePath {
         process.arguments = [flag, path]
         process.standardError = FileHandle.nullDevice
         guard (try? process.run()) != nil else { return false }
-        process.waitUntilExit()
-        return process.terminationStatus == 0
+        return ChildExit.wait(process) == 0
     }
 }

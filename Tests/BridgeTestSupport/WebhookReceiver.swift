@@ -193,9 +193,11 @@ public enum OutboxProbe {
             stateDir.appendingPathComponent("webhooks.db").path, sql,
         ]
         try process.run()
-        ChildExit.wait(process)
-        guard process.terminationStatus == 0 else {
-            throw EmulatorError(message: "outbox probe: \(sql) exited \(process.terminationStatus)")
+        // The status ChildExit gives, never the one Process keeps: Foundation may not have reaped the child yet,
+        // and its getter then traps (`ChildExit`).
+        let status = ChildExit.wait(process)
+        guard status == 0 else {
+            throw EmulatorError(message: "outbox probe: \(sql) exited \(status.map(String.init) ?? "?")")
         }
     }
 }
