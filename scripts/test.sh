@@ -146,7 +146,7 @@ check_reports() {
         echo "test.sh: sanitizer reports in $reports:" >&2
         cat "$reports"/* >&2
         # Each report's first lines again, last: the error and the stack of the thread it stopped, which a log cut
-        # to its head and tail (CI's) lost in the middle of a long report (the clean-clone CI of ebaf82f).
+        # to its head and tail (CI's) lost in the middle of a long report (the project's CI of ebaf82f).
         local report
         for report in "$reports"/*; do
             echo "test.sh: the start of $(basename "$report"):" >&2
