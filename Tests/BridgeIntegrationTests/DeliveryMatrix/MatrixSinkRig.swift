@@ -147,7 +147,13 @@ final class MatrixSinkRig {
         case .jetstream: try nats!.start()
         case .redis: try redis!.start()
         case .mqtt: try mosquitto!.broker.start()
-        case .amqp: try rabbit!.start()
+        case .amqp:
+            try rabbit!.start()
+            // The setup again (declares and a bind are idempotent), as at the start: RabbitMQ 3.10 once came back from
+            // a crash with its exchange and queue but without the binding's route, and every publish was then a
+            // dead letter (docs/RELIABILITY.md, "RabbitMQ back from a crash without a binding's route"). The bridge
+            // is right to dead-letter those, and this point is about the sink being down, not the broker's recovery.
+            try AMQPAdmin.run(["setup", rabbit!.url(), "directus", "matrix", "#"])
         }
     }
 
