@@ -46,6 +46,15 @@ extension SharedStateRig {
         }
     }
 
+    /// An event line without the fields that belong to the bridge that read the change (`origin`, `received_at`)
+    /// and to the moment it read it (`data`), as sorted JSON text: equal for two deliveries of one change.
+    func changeFields(_ line: String) -> String? {
+        guard var object = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any] else { return nil }
+        for field in ["origin", "received_at", "data"] { object[field] = nil }
+        return (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]))
+            .map { String(decoding: $0, as: UTF8.self) }
+    }
+
     /// Whether every thread of process `pid` is stopped (state `T` in `/proc/<pid>/task/*/stat`).
     func isStopped(_ pid: Int32) -> Bool {
         let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
