@@ -84,7 +84,7 @@ final class MatrixSinkRig {
         case .amqp:
             let rabbit = try RabbitMQServer(in: directory.appendingPathComponent("rabbitmq"))
             try rabbit.start()
-            try AMQPAdmin.run(["setup", rabbit.url(), "directus", "matrix", "#"])
+            try Self.bindMatrixQueue(rabbit)
             self.rabbit = rabbit
         }
     }
@@ -153,8 +153,13 @@ final class MatrixSinkRig {
             // a crash with its exchange and queue but without the binding's route, and every publish was then a
             // dead letter (docs/RELIABILITY.md, "RabbitMQ back from a crash without a binding's route"). The bridge
             // is right to dead-letter those, and this point is about the sink being down, not the broker's recovery.
-            try AMQPAdmin.run(["setup", rabbit!.url(), "directus", "matrix", "#"])
+            try Self.bindMatrixQueue(rabbit!)
         }
+    }
+
+    /// The sink's exchange and the `matrix` queue bound to all of it (idempotent).
+    private static func bindMatrixQueue(_ rabbit: RabbitMQServer) throws {
+        try AMQPAdmin.run(["setup", rabbit.url(), "directus", "matrix", "#"])
     }
 
     /// Every event the sink holds, in its order, once `complete` says that is all that is due or `timeout` seconds
